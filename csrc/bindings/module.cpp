@@ -1,0 +1,38 @@
+// The `lucid._C` extension: registers the engine's error types as Python
+// exceptions and pulls in each binding area.
+#include "bindings/common.h"
+#include "core/error.h"
+#ifdef LUCID_WITH_CUDA
+#include "backend/cuda/register.h"
+#endif
+
+namespace nb = nanobind;
+
+NB_MODULE(_C, m) {
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const lucid::TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const lucid::ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const lucid::IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const lucid::NotImplementedError& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
+    } catch (const lucid::RuntimeError& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+#ifdef LUCID_WITH_CUDA
+  lucid::cuda::register_runtime();
+  m.attr("_built_with_cuda") = true;
+#else
+  m.attr("_built_with_cuda") = false;
+#endif
+  lucid::bindings::init_tensor(m);
+  lucid::bindings::init_convert(m);
+  lucid::bindings::init_dlpack(m);
+  lucid::bindings::init_random(m);
+  lucid::bindings::init_gpu(m);
+}

@@ -1,0 +1,162 @@
+// TensorImpl as `_C.TensorImpl`: metadata, views, copies and reading out. The
+// Python class lucid.Tensor (python/lucid/_tensor.py) wraps one of these.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings/common.h"
+#include "core/format.h"
+#include "ops/creation.h"
+#include "ops/views.h"
+
+namespace lucid::bindings {
+
+namespace {
+
+nb::tuple to_tuple(const std::vector<int64_t>& v) {
+  nb::list l;
+  for (int64_t x : v) l.append(x);
+  return nb::tuple(l);
+}
+
+std::vector<int64_t> element_strides(const TensorImpl& t) {
+  std::vector<int64_t> s = t.stride();
+  for (int64_t& x : s) x /= int64_t(t.itemsize());
+  return s;
+}
+
+const char* storage_kind(const TensorImpl& t) {
+  return t.is_cpu_storage() ? "cpu" : t.is_gpu_storage() ? "gpu" : "shared";
+}
+
+}  // namespace
+
+nb::object scalar_to_python(const Scalar& s) {
+  return std::visit(
+      [](auto v) -> nb::object {
+        using V = decltype(v);
+        if constexpr (std::is_same_v<V, bool>) return nb::bool_(v);
+        else if constexpr (std::is_same_v<V, int64_t>) return nb::int_(v);
+        else if constexpr (std::is_same_v<V, double>) return nb::float_(v);
+        else return nb::steal(PyComplex_FromDoubles(v.real(), v.imag()));
+      },
+      s);
+}
+
+Scalar scalar_from_python(nb::handle h) {
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) return Scalar(o == Py_True);
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    LUCID_CHECK(!overflow, RuntimeError, "Overflow when unpacking long: ",
+                nb::cast<std::string>(nb::str(h)), " does not fit in int64");
+    return Scalar(int64_t(v));
+  }
+  if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
+  if (PyComplex_Check(o)) return Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
+  fail<TypeError>("expected a number (bool, int, float or complex), but got ",
+                  nb::cast<std::string>(nb::str(nb::handle((PyObject*)Py_TYPE(o)).attr("__name__"))));
+}
+
+void init_tensor(nb::module_& m) {
+  using T = TensorImpl;
+  nb::class_<T>(m, "TensorImpl")
+      // metadata
+      .def_prop_ro("shape", [](const T& t) { return to_tuple(t.shape()); })
+      .def_prop_ro("strides", [](const T& t) { return to_tuple(element_strides(t)); })
+      .def_prop_ro("byte_strides", [](const T& t) { return to_tuple(t.stride()); })
+      .def_prop_ro("storage_offset", [](const T& t) { return t.storage_offset() / int64_t(t.itemsize()); })
+      .def_prop_ro("dtype", [](const T& t) { return int(t.dtype()); })
+      .def_prop_ro("device", [](const T& t) { return device_code(t.device()); })
+      .def_prop_ro("ndim", &T::ndim)
+      .def_prop_ro("numel", &T::numel)
+      .def_prop_ro("itemsize", &T::itemsize)
+      .def_prop_ro("nbytes", &T::nbytes)
+      .def_prop_ro("version", &T::version)
+      .def_prop_ro("storage_kind", &storage_kind)
+      .def_prop_ro("storage_nbytes", [](const T& t) { return storage_base(t.storage()).nbytes; })
+      .def_prop_ro("storage_is_shared", &T::storage_is_shared)
+      .def_prop_ro("data_ptr", [](const T& t) { return uintptr_t(t.data_ptr()); })
+      .def_prop_ro("storage_data_ptr", [](const T& t) { return uintptr_t(storage_base(t.storage()).ptr()); })
+      .def("is_contiguous", &T::is_contiguous)
+      .def("bump_version", &T::bump_version)
+      // autograd flags (the engine itself arrives with the autograd issue)
+      .def_prop_rw("requires_grad", &T::requires_grad, &T::set_requires_grad)
+      .def_prop_ro("is_leaf", &T::is_leaf)
+      .def_prop_rw("retains_grad", &T::retains_grad, &T::set_retains_grad)
+      .def_prop_ro("has_autograd_meta", &T::has_autograd_meta)
+      // views
+      .def("view", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::view(t, s); })
+      .def("reshape", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::reshape(t, s); })
+      .def("permute", [](std::shared_ptr<T> t, std::vector<int64_t> d) { return ops::permute(t, d); })
+      .def("transpose", [](std::shared_ptr<T> t, int64_t a, int64_t b) { return ops::transpose(t, a, b); })
+      .def("expand", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::expand(t, s); })
+      .def("squeeze", [](std::shared_ptr<T> t, std::vector<int64_t> d) { return ops::squeeze(t, d); })
+      .def("unsqueeze", [](std::shared_ptr<T> t, int64_t d) { return ops::unsqueeze(t, d); })
+      .def("flatten", [](std::shared_ptr<T> t, int64_t a, int64_t b) { return ops::flatten(t, a, b); })
+      .def("unflatten", [](std::shared_ptr<T> t, int64_t d, std::vector<int64_t> s) { return ops::unflatten(t, d, s); })
+      .def("slice", [](std::shared_ptr<T> t, int64_t d, std::optional<int64_t> b, std::optional<int64_t> e,
+                       int64_t step) { return ops::slice(t, d, b, e, step); })
+      .def("narrow", [](std::shared_ptr<T> t, int64_t d, int64_t s, int64_t n) { return ops::narrow(t, d, s, n); })
+      .def("select", [](std::shared_ptr<T> t, int64_t d, int64_t i) { return ops::select(t, d, i); })
+      .def("as_strided", [](std::shared_ptr<T> t, std::vector<int64_t> size, std::vector<int64_t> stride,
+                            std::optional<int64_t> off) { return ops::as_strided(t, size, stride, off); })
+      .def("contiguous", [](std::shared_ptr<T> t) { return ops::contiguous(t); })
+      .def("alias", [](std::shared_ptr<T> t) { return T::view_of(*t, t->shape(), t->stride(), t->storage_offset()); })
+      // copies
+      .def("clone", [](const T& t, std::optional<int> dtype, std::optional<int> device) {
+             std::optional<Device> dev;
+             if (device) dev = device_from_code(*device);
+             std::optional<Dtype> dt;
+             if (dtype) dt = dtype_from_code(*dtype);
+             return t.clone(dt, dev);
+           }, nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none())
+      .def("copy_", [](T& t, const T& src) { t.copy_from(src); })
+      .def("fill_", [](T& t, nb::handle v) { t.fill(scalar_from_python(v)); })
+      .def("to_device", [](std::shared_ptr<T> t, int code) { return t->transfer_to_device(device_from_code(code)); })
+      .def("eval", &T::eval)
+      // reading out
+      .def("to_bytes", [](const T& t) {
+        std::vector<std::byte> b = t.to_bytes();
+        return nb::bytes(reinterpret_cast<const char*>(b.data()), b.size());
+      })
+      .def("item", [](const T& t) { return scalar_to_python(t.item()); })
+      .def("to_string", [](const T& t, int64_t indent) { return format_tensor_data(t, indent); },
+           nb::arg("indent") = 7);
+
+  m.def("set_print_options", &set_print_options);
+  m.def("get_print_options", [] {
+    PrintOptions o = get_print_options();
+    nb::dict d;
+    d["precision"] = o.precision;
+    d["threshold"] = o.threshold;
+    d["edgeitems"] = o.edgeitems;
+    d["linewidth"] = o.linewidth;
+    d["sci_mode"] = o.sci_mode;
+    return d;
+  });
+
+  m.def("empty", [](std::vector<int64_t> shape, int dtype, int device, bool pinned) {
+    return T::empty(shape, dtype_from_code(dtype), device_from_code(device), pinned);
+  });
+  m.def("arange", [](double start, double end, double step, int dtype, int device) {
+    return ops::arange(start, end, step, dtype_from_code(dtype), device_from_code(device));
+  });
+  m.def("arange_int", [](int64_t start, int64_t end, int64_t step, int dtype, int device) {
+    return ops::arange_int(start, end, step, dtype_from_code(dtype), device_from_code(device));
+  });
+  m.def("linspace", [](double start, double end, int64_t steps, int dtype, int device) {
+    return ops::linspace(start, end, steps, dtype_from_code(dtype), device_from_code(device));
+  });
+  m.def("logspace", [](double start, double end, int64_t steps, double base, int dtype, int device) {
+    return ops::logspace(start, end, steps, base, dtype_from_code(dtype), device_from_code(device));
+  });
+  m.def("eye", [](int64_t n, int64_t mm, int dtype, int device) {
+    return ops::eye(n, mm, dtype_from_code(dtype), device_from_code(device));
+  });
+  m.def("promote_types", [](int a, int b) { return int(promote_types(dtype_from_code(a), dtype_from_code(b))); });
+}
+
+}  // namespace lucid::bindings

@@ -1,0 +1,73 @@
+// Element types. The enum order is the promotion lattice within each category and
+// is also the integer code the Python layer uses (python/lucid/_dtype.py).
+#pragma once
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "core/error.h"
+#include "core/half.h"
+
+namespace lucid {
+
+enum class Dtype : uint8_t { Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64, C64 };
+inline constexpr int kNumDtypes = 11;
+
+using complex64 = std::complex<float>;
+
+enum class DtypeKind : uint8_t { Bool, Integer, Floating, Complex };
+
+size_t dtype_size(Dtype d);
+std::string_view dtype_name(Dtype d);  // "float32", as PyTorch spells it
+DtypeKind dtype_kind(Dtype d);
+inline bool is_floating(Dtype d) { return dtype_kind(d) == DtypeKind::Floating; }
+inline bool is_complex(Dtype d) { return dtype_kind(d) == DtypeKind::Complex; }
+inline bool is_integral(Dtype d, bool include_bool) {
+  auto k = dtype_kind(d);
+  return k == DtypeKind::Integer || (include_bool && k == DtypeKind::Bool);
+}
+Dtype dtype_from_code(int code);  // validates a code coming from Python
+
+// torch.promote_types semantics (uint8 with int8 gives int16, float16 with
+// bfloat16 gives float32, any float with complex64 gives complex64).
+Dtype promote_types(Dtype a, Dtype b);
+
+template <Dtype D> struct DtypeTraits;
+#define LUCID_DTYPE_TRAIT(D, T) \
+  template <> struct DtypeTraits<Dtype::D> { using type = T; };
+LUCID_DTYPE_TRAIT(Bool, bool)
+LUCID_DTYPE_TRAIT(U8, uint8_t)
+LUCID_DTYPE_TRAIT(I8, int8_t)
+LUCID_DTYPE_TRAIT(I16, int16_t)
+LUCID_DTYPE_TRAIT(I32, int32_t)
+LUCID_DTYPE_TRAIT(I64, int64_t)
+LUCID_DTYPE_TRAIT(F16, Half)
+LUCID_DTYPE_TRAIT(BF16, BFloat16)
+LUCID_DTYPE_TRAIT(F32, float)
+LUCID_DTYPE_TRAIT(F64, double)
+LUCID_DTYPE_TRAIT(C64, complex64)
+#undef LUCID_DTYPE_TRAIT
+
+// Calls fn.template operator()<T>() with T the C++ type of d: the one place a
+// run-time dtype becomes a compile-time type.
+template <typename Fn>
+decltype(auto) visit_dtype(Dtype d, Fn&& fn) {
+  switch (d) {
+    case Dtype::Bool: return fn.template operator()<bool>();
+    case Dtype::U8: return fn.template operator()<uint8_t>();
+    case Dtype::I8: return fn.template operator()<int8_t>();
+    case Dtype::I16: return fn.template operator()<int16_t>();
+    case Dtype::I32: return fn.template operator()<int32_t>();
+    case Dtype::I64: return fn.template operator()<int64_t>();
+    case Dtype::F16: return fn.template operator()<Half>();
+    case Dtype::BF16: return fn.template operator()<BFloat16>();
+    case Dtype::F32: return fn.template operator()<float>();
+    case Dtype::F64: return fn.template operator()<double>();
+    case Dtype::C64: return fn.template operator()<complex64>();
+  }
+  fail<RuntimeError>("internal: invalid dtype code ", int(d));
+}
+
+}  // namespace lucid

@@ -1,0 +1,50 @@
+// The engine's view of a GPU. Core depends only on this interface; the CUDA backend
+// (csrc/backend/cuda) implements it and registers itself at import, so core and the
+// CPU build never include a CUDA header. Without a registered runtime every GPU
+// request raises a RuntimeError saying that lucid has no GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "core/shape.h"
+#include "core/storage.h"
+
+namespace lucid {
+
+enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+
+struct MemoryStats {
+  size_t allocated = 0;      // bytes handed to live tensors
+  size_t max_allocated = 0;  // peak of `allocated` since start or reset
+  size_t reserved = 0;       // bytes held from the driver, cached ones included
+};
+
+class GpuRuntime {
+ public:
+  virtual ~GpuRuntime() = default;
+  virtual int device_count() = 0;
+  virtual GpuStorage allocate(size_t nbytes, int device) = 0;
+  virtual SharedStorage allocate_shared(size_t nbytes, int device) = 0;
+  // Copies nbytes between host and device memory, ordered on the device's stream.
+  // A copy to or from pageable host memory returns when the host side is done.
+  virtual void copy(void* dst, const void* src, size_t nbytes, CopyKind kind, int device) = 0;
+  // dst[i] = src[i] element-wise over `shape`, both on the device, byte strides,
+  // same dtype. Used for contiguous(), clone() and copy_ between strided views.
+  virtual void strided_copy(std::byte* dst, const Stride& dst_stride, const std::byte* src,
+                            const Stride& src_stride, const Shape& shape, size_t itemsize,
+                            int device) = 0;
+  virtual void memset_zero(void* dst, size_t nbytes, int device) = 0;
+  virtual void synchronize(int device) = 0;  // waits for all work queued on the device
+  virtual MemoryStats memory_stats(int device) = 0;
+  virtual void reset_peak_memory_stats(int device) = 0;
+  virtual void empty_cache() = 0;
+};
+
+void register_gpu_runtime(GpuRuntime* runtime);
+GpuRuntime* gpu_runtime_or_null();
+// The runtime, checked to exist and to have `device`; raises otherwise.
+GpuRuntime& gpu_runtime(int device = 0);
+
+}  // namespace lucid

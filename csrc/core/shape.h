@@ -1,0 +1,22 @@
+// Shapes and strides. Strides are in BYTES (the TensorImpl contract); the Python
+// layer divides by the item size to present PyTorch's element strides.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/error.h"
+
+namespace lucid {
+
+using Shape = std::vector<int64_t>;
+using Stride = std::vector<int64_t>;
+
+int64_t numel_of(const Shape& shape);  // checks for overflow and negative sizes
+Stride contiguous_strides(const Shape& shape, int64_t itemsize);
+std::string shape_str(const Shape& shape);  // "[2, 3]"
+
+// Wraps a possibly negative dimension into [0, ndim); IndexError when out of range.
+int64_t wrap_dim(int64_t dim, int64_t ndim);
+
+}  // namespace lucid

@@ -1,0 +1,310 @@
+#include "core/tensor_impl.h"
+
+#include <cstring>
+
+#include "core/copy.h"
+#include "core/error.h"
+#include "core/gpu_runtime.h"
+
+namespace lucid {
+
+// Note [Version counter]
+// The counter lives in the storage, so every view of the same bytes shares it.
+// The reference text makes bump_version a no-op for tensors without AutogradMeta;
+// we always bump (one relaxed atomic add) because a view that never joined the
+// graph can still mutate bytes that another view saved for backward, and that
+// write must be caught.
+
+TensorImpl::TensorImpl(Storage storage, TensorMeta meta)
+    : storage_(std::move(storage)), meta_(std::move(meta)) {}
+
+TensorPtr TensorImpl::empty(const Shape& shape, Dtype dtype, Device device, bool pinned) {
+  int64_t n = numel_of(shape);
+  size_t itemsize = dtype_size(dtype);
+  LUCID_CHECK(n <= int64_t(INT64_MAX / int64_t(itemsize)), RuntimeError, "tensor of shape ",
+              shape_str(shape), " is too large to allocate");
+  size_t nbytes = size_t(n) * itemsize;
+  Storage storage;
+  if (pinned) {
+    storage = gpu_runtime(device.is_gpu() ? device.index : 0).allocate_shared(nbytes, device.index);
+  } else if (device.is_gpu()) {
+    storage = gpu_runtime(device.index).allocate(nbytes, device.index);
+  } else {
+    storage = allocate_cpu(nbytes);
+  }
+  TensorMeta meta{shape, contiguous_strides(shape, int64_t(itemsize)), dtype, device, 0};
+  return std::make_shared<TensorImpl>(std::move(storage), std::move(meta));
+}
+
+int64_t view_extent_bytes(const Shape& shape, const Stride& stride, size_t itemsize) {
+  int64_t extent = int64_t(itemsize);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) return 0;
+    extent += (shape[d] - 1) * stride[d];
+  }
+  return extent;
+}
+
+TensorPtr TensorImpl::view_of(const TensorImpl& base, Shape shape, Stride stride, int64_t offset) {
+  LUCID_CHECK(shape.size() == stride.size(), RuntimeError, "view: shape ", shape_str(shape),
+              " and stride ", shape_str(stride), " must have the same length");
+  numel_of(shape);  // rejects negative sizes
+  for (int64_t s : stride)
+    LUCID_CHECK(s >= 0, RuntimeError, "view: negative strides are not supported (got ",
+                shape_str(stride), ")");
+  int64_t extent = view_extent_bytes(shape, stride, base.itemsize());
+  int64_t storage_bytes = int64_t(storage_base(base.storage_).nbytes);
+  LUCID_CHECK(offset >= 0 && (extent == 0 || offset + extent <= storage_bytes), RuntimeError,
+              "view with sizes ", shape_str(shape), ", byte strides ", shape_str(stride),
+              " and byte offset ", offset, " needs ", offset + extent,
+              " bytes of storage, but the storage holds ", storage_bytes, " bytes");
+  TensorMeta meta{std::move(shape), std::move(stride), base.dtype(), base.device(), offset};
+  return std::make_shared<TensorImpl>(base.storage_, std::move(meta));
+}
+
+int64_t TensorImpl::numel() const {
+  int64_t n = 1;
+  for (int64_t s : meta_.shape) n *= s;
+  return n;
+}
+
+bool TensorImpl::is_contiguous() const {
+  // Dimensions of size 1 may carry any stride, as in PyTorch.
+  int64_t expected = int64_t(itemsize());
+  for (size_t d = meta_.shape.size(); d-- > 0;) {
+    if (meta_.shape[d] == 0) return true;
+    if (meta_.shape[d] == 1) continue;
+    if (meta_.stride[d] != expected) return false;
+    expected *= meta_.shape[d];
+  }
+  return true;
+}
+
+bool TensorImpl::storage_is_shared() const { return storage_base(storage_).data.use_count() > 1; }
+
+std::byte* TensorImpl::data_ptr() const {
+  if (auto* s = std::get_if<SharedStorage>(&storage_); s && meta_.device.is_gpu())
+    return s->device_ptr + meta_.offset;
+  return storage_base(storage_).ptr() + meta_.offset;
+}
+
+std::byte* TensorImpl::host_ptr() const {
+  LUCID_CHECK(!is_gpu_storage(), RuntimeError,
+              "internal: host access to GPU memory; copy the tensor to the CPU first");
+  return storage_base(storage_).ptr() + meta_.offset;
+}
+
+uint64_t TensorImpl::version() const {
+  return storage_base(storage_).version->value.load(std::memory_order_relaxed);
+}
+
+void TensorImpl::bump_version() {
+  storage_base(storage_).version->value.fetch_add(1, std::memory_order_relaxed);
+}
+
+// ---- data movement ------------------------------------------------------------------
+
+namespace {
+
+// Byte strides that present `t` broadcast to `shape` (0 for broadcast dimensions).
+Stride broadcast_strides(const TensorImpl& t, const Shape& shape, const char* op) {
+  const Shape& ts = t.shape();
+  LUCID_CHECK(ts.size() <= shape.size(), RuntimeError, op, ": source of shape ", shape_str(ts),
+              " cannot be broadcast to destination shape ", shape_str(shape));
+  Stride out(shape.size(), 0);
+  size_t lead = shape.size() - ts.size();
+  for (size_t d = 0; d < ts.size(); ++d) {
+    if (ts[d] == shape[lead + d]) out[lead + d] = t.stride()[d];
+    else LUCID_CHECK(ts[d] == 1, RuntimeError, op, ": source of shape ", shape_str(ts),
+                     " cannot be broadcast to destination shape ", shape_str(shape));
+  }
+  return out;
+}
+
+bool host_addressable(const TensorImpl& t) { return !t.is_gpu_storage(); }
+bool device_addressable(const TensorImpl& t) { return !t.is_cpu_storage(); }
+
+int gpu_index_of(const TensorImpl& t) {
+  if (auto* g = std::get_if<GpuStorage>(&t.storage())) return g->device;
+  if (auto* s = std::get_if<SharedStorage>(&t.storage())) return s->device;
+  return 0;
+}
+
+// Device address of element 0 for a tensor whose storage the GPU can address.
+std::byte* device_ptr(const TensorImpl& t) {
+  if (auto* s = std::get_if<SharedStorage>(&t.storage())) return s->device_ptr + t.storage_offset();
+  return storage_base(t.storage()).ptr() + t.storage_offset();
+}
+
+// Shared storage may have GPU writes in flight; wait for them before the host reads
+// or writes the same bytes.
+void sync_if_shared(const TensorImpl& t) {
+  if (t.is_shared_storage()) gpu_runtime(gpu_index_of(t)).synchronize(gpu_index_of(t));
+}
+
+}  // namespace
+
+void TensorImpl::copy_from(const TensorImpl& src) {
+  const Shape& shape = meta_.shape;
+  Stride src_stride = broadcast_strides(src, shape, "copy_");
+  if (numel() == 0) return;
+  bump_version();
+
+  if (host_addressable(*this) && host_addressable(src)) {
+    sync_if_shared(*this);
+    sync_if_shared(src);
+    host_strided_copy(host_ptr(), meta_.stride, dtype(), src.host_ptr(), src_stride, src.dtype(),
+                      shape);
+    return;
+  }
+  if (device_addressable(*this) && device_addressable(src) && dtype() == src.dtype()) {
+    int dev = is_gpu_storage() ? gpu_index_of(*this) : gpu_index_of(src);
+    gpu_runtime(dev).strided_copy(device_ptr(*this), meta_.stride, device_ptr(src), src_stride,
+                                  shape, itemsize(), dev);
+    return;
+  }
+  // One side is GPU-only memory and the other host-only, or a cast is needed: stage
+  // through a contiguous buffer, casting on the host side.
+  if (is_gpu_storage()) {
+    LUCID_CHECK(src.is_cpu_storage() || src.is_shared_storage(), NotImplementedError,
+                "no CUDA kernel for the cast ", dtype_name(src.dtype()), " -> ", dtype_name(dtype()),
+                " on gpu yet: cast on the CPU, or copy first and cast later");
+    int dev = gpu_index_of(*this);
+    TensorPtr host = src.clone(dtype(), Device::cpu());  // contiguous, cast, src's shape
+    TensorPtr staged = empty(src.shape(), dtype(), meta_.device);
+    gpu_runtime(dev).copy(staged->data_ptr(), host->host_ptr(), host->nbytes(),
+                          CopyKind::HostToDevice, dev);
+    copy_from(*staged);  // GPU strided copy with broadcast; bumps the version again (harmless)
+    return;
+  }
+  // src lives in GPU memory; this tensor is on the host.
+  int dev = gpu_index_of(src);
+  TensorPtr dense = src.is_contiguous() ? std::const_pointer_cast<TensorImpl>(src.shared_from_this())
+                                        : src.clone();  // contiguous, still on the GPU
+  TensorPtr host = empty(src.shape(), src.dtype(), Device::cpu());
+  gpu_runtime(dev).copy(host->host_ptr(), dense->data_ptr(), host->nbytes(), CopyKind::DeviceToHost,
+                        dev);
+  copy_from(*host);
+}
+
+void TensorImpl::fill(const Scalar& value) {
+  // One mechanism: fill is a copy from a one-element source broadcast with stride 0.
+  TensorPtr one = std::visit(
+      [](auto v) {
+        using V = decltype(v);
+        Dtype d = std::is_same_v<V, bool>      ? Dtype::Bool
+                  : std::is_same_v<V, int64_t> ? Dtype::I64
+                  : std::is_same_v<V, double>  ? Dtype::F64
+                                               : Dtype::C64;
+        TensorPtr t = empty({}, d, Device::cpu());
+        if constexpr (std::is_same_v<V, std::complex<double>>) {
+          complex64 c(float(v.real()), float(v.imag()));
+          std::memcpy(t->host_ptr(), &c, sizeof c);
+        } else {
+          std::memcpy(t->host_ptr(), &v, sizeof v);
+        }
+        return t;
+      },
+      value);
+  if (is_gpu_storage()) one = one->clone(dtype(), meta_.device);  // upload one element
+  copy_from(*one);
+}
+
+TensorPtr TensorImpl::clone(std::optional<Dtype> dtype, std::optional<Device> device) const {
+  TensorPtr out = empty(meta_.shape, dtype.value_or(meta_.dtype), device.value_or(meta_.device));
+  out->copy_from(*this);
+  return out;
+}
+
+TensorPtr TensorImpl::transfer_to_device(Device device) {
+  if (device == meta_.device) return shared_from_this();
+  if (is_shared_storage()) {
+    // Note [Storage kinds]: both devices address shared storage, so this is a relabel.
+    // Wait for GPU work on it first so the host never sees a half-written buffer.
+    if (device.is_cpu()) sync_if_shared(*this);
+    TensorMeta meta = meta_;
+    meta.device = device;
+    return std::make_shared<TensorImpl>(storage_, std::move(meta));
+  }
+  if (device.is_gpu()) gpu_runtime(device.index);  // validates the index before allocating
+  return clone(std::nullopt, device);
+}
+
+void TensorImpl::eval() const {
+  if (!is_cpu_storage()) gpu_runtime(gpu_index_of(*this)).synchronize(gpu_index_of(*this));
+}
+
+// ---- reading out ------------------------------------------------------------------------
+
+std::vector<std::byte> TensorImpl::to_bytes() const {
+  std::vector<std::byte> out(nbytes());
+  if (out.empty()) return out;
+  if (host_addressable(*this)) {
+    sync_if_shared(*this);
+    Stride dense = contiguous_strides(meta_.shape, int64_t(itemsize()));
+    host_strided_copy(out.data(), dense, dtype(), host_ptr(), meta_.stride, dtype(), meta_.shape);
+    return out;
+  }
+  TensorPtr host = clone(std::nullopt, Device::cpu());
+  std::memcpy(out.data(), host->host_ptr(), out.size());
+  return out;
+}
+
+Scalar TensorImpl::item() const {
+  LUCID_CHECK(numel() == 1, RuntimeError, "a Tensor with ", numel(),
+              " elements cannot be converted to Scalar");
+  TensorPtr one = std::make_shared<TensorImpl>(storage_, TensorMeta{{}, {}, dtype(), device(), meta_.offset});
+  std::vector<std::byte> bytes = one->to_bytes();
+  return visit_dtype(dtype(), [&]<typename T>() -> Scalar {
+    T v;
+    std::memcpy(&v, bytes.data(), sizeof v);
+    if constexpr (std::is_same_v<T, bool>) return v;
+    else if constexpr (std::is_same_v<T, complex64>) return std::complex<double>(v.real(), v.imag());
+    else if constexpr (std::is_integral_v<T>) return int64_t(v);
+    else return double(v);
+  });
+}
+
+// ---- autograd metadata -------------------------------------------------------------------
+
+AutogradMeta* TensorImpl::autograd_meta() {
+  if (!autograd_) autograd_.emplace();
+  return &*autograd_;
+}
+
+void TensorImpl::set_requires_grad(bool v) {
+  if (v) autograd_meta()->requires_grad = true;
+  else if (autograd_) autograd_->requires_grad = false;  // keep the meta: see the contract
+}
+
+const std::shared_ptr<Node>& TensorImpl::grad_fn() const {
+  static const std::shared_ptr<Node> none;
+  return autograd_ ? autograd_->grad_fn : none;
+}
+
+const std::optional<Storage>& TensorImpl::grad_storage() const {
+  static const std::optional<Storage> none;
+  return autograd_ ? autograd_->grad : none;
+}
+
+const TensorPtr& TensorImpl::grad_as_impl() const {
+  static const TensorPtr none;
+  return autograd_ ? autograd_->grad_impl : none;
+}
+
+TensorPtr TensorImpl::grad_to_tensor() const {
+  if (!autograd_) return nullptr;
+  if (autograd_->grad_impl) return autograd_->grad_impl;
+  if (!autograd_->grad) return nullptr;
+  TensorMeta meta{meta_.shape, contiguous_strides(meta_.shape, int64_t(itemsize())), dtype(),
+                  device(), 0};
+  return std::make_shared<TensorImpl>(*autograd_->grad, std::move(meta));
+}
+
+void TensorImpl::zero_grad() {
+  if (!autograd_) return;
+  autograd_->grad.reset();
+  autograd_->grad_impl.reset();
+}
+
+}  // namespace lucid

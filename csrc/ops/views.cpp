@@ -1,0 +1,263 @@
+#include "ops/views.h"
+
+#include <algorithm>
+
+namespace lucid::ops {
+
+namespace {
+TensorPtr restride(const TensorPtr& t, Shape shape, Stride stride, int64_t offset) {
+  return TensorImpl::view_of(*t, std::move(shape), std::move(stride), offset);
+}
+}  // namespace
+
+Shape infer_size(const Shape& shape, int64_t numel) {
+  Shape out = shape;
+  int64_t known = 1;
+  std::optional<size_t> infer;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      LUCID_CHECK(!infer, RuntimeError, "only one dimension can be inferred");
+      infer = i;
+    } else {
+      LUCID_CHECK(shape[i] >= 0, RuntimeError, "invalid shape dimension ", shape[i]);
+      known *= shape[i];
+    }
+  }
+  bool ok = infer ? (known != 0 && numel % known == 0) : known == numel;
+  if (infer && known == 0)
+    fail<RuntimeError>("cannot reshape tensor of 0 elements into shape ", shape_str(shape),
+                       " because the unspecified dimension size -1 can be any value and is ambiguous");
+  LUCID_CHECK(ok, RuntimeError, "shape '", shape_str(shape), "' is invalid for input of size ", numel);
+  if (infer) out[*infer] = numel / known;
+  return out;
+}
+
+// The strides that let `t` be viewed as `shape` without copying, if any. This is
+// PyTorch's computeStride: walk the old dims in chunks that are contiguous with
+// each other and match them against the new dims.
+static std::optional<Stride> view_strides(const TensorImpl& t, const Shape& shape) {
+  const Shape& old = t.shape();
+  const Stride& os = t.stride();
+  Stride out(shape.size());
+  if (t.numel() == 0) return contiguous_strides(shape, int64_t(t.itemsize()));
+  int64_t view_d = int64_t(shape.size()) - 1;
+  int64_t chunk_base = os.empty() ? int64_t(t.itemsize()) : os.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t d = int64_t(old.size()) - 1; d >= 0; --d) {
+    tensor_numel *= old[d];
+    if (d == 0 || (old[d - 1] != 1 && os[d - 1] != tensor_numel * chunk_base)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+        out[view_d] = view_numel * chunk_base;
+        view_numel *= shape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (d > 0) {
+        chunk_base = os[d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+TensorPtr view(const TensorPtr& t, const Shape& shape) {
+  Shape s = infer_size(shape, t->numel());
+  auto st = view_strides(*t, s);
+  LUCID_CHECK(st, RuntimeError,
+              "view size is not compatible with input tensor's size and stride (at least one "
+              "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
+  return restride(t, std::move(s), std::move(*st), t->storage_offset());
+}
+
+TensorPtr reshape(const TensorPtr& t, const Shape& shape) {
+  Shape s = infer_size(shape, t->numel());
+  if (auto st = view_strides(*t, s)) return restride(t, std::move(s), std::move(*st), t->storage_offset());
+  return view(t->clone(), s);
+}
+
+TensorPtr permute(const TensorPtr& t, const std::vector<int64_t>& dims) {
+  int64_t nd = t->ndim();
+  LUCID_CHECK(int64_t(dims.size()) == nd, RuntimeError,
+              "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+              "length of the desired ordering of dimensions i.e. input.dim() = ", nd,
+              " is not equal to len(dims) = ", dims.size());
+  Shape shape(nd);
+  Stride stride(nd);
+  std::vector<bool> seen(nd, false);
+  for (int64_t i = 0; i < nd; ++i) {
+    int64_t d = wrap_dim(dims[i], nd);
+    LUCID_CHECK(!seen[d], RuntimeError, "permute(): duplicate dims are not allowed.");
+    seen[d] = true;
+    shape[i] = t->shape()[d];
+    stride[i] = t->stride()[d];
+  }
+  return restride(t, std::move(shape), std::move(stride), t->storage_offset());
+}
+
+TensorPtr transpose(const TensorPtr& t, int64_t dim0, int64_t dim1) {
+  int64_t nd = t->ndim();
+  dim0 = wrap_dim(dim0, nd);
+  dim1 = wrap_dim(dim1, nd);
+  if (nd == 0) return restride(t, {}, {}, t->storage_offset());
+  Shape shape = t->shape();
+  Stride stride = t->stride();
+  std::swap(shape[dim0], shape[dim1]);
+  std::swap(stride[dim0], stride[dim1]);
+  return restride(t, std::move(shape), std::move(stride), t->storage_offset());
+}
+
+TensorPtr expand(const TensorPtr& t, const Shape& sizes) {
+  int64_t nd = t->ndim(), nn = int64_t(sizes.size());
+  LUCID_CHECK(nn >= nd, RuntimeError, "expand(", shape_str(t->shape()), ", size=", shape_str(sizes),
+              "): the number of sizes provided (", nn,
+              ") must be greater or equal to the number of dimensions in the tensor (", nd, ")");
+  Shape shape(nn);
+  Stride stride(nn);
+  for (int64_t i = nn - 1; i >= 0; --i) {
+    int64_t j = i - (nn - nd);
+    int64_t want = sizes[i];
+    if (j >= 0) {
+      int64_t have = t->shape()[j];
+      if (want == -1) want = have;
+      LUCID_CHECK(have == want || have == 1, RuntimeError, "The expanded size of the tensor (", want,
+                  ") must match the existing size (", have, ") at non-singleton dimension ", i,
+                  ".  Target sizes: ", shape_str(sizes), ".  Tensor sizes: ", shape_str(t->shape()));
+      shape[i] = want;
+      stride[i] = have == want ? t->stride()[j] : 0;
+    } else {
+      LUCID_CHECK(want >= 0, RuntimeError, "The expanded size of the tensor (", want,
+                  ") isn't allowed in a leading, non-existing dimension ", i);
+      shape[i] = want;
+      stride[i] = 0;
+    }
+  }
+  return restride(t, std::move(shape), std::move(stride), t->storage_offset());
+}
+
+TensorPtr squeeze(const TensorPtr& t, const std::vector<int64_t>& dims) {
+  int64_t nd = t->ndim();
+  std::vector<bool> drop(nd, false);
+  if (dims.empty()) {
+    for (int64_t d = 0; d < nd; ++d) drop[d] = t->shape()[d] == 1;
+  } else {
+    for (int64_t d : dims) {
+      int64_t w = wrap_dim(d, nd);
+      if (nd > 0 && t->shape()[w] == 1) drop[w] = true;  // non-1 dims are left alone, as PyTorch
+    }
+  }
+  Shape shape;
+  Stride stride;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (drop[d]) continue;
+    shape.push_back(t->shape()[d]);
+    stride.push_back(t->stride()[d]);
+  }
+  return restride(t, std::move(shape), std::move(stride), t->storage_offset());
+}
+
+TensorPtr unsqueeze(const TensorPtr& t, int64_t dim) {
+  int64_t nd = t->ndim();
+  dim = wrap_dim(dim, nd + 1);
+  Shape shape = t->shape();
+  Stride stride = t->stride();
+  int64_t st = dim < nd ? shape[dim] * stride[dim] : int64_t(t->itemsize());
+  shape.insert(shape.begin() + dim, 1);
+  stride.insert(stride.begin() + dim, st);
+  return restride(t, std::move(shape), std::move(stride), t->storage_offset());
+}
+
+TensorPtr flatten(const TensorPtr& t, int64_t start_dim, int64_t end_dim) {
+  int64_t nd = t->ndim();
+  start_dim = wrap_dim(start_dim, nd);
+  end_dim = wrap_dim(end_dim, nd);
+  LUCID_CHECK(start_dim <= end_dim, RuntimeError,
+              "flatten() has invalid args: start_dim cannot come after end_dim");
+  if (nd == 0) return reshape(t, {1});
+  Shape shape(t->shape().begin(), t->shape().begin() + start_dim);
+  int64_t n = 1;
+  for (int64_t d = start_dim; d <= end_dim; ++d) n *= t->shape()[d];
+  shape.push_back(n);
+  shape.insert(shape.end(), t->shape().begin() + end_dim + 1, t->shape().end());
+  return reshape(t, shape);
+}
+
+TensorPtr unflatten(const TensorPtr& t, int64_t dim, const Shape& sizes) {
+  int64_t nd = t->ndim();
+  dim = wrap_dim(dim, nd);
+  LUCID_CHECK(!sizes.empty(), RuntimeError, "unflatten: sizes must be non-empty");
+  Shape inner = infer_size(sizes, nd ? t->shape()[dim] : 1);
+  Shape shape(t->shape().begin(), t->shape().begin() + dim);
+  shape.insert(shape.end(), inner.begin(), inner.end());
+  if (nd) shape.insert(shape.end(), t->shape().begin() + dim + 1, t->shape().end());
+  return view(t, shape);
+}
+
+TensorPtr slice(const TensorPtr& t, int64_t dim, std::optional<int64_t> start,
+                std::optional<int64_t> stop, int64_t step) {
+  LUCID_CHECK(t->ndim() > 0, IndexError, "slice() cannot be applied to a 0-dim tensor.");
+  dim = wrap_dim(dim, t->ndim());
+  LUCID_CHECK(step > 0, ValueError, "step must be greater than zero");
+  int64_t n = t->shape()[dim];
+  auto clamp = [n](std::optional<int64_t> v, int64_t dflt) {
+    if (!v) return dflt;
+    int64_t x = *v < 0 ? *v + n : *v;
+    return std::clamp<int64_t>(x, 0, n);
+  };
+  int64_t b = clamp(start, 0), e = clamp(stop, n);
+  int64_t len = e > b ? (e - b + step - 1) / step : 0;
+  Shape shape = t->shape();
+  Stride stride = t->stride();
+  shape[dim] = len;
+  int64_t offset = t->storage_offset() + (len ? b * stride[dim] : 0);
+  stride[dim] *= step;
+  return restride(t, std::move(shape), std::move(stride), offset);
+}
+
+TensorPtr narrow(const TensorPtr& t, int64_t dim, int64_t start, int64_t length) {
+  LUCID_CHECK(t->ndim() > 0, RuntimeError, "narrow() cannot be applied to a 0-dim tensor.");
+  dim = wrap_dim(dim, t->ndim());
+  int64_t n = t->shape()[dim];
+  LUCID_CHECK(start >= -n && start <= n, IndexError, "start out of range (expected to be in range of [",
+              -n, ", ", n, "], but got ", start, ")");
+  if (start < 0) start += n;
+  LUCID_CHECK(length >= 0 && start <= n - length, RuntimeError, "start (", start, ") + length (",
+              length, ") exceeds dimension size (", n, ").");
+  return slice(t, dim, start, start + length, 1);
+}
+
+TensorPtr select(const TensorPtr& t, int64_t dim, int64_t index) {
+  LUCID_CHECK(t->ndim() > 0, IndexError, "select() cannot be applied to a 0-dim tensor.");
+  dim = wrap_dim(dim, t->ndim());
+  int64_t n = t->shape()[dim];
+  LUCID_CHECK(index >= -n && index < n, IndexError, "index ", index,
+              " is out of bounds for dimension ", dim, " with size ", n);
+  if (index < 0) index += n;
+  Shape shape = t->shape();
+  Stride stride = t->stride();
+  int64_t offset = t->storage_offset() + index * stride[dim];
+  shape.erase(shape.begin() + dim);
+  stride.erase(stride.begin() + dim);
+  return restride(t, std::move(shape), std::move(stride), offset);
+}
+
+TensorPtr as_strided(const TensorPtr& t, const Shape& size, const Shape& stride,
+                     std::optional<int64_t> storage_offset) {
+  LUCID_CHECK(size.size() == stride.size(), RuntimeError, "mismatch in length of strides and shape");
+  int64_t item = int64_t(t->itemsize());
+  Stride bytes(stride.size());
+  for (size_t i = 0; i < stride.size(); ++i) {
+    LUCID_CHECK(stride[i] >= 0, RuntimeError, "as_strided: Negative strides are not supported at the "
+                "moment, got strides: ", shape_str(stride));
+    bytes[i] = stride[i] * item;
+  }
+  int64_t offset = storage_offset ? *storage_offset * item : t->storage_offset();
+  LUCID_CHECK(offset >= 0, RuntimeError, "Tensor: invalid storage offset ", offset / item);
+  return restride(t, size, std::move(bytes), offset);
+}
+
+TensorPtr contiguous(const TensorPtr& t) { return t->is_contiguous() ? t : t->clone(); }
+
+}  // namespace lucid::ops

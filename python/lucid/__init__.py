@@ -1,0 +1,50 @@
+"""lucid: a deep-learning framework with a C++ engine and a PyTorch-style API.
+
+`import lucid` loads the engine and nothing else: NumPy is imported only when a
+NumPy conversion is asked for.
+"""
+
+import sys as _sys
+
+from . import _C
+from ._dtype import (  # noqa: F401  (names re-exported as lucid.*)
+    dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+    complex64, half, float, double, short, int, long, cfloat, set_default_dtype,
+    get_default_dtype, finfo, iinfo, promote_types,
+)
+from ._device import device
+from ._size import Size
+from ._tensor import Tensor
+from ._creation import *  # noqa: F401,F403
+from ._random import *  # noqa: F401,F403
+from ._random import Generator, default_generator, manual_seed  # noqa: F401
+from ._printing import set_printoptions  # noqa: F401
+from . import gpu
+
+cuda = gpu
+_sys.modules[__name__ + ".cuda"] = gpu
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def _view_fn(name):
+    def fn(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = name
+    fn.__doc__ = f"lucid.{name}(input, ...) is input.{name}(...)."
+    return fn
+
+
+for _name in ("reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze",
+              "unsqueeze", "flatten", "unflatten", "narrow", "select", "as_strided", "clone",
+              "broadcast_to", "unbind"):
+    globals()[_name] = _view_fn(_name)
+del _name

@@ -1,0 +1,212 @@
+"""Tensor creation: from data, filled, ranges, identity."""
+
+from __future__ import annotations
+
+import builtins
+
+from . import _C
+from . import _dtype as D
+from ._device import _resolve as _resolve_device
+from ._size import _parse_size
+from ._tensor import Tensor, _wrap
+
+__all__ = [
+    "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack", "zeros", "ones", "empty",
+    "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
+    "logspace", "eye",
+]
+
+
+def _finish(impl, dtype, device, requires_grad, pin_memory=False):
+    """Casts, moves and flags a freshly built CPU tensor."""
+    if dtype is not None and dtype._code != impl.dtype:
+        impl = impl.clone(dtype._code)
+    if pin_memory:
+        pinned = _C.empty(list(impl.shape), impl.dtype, -1, True)
+        pinned.copy_(impl)
+        impl = pinned
+    if device is not None and device._code != impl.device:
+        impl = impl.to_device(device._code)
+    t = _wrap(impl)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _opt_dtype(dtype):
+    return None if dtype is None else D._check(dtype)
+
+
+def _opt_device(device):
+    return None if device is None else _resolve_device(device)
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor that copies `data` (nested sequences, scalars, buffers, tensors)."""
+    dtype, device = _opt_dtype(dtype), _opt_device(device)
+    if isinstance(data, Tensor):
+        impl = data._impl.clone()
+    else:
+        impl = _C.from_data(data, -1 if dtype is None else dtype._code, D.get_default_dtype()._code)
+    return _finish(impl, dtype, device, requires_grad, pin_memory)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like tensor(), but shares memory with `data` when it can (tensors, buffers)."""
+    dtype, device = _opt_dtype(dtype), _opt_device(device)
+    if isinstance(data, Tensor):
+        return data._to(dtype, device)
+    if hasattr(data, "__dlpack__") and not _C.has_buffer(data):
+        return from_dlpack(data)._to(dtype, device)
+    if _C.has_buffer(data):
+        return _wrap(_C.from_buffer(data, False))._to(dtype, device)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    if copy:
+        return tensor(obj, dtype=dtype, device=device, requires_grad=requires_grad)
+    t = as_tensor(obj, dtype=dtype, device=device)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def from_numpy(ndarray):
+    """A tensor sharing memory with a NumPy array (writes show up on both sides)."""
+    if type(ndarray).__module__ != "numpy" or type(ndarray).__name__ != "ndarray":
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    return _wrap(_C.from_buffer(ndarray, False))
+
+
+def from_dlpack(ext):
+    """A tensor sharing memory with a DLPack producer (an object with __dlpack__, or a capsule)."""
+    if hasattr(ext, "__dlpack__"):
+        kwargs = {}
+        dev_type, dev_id = ext.__dlpack_device__()
+        if dev_type == 2:  # CUDA: have the producer order its work before ours
+            kwargs["stream"] = _C.gpu_stream_handle(dev_id)
+        try:
+            capsule = ext.__dlpack__(max_version=(1, 0), **kwargs)
+        except TypeError:
+            capsule = ext.__dlpack__(**kwargs)
+    else:
+        capsule = ext
+    return _wrap(_C.from_dlpack(capsule))
+
+
+def _filled(size, value, dtype, device, requires_grad, pin_memory, what):
+    shape = _parse_size(size, what)
+    dtype = D.get_default_dtype() if dtype is None else D._check(dtype)
+    device = _resolve_device(device)
+    impl = _C.empty(shape, dtype._code, device._code, pin_memory)
+    if value is not None:
+        impl.fill_(value)
+    t = _wrap(impl)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    return _filled(size, None, dtype, device, requires_grad, pin_memory, "empty")
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    return _filled(size, 0, dtype, device, requires_grad, pin_memory, "zeros")
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    return _filled(size, 1, dtype, device, requires_grad, pin_memory, "ones")
+
+
+def _scalar_dtype(value):
+    if isinstance(value, builtins.bool):
+        return D.bool
+    if isinstance(value, builtins.int):
+        return D.int64
+    if isinstance(value, complex):
+        return D.complex64
+    if isinstance(value, builtins.float):
+        return D.get_default_dtype()
+    raise TypeError(f"full(): fill_value must be a number, but got {type(value).__name__}")
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    if dtype is None:
+        dtype = _scalar_dtype(fill_value)
+    return _filled((size,), fill_value, dtype, device, requires_grad, pin_memory, "full")
+
+
+def _like(input, dtype, device):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"expected a lucid.Tensor as input, but got {type(input).__name__}")
+    return (input.shape, dtype or input.dtype, input.device if device is None else device)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    shape, dtype, device = _like(input, dtype, device)
+    return empty(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    shape, dtype, device = _like(input, dtype, device)
+    return zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    shape, dtype, device = _like(input, dtype, device)
+    return ones(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    shape, dtype, device = _like(input, dtype, device)
+    return full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _number(v, what):
+    if isinstance(v, Tensor):
+        v = v.item()
+    if isinstance(v, builtins.bool) or not isinstance(v, (builtins.int, builtins.float)):
+        raise TypeError(f"{what} must be a real number, but got {type(v).__name__}")
+    return v
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    start, end, step = (_number(start, "start"), _number(end, "end"), _number(step, "step"))
+    all_int = all(isinstance(v, builtins.int) for v in (start, end, step))
+    if dtype is None:
+        dtype = D.int64 if all_int else D.get_default_dtype()
+    dtype, device = D._check(dtype), _resolve_device(device)
+    if all_int and not dtype.is_floating_point:
+        impl = _C.arange_int(start, end, step, dtype._code, device._code)
+    else:
+        impl = _C.arange(builtins.float(start), builtins.float(end), builtins.float(step),
+                         dtype._code, device._code)
+    return _finish(impl, None, None, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    start, end = _number(start, "start"), _number(end, "end")
+    dtype = D.get_default_dtype() if dtype is None else D._check(dtype)
+    impl = _C.linspace(builtins.float(start), builtins.float(end), steps, dtype._code,
+                       _resolve_device(device)._code)
+    return _finish(impl, None, None, requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    start, end = _number(start, "start"), _number(end, "end")
+    dtype = D.get_default_dtype() if dtype is None else D._check(dtype)
+    impl = _C.logspace(builtins.float(start), builtins.float(end), steps, builtins.float(base),
+                       dtype._code, _resolve_device(device)._code)
+    return _finish(impl, None, None, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    dtype = D.get_default_dtype() if dtype is None else D._check(dtype)
+    impl = _C.eye(n, n if m is None else m, dtype._code, _resolve_device(device)._code)
+    return _finish(impl, None, None, requires_grad)

@@ -1,0 +1,84 @@
+"""lucid.device: "cpu", "gpu", "gpu:N", with "cuda" / "cuda:N" as aliases."""
+
+from __future__ import annotations
+
+__all__ = ["device"]
+
+_ALIASES = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu"}
+
+
+class device:
+    """A device: type "cpu" or "gpu", and for a GPU an optional index."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):
+        if isinstance(type, device):
+            self.type, self.index = type.type, type.index
+            return
+        if isinstance(type, int) and not isinstance(type, bool):
+            type, index = "gpu", type  # torch.device(1) means cuda:1
+        if not isinstance(type, str):
+            raise TypeError(f"device() expects a string such as 'cpu' or 'gpu:0', but got "
+                            f"{type.__class__.__name__}")
+        name, sep, idx = type.strip().partition(":")
+        kind = _ALIASES.get(name)
+        if kind is None or (sep and not idx.isdigit()):
+            raise RuntimeError("Expected one of cpu, gpu, cuda device type at start of device "
+                               f"string: {type}")
+        if sep:
+            if index is not None:
+                raise RuntimeError(f"device(): index given twice, in '{type}' and as index={index}")
+            index = int(idx)
+        if index is not None:
+            if isinstance(index, bool) or not isinstance(index, int):
+                raise TypeError(f"device index must be an int, but got {index!r}")
+            if index < 0:
+                raise RuntimeError(f"Device index must not be negative, got {index}")
+            if kind == "cpu" and index != 0:
+                raise RuntimeError(f"CPU device index must be 0, got {index}")
+        self.type = kind
+        self.index = index if kind == "gpu" else None
+
+    @property
+    def _code(self):
+        """The engine's device code: -1 for the CPU, the index for a GPU."""
+        return -1 if self.type == "cpu" else (self.index or 0)
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            try:
+                other = device(other)
+            except (RuntimeError, TypeError):
+                return False
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and (self.index or 0) == (other.index or 0)
+
+    def __hash__(self):
+        return hash((self.type, self.index or 0))
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+_CPU = device("cpu")
+
+
+def _from_code(code):
+    return _CPU if code < 0 else device("gpu", code)
+
+
+def _resolve(d):
+    """A device argument (None, str, int or device) as a device; None means the CPU."""
+    if d is None:
+        return _CPU
+    return d if isinstance(d, device) else device(d)

@@ -1,0 +1,228 @@
+"""Random numbers: Generator (counter-based Philox), seeding, and the random creation
+functions. Values are drawn on the CPU and copied to a GPU target; being
+counter-based, a draw depends only on (seed, offset, element index)."""
+
+from __future__ import annotations
+
+import builtins
+
+from . import _C
+from . import _dtype as D
+from ._device import _resolve as _resolve_device
+from ._size import _parse_size
+from ._tensor import Tensor, _wrap
+
+__all__ = [
+    "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
+    "set_rng_state", "rand", "rand_like", "randn", "randn_like", "randint", "randint_like",
+    "randperm", "normal", "bernoulli",
+]
+
+
+class Generator:
+    """A random number generator (torch.Generator). Only CPU generators exist so far;
+    random tensors on a GPU are drawn on the CPU and uploaded."""
+
+    def __init__(self, device="cpu"):
+        self.device = _resolve_device(device)
+        self._gen = _C.Generator()
+
+    @classmethod
+    def _from_engine(cls, gen):
+        g = cls.__new__(cls)
+        g.device = _resolve_device("cpu")
+        g._gen = gen
+        return g
+
+    def manual_seed(self, seed):
+        self._gen.manual_seed(_seed_value(seed))
+        return self
+
+    def seed(self):
+        return self._gen.seed()
+
+    def initial_seed(self):
+        return self._gen.initial_seed()
+
+    def get_state(self):
+        from ._creation import tensor
+        return tensor(list(self._gen.get_state()), dtype=D.uint8)
+
+    def set_state(self, new_state):
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a lucid.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype is not D.uint8:
+            raise RuntimeError(f"RNG state must be a lucid.ByteTensor (uint8), got {new_state.dtype}")
+        self._gen.set_state(bytes(new_state.to_bytes()))
+        return self
+
+    def get_offset(self):
+        return self._gen.offset
+
+    def set_offset(self, offset):
+        self._gen.offset = offset
+        return self
+
+
+default_generator = Generator._from_engine(_C.default_generator())
+
+
+def _seed_value(seed):
+    if isinstance(seed, Tensor):
+        seed = seed.item()
+    if isinstance(seed, builtins.bool) or not isinstance(seed, builtins.int):
+        raise TypeError(f"seed must be an int, but got {type(seed).__name__}")
+    if not -0x8000_0000_0000_0000 <= seed <= 0xFFFF_FFFF_FFFF_FFFF:
+        raise RuntimeError(f"Overflow when unpacking long: seed {seed} does not fit in 64 bits")
+    return seed & 0xFFFF_FFFF_FFFF_FFFF  # negative seeds wrap, as in PyTorch
+
+
+def manual_seed(seed):
+    return default_generator.manual_seed(seed)
+
+
+def seed():
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
+
+
+def _gen(generator):
+    if generator is None:
+        return default_generator._gen
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be a lucid.Generator, but got {type(generator).__name__}")
+    return generator._gen
+
+
+def _new(size, dtype, device, what, default=None):
+    shape = _parse_size(size, what)
+    dtype = (default or D.get_default_dtype()) if dtype is None else D._check(dtype)
+    return _C.empty(shape, dtype._code, -1, False), dtype, _resolve_device(device)
+
+
+def _done(impl, device, requires_grad):
+    if device._code != -1:
+        impl = impl.to_device(device._code)
+    t = _wrap(impl)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    impl, dtype, device = _new(size, dtype, device, "rand")
+    _C.uniform_(impl, 0.0, 1.0, _gen(generator))
+    return _done(impl, device, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    impl, dtype, device = _new(size, dtype, device, "randn")
+    _C.normal_(impl, 0.0, 1.0, _gen(generator))
+    return _done(impl, device, requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                 requires_grad=requires_grad)
+
+
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    """randint(high, size) or randint(low, high, size): integers in [low, high)."""
+    args = list(args)
+    if size is None:
+        if not args:
+            raise TypeError("randint() missing required argument 'size'")
+        size = args.pop()
+    if len(args) == 1:
+        low, high = 0, args[0]
+    elif len(args) == 2:
+        low, high = args
+    else:
+        raise TypeError("randint() expects (high, size) or (low, high, size)")
+    low, high = _int_arg(low, "low"), _int_arg(high, "high")
+    impl, dtype, device = _new((size,), dtype, device, "randint", default=D.int64)
+    _C.random_(impl, low, high, _gen(generator))
+    return _done(impl, device, requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input.shape, dtype=dtype or input.dtype,
+                   device=device or input.device, requires_grad=requires_grad)
+
+
+def _int_arg(v, what):
+    if isinstance(v, Tensor):
+        v = v.item()
+    if isinstance(v, builtins.bool) or not hasattr(v, "__index__"):
+        raise TypeError(f"randint(): argument '{what}' must be int, not {type(v).__name__}")
+    return v.__index__()
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    n = _int_arg(n, "n")
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got {n}")
+    dtype = D.int64 if dtype is None else D._check(dtype)
+    impl = _C.randperm(n, dtype._code, _resolve_device(device)._code, _gen(generator))
+    t = _wrap(impl)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False):
+    """normal(mean: float, std: float, size): samples of N(mean, std^2)."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        raise NotImplementedError("normal() with tensor mean/std needs elementwise ops, which arrive "
+                                  "with the op set; use normal(float, float, size) or "
+                                  "empty(size).normal_(mean, std)")
+    if size is None:
+        raise TypeError("normal() with float mean and std needs a size")
+    impl, dtype, device = _new((size,), dtype, device, "normal")
+    _C.normal_(impl, builtins.float(mean), builtins.float(std), _gen(generator))
+    return _done(impl, device, requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """0/1 samples: with probability input[i] (p=None) or p for every element."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"bernoulli(): argument 'input' must be Tensor, not {type(input).__name__}")
+    out = _C.empty(list(input._impl.shape), input._impl.dtype, -1, False)
+    if p is None:
+        _C.bernoulli_tensor(out, input._impl, _gen(generator))
+    else:
+        _C.bernoulli_(out, builtins.float(p), _gen(generator))
+    return _wrap(out if input._impl.device < 0 else out.to_device(input._impl.device))
+
+
+def _random_bounds(dtype, from_, to):
+    """Tensor.random_'s [low, high) for random_(), random_(to) and random_(from, to)."""
+    if to is None:
+        if from_ != 0:
+            return 0, from_  # random_(to)
+        if dtype.is_floating_point:
+            digits = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}[dtype._name]
+            return 0, (1 << digits) + 1
+        if dtype is D.bool:
+            return 0, 2
+        return 0, D.iinfo(dtype).max + (0 if dtype is D.int64 else 1)
+    return from_, to

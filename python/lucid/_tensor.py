@@ -1,0 +1,563 @@
+"""lucid.Tensor: the Python face of an engine TensorImpl.
+
+A Tensor holds one `_C.TensorImpl` in `_impl`; every method forwards to the engine.
+Sizes, strides and offsets are presented in elements, as PyTorch does; the engine
+keeps strides in bytes.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from . import _C
+from . import _dtype as D
+from ._device import _from_code as _device_from_code, _resolve as _resolve_device
+from ._indexing import getitem, setitem
+from ._size import Size, _parse_size
+
+__all__ = ["Tensor"]
+
+
+def _wrap(impl):
+    t = Tensor.__new__(Tensor)
+    t._impl = impl
+    return t
+
+
+_FLOAT_KINDS = ("float16", "bfloat16", "float32", "float64", "complex64")
+
+
+class Tensor:
+    __slots__ = ("_impl", "__weakref__")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("lucid.Tensor cannot be constructed directly; use lucid.tensor(data), "
+                        "lucid.empty(size) or another creation function")
+
+    # ---- metadata -----------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._impl.shape)
+
+    def size(self, dim=None):
+        shape = self._impl.shape
+        if dim is None:
+            return Size(shape)
+        return shape[_wrap_dim(dim, len(shape))]
+
+    @property
+    def dtype(self):
+        return D._from_code(self._impl.dtype)
+
+    @property
+    def device(self):
+        return _device_from_code(self._impl.device)
+
+    @property
+    def is_cuda(self):
+        return self._impl.device >= 0
+
+    is_gpu = is_cuda
+
+    @property
+    def is_cpu(self):
+        return self._impl.device < 0
+
+    @property
+    def ndim(self):
+        return self._impl.ndim
+
+    def dim(self):
+        return self._impl.ndim
+
+    ndimension = dim
+
+    def stride(self, dim=None):
+        strides = self._impl.strides
+        if dim is None:
+            return strides
+        return strides[_wrap_dim(dim, len(strides))]
+
+    def storage_offset(self):
+        return self._impl.storage_offset
+
+    def is_contiguous(self, memory_format=None):
+        return self._impl.is_contiguous()
+
+    def numel(self):
+        return self._impl.numel
+
+    nelement = numel
+
+    def element_size(self):
+        return self._impl.itemsize
+
+    @property
+    def itemsize(self):
+        return self._impl.itemsize
+
+    @property
+    def nbytes(self):
+        return self._impl.nbytes
+
+    def data_ptr(self):
+        return self._impl.data_ptr
+
+    @property
+    def _version(self):
+        return self._impl.version
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    def is_pinned(self):
+        return self._impl.storage_kind == "shared"
+
+    # ---- autograd flags (the engine arrives with the autograd issue) ----------------
+    @property
+    def requires_grad(self):
+        return self._impl.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if value and self.dtype._name not in _FLOAT_KINDS:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               f"gradients (got {self.dtype})")
+        self._impl.requires_grad = builtins.bool(value)
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._impl.is_leaf
+
+    def detach(self):
+        return _wrap(self._impl.alias())
+
+    # ---- reading out -------------------------------------------------------------------
+    def item(self):
+        return self._impl.item()
+
+    def tolist(self):
+        return _C.tolist(self._impl)
+
+    def to_bytes(self):
+        return self._impl.to_bytes()
+
+    def numpy(self, *, force=False):
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        if self.dtype is D.bfloat16:
+            raise TypeError("Got unsupported ScalarType BFloat16: NumPy has no bfloat16; "
+                            "convert first, e.g. tensor.float().numpy()")
+        import numpy  # loaded only on request: `import lucid` never imports NumPy
+
+        # GPU data is downloaded (the engine contract); host data is shared, zero-copy.
+        host = self.detach() if self._impl.device < 0 else self.cpu()
+        return numpy.from_dlpack(host)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.numpy(force=True) if not self.requires_grad else self.detach().numpy()
+        if dtype is not None and arr.dtype != dtype:
+            arr = arr.astype(dtype)
+        elif copy:
+            arr = arr.copy()
+        return arr
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if self.requires_grad:
+            raise RuntimeError("Can't export a Tensor that requires grad through DLPack. "
+                               "Use tensor.detach() first.")
+        t = self
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            if tuple(dl_device)[0] != 1 or copy is False:
+                raise BufferError(f"cannot export a {self.device} tensor to DLPack device {dl_device}")
+            t = self.cpu()
+        elif copy:
+            t = self.clone()
+        versioned = max_version is not None and tuple(max_version) >= (1, 0)
+        return _C.to_dlpack(t._impl, versioned)
+
+    def __dlpack_device__(self):
+        return _C.dlpack_device(self._impl)
+
+    def __repr__(self):
+        return _repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    # ---- Python protocols --------------------------------------------------------------
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._impl.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (_wrap(self._impl.select(0, i)) for i in range(self._impl.shape[0]))
+
+    def _scalar(self, what):
+        n = self._impl.numel
+        if n != 1:
+            raise RuntimeError(f"{what} of Tensor with {'more than one value' if n else 'no values'}"
+                               " is ambiguous" if what == "Boolean value" else
+                               f"a Tensor with {n} elements cannot be converted to Scalar")
+        return self._impl.item()
+
+    def __bool__(self):
+        return builtins.bool(self._scalar("Boolean value"))
+
+    def __int__(self):
+        v = self._scalar("int")
+        return builtins.int(v.real if isinstance(v, complex) else v)
+
+    def __float__(self):
+        v = self._scalar("float")
+        return builtins.float(v.real if isinstance(v, complex) else v)
+
+    def __complex__(self):
+        return complex(self._scalar("complex"))
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.dtype.is_complex or self._impl.numel != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return builtins.int(self._impl.item())
+
+    def __getitem__(self, key):
+        return _wrap(getitem(self._impl, key))
+
+    def __setitem__(self, key, value):
+        setitem(self._impl, key, value._impl if isinstance(value, Tensor) else value)
+
+    # ---- views -------------------------------------------------------------------------
+    def view(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], D.dtype):
+            raise NotImplementedError("view(dtype) reinterpretation is not supported yet")
+        return _wrap(self._impl.view(_parse_size(shape, "view")))
+
+    def view_as(self, other):
+        return self.view(other.shape)
+
+    def reshape(self, *shape):
+        return _wrap(self._impl.reshape(_parse_size(shape, "reshape")))
+
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
+
+    def permute(self, *dims):
+        return _wrap(self._impl.permute(_parse_size(dims, "permute", allow_negative=True)))
+
+    def transpose(self, dim0, dim1):
+        return _wrap(self._impl.transpose(dim0, dim1))
+
+    swapaxes = swapdims = transpose
+
+    def t(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return self.transpose(0, -1) if self.ndim == 2 else self.detach()
+
+    @property
+    def T(self):
+        return self.permute(*range(self.ndim - 1, -1, -1))
+
+    @property
+    def mT(self):
+        if self.ndim < 2:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
+        return self.transpose(-2, -1)
+
+    def expand(self, *sizes):
+        return _wrap(self._impl.expand(_parse_size(sizes, "expand", allow_negative=True)))
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
+
+    def broadcast_to(self, size):
+        return self.expand(size)
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            dims = []
+        elif isinstance(dim, (tuple, list)):
+            dims = list(dim)
+        else:
+            dims = [dim]
+        return _wrap(self._impl.squeeze(dims))
+
+    def unsqueeze(self, dim):
+        return _wrap(self._impl.unsqueeze(dim))
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        return _wrap(self._impl.flatten(start_dim, end_dim))
+
+    def unflatten(self, dim, sizes):
+        return _wrap(self._impl.unflatten(dim, _parse_size((sizes,), "unflatten", allow_negative=True)))
+
+    def narrow(self, dim, start, length):
+        return _wrap(self._impl.narrow(dim, _as_int(start), length))
+
+    def select(self, dim, index):
+        return _wrap(self._impl.select(dim, _as_int(index)))
+
+    def as_strided(self, size, stride, storage_offset=None):
+        return _wrap(self._impl.as_strided(_parse_size((size,), "as_strided"),
+                                           list(stride), storage_offset))
+
+    def contiguous(self, memory_format=None):
+        return _wrap(self._impl.contiguous())
+
+    def unbind(self, dim=0):
+        n = self.size(dim)
+        return tuple(_wrap(self._impl.select(dim, i)) for i in range(n))
+
+    # ---- copies and in-place writes -------------------------------------------------------
+    def clone(self, *, memory_format=None):
+        return _wrap(self._impl.clone())
+
+    def copy_(self, src, non_blocking=False):
+        if not isinstance(src, Tensor):
+            raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+        self._impl.copy_(src._impl)
+        return self
+
+    def fill_(self, value):
+        if isinstance(value, Tensor):
+            if value.ndim != 0:
+                raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                                   f"{value.ndim} dimensions.")
+            self._impl.copy_(value._impl)
+        else:
+            self._impl.fill_(value)
+        return self
+
+    def zero_(self):
+        self._impl.fill_(0)
+        return self
+
+    # ---- conversions -------------------------------------------------------------------------
+    def to(self, *args, **kwargs):
+        dtype, device, copy = _parse_to_args(self, args, kwargs)
+        return self._to(dtype, device, copy)
+
+    def _to(self, dtype=None, device=None, copy=False):
+        impl = self._impl
+        if device is not None and device._code != impl.device:
+            impl = impl.to_device(device._code)
+            copy = copy and impl.storage_kind == "shared"  # a relabel shares bytes: honour copy=True
+        if dtype is not None and dtype._code != impl.dtype:
+            impl = impl.clone(dtype._code)
+            copy = False
+        if copy:
+            impl = impl.clone()
+        return self if impl is self._impl else _wrap(impl)
+
+    def cpu(self):
+        return self._to(device=_resolve_device("cpu"))
+
+    def gpu(self, device=None):
+        return self._to(device=_resolve_device("gpu" if device is None else device))
+
+    def cuda(self, device=None, non_blocking=False):
+        if isinstance(device, builtins.int):
+            device = f"gpu:{device}"
+        return self.gpu(device)
+
+    def pin_memory(self):
+        if self.is_pinned():
+            return self
+        out = _C.empty(list(self._impl.shape), self._impl.dtype, -1, True)
+        out.copy_(self._impl)
+        return _wrap(out)
+
+    def eval(self):
+        """Waits until every queued write to this tensor is done (MLX's eval)."""
+        self._impl.eval()
+        return self
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return "lucid." + _TYPE_NAMES[self.dtype._name]
+        return self._to(dtype=D._check(dtype))
+
+    def float(self):
+        return self._to(D.float32)
+
+    def double(self):
+        return self._to(D.float64)
+
+    def half(self):
+        return self._to(D.float16)
+
+    def bfloat16(self):
+        return self._to(D.bfloat16)
+
+    def long(self):
+        return self._to(D.int64)
+
+    def int(self):
+        return self._to(D.int32)
+
+    def short(self):
+        return self._to(D.int16)
+
+    def char(self):
+        return self._to(D.int8)
+
+    def byte(self):
+        return self._to(D.uint8)
+
+    def bool(self):
+        return self._to(D.bool)
+
+    def cfloat(self):
+        return self._to(D.complex64)
+
+    # ---- new_* and random fills --------------------------------------------------------------
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        from ._creation import empty
+        return empty(*size, dtype=dtype or self.dtype, device=device or self.device,
+                     requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        from ._creation import zeros
+        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
+                     requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        from ._creation import ones
+        return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        from ._creation import full
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        from ._creation import tensor
+        return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                      requires_grad=requires_grad)
+
+    def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+        from ._random import _gen
+        _C.uniform_(self._impl, from_, to, _gen(generator))
+        return self
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        from ._random import _gen
+        _C.normal_(self._impl, mean, std, _gen(generator))
+        return self
+
+    def random_(self, from_=0, to=None, *, generator=None):
+        from ._random import _gen, _random_bounds
+        low, high = _random_bounds(self.dtype, from_, to)
+        _C.random_(self._impl, low, high, _gen(generator))
+        return self
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        from ._random import _gen
+        if isinstance(p, Tensor):
+            _C.bernoulli_tensor(self._impl, p.expand(self.shape)._impl, _gen(generator))
+        else:
+            _C.bernoulli_(self._impl, p, _gen(generator))
+        return self
+
+    def bernoulli(self, p=None, *, generator=None):
+        from ._random import bernoulli
+        return bernoulli(self, p, generator=generator)
+
+
+_TYPE_NAMES = {
+    "bool": "BoolTensor", "uint8": "ByteTensor", "int8": "CharTensor", "int16": "ShortTensor",
+    "int32": "IntTensor", "int64": "LongTensor", "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor", "float32": "FloatTensor", "float64": "DoubleTensor",
+    "complex64": "ComplexFloatTensor",
+}
+
+
+def _wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _as_int(v):
+    return v.__index__() if isinstance(v, Tensor) else v
+
+
+def _parse_to_args(self, args, kwargs):
+    """Tensor.to's overloads: to(device), to(dtype), to(device, dtype), to(tensor)."""
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, D.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (str, builtins.int)) or hasattr(a, "_code"):
+            device = a
+        elif isinstance(a, builtins.bool):
+            pass  # non_blocking / copy given positionally
+        else:
+            raise TypeError(f"to() received an invalid argument {a!r}: expected a dtype, a device "
+                            "or a Tensor")
+    if dtype is not None:
+        D._check(dtype)
+    return dtype, None if device is None else _resolve_device(device), copy
+
+
+def _repr(t, prefix="tensor("):
+    """torch._tensor_str._str_intern: data from the engine, then the suffixes."""
+    impl = t._impl
+    opts = _C.get_print_options()
+    indent = len(prefix)
+    suffixes = []
+    if impl.device >= 0:
+        suffixes.append(f"device='{t.device}'")
+    dt = t.dtype
+    default = D.get_default_dtype()
+    if impl.numel == 0:
+        if impl.ndim != 1:
+            suffixes.append(f"size={tuple(impl.shape)}")
+        if dt is not default:
+            suffixes.append(f"dtype={dt}")
+        data = "[]"
+    else:
+        if not opts["edgeitems"]:
+            suffixes.append(f"size={tuple(impl.shape)}")
+        if dt not in (default, D.complex64, D.int64, D.bool):
+            suffixes.append(f"dtype={dt}")
+        data = impl.to_string(indent)
+    if impl.requires_grad:
+        suffixes.append("requires_grad=True")
+    out = [data]
+    last_line_len = len(data) - data.rfind("\n") + 1
+    for s in suffixes:
+        if last_line_len + len(s) + 2 > opts["linewidth"]:
+            out.append(",\n" + " " * indent + s)
+            last_line_len = indent + len(s)
+        else:
+            out.append(", " + s)
+            last_line_len += len(s) + 2
+    return prefix + "".join(out) + ")"
