@@ -13,6 +13,7 @@ void init_gpu(nb::module_& m) {
     nb::gil_scoped_release release;
     gpu_runtime(device).synchronize(device);
   });
+  m.def("gpu_stream_handle", [](int device) { return gpu_runtime(device).stream_handle(device); });
   m.def("gpu_memory_stats", [](int device) {
     MemoryStats s = gpu_runtime(device).memory_stats(device);
     nb::dict d;

@@ -37,6 +37,9 @@ class GpuRuntime {
                             int device) = 0;
   virtual void memset_zero(void* dst, size_t nbytes, int device) = 0;
   virtual void synchronize(int device) = 0;  // waits for all work queued on the device
+  // The device's stream as an integer (a cudaStream_t), for DLPack consumers and
+  // producers that must order their work with lucid's.
+  virtual uintptr_t stream_handle(int device) = 0;
   virtual MemoryStats memory_stats(int device) = 0;
   virtual void reset_peak_memory_stats(int device) = 0;
   virtual void empty_cache() = 0;

@@ -1,0 +1,48 @@
+#include "backend/cuda/device_guard.h"
+
+#include <cuda_runtime_api.h>
+
+#include "backend/cuda/check.h"
+
+namespace lucid::cuda {
+
+int device_count() noexcept {
+  // A function-local static is initialised once, thread-safely. cudaGetDeviceCount
+  // starts the driver but creates no context, so calling it is cheap and harmless.
+  static const int count = [] {
+    int n = 0;
+    const cudaError_t err = cudaGetDeviceCount(&n);
+    if (err != cudaSuccess) {
+      // No driver (cudaErrorInsufficientDriver) or no device (cudaErrorNoDevice):
+      // clear the error so it does not resurface from the next CUDA call.
+      (void)cudaGetLastError();
+      return 0;
+    }
+    return n;
+  }();
+  return count;
+}
+
+void check_device(int device) {
+  const int n = device_count();
+  LUCID_CHECK(n > 0, RuntimeError, "no GPU is available: CUDA found no device");
+  LUCID_CHECK(device >= 0 && device < n, RuntimeError, "invalid GPU index ", device, ": ", n,
+              " GPU", n == 1 ? " is" : "s are", " available (valid indices 0..", n - 1, ")");
+}
+
+DeviceGuard::DeviceGuard(int device) {
+  LUCID_CUDA_CHECK(cudaGetDevice(&previous_));
+  if (previous_ != device) {
+    LUCID_CUDA_CHECK(cudaSetDevice(device));
+    switched_ = true;
+  }
+}
+
+DeviceGuard::~DeviceGuard() {
+  // A destructor must not throw. Restoring can only fail if the context is already
+  // broken, in which case the next checked call reports the real error; clear this
+  // one so it is not misattributed to that call.
+  if (switched_ && cudaSetDevice(previous_) != cudaSuccess) (void)cudaGetLastError();
+}
+
+}  // namespace lucid::cuda

@@ -1,0 +1,16 @@
+#include "backend/cuda/register.h"
+
+#include "backend/cuda/runtime.h"
+#include "core/gpu_runtime.h"
+
+namespace lucid::cuda {
+
+void register_runtime() {
+  // Leaked on purpose: core keeps a raw pointer to the runtime, and tensors freed
+  // during interpreter shutdown (after static destructors ran) may still call into
+  // it. The object holds no resources of its own, so leaking it costs nothing.
+  static CudaRuntime* runtime = new CudaRuntime();
+  register_gpu_runtime(runtime);
+}
+
+}  // namespace lucid::cuda

@@ -1,0 +1,13 @@
+// Entry point of the CUDA backend. The Python bindings call register_runtime() at
+// module import (under #ifdef LUCID_WITH_CUDA); from then on lucid::gpu_runtime()
+// in core returns the CUDA runtime.
+#pragma once
+
+namespace lucid::cuda {
+
+// Registers the process-wide CudaRuntime with core. Cheap and idempotent, and
+// initialises no CUDA context: a CUDA build imports fine on a machine without a GPU
+// (device_count() then reports 0) and creates contexts only on first GPU use.
+void register_runtime();
+
+}  // namespace lucid::cuda

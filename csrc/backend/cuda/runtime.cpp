@@ -1,0 +1,78 @@
+#include "backend/cuda/runtime.h"
+
+#include <cuda_runtime_api.h>
+
+#include "backend/cuda/caching_allocator.h"
+#include "backend/cuda/check.h"
+#include "backend/cuda/device_guard.h"
+#include "backend/cuda/pinned_memory.h"
+#include "backend/cuda/stream.h"
+#include "backend/cuda/strided_copy.h"
+
+namespace lucid::cuda {
+
+int CudaRuntime::device_count() { return cuda::device_count(); }
+
+GpuStorage CudaRuntime::allocate(size_t nbytes, int device) {
+  return CachingAllocator::instance().allocate(nbytes, device);
+}
+
+SharedStorage CudaRuntime::allocate_shared(size_t nbytes, int device) {
+  return allocate_pinned_mapped(nbytes, device);
+}
+
+void CudaRuntime::copy(void* dst, const void* src, size_t nbytes, CopyKind kind, int device) {
+  if (nbytes == 0) return;
+  check_device(device);
+  LUCID_CHECK(dst != nullptr && src != nullptr, RuntimeError,
+              "internal: GPU copy of ", nbytes, " bytes with a null pointer");
+  DeviceGuard guard(device);
+  cudaStream_t s = stream(device);
+  // cudaMemcpyDefault lets CUDA infer the direction from the pointers (unified
+  // addressing, always on for 64-bit sm_90 builds). It accepts everything the
+  // explicit kinds do, plus a shared storage's pinned pointer on either side and a
+  // copy between two GPUs; `kind` still decides whether we wait below.
+  LUCID_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, s));
+  // The host side may be pageable memory the caller reads or frees as soon as we
+  // return (a NumPy array, a temporary vector), so host copies are synchronous.
+  // Device-to-device stays queued: later work on the same stream is ordered after it.
+  if (kind != CopyKind::DeviceToDevice) LUCID_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void CudaRuntime::strided_copy(std::byte* dst, const Stride& dst_stride, const std::byte* src,
+                               const Stride& src_stride, const Shape& shape, size_t itemsize,
+                               int device) {
+  cuda::strided_copy(dst, dst_stride, src, src_stride, shape, itemsize, device);
+}
+
+void CudaRuntime::memset_zero(void* dst, size_t nbytes, int device) {
+  if (nbytes == 0) return;
+  check_device(device);
+  LUCID_CHECK(dst != nullptr, RuntimeError, "internal: GPU memset with a null pointer");
+  DeviceGuard guard(device);
+  LUCID_CUDA_CHECK(cudaMemsetAsync(dst, 0, nbytes, stream(device)));
+}
+
+void CudaRuntime::synchronize(int device) {
+  // All of lucid's work on a device is on its one stream, so waiting for the stream
+  // is waiting for the device (cheaper than cudaDeviceSynchronize, and it does not
+  // wait for other libraries' streams).
+  sync_stream(device);
+}
+
+uintptr_t CudaRuntime::stream_handle(int device) {
+  DeviceGuard guard(device);
+  return reinterpret_cast<uintptr_t>(stream(device));
+}
+
+MemoryStats CudaRuntime::memory_stats(int device) {
+  return CachingAllocator::instance().stats(device);
+}
+
+void CudaRuntime::reset_peak_memory_stats(int device) {
+  CachingAllocator::instance().reset_peak(device);
+}
+
+void CudaRuntime::empty_cache() { CachingAllocator::instance().empty_cache(); }
+
+}  // namespace lucid::cuda

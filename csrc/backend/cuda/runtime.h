@@ -1,0 +1,28 @@
+// lucid::GpuRuntime implemented with the CUDA runtime API. A thin facade: memory
+// comes from the caching allocator, shared memory from pinned_memory, strided copies
+// from the strided copy kernel, and all work goes on the per-device stream.
+// Constructing it touches no CUDA API; contexts are created on first real use.
+#pragma once
+
+#include "core/gpu_runtime.h"
+
+namespace lucid::cuda {
+
+class CudaRuntime final : public GpuRuntime {
+ public:
+  int device_count() override;
+  GpuStorage allocate(size_t nbytes, int device) override;
+  SharedStorage allocate_shared(size_t nbytes, int device) override;
+  void copy(void* dst, const void* src, size_t nbytes, CopyKind kind, int device) override;
+  void strided_copy(std::byte* dst, const Stride& dst_stride, const std::byte* src,
+                    const Stride& src_stride, const Shape& shape, size_t itemsize,
+                    int device) override;
+  void memset_zero(void* dst, size_t nbytes, int device) override;
+  void synchronize(int device) override;
+  uintptr_t stream_handle(int device) override;
+  MemoryStats memory_stats(int device) override;
+  void reset_peak_memory_stats(int device) override;
+  void empty_cache() override;
+};
+
+}  // namespace lucid::cuda

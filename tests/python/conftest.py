@@ -1,0 +1,105 @@
+"""Shared fixtures and helpers for checking lucid against PyTorch.
+
+Test modules import the helpers with `from conftest import ...` (pytest puts this
+directory on sys.path, and the module is the same object pytest loaded).
+"""
+
+import math
+
+import pytest
+import torch
+
+import lucid
+
+# Every dtype lucid has, by name; torch has all of them too.
+DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+               "float32", "float64", "complex64"]
+INT_NAMES = ["uint8", "int8", "int16", "int32", "int64"]
+FLOAT_NAMES = ["float16", "bfloat16", "float32", "float64"]
+
+DEVICES = ["cpu"] + (["gpu"] if lucid.gpu.is_available() else [])
+
+
+def dtype_name(d):
+    """'float32' for lucid.float32 and torch.float32 alike."""
+    return str(d).split(".")[-1]
+
+
+def lucid_dtype(d):
+    return getattr(lucid, dtype_name(d))
+
+
+def torch_dtype(d):
+    return getattr(torch, dtype_name(d))
+
+
+def to_torch(t):
+    """A torch tensor with the values, shape and dtype of lucid tensor `t` (a copy)."""
+    dt = torch_dtype(t.dtype)
+    return torch.tensor(t.tolist(), dtype=dt).reshape(tuple(t.shape))
+
+
+def to_lucid(t, device="cpu"):
+    """A lucid tensor with the values, shape and dtype of torch tensor `t` (a copy)."""
+    return lucid.tensor(t.tolist(), dtype=lucid_dtype(t.dtype), device=device).reshape(
+        tuple(t.shape))
+
+
+def _values_equal(a, b):
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(
+            _values_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, complex) or isinstance(b, complex):
+        a, b = complex(a), complex(b)
+        return _values_equal(a.real, b.real) and _values_equal(a.imag, b.imag)
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b and type(a) is type(b)
+
+
+def assert_same(lt, tt, *, strides=True, offset=False):
+    """lucid tensor `lt` matches torch tensor `tt`: shape, dtype name, strides, values
+    (exactly, Python types included: tolist() of both must agree)."""
+    assert isinstance(lt, lucid.Tensor), type(lt)
+    assert tuple(lt.shape) == tuple(tt.shape), (lt.shape, tt.shape)
+    assert dtype_name(lt.dtype) == dtype_name(tt.dtype), (lt.dtype, tt.dtype)
+    if strides:
+        assert lt.stride() == tt.stride(), (lt.stride(), tt.stride())
+    if offset:
+        assert lt.storage_offset() == tt.storage_offset()
+    assert lt.is_contiguous() == tt.is_contiguous()
+    lv = lt.cpu().tolist()
+    tv = tt.cpu().tolist()
+    assert _values_equal(lv, tv), (lv, tv)
+
+
+def assert_close(lt, tt, rtol=1e-6, atol=1e-6):
+    """Like assert_same, for computed floating-point values (no stride check)."""
+    assert tuple(lt.shape) == tuple(tt.shape)
+    assert dtype_name(lt.dtype) == dtype_name(tt.dtype)
+    torch.testing.assert_close(to_torch(lt.cpu()), tt, rtol=rtol, atol=atol)
+
+
+def shares_storage(a, b):
+    """Both lucid tensors view the same storage."""
+    return a._impl.storage_data_ptr == b._impl.storage_data_ptr
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    """'cpu', and 'gpu' when lucid has a GPU."""
+    return request.param
+
+
+@pytest.fixture
+def devices():
+    return list(DEVICES)
+
+
+@pytest.fixture(autouse=True)
+def _restore_default_dtype():
+    """A test that changes the default dtype cannot leak it into the next one."""
+    before_l, before_t = lucid.get_default_dtype(), torch.get_default_dtype()
+    yield
+    lucid.set_default_dtype(before_l)
+    torch.set_default_dtype(before_t)
