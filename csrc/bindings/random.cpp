@@ -7,6 +7,7 @@
 #include "backend/cpu/random.h"
 #include "bindings/common.h"
 #include "core/generator.h"
+#include "ops/views.h"
 
 namespace lucid::bindings {
 
@@ -49,6 +50,24 @@ void init_random(nb::module_& m) {
   });
   m.def("random_", [](TensorImpl& t, int64_t low, int64_t high, Generator& g) {
     fill_in_place(t, [&](TensorImpl& x) { cpu::random_(x, low, high, g); });
+  });
+  // out = mean + std * z with z ~ N(0, 1), mean and std broadcast to out's shape:
+  // torch.normal(Tensor mean, Tensor std). Computed in float64 on the host.
+  m.def("normal_tensor", [](TensorImpl& out, const TensorImpl& mean, const TensorImpl& std, Generator& g) {
+    auto as_f64 = [&](const TensorImpl& t) {
+      TensorPtr p = std::const_pointer_cast<TensorImpl>(t.shared_from_this());
+      return ops::expand(p, out.shape())->clone(Dtype::F64, Device::cpu());
+    };
+    TensorPtr m = as_f64(mean), s = as_f64(std), z = TensorImpl::empty(out.shape(), Dtype::F64, Device::cpu());
+    const double* mp = reinterpret_cast<const double*>(m->host_ptr());
+    const double* sp = reinterpret_cast<const double*>(s->host_ptr());
+    int64_t n = out.numel();
+    for (int64_t i = 0; i < n; ++i)
+      LUCID_CHECK(sp[i] >= 0.0, RuntimeError, "normal expects all elements of std >= 0.0, but found std ", sp[i]);
+    cpu::normal_(*z, 0.0, 1.0, g);
+    double* zp = reinterpret_cast<double*>(z->host_ptr());
+    for (int64_t i = 0; i < n; ++i) zp[i] = mp[i] + sp[i] * zp[i];
+    out.copy_from(*z);
   });
   m.def("bernoulli_", [](TensorImpl& t, double p, Generator& g) {
     fill_in_place(t, [&](TensorImpl& x) { cpu::bernoulli_(x, p, g); });

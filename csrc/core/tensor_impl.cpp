@@ -163,28 +163,41 @@ void TensorImpl::copy_from(const TensorImpl& src) {
                                   shape, itemsize(), dev);
     return;
   }
-  // One side is GPU-only memory and the other host-only, or a cast is needed: stage
-  // through a contiguous buffer, casting on the host side.
-  if (is_gpu_storage()) {
-    LUCID_CHECK(src.is_cpu_storage() || src.is_shared_storage(), NotImplementedError,
-                "no CUDA kernel for the cast ", dtype_name(src.dtype()), " -> ", dtype_name(dtype()),
+  // One side is GPU-only memory and the other host memory, or a GPU cast is needed.
+  // Casts and broadcasts happen on the host; the bytes cross once, directly into the
+  // destination when it is contiguous and no broadcast is needed.
+  bool same_shape = src.shape() == shape;
+  if (is_gpu_storage()) {  // upload
+    LUCID_CHECK(host_addressable(src), NotImplementedError, "no CUDA kernel for the cast ",
+                dtype_name(src.dtype()), " -> ", dtype_name(dtype()),
                 " on gpu yet: cast on the CPU, or copy first and cast later");
     int dev = gpu_index_of(*this);
-    TensorPtr host = src.clone(dtype(), Device::cpu());  // contiguous, cast, src's shape
+    TensorPtr packed;  // src as contiguous host bytes of our dtype, if src is not already
+    if (!(src.is_contiguous() && src.dtype() == dtype())) packed = src.clone(dtype(), Device::cpu());
+    else sync_if_shared(src);
+    const std::byte* host = packed ? packed->host_ptr() : src.host_ptr();
+    if (same_shape && is_contiguous()) {
+      gpu_runtime(dev).copy(data_ptr(), host, nbytes(), CopyKind::HostToDevice, dev);
+      return;
+    }
     TensorPtr staged = empty(src.shape(), dtype(), meta_.device);
-    gpu_runtime(dev).copy(staged->data_ptr(), host->host_ptr(), host->nbytes(),
-                          CopyKind::HostToDevice, dev);
-    copy_from(*staged);  // GPU strided copy with broadcast; bumps the version again (harmless)
+    gpu_runtime(dev).copy(staged->data_ptr(), host, staged->nbytes(), CopyKind::HostToDevice, dev);
+    copy_from(*staged);  // GPU strided copy with broadcast
     return;
   }
-  // src lives in GPU memory; this tensor is on the host.
+  // Download: src lives in GPU memory; this tensor is in host memory.
   int dev = gpu_index_of(src);
   TensorPtr dense = src.is_contiguous() ? std::const_pointer_cast<TensorImpl>(src.shared_from_this())
                                         : src.clone();  // contiguous, still on the GPU
+  if (same_shape && is_contiguous() && dtype() == src.dtype()) {
+    sync_if_shared(*this);
+    gpu_runtime(dev).copy(host_ptr(), dense->data_ptr(), nbytes(), CopyKind::DeviceToHost, dev);
+    return;
+  }
   TensorPtr host = empty(src.shape(), src.dtype(), Device::cpu());
   gpu_runtime(dev).copy(host->host_ptr(), dense->data_ptr(), host->nbytes(), CopyKind::DeviceToHost,
                         dev);
-  copy_from(*host);
+  copy_from(*host);  // host strided copy with cast and broadcast
 }
 
 void TensorImpl::fill(const Scalar& value) {

@@ -190,16 +190,47 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad=False):
-    """normal(mean: float, std: float, size): samples of N(mean, std^2)."""
+    """Samples of N(mean, std^2): normal(float, float, size), or elementwise with
+    tensor mean and/or std (broadcast together)."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        raise NotImplementedError("normal() with tensor mean/std needs elementwise ops, which arrive "
-                                  "with the op set; use normal(float, float, size) or "
-                                  "empty(size).normal_(mean, std)")
+        if size is not None:
+            raise TypeError("normal() with tensor mean or std takes no size: the output has "
+                            "their broadcast shape")
+        ref = mean if isinstance(mean, Tensor) else std
+        mean_t, std_t = (_as_scalar_tensor(v, ref) for v in (mean, std))
+        for t in (mean_t, std_t):
+            if not (t.dtype.is_floating_point or t.dtype.is_complex):
+                raise RuntimeError(f"normal expects floating-point mean and std, got {t.dtype}")
+        shape = _broadcast_shape(mean_t.shape, std_t.shape)
+        out_dtype = D.promote_types(mean_t.dtype, std_t.dtype) if dtype is None else D._check(dtype)
+        out = _C.empty(shape, out_dtype._code, -1, False)
+        _C.normal_tensor(out, mean_t._impl, std_t._impl, _gen(generator))
+        return _done(out, _resolve_device(device) if device is not None else ref.device,
+                     requires_grad)
     if size is None:
         raise TypeError("normal() with float mean and std needs a size")
     impl, dtype, device = _new((size,), dtype, device, "normal")
     _C.normal_(impl, builtins.float(mean), builtins.float(std), _gen(generator))
     return _done(impl, device, requires_grad)
+
+
+def _as_scalar_tensor(v, ref):
+    if isinstance(v, Tensor):
+        return v
+    from ._creation import tensor
+    return tensor(builtins.float(v), dtype=ref.dtype)
+
+
+def _broadcast_shape(a, b):
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and 1 not in (x, y):
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                               "at non-singleton dimension")
+        out.append(y if x == 1 else x)
+    return out
 
 
 def bernoulli(input, p=None, *, generator=None):
