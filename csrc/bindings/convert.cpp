@@ -191,20 +191,35 @@ bool has_buffer(nb::handle h) {
 
 // ---- tolist ------------------------------------------------------------------------
 
-nb::object build_list(const std::byte*& p, const Shape& shape, size_t depth, Dtype dtype) {
+template <typename T>
+PyObject* element_to_python(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  if constexpr (std::is_same_v<T, bool>) return PyBool_FromLong(v);
+  else if constexpr (std::is_same_v<T, complex64>) return PyComplex_FromDoubles(v.real(), v.imag());
+  else if constexpr (std::is_integral_v<T>) return PyLong_FromLongLong(v);
+  else return PyFloat_FromDouble(double(v));
+}
+
+// Nested lists over row-major bytes, built with the CPython API directly: this is
+// the hot loop of tolist() and repr-free printing of large tensors.
+template <typename T>
+PyObject* build_list(const std::byte*& p, const Shape& shape, size_t depth) {
   if (depth == shape.size()) {
-    return visit_dtype(dtype, [&]<typename T>() -> nb::object {
-      T v;
-      std::memcpy(&v, p, sizeof v);
-      p += sizeof v;
-      if constexpr (std::is_same_v<T, bool>) return nb::bool_(v);
-      else if constexpr (std::is_same_v<T, complex64>) return nb::steal(PyComplex_FromDoubles(v.real(), v.imag()));
-      else if constexpr (std::is_integral_v<T>) return nb::int_(int64_t(v));
-      else return nb::float_(double(v));
-    });
+    PyObject* o = element_to_python<T>(p);
+    p += sizeof(T);
+    return o;
   }
-  nb::list l;
-  for (int64_t i = 0; i < shape[depth]; ++i) l.append(build_list(p, shape, depth + 1, dtype));
+  PyObject* l = PyList_New(shape[depth]);
+  if (!l) throw nb::python_error();
+  for (int64_t i = 0; i < shape[depth]; ++i) {
+    PyObject* item = build_list<T>(p, shape, depth + 1);
+    if (!item) {
+      Py_DECREF(l);
+      throw nb::python_error();
+    }
+    PyList_SET_ITEM(l, i, item);  // steals the reference
+  }
   return l;
 }
 
@@ -243,7 +258,7 @@ void init_convert(nb::module_& m) {
   m.def("tolist", [](const TensorImpl& t) {
     std::vector<std::byte> bytes = t.to_bytes();
     const std::byte* p = bytes.data();
-    return build_list(p, t.shape(), 0, t.dtype());
+    return visit_dtype(t.dtype(), [&]<typename T>() { return nb::steal(build_list<T>(p, t.shape(), 0)); });
   });
 }
 

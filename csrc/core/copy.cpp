@@ -1,6 +1,8 @@
 #include "core/copy.h"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 #include <type_traits>
 
 namespace lucid {
@@ -34,47 +36,68 @@ inline To cast_value(From v) {
 }
 
 template <typename To, typename From>
-void copy_rows(std::byte* dst, const Stride& ds, const std::byte* src, const Stride& ss,
-               const Shape& shape) {
-  const size_t nd = shape.size();
-  if (nd == 0) {
-    From v;
-    std::memcpy(&v, src, sizeof v);
-    To w = cast_value<To>(v);
-    std::memcpy(dst, &w, sizeof w);
-    return;
+inline void copy_one(std::byte* dp, const std::byte* sp) {
+  From v;
+  std::memcpy(&v, sp, sizeof v);
+  To w = cast_value<To>(v);
+  std::memcpy(dp, &w, sizeof w);
+}
+
+// One row of `n` elements.
+template <typename To, typename From>
+void copy_row(std::byte* dp, int64_t dstep, const std::byte* sp, int64_t sstep, int64_t n) {
+  if (dstep == sizeof(To) && sstep == sizeof(From)) {
+    To* __restrict d = reinterpret_cast<To*>(dp);
+    const From* __restrict s = reinterpret_cast<const From*>(sp);
+    if constexpr (std::is_same_v<To, From>) std::memcpy(d, s, size_t(n) * sizeof(To));
+    else for (int64_t i = 0; i < n; ++i) d[i] = cast_value<To>(s[i]);  // vectorised
+  } else {
+    for (int64_t i = 0; i < n; ++i) copy_one<To, From>(dp + i * dstep, sp + i * sstep);
   }
-  const int64_t inner = shape[nd - 1];
-  const int64_t dstep = ds[nd - 1], sstep = ss[nd - 1];
+}
+
+// A 2-d block where the source is contiguous along the outer dimension and the
+// destination along the inner one (a transpose): walking tiles keeps both the rows
+// read and the rows written in cache, instead of one cache line per element read.
+template <typename To, typename From>
+void copy_tiled(std::byte* dst, int64_t d0, int64_t d1, const std::byte* src, int64_t s0,
+                int64_t s1, int64_t n0, int64_t n1) {
+  constexpr int64_t kTile = 32;
+  for (int64_t i0 = 0; i0 < n0; i0 += kTile) {
+    int64_t e0 = std::min(n0, i0 + kTile);
+    for (int64_t j0 = 0; j0 < n1; j0 += kTile) {
+      int64_t e1 = std::min(n1, j0 + kTile);
+      for (int64_t i = i0; i < e0; ++i)
+        for (int64_t j = j0; j < e1; ++j) copy_one<To, From>(dst + i * d0 + j * d1, src + i * s0 + j * s1);
+    }
+  }
+}
+
+template <typename To, typename From>
+void copy_nd(std::byte* dst, const Stride& ds, const std::byte* src, const Stride& ss,
+             const Shape& shape) {
+  const size_t nd = shape.size();
+  if (nd == 0) return copy_one<To, From>(dst, src);
+  // The innermost one or two dimensions are handled by a row or tile kernel; an
+  // odometer walks the rest.
+  const bool tiled = nd >= 2 && ss[nd - 1] != int64_t(sizeof(From)) && ss[nd - 2] == int64_t(sizeof(From));
+  const size_t kernel_dims = tiled ? 2 : 1;
+  const size_t outer_dims = nd - kernel_dims;
   int64_t outer = 1;
-  for (size_t d = 0; d + 1 < nd; ++d) outer *= shape[d];
-  std::vector<int64_t> idx(nd, 0);
-  for (int64_t row = 0; row < outer; ++row) {
+  for (size_t d = 0; d < outer_dims; ++d) outer *= shape[d];
+  std::vector<int64_t> idx(outer_dims, 0);
+  for (int64_t it = 0; it < outer; ++it) {
     int64_t doff = 0, soff = 0;
-    for (size_t d = 0; d + 1 < nd; ++d) {
+    for (size_t d = 0; d < outer_dims; ++d) {
       doff += idx[d] * ds[d];
       soff += idx[d] * ss[d];
     }
-    std::byte* dp = dst + doff;
-    const std::byte* sp = src + soff;
-    if (dstep == sizeof(To) && sstep == sizeof(From)) {
-      // Contiguous row: the compiler vectorises this loop.
-      To* __restrict d = reinterpret_cast<To*>(dp);
-      const From* __restrict s = reinterpret_cast<const From*>(sp);
-      if constexpr (std::is_same_v<To, From>) {
-        std::memcpy(d, s, size_t(inner) * sizeof(To));
-      } else {
-        for (int64_t i = 0; i < inner; ++i) d[i] = cast_value<To>(s[i]);
-      }
-    } else {
-      for (int64_t i = 0; i < inner; ++i) {
-        From v;
-        std::memcpy(&v, sp + i * sstep, sizeof v);
-        To w = cast_value<To>(v);
-        std::memcpy(dp + i * dstep, &w, sizeof w);
-      }
-    }
-    for (size_t d = nd - 1; d-- > 0;) {  // odometer over the outer dimensions
+    if (tiled)
+      copy_tiled<To, From>(dst + doff, ds[nd - 2], ds[nd - 1], src + soff, ss[nd - 2], ss[nd - 1],
+                           shape[nd - 2], shape[nd - 1]);
+    else
+      copy_row<To, From>(dst + doff, ds[nd - 1], src + soff, ss[nd - 1], shape[nd - 1]);
+    for (size_t d = outer_dims; d-- > 0;) {  // odometer
       if (++idx[d] < shape[d]) break;
       idx[d] = 0;
     }
@@ -116,7 +139,7 @@ void host_strided_copy(std::byte* dst, const Stride& dst_stride, Dtype dst_dtype
   Stride ds = dst_stride, ss = src_stride;
   Shape cs = collapse_dims(shape, {&ds, &ss});
   visit_dtype(dst_dtype, [&]<typename To>() {
-    visit_dtype(src_dtype, [&]<typename From>() { copy_rows<To, From>(dst, ds, src, ss, cs); });
+    visit_dtype(src_dtype, [&]<typename From>() { copy_nd<To, From>(dst, ds, src, ss, cs); });
   });
 }
 
