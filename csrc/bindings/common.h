@@ -4,6 +4,8 @@
 
 #include <nanobind/nanobind.h>
 
+#include <string>
+
 #include "core/tensor_impl.h"
 
 namespace lucid::bindings {
@@ -12,6 +14,11 @@ namespace nb = nanobind;
 
 inline Device device_from_code(int code) { return code < 0 ? Device::cpu() : Device::gpu(code); }
 inline int device_code(const Device& d) { return d.is_cpu() ? -1 : d.index; }
+
+// The name of h's type, for error messages ("list", "str", "ndarray").
+inline std::string type_name_of(nb::handle h) {
+  return nb::str(nb::handle((PyObject*)Py_TYPE(h.ptr())).attr("__name__")).c_str();
+}
 
 nb::object scalar_to_python(const Scalar& s);
 Scalar scalar_from_python(nb::handle h);  // bool, int, float or complex; TypeError otherwise

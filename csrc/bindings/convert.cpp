@@ -1,7 +1,9 @@
-// Python data <-> tensors without NumPy: nested sequences and scalars (with
-// PyTorch's dtype inference), buffer-protocol objects (NumPy arrays, memoryview,
-// array.array), and tolist().
+// Python data <-> tensors without importing NumPy: nested sequences and scalars
+// (with PyTorch's dtype inference and checked conversions), NumPy arrays and other
+// buffer-protocol objects (read through the buffer protocol), and tolist().
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 
 #include <nanobind/stl/shared_ptr.h>
@@ -12,10 +14,6 @@
 namespace lucid::bindings {
 
 namespace {
-
-std::string py_type_name(nb::handle h) {
-  return nb::cast<std::string>(nb::handle((PyObject*)Py_TYPE(h.ptr())).attr("__name__"));
-}
 
 bool is_sequence(nb::handle h) {
   PyObject* o = h.ptr();
@@ -28,91 +26,165 @@ nb::object unwrap_tensor(nb::handle h) {
   return nb::borrow(h);
 }
 
+std::optional<Dtype> dtype_from_format(const char* fmt, Py_ssize_t itemsize);
+
+// NumPy arrays and scalars expose __array_interface__; torch.tensor treats them (and
+// only them) as typed data. Other buffer objects (bytearray, memoryview,
+// array.array) are plain sequences of Python numbers, as in PyTorch.
+bool is_numpy_like(nb::handle h) {
+  return PyObject_CheckBuffer(h.ptr()) && PyObject_HasAttrString(h.ptr(), "__array_interface__");
+}
+
+// One element of the data: its value, and the dtype PyTorch infers for it alone.
+struct PyScalar {
+  Scalar value;
+  Dtype dtype;
+  bool int_overflow = false;  // a Python int beyond int64 (value holds it as a double)
+};
+
+PyScalar read_numpy_scalar(nb::handle h) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(h.ptr(), &view, PyBUF_RECORDS_RO) != 0) throw nb::python_error();
+  auto dtype = dtype_from_format(view.format, view.itemsize);
+  std::string fmt = view.format ? view.format : "B";
+  std::vector<std::byte> bytes(size_t(view.itemsize));
+  std::memcpy(bytes.data(), view.buf, bytes.size());
+  PyBuffer_Release(&view);
+  LUCID_CHECK(dtype, TypeError, "can't convert a NumPy scalar of format '", fmt,
+              "'. The only supported types are: float64, float32, float16, complex64, int64, "
+              "int32, int16, int8, uint8, and bool.");
+  Scalar v = visit_dtype(*dtype, [&]<typename T>() -> Scalar {
+    T x;
+    std::memcpy(&x, bytes.data(), sizeof x);
+    if constexpr (std::is_same_v<T, bool>) return x;
+    else if constexpr (std::is_same_v<T, complex64>) return std::complex<double>(x.real(), x.imag());
+    else if constexpr (std::is_integral_v<T>) return int64_t(x);
+    else return double(x);
+  });
+  return {v, *dtype};
+}
+
+PyScalar read_scalar(nb::handle h, Dtype default_float) {
+  PyObject* p = h.ptr();
+  if (PyBool_Check(p)) return {Scalar(p == Py_True), Dtype::Bool};
+  if (is_numpy_like(h)) return read_numpy_scalar(h);
+  if (PyFloat_Check(p)) return {Scalar(PyFloat_AS_DOUBLE(p)), default_float};
+  if (PyComplex_Check(p))
+    return {Scalar(std::complex<double>(PyComplex_RealAsDouble(p), PyComplex_ImagAsDouble(p))), Dtype::C64};
+  nb::object as_int;
+  if (PyLong_Check(p)) as_int = nb::borrow(h);
+  else if (PyObject_HasAttrString(p, "__index__")) as_int = nb::steal(PyNumber_Index(p));
+  if (as_int.is_valid()) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
+    if (!overflow) return {Scalar(int64_t(v)), Dtype::I64};
+    double d = PyLong_AsDouble(as_int.ptr());  // inf when beyond double's range
+    if (d == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      d = _PyLong_Sign(as_int.ptr()) < 0 ? -INFINITY : INFINITY;
+    }
+    return {Scalar(d), Dtype::I64, true};
+  }
+  if (PyObject_HasAttrString(p, "__float__")) {
+    nb::object f = nb::steal(PyNumber_Float(p));
+    if (!f.is_valid()) throw nb::python_error();
+    return {Scalar(PyFloat_AS_DOUBLE(f.ptr())), default_float};
+  }
+  if (h.is_none()) fail<RuntimeError>("Could not infer dtype of NoneType: tensor data must be numbers");
+  fail<TypeError>("new(): invalid data type '", type_name_of(h), "'");
+}
+
 // First pass: the shape (from the first element along each dimension, checked
-// against every other) and the widest kind of scalar seen.
+// against every other) and the promoted dtype of all elements.
 struct Inferred {
   Shape shape;
-  DtypeKind kind = DtypeKind::Bool;
+  std::optional<Dtype> dtype;
   bool any_scalar = false;
 };
 
-void infer(nb::handle h, size_t depth, Inferred& out) {
+void infer(nb::handle h, size_t depth, Dtype default_float, Inferred& out) {
   nb::object o = unwrap_tensor(h);
   if (is_sequence(o)) {
     Py_ssize_t n = PySequence_Size(o.ptr());
-    LUCID_CHECK(n >= 0, TypeError, "could not determine the length of a ", py_type_name(o));
+    if (n < 0) {
+      PyErr_Clear();
+      if (is_numpy_like(o)) goto scalar;  // a 0-d NumPy array
+      fail<TypeError>("could not determine the length of a ", type_name_of(o));
+    }
     if (depth == out.shape.size()) {
-      LUCID_CHECK(!out.any_scalar || depth == 0, ValueError,
-                  "expected a number at dim ", depth, " but found a sequence");
+      LUCID_CHECK(!out.any_scalar || depth == 0, TypeError, "expected a number at dim ", depth,
+                  " but found a sequence (nested sequences must be rectangular)");
       out.shape.push_back(n);
     } else {
-      LUCID_CHECK(depth < out.shape.size(), ValueError, "expected a number at dim ", depth,
-                  " but found a sequence (ragged nested sequence)");
+      LUCID_CHECK(depth < out.shape.size(), TypeError, "expected a number at dim ", depth,
+                  " but found a sequence (nested sequences must be rectangular)");
       LUCID_CHECK(out.shape[depth] == n, ValueError, "expected sequence of length ", out.shape[depth],
                   " at dim ", depth, " (got ", n, ")");
     }
-    for (Py_ssize_t i = 0; i < n; ++i) infer(nb::steal(PySequence_GetItem(o.ptr(), i)), depth + 1, out);
+    for (Py_ssize_t i = 0; i < n; ++i)
+      infer(nb::steal(PySequence_GetItem(o.ptr(), i)), depth + 1, default_float, out);
     return;
   }
-  LUCID_CHECK(depth == out.shape.size(), ValueError, "expected sequence of length ",
+scalar:
+  LUCID_CHECK(depth == out.shape.size(), TypeError, "not a sequence: expected a sequence of length ",
               depth < out.shape.size() ? out.shape[depth] : 0, " at dim ", depth,
-              " (got a number): nested sequences must be rectangular");
+              " but got a number (nested sequences must be rectangular)");
   out.any_scalar = true;
-  PyObject* p = o.ptr();
-  DtypeKind k;
-  if (PyBool_Check(p)) k = DtypeKind::Bool;
-  else if (PyLong_Check(p)) k = DtypeKind::Integer;
-  else if (PyFloat_Check(p)) k = DtypeKind::Floating;
-  else if (PyComplex_Check(p)) k = DtypeKind::Complex;
-  else if (PyObject_HasAttrString(p, "__index__")) k = DtypeKind::Integer;
-  else if (PyObject_HasAttrString(p, "__float__")) k = DtypeKind::Floating;
-  else fail<TypeError>("new(): invalid data type '", py_type_name(o), "'");
-  if (k > out.kind) out.kind = k;
+  Dtype d = read_scalar(o, default_float).dtype;
+  out.dtype = out.dtype ? promote_types(*out.dtype, d) : d;
 }
 
+[[noreturn]] void overflow(Dtype d) {
+  fail<RuntimeError>("value cannot be converted to type ", dtype_name(d), " without overflow");
+}
+
+// PyTorch's checked conversion: integers must fit the target (NaN never does);
+// floating targets saturate to inf; complex data needs a complex target.
 template <typename T>
-T convert_scalar(nb::handle h) {
-  PyObject* p = h.ptr();
-  Scalar s;
-  if (PyBool_Check(p) || PyLong_Check(p) || PyFloat_Check(p) || PyComplex_Check(p)) {
-    s = scalar_from_python(h);
-  } else if (PyObject_HasAttrString(p, "__index__")) {
-    s = scalar_from_python(nb::steal(PyNumber_Index(p)));
-  } else {
-    nb::object f = nb::steal(PyNumber_Float(p));
-    if (!f.is_valid()) throw nb::python_error();
-    s = Scalar(PyFloat_AS_DOUBLE(f.ptr()));
-  }
+T convert_scalar(const PyScalar& s, Dtype target) {
   return std::visit(
-      [](auto v) -> T {
+      [&](auto v) -> T {
         using V = decltype(v);
         if constexpr (std::is_same_v<T, complex64>) {
           if constexpr (std::is_same_v<V, std::complex<double>>) return complex64(float(v.real()), float(v.imag()));
           else return complex64(float(v), 0.f);
         } else if constexpr (std::is_same_v<V, std::complex<double>>) {
-          if constexpr (std::is_same_v<T, bool>) return v != std::complex<double>(0, 0);
-          else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return T(float(v.real()));
-          else return static_cast<T>(v.real());
+          fail<TypeError>("must be real number, not complex (the target dtype is ", dtype_name(target), ")");
         } else if constexpr (std::is_same_v<T, bool>) {
           return v != V(0);
         } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
           return T(float(v));
-        } else {
+        } else if constexpr (std::is_floating_point_v<T>) {
+          return static_cast<T>(v);
+        } else {  // integer target
+          if (s.int_overflow) fail<ValueError>("Overflow when unpacking long long: the value does not fit in int64");
+          using L = std::numeric_limits<T>;
+          if constexpr (std::is_same_v<V, double>) {
+            if (!(v >= double(L::min()) && v < double(L::max()) + 1.0)) overflow(target);
+          } else if constexpr (std::is_same_v<V, int64_t>) {
+            // Negative integers wrap into uint8 down to -255, as c10's checked conversion allows.
+            int64_t low = std::is_same_v<T, uint8_t> ? -255 : int64_t(L::min());
+            if (v < low || (std::is_same_v<T, int64_t> ? false : v > int64_t(L::max()))) overflow(target);
+          }
           return static_cast<T>(v);
         }
       },
-      s);
+      s.value);
 }
 
 template <typename T>
-void fill(nb::handle h, T*& out) {
+void fill(nb::handle h, T*& out, Dtype target, Dtype default_float) {
   nb::object o = unwrap_tensor(h);
   if (is_sequence(o)) {
     Py_ssize_t n = PySequence_Size(o.ptr());
-    for (Py_ssize_t i = 0; i < n; ++i) fill(nb::steal(PySequence_GetItem(o.ptr(), i)), out);
-    return;
+    if (n >= 0) {
+      for (Py_ssize_t i = 0; i < n; ++i)
+        fill(nb::steal(PySequence_GetItem(o.ptr(), i)), out, target, default_float);
+      return;
+    }
+    PyErr_Clear();  // a 0-d NumPy array: a scalar
   }
-  *out++ = convert_scalar<T>(o);
+  *out++ = convert_scalar<T>(read_scalar(o, default_float), target);
 }
 
 // ---- buffer protocol ------------------------------------------------------------
@@ -185,11 +257,40 @@ TensorPtr from_buffer(nb::handle obj, bool copy) {
   return out;
 }
 
-bool has_buffer(nb::handle h) {
-  return PyObject_CheckBuffer(h.ptr()) && !PyBytes_Check(h.ptr()) && !PyUnicode_Check(h.ptr());
+// torch.frombuffer: a 1-d tensor over the raw bytes of any buffer object, sharing
+// its memory (copied when the buffer is read-only, see from_buffer).
+TensorPtr frombuffer(nb::handle obj, Dtype dtype, int64_t count, int64_t offset) {
+  auto buf = std::make_shared<BufferView>();
+  if (PyObject_GetBuffer(obj.ptr(), &buf->view, PyBUF_SIMPLE) != 0) throw nb::python_error();
+  buf->held = true;
+  int64_t len = buf->view.len, item = int64_t(dtype_size(dtype));
+  LUCID_CHECK(offset >= 0 && offset <= len, ValueError, "offset (", offset,
+              " bytes) must be non-negative and no greater than buffer length (", len, " bytes) minus 1");
+  if (count < 0) {
+    LUCID_CHECK((len - offset) % item == 0, ValueError, "buffer length (", len - offset,
+                " bytes) after offset (", offset, " bytes) must be a multiple of element size (", item, ")");
+    count = (len - offset) / item;
+  }
+  LUCID_CHECK(count > 0 || len - offset > 0, ValueError, "both buffer length (", len, ") and count (",
+              count, ") must not be 0");
+  LUCID_CHECK(offset + count * item <= len, ValueError, "requested buffer length (", count, " * ", item,
+              " bytes) after offset (", offset, " bytes) must not be greater than actual buffer length (",
+              len, " bytes)");
+  auto* base = static_cast<std::byte*>(buf->view.buf) + offset;
+  TensorMeta meta{{count}, {item}, dtype, Device::cpu(), 0};
+  if (buf->view.readonly) {
+    TensorPtr out = TensorImpl::empty({count}, dtype, Device::cpu());
+    std::memcpy(out->host_ptr(), base, size_t(count * item));
+    return out;
+  }
+  CpuStorage storage;
+  storage.nbytes = size_t(count * item);
+  storage.data = DataPtr(base, [buf](std::byte*) mutable {
+    nb::gil_scoped_acquire gil;
+    buf.reset();
+  });
+  return std::make_shared<TensorImpl>(std::move(storage), std::move(meta));
 }
-
-// ---- tolist ------------------------------------------------------------------------
 
 template <typename T>
 PyObject* element_to_python(const std::byte* p) {
@@ -229,32 +330,26 @@ void init_convert(nb::module_& m) {
   // Builds a new CPU tensor from Python data. dtype < 0 infers it; default_float is
   // the dtype code for Python floats (lucid.get_default_dtype()).
   m.def("from_data", [](nb::handle data, int dtype, int default_float) -> TensorPtr {
-    if (has_buffer(data)) {
+    Dtype dflt = dtype_from_code(default_float);
+    if (is_numpy_like(data)) {
       TensorPtr t = from_buffer(data, /*copy=*/true);
       return dtype < 0 || dtype_from_code(dtype) == t->dtype() ? t : t->clone(dtype_from_code(dtype));
     }
     Inferred inf;
-    infer(data, 0, inf);
-    Dtype d;
-    if (dtype >= 0) {
-      d = dtype_from_code(dtype);
-    } else {
-      switch (inf.kind) {
-        case DtypeKind::Bool: d = inf.any_scalar ? Dtype::Bool : dtype_from_code(default_float); break;
-        case DtypeKind::Integer: d = Dtype::I64; break;
-        case DtypeKind::Floating: d = dtype_from_code(default_float); break;
-        default: d = Dtype::C64; break;
-      }
-    }
+    infer(data, 0, dflt, inf);
+    Dtype d = dtype >= 0 ? dtype_from_code(dtype) : inf.dtype.value_or(dflt);
     TensorPtr t = TensorImpl::empty(inf.shape, d, Device::cpu());
     visit_dtype(d, [&]<typename T>() {
       T* out = reinterpret_cast<T*>(t->host_ptr());
-      fill<T>(data, out);
+      fill<T>(data, out, d, dflt);
     });
     return t;
   });
   m.def("from_buffer", [](nb::handle obj, bool copy) { return from_buffer(obj, copy); });
-  m.def("has_buffer", &has_buffer);
+  m.def("is_numpy_like", &is_numpy_like);
+  m.def("frombuffer", [](nb::handle obj, int dtype, int64_t count, int64_t offset) {
+    return frombuffer(obj, dtype_from_code(dtype), count, offset);
+  });
   m.def("tolist", [](const TensorImpl& t) {
     std::vector<std::byte> bytes = t.to_bytes();
     const std::byte* p = bytes.data();

@@ -159,8 +159,8 @@ TensorPtr import_managed(Managed* mt) {
 
 TensorPtr from_dlpack(nb::handle capsule) {
   PyObject* c = capsule.ptr();
-  LUCID_CHECK(PyCapsule_CheckExact(c), TypeError, "from_dlpack expects a DLPack capsule or an object with "
-              "__dlpack__, but got ", nb::cast<std::string>(nb::str(nb::handle((PyObject*)Py_TYPE(c)).attr("__name__"))));
+  LUCID_CHECK(PyCapsule_CheckExact(c), RuntimeError, "from_dlpack expects a DLPack capsule or an object with "
+              "__dlpack__, but got ", type_name_of(capsule));
   if (PyCapsule_IsValid(c, kNameVersioned)) {
     auto* mt = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, kNameVersioned));
     LUCID_CHECK(mt->version.major == 1, RuntimeError, "from_dlpack: unsupported DLPack major version ",

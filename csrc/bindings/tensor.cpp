@@ -50,14 +50,14 @@ Scalar scalar_from_python(nb::handle h) {
   if (PyLong_Check(o)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    LUCID_CHECK(!overflow, RuntimeError, "Overflow when unpacking long: ",
-                nb::cast<std::string>(nb::str(h)), " does not fit in int64");
+    LUCID_CHECK(!overflow, ValueError, "Overflow when unpacking long long: ", nb::str(h).c_str(),
+                " does not fit in int64");
     return Scalar(int64_t(v));
   }
   if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
   if (PyComplex_Check(o)) return Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
   fail<TypeError>("expected a number (bool, int, float or complex), but got ",
-                  nb::cast<std::string>(nb::str(nb::handle((PyObject*)Py_TYPE(o)).attr("__name__"))));
+                  type_name_of(h));
 }
 
 void init_tensor(nb::module_& m) {
@@ -106,13 +106,16 @@ void init_tensor(nb::module_& m) {
       .def("contiguous", [](std::shared_ptr<T> t) { return ops::contiguous(t); })
       .def("alias", [](std::shared_ptr<T> t) { return T::view_of(*t, t->shape(), t->stride(), t->storage_offset()); })
       // copies
-      .def("clone", [](const T& t, std::optional<int> dtype, std::optional<int> device) {
+      // Python's clone()/to() keep the memory order (preserve_format); the engine's
+      // default is contiguous.
+      .def("clone", [](const T& t, std::optional<int> dtype, std::optional<int> device, bool preserve) {
              std::optional<Device> dev;
              if (device) dev = device_from_code(*device);
              std::optional<Dtype> dt;
              if (dtype) dt = dtype_from_code(*dtype);
-             return t.clone(dt, dev);
-           }, nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none())
+             return t.clone(dt, dev, preserve);
+           }, nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(),
+           nb::arg("preserve") = true)
       .def("copy_", [](T& t, const T& src) { t.copy_from(src); })
       .def("fill_", [](T& t, nb::handle v) { t.fill(scalar_from_python(v)); })
       .def("to_device", [](std::shared_ptr<T> t, int code) { return t->transfer_to_device(device_from_code(code)); })
@@ -140,6 +143,20 @@ void init_tensor(nb::module_& m) {
 
   m.def("empty", [](std::vector<int64_t> shape, int dtype, int device, bool pinned) {
     return T::empty(shape, dtype_from_code(dtype), device_from_code(device), pinned);
+  });
+  m.def("full", [](std::vector<int64_t> shape, nb::handle value, int dtype, int device, bool pinned) {
+    return T::full(shape, scalar_from_python(value), dtype_from_code(dtype), device_from_code(device), pinned);
+  });
+  // Fills a tensor that was just created (version 0 stays 0): the *_like functions.
+  m.def("full_like", [](std::shared_ptr<T> fresh, nb::handle value) {
+    fresh->initialize(scalar_from_python(value));
+    return fresh;
+  });
+  // torch.empty_like's preserve_format: the memory order of `t`, dense.
+  m.def("empty_like", [](const T& t, int dtype, int device) {
+    Dtype d = dtype_from_code(dtype);
+    return T::empty_strided(t.shape(), dense_strides_like(t.shape(), t.stride(), int64_t(dtype_size(d))), d,
+                            device_from_code(device));
   });
   m.def("arange", [](double start, double end, double step, int dtype, int device) {
     return ops::arange(start, end, step, dtype_from_code(dtype), device_from_code(device));

@@ -35,6 +35,39 @@ std::string shape_str(const Shape& shape) {
   return s + "]";
 }
 
+Stride dense_strides_like(const Shape& shape, const Stride& stride, int64_t itemsize) {
+  const size_t nd = shape.size();
+  // perm[0] will be the fastest-varying dimension. Insertion sort by stride; a 0
+  // stride is ambiguous and leaves the order as it is; equal strides put the larger
+  // size outside.
+  std::vector<size_t> perm(nd);
+  for (size_t i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
+  auto should_swap = [&](size_t a, size_t b) {
+    if (stride[a] == 0 || stride[b] == 0) return 0;
+    if (stride[a] != stride[b]) return stride[a] < stride[b] ? -1 : 1;
+    return shape[a] > shape[b] ? 1 : 0;
+  };
+  for (size_t i = 1; i < nd; ++i) {
+    size_t d1 = i;
+    for (size_t d0 = i; d0-- > 0;) {
+      int c = should_swap(perm[d0], perm[d1]);
+      if (c > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  Stride out(nd);
+  int64_t cur = itemsize;
+  for (size_t i = 0; i < nd; ++i) {
+    out[perm[i]] = cur;
+    if (shape[perm[i]] > 1) cur *= shape[perm[i]];
+  }
+  return out;
+}
+
 int64_t wrap_dim(int64_t dim, int64_t ndim) {
   int64_t n = ndim > 0 ? ndim : 1;  // a 0-d tensor accepts dim 0 and -1, as PyTorch
   LUCID_CHECK(dim >= -n && dim < n, IndexError, "Dimension out of range (expected to be in range of [",

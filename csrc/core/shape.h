@@ -16,6 +16,11 @@ int64_t numel_of(const Shape& shape);  // checks for overflow and negative sizes
 Stride contiguous_strides(const Shape& shape, int64_t itemsize);
 std::string shape_str(const Shape& shape);  // "[2, 3]"
 
+// Dense byte strides that keep the memory order of `stride` (PyTorch's
+// preserve_format / infer_dense_strides): equal to `stride` when that layout is
+// already dense and non-overlapping, e.g. a transposed contiguous tensor.
+Stride dense_strides_like(const Shape& shape, const Stride& stride, int64_t itemsize);
+
 // Wraps a possibly negative dimension into [0, ndim); IndexError when out of range.
 int64_t wrap_dim(int64_t dim, int64_t ndim);
 

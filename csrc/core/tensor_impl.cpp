@@ -1,5 +1,6 @@
 #include "core/tensor_impl.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "core/copy.h"
@@ -36,11 +37,22 @@ TensorPtr TensorImpl::empty(const Shape& shape, Dtype dtype, Device device, bool
   return std::make_shared<TensorImpl>(std::move(storage), std::move(meta));
 }
 
+TensorPtr TensorImpl::empty_strided(const Shape& shape, const Stride& stride, Dtype dtype, Device device) {
+  TensorPtr t = empty(shape, dtype, device);  // dense strides span exactly numel * itemsize
+  t->meta_.stride = stride;
+  return t;
+}
+
 int64_t view_extent_bytes(const Shape& shape, const Stride& stride, size_t itemsize) {
+  for (int64_t s : shape)
+    if (s == 0) return 0;
   int64_t extent = int64_t(itemsize);
   for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 0) return 0;
-    extent += (shape[d] - 1) * stride[d];
+    int64_t span;
+    if (__builtin_mul_overflow(shape[d] - 1, stride[d], &span) ||
+        __builtin_add_overflow(extent, span, &extent))
+      fail<RuntimeError>("Storage size calculation overflowed with sizes=", shape_str(shape),
+                         " and byte strides=", shape_str(stride));
   }
   return extent;
 }
@@ -54,7 +66,8 @@ TensorPtr TensorImpl::view_of(const TensorImpl& base, Shape shape, Stride stride
                 shape_str(stride), ")");
   int64_t extent = view_extent_bytes(shape, stride, base.itemsize());
   int64_t storage_bytes = int64_t(storage_base(base.storage_).nbytes);
-  LUCID_CHECK(offset >= 0 && (extent == 0 || offset + extent <= storage_bytes), RuntimeError,
+  LUCID_CHECK(offset >= 0 && (extent == 0 || (offset <= storage_bytes && extent <= storage_bytes - offset)),
+              RuntimeError,
               "view with sizes ", shape_str(shape), ", byte strides ", shape_str(stride),
               " and byte offset ", offset, " needs ", offset + extent,
               " bytes of storage, but the storage holds ", storage_bytes, " bytes");
@@ -69,10 +82,11 @@ int64_t TensorImpl::numel() const {
 }
 
 bool TensorImpl::is_contiguous() const {
-  // Dimensions of size 1 may carry any stride, as in PyTorch.
+  // Tensors without elements are contiguous, and dimensions of size 1 may carry any
+  // stride, as in PyTorch.
+  if (numel() == 0) return true;
   int64_t expected = int64_t(itemsize());
   for (size_t d = meta_.shape.size(); d-- > 0;) {
-    if (meta_.shape[d] == 0) return true;
     if (meta_.shape[d] == 1) continue;
     if (meta_.stride[d] != expected) return false;
     expected *= meta_.shape[d];
@@ -145,10 +159,14 @@ void sync_if_shared(const TensorImpl& t) {
 }  // namespace
 
 void TensorImpl::copy_from(const TensorImpl& src) {
+  write_from(src);
+  if (numel() > 0) bump_version();
+}
+
+void TensorImpl::write_from(const TensorImpl& src) {
   const Shape& shape = meta_.shape;
   Stride src_stride = broadcast_strides(src, shape, "copy_");
   if (numel() == 0) return;
-  bump_version();
 
   if (host_addressable(*this) && host_addressable(src)) {
     sync_if_shared(*this);
@@ -182,7 +200,7 @@ void TensorImpl::copy_from(const TensorImpl& src) {
     }
     TensorPtr staged = empty(src.shape(), dtype(), meta_.device);
     gpu_runtime(dev).copy(staged->data_ptr(), host, staged->nbytes(), CopyKind::HostToDevice, dev);
-    copy_from(*staged);  // GPU strided copy with broadcast
+    write_from(*staged);  // GPU strided copy with broadcast
     return;
   }
   // Download: src lives in GPU memory; this tensor is in host memory.
@@ -197,10 +215,67 @@ void TensorImpl::copy_from(const TensorImpl& src) {
   TensorPtr host = empty(src.shape(), src.dtype(), Device::cpu());
   gpu_runtime(dev).copy(host->host_ptr(), dense->data_ptr(), host->nbytes(), CopyKind::DeviceToHost,
                         dev);
-  copy_from(*host);  // host strided copy with cast and broadcast
+  write_from(*host);  // host strided copy with cast and broadcast
 }
 
+namespace {
+
+// PyTorch's checked scalar conversion for fill_: anything converts to bool;
+// otherwise the value must be representable in the target (integers in range, no
+// NaN into an integer, no imaginary part into a real type, finite floats within
+// the type's range; inf and NaN pass to floats).
+Scalar checked_for(const Scalar& value, Dtype target) {
+  auto overflow = [&] {
+    fail<RuntimeError>("value cannot be converted to type ", dtype_name(target), " without overflow");
+  };
+  if (target == Dtype::Bool) return value;  // anything converts to bool: "!= 0"
+  Scalar v = value;
+  if (auto* c = std::get_if<std::complex<double>>(&v); c && !is_complex(target)) {
+    if (c->imag() != 0) overflow();
+    v = c->real();
+  }
+  if (is_complex(target)) return v;
+  double lo, hi;
+  switch (target) {
+    case Dtype::U8: lo = 0, hi = 255; break;
+    case Dtype::I8: lo = -128, hi = 127; break;
+    case Dtype::I16: lo = -32768, hi = 32767; break;
+    case Dtype::I32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case Dtype::I64: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
+    case Dtype::F16:
+    case Dtype::BF16: return v;  // saturate to inf, as PyTorch's fill_ does
+    case Dtype::F32: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38; break;
+    default: return v;  // float64 holds every double
+  }
+  if (auto* d = std::get_if<double>(&v)) {
+    if (is_floating(target)) {
+      if (std::isfinite(*d) && (*d < lo || *d > hi)) overflow();
+    } else if (!(*d >= lo && *d < hi + 1.0)) {  // NaN fails too
+      overflow();
+    }
+  } else if (auto* i = std::get_if<int64_t>(&v); i && target != Dtype::I64) {
+    // Negative integers wrap into uint8 down to -255, as c10's checked conversion allows.
+    double low = target == Dtype::U8 ? -255.0 : lo;
+    if (double(*i) < low || double(*i) > hi) overflow();
+  }
+  return v;
+}
+
+}  // namespace
+
 void TensorImpl::fill(const Scalar& value) {
+  initialize(value);
+  if (numel() > 0) bump_version();
+}
+
+TensorPtr TensorImpl::full(const Shape& shape, const Scalar& value, Dtype dtype, Device device, bool pinned) {
+  TensorPtr t = empty(shape, dtype, device, pinned);
+  t->initialize(value);
+  return t;
+}
+
+void TensorImpl::initialize(const Scalar& unchecked) {
+  Scalar value = checked_for(unchecked, dtype());
   // One mechanism: fill is a copy from a one-element source broadcast with stride 0.
   TensorPtr one = std::visit(
       [](auto v) {
@@ -220,12 +295,19 @@ void TensorImpl::fill(const Scalar& value) {
       },
       value);
   if (is_gpu_storage()) one = one->clone(dtype(), meta_.device);  // upload one element
-  copy_from(*one);
+  write_from(*one);
 }
 
-TensorPtr TensorImpl::clone(std::optional<Dtype> dtype, std::optional<Device> device) const {
-  TensorPtr out = empty(meta_.shape, dtype.value_or(meta_.dtype), device.value_or(meta_.device));
-  out->copy_from(*this);
+TensorPtr TensorImpl::clone(std::optional<Dtype> dtype, std::optional<Device> device,
+                            bool preserve_layout) const {
+  Dtype d = dtype.value_or(meta_.dtype);
+  Device dev = device.value_or(meta_.device);
+  TensorPtr out = preserve_layout && !is_contiguous()
+                      ? empty_strided(meta_.shape,
+                                      dense_strides_like(meta_.shape, meta_.stride, int64_t(dtype_size(d))),
+                                      d, dev)
+                      : empty(meta_.shape, d, dev);
+  out->write_from(*this);
   return out;
 }
 
@@ -240,7 +322,7 @@ TensorPtr TensorImpl::transfer_to_device(Device device) {
     return std::make_shared<TensorImpl>(storage_, std::move(meta));
   }
   if (device.is_gpu()) gpu_runtime(device.index);  // validates the index before allocating
-  return clone(std::nullopt, device);
+  return clone(std::nullopt, device, /*preserve_layout=*/true);
 }
 
 void TensorImpl::eval() const {

@@ -51,6 +51,11 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   // A new tensor with fresh, uninitialised storage and contiguous strides.
   // `pinned` asks for SharedStorage (host memory the GPU also addresses).
   static TensorPtr empty(const Shape& shape, Dtype dtype, Device device, bool pinned = false);
+  // Like empty(), with the given dense byte strides (see dense_strides_like).
+  static TensorPtr empty_strided(const Shape& shape, const Stride& stride, Dtype dtype, Device device);
+  // A new tensor with every element `value` (checked as fill() checks). Version 0.
+  static TensorPtr full(const Shape& shape, const Scalar& value, Dtype dtype, Device device,
+                        bool pinned = false);
   // A view of `base`'s storage with other metadata (same dtype and device).
   static TensorPtr view_of(const TensorImpl& base, Shape shape, Stride stride, int64_t offset);
 
@@ -95,9 +100,14 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   void copy_from(const TensorImpl& src);
   // Writes `value` (cast to our dtype) into every element. Bumps the version counter.
   void fill(const Scalar& value);
-  // A contiguous copy on `device` (and `dtype`); shares nothing with this tensor.
+  // fill() for a tensor being created, which nobody can have saved yet: no version
+  // bump, so factory functions return tensors at version 0, as PyTorch does.
+  void initialize(const Scalar& value);
+  // A copy on `device` with `dtype`; shares nothing with this tensor. Contiguous,
+  // or, with preserve_layout, in this tensor's memory order (PyTorch's
+  // preserve_format, what Tensor.clone() and Tensor.to() do).
   TensorPtr clone(std::optional<Dtype> dtype = std::nullopt,
-                  std::optional<Device> device = std::nullopt) const;
+                  std::optional<Device> device = std::nullopt, bool preserve_layout = false) const;
   // This tensor on `device`: itself when already there; a relabelled alias when the
   // storage is shared (no copy); otherwise a copy.
   TensorPtr transfer_to_device(Device device);
@@ -134,6 +144,9 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   void zero_grad();  // drops the gradient; keeps the AutogradMeta
 
  private:
+  // copy_from without the version bump: clone() and the staging of transfers.
+  void write_from(const TensorImpl& src);
+
   Storage storage_;
   TensorMeta meta_;
   std::optional<AutogradMeta> autograd_;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace lucid::ops {
 
@@ -58,38 +59,61 @@ TensorPtr arange_int(int64_t start, int64_t end, int64_t step, Dtype dtype, Devi
   return generate(n, dtype, device, [&](int64_t i) { return start + i * step; });
 }
 
+namespace {
+
+// linspace's values as PyTorch computes them: in the output type itself (double
+// for integer and complex outputs), the first half forward from start and the
+// second half backward from end so both endpoints are exact. float16/bfloat16
+// arithmetic rounds after every operation, as c10::Half's operators do.
+template <typename T>
+std::vector<double> linspace_values(double start_d, double end_d, int64_t steps) {
+  constexpr bool kNative = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  constexpr bool kReduced = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+  using S = std::conditional_t<kNative, T, std::conditional_t<kReduced, float, double>>;
+  auto rd = [](S x) -> S {
+    if constexpr (kReduced) return float(T(x));
+    else return x;
+  };
+  S start = rd(S(start_d)), end = rd(S(end_d));
+  S step = steps > 1 ? rd(rd(end - start) / rd(S(steps - 1))) : S(0);
+  int64_t half = steps > 1 ? steps / 2 : 1;  // a single step is `start`
+  std::vector<double> out(size_t(std::max<int64_t>(steps, 0)));
+  for (int64_t i = 0; i < steps; ++i)
+    out[i] = i < half ? double(rd(start + rd(step * rd(S(i)))))
+                      : double(rd(end - rd(step * rd(S(steps - i - 1)))));
+  return out;
+}
+
+std::vector<double> linspace_for(double start, double end, int64_t steps, Dtype dtype) {
+  return visit_dtype(dtype, [&]<typename T>() { return linspace_values<T>(start, end, steps); });
+}
+
+}  // namespace
+
 TensorPtr linspace(double start, double end, int64_t steps, Dtype dtype, Device device) {
   check_steps(steps, "linspace");
-  // PyTorch fills the first half forward from start and the second half backward
-  // from end, so both endpoints are exact.
-  double step = steps > 1 ? (end - start) / double(steps - 1) : 0.0;
-  int64_t half = steps / 2;
-  return generate(steps, dtype, device, [&](int64_t i) {
-    return i < half ? start + step * double(i) : end - step * double(steps - i - 1);
-  });
+  std::vector<double> v = linspace_for(start, end, steps, dtype);
+  return generate(steps, dtype, device, [&](int64_t i) { return v[i]; });
 }
 
 TensorPtr logspace(double start, double end, int64_t steps, double base, Dtype dtype, Device device) {
   check_steps(steps, "logspace");
-  double step = steps > 1 ? (end - start) / double(steps - 1) : 0.0;
-  int64_t half = steps / 2;
-  return generate(steps, dtype, device, [&](int64_t i) {
-    double e = i < half ? start + step * double(i) : end - step * double(steps - i - 1);
-    return std::pow(base, e);
-  });
+  std::vector<double> v = linspace_for(start, end, steps, dtype);
+  return generate(steps, dtype, device, [&](int64_t i) { return std::pow(base, v[i]); });
 }
 
 TensorPtr eye(int64_t n, int64_t m, Dtype dtype, Device device) {
   LUCID_CHECK(n >= 0, RuntimeError, "n must be greater or equal to 0, got ", n);
   LUCID_CHECK(m >= 0, RuntimeError, "m must be greater or equal to 0, got ", m);
-  TensorPtr t = TensorImpl::empty({n, m}, dtype, Device::cpu());
-  std::memset(t->host_ptr(), 0, t->nbytes());
-  TensorPtr one = TensorImpl::empty({}, Dtype::Bool, Device::cpu());
-  *reinterpret_cast<bool*>(one->host_ptr()) = true;
-  int64_t k = std::min(n, m);
-  // The diagonal is a strided view with stride (m + 1) elements.
-  TensorPtr diag = TensorImpl::view_of(*t, {k}, {(m + 1) * int64_t(t->itemsize())}, 0);
-  diag->copy_from(*one);
+  TensorPtr t = TensorImpl::full({n, m}, Scalar(false), dtype, Device::cpu());
+  visit_dtype(dtype, [&]<typename T>() {
+    T* p = reinterpret_cast<T*>(t->host_ptr());
+    for (int64_t i = 0, k = std::min(n, m); i < k; ++i) {
+      if constexpr (std::is_same_v<T, complex64>) p[i * (m + 1)] = complex64(1.f, 0.f);
+      else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) p[i * (m + 1)] = T(1.f);
+      else p[i * (m + 1)] = T(1);
+    }
+  });
   return device.is_cpu() ? t : t->transfer_to_device(device);
 }
 

@@ -39,7 +39,8 @@ static std::optional<Stride> view_strides(const TensorImpl& t, const Shape& shap
   const Shape& old = t.shape();
   const Stride& os = t.stride();
   Stride out(shape.size());
-  if (t.numel() == 0) return contiguous_strides(shape, int64_t(t.itemsize()));
+  // No elements, or a single one (a 0-d tensor): any shape of that numel is a view.
+  if (t.numel() <= 1) return contiguous_strides(shape, int64_t(t.itemsize()));
   int64_t view_d = int64_t(shape.size()) - 1;
   int64_t chunk_base = os.empty() ? int64_t(t.itemsize()) : os.back();
   int64_t tensor_numel = 1, view_numel = 1;
@@ -211,7 +212,7 @@ TensorPtr slice(const TensorPtr& t, int64_t dim, std::optional<int64_t> start,
   Shape shape = t->shape();
   Stride stride = t->stride();
   shape[dim] = len;
-  int64_t offset = t->storage_offset() + (len ? b * stride[dim] : 0);
+  int64_t offset = t->storage_offset() + b * stride[dim];  // kept for empty slices, as PyTorch
   stride[dim] *= step;
   return restride(t, std::move(shape), std::move(stride), offset);
 }

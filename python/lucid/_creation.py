@@ -11,7 +11,7 @@ from ._size import _parse_size
 from ._tensor import Tensor, _wrap
 
 __all__ = [
-    "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack", "zeros", "ones", "empty",
+    "tensor", "as_tensor", "asarray", "from_numpy", "frombuffer", "from_dlpack", "zeros", "ones", "empty",
     "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
     "logspace", "eye",
 ]
@@ -56,10 +56,10 @@ def as_tensor(data, dtype=None, device=None):
     dtype, device = _opt_dtype(dtype), _opt_device(device)
     if isinstance(data, Tensor):
         return data._to(dtype, device)
-    if hasattr(data, "__dlpack__") and not _C.has_buffer(data):
-        return from_dlpack(data)._to(dtype, device)
-    if _C.has_buffer(data):
+    if _C.is_numpy_like(data):
         return _wrap(_C.from_buffer(data, False))._to(dtype, device)
+    if hasattr(data, "__dlpack__"):
+        return from_dlpack(data)._to(dtype, device)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -77,6 +77,15 @@ def from_numpy(ndarray):
     if type(ndarray).__module__ != "numpy" or type(ndarray).__name__ != "ndarray":
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     return _wrap(_C.from_buffer(ndarray, False))
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-d tensor over the bytes of a buffer-protocol object, sharing its memory
+    (a read-only buffer is copied instead: lucid never writes into immutable memory)."""
+    t = _wrap(_C.frombuffer(buffer, D._check(dtype)._code, count, offset))
+    if requires_grad:
+        t.requires_grad = True
+    return t
 
 
 def from_dlpack(ext):
@@ -99,9 +108,10 @@ def _filled(size, value, dtype, device, requires_grad, pin_memory, what):
     shape = _parse_size(size, what)
     dtype = D.get_default_dtype() if dtype is None else D._check(dtype)
     device = _resolve_device(device)
-    impl = _C.empty(shape, dtype._code, device._code, pin_memory)
-    if value is not None:
-        impl.fill_(value)
+    if value is None:
+        impl = _C.empty(shape, dtype._code, device._code, pin_memory)
+    else:
+        impl = _C.full(shape, value, dtype._code, device._code, pin_memory)
     t = _wrap(impl)
     if requires_grad:
         t.requires_grad = True
@@ -140,30 +150,36 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_
     return _filled((size,), fill_value, dtype, device, requires_grad, pin_memory, "full")
 
 
-def _like(input, dtype, device):
+def _like(input, fill_value, dtype, device, requires_grad):
+    """A tensor shaped and laid out like `input` (preserve_format), optionally filled."""
     if not isinstance(input, Tensor):
         raise TypeError(f"expected a lucid.Tensor as input, but got {type(input).__name__}")
-    return (input.shape, dtype or input.dtype, input.device if device is None else device)
+    dtype = input.dtype if dtype is None else D._check(dtype)
+    device = input.device if device is None else _resolve_device(device)
+    impl = _C.empty_like(input._impl, dtype._code, device._code)
+    if fill_value is not None:
+        # A fresh tensor: fill without counting a version (fill_ would).
+        impl = _C.full_like(impl, fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
+    t = _wrap(impl)
+    if requires_grad:
+        t.requires_grad = True
+    return t
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    shape, dtype, device = _like(input, dtype, device)
-    return empty(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _like(input, None, dtype, device, requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    shape, dtype, device = _like(input, dtype, device)
-    return zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _like(input, 0, dtype, device, requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    shape, dtype, device = _like(input, dtype, device)
-    return ones(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _like(input, 1, dtype, device, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    shape, dtype, device = _like(input, dtype, device)
-    return full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _like(input, fill_value, dtype, device, requires_grad)
 
 
 def _number(v, what):

@@ -21,11 +21,11 @@ class device:
         if not isinstance(type, str):
             raise TypeError(f"device() expects a string such as 'cpu' or 'gpu:0', but got "
                             f"{type.__class__.__name__}")
-        name, sep, idx = type.strip().partition(":")
+        name, sep, idx = type.partition(":")
         kind = _ALIASES.get(name)
         if kind is None or (sep and not idx.isdigit()):
-            raise RuntimeError("Expected one of cpu, gpu, cuda device type at start of device "
-                               f"string: {type}")
+            raise RuntimeError(f"Invalid device string: '{type}' (expected 'cpu', 'gpu', 'gpu:N', "
+                               "'cuda' or 'cuda:N')")
         if sep:
             if index is not None:
                 raise RuntimeError(f"device(): index given twice, in '{type}' and as index={index}")

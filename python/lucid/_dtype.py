@@ -54,6 +54,9 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat = complex64
 _BY_NAME = {d._name: d for d in _ALL}
+# Python's own types as dtypes. lucid has no complex128, so complex means complex64.
+_PY_TYPES = {builtins.float: float64, builtins.int: int64, builtins.bool: bool,
+             builtins.complex: complex64}
 
 
 def _dtype_by_name(name):
@@ -65,6 +68,8 @@ def _from_code(code):
 
 
 def _check(d, what="dtype"):
+    if isinstance(d, builtins.type) and d in _PY_TYPES:  # dtype=float, as PyTorch accepts
+        return _PY_TYPES[d]
     if not isinstance(d, dtype):
         raise TypeError(f"{what} must be a lucid.dtype (e.g. lucid.float32), but got "
                         f"{type(d).__name__} {d!r}")

@@ -16,13 +16,16 @@ def _apply(impl, key):
         raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > impl.ndim:
         raise IndexError(f"too many indices for tensor of dimension {impl.ndim}")
-    dim = 0
+    dim = 0  # position in the tensor being built
+    source_dim = 0  # the indexed tensor's dimension, for error messages
     for k in key:
         if k is None:
             impl = impl.unsqueeze(dim)
             dim += 1
         elif k is Ellipsis:
-            dim += impl.ndim - dim - (consumed - _consumed_before(key, k))
+            skipped = impl.ndim - dim - (consumed - _consumed_before(key, k))
+            dim += skipped
+            source_dim += skipped
         elif isinstance(k, slice):
             step = 1 if k.step is None else _int(k.step)
             if step <= 0:
@@ -31,12 +34,17 @@ def _apply(impl, key):
             stop = None if k.stop is None else _int(k.stop)
             impl = impl.slice(dim, start, stop, step)
             dim += 1
+            source_dim += 1
         elif isinstance(k, bool):
             raise IndexError("indexing with a Python bool is not supported yet; use a slice or None")
         elif hasattr(k, "__index__") and (not _is_tensor(k) or k.ndim == 0):
             if _is_tensor(k) and (k.dtype.is_floating_point or k.dtype.is_complex):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            impl = impl.select(dim, k.__index__())
+            i, n = k.__index__(), impl.shape[dim]
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for dimension {source_dim} with size {n}")
+            impl = impl.select(dim, i)
+            source_dim += 1
         elif _is_tensor(k) or isinstance(k, (list, tuple)):
             raise IndexError("advanced indexing with tensors or lists is not supported yet: lucid "
                              "supports ints, slices, None and ... (basic indexing)")

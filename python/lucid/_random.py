@@ -49,10 +49,9 @@ class Generator:
         return tensor(list(self._gen.get_state()), dtype=D.uint8)
 
     def set_state(self, new_state):
-        if not isinstance(new_state, Tensor):
-            raise TypeError(f"expected a lucid.ByteTensor, but got {type(new_state).__name__}")
-        if new_state.dtype is not D.uint8:
-            raise RuntimeError(f"RNG state must be a lucid.ByteTensor (uint8), got {new_state.dtype}")
+        if not isinstance(new_state, Tensor) or new_state.dtype is not D.uint8:
+            got = new_state.dtype if isinstance(new_state, Tensor) else type(new_state).__name__
+            raise TypeError(f"RNG state must be a lucid.ByteTensor (uint8 tensor), got {got}")
         self._gen.set_state(bytes(new_state.to_bytes()))
         return self
 
@@ -73,7 +72,7 @@ def _seed_value(seed):
     if isinstance(seed, builtins.bool) or not isinstance(seed, builtins.int):
         raise TypeError(f"seed must be an int, but got {type(seed).__name__}")
     if not -0x8000_0000_0000_0000 <= seed <= 0xFFFF_FFFF_FFFF_FFFF:
-        raise RuntimeError(f"Overflow when unpacking long: seed {seed} does not fit in 64 bits")
+        raise ValueError(f"Overflow when unpacking long long: seed {seed} does not fit in 64 bits")
     return seed & 0xFFFF_FFFF_FFFF_FFFF  # negative seeds wrap, as in PyTorch
 
 
@@ -105,15 +104,14 @@ def _gen(generator):
     return generator._gen
 
 
-def _new(size, dtype, device, what, default=None):
+def _spec(size, dtype, device, what, default=None):
+    """(shape, dtype, device code) of a random creation call."""
     shape = _parse_size(size, what)
     dtype = (default or D.get_default_dtype()) if dtype is None else D._check(dtype)
-    return _C.empty(shape, dtype._code, -1, False), dtype, _resolve_device(device)
+    return shape, dtype._code, _resolve_device(device)._code
 
 
-def _done(impl, device, requires_grad):
-    if device._code != -1:
-        impl = impl.to_device(device._code)
+def _done(impl, requires_grad):
     t = _wrap(impl)
     if requires_grad:
         t.requires_grad = True
@@ -121,15 +119,15 @@ def _done(impl, device, requires_grad):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    impl, dtype, device = _new(size, dtype, device, "rand")
-    _C.uniform_(impl, 0.0, 1.0, _gen(generator))
-    return _done(impl, device, requires_grad)
+    """Uniform samples in [0, 1)."""
+    impl = _C.uniform(*_spec(size, dtype, device, "rand"), 0.0, 1.0, _gen(generator))
+    return _done(impl, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    impl, dtype, device = _new(size, dtype, device, "randn")
-    _C.normal_(impl, 0.0, 1.0, _gen(generator))
-    return _done(impl, device, requires_grad)
+    """Standard normal samples."""
+    impl = _C.normal(*_spec(size, dtype, device, "randn"), 0.0, 1.0, _gen(generator))
+    return _done(impl, requires_grad)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False):
@@ -156,9 +154,9 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
     else:
         raise TypeError("randint() expects (high, size) or (low, high, size)")
     low, high = _int_arg(low, "low"), _int_arg(high, "high")
-    impl, dtype, device = _new((size,), dtype, device, "randint", default=D.int64)
-    _C.random_(impl, low, high, _gen(generator))
-    return _done(impl, device, requires_grad)
+    impl = _C.integers(*_spec((size,), dtype, device, "randint", default=D.int64), low, high,
+                       _gen(generator))
+    return _done(impl, requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
@@ -200,18 +198,19 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         mean_t, std_t = (_as_scalar_tensor(v, ref) for v in (mean, std))
         for t in (mean_t, std_t):
             if not (t.dtype.is_floating_point or t.dtype.is_complex):
-                raise RuntimeError(f"normal expects floating-point mean and std, got {t.dtype}")
+                raise NotImplementedError(f"normal is not implemented for dtype {t.dtype}: mean "
+                                          "and std must be floating point")
         shape = _broadcast_shape(mean_t.shape, std_t.shape)
-        out_dtype = D.promote_types(mean_t.dtype, std_t.dtype) if dtype is None else D._check(dtype)
-        out = _C.empty(shape, out_dtype._code, -1, False)
-        _C.normal_tensor(out, mean_t._impl, std_t._impl, _gen(generator))
-        return _done(out, _resolve_device(device) if device is not None else ref.device,
-                     requires_grad)
+        out_dtype = ref.dtype if dtype is None else D._check(dtype)  # mean's dtype, as PyTorch
+        out_device = ref.device if device is None else _resolve_device(device)
+        impl = _C.normal_tensor(mean_t._impl, std_t._impl, shape, out_dtype._code,
+                                out_device._code, _gen(generator))
+        return _done(impl, requires_grad)
     if size is None:
         raise TypeError("normal() with float mean and std needs a size")
-    impl, dtype, device = _new((size,), dtype, device, "normal")
-    _C.normal_(impl, builtins.float(mean), builtins.float(std), _gen(generator))
-    return _done(impl, device, requires_grad)
+    impl = _C.normal(*_spec((size,), dtype, device, "normal"), builtins.float(mean),
+                     builtins.float(std), _gen(generator))
+    return _done(impl, requires_grad)
 
 
 def _as_scalar_tensor(v, ref):
@@ -237,12 +236,7 @@ def bernoulli(input, p=None, *, generator=None):
     """0/1 samples: with probability input[i] (p=None) or p for every element."""
     if not isinstance(input, Tensor):
         raise TypeError(f"bernoulli(): argument 'input' must be Tensor, not {type(input).__name__}")
-    out = _C.empty(list(input._impl.shape), input._impl.dtype, -1, False)
-    if p is None:
-        _C.bernoulli_tensor(out, input._impl, _gen(generator))
-    else:
-        _C.bernoulli_(out, builtins.float(p), _gen(generator))
-    return _wrap(out if input._impl.device < 0 else out.to_device(input._impl.device))
+    return _wrap(_C.bernoulli(input._impl, None if p is None else builtins.float(p), _gen(generator)))
 
 
 def _random_bounds(dtype, from_, to):

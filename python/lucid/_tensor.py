@@ -163,7 +163,7 @@ class Tensor:
         return numpy.from_dlpack(host)
 
     def __array__(self, dtype=None, copy=None):
-        arr = self.numpy(force=True) if not self.requires_grad else self.detach().numpy()
+        arr = self.numpy()
         if dtype is not None and arr.dtype != dtype:
             arr = arr.astype(dtype)
         elif copy:
@@ -208,27 +208,36 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (_wrap(self._impl.select(0, i)) for i in range(self._impl.shape[0]))
 
-    def _scalar(self, what):
-        n = self._impl.numel
-        if n != 1:
-            raise RuntimeError(f"{what} of Tensor with {'more than one value' if n else 'no values'}"
-                               " is ambiguous" if what == "Boolean value" else
-                               f"a Tensor with {n} elements cannot be converted to Scalar")
+    def _scalar(self):
+        if self._impl.numel != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars "
+                             f"(this one has {self._impl.numel})")
         return self._impl.item()
 
+    def _real_scalar(self, what):
+        v = self._scalar()
+        if isinstance(v, complex):
+            if v.imag != 0:
+                raise RuntimeError(f"value cannot be converted to type {what} without overflow: "
+                                   f"{v} has an imaginary part")
+            v = v.real
+        return v
+
     def __bool__(self):
-        return builtins.bool(self._scalar("Boolean value"))
+        n = self._impl.numel
+        if n != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'more than one value' if n else 'no values'}"
+                               " is ambiguous")
+        return builtins.bool(self._impl.item())
 
     def __int__(self):
-        v = self._scalar("int")
-        return builtins.int(v.real if isinstance(v, complex) else v)
+        return builtins.int(self._real_scalar("int64"))
 
     def __float__(self):
-        v = self._scalar("float")
-        return builtins.float(v.real if isinstance(v, complex) else v)
+        return builtins.float(self._real_scalar("float64"))
 
     def __complex__(self):
-        return complex(self._scalar("complex"))
+        return complex(self._scalar())
 
     def __index__(self):
         if self.dtype.is_floating_point or self.dtype.is_complex or self._impl.numel != 1:
@@ -245,13 +254,13 @@ class Tensor:
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], D.dtype):
             raise NotImplementedError("view(dtype) reinterpretation is not supported yet")
-        return _wrap(self._impl.view(_parse_size(shape, "view")))
+        return _wrap(self._impl.view(_parse_size(shape, "view", allow_negative=True)))
 
     def view_as(self, other):
         return self.view(other.shape)
 
     def reshape(self, *shape):
-        return _wrap(self._impl.reshape(_parse_size(shape, "reshape")))
+        return _wrap(self._impl.reshape(_parse_size(shape, "reshape", allow_negative=True)))
 
     def reshape_as(self, other):
         return self.reshape(other.shape)
@@ -318,7 +327,7 @@ class Tensor:
                                            list(stride), storage_offset))
 
     def contiguous(self, memory_format=None):
-        return _wrap(self._impl.contiguous())
+        return self if self._impl.is_contiguous() else _wrap(self._impl.contiguous())
 
     def unbind(self, dim=0):
         n = self.size(dim)
@@ -471,7 +480,7 @@ class Tensor:
     def bernoulli_(self, p=0.5, *, generator=None):
         from ._random import _gen
         if isinstance(p, Tensor):
-            _C.bernoulli_tensor(self._impl, p.expand(self.shape)._impl, _gen(generator))
+            _C.bernoulli_tensor_(self._impl, p.expand(self.shape)._impl, _gen(generator))
         else:
             _C.bernoulli_(self._impl, p, _gen(generator))
         return self

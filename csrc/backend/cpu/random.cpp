@@ -43,7 +43,7 @@ int mantissa_digits() {  // every integer of magnitude <= 2^digits is exact
 }
 
 [[noreturn]] void not_implemented(const char* op, Dtype d) {
-  fail<RuntimeError>(op, " is not implemented for dtype ", dtype_name(d));
+  fail<NotImplementedError>(op, " is not implemented for dtype ", dtype_name(d));
 }
 
 // Host address of element 0, after checking the layout every kernel here assumes.
@@ -224,7 +224,6 @@ void uniform_(TensorImpl& t, double from, double to, Generator& gen) {
       not_implemented("uniform_", d);
     }
   });
-  t.bump_version();
 }
 
 void normal_(TensorImpl& t, double mean, double std, Generator& gen) {
@@ -241,7 +240,6 @@ void normal_(TensorImpl& t, double mean, double std, Generator& gen) {
                           Acc(std), gen);
     }
   });
-  t.bump_version();
 }
 
 void random_(TensorImpl& t, int64_t low, int64_t high, Generator& gen) {
@@ -254,7 +252,6 @@ void random_(TensorImpl& t, int64_t low, int64_t high, Generator& gen) {
       random_fill<T>(reinterpret_cast<T*>(host_data(t, "random_")), t.numel(), low, high, gen);
     }
   });
-  t.bump_version();
 }
 
 void bernoulli_(TensorImpl& t, double p, Generator& gen) {
@@ -269,7 +266,6 @@ void bernoulli_(TensorImpl& t, double p, Generator& gen) {
           gen);
     }
   });
-  t.bump_version();
 }
 
 void bernoulli_tensor(TensorImpl& out, const TensorImpl& probs, Generator& gen) {
@@ -299,7 +295,6 @@ void bernoulli_tensor(TensorImpl& out, const TensorImpl& probs, Generator& gen) 
       });
     }
   });
-  out.bump_version();
 }
 
 void randperm_(TensorImpl& out, int64_t n, Generator& gen) {
@@ -314,7 +309,6 @@ void randperm_(TensorImpl& out, int64_t n, Generator& gen) {
       randperm_fill<T>(reinterpret_cast<T*>(host_data(out, "randperm")), n, gen);
     }
   });
-  out.bump_version();
 }
 
 TensorPtr randperm(int64_t n, Dtype dtype, Generator& gen) {

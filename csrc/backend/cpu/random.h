@@ -3,6 +3,8 @@
 // PyTorch; the bit stream is lucid's own Philox layout (core/generator.h), so values
 // differ from torch's for the same seed.
 //
+// Kernels write bytes only: an in-place caller bumps the version counter, a
+// creation function (rand, randn, ...) does not, so fresh tensors start at version 0.
 // Every kernel needs a contiguous tensor in host memory (CpuStorage or SharedStorage),
 // writes all its elements, bumps its version counter, and draws a fixed number of
 // random words per element, so element i depends only on (seed, offset, i).

@@ -1,0 +1,256 @@
+"""copy_, fill_, zero_, the version counter, and dtype casts (.to / .float() / ...),
+against PyTorch."""
+
+import pytest
+import torch
+
+import lucid
+from conftest import DTYPE_NAMES, assert_same, shares_storage, to_lucid
+
+# Sources for casts: every value exactly representable in float32, with signs,
+# fractions, zeros and specials where the source dtype has them.
+CAST_SOURCES = {
+    "float32": [[-2.75, -1.5, -0.5, -0.0], [0.0, 0.5, 1.5, 2.75], [100.25, -100.75, 65504.0, 1e-3]],
+    "float64": [[-2.7, 2.7, 1e10, -1e10], [0.1, 1 / 3, 255.9, -128.9]],
+    "float16": [[-2.5, 0.0, 1.5, 65504.0], [0.333251953125, -7.0, 1024.0, -0.0]],
+    "bfloat16": [[-2.5, 0.0, 1.5, 3.0e38], [0.333984375, -7.0, 1024.0, 1e-3]],
+    "int64": [[-300, -129, -1, 0], [1, 127, 255, 2 ** 40]],
+    "int32": [[-70000, -1, 0, 1], [127, 128, 255, 256]],
+    "int16": [[-32768, -1, 0, 32767]],
+    "int8": [[-128, -1, 0, 127]],
+    "uint8": [[0, 1, 127, 255]],
+    "bool": [[True, False, True, True]],
+    "complex64": [[1.5 + 2j, -3.5 - 1j], [0j, -0.5 + 0.25j]],
+}
+FLOAT_SPECIALS = [float("nan"), float("inf"), -float("inf"), 0.0]
+
+
+def _pair(name, data):
+    return (lucid.tensor(data, dtype=getattr(lucid, name)),
+            torch.tensor(data, dtype=getattr(torch, name)))
+
+
+def _cast_is_defined(src, dst, data):
+    """Float -> integer casts of out-of-range values are undefined behaviour in C++ (and
+    torch's results depend on the platform); only compare in-range values."""
+    if not (src.startswith(("float", "bfloat", "complex")) and dst in
+            ("uint8", "int8", "int16", "int32", "int64")):
+        return True
+    info = torch.iinfo(getattr(torch, dst))
+    flat = [v for row in data for v in row]
+    vals = [v.real if isinstance(v, complex) else v for v in flat]
+    return all(info.min < v < info.max + 1 for v in vals)
+
+
+@pytest.mark.filterwarnings("ignore:Casting complex values to real:UserWarning")
+@pytest.mark.parametrize("dst", DTYPE_NAMES)
+@pytest.mark.parametrize("src", list(CAST_SOURCES))
+def test_to_dtype(src, dst):
+    for data in CAST_SOURCES[src]:
+        if not _cast_is_defined(src, dst, [data]):
+            continue
+        lt, tt = _pair(src, data)
+        assert_same(lt.to(getattr(lucid, dst)), tt.to(getattr(torch, dst)))
+        assert_same(lt.to(dtype=getattr(lucid, dst)), tt.to(dtype=getattr(torch, dst)))
+
+
+@pytest.mark.parametrize("dst", ["float16", "bfloat16", "float64", "bool", "complex64"])
+def test_cast_float_specials(dst):
+    lt, tt = _pair("float32", FLOAT_SPECIALS)
+    assert_same(lt.to(getattr(lucid, dst)), tt.to(getattr(torch, dst)))
+
+
+@pytest.mark.parametrize("method,name", [("float", "float32"), ("double", "float64"),
+                                         ("half", "float16"), ("bfloat16", "bfloat16"),
+                                         ("long", "int64"), ("int", "int32"), ("short", "int16"),
+                                         ("char", "int8"), ("byte", "uint8"), ("bool", "bool"),
+                                         ("cfloat", "complex64")])
+def test_cast_methods(method, name):
+    data = [[-2.75, 0.0, 0.5, 3.9], [1.0, -1.0, 7.5, 100.0]]
+    if name == "uint8":  # negative float -> uint8 is undefined behaviour
+        data = [[2.75, 0.0, 0.5, 3.9], [1.0, 1.0, 7.5, 100.0]]
+    lt, tt = _pair("float32", data)
+    assert_same(getattr(lt, method)(), getattr(tt, method)())
+
+
+def test_float_to_int_truncates_toward_zero():
+    lt, tt = _pair("float32", [-2.7, -0.5, 0.5, 2.7, 1e9])
+    assert_same(lt.long(), tt.long())
+    assert lt.long().tolist() == [-2, 0, 0, 2, 1000000000]
+    assert_same(lt.int(), tt.int())
+
+
+def test_integer_wraparound_casts():
+    lt, tt = _pair("int64", [-1, 300, 128, 65536 + 5])
+    for name in ["uint8", "int8", "int16"]:
+        assert_same(lt.to(getattr(lucid, name)), tt.to(getattr(torch, name)))
+
+
+def test_same_dtype_returns_self():
+    lt, tt = _pair("float32", [1.0, 2.0])
+    assert (lt.float() is lt) == (tt.float() is tt) is True
+    assert lt.to(lucid.float32) is lt
+    assert lt.to("cpu") is lt and lt.cpu() is lt
+    assert lt.to(lt) is lt
+    c = lt.to(lucid.float32, copy=True)
+    assert c is not lt and not shares_storage(c, lt) and c.tolist() == lt.tolist()
+
+
+def test_to_other_tensor_and_type():
+    lt, tt = _pair("float32", [1.5, -2.5])
+    assert_same(lt.to(lucid.zeros(1, dtype=lucid.int8)), tt.to(torch.zeros(1, dtype=torch.int8)))
+    assert_same(lt.type(lucid.int32), tt.type(torch.int32))
+    assert lt.type() == tt.type().replace("torch.", "lucid.")
+
+
+def test_cast_of_non_contiguous_keeps_layout():
+    lb = lucid.arange(24).reshape(2, 3, 4)
+    tb = torch.arange(24).reshape(2, 3, 4)
+    assert_same(lb.transpose(0, 2).float(), tb.transpose(0, 2).float())  # preserve_format
+    assert_same(lb[:, ::2].double(), tb[:, ::2].double())
+
+
+def test_cast_result_is_independent():
+    lt = lucid.tensor([1, 2, 3])
+    f = lt.float()
+    f.fill_(0)
+    assert lt.tolist() == [1, 2, 3]
+
+
+# ---- copy_ -----------------------------------------------------------------------------
+@pytest.mark.parametrize("src_shape", [(3,), (1, 3), (2, 1), (), (2, 3), (1,)])
+def test_copy_broadcasts(src_shape):
+    tsrc = torch.arange(1, 1 + torch.Size(src_shape).numel()).reshape(src_shape)
+    lsrc = to_lucid(tsrc)
+    ld, td = lucid.zeros(2, 3), torch.zeros(2, 3)
+    assert ld.copy_(lsrc) is ld
+    td.copy_(tsrc)
+    assert_same(ld, td)
+
+
+@pytest.mark.filterwarnings("ignore:Casting complex values to real:UserWarning")
+@pytest.mark.parametrize("dst", DTYPE_NAMES)
+@pytest.mark.parametrize("src", ["float32", "int64", "bool", "complex64", "float16"])
+def test_copy_casts(src, dst):
+    data = CAST_SOURCES[src][0]
+    if not _cast_is_defined(src, dst, [data]):
+        data = [abs(v) for v in data]
+    ls, ts = _pair(src, data)
+    ld = lucid.zeros(len(data), dtype=getattr(lucid, dst))
+    td = torch.zeros(len(data), dtype=getattr(torch, dst))
+    ld.copy_(ls)
+    td.copy_(ts)
+    assert_same(ld, td)
+
+
+def test_copy_non_contiguous_both_sides():
+    tb = torch.arange(24.0).reshape(2, 3, 4)
+    lb = to_lucid(tb)
+    ld, td = lucid.zeros(4, 3, 2).transpose(0, 2), torch.zeros(4, 3, 2).transpose(0, 2)
+    ld.copy_(lb[:, :, :])
+    td.copy_(tb)
+    assert_same(ld, td)
+    ld2, td2 = lucid.zeros(6, 4), torch.zeros(6, 4)
+    ld2[::3].copy_(lb.transpose(0, 1)[1:3, 0])
+    td2[::3].copy_(tb.transpose(0, 1)[1:3, 0])
+    assert_same(ld2, td2)
+
+
+def test_copy_into_view_writes_base():
+    lb, tb = lucid.zeros(3, 4), torch.zeros(3, 4)
+    lb[:, 1].copy_(lucid.tensor([1.0, 2.0, 3.0]))
+    tb[:, 1].copy_(torch.tensor([1.0, 2.0, 3.0]))
+    assert_same(lb, tb)
+
+
+def test_copy_shape_mismatch():
+    with pytest.raises(RuntimeError) as te:
+        torch.zeros(2, 3).copy_(torch.ones(2))
+    with pytest.raises(type(te.value), match="broadcast|size"):
+        lucid.zeros(2, 3).copy_(lucid.ones(2))
+
+
+def test_copy_from_non_tensor():
+    with pytest.raises(TypeError) as te:
+        torch.zeros(2).copy_([1, 2])
+    with pytest.raises(type(te.value), match="Tensor"):
+        lucid.zeros(2).copy_([1, 2])
+
+
+# ---- fill_ / zero_ ---------------------------------------------------------------------
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+@pytest.mark.parametrize("value", [3, 2.9, True, 0, -1.5])
+def test_fill(name, value):
+    if name == "uint8" and value == -1.5:
+        pytest.skip("negative float to uint8 is undefined behaviour")
+    lt = lucid.zeros(2, 3, dtype=getattr(lucid, name))
+    tt = torch.zeros(2, 3, dtype=getattr(torch, name))
+    assert lt.fill_(value) is lt
+    tt.fill_(value)
+    assert_same(lt, tt)
+
+
+def test_fill_views_and_tensors():
+    lb, tb = lucid.arange(12).reshape(3, 4), torch.arange(12).reshape(3, 4)
+    lb[:, 1:3].fill_(-1)
+    tb[:, 1:3].fill_(-1)
+    assert_same(lb, tb)
+    lb.t()[0].fill_(lucid.tensor(7))
+    tb.t()[0].fill_(torch.tensor(7))
+    assert_same(lb, tb)
+    lc, tc = lucid.zeros(2, dtype=lucid.complex64), torch.zeros(2, dtype=torch.complex64)
+    assert_same(lc.fill_(1 - 2j), tc.fill_(1 - 2j))
+    with pytest.raises(RuntimeError, match="0-dimension"):
+        lb.fill_(lucid.tensor([4]))
+
+
+def test_zero():
+    lb, tb = lucid.arange(12.0).reshape(3, 4), torch.arange(12.0).reshape(3, 4)
+    assert lb[1].zero_() is not None
+    tb[1].zero_()
+    assert_same(lb, tb)
+    z = lb.zero_()
+    assert z is lb and lb.tolist() == [[0.0] * 4] * 3
+
+
+# ---- version counter -------------------------------------------------------------------
+@pytest.mark.parametrize("make", [
+    lambda m: m.zeros(3), lambda m: m.ones(3), lambda m: m.full((3,), 2.0),
+    lambda m: m.tensor([1.0, 2.0, 3.0]), lambda m: m.arange(3.0), lambda m: m.empty(3),
+    lambda m: m.tensor([1.0, 2.0, 3.0]).clone(), lambda m: m.eye(3)[0],
+    lambda m: m.tensor([1, 2, 3]).float(), lambda m: m.rand(3),
+])
+def test_fresh_tensor_version_is_zero(make):
+    assert make(lucid)._version == make(torch)._version == 0
+
+
+def test_version_increments_on_each_inplace_write():
+    lt, tt = lucid.zeros(2, 3), torch.zeros(2, 3)
+    seq_l, seq_t = [lt._version], [tt._version]
+    for op in [lambda t, m: t.fill_(1), lambda t, m: t.zero_(),
+               lambda t, m: t.__setitem__(0, 3), lambda t, m: t.copy_(m.ones(2, 3)),
+               lambda t, m: t.__setitem__((slice(None), 1), m.tensor([5.0, 6.0])),
+               lambda t, m: t.uniform_(), lambda t, m: t.normal_()]:
+        op(lt, lucid)
+        op(tt, torch)
+        seq_l.append(lt._version - seq_l[0])
+        seq_t.append(tt._version - seq_t[0])
+    assert seq_l[1:] == seq_t[1:]
+
+
+def test_version_is_shared_by_views():
+    lb, tb = lucid.zeros(2, 3, 4), torch.zeros(2, 3, 4)
+    lviews = [lb[0], lb.view(24), lb.transpose(0, 1), lb.detach(), lb[:, ::2]]
+    tviews = [tb[0], tb.view(24), tb.transpose(0, 1), tb.detach(), tb[:, ::2]]
+    lviews[0].fill_(1)
+    tviews[0].fill_(1)
+    lviews[2][0].zero_()
+    tviews[2][0].zero_()
+    assert [v._version - lb._version for v in lviews] == [0] * len(lviews)
+    assert lb._version - lviews[0]._version == tb._version - tviews[0]._version
+    # a clone has its own counter
+    lc, tc = lb.clone(), tb.clone()
+    before_l, before_t = lc._version, tc._version
+    lb.fill_(2)
+    tb.fill_(2)
+    assert lc._version - before_l == tc._version - before_t == 0

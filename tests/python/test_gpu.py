@@ -1,0 +1,330 @@
+"""GPU storage: transfers and their device aliases, values of every dtype, views and
+writes on the GPU, copy_ across devices, the caching allocator's statistics, pinned
+(shared) storage that both devices address, DLPack exchange with torch.cuda, and the
+error for an op with no GPU kernel. Skipped entirely where lucid has no GPU."""
+
+import gc
+
+import numpy as np
+import pytest
+import torch
+
+import lucid
+from conftest import DTYPE_NAMES, assert_same, shares_storage, to_lucid
+
+pytestmark = pytest.mark.skipif(not lucid.gpu.is_available(), reason="lucid has no GPU here")
+
+TORCH_CUDA = torch.cuda.is_available()
+MiB = 1 << 20
+
+
+def _src(name, shape=(3, 4)):
+    t = torch.arange(int(np.prod(shape))).reshape(shape) - 5
+    return t.to(getattr(torch, name))
+
+
+# ---- device API ----------------------------------------------------------------------------
+def test_device_api():
+    assert lucid.gpu.device_count() >= 1
+    assert lucid.gpu.current_device() == 0
+    assert lucid.cuda is lucid.gpu
+    import lucid.cuda as lc
+    assert lc.is_available()
+    assert lucid.gpu.synchronize() is None
+    lucid.gpu.synchronize(0)
+    lucid.gpu.synchronize("gpu:0")
+    lucid.gpu.synchronize("cuda")
+
+
+@pytest.mark.parametrize("move", [lambda t: t.to("gpu"), lambda t: t.cuda(), lambda t: t.gpu(),
+                                  lambda t: t.to("cuda:0"), lambda t: t.to("gpu:0"),
+                                  lambda t: t.to("cuda"), lambda t: t.cuda(0),
+                                  lambda t: t.to(lucid.device("gpu", 0)),
+                                  lambda t: t.to(device="cuda"), lambda t: t.to(0)])
+def test_transfer_aliases(move):
+    t = lucid.arange(6.0)
+    g = move(t)
+    assert g.device.type == "gpu" and g.device == lucid.device("gpu:0") == "cuda:0"
+    assert g.is_cuda and g.is_gpu and not g.is_cpu
+    assert g.to("gpu") is g and g.cuda() is g  # already there: the same tensor
+    assert g.cpu().tolist() == t.tolist()
+    assert t.cpu() is t
+
+
+def test_bad_gpu_index():
+    bad = f"gpu:{lucid.gpu.device_count()}"
+    with pytest.raises(RuntimeError, match="device|GPU|gpu"):
+        lucid.zeros(2, device=bad)
+    with pytest.raises(RuntimeError, match="device|GPU|gpu"):
+        lucid.zeros(2).to(bad)
+
+
+# ---- values -------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_round_trip_every_dtype(name):
+    tt = _src(name)
+    g = to_lucid(tt).to("gpu")
+    assert g.device.type == "gpu" and g.dtype is getattr(lucid, name)
+    assert_same(g.cpu(), tt)
+    assert g.tolist() == tt.tolist()  # read-outs download
+    assert g[1, 2].item() == tt[1, 2].item()
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_creation_on_gpu(name):
+    d = getattr(lucid, name)
+    td = getattr(torch, name)
+    assert_same(lucid.zeros(2, 3, dtype=d, device="gpu").cpu(), torch.zeros(2, 3, dtype=td))
+    assert_same(lucid.ones(4, dtype=d, device="cuda").cpu(), torch.ones(4, dtype=td))
+    assert_same(lucid.full((2,), 1, dtype=d, device="gpu").cpu(), torch.full((2,), 1, dtype=td))
+    assert_same(lucid.eye(3, dtype=d, device="gpu").cpu(), torch.eye(3, dtype=td))
+    assert_same(lucid.tensor([1, 0], dtype=d, device="cuda:0").cpu(), torch.tensor([1, 0], dtype=td))
+    assert lucid.empty(5, dtype=d, device="gpu").device.type == "gpu"
+
+
+def test_ranges_on_gpu():
+    assert_same(lucid.arange(2, 20, 3, device="gpu").cpu(), torch.arange(2, 20, 3))
+    assert_same(lucid.linspace(0, 1, 5, device="gpu").cpu(), torch.linspace(0, 1, 5))
+    assert lucid.zeros(0, 3, device="gpu").cpu().shape == (0, 3)
+
+
+def test_non_contiguous_transfers():
+    tb = torch.arange(60.0).reshape(3, 4, 5)
+    lb = to_lucid(tb)
+    for f in [lambda t: t.transpose(0, 2), lambda t: t[:, ::2, 1:], lambda t: t[1, :, 3],
+              lambda t: t[:, :1].expand(3, 4, 5), lambda t: t.permute(1, 2, 0)[1:]]:
+        g = f(lb).to("gpu")
+        assert g.tolist() == f(tb).tolist()
+        assert g.cpu().tolist() == f(tb).tolist()
+    g = lb.to("gpu")
+    for f in [lambda t: t.transpose(0, 2), lambda t: t[:, ::2, 1:], lambda t: t[1, :, 3]]:
+        v = f(g)
+        assert v.device.type == "gpu" and shares_storage(v, g)
+        assert_same(v.cpu(), f(tb).contiguous(), strides=False)
+        assert v.contiguous().tolist() == f(tb).tolist()
+
+
+def test_large_transfer():
+    a = np.random.default_rng(0).standard_normal((1000, 1003)).astype(np.float32)
+    g = lucid.from_numpy(a).to("gpu")
+    back = g.numpy()  # a GPU tensor's numpy() downloads
+    assert np.array_equal(back, a)
+    assert np.array_equal(g.t().cpu().numpy(), a.T)
+    assert np.array_equal(g.t().contiguous().cpu().numpy(), a.T)
+
+
+# ---- writes and copies --------------------------------------------------------------------
+def test_writes_through_gpu_views():
+    tb = torch.arange(12.0).reshape(3, 4)
+    g = to_lucid(tb).to("gpu")
+    g[:, 1] = -1.0
+    tb[:, 1] = -1.0
+    g.t()[0].fill_(5.0)
+    tb.t()[0].fill_(5.0)
+    g[2] = lucid.tensor([7.0, 8.0, 9.0, 10.0], device="gpu")
+    tb[2] = torch.tensor([7.0, 8.0, 9.0, 10.0])
+    g[0, 1:] = lucid.tensor([0.5, 0.25, 0.125])  # a CPU source into a GPU target
+    tb[0, 1:] = torch.tensor([0.5, 0.25, 0.125])
+    assert_same(g.cpu(), tb)
+    g.zero_()
+    assert g.tolist() == [[0.0] * 4] * 3
+
+
+@pytest.mark.parametrize("src_dev,dst_dev", [("cpu", "gpu"), ("gpu", "cpu"), ("gpu", "gpu")])
+def test_copy_across_devices(src_dev, dst_dev):
+    ts = torch.arange(12).reshape(3, 4)
+    ls = to_lucid(ts).to(src_dev)
+    ld = lucid.zeros(3, 4, dtype=lucid.int64, device=dst_dev)
+    assert ld.copy_(ls) is ld and ld.device.type == dst_dev
+    assert ld.tolist() == ts.tolist()
+    # broadcasting
+    ld2 = lucid.zeros(2, 3, 4, dtype=lucid.int64, device=dst_dev)
+    ld2.copy_(ls)
+    assert ld2.tolist() == ts.expand(2, 3, 4).tolist()
+    # non-contiguous both sides
+    ld3 = lucid.zeros(4, 3, dtype=lucid.int64, device=dst_dev).t()
+    ld3.copy_(ls)
+    assert ld3.tolist() == ts.tolist()
+    ld4 = lucid.zeros(4, 3, dtype=lucid.int64, device=dst_dev)
+    ld4.copy_(ls.t())
+    assert ld4.tolist() == ts.t().tolist()
+
+
+@pytest.mark.parametrize("src_dev,dst_dev", [("cpu", "gpu"), ("gpu", "cpu")])
+def test_copy_with_cast_across_devices(src_dev, dst_dev):
+    ts = torch.tensor([[-2.7, 0.5], [3.9, 100.25]])
+    ls = to_lucid(ts).to(src_dev)
+    for name in ["int32", "float16", "bool", "float64", "complex64", "bfloat16"]:
+        ld = lucid.zeros(2, 2, dtype=getattr(lucid, name), device=dst_dev)
+        ld.copy_(ls)
+        td = torch.zeros(2, 2, dtype=getattr(torch, name))
+        td.copy_(ts)
+        assert_same(ld.cpu(), td)
+
+
+def test_op_without_gpu_kernel_raises_clearly():
+    g = lucid.tensor([1.5, -2.5], device="gpu")
+    try:
+        out = g.to(lucid.float64)  # a GPU-to-GPU cast
+    except NotImplementedError as e:
+        assert "kernel" in str(e) and ("CUDA" in str(e) or "GPU" in str(e)), str(e)
+    else:  # a kernel arrived: it must then be right
+        assert out.device.type == "gpu" and out.tolist() == [1.5, -2.5]
+        assert out.dtype is lucid.float64
+
+
+def test_version_counter_on_gpu():
+    g = lucid.zeros(4, device="gpu")
+    v = g._version
+    g.fill_(1.0)
+    g[0] = 2.0
+    assert g._version == v + 2 and g[1:]._version == g._version
+
+
+# ---- allocator statistics ---------------------------------------------------------------------
+def test_memory_allocated_grows_and_shrinks():
+    gc.collect()
+    lucid.gpu.synchronize()
+    base = lucid.gpu.memory_allocated()
+    t = lucid.empty(16 * MiB // 4, device="gpu")  # 16 MiB of float32
+    grown = lucid.gpu.memory_allocated()
+    assert grown - base >= 16 * MiB
+    assert lucid.gpu.max_memory_allocated() >= grown
+    assert lucid.gpu.memory_reserved() >= grown
+    v = t[::2]  # a view allocates nothing
+    assert lucid.gpu.memory_allocated() == grown
+    del t, v
+    gc.collect()
+    assert lucid.gpu.memory_allocated() == base
+    cpu = lucid.empty(MiB)
+    assert lucid.gpu.memory_allocated() == base  # CPU tensors are not counted
+    del cpu
+
+
+def test_peak_and_empty_cache():
+    gc.collect()
+    lucid.gpu.reset_peak_memory_stats()
+    base = lucid.gpu.memory_allocated()
+    assert lucid.gpu.max_memory_allocated() == base
+    t = lucid.empty(32 * MiB, dtype=lucid.uint8, device="gpu")
+    peak = lucid.gpu.max_memory_allocated()
+    assert peak >= base + 32 * MiB
+    del t
+    gc.collect()
+    assert lucid.gpu.max_memory_allocated() == peak  # the peak stays until reset
+    reserved = lucid.gpu.memory_reserved()
+    assert reserved >= base + 32 * MiB  # the freed block is cached
+    lucid.gpu.empty_cache()
+    assert lucid.gpu.memory_reserved() <= reserved - 32 * MiB
+    assert lucid.gpu.memory_allocated() == base
+    lucid.gpu.reset_peak_memory_stats()
+    assert lucid.gpu.max_memory_allocated() == lucid.gpu.memory_allocated()
+
+
+def test_cached_block_is_reused():
+    gc.collect()
+    t = lucid.empty(8 * MiB, dtype=lucid.uint8, device="gpu")
+    reserved = lucid.gpu.memory_reserved()
+    del t
+    gc.collect()
+    u = lucid.empty(8 * MiB, dtype=lucid.uint8, device="gpu")
+    assert lucid.gpu.memory_reserved() == reserved
+    del u
+
+
+# ---- pinned (shared) storage ------------------------------------------------------------------
+def test_pin_memory():
+    t = lucid.arange(6.0)
+    assert not t.is_pinned()
+    p = t.pin_memory()
+    assert p.is_pinned() and p.device.type == "cpu" and p.tolist() == t.tolist()
+    assert not shares_storage(p, t)
+    assert p.pin_memory() is p
+    assert lucid.zeros(3, pin_memory=True).is_pinned()
+    assert lucid.tensor([1, 2], pin_memory=True).is_pinned()
+
+
+def test_pinned_to_gpu_is_a_relabel():
+    gc.collect()
+    p = lucid.arange(12.0).reshape(3, 4).pin_memory()
+    before = lucid.gpu.memory_allocated()
+    g = p.to("gpu")
+    assert g.device.type == "gpu"
+    assert g._impl.storage_data_ptr == p._impl.storage_data_ptr  # no copy
+    assert lucid.gpu.memory_allocated() == before  # no device memory taken
+    back = g.to("cpu")
+    assert back.device.type == "cpu"
+    assert back._impl.storage_data_ptr == p._impl.storage_data_ptr
+    # writes through one are seen by the other, in both directions
+    g[0] = -1.0  # a GPU write
+    assert p[0].tolist() == [-1.0] * 4
+    p[2, 3] = 42.0  # a host write
+    assert g[2, 3].item() == 42.0
+    g.t()[1].fill_(7.0)
+    assert p[:, 1].tolist() == [7.0, 7.0, 7.0]
+    c = p.to("gpu", copy=True)  # copy=True makes a real copy
+    assert c._impl.storage_data_ptr != p._impl.storage_data_ptr
+    c.fill_(0.0)
+    assert p[1, 0].item() == 4.0
+
+
+def test_pinned_views_relabel():
+    p = lucid.arange(24.0).reshape(2, 3, 4).pin_memory()
+    v = p.transpose(0, 2)[1:]
+    g = v.to("gpu")
+    assert g._impl.storage_data_ptr == p._impl.storage_data_ptr
+    assert g.stride() == v.stride() and g.storage_offset() == v.storage_offset()
+    assert g.tolist() == v.tolist()
+
+
+# ---- DLPack with torch.cuda -------------------------------------------------------------------
+@pytest.mark.skipif(not TORCH_CUDA, reason="torch has no CUDA here")
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_dlpack_gpu_lucid_to_torch(name):
+    tt = _src(name)
+    g = to_lucid(tt).to("gpu")
+    assert g.__dlpack_device__() == (2, 0)
+    u = torch.from_dlpack(g)
+    assert u.is_cuda and u.dtype == tt.dtype and u.data_ptr() == g.data_ptr()
+    assert u.cpu().tolist() == tt.tolist()
+    u[0, 0] = True if name == "bool" else 1
+    torch.cuda.synchronize()
+    assert g[0, 0].item() == u[0, 0].item()
+    g[1, 1] = 0
+    lucid.gpu.synchronize()
+    assert u[1, 1].item() == 0
+
+
+@pytest.mark.skipif(not TORCH_CUDA, reason="torch has no CUDA here")
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_dlpack_gpu_torch_to_lucid(name):
+    u = _src(name).cuda()
+    g = lucid.from_dlpack(u)
+    assert g.device.type == "gpu" and g.data_ptr() == u.data_ptr()
+    assert_same(g.cpu(), u.cpu())
+    g[0, 0] = True if name == "bool" else 1
+    lucid.gpu.synchronize()
+    assert u[0, 0].item() == g[0, 0].item()
+    u[2, 3] = 0
+    torch.cuda.synchronize()
+    assert g[2, 3].item() == 0
+
+
+@pytest.mark.skipif(not TORCH_CUDA, reason="torch has no CUDA here")
+def test_dlpack_gpu_strided_and_capsule_once():
+    u = torch.arange(24.0, device="cuda").reshape(4, 6).t()[1:]
+    g = lucid.from_dlpack(u)
+    assert g.stride() == u.stride() and g.tolist() == u.tolist()
+    v = torch.from_dlpack(lucid.arange(24.0, device="gpu").reshape(4, 6).t())
+    assert v.is_cuda and v.tolist() == torch.arange(24.0).reshape(4, 6).t().tolist()
+    cap = lucid.arange(4.0, device="gpu").__dlpack__()
+    torch.from_dlpack(cap)
+    with pytest.raises(RuntimeError):
+        torch.from_dlpack(cap)
+
+
+def test_random_on_gpu_matches_host_draw():
+    lucid.manual_seed(5)
+    g = lucid.randn(100, device="gpu")
+    lucid.manual_seed(5)
+    assert g.device.type == "gpu" and g.tolist() == lucid.randn(100).tolist()

@@ -1,0 +1,276 @@
+"""NumPy and DLPack interoperability: zero-copy in both directions (writes visible on
+both sides), __array__, DLPack exchange with torch, capsule rules, and that
+`import lucid` does not import NumPy."""
+
+import gc
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import lucid
+from conftest import DTYPE_NAMES, assert_same, to_lucid
+
+NP_NAMES = [n for n in DTYPE_NAMES if n != "bfloat16"]
+
+
+def _np(name, shape=(2, 3)):
+    a = np.arange(int(np.prod(shape))).reshape(shape)
+    return (a % 2 == 0) if name == "bool" else a.astype(name)
+
+
+# ---- NumPy -> lucid -------------------------------------------------------------------
+@pytest.mark.parametrize("name", NP_NAMES)
+def test_from_numpy_zero_copy(name):
+    a = _np(name)
+    t = lucid.from_numpy(a)
+    assert_same(t, torch.from_numpy(a))
+    assert t.data_ptr() == a.ctypes.data
+    one = True if name == "bool" else 1
+    t[0, 0] = one          # lucid -> numpy
+    assert a[0, 0] == one
+    a[1, 2] = 0            # numpy -> lucid
+    assert t[1, 2].item() == 0
+
+
+def test_from_numpy_strided():
+    base = np.arange(24.0).reshape(4, 6)
+    for a in [base[:, ::2], base.T, base[1:3, 2:5], base[::2]]:
+        t, tt = lucid.from_numpy(a), torch.from_numpy(a)
+        assert_same(t, tt, offset=False)
+        t[0, 0] = -1.0
+        assert a[0, 0] == -1.0
+
+
+def test_from_numpy_zero_dim_and_empty():
+    assert_same(lucid.from_numpy(np.array(3.5)), torch.from_numpy(np.array(3.5)))
+    e = np.zeros((0, 3), dtype=np.float32)
+    assert lucid.from_numpy(e).shape == torch.from_numpy(e).shape
+
+
+def test_from_numpy_negative_strides():
+    a = np.arange(6, dtype=np.int16)[::-1]
+    with pytest.raises(ValueError) as te:
+        torch.from_numpy(a)
+    with pytest.raises(type(te.value), match="negative"):
+        lucid.from_numpy(a)
+
+
+def test_from_numpy_keeps_array_alive():
+    a = np.zeros(3)
+    t = lucid.from_numpy(a)
+    del a
+    gc.collect()
+    t[0] = 1.0
+    assert t.tolist() == [1.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("fn", ["as_tensor", "asarray"])
+def test_as_tensor_shares_numpy_memory(fn):
+    a = np.arange(3.0)
+    t = getattr(lucid, fn)(a)
+    t[0] = 5.0
+    assert a.tolist() == [5.0, 1.0, 2.0]
+    b = np.arange(3.0)
+    c = getattr(lucid, fn)(b, dtype=lucid.float32)  # a cast cannot share
+    c[0] = 5.0
+    assert b.tolist() == [0.0, 1.0, 2.0] and c.dtype is lucid.float32
+
+
+def test_tensor_copies_numpy():
+    a = np.arange(3.0)
+    t = lucid.tensor(a)
+    t[0] = 5.0
+    assert a[0] == 0.0
+
+
+# ---- lucid -> NumPy -------------------------------------------------------------------
+@pytest.mark.parametrize("name", NP_NAMES)
+def test_numpy_zero_copy(name):
+    tt = torch.arange(6).reshape(2, 3).to(getattr(torch, name))
+    lt = to_lucid(tt)
+    a, ta = lt.numpy(), tt.numpy()
+    assert a.dtype == ta.dtype and a.shape == ta.shape and a.strides == ta.strides
+    assert a.tolist() == ta.tolist()
+    assert a.ctypes.data == lt.data_ptr()
+    one = True if name == "bool" else 1
+    a[0, 0] = one
+    assert lt[0, 0].item() == one
+    lt[1, 1] = 0
+    assert a[1, 1] == 0
+
+
+def test_numpy_of_views():
+    tb = torch.arange(24).reshape(2, 3, 4)
+    lb = to_lucid(tb)
+    for f in [lambda t: t.transpose(0, 2), lambda t: t[:, ::2, 1:], lambda t: t[1, 2],
+              lambda t: t[0, 0, 0], lambda t: t[:, :1].expand(2, 3, 4)]:
+        a, ta = f(lb).numpy(), f(tb).numpy()
+        assert a.strides == ta.strides and a.tolist() == ta.tolist()
+    v = lb[:, 1].numpy()
+    v[0, 0] = -3
+    assert lb[0, 1, 0].item() == -3
+
+
+def test_numpy_keeps_tensor_alive():
+    t = lucid.ones(3)
+    a = t.numpy()
+    del t
+    gc.collect()
+    assert a.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_numpy_bfloat16_raises():
+    with pytest.raises(TypeError) as te:
+        torch.ones(2, dtype=torch.bfloat16).numpy()
+    with pytest.raises(type(te.value), match="BFloat16"):
+        lucid.ones(2, dtype=lucid.bfloat16).numpy()
+
+
+def test_numpy_requires_grad_raises():
+    with pytest.raises(RuntimeError) as te:
+        torch.ones(2, requires_grad=True).numpy()
+    with pytest.raises(type(te.value), match="requires grad"):
+        lucid.ones(2, requires_grad=True).numpy()
+    assert lucid.ones(2, requires_grad=True).detach().numpy().tolist() == [1.0, 1.0]
+
+
+def test_array_protocol():
+    lt = lucid.tensor([1.0, 2.0])
+    a = np.asarray(lt)
+    assert a.dtype == np.float32 and a.tolist() == [1.0, 2.0]
+    a[0] = 7.0  # np.asarray shares memory, as with torch
+    assert lt.tolist() == [7.0, 2.0]
+    b = np.array(lt, dtype=np.float64)
+    assert b.dtype == np.float64 and b.tolist() == [7.0, 2.0]
+    c = np.array(lucid.tensor([[1, 2], [3, 4]], dtype=lucid.int16))
+    assert c.dtype == np.int16 and c.tolist() == [[1, 2], [3, 4]]
+
+
+def test_array_protocol_requires_grad():
+    with pytest.raises(RuntimeError) as te:
+        np.asarray(torch.ones(2, requires_grad=True))
+    with pytest.raises(type(te.value), match="requires grad"):
+        np.asarray(lucid.ones(2, requires_grad=True))
+
+
+# ---- DLPack with torch --------------------------------------------------------------------
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_dlpack_lucid_to_torch(name):
+    tt = torch.arange(6).reshape(2, 3).to(getattr(torch, name))
+    lt = to_lucid(tt)
+    u = torch.from_dlpack(lt)
+    assert u.dtype == tt.dtype and u.shape == tt.shape and u.stride() == tt.stride()
+    assert u.tolist() == tt.tolist()
+    assert u.data_ptr() == lt.data_ptr()
+    u[0, 0] = True if name == "bool" else 1
+    assert lt[0, 0].item() == u[0, 0].item()
+    lt[1, 2] = 0
+    assert u[1, 2].item() == 0
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_dlpack_torch_to_lucid(name):
+    u = torch.arange(6).reshape(2, 3).to(getattr(torch, name))
+    lt = lucid.from_dlpack(u)
+    assert_same(lt, u)
+    assert lt.data_ptr() == u.data_ptr()
+    lt[0, 0] = True if name == "bool" else 1
+    assert u[0, 0].item() == lt[0, 0].item()
+    u[1, 2] = 0
+    assert lt[1, 2].item() == 0
+
+
+def test_dlpack_strided_views_both_ways():
+    lt = lucid.arange(12).reshape(3, 4).t()[1:]
+    u = torch.from_dlpack(lt)
+    assert u.tolist() == lt.tolist() and u.stride() == lt.stride()
+    assert u.data_ptr() == lt.data_ptr()
+    tv = torch.arange(24.0).reshape(2, 3, 4).transpose(0, 2)[:, 1:]
+    lv = lucid.from_dlpack(tv)
+    assert_same(lv, tv)
+    assert lv.data_ptr() == tv.data_ptr()
+
+
+def test_dlpack_zero_dim_and_empty():
+    assert torch.from_dlpack(lucid.tensor(3.5)).item() == 3.5
+    assert lucid.from_dlpack(torch.tensor(2.5)).shape == ()
+    assert lucid.from_dlpack(torch.zeros(0, 3)).shape == (0, 3)
+    assert torch.from_dlpack(lucid.zeros(0, 3)).shape == (0, 3)
+
+
+def test_dlpack_capsules_and_lifetimes():
+    u = torch.arange(6.0)
+    t = lucid.from_dlpack(u.__dlpack__())  # a bare capsule
+    del u
+    gc.collect()
+    assert t.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    lt = lucid.arange(6.0)
+    v = torch.from_dlpack(lt.__dlpack__(max_version=(1, 0)))  # versioned capsule
+    del lt
+    gc.collect()
+    assert v.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert lucid.arange(2.0).__dlpack_device__() == torch.arange(2.0).__dlpack_device__()
+
+
+@pytest.mark.parametrize("producer,consumer", [("torch", "lucid"), ("lucid", "torch"),
+                                               ("lucid", "lucid")])
+def test_dlpack_capsule_consumed_twice(producer, consumer):
+    src = torch.arange(4.0) if producer == "torch" else lucid.arange(4.0)
+    cap = src.__dlpack__()
+    cons = torch.from_dlpack if consumer == "torch" else lucid.from_dlpack
+    cons(cap)
+    with pytest.raises(RuntimeError, match="consumed only once|already"):
+        cons(cap)
+
+
+def test_dlpack_requires_grad_raises():
+    with pytest.raises(RuntimeError, match="requires grad"):
+        torch.from_dlpack(lucid.ones(2, requires_grad=True))
+
+
+def test_dlpack_numpy_both_ways():
+    a = np.arange(4.0)
+    t = lucid.from_dlpack(a)
+    t[0] = 7.0
+    assert a[0] == 7.0
+    t2 = lucid.arange(4.0)
+    b = np.from_dlpack(t2)
+    b[1] = 7.0
+    assert t2[1].item() == 7.0
+
+
+def test_dlpack_complex128_raises_typeerror():
+    with pytest.raises(TypeError, match="dtype"):
+        lucid.from_dlpack(torch.zeros(2, dtype=torch.complex128))
+
+
+@pytest.mark.parametrize("bad", [5, [1, 2], "abc"])
+def test_from_dlpack_bad_input(bad):
+    with pytest.raises(Exception) as te:
+        torch.from_dlpack(bad)
+    with pytest.raises(type(te.value), match="capsule|dlpack|DLPack"):  # not "std::bad_cast"
+        lucid.from_dlpack(bad)
+
+
+def test_import_lucid_does_not_import_numpy():
+    code = "import sys, lucid; t = lucid.tensor([1.0]); t.tolist(); print('numpy' in sys.modules)"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(lucid.__file__))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd="/", timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_numpy_conversion_then_imports_numpy():
+    code = ("import sys, lucid; lucid.tensor([1.0]).numpy(); print('numpy' in sys.modules)")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(lucid.__file__))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd="/", timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"
