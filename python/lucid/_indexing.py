@@ -17,15 +17,13 @@ def _apply(impl, key):
     if consumed > impl.ndim:
         raise IndexError(f"too many indices for tensor of dimension {impl.ndim}")
     dim = 0  # position in the tensor being built
-    source_dim = 0  # the indexed tensor's dimension, for error messages
-    for k in key:
+    # PyTorch's out-of-range message names the position in the index tuple.
+    for position, k in enumerate(key):
         if k is None:
             impl = impl.unsqueeze(dim)
             dim += 1
         elif k is Ellipsis:
-            skipped = impl.ndim - dim - (consumed - _consumed_before(key, k))
-            dim += skipped
-            source_dim += skipped
+            dim += impl.ndim - dim - (consumed - _consumed_before(key, k))
         elif isinstance(k, slice):
             step = 1 if k.step is None else _int(k.step)
             if step <= 0:
@@ -34,7 +32,6 @@ def _apply(impl, key):
             stop = None if k.stop is None else _int(k.stop)
             impl = impl.slice(dim, start, stop, step)
             dim += 1
-            source_dim += 1
         elif isinstance(k, bool):
             raise IndexError("indexing with a Python bool is not supported yet; use a slice or None")
         elif hasattr(k, "__index__") and (not _is_tensor(k) or k.ndim == 0):
@@ -42,9 +39,8 @@ def _apply(impl, key):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             i, n = k.__index__(), impl.shape[dim]
             if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for dimension {source_dim} with size {n}")
+                raise IndexError(f"index {i} is out of bounds for dimension {position} with size {n}")
             impl = impl.select(dim, i)
-            source_dim += 1
         elif _is_tensor(k) or isinstance(k, (list, tuple)):
             raise IndexError("advanced indexing with tensors or lists is not supported yet: lucid "
                              "supports ints, slices, None and ... (basic indexing)")
