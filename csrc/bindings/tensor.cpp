@@ -87,6 +87,22 @@ void init_tensor(nb::module_& m) {
       .def_prop_ro("is_leaf", &T::is_leaf)
       .def_prop_rw("retains_grad", &T::retains_grad, &T::set_retains_grad)
       .def_prop_ro("has_autograd_meta", &T::has_autograd_meta)
+      .def_prop_ro("grad", &T::grad_to_tensor)
+      // Tensor.grad = g: the gradient must match the tensor's shape, dtype and device.
+      // It is kept as plain storage in the tensor's contiguous layout, shared with g
+      // when g already has that layout.
+      .def("set_grad", [](T& t, std::shared_ptr<T> g) {
+        if (!g) return t.zero_grad();
+        LUCID_CHECK(g->shape() == t.shape(), RuntimeError, "assigned grad has data of a different size: ",
+                    shape_str(g->shape()), " vs the tensor's ", shape_str(t.shape()));
+        LUCID_CHECK(g->dtype() == t.dtype(), RuntimeError, "assigned grad has data of a different type: ",
+                    dtype_name(g->dtype()), " vs the tensor's ", dtype_name(t.dtype()));
+        LUCID_CHECK(g->device() == t.device(), RuntimeError, "assigned grad has data located on a different "
+                    "device: ", g->device().str(), " vs the tensor's ", t.device().str());
+        if (!(g->is_contiguous() && g->storage_offset() == 0)) g = g->clone();
+        t.set_grad_impl(nullptr);
+        t.set_grad_storage(g->storage());
+      }, nb::arg("grad").none())
       // views
       .def("view", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::view(t, s); })
       .def("reshape", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::reshape(t, s); })

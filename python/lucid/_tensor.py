@@ -133,6 +133,17 @@ class Tensor:
         return self
 
     @property
+    def grad(self):
+        g = self._impl.grad
+        return None if g is None else _wrap(g)
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+        self._impl.set_grad(None if value is None else value._impl)
+
+    @property
     def is_leaf(self):
         return self._impl.is_leaf
 
