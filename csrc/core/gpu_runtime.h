@@ -35,6 +35,10 @@ class GpuRuntime {
   virtual void strided_copy(std::byte* dst, const Stride& dst_stride, const std::byte* src,
                             const Stride& src_stride, const Shape& shape, size_t itemsize,
                             int device) = 0;
+  // dst[i] = cast(src[i]) between two dtypes, both on the device, byte strides, with
+  // the host's cast rules (core/copy.h).
+  virtual void cast_copy(std::byte* dst, const Stride& dst_stride, Dtype dst_dtype, const std::byte* src,
+                         const Stride& src_stride, Dtype src_dtype, const Shape& shape, int device) = 0;
   virtual void memset_zero(void* dst, size_t nbytes, int device) = 0;
   virtual void synchronize(int device) = 0;  // waits for all work queued on the device
   // The device's stream as an integer (a cudaStream_t), for DLPack consumers and

@@ -175,20 +175,21 @@ void TensorImpl::write_from(const TensorImpl& src) {
                       shape);
     return;
   }
-  if (device_addressable(*this) && device_addressable(src) && dtype() == src.dtype()) {
+  if (device_addressable(*this) && device_addressable(src)) {
     int dev = is_gpu_storage() ? gpu_index_of(*this) : gpu_index_of(src);
-    gpu_runtime(dev).strided_copy(device_ptr(*this), meta_.stride, device_ptr(src), src_stride,
-                                  shape, itemsize(), dev);
+    if (dtype() == src.dtype())
+      gpu_runtime(dev).strided_copy(device_ptr(*this), meta_.stride, device_ptr(src), src_stride,
+                                    shape, itemsize(), dev);
+    else
+      gpu_runtime(dev).cast_copy(device_ptr(*this), meta_.stride, dtype(), device_ptr(src), src_stride,
+                                 src.dtype(), shape, dev);
     return;
   }
-  // One side is GPU-only memory and the other host memory, or a GPU cast is needed.
-  // Casts and broadcasts happen on the host; the bytes cross once, directly into the
-  // destination when it is contiguous and no broadcast is needed.
+  // One side is GPU-only memory, the other host-only memory. Casts happen on the host
+  // side; the bytes cross once, directly into the destination when it is contiguous
+  // and no broadcast is needed.
   bool same_shape = src.shape() == shape;
   if (is_gpu_storage()) {  // upload
-    LUCID_CHECK(host_addressable(src), NotImplementedError, "no CUDA kernel for the cast ",
-                dtype_name(src.dtype()), " -> ", dtype_name(dtype()),
-                " on gpu yet: cast on the CPU, or copy first and cast later");
     int dev = gpu_index_of(*this);
     TensorPtr packed;  // src as contiguous host bytes of our dtype, if src is not already
     if (!(src.is_contiguous() && src.dtype() == dtype())) packed = src.clone(dtype(), Device::cpu());

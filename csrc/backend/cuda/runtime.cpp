@@ -2,12 +2,14 @@
 
 #include <cuda_runtime_api.h>
 
+#include "backend/cuda/cast_kernel.cuh"
 #include "backend/cuda/caching_allocator.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/pinned_memory.h"
 #include "backend/cuda/stream.h"
 #include "backend/cuda/strided_copy.h"
+#include "core/copy.h"
 
 namespace lucid::cuda {
 
@@ -43,6 +45,32 @@ void CudaRuntime::strided_copy(std::byte* dst, const Stride& dst_stride, const s
                                const Stride& src_stride, const Shape& shape, size_t itemsize,
                                int device) {
   cuda::strided_copy(dst, dst_stride, src, src_stride, shape, itemsize, device);
+}
+
+void CudaRuntime::cast_copy(std::byte* dst, const Stride& dst_stride, Dtype dst_dtype, const std::byte* src,
+                            const Stride& src_stride, Dtype src_dtype, const Shape& shape, int device) {
+  static_assert(int(CastType::C64) == int(Dtype::C64) && int(CastType::F16) == int(Dtype::F16),
+                "CastType must mirror lucid::Dtype");
+  for (int64_t s : shape)
+    if (s == 0) return;
+  Stride ds = dst_stride, ss = src_stride;
+  Shape dims = collapse_dims(shape, {&ds, &ss});
+  if (dims.empty()) dims = {1}, ds = {0}, ss = {0};  // a single element
+  LUCID_CHECK(dims.size() <= size_t(kMaxCopyDims), RuntimeError, "cast on gpu supports at most ",
+              kMaxCopyDims, " non-mergeable dimensions; got ", dims.size());
+  StridedCopyParams p;
+  p.ndim = int(dims.size());
+  int64_t numel = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    p.sizes[d] = dims[d];
+    p.dst_strides[d] = ds[d];
+    p.src_strides[d] = ss[d];
+    numel *= dims[d];
+  }
+  check_device(device);
+  DeviceGuard guard(device);
+  LUCID_CUDA_CHECK(launch_strided_cast(dst, CastType(int(dst_dtype)), src, CastType(int(src_dtype)), numel, p,
+                                       stream(device)));
 }
 
 void CudaRuntime::memset_zero(void* dst, size_t nbytes, int device) {

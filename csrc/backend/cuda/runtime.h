@@ -17,6 +17,8 @@ class CudaRuntime final : public GpuRuntime {
   void strided_copy(std::byte* dst, const Stride& dst_stride, const std::byte* src,
                     const Stride& src_stride, const Shape& shape, size_t itemsize,
                     int device) override;
+  void cast_copy(std::byte* dst, const Stride& dst_stride, Dtype dst_dtype, const std::byte* src,
+                 const Stride& src_stride, Dtype src_dtype, const Shape& shape, int device) override;
   void memset_zero(void* dst, size_t nbytes, int device) override;
   void synchronize(int device) override;
   uintptr_t stream_handle(int device) override;
