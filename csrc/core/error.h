@@ -2,9 +2,11 @@
 // (csrc/bindings/module.cpp), so a bad input surfaces as the exception PyTorch raises.
 #pragma once
 
-#include <sstream>
+#include <charconv>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace lucid {
@@ -15,11 +17,28 @@ struct IndexError : std::runtime_error { using std::runtime_error::runtime_error
 struct RuntimeError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct NotImplementedError : std::runtime_error { using std::runtime_error::runtime_error; };
 
+// Message building without iostreams: a statically linked libstdc++ (some
+// toolchains link one into the extension) crashes in locale code when the process
+// already loaded the shared libstdc++ (NumPy, PyTorch), and streams are slow anyway.
+namespace detail {
+inline void append(std::string& s, std::string_view v) { s.append(v); }
+inline void append(std::string& s, const char* v) { s.append(v); }
+inline void append(std::string& s, char c) { s.push_back(c); }
+inline void append(std::string& s, bool b) { s.append(b ? "true" : "false"); }
+template <typename T>
+  requires std::is_arithmetic_v<T>
+void append(std::string& s, T v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  s.append(buf, r.ptr);
+}
+}  // namespace detail
+
 template <typename... Args>
-std::string str_cat(Args&&... args) {
-  std::ostringstream os;
-  (os << ... << std::forward<Args>(args));
-  return os.str();
+std::string str_cat(const Args&... args) {
+  std::string s;
+  (detail::append(s, args), ...);
+  return s;
 }
 
 template <typename E = RuntimeError, typename... Args>
