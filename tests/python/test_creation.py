@@ -115,8 +115,10 @@ def test_arange_dtype(args, name):
 
 
 def test_arange_fractional_step_into_int_dtype():
-    assert_same(lucid.arange(0, 1, 0.25, dtype=lucid.int64),
-                torch.arange(0, 1, 0.25, dtype=torch.int64))
+    # torch 2.15 gives [0, 0, 0, 0]; torch 2.11 (the GPU machine's) dies of SIGFPE on
+    # this call, so the expected values are written out rather than asked of torch.
+    lt = lucid.arange(0, 1, 0.25, dtype=lucid.int64)
+    assert lt.dtype is lucid.int64 and lt.tolist() == [0, 0, 0, 0]
     assert_same(lucid.arange(-3, 3, dtype=lucid.uint8), torch.arange(-3, 3, dtype=torch.uint8))
 
 
