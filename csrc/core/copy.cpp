@@ -51,6 +51,10 @@ void copy_row(std::byte* dp, int64_t dstep, const std::byte* sp, int64_t sstep, 
     const From* __restrict s = reinterpret_cast<const From*>(sp);
     if constexpr (std::is_same_v<To, From>) std::memcpy(d, s, size_t(n) * sizeof(To));
     else for (int64_t i = 0; i < n; ++i) d[i] = cast_value<To>(s[i]);  // vectorised
+  } else if (dstep == sizeof(To) && sstep == 0) {  // a broadcast value: fill_, expand
+    From v;
+    std::memcpy(&v, sp, sizeof v);
+    std::fill_n(reinterpret_cast<To*>(dp), n, cast_value<To>(v));
   } else {
     for (int64_t i = 0; i < n; ++i) copy_one<To, From>(dp + i * dstep, sp + i * sstep);
   }
