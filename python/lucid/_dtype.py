@@ -146,6 +146,3 @@ class iinfo:
     def __repr__(self):
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
-
-# Keep builtins reachable for modules that star-import this one.
-_builtins = builtins

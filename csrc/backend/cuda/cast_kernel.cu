@@ -71,19 +71,11 @@ __device__ void store(char* p, CastType t, const Value& v) {
   }
 }
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = int64_t(1) << 20;
-
 __global__ void strided_cast_kernel(char* dst, CastType dst_type, const char* src, CastType src_type,
                                     int64_t numel, StridedCopyParams p) {
-  const int64_t step = int64_t(blockDim.x) * int64_t(gridDim.x);
-  for (int64_t i = int64_t(blockIdx.x) * int64_t(blockDim.x) + int64_t(threadIdx.x); i < numel;
-       i += step) {
-    int64_t d_off;
-    int64_t s_off;
-    strided_offsets(i, p, &d_off, &s_off);
+  for_each_strided(numel, p, [&](int64_t d_off, int64_t s_off) {
     store(dst + d_off, dst_type, load(src + s_off, src_type));
-  }
+  });
 }
 
 }  // namespace
@@ -93,9 +85,7 @@ cudaError_t launch_strided_cast(void* dst, CastType dst_type, const void* src, C
                                 cudaStream_t stream) {
   if (numel <= 0) return cudaSuccess;
   if (params.ndim < 1 || params.ndim > kMaxCopyDims) return cudaErrorInvalidValue;
-  int64_t blocks = (numel + kThreads - 1) / kThreads;
-  if (blocks > kMaxBlocks) blocks = kMaxBlocks;
-  strided_cast_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(
+  strided_cast_kernel<<<copy_grid(numel), kCopyThreads, 0, stream>>>(
       static_cast<char*>(dst), dst_type, static_cast<const char*>(src), src_type, numel, params);
   return cudaGetLastError();
 }

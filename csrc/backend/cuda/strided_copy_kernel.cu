@@ -14,30 +14,20 @@ struct alignas(16) Bytes16 {
   uint64_t hi;
 };
 
-constexpr int kThreads = 256;
-// Cap on the grid: beyond ~a million blocks the grid-stride loop gives each thread
-// several elements, which costs nothing and keeps the block count inside limits.
-constexpr int64_t kMaxBlocks = int64_t(1) << 20;
-
 // No __restrict__: overlapping src and dst are not supported, but must not turn into
 // reads from the non-coherent cache of data this kernel writes.
 template <typename T>
 __global__ void strided_copy_kernel(char* dst, const char* src, int64_t numel,
                                     StridedCopyParams p) {
-  const int64_t step = int64_t(blockDim.x) * int64_t(gridDim.x);
-  for (int64_t i = int64_t(blockIdx.x) * int64_t(blockDim.x) + int64_t(threadIdx.x); i < numel;
-       i += step) {
-    int64_t d_off;
-    int64_t s_off;
-    strided_offsets(i, p, &d_off, &s_off);
+  for_each_strided(numel, p, [&](int64_t d_off, int64_t s_off) {
     *reinterpret_cast<T*>(dst + d_off) = *reinterpret_cast<const T*>(src + s_off);
-  }
+  });
 }
 
 template <typename T>
 void launch(void* dst, const void* src, int64_t numel, const StridedCopyParams& p,
             unsigned blocks, cudaStream_t stream) {
-  strided_copy_kernel<T><<<blocks, kThreads, 0, stream>>>(
+  strided_copy_kernel<T><<<blocks, kCopyThreads, 0, stream>>>(
       static_cast<char*>(dst), static_cast<const char*>(src), numel, p);
 }
 
@@ -47,9 +37,7 @@ cudaError_t launch_strided_copy(void* dst, const void* src, int64_t numel, size_
                                 const StridedCopyParams& params, cudaStream_t stream) {
   if (numel <= 0) return cudaSuccess;
   if (params.ndim < 1 || params.ndim > kMaxCopyDims) return cudaErrorInvalidValue;
-  int64_t blocks = (numel + kThreads - 1) / kThreads;
-  if (blocks > kMaxBlocks) blocks = kMaxBlocks;
-  const auto grid = static_cast<unsigned>(blocks);
+  const unsigned grid = copy_grid(numel);
   switch (elem_size) {
     case 1: launch<uint8_t>(dst, src, numel, params, grid, stream); break;
     case 2: launch<uint16_t>(dst, src, numel, params, grid, stream); break;

@@ -49,6 +49,32 @@ LUCID_CUDA_HD void strided_offsets(int64_t i, const StridedCopyParams& p, int64_
   *src_off = s_off + rem * p.src_strides[0];
 }
 
+inline constexpr int kCopyThreads = 256;
+
+// Blocks for a grid-stride loop over numel elements. Capped at ~a million blocks:
+// beyond that each thread takes several elements, which costs nothing and keeps
+// the block count inside limits.
+inline unsigned copy_grid(int64_t numel) {
+  int64_t blocks = (numel + kCopyThreads - 1) / kCopyThreads;
+  return static_cast<unsigned>(blocks < (int64_t(1) << 20) ? blocks : (int64_t(1) << 20));
+}
+
+#if defined(__CUDACC__)
+// Calls fn(dst_offset, src_offset) once per element, each thread striding the grid:
+// the loop every strided kernel shares.
+template <typename Fn>
+__device__ __forceinline__ void for_each_strided(int64_t numel, const StridedCopyParams& p, Fn fn) {
+  const int64_t step = int64_t(blockDim.x) * int64_t(gridDim.x);
+  for (int64_t i = int64_t(blockIdx.x) * int64_t(blockDim.x) + int64_t(threadIdx.x); i < numel;
+       i += step) {
+    int64_t d_off;
+    int64_t s_off;
+    strided_offsets(i, p, &d_off, &s_off);
+    fn(d_off, s_off);
+  }
+}
+#endif
+
 // Queues dst[i] = src[i] for numel elements of elem_size bytes (1, 2, 4, 8 or 16;
 // both pointers and all strides must be multiples of it) on `stream` and returns
 // cudaGetLastError() after the launch (cudaErrorInvalidValue for a bad elem_size).
