@@ -117,7 +117,10 @@ TensorPtr import_managed(Managed* mt) {
   const DLTensor& dl = mt->dl_tensor;
   Dtype dtype = from_dl_dtype(dl.dtype);
   int64_t item = int64_t(dtype_size(dtype));
+  LUCID_CHECK(dl.ndim >= 0 && (dl.ndim == 0 || dl.shape), RuntimeError, "from_dlpack: malformed tensor (ndim ",
+              dl.ndim, ")");
   Shape shape(dl.shape, dl.shape + dl.ndim);
+  numel_of(shape);  // rejects negative sizes and element counts past 2^63
   Stride stride;
   if (dl.strides) {
     stride.assign(dl.strides, dl.strides + dl.ndim);

@@ -166,19 +166,22 @@ class Formatter {
 
 class Printer {
  public:
-  Printer(const TensorImpl& t, int64_t indent_base, const PrintOptions& o)
-      : shape_(t.shape()),
+  // `data` holds the printed elements: the tensor itself, or when summarizing only
+  // the edges of each elided dim (edges_of); `shape` is the tensor's own shape.
+  Printer(const TensorImpl& data, const Shape& shape, int64_t indent_base, const PrintOptions& o)
+      : shape_(shape),
         ndim_(int64_t(shape_.size())),
-        reader_(t.to_bytes(), t.dtype()),
-        kind_(dtype_kind(t.dtype())),
+        reader_(data.to_bytes(), data.dtype()),
+        kind_(dtype_kind(data.dtype())),
         opts_(o),
         indent_base_(indent_base) {
     numel_ = 1;
-    for (int64_t s : shape_) numel_ *= s;
+    for (int64_t s : shape_) numel_ = s != 0 && numel_ > INT64_MAX / s ? INT64_MAX : numel_ * s;
     summarize_ = numel_ > opts_.threshold;
-    // Row-major element strides of the to_bytes() buffer.
+    // Row-major element strides of the data buffer.
+    const Shape& ds = data.shape();
     strides_.assign(size_t(ndim_), 1);
-    for (int64_t d = ndim_ - 2; d >= 0; --d) strides_[d] = strides_[d + 1] * shape_[d + 1];
+    for (int64_t d = ndim_ - 2; d >= 0; --d) strides_[d] = strides_[d + 1] * ds[d + 1];
   }
 
   std::string run() {
@@ -213,6 +216,12 @@ class Printer {
     return idx;
   }
 
+  // Position in the data buffer of index i of dim d: the tail of an elided dim sits
+  // right after its head there.
+  int64_t pos(int64_t d, int64_t i) const {
+    return elided(d) && i >= opts_.edgeitems ? i - (shape_[d] - 2 * opts_.edgeitems) : i;
+  }
+
   // Flat offsets of every printed element: get_summarized_data() keeps exactly the
   // edges of each dim, so the formatter sees the printed elements and nothing else.
   void collect(int64_t d, int64_t offset, std::vector<int64_t>& out) const {
@@ -220,7 +229,7 @@ class Printer {
       out.push_back(offset);
       return;
     }
-    for (int64_t i : shown(d)) collect(d + 1, offset + i * strides_[d], out);
+    for (int64_t i : shown(d)) collect(d + 1, offset + pos(d, i) * strides_[d], out);
   }
 
   void build_formatters() {
@@ -278,7 +287,7 @@ class Printer {
     for (size_t j = 0; j < idx.size(); ++j) {
       if (j > 0) out += sep;
       if (cut && int64_t(j) == e) out += "..." + sep;
-      emit(out, d + 1, offset + idx[j] * strides_[d], indent + 1);
+      emit(out, d + 1, offset + pos(d, idx[j]) * strides_[d], indent + 1);
     }
     out += ']';
   }
@@ -296,7 +305,7 @@ class Printer {
     for (size_t j = 0; j < idx.size(); ++j) {
       // " ..." counts as an element when wrapping, exactly as in torch.
       if (cut && int64_t(j) == opts_.edgeitems) data.push_back(" ...");
-      data.push_back(element(offset + idx[j] * strides_[ndim_ - 1]));
+      data.push_back(element(offset + pos(ndim_ - 1, idx[j]) * strides_[ndim_ - 1]));
     }
     std::string line_sep = ",\n" + std::string(size_t(indent + 1), ' ');
     out += '[';
@@ -336,9 +345,44 @@ PrintOptions get_print_options() {
   return g_opts;
 }
 
+namespace {
+
+// torch's get_summarized_data: the first and last `e` elements of every dim longer
+// than 2e, gathered into a small host tensor with one copy per head/tail box. A
+// summarized tensor then costs what is printed, not its size (an expanded view may
+// have more elements than memory has bytes).
+TensorPtr edges_of(const TensorImpl& t, int64_t e) {
+  const Shape& shape = t.shape();
+  Shape small = shape;
+  std::vector<size_t> cut;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] - e > e) small[d] = 2 * e, cut.push_back(d);
+  TensorPtr out = TensorImpl::empty(small, t.dtype(), Device::cpu());
+  for (uint64_t mask = 0; mask < (uint64_t(1) << cut.size()); ++mask) {
+    Shape box = shape;
+    int64_t src_off = t.storage_offset(), dst_off = 0;
+    for (size_t k = 0; k < cut.size(); ++k) {
+      size_t d = cut[k];
+      box[d] = e;
+      if (mask >> k & 1) {  // the tail of dim d
+        src_off += (shape[d] - e) * t.stride()[d];
+        dst_off += e * out->stride()[d];
+      }
+    }
+    TensorPtr src = TensorImpl::view_of(t, box, t.stride(), src_off);
+    TensorPtr dst = TensorImpl::view_of(*out, box, out->stride(), dst_off);
+    dst->copy_from(*src);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string format_tensor_data(const TensorImpl& t, int64_t indent) {
-  if (t.numel() == 0) return "[]";  // before to_bytes(): nothing to read
-  return Printer(t, indent, get_print_options()).run();
+  if (t.numel() == 0) return "[]";  // before reading: nothing to read
+  PrintOptions o = get_print_options();
+  if (t.numel() > o.threshold && o.edgeitems > 0) return Printer(*edges_of(t, o.edgeitems), t.shape(), indent, o).run();
+  return Printer(t, t.shape(), indent, o).run();
 }
 
 std::string TensorImpl::to_string() const { return format_tensor_data(*this, 7); }

@@ -81,6 +81,13 @@ int64_t TensorImpl::numel() const {
   return n;
 }
 
+size_t TensorImpl::nbytes() const {
+  int64_t n;
+  LUCID_CHECK(!__builtin_mul_overflow(numel(), int64_t(itemsize()), &n), RuntimeError, "a tensor of shape ",
+              shape_str(meta_.shape), " has more bytes than can be addressed");
+  return size_t(n);
+}
+
 bool TensorImpl::is_contiguous() const {
   // Tensors without elements are contiguous, and dimensions of size 1 may carry any
   // stride, as in PyTorch.

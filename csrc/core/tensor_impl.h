@@ -74,7 +74,9 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   int64_t ndim() const { return int64_t(meta_.shape.size()); }
   int64_t numel() const;
   size_t itemsize() const { return dtype_size(meta_.dtype); }
-  size_t nbytes() const { return size_t(numel()) * itemsize(); }
+  // numel() * itemsize(); RuntimeError when that overflows (a broadcast view can
+  // have more elements than memory has bytes).
+  size_t nbytes() const;
   bool is_contiguous() const;
 
   // ---- storage ----------------------------------------------------------------

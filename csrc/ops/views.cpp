@@ -252,9 +252,13 @@ TensorPtr as_strided(const TensorPtr& t, const Shape& size, const Shape& stride,
   for (size_t i = 0; i < stride.size(); ++i) {
     LUCID_CHECK(stride[i] >= 0, RuntimeError, "as_strided: Negative strides are not supported at the "
                 "moment, got strides: ", shape_str(stride));
-    bytes[i] = stride[i] * item;
+    LUCID_CHECK(!__builtin_mul_overflow(stride[i], item, &bytes[i]), RuntimeError,
+                "as_strided: stride ", stride[i], " overflows when counted in bytes");
   }
-  int64_t offset = storage_offset ? *storage_offset * item : t->storage_offset();
+  int64_t offset = t->storage_offset();
+  if (storage_offset)
+    LUCID_CHECK(!__builtin_mul_overflow(*storage_offset, item, &offset), RuntimeError,
+                "as_strided: storage offset ", *storage_offset, " overflows when counted in bytes");
   LUCID_CHECK(offset >= 0, RuntimeError, "Tensor: invalid storage offset ", offset / item);
   return restride(t, size, std::move(bytes), offset);
 }
