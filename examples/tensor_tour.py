@@ -70,7 +70,7 @@ def main():
         lucid.gpu.empty_cache()
         pinned = lucid.ones(4).pin_memory()
         on_gpu = pinned.to("gpu")
-        print("pinned -> gpu is a relabel:", pinned._impl.storage_data_ptr == on_gpu._impl.storage_data_ptr)
+        print("pinned -> gpu is a relabel:", pinned.untyped_storage().data_ptr() == on_gpu.untyped_storage().data_ptr())
     else:
         section("GPU")
         print("no GPU available here: GPU storage is exercised on the GPU machine")

@@ -62,36 +62,38 @@ Scalar scalar_from_python(nb::handle h) {
 
 void init_tensor(nb::module_& m) {
   using T = TensorImpl;
-  nb::class_<T>(m, "TensorImpl")
+  // The Python class lucid.Tensor itself: the methods below are the engine's, and
+  // python/lucid/_tensor.py adds the PyTorch-facing API onto the same class.
+  nb::class_<T>(m, "Tensor", nb::is_weak_referenceable())
       // metadata
-      .def_prop_ro("shape", [](const T& t) { return to_tuple(t.shape()); })
-      .def_prop_ro("strides", [](const T& t) { return to_tuple(element_strides(t)); })
-      .def_prop_ro("byte_strides", [](const T& t) { return to_tuple(t.stride()); })
-      .def_prop_ro("storage_offset", [](const T& t) { return t.storage_offset() / int64_t(t.itemsize()); })
-      .def_prop_ro("dtype", [](const T& t) { return int(t.dtype()); })
-      .def_prop_ro("device", [](const T& t) { return device_code(t.device()); })
+      .def_prop_ro("_shape", [](const T& t) { return to_tuple(t.shape()); })
+      .def_prop_ro("_strides", [](const T& t) { return to_tuple(element_strides(t)); })
+      .def_prop_ro("_byte_strides", [](const T& t) { return to_tuple(t.stride()); })
+      .def_prop_ro("_storage_offset", [](const T& t) { return t.storage_offset() / int64_t(t.itemsize()); })
+      .def_prop_ro("_dtype", [](const T& t) { return int(t.dtype()); })
+      .def_prop_ro("_device", [](const T& t) { return device_code(t.device()); })
       .def_prop_ro("ndim", &T::ndim)
-      .def_prop_ro("numel", &T::numel)
+      .def_prop_ro("_numel", &T::numel)
       .def_prop_ro("itemsize", &T::itemsize)
       .def_prop_ro("nbytes", &T::nbytes)
-      .def_prop_ro("version", &T::version)
-      .def_prop_ro("storage_kind", &storage_kind)
-      .def_prop_ro("storage_nbytes", [](const T& t) { return storage_base(t.storage()).nbytes; })
-      .def_prop_ro("storage_is_shared", &T::storage_is_shared)
-      .def_prop_ro("data_ptr", [](const T& t) { return uintptr_t(t.data_ptr()); })
-      .def_prop_ro("storage_data_ptr", [](const T& t) { return uintptr_t(storage_base(t.storage()).ptr()); })
-      .def("is_contiguous", &T::is_contiguous)
-      .def("bump_version", &T::bump_version)
+      .def_prop_ro("_version", &T::version)
+      .def_prop_ro("_storage_kind", &storage_kind)
+      .def_prop_ro("_storage_nbytes", [](const T& t) { return storage_base(t.storage()).nbytes; })
+      .def_prop_ro("_storage_is_shared", &T::storage_is_shared)
+      .def_prop_ro("_data_ptr", [](const T& t) { return uintptr_t(t.data_ptr()); })
+      .def_prop_ro("_storage_data_ptr", [](const T& t) { return uintptr_t(storage_base(t.storage()).ptr()); })
+      .def("_is_contiguous", &T::is_contiguous)
+      .def("_bump_version", &T::bump_version)
       // autograd flags (the engine itself arrives with the autograd issue)
-      .def_prop_rw("requires_grad", &T::requires_grad, &T::set_requires_grad)
+      .def_prop_rw("_requires_grad", &T::requires_grad, &T::set_requires_grad)
       .def_prop_ro("is_leaf", &T::is_leaf)
       .def_prop_rw("retains_grad", &T::retains_grad, &T::set_retains_grad)
-      .def_prop_ro("has_autograd_meta", &T::has_autograd_meta)
-      .def_prop_ro("grad", &T::grad_to_tensor)
+      .def_prop_ro("_has_autograd_meta", &T::has_autograd_meta)
+      .def_prop_ro("_grad", &T::grad_to_tensor)
       // Tensor.grad = g: the gradient must match the tensor's shape, dtype and device.
       // It is kept as plain storage in the tensor's contiguous layout, shared with g
       // when g already has that layout.
-      .def("set_grad", [](T& t, std::shared_ptr<T> g) {
+      .def("_set_grad", [](T& t, std::shared_ptr<T> g) {
         if (!g) return t.zero_grad();
         LUCID_CHECK(g->shape() == t.shape(), RuntimeError, "assigned grad has data of a different size: ",
                     shape_str(g->shape()), " vs the tensor's ", shape_str(t.shape()));
@@ -104,27 +106,27 @@ void init_tensor(nb::module_& m) {
         t.set_grad_storage(g->storage());
       }, nb::arg("grad").none())
       // views
-      .def("view", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::view(t, s); })
-      .def("reshape", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::reshape(t, s); })
-      .def("permute", [](std::shared_ptr<T> t, std::vector<int64_t> d) { return ops::permute(t, d); })
-      .def("transpose", [](std::shared_ptr<T> t, int64_t a, int64_t b) { return ops::transpose(t, a, b); })
-      .def("expand", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::expand(t, s); })
-      .def("squeeze", [](std::shared_ptr<T> t, std::vector<int64_t> d) { return ops::squeeze(t, d); })
-      .def("unsqueeze", [](std::shared_ptr<T> t, int64_t d) { return ops::unsqueeze(t, d); })
-      .def("flatten", [](std::shared_ptr<T> t, int64_t a, int64_t b) { return ops::flatten(t, a, b); })
-      .def("unflatten", [](std::shared_ptr<T> t, int64_t d, std::vector<int64_t> s) { return ops::unflatten(t, d, s); })
-      .def("slice", [](std::shared_ptr<T> t, int64_t d, std::optional<int64_t> b, std::optional<int64_t> e,
+      .def("_view", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::view(t, s); })
+      .def("_reshape", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::reshape(t, s); })
+      .def("_permute", [](std::shared_ptr<T> t, std::vector<int64_t> d) { return ops::permute(t, d); })
+      .def("_transpose", [](std::shared_ptr<T> t, int64_t a, int64_t b) { return ops::transpose(t, a, b); })
+      .def("_expand", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::expand(t, s); })
+      .def("_squeeze", [](std::shared_ptr<T> t, std::vector<int64_t> d) { return ops::squeeze(t, d); })
+      .def("_unsqueeze", [](std::shared_ptr<T> t, int64_t d) { return ops::unsqueeze(t, d); })
+      .def("_flatten", [](std::shared_ptr<T> t, int64_t a, int64_t b) { return ops::flatten(t, a, b); })
+      .def("_unflatten", [](std::shared_ptr<T> t, int64_t d, std::vector<int64_t> s) { return ops::unflatten(t, d, s); })
+      .def("_slice", [](std::shared_ptr<T> t, int64_t d, std::optional<int64_t> b, std::optional<int64_t> e,
                        int64_t step) { return ops::slice(t, d, b, e, step); })
-      .def("narrow", [](std::shared_ptr<T> t, int64_t d, int64_t s, int64_t n) { return ops::narrow(t, d, s, n); })
-      .def("select", [](std::shared_ptr<T> t, int64_t d, int64_t i) { return ops::select(t, d, i); })
-      .def("as_strided", [](std::shared_ptr<T> t, std::vector<int64_t> size, std::vector<int64_t> stride,
+      .def("_narrow", [](std::shared_ptr<T> t, int64_t d, int64_t s, int64_t n) { return ops::narrow(t, d, s, n); })
+      .def("_select", [](std::shared_ptr<T> t, int64_t d, int64_t i) { return ops::select(t, d, i); })
+      .def("_as_strided", [](std::shared_ptr<T> t, std::vector<int64_t> size, std::vector<int64_t> stride,
                             std::optional<int64_t> off) { return ops::as_strided(t, size, stride, off); })
-      .def("contiguous", [](std::shared_ptr<T> t) { return ops::contiguous(t); })
-      .def("alias", [](std::shared_ptr<T> t) { return T::view_of(*t, t->shape(), t->stride(), t->storage_offset()); })
+      .def("_contiguous", [](std::shared_ptr<T> t) { return ops::contiguous(t); })
+      .def("_alias", [](std::shared_ptr<T> t) { return T::view_of(*t, t->shape(), t->stride(), t->storage_offset()); })
       // copies
       // Python's clone()/to() keep the memory order (preserve_format); the engine's
       // default is contiguous.
-      .def("clone", [](const T& t, std::optional<int> dtype, std::optional<int> device, bool preserve) {
+      .def("_clone", [](const T& t, std::optional<int> dtype, std::optional<int> device, bool preserve) {
              std::optional<Device> dev;
              if (device) dev = device_from_code(*device);
              std::optional<Dtype> dt;
@@ -132,17 +134,17 @@ void init_tensor(nb::module_& m) {
              return t.clone(dt, dev, preserve);
            }, nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(),
            nb::arg("preserve") = true)
-      .def("copy_", [](T& t, const T& src) { t.copy_from(src); })
-      .def("fill_", [](T& t, nb::handle v) { t.fill(scalar_from_python(v)); })
-      .def("to_device", [](std::shared_ptr<T> t, int code) { return t->transfer_to_device(device_from_code(code)); })
-      .def("eval", &T::eval)
+      .def("_copy", [](T& t, const T& src) { t.copy_from(src); })
+      .def("_fill", [](T& t, nb::handle v) { t.fill(scalar_from_python(v)); })
+      .def("_to_device", [](std::shared_ptr<T> t, int code) { return t->transfer_to_device(device_from_code(code)); })
+      .def("_eval", &T::eval)
       // reading out
       .def("to_bytes", [](const T& t) {
         std::vector<std::byte> b = t.to_bytes();
         return nb::bytes(reinterpret_cast<const char*>(b.data()), b.size());
       })
-      .def("item", [](const T& t) { return scalar_to_python(t.item()); })
-      .def("to_string", [](const T& t, int64_t indent) { return format_tensor_data(t, indent); },
+      .def("_item", [](const T& t) { return scalar_to_python(t.item()); })
+      .def("_to_string", [](const T& t, int64_t indent) { return format_tensor_data(t, indent); },
            nb::arg("indent") = 7);
 
   m.def("set_print_options", &set_print_options);

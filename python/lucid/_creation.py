@@ -8,7 +8,7 @@ from . import _C
 from . import _dtype as D
 from ._device import _resolve as _resolve_device
 from ._size import _parse_size
-from ._tensor import Tensor, _wrap
+from ._tensor import Tensor
 
 __all__ = [
     "tensor", "as_tensor", "asarray", "from_numpy", "frombuffer", "from_dlpack", "zeros", "ones", "empty",
@@ -19,15 +19,15 @@ __all__ = [
 
 def _finish(impl, dtype, device, requires_grad, pin_memory=False):
     """Casts, moves and flags a freshly built CPU tensor."""
-    if dtype is not None and dtype._code != impl.dtype:
-        impl = impl.clone(dtype._code)
+    if dtype is not None and dtype._code != impl._dtype:
+        impl = impl._clone(dtype._code)
     if pin_memory:
-        pinned = _C.empty(list(impl.shape), impl.dtype, -1, True)
-        pinned.copy_(impl)
+        pinned = _C.empty(list(impl._shape), impl._dtype, -1, True)
+        pinned._copy(impl)
         impl = pinned
-    if device is not None and device._code != impl.device:
-        impl = impl.to_device(device._code)
-    t = _wrap(impl)
+    if device is not None and device._code != impl._device:
+        impl = impl._to_device(device._code)
+    t = impl
     if requires_grad:
         t.requires_grad = True
     return t
@@ -45,7 +45,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """A new tensor that copies `data` (nested sequences, scalars, buffers, tensors)."""
     dtype, device = _opt_dtype(dtype), _opt_device(device)
     if isinstance(data, Tensor):
-        impl = data._impl.clone()
+        impl = data._clone()
     else:
         impl = _C.from_data(data, -1 if dtype is None else dtype._code, D.get_default_dtype()._code)
     return _finish(impl, dtype, device, requires_grad, pin_memory)
@@ -57,7 +57,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return data._to(dtype, device)
     if _C.is_numpy_like(data):
-        return _wrap(_C.from_buffer(data, False))._to(dtype, device)
+        return _C.from_buffer(data, False)._to(dtype, device)
     if hasattr(data, "__dlpack__"):
         return from_dlpack(data)._to(dtype, device)
     return tensor(data, dtype=dtype, device=device)
@@ -76,13 +76,13 @@ def from_numpy(ndarray):
     """A tensor sharing memory with a NumPy array (writes show up on both sides)."""
     if type(ndarray).__module__ != "numpy" or type(ndarray).__name__ != "ndarray":
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return _wrap(_C.from_buffer(ndarray, False))
+    return _C.from_buffer(ndarray, False)
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     """A 1-d tensor over the bytes of a buffer-protocol object, sharing its memory
     (a read-only buffer is copied instead: lucid never writes into immutable memory)."""
-    t = _wrap(_C.frombuffer(buffer, D._check(dtype)._code, count, offset))
+    t = _C.frombuffer(buffer, D._check(dtype)._code, count, offset)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -101,7 +101,7 @@ def from_dlpack(ext):
             capsule = ext.__dlpack__(**kwargs)
     else:
         capsule = ext
-    return _wrap(_C.from_dlpack(capsule))
+    return _C.from_dlpack(capsule)
 
 
 def _filled(size, value, dtype, device, requires_grad, pin_memory, what):
@@ -112,7 +112,7 @@ def _filled(size, value, dtype, device, requires_grad, pin_memory, what):
         impl = _C.empty(shape, dtype._code, device._code, pin_memory)
     else:
         impl = _C.full(shape, value, dtype._code, device._code, pin_memory)
-    t = _wrap(impl)
+    t = impl
     if requires_grad:
         t.requires_grad = True
     return t
@@ -156,11 +156,11 @@ def _like(input, fill_value, dtype, device, requires_grad):
         raise TypeError(f"expected a lucid.Tensor as input, but got {type(input).__name__}")
     dtype = input.dtype if dtype is None else D._check(dtype)
     device = input.device if device is None else _resolve_device(device)
-    impl = _C.empty_like(input._impl, dtype._code, device._code)
+    impl = _C.empty_like(input, dtype._code, device._code)
     if fill_value is not None:
         # A fresh tensor: fill without counting a version (fill_ would).
         impl = _C.full_like(impl, fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    t = _wrap(impl)
+    t = impl
     if requires_grad:
         t.requires_grad = True
     return t

@@ -3,9 +3,11 @@ tensors used as ints. Every result is a view of the same storage."""
 
 from __future__ import annotations
 
+from . import _C
+
 
 def _is_tensor(x):
-    return hasattr(x, "_impl")
+    return isinstance(x, _C.Tensor)
 
 
 def _apply(impl, key):
@@ -20,7 +22,7 @@ def _apply(impl, key):
     # PyTorch's out-of-range message names the position in the index tuple.
     for position, k in enumerate(key):
         if k is None:
-            impl = impl.unsqueeze(dim)
+            impl = impl._unsqueeze(dim)
             dim += 1
         elif k is Ellipsis:
             dim += impl.ndim - dim - (consumed - _consumed_before(key, k))
@@ -30,17 +32,17 @@ def _apply(impl, key):
                 raise ValueError("step must be greater than zero")
             start = None if k.start is None else _int(k.start)
             stop = None if k.stop is None else _int(k.stop)
-            impl = impl.slice(dim, start, stop, step)
+            impl = impl._slice(dim, start, stop, step)
             dim += 1
         elif isinstance(k, bool):
             raise IndexError("indexing with a Python bool is not supported yet; use a slice or None")
         elif hasattr(k, "__index__") and (not _is_tensor(k) or k.ndim == 0):
             if _is_tensor(k) and (k.dtype.is_floating_point or k.dtype.is_complex):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            i, n = k.__index__(), impl.shape[dim]
+            i, n = k.__index__(), impl._shape[dim]
             if not -n <= i < n:
                 raise IndexError(f"index {i} is out of bounds for dimension {position} with size {n}")
-            impl = impl.select(dim, i)
+            impl = impl._select(dim, i)
         elif _is_tensor(k) or isinstance(k, (list, tuple)):
             raise IndexError("advanced indexing with tensors or lists is not supported yet: lucid "
                              "supports ints, slices, None and ... (basic indexing)")
@@ -68,18 +70,17 @@ def _int(v):
 
 def getitem(impl, key):
     out = _apply(impl, key)
-    return impl.alias() if out is impl else out
+    return impl._alias() if out is impl else out
 
 
 def setitem(impl, key, value):
     target = _apply(impl, key)
-    if hasattr(value, "shape") and hasattr(value, "copy_"):  # a TensorImpl
-        target.copy_(value)
+    if _is_tensor(value):
+        target._copy(value)
     elif isinstance(value, (bool, int, float, complex)):
-        target.fill_(value)
+        target._fill(value)
     else:
-        from . import _C
         from ._dtype import get_default_dtype
 
-        src = _C.from_data(value, target.dtype, get_default_dtype()._code)
-        target.copy_(src)
+        src = _C.from_data(value, target._dtype, get_default_dtype()._code)
+        target._copy(src)

@@ -10,7 +10,7 @@ from . import _C
 from . import _dtype as D
 from ._device import _resolve as _resolve_device
 from ._size import _parse_size
-from ._tensor import Tensor, _wrap
+from ._tensor import Tensor
 
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
@@ -112,7 +112,7 @@ def _spec(size, dtype, device, what, default=None):
 
 
 def _done(impl, requires_grad):
-    t = _wrap(impl)
+    t = impl
     if requires_grad:
         t.requires_grad = True
     return t
@@ -180,7 +180,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
         raise RuntimeError(f"n must be non-negative, got {n}")
     dtype = D.int64 if dtype is None else D._check(dtype)
     impl = _C.randperm(n, dtype._code, _resolve_device(device)._code, _gen(generator))
-    t = _wrap(impl)
+    t = impl
     if requires_grad:
         t.requires_grad = True
     return t
@@ -203,7 +203,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         shape = _broadcast_shape(mean_t.shape, std_t.shape)
         out_dtype = ref.dtype if dtype is None else D._check(dtype)  # mean's dtype, as PyTorch
         out_device = ref.device if device is None else _resolve_device(device)
-        impl = _C.normal_tensor(mean_t._impl, std_t._impl, shape, out_dtype._code,
+        impl = _C.normal_tensor(mean_t, std_t, shape, out_dtype._code,
                                 out_device._code, _gen(generator))
         return _done(impl, requires_grad)
     if size is None:
@@ -236,7 +236,7 @@ def bernoulli(input, p=None, *, generator=None):
     """0/1 samples: with probability input[i] (p=None) or p for every element."""
     if not isinstance(input, Tensor):
         raise TypeError(f"bernoulli(): argument 'input' must be Tensor, not {type(input).__name__}")
-    return _wrap(_C.bernoulli(input._impl, None if p is None else builtins.float(p), _gen(generator)))
+    return _C.bernoulli(input, None if p is None else builtins.float(p), _gen(generator))
 
 
 def _random_bounds(dtype, from_, to):

@@ -1,6 +1,10 @@
-"""lucid.Tensor: the Python face of an engine TensorImpl.
+"""lucid.Tensor's PyTorch-facing API.
 
-A Tensor holds one `_C.TensorImpl` in `_impl`; every method forwards to the engine.
+lucid.Tensor *is* the engine's class (`_C.Tensor`, a TensorImpl bound with
+nanobind): no Python wrapper object sits between a tensor and its data, so a call
+costs one nanobind dispatch, and an engine function that returns a tensor the user
+already holds returns that same object. The methods below are written in Python
+where they only parse arguments, and are installed onto the class at import.
 Sizes, strides and offsets are presented in elements, as PyTorch does; the engine
 keeps strides in bytes.
 """
@@ -17,95 +21,71 @@ from ._size import Size, _parse_size
 
 __all__ = ["Tensor"]
 
-
-def _wrap(impl):
-    t = Tensor.__new__(Tensor)
-    t._impl = impl
-    return t
-
-
 _FLOAT_KINDS = ("float16", "bfloat16", "float32", "float64", "complex64")
 
 
-class Tensor:
-    __slots__ = ("_impl", "__weakref__")
-
-    def __init__(self, *args, **kwargs):
-        raise TypeError("lucid.Tensor cannot be constructed directly; use lucid.tensor(data), "
-                        "lucid.empty(size) or another creation function")
+class _TensorAPI:
+    """Holder of the methods installed onto _C.Tensor (see _install)."""
 
     # ---- metadata -----------------------------------------------------------------
     @property
     def shape(self):
-        return Size(self._impl.shape)
+        return Size(self._shape)
 
     def size(self, dim=None):
-        shape = self._impl.shape
+        shape = self._shape
         if dim is None:
             return Size(shape)
         return shape[_wrap_dim(dim, len(shape))]
 
     @property
     def dtype(self):
-        return D._from_code(self._impl.dtype)
+        return D._from_code(self._dtype)
 
     @property
     def device(self):
-        return _device_from_code(self._impl.device)
+        return _device_from_code(self._device)
 
     @property
     def is_cuda(self):
-        return self._impl.device >= 0
+        return self._device >= 0
 
     is_gpu = is_cuda
 
     @property
     def is_cpu(self):
-        return self._impl.device < 0
-
-    @property
-    def ndim(self):
-        return self._impl.ndim
+        return self._device < 0
 
     def dim(self):
-        return self._impl.ndim
+        return self.ndim
 
     ndimension = dim
 
     def stride(self, dim=None):
-        strides = self._impl.strides
+        strides = self._strides
         if dim is None:
             return strides
         return strides[_wrap_dim(dim, len(strides))]
 
     def storage_offset(self):
-        return self._impl.storage_offset
+        return self._storage_offset
 
     def is_contiguous(self, memory_format=None):
-        return self._impl.is_contiguous()
+        return self._is_contiguous()
 
     def numel(self):
-        return self._impl.numel
+        return self._numel
 
     nelement = numel
 
     def element_size(self):
-        return self._impl.itemsize
-
-    @property
-    def itemsize(self):
-        return self._impl.itemsize
-
-    @property
-    def nbytes(self):
-        return self._impl.nbytes
+        return self.itemsize
 
     def data_ptr(self):
-        return self._impl.data_ptr
+        return self._data_ptr
 
-    @property
-    def _version(self):
-        return self._impl.version
+    def untyped_storage(self):
+        return UntypedStorage(self)
 
     def is_floating_point(self):
         return self.dtype.is_floating_point
@@ -114,19 +94,19 @@ class Tensor:
         return self.dtype.is_complex
 
     def is_pinned(self):
-        return self._impl.storage_kind == "shared"
+        return self._storage_kind == "shared"
 
     # ---- autograd flags (the engine arrives with the autograd issue) ----------------
     @property
     def requires_grad(self):
-        return self._impl.requires_grad
+        return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value):
         if value and self.dtype._name not in _FLOAT_KINDS:
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                f"gradients (got {self.dtype})")
-        self._impl.requires_grad = builtins.bool(value)
+        self._requires_grad = builtins.bool(value)
 
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad
@@ -134,31 +114,24 @@ class Tensor:
 
     @property
     def grad(self):
-        g = self._impl.grad
-        return None if g is None else _wrap(g)
+        g = self._grad
+        return None if g is None else (g)
 
     @grad.setter
     def grad(self, value):
         if value is not None and not isinstance(value, Tensor):
             raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
-        self._impl.set_grad(None if value is None else value._impl)
-
-    @property
-    def is_leaf(self):
-        return self._impl.is_leaf
+        self._set_grad(None if value is None else value)
 
     def detach(self):
-        return _wrap(self._impl.alias())
+        return self._alias()
 
     # ---- reading out -------------------------------------------------------------------
     def item(self):
-        return self._impl.item()
+        return self._item()
 
     def tolist(self):
-        return _C.tolist(self._impl)
-
-    def to_bytes(self):
-        return self._impl.to_bytes()
+        return _C.tolist(self)
 
     def numpy(self, *, force=False):
         if self.requires_grad and not force:
@@ -170,7 +143,7 @@ class Tensor:
         import numpy  # loaded only on request: `import lucid` never imports NumPy
 
         # GPU data is downloaded (the engine contract); host data is shared, zero-copy.
-        host = self.detach() if self._impl.device < 0 else self.cpu()
+        host = self.detach() if self._device < 0 else self.cpu()
         return numpy.from_dlpack(host)
 
     def __array__(self, dtype=None, copy=None):
@@ -193,10 +166,10 @@ class Tensor:
         elif copy:
             t = self.clone()
         versioned = max_version is not None and tuple(max_version) >= (1, 0)
-        return _C.to_dlpack(t._impl, versioned)
+        return _C.to_dlpack(t, versioned)
 
     def __dlpack_device__(self):
-        return _C.dlpack_device(self._impl)
+        return _C.dlpack_device(self)
 
     def __repr__(self):
         return _repr(self)
@@ -212,18 +185,18 @@ class Tensor:
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self._impl.shape[0]
+        return self._shape[0]
 
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (_wrap(self._impl.select(0, i)) for i in range(self._impl.shape[0]))
+        return (self._select(0, i) for i in range(self._shape[0]))
 
     def _scalar(self):
-        if self._impl.numel != 1:
+        if self._numel != 1:
             raise ValueError("only one element tensors can be converted to Python scalars "
-                             f"(this one has {self._impl.numel})")
-        return self._impl.item()
+                             f"(this one has {self._numel})")
+        return self._item()
 
     def _real_scalar(self, what):
         v = self._scalar()
@@ -235,11 +208,11 @@ class Tensor:
         return v
 
     def __bool__(self):
-        n = self._impl.numel
+        n = self._numel
         if n != 1:
             raise RuntimeError(f"Boolean value of Tensor with {'more than one value' if n else 'no values'}"
                                " is ambiguous")
-        return builtins.bool(self._impl.item())
+        return builtins.bool(self._item())
 
     def __int__(self):
         return builtins.int(self._real_scalar("int64"))
@@ -251,36 +224,36 @@ class Tensor:
         return complex(self._scalar())
 
     def __index__(self):
-        if self.dtype.is_floating_point or self.dtype.is_complex or self._impl.numel != 1:
+        if self.dtype.is_floating_point or self.dtype.is_complex or self._numel != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return builtins.int(self._impl.item())
+        return builtins.int(self._item())
 
     def __getitem__(self, key):
-        return _wrap(getitem(self._impl, key))
+        return getitem(self, key)
 
     def __setitem__(self, key, value):
-        setitem(self._impl, key, value._impl if isinstance(value, Tensor) else value)
+        setitem(self, key, value if isinstance(value, Tensor) else value)
 
     # ---- views -------------------------------------------------------------------------
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], D.dtype):
             raise NotImplementedError("view(dtype) reinterpretation is not supported yet")
-        return _wrap(self._impl.view(_parse_size(shape, "view", allow_negative=True)))
+        return self._view(_parse_size(shape, "view", allow_negative=True))
 
     def view_as(self, other):
         return self.view(other.shape)
 
     def reshape(self, *shape):
-        return _wrap(self._impl.reshape(_parse_size(shape, "reshape", allow_negative=True)))
+        return self._reshape(_parse_size(shape, "reshape", allow_negative=True))
 
     def reshape_as(self, other):
         return self.reshape(other.shape)
 
     def permute(self, *dims):
-        return _wrap(self._impl.permute(_parse_size(dims, "permute", allow_negative=True)))
+        return self._permute(_parse_size(dims, "permute", allow_negative=True))
 
     def transpose(self, dim0, dim1):
-        return _wrap(self._impl.transpose(dim0, dim1))
+        return self._transpose(dim0, dim1)
 
     swapaxes = swapdims = transpose
 
@@ -301,7 +274,7 @@ class Tensor:
         return self.transpose(-2, -1)
 
     def expand(self, *sizes):
-        return _wrap(self._impl.expand(_parse_size(sizes, "expand", allow_negative=True)))
+        return self._expand(_parse_size(sizes, "expand", allow_negative=True))
 
     def expand_as(self, other):
         return self.expand(other.shape)
@@ -316,42 +289,42 @@ class Tensor:
             dims = list(dim)
         else:
             dims = [dim]
-        return _wrap(self._impl.squeeze(dims))
+        return self._squeeze(dims)
 
     def unsqueeze(self, dim):
-        return _wrap(self._impl.unsqueeze(dim))
+        return self._unsqueeze(dim)
 
     def flatten(self, start_dim=0, end_dim=-1):
-        return _wrap(self._impl.flatten(start_dim, end_dim))
+        return self._flatten(start_dim, end_dim)
 
     def unflatten(self, dim, sizes):
-        return _wrap(self._impl.unflatten(dim, _parse_size((sizes,), "unflatten", allow_negative=True)))
+        return self._unflatten(dim, _parse_size((sizes,), "unflatten", allow_negative=True))
 
     def narrow(self, dim, start, length):
-        return _wrap(self._impl.narrow(dim, _as_int(start), length))
+        return self._narrow(dim, _as_int(start), length)
 
     def select(self, dim, index):
-        return _wrap(self._impl.select(dim, _as_int(index)))
+        return self._select(dim, _as_int(index))
 
     def as_strided(self, size, stride, storage_offset=None):
-        return _wrap(self._impl.as_strided(_parse_size((size,), "as_strided"),
-                                           list(stride), storage_offset))
+        return self._as_strided(_parse_size((size,), "as_strided"),
+                                           list(stride), storage_offset)
 
     def contiguous(self, memory_format=None):
-        return self if self._impl.is_contiguous() else _wrap(self._impl.contiguous())
+        return self._contiguous()
 
     def unbind(self, dim=0):
         n = self.size(dim)
-        return tuple(_wrap(self._impl.select(dim, i)) for i in range(n))
+        return tuple(self._select(dim, i) for i in range(n))
 
     # ---- copies and in-place writes -------------------------------------------------------
     def clone(self, *, memory_format=None):
-        return _wrap(self._impl.clone())
+        return self._clone()
 
     def copy_(self, src, non_blocking=False):
         if not isinstance(src, Tensor):
             raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
-        self._impl.copy_(src._impl)
+        self._copy(src)
         return self
 
     def fill_(self, value):
@@ -359,13 +332,13 @@ class Tensor:
             if value.ndim != 0:
                 raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
                                    f"{value.ndim} dimensions.")
-            self._impl.copy_(value._impl)
+            self._copy(value)
         else:
-            self._impl.fill_(value)
+            self._fill(value)
         return self
 
     def zero_(self):
-        self._impl.fill_(0)
+        self._fill(0)
         return self
 
     # ---- conversions -------------------------------------------------------------------------
@@ -374,16 +347,16 @@ class Tensor:
         return self._to(dtype, device, copy)
 
     def _to(self, dtype=None, device=None, copy=False):
-        impl = self._impl
-        if device is not None and device._code != impl.device:
-            impl = impl.to_device(device._code)
-            copy = copy and impl.storage_kind == "shared"  # a relabel shares bytes: honour copy=True
-        if dtype is not None and dtype._code != impl.dtype:
-            impl = impl.clone(dtype._code)
+        impl = self
+        if device is not None and device._code != impl._device:
+            impl = impl._to_device(device._code)
+            copy = copy and impl._storage_kind == "shared"  # a relabel shares bytes: honour copy=True
+        if dtype is not None and dtype._code != impl._dtype:
+            impl = impl._clone(dtype._code)
             copy = False
         if copy:
-            impl = impl.clone()
-        return self if impl is self._impl else _wrap(impl)
+            impl = impl._clone()
+        return impl
 
     def cpu(self):
         return self._to(device=_resolve_device("cpu"))
@@ -399,13 +372,13 @@ class Tensor:
     def pin_memory(self):
         if self.is_pinned():
             return self
-        out = _C.empty(list(self._impl.shape), self._impl.dtype, -1, True)
-        out.copy_(self._impl)
-        return _wrap(out)
+        out = _C.empty(list(self._shape), self._dtype, -1, True)
+        out.copy_(self)
+        return out
 
     def eval(self):
         """Waits until every queued write to this tensor is done (MLX's eval)."""
-        self._impl.eval()
+        self._eval()
         return self
 
     def type(self, dtype=None):
@@ -474,31 +447,53 @@ class Tensor:
 
     def uniform_(self, from_=0.0, to=1.0, *, generator=None):
         from ._random import _gen
-        _C.uniform_(self._impl, from_, to, _gen(generator))
+        _C.uniform_(self, from_, to, _gen(generator))
         return self
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         from ._random import _gen
-        _C.normal_(self._impl, mean, std, _gen(generator))
+        _C.normal_(self, mean, std, _gen(generator))
         return self
 
     def random_(self, from_=0, to=None, *, generator=None):
         from ._random import _gen, _random_bounds
         low, high = _random_bounds(self.dtype, from_, to)
-        _C.random_(self._impl, low, high, _gen(generator))
+        _C.random_(self, low, high, _gen(generator))
         return self
 
     def bernoulli_(self, p=0.5, *, generator=None):
         from ._random import _gen
         if isinstance(p, Tensor):
-            _C.bernoulli_tensor_(self._impl, p.expand(self.shape)._impl, _gen(generator))
+            _C.bernoulli_tensor_(self, p.expand(self.shape), _gen(generator))
         else:
-            _C.bernoulli_(self._impl, p, _gen(generator))
+            _C.bernoulli_(self, p, _gen(generator))
         return self
 
     def bernoulli(self, p=None, *, generator=None):
         from ._random import bernoulli
         return bernoulli(self, p, generator=generator)
+
+
+class UntypedStorage:
+    """The bytes behind a tensor, as torch.UntypedStorage presents them (read side):
+    tensors that share storage report the same data_ptr()."""
+
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def data_ptr(self):
+        return self._tensor._storage_data_ptr
+
+    def nbytes(self):
+        return self._tensor._storage_nbytes
+
+    size = nbytes
+
+    @property
+    def device(self):
+        return self._tensor.device
 
 
 _TYPE_NAMES = {
@@ -549,27 +544,27 @@ def _parse_to_args(self, args, kwargs):
 
 def _repr(t, prefix="tensor("):
     """torch._tensor_str._str_intern: data from the engine, then the suffixes."""
-    impl = t._impl
+    impl = t
     opts = _C.get_print_options()
     indent = len(prefix)
     suffixes = []
-    if impl.device >= 0:
+    if impl._device >= 0:
         suffixes.append(f"device='{t.device}'")
     dt = t.dtype
     default = D.get_default_dtype()
-    if impl.numel == 0:
+    if impl._numel == 0:
         if impl.ndim != 1:
-            suffixes.append(f"size={tuple(impl.shape)}")
+            suffixes.append(f"size={tuple(impl._shape)}")
         if dt is not default:
             suffixes.append(f"dtype={dt}")
         data = "[]"
     else:
         if not opts["edgeitems"]:
-            suffixes.append(f"size={tuple(impl.shape)}")
+            suffixes.append(f"size={tuple(impl._shape)}")
         if dt not in (default, D.complex64, D.int64, D.bool):
             suffixes.append(f"dtype={dt}")
-        data = impl.to_string(indent)
-    if impl.requires_grad:
+        data = impl._to_string(indent)
+    if impl._requires_grad:
         suffixes.append("requires_grad=True")
     out = [data]
     last_line_len = len(data) - data.rfind("\n") + 1
@@ -581,3 +576,18 @@ def _repr(t, prefix="tensor("):
             out.append(", " + s)
             last_line_len += len(s) + 2
     return prefix + "".join(out) + ")"
+
+
+Tensor = _C.Tensor
+
+
+def _install():
+    """Puts _TensorAPI's methods and properties onto the engine's class."""
+    skip = {"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__"}
+    for name, value in vars(_TensorAPI).items():
+        if name not in skip:
+            setattr(Tensor, name, value)
+    Tensor.__module__ = "lucid"
+
+
+_install()

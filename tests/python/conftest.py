@@ -82,7 +82,7 @@ def assert_close(lt, tt, rtol=1e-6, atol=1e-6):
 
 def shares_storage(a, b):
     """Both lucid tensors view the same storage."""
-    return a._impl.storage_data_ptr == b._impl.storage_data_ptr
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
 @pytest.fixture(params=DEVICES)

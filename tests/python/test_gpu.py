@@ -260,11 +260,11 @@ def test_pinned_to_gpu_is_a_relabel():
     before = lucid.gpu.memory_allocated()
     g = p.to("gpu")
     assert g.device.type == "gpu"
-    assert g._impl.storage_data_ptr == p._impl.storage_data_ptr  # no copy
+    assert g.untyped_storage().data_ptr() == p.untyped_storage().data_ptr()  # no copy
     assert lucid.gpu.memory_allocated() == before  # no device memory taken
     back = g.to("cpu")
     assert back.device.type == "cpu"
-    assert back._impl.storage_data_ptr == p._impl.storage_data_ptr
+    assert back.untyped_storage().data_ptr() == p.untyped_storage().data_ptr()
     # writes through one are seen by the other, in both directions
     g[0] = -1.0  # a GPU write
     assert p[0].tolist() == [-1.0] * 4
@@ -273,7 +273,7 @@ def test_pinned_to_gpu_is_a_relabel():
     g.t()[1].fill_(7.0)
     assert p[:, 1].tolist() == [7.0, 7.0, 7.0]
     c = p.to("gpu", copy=True)  # copy=True makes a real copy
-    assert c._impl.storage_data_ptr != p._impl.storage_data_ptr
+    assert c.untyped_storage().data_ptr() != p.untyped_storage().data_ptr()
     c.fill_(0.0)
     assert p[1, 0].item() == 4.0
 
@@ -282,7 +282,7 @@ def test_pinned_views_relabel():
     p = lucid.arange(24.0).reshape(2, 3, 4).pin_memory()
     v = p.transpose(0, 2)[1:]
     g = v.to("gpu")
-    assert g._impl.storage_data_ptr == p._impl.storage_data_ptr
+    assert g.untyped_storage().data_ptr() == p.untyped_storage().data_ptr()
     assert g.stride() == v.stride() and g.storage_offset() == v.storage_offset()
     assert g.tolist() == v.tolist()
 

@@ -38,7 +38,7 @@ def check_repr(t):
 
 def check_data(t):
     """The data part only, for any dtype."""
-    assert to_lucid(t)._impl.to_string() == _tensor_str(t, 7)
+    assert to_lucid(t)._to_string() == _tensor_str(t, 7)
 
 
 def randn(*shape, seed=0, scale=1.0):
@@ -165,7 +165,7 @@ def test_shapes_complex(shape):
 def test_empty():
     check_repr(torch.tensor([]))
     check_repr(torch.tensor([[], []]))  # size=(2, 0)
-    assert lucid.zeros((0, 3))._impl.to_string() == "[]"
+    assert lucid.zeros((0, 3))._to_string() == "[]"
     assert repr(lucid.zeros((0, 3))) == "tensor([], size=(0, 3))"
 
 
