@@ -23,7 +23,10 @@ inline std::string type_name_of(nb::handle h) {
 nb::object scalar_to_python(const Scalar& s);
 Scalar scalar_from_python(nb::handle h);  // bool, int, float or complex; TypeError otherwise
 
-void init_tensor(nb::module_& m);
+using TensorClass = nb::class_<TensorImpl>;
+
+TensorClass init_tensor(nb::module_& m);  // defines lucid.Tensor; others add methods to it
+void init_ops(nb::module_& m, TensorClass& cls);
 void init_convert(nb::module_& m);
 void init_dlpack(nb::module_& m);
 void init_random(nb::module_& m);

@@ -30,7 +30,8 @@ NB_MODULE(_C, m) {
 #else
   m.attr("_built_with_cuda") = false;
 #endif
-  lucid::bindings::init_tensor(m);
+  auto tensor_class = lucid::bindings::init_tensor(m);
+  lucid::bindings::init_ops(m, tensor_class);
   lucid::bindings::init_convert(m);
   lucid::bindings::init_dlpack(m);
   lucid::bindings::init_random(m);

@@ -60,11 +60,12 @@ Scalar scalar_from_python(nb::handle h) {
                   type_name_of(h));
 }
 
-void init_tensor(nb::module_& m) {
+TensorClass init_tensor(nb::module_& m) {
   using T = TensorImpl;
   // The Python class lucid.Tensor itself: the methods below are the engine's, and
   // python/lucid/_tensor.py adds the PyTorch-facing API onto the same class.
-  nb::class_<T>(m, "Tensor", nb::is_weak_referenceable())
+  TensorClass cls(m, "Tensor", nb::is_weak_referenceable());
+  cls
       // metadata
       .def_prop_ro("_shape", [](const T& t) { return to_tuple(t.shape()); })
       .def_prop_ro("_strides", [](const T& t) { return to_tuple(element_strides(t)); })
@@ -192,6 +193,7 @@ void init_tensor(nb::module_& m) {
     return ops::eye(n, mm, dtype_from_code(dtype), device_from_code(device));
   });
   m.def("promote_types", [](int a, int b) { return int(promote_types(dtype_from_code(a), dtype_from_code(b))); });
+  return cls;
 }
 
 }  // namespace lucid::bindings

@@ -43,6 +43,10 @@ def _view_fn(name):
     return fn
 
 
+# The elementwise ops are engine functions (csrc/ops/elementwise_table.h).
+for _name in _C._elementwise_ops:
+    globals()[_name] = getattr(_C, _name)
+
 for _name in ("reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze",
               "unsqueeze", "flatten", "unflatten", "narrow", "select", "as_strided", "clone",
               "broadcast_to", "unbind"):

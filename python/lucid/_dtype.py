@@ -76,20 +76,19 @@ def _check(d, what="dtype"):
     return d
 
 
-_default = float32
-
-
 def set_default_dtype(d):
-    """Sets the dtype of Python floats in tensor creation (float32 or float64, ...)."""
-    global _default
+    """Sets the dtype of Python floats in tensor creation and promotion (the engine
+    keeps it, so ops and creation agree)."""
+    from . import _C
     _check(d)
     if not d.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
-    _default = d
+    _C.set_default_dtype(d._code)
 
 
 def get_default_dtype():
-    return _default
+    from . import _C
+    return _ALL[_C.get_default_dtype()]
 
 
 def _default_complex():

@@ -1,0 +1,174 @@
+#include "ops/elementwise.h"
+
+#include "backend/cpu/elementwise.h"
+#include "core/default_dtype.h"
+#include "ops/promotion.h"
+#include "ops/views.h"
+
+namespace lucid::ops {
+
+namespace {
+
+constexpr DtypeRule kBinaryRule[] = {
+#define LUCID_RULE(name, Fn, rule, operands) DtypeRule::rule,
+    LUCID_BINARY_OPS(LUCID_RULE)
+#undef LUCID_RULE
+};
+constexpr DtypeRule kUnaryRule[] = {
+#define LUCID_RULE(name, Fn, rule) DtypeRule::rule,
+    LUCID_UNARY_OPS(LUCID_RULE)
+#undef LUCID_RULE
+};
+constexpr Operands kBinaryOperands[] = {
+#define LUCID_OPERANDS(name, Fn, rule, operands) Operands::operands,
+    LUCID_BINARY_OPS(LUCID_OPERANDS)
+#undef LUCID_OPERANDS
+};
+constexpr const char* kBinaryName[] = {
+#define LUCID_NAME(name, Fn, rule, operands) #name,
+    LUCID_BINARY_OPS(LUCID_NAME)
+#undef LUCID_NAME
+};
+constexpr const char* kUnaryName[] = {
+#define LUCID_NAME(name, Fn, rule) #name,
+    LUCID_UNARY_OPS(LUCID_NAME)
+#undef LUCID_NAME
+};
+
+DtypeKind kind_of(const Scalar& s) {
+  switch (s.index()) {
+    case 0: return DtypeKind::Bool;
+    case 1: return DtypeKind::Integer;
+    case 2: return DtypeKind::Floating;
+    default: return DtypeKind::Complex;
+  }
+}
+
+// A number as a 0-d host tensor of `dtype`, converted the way PyTorch converts
+// wrapped numbers: unchecked (300 into uint8 wraps to 44, as torch's does).
+TensorPtr number_tensor(const Scalar& s, Dtype dtype) {
+  Dtype natural = std::visit(
+      [](auto v) {
+        using V = decltype(v);
+        return std::is_same_v<V, bool> ? Dtype::Bool
+               : std::is_same_v<V, int64_t> ? Dtype::I64
+               : std::is_same_v<V, double> ? Dtype::F64 : Dtype::C64;
+      },
+      s);
+  TensorPtr t = TensorImpl::full({}, s, natural, Device::cpu());
+  return natural == dtype ? t : t->clone(dtype);
+}
+
+// The device an op runs on: that of its tensors. 0-d CPU tensors may join tensors
+// of another device (they are moved), as in PyTorch.
+Device op_device(const char* name, std::initializer_list<const TensorImpl*> ts) {
+  const TensorImpl* lead = nullptr;
+  for (const TensorImpl* t : ts)
+    if (t && (!lead || (lead->ndim() == 0 && lead->device().is_cpu() && t->ndim() > 0))) lead = t;
+  for (const TensorImpl* t : ts) {
+    if (!t || t->device() == lead->device() || (t->ndim() == 0 && t->device().is_cpu())) continue;
+    fail<RuntimeError>("Expected all tensors to be on the same device, but found at least two devices, ",
+                       lead->device().str(), " and ", t->device().str(), "! (in ", name, ")");
+  }
+  return lead->device();
+}
+
+void require_cpu(const char* name, Device d) {
+  LUCID_CHECK(d.is_cpu(), NotImplementedError, "no CUDA kernel for ", name, " on ", d.str(),
+              " yet: GPU kernels for the op set are still to come; move the tensors with .cpu()");
+}
+
+// `t` cast to `dtype` (one pass, only if needed) and broadcast to `shape`.
+TensorPtr prepare(const TensorPtr& t, Dtype dtype, const Shape& shape) {
+  TensorPtr c = t->dtype() == dtype ? t : t->clone(dtype, Device::cpu());
+  if (!c->device().is_cpu()) c = c->transfer_to_device(Device::cpu());
+  return c->shape() == shape ? c : expand(c, shape);
+}
+
+// The output: laid out like the first input of the full output shape (PyTorch keeps
+// a transposed input's memory order), contiguous otherwise.
+TensorPtr make_output(const Shape& shape, Dtype dtype, Device device, const TensorImpl* like) {
+  if (like && like->shape() == shape && !like->is_contiguous())
+    return TensorImpl::empty_strided(shape, dense_strides_like(shape, like->stride(), int64_t(dtype_size(dtype))),
+                                     dtype, device);
+  return TensorImpl::empty(shape, dtype, device);
+}
+
+}  // namespace
+
+const char* op_name(BinaryOp op) { return kBinaryName[int(op)]; }
+const char* op_name(UnaryOp op) { return kUnaryName[int(op)]; }
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    LUCID_CHECK(x == y || x == 1 || y == 1, RuntimeError, "The size of tensor a (", x,
+                ") must match the size of tensor b (", y, ") at non-singleton dimension ", i);
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+TensorPtr binary(BinaryOp op, const Operand& a, const Operand& b) {
+  const char* name = op_name(op);
+  DtypeRule rule = kBinaryRule[int(op)];
+  LUCID_CHECK(a.tensor || b.tensor, TypeError, name, "() needs at least one tensor operand");
+  if (kBinaryOperands[int(op)] == Operands::Tensors)
+    for (const Operand* o : {&a, &b})
+      LUCID_CHECK(o->tensor, TypeError, name, "(): argument 'other' must be Tensor, not a number");
+  // PyTorch's wording for the bool cases it refuses.
+  auto is_bool = [](const Operand& o) {
+    return o.tensor ? o.tensor->dtype() == Dtype::Bool : std::holds_alternative<bool>(o.number);
+  };
+  LUCID_CHECK(!(op == BinaryOp::Sub && (is_bool(a) || is_bool(b))), NotImplementedError,
+              "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+              "invert a mask, use the `~` or `logical_not()` operator instead.");
+  Device device = op_device(name, {a.tensor.get(), b.tensor.get()});
+  require_cpu(name, device);
+
+  ResultType promotion(default_dtype());
+  for (const Operand* o : {&a, &b}) {
+    if (o->tensor) promotion.add_tensor(o->tensor->dtype(), o->tensor->ndim() == 0);
+    else promotion.add_scalar(kind_of(o->number));
+  }
+  Dtype compute = promotion.result();
+  LUCID_CHECK(!((op == BinaryOp::Maximum || op == BinaryOp::Minimum) && is_complex(compute)), TypeError, name,
+              " not implemented for complex tensors.");
+  if (rule == DtypeRule::TrueDiv && is_integral(compute, true)) compute = default_dtype();
+  Dtype out_dtype = rule == DtypeRule::Compare ? Dtype::Bool : compute;
+
+  Shape shape = broadcast_shapes(a.tensor ? a.tensor->shape() : Shape{}, b.tensor ? b.tensor->shape() : Shape{});
+  auto operand = [&](const Operand& o) {
+    return o.tensor ? prepare(o.tensor, compute, shape) : expand(number_tensor(o.number, compute), shape);
+  };
+  TensorPtr x = operand(a), y = operand(b);
+  TensorPtr out = make_output(shape, out_dtype, device, a.tensor ? a.tensor.get() : b.tensor.get());
+  if (rule == DtypeRule::Compare) cpu::binary_compare(op, *out, *x, *y);
+  else cpu::binary_arith(op, *out, *x, *y);
+  return out;
+}
+
+TensorPtr unary(UnaryOp op, const TensorPtr& a) {
+  const char* name = op_name(op);
+  require_cpu(name, a->device());
+  LUCID_CHECK(!(op == UnaryOp::Neg && a->dtype() == Dtype::Bool), NotImplementedError,
+              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
+              "mask, use the `~` or `logical_not()` operator instead.");
+  if (op == UnaryOp::Abs && is_complex(a->dtype())) {  // |z| is real, as in PyTorch
+    TensorPtr x = prepare(a, a->dtype(), a->shape());
+    TensorPtr out = make_output(a->shape(), Dtype::F32, a->device(), a.get());
+    cpu::complex_abs(*out, *x);
+    return out;
+  }
+  Dtype dtype = a->dtype();
+  if (kUnaryRule[int(op)] == DtypeRule::Float && is_integral(dtype, true)) dtype = default_dtype();
+  TensorPtr x = prepare(a, dtype, a->shape());
+  TensorPtr out = make_output(a->shape(), dtype, a->device(), a.get());
+  cpu::unary(op, *out, *x);
+  return out;
+}
+
+}  // namespace lucid::ops

@@ -1,0 +1,169 @@
+// Every elementwise op, listed once. Each entry names the op (its Python name),
+// its functor and its dtype rule; the enum, the names, the kernels, the bindings
+// and the test enrolment are generated from these tables.
+//
+// Functors are LUCID_HD so the CUDA kernels can share them. They see the compute
+// type (float for float16/bfloat16, the dtype itself otherwise).
+#pragma once
+
+#include <cmath>
+#include <complex>
+
+#include "core/half.h"
+
+namespace lucid::ops {
+
+// Dtype rules:
+//   Arith    out = common dtype of the inputs (torch.result_type)
+//   TrueDiv  out = common dtype, integers and bool promoted to the default float
+//   Compare  computed in the common dtype, out = bool
+//   Same     unary, out = input dtype
+//   Float    unary, integers and bool promoted to the default float
+// Binary ops also say whether an operand may be a Python number (Any) or must be a
+// tensor (Tensors), as torch.maximum requires.
+#define LUCID_BINARY_OPS(X)              \
+  X(add, Add, Arith, Any)                \
+  X(sub, Sub, Arith, Any)                \
+  X(mul, Mul, Arith, Any)                \
+  X(div, Div, TrueDiv, Any)              \
+  X(maximum, Maximum, Arith, Tensors)    \
+  X(minimum, Minimum, Arith, Tensors)    \
+  X(eq, Eq, Compare, Any)                \
+  X(ne, Ne, Compare, Any)                \
+  X(lt, Lt, Compare, Any)                \
+  X(le, Le, Compare, Any)                \
+  X(gt, Gt, Compare, Any)                \
+  X(ge, Ge, Compare, Any)
+
+#define LUCID_UNARY_OPS(X) \
+  X(neg, Neg, Same)        \
+  X(abs, Abs, Same)        \
+  X(exp, Exp, Float)       \
+  X(log, Log, Float)       \
+  X(sqrt, Sqrt, Float)     \
+  X(sin, Sin, Float)       \
+  X(cos, Cos, Float)       \
+  X(tanh, Tanh, Float)     \
+  X(sigmoid, Sigmoid, Float)
+
+enum class DtypeRule { Arith, TrueDiv, Compare, Same, Float };
+enum class Operands { Any, Tensors };
+
+template <typename T> struct IsComplexT : std::false_type {};
+template <> struct IsComplexT<std::complex<float>> : std::true_type {};
+template <typename T> inline constexpr bool kIsComplex = IsComplexT<T>::value;
+template <typename T> inline constexpr bool kIsBool = std::is_same_v<T, bool>;
+
+namespace fn {
+
+// `supports<T>` says which compute types an op is defined for; the others raise
+// "<op> is not implemented for dtype <d>".
+struct Add {
+  template <typename T> static constexpr bool supports = true;
+  template <typename T> LUCID_HD T operator()(T a, T b) const {
+    if constexpr (kIsBool<T>) return a || b;
+    else return a + b;
+  }
+};
+struct Sub {
+  template <typename T> static constexpr bool supports = !kIsBool<T>;
+  template <typename T> LUCID_HD T operator()(T a, T b) const { return a - b; }
+};
+struct Mul {
+  template <typename T> static constexpr bool supports = true;
+  template <typename T> LUCID_HD T operator()(T a, T b) const {
+    if constexpr (kIsBool<T>) return a && b;
+    else return a * b;
+  }
+};
+struct Div {  // true division: the dtype rule makes the compute type floating
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T> || kIsComplex<T>;
+  template <typename T> LUCID_HD T operator()(T a, T b) const { return a / b; }
+};
+// NaN propagates, as torch.maximum / torch.minimum do.
+struct Maximum {
+  template <typename T> static constexpr bool supports = !kIsComplex<T>;
+  template <typename T> LUCID_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (a != a) return a;
+      if (b != b) return b;
+    }
+    return a > b ? a : b;
+  }
+};
+struct Minimum {
+  template <typename T> static constexpr bool supports = !kIsComplex<T>;
+  template <typename T> LUCID_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (a != a) return a;
+      if (b != b) return b;
+    }
+    return a < b ? a : b;
+  }
+};
+struct Eq {
+  template <typename T> static constexpr bool supports = true;
+  template <typename T> LUCID_HD bool operator()(T a, T b) const { return a == b; }
+};
+struct Ne {
+  template <typename T> static constexpr bool supports = true;
+  template <typename T> LUCID_HD bool operator()(T a, T b) const { return a != b; }
+};
+struct Lt {
+  template <typename T> static constexpr bool supports = !kIsComplex<T>;
+  template <typename T> LUCID_HD bool operator()(T a, T b) const { return a < b; }
+};
+struct Le {
+  template <typename T> static constexpr bool supports = !kIsComplex<T>;
+  template <typename T> LUCID_HD bool operator()(T a, T b) const { return a <= b; }
+};
+struct Gt {
+  template <typename T> static constexpr bool supports = !kIsComplex<T>;
+  template <typename T> LUCID_HD bool operator()(T a, T b) const { return a > b; }
+};
+struct Ge {
+  template <typename T> static constexpr bool supports = !kIsComplex<T>;
+  template <typename T> LUCID_HD bool operator()(T a, T b) const { return a >= b; }
+};
+
+struct Neg {
+  template <typename T> static constexpr bool supports = !kIsBool<T>;
+  template <typename T> LUCID_HD T operator()(T a) const { return -a; }
+};
+struct Abs {  // complex abs returns a real dtype in PyTorch: not yet here
+  template <typename T> static constexpr bool supports = !kIsBool<T> && !kIsComplex<T>;
+  template <typename T> LUCID_HD T operator()(T a) const {
+    if constexpr (std::is_unsigned_v<T>) return a;
+    else return a < T(0) ? T(-a) : a;
+  }
+};
+// The Float-rule ops see float, double or complex<float>.
+#define LUCID_FLOAT_UNARY(Name, expr)                                                        \
+  struct Name {                                                                              \
+    template <typename T> static constexpr bool supports = std::is_floating_point_v<T> || kIsComplex<T>; \
+    template <typename T> LUCID_HD T operator()(T a) const { using std::exp, std::log, std::sqrt, \
+      std::sin, std::cos, std::tanh; return expr; }                                          \
+  };
+LUCID_FLOAT_UNARY(Exp, exp(a))
+LUCID_FLOAT_UNARY(Log, log(a))
+LUCID_FLOAT_UNARY(Sqrt, sqrt(a))
+LUCID_FLOAT_UNARY(Sin, sin(a))
+LUCID_FLOAT_UNARY(Cos, cos(a))
+LUCID_FLOAT_UNARY(Tanh, tanh(a))
+LUCID_FLOAT_UNARY(Sigmoid, T(1) / (T(1) + exp(-a)))
+#undef LUCID_FLOAT_UNARY
+
+}  // namespace fn
+
+enum class BinaryOp {
+#define LUCID_ENUM(name, Fn, rule, operands) Fn,
+  LUCID_BINARY_OPS(LUCID_ENUM)
+#undef LUCID_ENUM
+};
+enum class UnaryOp {
+#define LUCID_ENUM(name, Fn, rule) Fn,
+  LUCID_UNARY_OPS(LUCID_ENUM)
+#undef LUCID_ENUM
+};
+
+}  // namespace lucid::ops
