@@ -338,3 +338,11 @@ def test_random_on_gpu_matches_host_draw():
     g = lucid.randn(100, device="gpu")
     lucid.manual_seed(5)
     assert g.device.type == "gpu" and g.tolist() == lucid.randn(100).tolist()
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "exp", "eq"])
+def test_op_without_gpu_kernel_names_op_and_device(op):
+    g = lucid.ones(3, device="gpu")
+    args = (g,) if op == "exp" else (g, g)
+    with pytest.raises(NotImplementedError, match=f"{op}.*gpu:0"):
+        getattr(lucid, op)(*args)
