@@ -67,6 +67,12 @@ def main():
     case("overhead: t.view(16) on 4x4", lambda: x_l.view(16), lambda: x_t.view(16))
     case("overhead: t[1, ::2] on 4x4", lambda: x_l[1, ::2], lambda: x_t[1, ::2])
     case("overhead: zeros(4, 4)", lambda: lucid.zeros(4, 4), lambda: torch.zeros(4, 4))
+    one_l, one_t = lucid.tensor([1.0]), torch.tensor([1.0])
+    case("tiny op: 1-element add (no grad)", lambda: one_l + one_l, lambda: one_t + one_t)
+    case("tiny op: 1-element exp (no grad)", lambda: one_l.exp(), lambda: one_t.exp())
+    big_l, big_t = lucid.rand(1 << 22), torch.rand(1 << 22)
+    case("add 4M f32 (+ broadcast scalar)", lambda: big_l + 1.5, lambda: big_t + 1.5, nbytes=8 << 22)
+    case("exp 4M f32", lambda: big_l.exp(), lambda: big_t.exp(), nbytes=8 << 22)
 
     if lucid.gpu.is_available() and torch.cuda.is_available():
         sl, st = lucid.gpu.synchronize, torch.cuda.synchronize

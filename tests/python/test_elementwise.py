@@ -75,7 +75,10 @@ def _check(lucid_fn, torch_fn):
             except NotImplementedError:
                 pass
             return
-        with pytest.raises(type(e)):
+        expected_types = (type(e),)
+        if "complex" in str(e).lower():  # torch 2.11 and 2.15 word (and type) this differently
+            expected_types += (TypeError, RuntimeError, NotImplementedError)
+        with pytest.raises(expected_types):
             lucid_fn()
         return
     if expected.dtype == torch.complex32:  # lucid has one complex dtype: complex64

@@ -44,8 +44,12 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
   int64_t outer = 1;
   for (size_t d = 0; d + 1 < nd; ++d) outer *= dims[d];
   auto step = [&](size_t k) { return nd ? strides[k][nd - 1] : 0; };
-  bool dense = step(0) == int64_t(sizeof(TOut));
+  const bool out_dense = step(0) == int64_t(sizeof(TOut));
+  bool dense = out_dense;
   for (size_t k = 1; k <= N; ++k) dense = dense && step(k) == int64_t(sizeof(TIn));
+  // A tensor combined with a broadcast value (t + 1.5): the value is loaded once.
+  const bool scalar_b = N == 2 && out_dense && step(1) == int64_t(sizeof(TIn)) && step(N) == 0;
+  const bool scalar_a = N == 2 && out_dense && step(1) == 0 && step(N) == int64_t(sizeof(TIn));
   std::vector<int64_t> idx(nd ? nd - 1 : 0, 0);
   for (int64_t row = 0; row < outer; ++row) {
     std::byte* o = out;
@@ -55,8 +59,8 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
       o += idx[d] * strides[0][d];
       for (size_t k = 0; k < N; ++k) p[k] += idx[d] * strides[k + 1][d];
     }
+    TOut* __restrict od = reinterpret_cast<TOut*>(o);
     if (dense) {
-      TOut* __restrict od = reinterpret_cast<TOut*>(o);
       if constexpr (N == 1) {
         const TIn* __restrict a = reinterpret_cast<const TIn*>(p[0]);
         for (int64_t i = 0; i < inner; ++i) od[i] = static_cast<TOut>(f(a[i]));
@@ -64,6 +68,18 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
         const TIn* __restrict a = reinterpret_cast<const TIn*>(p[0]);
         const TIn* __restrict b = reinterpret_cast<const TIn*>(p[1]);
         for (int64_t i = 0; i < inner; ++i) od[i] = static_cast<TOut>(f(a[i], b[i]));
+      }
+    } else if (scalar_b) {
+      if constexpr (N == 2) {
+        const TIn* __restrict a = reinterpret_cast<const TIn*>(p[0]);
+        const TIn b = load<TIn>(p[1]);
+        for (int64_t i = 0; i < inner; ++i) od[i] = static_cast<TOut>(f(a[i], b));
+      }
+    } else if (scalar_a) {
+      if constexpr (N == 2) {
+        const TIn a = load<TIn>(p[0]);
+        const TIn* __restrict b = reinterpret_cast<const TIn*>(p[1]);
+        for (int64_t i = 0; i < inner; ++i) od[i] = static_cast<TOut>(f(a, b[i]));
       }
     } else {
       const int64_t os = step(0);
