@@ -44,7 +44,7 @@ def _view_fn(name):
 
 
 # The elementwise ops are engine functions (csrc/ops/elementwise_table.h).
-for _name in _C._elementwise_ops:
+for _name in _C._elementwise_ops + ("sum", "mean"):
     globals()[_name] = getattr(_C, _name)
 
 for _name in ("reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze",

@@ -1,0 +1,71 @@
+#include "ops/reduce.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "backend/cpu/reduce.h"
+#include "ops/views.h"
+
+namespace lucid::ops {
+
+namespace {
+
+// The reduced dims (sorted, wrapped, checked) and the permutation that moves them
+// last while keeping the others in order.
+std::vector<bool> reduced_mask(const std::vector<int64_t>& dims, int64_t ndim) {
+  std::vector<bool> mask(size_t(std::max<int64_t>(ndim, 0)), dims.empty());
+  for (int64_t d : dims) {
+    int64_t w = wrap_dim(d, ndim);
+    if (ndim == 0) continue;
+    LUCID_CHECK(!mask[w], RuntimeError, "dim ", w, " appears multiple times in the list of dims");
+    mask[w] = true;
+  }
+  return mask;
+}
+
+TensorPtr reduce_sum(const char* name, const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim,
+                     Dtype out_dtype, bool average) {
+  LUCID_CHECK(a->device().is_cpu(), NotImplementedError, "no CUDA kernel for ", name, " on ",
+              a->device().str(), " yet: move the tensor with .cpu()");
+  const int64_t nd = a->ndim();
+  std::vector<bool> mask = reduced_mask(dims, nd);
+  std::vector<int64_t> order;
+  Shape out_shape, kept_shape;
+  int64_t count = 1;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (!mask[d]) {
+      order.push_back(d);
+      kept_shape.push_back(a->shape()[d]);
+      out_shape.push_back(a->shape()[d]);
+    } else {
+      count *= a->shape()[d];
+      if (keepdim) out_shape.push_back(1);
+    }
+  }
+  size_t reduced = 0;
+  for (int64_t d = 0; d < nd; ++d)
+    if (mask[d]) order.push_back(d), ++reduced;
+  TensorPtr src = a->dtype() == out_dtype ? a : a->clone(out_dtype);
+  TensorPtr moved = nd ? permute(src, order) : src;
+  TensorPtr out = TensorImpl::empty(kept_shape, out_dtype, Device::cpu());
+  double scale = average ? (count ? 1.0 / double(count) : std::numeric_limits<double>::quiet_NaN()) : 1.0;
+  cpu::sum_last_dims(*out, *moved, reduced, scale);
+  return keepdim ? view(out, out_shape) : out;
+}
+
+}  // namespace
+
+TensorPtr sum(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim, std::optional<Dtype> dtype) {
+  Dtype out = dtype.value_or(is_integral(a->dtype(), true) ? Dtype::I64 : a->dtype());
+  return reduce_sum("sum", a, dims, keepdim, out, false);
+}
+
+TensorPtr mean(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim, std::optional<Dtype> dtype) {
+  Dtype out = dtype.value_or(a->dtype());
+  LUCID_CHECK(!is_integral(out, true), NotImplementedError, "mean(): could not infer output dtype. ",
+              dtype ? "Optional" : "Input", " dtype must be either a floating point or complex dtype. Got: ",
+              dtype_name(out));
+  return reduce_sum("mean", a, dims, keepdim, out, true);
+}
+
+}  // namespace lucid::ops
