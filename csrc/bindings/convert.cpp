@@ -53,15 +53,7 @@ PyScalar read_numpy_scalar(nb::handle h) {
   LUCID_CHECK(dtype, TypeError, "can't convert a NumPy scalar of format '", fmt,
               "'. The only supported types are: float64, float32, float16, complex64, int64, "
               "int32, int16, int8, uint8, and bool.");
-  Scalar v = visit_dtype(*dtype, [&]<typename T>() -> Scalar {
-    T x;
-    std::memcpy(&x, bytes.data(), sizeof x);
-    if constexpr (std::is_same_v<T, bool>) return x;
-    else if constexpr (std::is_same_v<T, complex64>) return std::complex<double>(x.real(), x.imag());
-    else if constexpr (std::is_integral_v<T>) return int64_t(x);
-    else return double(x);
-  });
-  return {v, *dtype};
+  return {scalar_from_bytes(bytes.data(), *dtype), *dtype};
 }
 
 PyScalar read_scalar(nb::handle h, Dtype default_float) {

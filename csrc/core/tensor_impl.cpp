@@ -285,23 +285,7 @@ TensorPtr TensorImpl::full(const Shape& shape, const Scalar& value, Dtype dtype,
 void TensorImpl::initialize(const Scalar& unchecked) {
   Scalar value = checked_for(unchecked, dtype());
   // One mechanism: fill is a copy from a one-element source broadcast with stride 0.
-  TensorPtr one = std::visit(
-      [](auto v) {
-        using V = decltype(v);
-        Dtype d = std::is_same_v<V, bool>      ? Dtype::Bool
-                  : std::is_same_v<V, int64_t> ? Dtype::I64
-                  : std::is_same_v<V, double>  ? Dtype::F64
-                                               : Dtype::C64;
-        TensorPtr t = empty({}, d, Device::cpu());
-        if constexpr (std::is_same_v<V, std::complex<double>>) {
-          complex64 c(float(v.real()), float(v.imag()));
-          std::memcpy(t->host_ptr(), &c, sizeof c);
-        } else {
-          std::memcpy(t->host_ptr(), &v, sizeof v);
-        }
-        return t;
-      },
-      value);
+  TensorPtr one = scalar_tensor(value);
   if (is_gpu_storage()) one = one->clone(dtype(), meta_.device);  // upload one element
   write_from(*one);
 }
@@ -357,10 +341,33 @@ Scalar TensorImpl::item() const {
   LUCID_CHECK(numel() == 1, RuntimeError, "a Tensor with ", numel(),
               " elements cannot be converted to Scalar");
   TensorPtr one = std::make_shared<TensorImpl>(storage_, TensorMeta{{}, {}, dtype(), device(), meta_.offset});
-  std::vector<std::byte> bytes = one->to_bytes();
-  return visit_dtype(dtype(), [&]<typename T>() -> Scalar {
+  return scalar_from_bytes(one->to_bytes().data(), dtype());
+}
+
+Dtype scalar_dtype(const Scalar& s) {
+  constexpr Dtype kByIndex[] = {Dtype::Bool, Dtype::I64, Dtype::F64, Dtype::C64};  // Scalar's order
+  return kByIndex[s.index()];
+}
+
+TensorPtr scalar_tensor(const Scalar& s) {
+  TensorPtr t = TensorImpl::empty({}, scalar_dtype(s), Device::cpu());
+  std::visit(
+      [&](auto v) {
+        if constexpr (std::is_same_v<decltype(v), std::complex<double>>) {
+          complex64 c(float(v.real()), float(v.imag()));
+          std::memcpy(t->host_ptr(), &c, sizeof c);
+        } else {
+          std::memcpy(t->host_ptr(), &v, sizeof v);
+        }
+      },
+      s);
+  return t;
+}
+
+Scalar scalar_from_bytes(const std::byte* p, Dtype dtype) {
+  return visit_dtype(dtype, [&]<typename T>() -> Scalar {
     T v;
-    std::memcpy(&v, bytes.data(), sizeof v);
+    std::memcpy(&v, p, sizeof v);
     if constexpr (std::is_same_v<T, bool>) return v;
     else if constexpr (std::is_same_v<T, complex64>) return std::complex<double>(v.real(), v.imag());
     else if constexpr (std::is_integral_v<T>) return int64_t(v);

@@ -154,6 +154,12 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   std::optional<AutogradMeta> autograd_;
 };
 
+// Scalars: the dtype a Scalar holds natively (bool, int64, float64, complex64), a
+// 0-d host tensor holding it in that dtype, and one element of `dtype` read back.
+Dtype scalar_dtype(const Scalar& s);
+TensorPtr scalar_tensor(const Scalar& s);
+Scalar scalar_from_bytes(const std::byte* p, Dtype dtype);
+
 // The number of bytes of storage a view spans from its offset (0 for no elements),
 // used to validate views and to size transfers of strided GPU data.
 int64_t view_extent_bytes(const Shape& shape, const Stride& stride, size_t itemsize);

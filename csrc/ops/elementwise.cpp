@@ -35,28 +35,11 @@ constexpr const char* kUnaryName[] = {
 #undef LUCID_NAME
 };
 
-DtypeKind kind_of(const Scalar& s) {
-  switch (s.index()) {
-    case 0: return DtypeKind::Bool;
-    case 1: return DtypeKind::Integer;
-    case 2: return DtypeKind::Floating;
-    default: return DtypeKind::Complex;
-  }
-}
-
 // A number as a 0-d host tensor of `dtype`, converted the way PyTorch converts
 // wrapped numbers: unchecked (300 into uint8 wraps to 44, as torch's does).
 TensorPtr number_tensor(const Scalar& s, Dtype dtype) {
-  Dtype natural = std::visit(
-      [](auto v) {
-        using V = decltype(v);
-        return std::is_same_v<V, bool> ? Dtype::Bool
-               : std::is_same_v<V, int64_t> ? Dtype::I64
-               : std::is_same_v<V, double> ? Dtype::F64 : Dtype::C64;
-      },
-      s);
-  TensorPtr t = TensorImpl::full({}, s, natural, Device::cpu());
-  return natural == dtype ? t : t->clone(dtype);
+  TensorPtr t = scalar_tensor(s);
+  return t->dtype() == dtype ? t : t->clone(dtype);
 }
 
 // The device an op runs on: that of its tensors. 0-d CPU tensors may join tensors
@@ -80,8 +63,7 @@ void require_cpu(const char* name, Device d) {
 
 // `t` cast to `dtype` (one pass, only if needed) and broadcast to `shape`.
 TensorPtr prepare(const TensorPtr& t, Dtype dtype, const Shape& shape) {
-  TensorPtr c = t->dtype() == dtype ? t : t->clone(dtype, Device::cpu());
-  if (!c->device().is_cpu()) c = c->transfer_to_device(Device::cpu());
+  TensorPtr c = t->dtype() == dtype ? t : t->clone(dtype);  // CPU only: require_cpu ran first
   return c->shape() == shape ? c : expand(c, shape);
 }
 
@@ -132,7 +114,7 @@ TensorPtr binary(BinaryOp op, const Operand& a, const Operand& b) {
   ResultType promotion(default_dtype());
   for (const Operand* o : {&a, &b}) {
     if (o->tensor) promotion.add_tensor(o->tensor->dtype(), o->tensor->ndim() == 0);
-    else promotion.add_scalar(kind_of(o->number));
+    else promotion.add_scalar(dtype_kind(scalar_dtype(o->number)));
   }
   Dtype compute = promotion.result();
   LUCID_CHECK(!((op == BinaryOp::Maximum || op == BinaryOp::Minimum) && is_complex(compute)), TypeError, name,

@@ -80,27 +80,21 @@ struct Div {  // true division: the dtype rule makes the compute type floating
   template <typename T> static constexpr bool supports = std::is_floating_point_v<T> || kIsComplex<T>;
   template <typename T> LUCID_HD T operator()(T a, T b) const { return a / b; }
 };
-// NaN propagates, as torch.maximum / torch.minimum do.
-struct Maximum {
+// The larger (kMax) or smaller of two values; NaN propagates, as torch.maximum
+// and torch.minimum do.
+template <bool kMax>
+struct Extremum {
   template <typename T> static constexpr bool supports = !kIsComplex<T>;
   template <typename T> LUCID_HD T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) {
       if (a != a) return a;
       if (b != b) return b;
     }
-    return a > b ? a : b;
+    return (kMax ? a > b : a < b) ? a : b;
   }
 };
-struct Minimum {
-  template <typename T> static constexpr bool supports = !kIsComplex<T>;
-  template <typename T> LUCID_HD T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) {
-      if (a != a) return a;
-      if (b != b) return b;
-    }
-    return a < b ? a : b;
-  }
-};
+using Maximum = Extremum<true>;
+using Minimum = Extremum<false>;
 struct Eq {
   template <typename T> static constexpr bool supports = true;
   template <typename T> LUCID_HD bool operator()(T a, T b) const { return a == b; }
