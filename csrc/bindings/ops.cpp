@@ -34,6 +34,15 @@ auto operator_fn(ops::BinaryOp op, bool reflected) {
   };
 }
 
+// An augmented assignment (t += x): in place, returning self.
+auto inplace_operator_fn(ops::BinaryOp op) {
+  return [op](nb::handle self, nb::handle other) -> nb::object {
+    if (!nb::isinstance<TensorImpl>(other) && !is_number(other)) return nb::borrow(Py_NotImplemented);
+    ops::binary_inplace(op, nb::cast<TensorPtr>(self), operand(other, ops::op_name(op), "other"));
+    return nb::borrow(self);
+  };
+}
+
 // dim=None (every dimension), an int, or a sequence of ints.
 std::vector<int64_t> parse_dims(nb::handle dim, const char* op) {
   if (dim.is_none()) return {};
@@ -74,6 +83,22 @@ void init_ops(nb::module_& m, TensorClass& cls) {
   LUCID_UNARY_OPS(LUCID_BIND_UNARY)
 #undef LUCID_BIND_UNARY
 
+  // In-place variants: self.<op>_(...) returns self.
+#define LUCID_BIND_BINARY_INPLACE(name, Fn, rule, operands)                   \
+  cls.def(#name "_", [](nb::handle self, nb::handle b) {                      \
+    ops::binary_inplace(ops::BinaryOp::Fn, nb::cast<TensorPtr>(self), operand(b, #name "_", "other")); \
+    return nb::borrow(self);                                                  \
+  }, nb::arg("other"));
+  LUCID_BINARY_OPS(LUCID_BIND_BINARY_INPLACE)
+#undef LUCID_BIND_BINARY_INPLACE
+#define LUCID_BIND_UNARY_INPLACE(name, Fn, rule)                 \
+  cls.def(#name "_", [](nb::handle self) {                       \
+    ops::unary_inplace(ops::UnaryOp::Fn, nb::cast<TensorPtr>(self)); \
+    return nb::borrow(self);                                     \
+  });
+  LUCID_UNARY_OPS(LUCID_BIND_UNARY_INPLACE)
+#undef LUCID_BIND_UNARY_INPLACE
+
   using B = ops::BinaryOp;
   cls.def("__add__", operator_fn(B::Add, false)).def("__radd__", operator_fn(B::Add, true));
   cls.def("__sub__", operator_fn(B::Sub, false)).def("__rsub__", operator_fn(B::Sub, true));
@@ -83,6 +108,8 @@ void init_ops(nb::module_& m, TensorClass& cls) {
   cls.def("__eq__", operator_fn(B::Eq, false)).def("__ne__", operator_fn(B::Ne, false));
   cls.def("__lt__", operator_fn(B::Lt, false)).def("__le__", operator_fn(B::Le, false));
   cls.def("__gt__", operator_fn(B::Gt, false)).def("__ge__", operator_fn(B::Ge, false));
+  cls.def("__iadd__", inplace_operator_fn(B::Add)).def("__isub__", inplace_operator_fn(B::Sub));
+  cls.def("__imul__", inplace_operator_fn(B::Mul)).def("__itruediv__", inplace_operator_fn(B::Div));
   cls.def("__neg__", [](TensorPtr self) { return ops::unary(ops::UnaryOp::Neg, self); });
   cls.def("__abs__", [](TensorPtr self) { return ops::unary(ops::UnaryOp::Abs, self); });
   // Defining __eq__ would otherwise make tensors unhashable; PyTorch hashes by identity.

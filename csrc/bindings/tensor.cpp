@@ -7,6 +7,7 @@
 
 #include "bindings/common.h"
 #include "core/format.h"
+#include "ops/copy_ops.h"
 #include "ops/creation.h"
 #include "ops/views.h"
 
@@ -123,20 +124,22 @@ TensorClass init_tensor(nb::module_& m) {
       .def("_as_strided", [](std::shared_ptr<T> t, std::vector<int64_t> size, std::vector<int64_t> stride,
                             std::optional<int64_t> off) { return ops::as_strided(t, size, stride, off); })
       .def("_contiguous", [](std::shared_ptr<T> t) { return ops::contiguous(t); })
-      .def("_alias", [](std::shared_ptr<T> t) { return T::view_of(*t, t->shape(), t->stride(), t->storage_offset()); })
+      .def("_set_data", [](T& t, const T& other) { t.set_data(other); })
       // copies
       // Python's clone()/to() keep the memory order (preserve_format); the engine's
       // default is contiguous.
-      .def("_clone", [](const T& t, std::optional<int> dtype, std::optional<int> device, bool preserve) {
+      .def("_clone", [](const std::shared_ptr<T>& t, std::optional<int> dtype, std::optional<int> device,
+                        bool preserve) {
              std::optional<Device> dev;
              if (device) dev = device_from_code(*device);
              std::optional<Dtype> dt;
              if (dtype) dt = dtype_from_code(*dtype);
-             return t.clone(dt, dev, preserve);
+             if (!preserve) return t->clone(dt, dev, false);  // internal staging: no history
+             return dt || dev ? ops::copy_to(t, dt, dev) : ops::clone(t);
            }, nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(),
            nb::arg("preserve") = true)
-      .def("_copy", [](T& t, const T& src) { t.copy_from(src); })
-      .def("_fill", [](T& t, nb::handle v) { t.fill(scalar_from_python(v)); })
+      .def("_copy", [](const std::shared_ptr<T>& t, const std::shared_ptr<T>& src) { ops::copy_(t, src); })
+      .def("_fill", [](const std::shared_ptr<T>& t, nb::handle v) { ops::fill_(t, scalar_from_python(v)); })
       .def("_to_device", [](std::shared_ptr<T> t, int code) { return t->transfer_to_device(device_from_code(code)); })
       .def("_eval", &T::eval)
       // reading out

@@ -41,6 +41,7 @@ struct AutogradMeta {
   std::optional<Storage> grad;  // accumulated gradient (plain bytes, same meta as the tensor)
   TensorPtr grad_impl;          // graph-mode gradient, set by backward(create_graph=True)
   std::shared_ptr<Node> grad_fn;
+  std::shared_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad, made on first use
   uint32_t output_nr = 0;
 };
 
@@ -58,6 +59,13 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
                         bool pinned = false);
   // A view of `base`'s storage with other metadata (same dtype and device).
   static TensorPtr view_of(const TensorImpl& base, Shape shape, Stride stride, int64_t offset);
+
+  // Tensor.data = other: this tensor now shows other's bytes and metadata; its
+  // autograd metadata stays.
+  void set_data(const TensorImpl& other) {
+    storage_ = other.storage_;
+    meta_ = other.meta_;
+  }
 
   // ---- metadata -------------------------------------------------------------
   const TensorMeta& meta() const { return meta_; }

@@ -2,8 +2,11 @@
 
 #include "backend/cpu/elementwise.h"
 #include "core/default_dtype.h"
+#include "ops/copy_ops.h"
 #include "ops/promotion.h"
 #include "ops/views.h"
+#include "autograd/record.h"
+#include "autograd/node.h"
 
 namespace lucid::ops {
 
@@ -94,7 +97,18 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return out;
 }
 
-TensorPtr binary(BinaryOp op, const Operand& a, const Operand& b) {
+namespace {
+
+// Everything an elementwise op decides before it computes: checks, promotion,
+// broadcasting.
+struct BinaryPlan {
+  Dtype compute;  // the dtype the kernel runs in
+  Dtype out;      // compute, or bool for comparisons
+  Shape shape;
+  Device device;
+};
+
+BinaryPlan plan_binary(BinaryOp op, const Operand& a, const Operand& b) {
   const char* name = op_name(op);
   DtypeRule rule = kBinaryRule[int(op)];
   LUCID_CHECK(a.tensor || b.tensor, TypeError, name, "() needs at least one tensor operand");
@@ -120,37 +134,119 @@ TensorPtr binary(BinaryOp op, const Operand& a, const Operand& b) {
   LUCID_CHECK(!((op == BinaryOp::Maximum || op == BinaryOp::Minimum) && is_complex(compute)), TypeError, name,
               " not implemented for complex tensors.");
   if (rule == DtypeRule::TrueDiv && is_integral(compute, true)) compute = default_dtype();
-  Dtype out_dtype = rule == DtypeRule::Compare ? Dtype::Bool : compute;
-
+  Dtype out = rule == DtypeRule::Compare ? Dtype::Bool : compute;
   Shape shape = broadcast_shapes(a.tensor ? a.tensor->shape() : Shape{}, b.tensor ? b.tensor->shape() : Shape{});
-  auto operand = [&](const Operand& o) {
-    return o.tensor ? prepare(o.tensor, compute, shape) : expand(number_tensor(o.number, compute), shape);
-  };
-  TensorPtr x = operand(a), y = operand(b);
-  TensorPtr out = make_output(shape, out_dtype, device, a.tensor ? a.tensor.get() : b.tensor.get());
-  if (rule == DtypeRule::Compare) cpu::binary_compare(op, *out, *x, *y);
-  else cpu::binary_arith(op, *out, *x, *y);
+  return {compute, out, std::move(shape), device};
+}
+
+TensorPtr prepare_operand(const Operand& o, const BinaryPlan& plan) {
+  return o.tensor ? prepare(o.tensor, plan.compute, plan.shape)
+                  : expand(number_tensor(o.number, plan.compute), plan.shape);
+}
+
+void run_binary_kernel(BinaryOp op, TensorImpl& out, const TensorImpl& x, const TensorImpl& y) {
+  if (kBinaryRule[int(op)] == DtypeRule::Compare) cpu::binary_compare(op, out, x, y);
+  else cpu::binary_arith(op, out, x, y);
+}
+
+// A tensor with self's bytes copied and self's place in the graph: what an in-place
+// op differentiates through, since self's own bytes are about to change.
+TensorPtr copy_with_history(const TensorPtr& self) {
+  TensorPtr copy = self->clone(std::nullopt, std::nullopt, true);
+  if (self->grad_fn()) autograd::set_history(copy, self->grad_fn(), self->output_nr());
+  return copy;
+}
+
+// Writes `result` into self and makes self the output of result's node.
+void write_result(const TensorPtr& self, const TensorPtr& result) {
+  self->copy_from(*result);  // casts; bumps the version
+  if (result->grad_fn()) autograd::set_history(self, result->grad_fn(), 0);
+}
+
+}  // namespace
+
+TensorPtr binary(BinaryOp op, const Operand& a, const Operand& b) {
+  BinaryPlan plan = plan_binary(op, a, b);
+  TensorPtr x = prepare_operand(a, plan), y = prepare_operand(b, plan);
+  TensorPtr out = make_output(plan.shape, plan.out, plan.device, a.tensor ? a.tensor.get() : b.tensor.get());
+  run_binary_kernel(op, *out, *x, *y);
+  record_binary(op, a, b, out);
   return out;
 }
 
-TensorPtr unary(UnaryOp op, const TensorPtr& a) {
+void binary_inplace(BinaryOp op, const TensorPtr& self, const Operand& other) {
   const char* name = op_name(op);
-  require_cpu(name, a->device());
+  check_inplace_target(name, self, other.tensor);
+  BinaryPlan plan = plan_binary(op, {self, {}}, other);
+  LUCID_CHECK(plan.shape == self->shape(), RuntimeError, "output with shape ", shape_str(self->shape()),
+              " doesn't match the broadcast shape ", shape_str(plan.shape));
+  LUCID_CHECK(kBinaryRule[int(op)] == DtypeRule::Compare || can_cast(plan.out, self->dtype()), RuntimeError,
+              "result type ", dtype_name(plan.out), " can't be cast to the desired output type ",
+              dtype_name(self->dtype()));
+  if (autograd::needs_grad({&self, &other.tensor})) {
+    write_result(self, binary(op, {copy_with_history(self), {}}, other));
+    return;
+  }
+  // Read other from a copy when it shares self's bytes in another arrangement
+  // (a += a.t() must read the old values, not ones this loop already wrote).
+  Operand src = other;
+  if (src.tensor && src.tensor->storage_is_shared() &&
+      storage_base(src.tensor->storage()).data == storage_base(self->storage()).data &&
+      !(src.tensor->storage_offset() == self->storage_offset() && src.tensor->shape() == self->shape() &&
+        src.tensor->stride() == self->stride()))
+    src.tensor = src.tensor->clone();
+  if (plan.out != self->dtype()) {
+    write_result(self, binary(op, {self, {}}, src));
+    return;
+  }
+  TensorPtr y = prepare_operand(src, plan);
+  TensorPtr x = self->dtype() == plan.compute ? self : self->clone(plan.compute);
+  run_binary_kernel(op, *self, *x, *y);
+  self->bump_version();
+}
+
+namespace {
+
+Dtype unary_dtype(UnaryOp op, const TensorPtr& a) {
   LUCID_CHECK(!(op == UnaryOp::Neg && a->dtype() == Dtype::Bool), NotImplementedError,
               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
               "mask, use the `~` or `logical_not()` operator instead.");
+  if (kUnaryRule[int(op)] == DtypeRule::Float && is_integral(a->dtype(), true)) return default_dtype();
+  return a->dtype();
+}
+
+}  // namespace
+
+TensorPtr unary(UnaryOp op, const TensorPtr& a) {
+  require_cpu(op_name(op), a->device());
+  TensorPtr out;
   if (op == UnaryOp::Abs && is_complex(a->dtype())) {  // |z| is real, as in PyTorch
     TensorPtr x = prepare(a, a->dtype(), a->shape());
-    TensorPtr out = make_output(a->shape(), Dtype::F32, a->device(), a.get());
+    out = make_output(a->shape(), Dtype::F32, a->device(), a.get());
     cpu::complex_abs(*out, *x);
-    return out;
+  } else {
+    Dtype dtype = unary_dtype(op, a);
+    TensorPtr x = prepare(a, dtype, a->shape());
+    out = make_output(a->shape(), dtype, a->device(), a.get());
+    cpu::unary(op, *out, *x);
   }
-  Dtype dtype = a->dtype();
-  if (kUnaryRule[int(op)] == DtypeRule::Float && is_integral(dtype, true)) dtype = default_dtype();
-  TensorPtr x = prepare(a, dtype, a->shape());
-  TensorPtr out = make_output(a->shape(), dtype, a->device(), a.get());
-  cpu::unary(op, *out, *x);
+  record_unary(op, a, out);
   return out;
+}
+
+void unary_inplace(UnaryOp op, const TensorPtr& self) {
+  const char* name = op_name(op);
+  require_cpu(name, self->device());
+  check_inplace_target(name, self, nullptr);
+  Dtype dtype = op == UnaryOp::Abs && is_complex(self->dtype()) ? Dtype::F32 : unary_dtype(op, self);
+  LUCID_CHECK(can_cast(dtype, self->dtype()), RuntimeError, "result type ", dtype_name(dtype),
+              " can't be cast to the desired output type ", dtype_name(self->dtype()));
+  if (autograd::needs_grad({&self}) || dtype != self->dtype()) {
+    write_result(self, unary(op, autograd::needs_grad({&self}) ? copy_with_history(self) : self));
+    return;
+  }
+  cpu::unary(op, *self, *self);
+  self->bump_version();
 }
 
 }  // namespace lucid::ops

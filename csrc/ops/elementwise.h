@@ -17,6 +17,26 @@ Shape broadcast_shapes(const Shape& a, const Shape& b);  // RuntimeError when in
 
 TensorPtr binary(BinaryOp op, const Operand& a, const Operand& b);
 TensorPtr unary(UnaryOp op, const TensorPtr& a);
+// self.<op>_(other): the result is written into self (cast to its dtype, which the
+// result type must be castable to; broadcast to its shape, which must not grow).
+void binary_inplace(BinaryOp op, const TensorPtr& self, const Operand& other);
+void unary_inplace(UnaryOp op, const TensorPtr& self);
+
+// Records the autograd node of an elementwise op (elementwise_grad.cpp), when its
+// inputs require grad.
+void record_binary(BinaryOp op, const Operand& a, const Operand& b, const TensorPtr& out);
+void record_unary(UnaryOp op, const TensorPtr& a, const TensorPtr& out);
+
+// Shorthands for writing VJPs and compositions: ops::mul(a, b), ops::mul(a, 2.0), ops::exp(a).
+#define LUCID_SHORTHAND(name, Fn, rule, operands)                                                         \
+  inline TensorPtr name(const TensorPtr& a, const TensorPtr& b) { return binary(BinaryOp::Fn, {a, {}}, {b, {}}); } \
+  inline TensorPtr name(const TensorPtr& a, const Scalar& b) { return binary(BinaryOp::Fn, {a, {}}, {nullptr, b}); }
+LUCID_BINARY_OPS(LUCID_SHORTHAND)
+#undef LUCID_SHORTHAND
+#define LUCID_SHORTHAND(name, Fn, rule) \
+  inline TensorPtr name(const TensorPtr& a) { return unary(UnaryOp::Fn, a); }
+LUCID_UNARY_OPS(LUCID_SHORTHAND)
+#undef LUCID_SHORTHAND
 
 const char* op_name(BinaryOp op);
 const char* op_name(UnaryOp op);

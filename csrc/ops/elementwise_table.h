@@ -38,6 +38,7 @@ namespace lucid::ops {
 #define LUCID_UNARY_OPS(X) \
   X(neg, Neg, Same)        \
   X(abs, Abs, Same)        \
+  X(sign, Sign, Same)      \
   X(exp, Exp, Float)       \
   X(log, Log, Float)       \
   X(sqrt, Sqrt, Float)     \
@@ -129,6 +130,15 @@ struct Abs {  // complex abs returns a real dtype in PyTorch: not yet here
   template <typename T> LUCID_HD T operator()(T a) const {
     if constexpr (std::is_unsigned_v<T>) return a;
     else return a < T(0) ? T(-a) : a;
+  }
+};
+struct Sign {  // -1, 0 or 1; NaN stays NaN
+  template <typename T> static constexpr bool supports = !kIsComplex<T>;
+  template <typename T> LUCID_HD T operator()(T a) const {
+    if constexpr (kIsBool<T>) return a;
+    else if constexpr (std::is_floating_point_v<T>) return a > T(0) ? T(1) : a < T(0) ? T(-1) : a;
+    else if constexpr (std::is_unsigned_v<T>) return T(a != 0);
+    else return T((a > T(0)) - (a < T(0)));
   }
 };
 // The Float-rule ops see float, double or complex<float>.

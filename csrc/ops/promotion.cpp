@@ -35,3 +35,14 @@ Dtype ResultType::result() const {
 }
 
 }  // namespace lucid::ops
+
+namespace lucid::ops {
+
+bool can_cast(Dtype from, Dtype to) {
+  if (is_complex(from) && !is_complex(to)) return false;
+  if (is_floating(from) && is_integral(to, true)) return false;
+  if (from != Dtype::Bool && to == Dtype::Bool) return false;
+  return true;
+}
+
+}  // namespace lucid::ops

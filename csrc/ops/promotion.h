@@ -24,3 +24,11 @@ class ResultType {
 };
 
 }  // namespace lucid::ops
+
+namespace lucid::ops {
+
+// torch.can_cast: no complex to non-complex, no floating to integral, nothing but
+// bool to bool.
+bool can_cast(Dtype from, Dtype to);
+
+}  // namespace lucid::ops

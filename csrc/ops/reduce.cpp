@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "autograd/record.h"
 #include "backend/cpu/reduce.h"
+#include "ops/elementwise.h"
 #include "ops/views.h"
 
 namespace lucid::ops {
@@ -30,16 +32,16 @@ TensorPtr reduce_sum(const char* name, const TensorPtr& a, const std::vector<int
   const int64_t nd = a->ndim();
   std::vector<bool> mask = reduced_mask(dims, nd);
   std::vector<int64_t> order;
-  Shape out_shape, kept_shape;
+  Shape keepdim_shape, kept_shape;
   int64_t count = 1;
   for (int64_t d = 0; d < nd; ++d) {
     if (!mask[d]) {
       order.push_back(d);
       kept_shape.push_back(a->shape()[d]);
-      out_shape.push_back(a->shape()[d]);
+      keepdim_shape.push_back(a->shape()[d]);
     } else {
       count *= a->shape()[d];
-      if (keepdim) out_shape.push_back(1);
+      keepdim_shape.push_back(1);
     }
   }
   size_t reduced = 0;
@@ -50,7 +52,19 @@ TensorPtr reduce_sum(const char* name, const TensorPtr& a, const std::vector<int
   TensorPtr out = TensorImpl::empty(kept_shape, out_dtype, Device::cpu());
   double scale = average ? (count ? 1.0 / double(count) : std::numeric_limits<double>::quiet_NaN()) : 1.0;
   cpu::sum_last_dims(*out, *moved, reduced, scale);
-  return keepdim ? view(out, out_shape) : out;
+  if (keepdim) out = view(out, keepdim_shape);
+  if (autograd::needs_grad({&a}) && autograd::is_differentiable(out_dtype)) {
+    // The gradient spreads back over the reduced elements (divided by their count
+    // for the mean). Names follow PyTorch: ...Backward0 reduces everything.
+    const char* node_name = average ? (dims.empty() ? "MeanBackward0" : "MeanBackward1")
+                                    : (dims.empty() ? "SumBackward0" : "SumBackward1");
+    Shape in_shape = a->shape();
+    autograd::record(node_name, {a}, {out}, [=](const Node&, const autograd::Grads& g) {
+      TensorPtr spread = expand(reshape(g[0], keepdim_shape), in_shape);
+      return autograd::Grads{average ? binary(BinaryOp::Mul, {spread, {}}, {nullptr, Scalar(scale)}) : spread};
+    });
+  }
+  return out;
 }
 
 }  // namespace

@@ -2,12 +2,57 @@
 
 #include <algorithm>
 
+#include "autograd/record.h"
+
 namespace lucid::ops {
 
 namespace {
+
+using autograd::Grads;
+
 TensorPtr restride(const TensorPtr& t, Shape shape, Stride stride, int64_t offset) {
   return TensorImpl::view_of(*t, std::move(shape), std::move(stride), offset);
 }
+
+// Records a view op's node when t requires grad. View nodes are marked: an in-place
+// write through such a view would change its base behind the graph's back.
+TensorPtr recorded(const char* name, const TensorPtr& t, TensorPtr out, Vjp vjp) {
+  if (autograd::needs_grad({&t})) autograd::record(name, {t}, {out}, std::move(vjp))->is_view = true;
+  return out;
+}
+
+// The gradient of a view that picks some of t's elements: zeros shaped like t, with
+// the gradient written where the view looks (PyTorch's slice/select/as_strided
+// backward). `view_of` applies the same view to a tensor shaped like t; it is the
+// VJP of this op in turn, so create_graph works.
+using ViewFn = std::function<TensorPtr(const TensorPtr&)>;
+
+TensorPtr scatter_into_zeros(const TensorPtr& g, const TensorSpec& input, const ViewFn& view_of) {
+  TensorPtr zeros = TensorImpl::full(input.shape, Scalar(int64_t(0)), g->dtype(), g->device());
+  {
+    autograd::GradModeGuard no_grad(false);
+    view_of(zeros)->copy_from(*g);
+  }
+  if (autograd::needs_grad({&g}))
+    autograd::record("ViewScatterBackward0", {g}, {zeros}, [view_of](const Node&, const Grads& gg) {
+      return Grads{view_of(gg[0])};
+    });
+  return zeros;
+}
+
+TensorPtr recorded_pick(const char* name, const TensorPtr& t, TensorPtr out, ViewFn view_of) {
+  TensorSpec spec = TensorSpec::of(*t);
+  return recorded(name, t, std::move(out), [spec, view_of](const Node&, const Grads& g) {
+    return Grads{scatter_into_zeros(g[0], spec, view_of)};
+  });
+}
+
+// VJP of the views that keep every element and only change the shape.
+Vjp reshape_back(const TensorPtr& t) {
+  Shape shape = t->shape();
+  return [shape](const Node&, const Grads& g) { return Grads{reshape(g[0], shape)}; };
+}
+
 }  // namespace
 
 Shape infer_size(const Shape& shape, int64_t numel) {
@@ -70,13 +115,17 @@ TensorPtr view(const TensorPtr& t, const Shape& shape) {
   LUCID_CHECK(st, RuntimeError,
               "view size is not compatible with input tensor's size and stride (at least one "
               "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
-  return restride(t, std::move(s), std::move(*st), t->storage_offset());
+  return recorded("ViewBackward0", t, restride(t, std::move(s), std::move(*st), t->storage_offset()), reshape_back(t));
 }
 
 TensorPtr reshape(const TensorPtr& t, const Shape& shape) {
   Shape s = infer_size(shape, t->numel());
-  if (auto st = view_strides(*t, s)) return restride(t, std::move(s), std::move(*st), t->storage_offset());
-  return view(t->clone(), s);
+  if (auto st = view_strides(*t, s))
+    return recorded("ViewBackward0", t, restride(t, std::move(s), std::move(*st), t->storage_offset()),
+                    reshape_back(t));
+  TensorPtr copy = t->clone();
+  return recorded("UnsafeViewBackward0", t, restride(copy, s, contiguous_strides(s, int64_t(t->itemsize())), 0),
+                  reshape_back(t));
 }
 
 TensorPtr permute(const TensorPtr& t, const std::vector<int64_t>& dims) {
@@ -95,19 +144,24 @@ TensorPtr permute(const TensorPtr& t, const std::vector<int64_t>& dims) {
     shape[i] = t->shape()[d];
     stride[i] = t->stride()[d];
   }
-  return restride(t, std::move(shape), std::move(stride), t->storage_offset());
+  std::vector<int64_t> inverse(nd);
+  for (int64_t i = 0; i < nd; ++i) inverse[wrap_dim(dims[i], nd)] = i;
+  return recorded("PermuteBackward0", t, restride(t, std::move(shape), std::move(stride), t->storage_offset()),
+                  [inverse](const Node&, const Grads& g) { return Grads{permute(g[0], inverse)}; });
 }
 
 TensorPtr transpose(const TensorPtr& t, int64_t dim0, int64_t dim1) {
   int64_t nd = t->ndim();
   dim0 = wrap_dim(dim0, nd);
   dim1 = wrap_dim(dim1, nd);
-  if (nd == 0) return restride(t, {}, {}, t->storage_offset());
   Shape shape = t->shape();
   Stride stride = t->stride();
-  std::swap(shape[dim0], shape[dim1]);
-  std::swap(stride[dim0], stride[dim1]);
-  return restride(t, std::move(shape), std::move(stride), t->storage_offset());
+  if (nd > 0) {
+    std::swap(shape[dim0], shape[dim1]);
+    std::swap(stride[dim0], stride[dim1]);
+  }
+  return recorded("TransposeBackward0", t, restride(t, std::move(shape), std::move(stride), t->storage_offset()),
+                  [dim0, dim1](const Node&, const Grads& g) { return Grads{transpose(g[0], dim0, dim1)}; });
 }
 
 TensorPtr expand(const TensorPtr& t, const Shape& sizes) {
@@ -135,7 +189,9 @@ TensorPtr expand(const TensorPtr& t, const Shape& sizes) {
       stride[i] = 0;
     }
   }
-  return restride(t, std::move(shape), std::move(stride), t->storage_offset());
+  // The engine sums a gradient down to its input's shape: nothing to do here.
+  return recorded("ExpandBackward0", t, restride(t, std::move(shape), std::move(stride), t->storage_offset()),
+                  [](const Node&, const Grads& g) { return Grads{g[0]}; });
 }
 
 TensorPtr squeeze(const TensorPtr& t, const std::vector<int64_t>& dims) {
@@ -156,7 +212,8 @@ TensorPtr squeeze(const TensorPtr& t, const std::vector<int64_t>& dims) {
     shape.push_back(t->shape()[d]);
     stride.push_back(t->stride()[d]);
   }
-  return restride(t, std::move(shape), std::move(stride), t->storage_offset());
+  return recorded(dims.empty() ? "SqueezeBackward0" : "SqueezeBackward1", t,
+                  restride(t, std::move(shape), std::move(stride), t->storage_offset()), reshape_back(t));
 }
 
 TensorPtr unsqueeze(const TensorPtr& t, int64_t dim) {
@@ -167,7 +224,8 @@ TensorPtr unsqueeze(const TensorPtr& t, int64_t dim) {
   int64_t st = dim < nd ? shape[dim] * stride[dim] : int64_t(t->itemsize());
   shape.insert(shape.begin() + dim, 1);
   stride.insert(stride.begin() + dim, st);
-  return restride(t, std::move(shape), std::move(stride), t->storage_offset());
+  return recorded("UnsqueezeBackward0", t, restride(t, std::move(shape), std::move(stride), t->storage_offset()),
+                  reshape_back(t));
 }
 
 TensorPtr flatten(const TensorPtr& t, int64_t start_dim, int64_t end_dim) {
@@ -214,7 +272,8 @@ TensorPtr slice(const TensorPtr& t, int64_t dim, std::optional<int64_t> start,
   shape[dim] = len;
   int64_t offset = t->storage_offset() + b * stride[dim];  // kept for empty slices, as PyTorch
   stride[dim] *= step;
-  return restride(t, std::move(shape), std::move(stride), offset);
+  return recorded_pick("SliceBackward0", t, restride(t, std::move(shape), std::move(stride), offset),
+                       [dim, b, e, step](const TensorPtr& x) { return slice(x, dim, b, e, step); });
 }
 
 TensorPtr narrow(const TensorPtr& t, int64_t dim, int64_t start, int64_t length) {
@@ -241,7 +300,8 @@ TensorPtr select(const TensorPtr& t, int64_t dim, int64_t index) {
   int64_t offset = t->storage_offset() + index * stride[dim];
   shape.erase(shape.begin() + dim);
   stride.erase(stride.begin() + dim);
-  return restride(t, std::move(shape), std::move(stride), offset);
+  return recorded_pick("SelectBackward0", t, restride(t, std::move(shape), std::move(stride), offset),
+                       [dim, index](const TensorPtr& x) { return select(x, dim, index); });
 }
 
 TensorPtr as_strided(const TensorPtr& t, const Shape& size, const Shape& stride,
@@ -260,9 +320,26 @@ TensorPtr as_strided(const TensorPtr& t, const Shape& size, const Shape& stride,
     LUCID_CHECK(!__builtin_mul_overflow(*storage_offset, item, &offset), RuntimeError,
                 "as_strided: storage offset ", *storage_offset, " overflows when counted in bytes");
   LUCID_CHECK(offset >= 0, RuntimeError, "Tensor: invalid storage offset ", offset / item);
-  return restride(t, size, std::move(bytes), offset);
+  TensorPtr out = restride(t, size, std::move(bytes), offset);
+  if (!autograd::needs_grad({&t})) return out;
+  // The gradient lands in a zero buffer laid out like t's storage, then is read
+  // back through t's own geometry. (Overlapping windows would need their gradients
+  // summed; PyTorch does that, lucid does not yet: see docs/ENGINE.md.)
+  LUCID_CHECK(t->is_contiguous(), NotImplementedError, "as_strided backward is only supported on a contiguous "
+              "input for now; call .contiguous() first");
+  int64_t base = t->storage_offset() / item;
+  int64_t rel = (storage_offset ? *storage_offset : base) - base;
+  return recorded_pick("AsStridedBackward0", t, std::move(out), [size, stride, rel](const TensorPtr& x) {
+    return as_strided(x, size, stride, x->storage_offset() / int64_t(x->itemsize()) + rel);
+  });
 }
 
-TensorPtr contiguous(const TensorPtr& t) { return t->is_contiguous() ? t : t->clone(); }
+TensorPtr contiguous(const TensorPtr& t) {
+  if (t->is_contiguous()) return t;
+  TensorPtr out = t->clone();
+  if (autograd::needs_grad({&t}))
+    autograd::record("CloneBackward0", {t}, {out}, [](const Node&, const Grads& g) { return Grads{g[0]}; });
+  return out;
+}
 
 }  // namespace lucid::ops

@@ -45,7 +45,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """A new tensor that copies `data` (nested sequences, scalars, buffers, tensors)."""
     dtype, device = _opt_dtype(dtype), _opt_device(device)
     if isinstance(data, Tensor):
-        impl = data._clone()
+        impl = data.detach()._clone()
     else:
         impl = _C.from_data(data, -1 if dtype is None else dtype._code, D.get_default_dtype()._code)
     return _finish(impl, dtype, device, requires_grad, pin_memory)

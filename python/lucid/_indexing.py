@@ -70,7 +70,7 @@ def _int(v):
 
 def getitem(impl, key):
     out = _apply(impl, key)
-    return impl._alias() if out is impl else out
+    return impl._view(list(impl._shape)) if out is impl else out
 
 
 def setitem(impl, key, value):

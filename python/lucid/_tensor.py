@@ -96,13 +96,20 @@ class _TensorAPI:
     def is_pinned(self):
         return self._storage_kind == "shared"
 
-    # ---- autograd flags (the engine arrives with the autograd issue) ----------------
+    # ---- autograd (the engine is csrc/autograd; grad_fn, is_leaf, retain_grad, detach
+    # and detach_ are the engine's own methods) ------------------------------------------
     @property
     def requires_grad(self):
         return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if not self.is_leaf:
+            if not value:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to "
+                                   "use a computed variable in a subgraph that doesn't require differentiation "
+                                   "use var_no_grad = var.detach().")
+            return
         if value and self.dtype._name not in _FLOAT_KINDS:
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                f"gradients (got {self.dtype})")
@@ -114,8 +121,7 @@ class _TensorAPI:
 
     @property
     def grad(self):
-        g = self._grad
-        return None if g is None else (g)
+        return self._grad
 
     @grad.setter
     def grad(self, value):
@@ -123,8 +129,28 @@ class _TensorAPI:
             raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
         self._set_grad(None if value is None else value)
 
-    def detach(self):
-        return self._alias()
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        self._set_data(value)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Adds d(self)/d(leaf) into each leaf's .grad (PyTorch's Tensor.backward)."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook):
+        """hook(grad) runs when self's gradient is computed; it may return a replacement."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        from .autograd.graph import RemovableHandle
+        node, hook_id = self._register_hook(hook)
+        return RemovableHandle(node, hook_id)
 
     # ---- reading out -------------------------------------------------------------------
     def item(self):
@@ -348,6 +374,12 @@ class _TensorAPI:
 
     def _to(self, dtype=None, device=None, copy=False):
         impl = self
+        if self.requires_grad and _C.is_grad_enabled():  # one recorded copy (ToCopyBackward0)
+            dt = None if dtype is None or dtype._code == self._dtype else dtype._code
+            dev = None if device is None or device._code == self._device else device._code
+            if dt is None and dev is None:
+                return self._clone() if copy else self
+            return self._clone(dt, dev)
         if device is not None and device._code != impl._device:
             impl = impl._to_device(device._code)
             copy = copy and impl._storage_kind == "shared"  # a relabel shares bytes: honour copy=True
@@ -564,7 +596,9 @@ def _repr(t, prefix="tensor("):
         if dt not in (default, D.complex64, D.int64, D.bool):
             suffixes.append(f"dtype={dt}")
         data = impl._to_string(indent)
-    if impl._requires_grad:
+    if impl.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{impl.grad_fn.name()}>")
+    elif impl._requires_grad:
         suffixes.append("requires_grad=True")
     out = [data]
     last_line_len = len(data) - data.rfind("\n") + 1

@@ -1,0 +1,129 @@
+#include "autograd/node.h"
+
+#include <atomic>
+
+#include "autograd/grad_mode.h"
+#include "core/error.h"
+#include "ops/copy_ops.h"
+#include "ops/elementwise.h"
+
+namespace lucid {
+
+namespace {
+
+std::atomic<uint64_t> g_next_sequence_nr{0};
+
+// A second handle on t's bytes and metadata, without autograd history.
+TensorPtr alias_without_history(const TensorImpl& t) { return std::make_shared<TensorImpl>(t.storage(), t.meta()); }
+
+std::string tensor_description(const TensorImpl& t) {
+  return str_cat("[lucid.", dtype_name(t.dtype()), " ", shape_str(t.shape()), "]");
+}
+
+}  // namespace
+
+Node::Node() : sequence_nr(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+
+int64_t Node::next_hook_id() {
+  static std::atomic<int64_t> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Node::remove_hook(int64_t id) {
+  std::erase_if(tensor_hooks, [id](const TensorHookEntry& h) { return h.id == id; });
+  std::erase_if(pre_hooks, [id](const auto& h) { return h.first == id; });
+  std::erase_if(post_hooks, [id](const auto& h) { return h.first == id; });
+}
+
+void Node::release_saved() {
+  if (saved_tensors.empty()) return;
+  saved_tensors.clear();
+  released = true;
+}
+
+size_t Node::save(const TensorPtr& t, bool is_output) {
+  saved_tensors.emplace_back(t, is_output);
+  return saved_tensors.size() - 1;
+}
+
+TensorPtr Node::saved(size_t i) const {
+  LUCID_CHECK(!released, RuntimeError,
+              "Trying to backward through the graph a second time (or directly access saved tensors after they "
+              "have already been freed). Saved intermediate values of the graph are freed when you call "
+              ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+              "graph a second time or if you need to access saved tensors after calling backward.");
+  LUCID_CHECK(i < saved_tensors.size(), RuntimeError, "internal: ", name(), " has no saved tensor ", i);
+  return saved_tensors[i].unpack(*this);
+}
+
+SavedTensor::SavedTensor(const TensorPtr& t, bool is_output)
+    : version_(t ? t->version() : 0), is_output_(is_output), requires_grad_(t && t->requires_grad()) {
+  if (!t) return;  // custom Functions may save None
+  if (is_output) {
+    data_ = alias_without_history(*t);
+    grad_fn_ = t->grad_fn();
+    output_nr_ = t->output_nr();
+  } else {
+    data_ = t;
+  }
+}
+
+TensorPtr SavedTensor::unpack(const Node& saved_by) const {
+  if (!data_) return nullptr;
+  if (data_->version() != version_) {
+    const std::shared_ptr<Node>& producer = is_output_ ? grad_fn_.lock() : data_->grad_fn();
+    std::string origin = producer ? str_cat(", which is output ", is_output_ ? output_nr_ : data_->output_nr(),
+                                            " of ", producer->name(), ",")
+                                  : std::string(",");
+    fail<RuntimeError>("one of the variables needed for gradient computation has been modified by an inplace "
+                       "operation: ", tensor_description(*data_), origin, " is at version ", data_->version(),
+                       "; expected version ", version_, " instead (the tensor was saved by ", saved_by.name(),
+                       "). Hint: the operation that failed to compute its gradient is ", saved_by.name(),
+                       "; look for an in-place op on that tensor after the forward call.");
+  }
+  if (!is_output_) return data_;
+  std::shared_ptr<Node> fn = grad_fn_.lock();
+  if (!fn || !requires_grad_) return data_;
+  // The output with its history back, so create_graph can differentiate through it.
+  TensorPtr out = alias_without_history(*data_);
+  out->set_requires_grad(true);
+  out->set_leaf(false);
+  out->set_grad_fn(std::move(fn));
+  out->set_output_nr(output_nr_);
+  return out;
+}
+
+AccumulateGrad::AccumulateGrad(const TensorPtr& leaf) : variable_(leaf) {
+  sequence_nr = UINT64_MAX;  // run as soon as ready: frees the gradient early
+  inputs.push_back(TensorSpec::of(*leaf));
+  outputs.push_back(TensorSpec::of(*leaf));
+}
+
+std::vector<TensorPtr> AccumulateGrad::apply(const std::vector<TensorPtr>& grads) {
+  if (TensorPtr leaf = variable_.lock(); leaf && grads[0]) accumulate_grad(*leaf, grads[0]);
+  return {};
+}
+
+void accumulate_grad(TensorImpl& t, const TensorPtr& grad) {
+  TensorPtr old = t.grad_to_tensor();
+  if (autograd::grad_enabled()) {  // create_graph: the gradient keeps its history
+    TensorPtr sum = old ? ops::binary(ops::BinaryOp::Add, {old, {}}, {grad, {}})
+                        : (grad.use_count() > 1 ? ops::clone(grad) : grad);
+    t.mutable_grad_storage().reset();
+    t.set_grad_impl(std::move(sum));
+    return;
+  }
+  if (old) {
+    ops::binary_inplace(ops::BinaryOp::Add, old, {grad, {}});
+    return;
+  }
+  // The first gradient: take its bytes when nobody else can see them (the engine
+  // hands over its only reference), otherwise copy.
+  bool stealable = grad.use_count() <= 1 && !grad->storage_is_shared() && grad->storage_offset() == 0 &&
+                   grad->is_contiguous() && grad->dtype() == t.dtype() && grad->shape() == t.shape() &&
+                   !grad->requires_grad();
+  TensorPtr owned = stealable ? grad : grad->clone(t.dtype());
+  t.set_grad_storage(owned->storage());
+}
+
+}  // namespace lucid

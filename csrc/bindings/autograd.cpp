@@ -1,0 +1,193 @@
+// Autograd from Python: the grad_fn node objects, Tensor's autograd properties and
+// hooks, grad modes, the engine entry point, and the node behind
+// lucid.autograd.Function (python/lucid/autograd/function.py).
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "autograd/engine.h"
+#include "autograd/record.h"
+#include "bindings/common.h"
+#include "ops/copy_ops.h"
+
+namespace lucid::bindings {
+
+namespace {
+
+std::vector<TensorPtr> tensors_or_none(nb::handle seq) {
+  std::vector<TensorPtr> out;
+  for (nb::handle h : nb::iter(seq)) out.push_back(h.is_none() ? nullptr : nb::cast<TensorPtr>(h));
+  return out;
+}
+
+nb::object tensor_or_none(const TensorPtr& t) { return t ? nb::cast(t) : nb::none(); }
+
+nb::tuple tensors_to_tuple(const std::vector<TensorPtr>& ts) {
+  nb::list l;
+  for (const TensorPtr& t : ts) l.append(tensor_or_none(t));
+  return nb::tuple(l);
+}
+
+// A Python callable as a tensor hook: None keeps the gradient; a tensor replaces it
+// and must keep its shape.
+TensorHook python_tensor_hook(nb::object fn) {
+  return [fn = std::move(fn)](const TensorPtr& grad) -> TensorPtr {
+    nb::object r = fn(grad);
+    if (r.is_none()) return nullptr;
+    LUCID_CHECK(nb::isinstance<TensorImpl>(r), TypeError, "a tensor hook must return None or a Tensor, not ",
+                type_name_of(r));
+    TensorPtr t = nb::cast<TensorPtr>(r);
+    LUCID_CHECK(t->shape() == grad->shape(), RuntimeError, "hook has changed the size of value: got ",
+                shape_str(t->shape()), ", expected ", shape_str(grad->shape()));
+    return t;
+  };
+}
+
+// The node of a lucid.autograd.Function: apply calls the Python `backward_fn(node,
+// *grads)`, which runs the user's backward with its ctx.
+struct PyFunctionNode final : Node {
+  PyFunctionNode(std::string name, nb::object backward) : name_(std::move(name)), backward_(std::move(backward)) {}
+  ~PyFunctionNode() override {
+    nb::gil_scoped_acquire gil;
+    backward_.reset();
+  }
+  const char* name() const override { return name_.c_str(); }
+  std::vector<TensorPtr> apply(const std::vector<TensorPtr>& grads) override {
+    nb::gil_scoped_acquire gil;
+    nb::list args;
+    args.append(nb::cast(std::static_pointer_cast<Node>(shared_from_this())));
+    for (const TensorPtr& g : grads) args.append(tensor_or_none(g));
+    nb::object r = backward_(*nb::tuple(args));
+    std::vector<TensorPtr> out;
+    if (nb::isinstance<nb::tuple>(r) || nb::isinstance<nb::list>(r)) {
+      for (nb::handle h : nb::iter(r)) {
+        LUCID_CHECK(h.is_none() || nb::isinstance<TensorImpl>(h), TypeError, name_,
+                    ": backward must return Tensors or None, not ", type_name_of(h));
+        out.push_back(h.is_none() ? nullptr : nb::cast<TensorPtr>(h));
+      }
+    } else {
+      LUCID_CHECK(r.is_none() || nb::isinstance<TensorImpl>(r), TypeError, name_,
+                  ": backward must return Tensors or None, not ", type_name_of(r));
+      out.push_back(r.is_none() ? nullptr : nb::cast<TensorPtr>(r));
+    }
+    // Extra trailing Nones are allowed, as in PyTorch.
+    while (out.size() > next_edges.size() && !out.back()) out.pop_back();
+    LUCID_CHECK(out.size() == next_edges.size(), RuntimeError, "function ", name_,
+                " returned an incorrect number of gradients (expected ", next_edges.size(), ", got ", out.size(),
+                ")");
+    return out;  // the engine checks each gradient's shape against its input
+  }
+
+ private:
+  std::string name_;
+  nb::object backward_;
+};
+
+}  // namespace
+
+void init_autograd(nb::module_& m, TensorClass& cls) {
+  nb::class_<Node>(m, "Node")
+      .def("name", [](const Node& n) { return std::string(n.name()); })
+      .def_prop_ro("next_functions", [](const Node& n) {
+        nb::list l;
+        for (const Edge& e : n.next_edges)
+          l.append(nb::make_tuple(e.fn ? nb::cast(e.fn) : nb::none(), e.input_nr));
+        return nb::tuple(l);
+      })
+      .def_prop_ro("variable", [](const Node& n) -> nb::object {
+        auto* acc = dynamic_cast<const AccumulateGrad*>(&n);
+        if (!acc) throw nb::attribute_error(str_cat("'", n.name(), "' object has no attribute 'variable'").c_str());
+        return tensor_or_none(acc->variable());
+      })
+      .def("_saved", [](const Node& n, size_t i) { return n.saved(i); })
+      .def_prop_ro("_num_saved", [](const Node& n) { return n.saved_tensors.size(); })
+      .def_prop_ro("_sequence_nr", [](const Node& n) { return n.sequence_nr; })
+      .def("_register_hook", [](Node& n, nb::object fn) {
+        int64_t id = Node::next_hook_id();
+        n.post_hooks.emplace_back(id, [fn](const std::vector<TensorPtr>& grad_inputs,
+                                           const std::vector<TensorPtr>& grad_outputs) {
+          nb::object r = fn(tensors_to_tuple(grad_inputs), tensors_to_tuple(grad_outputs));
+          return r.is_none() ? std::vector<TensorPtr>{} : tensors_or_none(r);
+        });
+        return id;
+      })
+      .def("_register_prehook", [](Node& n, nb::object fn) {
+        int64_t id = Node::next_hook_id();
+        n.pre_hooks.emplace_back(id, [fn](const std::vector<TensorPtr>& grad_outputs) {
+          nb::object r = fn(tensors_to_tuple(grad_outputs));
+          return r.is_none() ? std::vector<TensorPtr>{} : tensors_or_none(r);
+        });
+        return id;
+      })
+      .def("_remove_hook", &Node::remove_hook)
+      .def("__repr__", [](const Node& n) { return str_cat("<", n.name(), " object>"); });
+
+  cls.def_prop_ro("grad_fn", [](const TensorImpl& t) -> nb::object {
+        const std::shared_ptr<Node>& fn = t.grad_fn();
+        return fn ? nb::cast(fn) : nb::none();
+      })
+      .def_prop_ro("_output_nr", &TensorImpl::output_nr)
+      .def("_register_hook", [](const TensorPtr& t, nb::object fn) {
+        Edge e = autograd::gradient_edge(t);
+        LUCID_CHECK(e.valid(), RuntimeError, "cannot register a hook on a tensor that doesn't require gradient");
+        int64_t id = Node::next_hook_id();
+        e.fn->tensor_hooks.push_back({id, e.input_nr, python_tensor_hook(std::move(fn))});
+        return nb::make_tuple(nb::cast(e.fn), id);
+      })
+      .def("retain_grad", [](const TensorPtr& t) {
+        LUCID_CHECK(t->requires_grad(), RuntimeError, "can't retain_grad on Tensor that has requires_grad=False");
+        if (t->is_leaf() || t->retains_grad()) return;
+        t->set_retains_grad(true);
+        t->grad_fn()->retained.emplace_back(t->output_nr(), t);
+      })
+      .def("detach", [](const TensorPtr& t) { return ops::detach(t); })
+      .def("detach_", [](const TensorPtr& t) {
+        LUCID_CHECK(!(t->grad_fn() && t->grad_fn()->is_view), RuntimeError,
+                    "Can't detach views in-place. Use detach() instead.");
+        t->clear_grad_fn();
+        if (t->has_autograd_meta()) {
+          t->set_requires_grad(false);
+          t->set_leaf(true);
+        }
+        return t;
+      });
+
+  m.def("_run_backward", [](nb::handle outputs, nb::handle grad_outputs, nb::handle inputs, bool keep_graph,
+                            bool create_graph, bool accumulate, bool allow_unused) {
+    autograd::BackwardOptions o{keep_graph, create_graph, accumulate, allow_unused};
+    std::vector<TensorPtr> result =
+        autograd::run_backward(tensors_or_none(outputs), tensors_or_none(grad_outputs), tensors_or_none(inputs), o);
+    return tensors_to_tuple(result);
+  });
+  m.def("is_grad_enabled", &autograd::grad_enabled);
+  m.def("_set_grad_enabled", &autograd::set_grad_enabled);
+  m.def("is_inference_mode_enabled", &autograd::inference_mode_enabled);
+  m.def("_set_inference_mode", &autograd::set_inference_mode);
+
+  // lucid.autograd.Function: a node over `inputs` (None for non-tensor arguments)
+  // whose differentiable `outputs` get it as grad_fn; `saved` become its saved
+  // tensors (outputs among them stored without history, as for built-in ops).
+  m.def("_function_node", [](std::string name, nb::object backward, nb::handle inputs, nb::handle outputs,
+                             nb::handle differentiable, nb::handle saved) {
+    auto node = std::make_shared<PyFunctionNode>(std::move(name), std::move(backward));
+    std::vector<TensorPtr> outs = tensors_or_none(outputs);
+    autograd::attach(node, tensors_or_none(inputs), outs);
+    std::vector<bool> diff;
+    for (nb::handle h : nb::iter(differentiable)) diff.push_back(nb::cast<bool>(h));
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (outs[i] && !diff[i] && outs[i]->grad_fn() == node) {
+        outs[i]->clear_grad_fn();
+        outs[i]->set_requires_grad(false);
+        outs[i]->set_leaf(true);
+      }
+    for (nb::handle h : nb::iter(saved)) {
+      TensorPtr t = h.is_none() ? nullptr : nb::cast<TensorPtr>(h);
+      bool is_output = std::find(outs.begin(), outs.end(), t) != outs.end();
+      node->save(t, is_output);
+    }
+    return std::static_pointer_cast<Node>(node);
+  });
+}
+
+}  // namespace lucid::bindings

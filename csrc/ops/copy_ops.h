@@ -1,0 +1,28 @@
+// Copies that join the autograd graph: clone, dtype/device conversion, detach.
+#pragma once
+
+#include <optional>
+
+#include "core/tensor_impl.h"
+
+namespace lucid::ops {
+
+// Tensor.clone(): a copy in the same memory order (CloneBackward0).
+TensorPtr clone(const TensorPtr& t);
+// Tensor.to(dtype, device): always a new tensor in t's memory order (ToCopyBackward0);
+// callers return t itself when nothing changes.
+TensorPtr copy_to(const TensorPtr& t, std::optional<Dtype> dtype, std::optional<Device> device);
+// A tensor sharing t's bytes and version counter, without history.
+TensorPtr detach(const TensorPtr& t);
+
+// Tensor.copy_(src) and Tensor.fill_(value), recorded when grad mode is on: self's
+// old value gets no gradient, src gets self's.
+void copy_(const TensorPtr& self, const TensorPtr& src);
+void fill_(const TensorPtr& self, const Scalar& value);
+
+// The checks every in-place op makes on its target `self` (op `name`, writing a
+// value computed from `source`, which may be null): each element its own memory;
+// not a leaf that requires grad; not a view in a graph (Note [In-place on views]).
+void check_inplace_target(const char* name, const TensorPtr& self, const TensorPtr& source);
+
+}  // namespace lucid::ops
