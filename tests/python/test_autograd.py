@@ -683,3 +683,18 @@ def test_functional_jacobian_and_hessian_match_torch():
     close(LF.jacobian(lambda x: lucid.sin(x) * x[0], lx), TF.jacobian(lambda x: torch.sin(x) * x[0], tx))
     close(LF.hessian(lambda x: (lucid.exp(x) * x * x).sum(), lx),
           TF.hessian(lambda x: (torch.exp(x) * x * x).sum(), tx))
+
+
+def test_very_deep_graphs_free_and_backward_without_recursion():
+    # Freeing or walking a graph must not recurse once per node (Note [Deep graphs]).
+    x = lucid.ones(1, requires_grad=True)
+    for step in (lambda y: y * 1.0, lambda y: y * y, lambda y: y.exp().sin()):
+        y = x
+        for _ in range(200_000):
+            y = step(y)
+        del y
+    y = x
+    for _ in range(200_000):
+        y = y + 1.0
+    y.backward()
+    assert x.grad.tolist() == [1.0]
