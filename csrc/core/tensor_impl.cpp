@@ -101,7 +101,13 @@ bool TensorImpl::is_contiguous() const {
   return true;
 }
 
-bool TensorImpl::storage_is_shared() const { return storage_base(storage_).data.use_count() > 1; }
+bool TensorImpl::storage_is_shared() const {
+  // Each Storage copy holds the DataPtr and the counter; when both point into one
+  // block (Note [One block per storage]), every copy counts twice.
+  const StorageBase& s = storage_base(storage_);
+  bool one_block = !s.data.owner_before(s.version) && !s.version.owner_before(s.data);
+  return s.data.use_count() > (one_block ? 2 : 1);
+}
 
 std::byte* TensorImpl::data_ptr() const {
   if (auto* s = std::get_if<SharedStorage>(&storage_); s && meta_.device.is_gpu())
