@@ -57,7 +57,7 @@ def _apply(impl, key):
     """Applies the basic parts of `key`; returns (view, indices) where indices is
     None for a purely basic key, else one entry (None or a tensor) per leading
     dimension of the view."""
-    key = tuple(_list_to_index(k) if isinstance(k, list) else k for k in _as_tuple(key))
+    key = tuple(_list_to_index(k) if isinstance(k, (list, tuple)) else k for k in _as_tuple(key))
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     specified = 0
@@ -149,6 +149,10 @@ def setitem(impl, key, value):
             target._copy(_value_tensor(target, value))
         return
     value = _value_tensor(target, value)
+    defined = [t for t in indices if t is not None]
+    if value.ndim == 0 and value._dtype != target._dtype and len(defined) == 1 and defined[0]._dtype == _BOOL:
+        # PyTorch writes x[mask] = 0-d tensor as masked_fill_, which casts the value
+        value = value.to(target.dtype)
     # PyTorch drops the value's leading size-1 dimensions (x[idx] = v[None] works).
     shape = list(value._shape)
     lead = 0

@@ -69,6 +69,7 @@ READ_KEYS = [
     True, False, (Ellipsis, True), T(True), T(False), (0, True, slice(1, 2)),
     [], T([], dtype=torch.long), (slice(None), []), T([False] * 4),
     ([[0]], [[1], [2]]),
+    ((0, 1),), ((0, 1), (2, 3)), [(1, 2)],  # tuples inside a key are index sequences
 ]
 
 
@@ -91,11 +92,22 @@ def test_read_dtypes(dtype, key):
 def test_read_non_contiguous_source_and_index():
     tb = torch.arange(60.).reshape(5, 12)[:, ::2].t()  # (6, 5), strided
     lb = to_lucid(torch.arange(60.).reshape(5, 12))[:, ::2].t()
-    ti = torch.arange(10).reshape(2, 5)[:, ::2] % 5  # strided index
-    li = to_lucid(torch.arange(10).reshape(2, 5))[:, ::2]
-    li = lucid.remainder(li, 5) if hasattr(lucid, "remainder") else to_lucid(ti)
+    ti = (torch.arange(10).reshape(2, 5) % 5)[:, ::2]  # strided index
+    li = to_lucid(torch.arange(10).reshape(2, 5) % 5)[:, ::2]
+    assert not li.is_contiguous()
     same(lb[li], tb[ti])
     same(lb[:, li], tb[:, ti])
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_uint8_mask():
+    lb, tb = base()
+    m = (torch.arange(20).reshape(4, 5) % 2).to(torch.uint8)
+    same(lb[to_lucid(m)], tb[m])
+    v = -torch.arange(6.0)
+    tb[m] = v
+    lb[to_lucid(m)] = to_lucid(v)
+    same(lb, tb)
 
 
 def test_advanced_read_is_a_copy():
@@ -189,6 +201,18 @@ def test_accumulate_duplicates_and_broadcast():
         tb.index_put_(idx, vals, accumulate=True)
         lb.index_put_(conv(idx), to_lucid(vals), accumulate=True)
         same(lb, tb)
+
+
+def test_write_value_dtype():
+    lb, tb = base()
+    with pytest.raises(RuntimeError) as te:
+        tb[[0]] = torch.tensor(1)
+    with pytest.raises(type(te.value), match="dtypes match"):
+        lb[[0]] = lucid.tensor(1)
+    # a bool mask with a 0-d value is masked_fill_ in PyTorch: the value is cast
+    tb[MASK3] = torch.tensor(2.5, dtype=torch.float64)
+    lb[to_lucid(MASK3)] = lucid.tensor(2.5, dtype=lucid.float64)
+    same(lb, tb)
 
 
 def test_write_value_aliasing_self():

@@ -8,27 +8,26 @@ namespace lucid::cpu {
 
 namespace {
 
-// Calls f(ptrs) for every element of `shape` in row-major order; ptrs[i] starts at
-// base[i] and moves by strides[i] (bytes). The last dimension runs in a tight loop.
+// Walks `shape` in row-major order one innermost row at a time: calls
+// f(ptrs, n, inner) with ptrs[i] at the row's first element of operand i (which
+// starts at cur[i] and moves by strides[i], in bytes), n the row length and inner[i]
+// operand i's stride along the row.
 template <typename F>
-void walk(const Shape& shape, std::vector<std::byte*> cur, const std::vector<const Stride*>& strides, F&& f) {
+void walk_rows(const Shape& shape, std::vector<std::byte*> cur, const std::vector<const Stride*>& strides, F&& f) {
   int64_t nd = int64_t(shape.size());
   for (int64_t s : shape)
     if (s == 0) return;
   size_t nops = cur.size();
+  std::vector<int64_t> inner_stride(nops, 0);
   if (nd == 0) {
-    f(cur.data());
+    f(cur.data(), int64_t(1), inner_stride.data());
     return;
   }
-  std::vector<int64_t> counter(nd, 0), inner_stride(nops);
+  std::vector<int64_t> counter(nd, 0);
   int64_t inner = shape[nd - 1];
   for (size_t i = 0; i < nops; ++i) inner_stride[i] = (*strides[i])[nd - 1];
   while (true) {
-    for (int64_t j = 0; j < inner; ++j) {
-      f(cur.data());
-      for (size_t i = 0; i < nops; ++i) cur[i] += inner_stride[i];
-    }
-    for (size_t i = 0; i < nops; ++i) cur[i] -= inner * inner_stride[i];
+    f(cur.data(), inner, inner_stride.data());
     int64_t d = nd - 2;
     for (; d >= 0; --d) {
       if (++counter[d] < shape[d]) {
@@ -40,6 +39,20 @@ void walk(const Shape& shape, std::vector<std::byte*> cur, const std::vector<con
     }
     if (d < 0) return;
   }
+}
+
+// Element by element, on top of walk_rows.
+template <typename F>
+void walk(const Shape& shape, std::vector<std::byte*> cur, const std::vector<const Stride*>& strides, F&& f) {
+  size_t nops = cur.size();
+  std::vector<std::byte*> p(nops);
+  walk_rows(shape, std::move(cur), strides, [&](std::byte* const* row, int64_t n, const int64_t* inner) {
+    for (size_t i = 0; i < nops; ++i) p[i] = row[i];
+    for (int64_t j = 0; j < n; ++j) {
+      f(p.data());
+      for (size_t i = 0; i < nops; ++i) p[i] += inner[i];
+    }
+  });
 }
 
 // The operands of a plan's loop: [data tensor (out or values), self, idx...].
@@ -95,6 +108,33 @@ inline T add_values(T a, T b) {
   }
 }
 
+// Runs a plan one row at a time. When no index
+// tensor varies along the row (the innermost dimension is not an indexed one, as in
+// x[idx] on rows), the index offset is computed once per row; otherwise per element.
+// elem(data, self_elem) gets the data operand's element and self's element.
+template <typename Elem>
+void run_plan(std::byte* data, const Stride& data_stride, const TensorImpl& self, const IndexPlan& plan,
+              Elem&& elem) {
+  Operands o = operands(data, data_stride, self, plan);
+  size_t nops = o.ptr.size();
+  std::vector<std::byte*> p(nops);
+  walk_rows(plan.shape, o.ptr, o.stride, [&](std::byte* const* row, int64_t n, const int64_t* inner) {
+    bool row_constant = true;
+    for (size_t i = 2; i < nops; ++i) row_constant = row_constant && inner[i] == 0;
+    if (row_constant) {
+      std::byte* s = row[1] + index_offset(row, plan);
+      std::byte* d = row[0];
+      for (int64_t j = 0; j < n; ++j, d += inner[0], s += inner[1]) elem(d, s);
+      return;
+    }
+    for (size_t i = 0; i < nops; ++i) p[i] = row[i];
+    for (int64_t j = 0; j < n; ++j) {
+      elem(p[0], p[1] + index_offset(p.data(), plan));
+      for (size_t i = 0; i < nops; ++i) p[i] += inner[i];
+    }
+  });
+}
+
 }  // namespace
 
 void check_index_bounds(const TensorImpl& idx, int64_t size, int64_t dim) {
@@ -107,30 +147,25 @@ void check_index_bounds(const TensorImpl& idx, int64_t size, int64_t dim) {
 }
 
 void index_gather(TensorImpl& out, const TensorImpl& self, const IndexPlan& plan) {
-  Operands o = operands(out.host_ptr(), out.stride(), self, plan);
   visit_size(self.itemsize(), [&]<typename U>() {
-    walk(plan.shape, o.ptr, o.stride, [&](std::byte* const* p) {
-      std::memcpy(p[0], p[1] + index_offset(p, plan), sizeof(U));
-    });
+    run_plan(out.host_ptr(), out.stride(), self, plan,
+             [](std::byte* d, const std::byte* s) { std::memcpy(d, s, sizeof(U)); });
   });
 }
 
 void index_scatter(TensorImpl& self, const TensorImpl& values, const IndexPlan& plan, bool accumulate) {
-  Operands o = operands(values.host_ptr(), values.stride(), self, plan);
   if (!accumulate) {
     visit_size(self.itemsize(), [&]<typename U>() {
-      walk(plan.shape, o.ptr, o.stride, [&](std::byte* const* p) {
-        std::memcpy(p[1] + index_offset(p, plan), p[0], sizeof(U));
-      });
+      run_plan(values.host_ptr(), values.stride(), self, plan,
+               [](const std::byte* v, std::byte* dst) { std::memcpy(dst, v, sizeof(U)); });
     });
     return;
   }
   visit_dtype(self.dtype(), [&]<typename T>() {
-    walk(plan.shape, o.ptr, o.stride, [&](std::byte* const* p) {
-      std::byte* dst = p[1] + index_offset(p, plan);
+    run_plan(values.host_ptr(), values.stride(), self, plan, [](const std::byte* v, std::byte* dst) {
       T a, b;
       std::memcpy(&a, dst, sizeof(T));
-      std::memcpy(&b, p[0], sizeof(T));
+      std::memcpy(&b, v, sizeof(T));
       a = add_values(a, b);
       std::memcpy(dst, &a, sizeof(T));
     });
