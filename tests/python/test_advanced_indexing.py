@@ -455,3 +455,27 @@ def test_no_grad_for_integer_results():
     assert y.requires_grad and y.grad_fn is not None
     with lucid.no_grad():
         assert la[[1, 2]].grad_fn is None
+
+
+def test_write_grad_into_plain_tensor_and_augmented_assignment():
+    lv, tv = _leaf_pair((2, 3))
+    tz, lz = torch.zeros(4, 3, dtype=torch.float64), lucid.zeros(4, 3, dtype=lucid.float64)
+    tz[[3, 1]] = tv
+    lz[[3, 1]] = lv
+    tz[[1, 0]] += 2.0 * tv  # x[idx] += v: a gather, an add and a write back
+    lz[[1, 0]] += 2.0 * lv
+    assert lz.grad_fn.name() == "IndexPutBackward0"
+    w = torch.randn(4, 3, dtype=torch.float64)
+    (tz * w).sum().backward()
+    (lz * to_lucid(w)).sum().backward()
+    assert_close(lz.detach(), tz.detach())
+    assert_close(lv.grad, tv.grad)
+
+
+def test_write_bumps_version_for_saved_tensors():
+    la, _ = _leaf_pair((4,))
+    x = la * 1.0
+    y = x * x  # saves x
+    x[[0]] = 0.0
+    with pytest.raises(RuntimeError, match="version"):
+        y.sum().backward()
