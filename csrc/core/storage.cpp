@@ -19,9 +19,9 @@ namespace {
 // counter), which is most of the fixed cost of a small op.
 constexpr size_t kInlineBytes = 64;
 
-struct InlineBlock {
+struct InlineBlock {  // 16-byte aligned: an over-aligned type would cost a memalign
   VersionCounter counter;
-  alignas(64) std::byte bytes[kInlineBytes];
+  alignas(16) std::byte bytes[kInlineBytes];
 };
 
 struct HeapBlock {

@@ -417,6 +417,11 @@ TensorPtr TensorImpl::grad_to_tensor() const {
   return std::make_shared<TensorImpl>(*autograd_->grad, std::move(meta));
 }
 
+const TensorPtr& TensorImpl::view_base() const {
+  static const TensorPtr none;
+  return autograd_ ? autograd_->view_base : none;
+}
+
 void TensorImpl::zero_grad() {
   if (!autograd_) return;
   autograd_->grad.reset();

@@ -305,11 +305,40 @@ def test_inplace_on_expanded_tensor_raises():
         x.add_(1)
 
 
-def test_inplace_on_view_in_graph_raises_clearly():
+def test_inplace_through_views_rewrites_base_history_like_torch():
+    def run(m):
+        x = m.tensor([1.0, 2.0, 3.0, 4.0], dtype=m.float64, requires_grad=True)
+        w = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True)
+        y = x * 2
+        y[1:3] = w * w          # a value with history written into a graph tensor
+        y[0].mul_(3)            # in place through a view
+        v = y.view(2, 2)
+        v[:, 1] += v[:, 0].exp()
+        z = m.zeros(3, dtype=m.float64)
+        z[0] = (x * x).sum()    # into a tensor that did not require grad
+        z[2:].fill_(1.5)
+        (y * y).sum().backward(retain_graph=True)
+        (z * z).sum().backward()
+        return x.grad, w.grad, y, z
+
+    for l, t in zip(run(lucid), run(torch)):
+        close(l, t)
+
+
+def test_view_of_leaf_cannot_be_written_in_place():
     x = lucid.ones(3, requires_grad=True)
-    y = x * 2
-    with pytest.raises(RuntimeError, match="view"):
-        y[0].mul_(2)
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        x[0].mul_(2)
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        x[1:] = 0.0
+
+
+def test_write_with_history_into_untracked_view_raises():
+    base = lucid.zeros(3)
+    with lucid.no_grad():
+        v = base[:2]
+    with pytest.raises(RuntimeError, match="memory another tensor shares"):
+        v.copy_(lucid.ones(2, requires_grad=True) * 2)
 
 
 def test_copy_is_differentiable():
