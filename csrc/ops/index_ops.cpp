@@ -199,6 +199,13 @@ TensorPtr index_put_(const TensorPtr& self, const IndexList& indices, const Tens
               "dtypes match, got ", dtype_name(self->dtype()), " for the destination and ",
               dtype_name(values->dtype()), " for the source.");
   check_inplace_target("index_put", self, values);
+  // A view in a graph: compute the written tensor out of place (its history covers
+  // self's old value and the values) and let the base record the write
+  // (Note [In-place on views], ops/copy_ops.cpp).
+  if (writes_through_view(self, values)) {
+    write_inplace_result(self, index_put(self, indices, values, accumulate));
+    return self;
+  }
   // An index or value that shares self's memory is read while self is written: copy it first.
   IndexList safe = indices;
   for (TensorPtr& t : safe)
