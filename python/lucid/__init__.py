@@ -55,3 +55,8 @@ for _name in ("reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "s
               "broadcast_to", "unbind"):
     globals()[_name] = _view_fn(_name)
 del _name
+
+# Advanced indexing (csrc/ops/index_ops.h).
+nonzero = _view_fn("nonzero")
+argwhere = _view_fn("argwhere")
+masked_select = _C.masked_select
