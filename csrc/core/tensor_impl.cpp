@@ -390,8 +390,15 @@ AutogradMeta* TensorImpl::autograd_meta() {
 }
 
 void TensorImpl::set_requires_grad(bool v) {
-  if (v) autograd_meta()->requires_grad = true;
-  else if (autograd_) autograd_->requires_grad = false;  // keep the meta: see the contract
+  // A view made a leaf that requires grad is its own base from then on, so in-place
+  // writes through its views meet the leaf check (as in PyTorch).
+  if (v) {
+    autograd_meta()->requires_grad = true;
+    autograd_->view_base.reset();
+  }
+  else if (autograd_) {
+    autograd_->requires_grad = false;  // keep the meta: see the contract
+  }
 }
 
 const std::shared_ptr<Node>& TensorImpl::grad_fn() const {
