@@ -70,7 +70,7 @@ auto extremum_fn(bool is_max) {
 
 // Bessel's correction from PyTorch's two spellings: unbiased= (bool) or correction=.
 double parse_correction(nb::handle unbiased, nb::handle correction, const char* op) {
-  LUCID_CHECK(unbiased.is_none() || correction.is_none(), RuntimeError, op,
+  LUCID_CHECK(unbiased.is_none() || correction.is_none(), TypeError, op,
               "(): cannot specify both unbiased and correction");
   if (!correction.is_none()) return nb::cast<double>(correction);
   if (!unbiased.is_none()) return nb::cast<bool>(unbiased) ? 1.0 : 0.0;
@@ -103,6 +103,15 @@ double parse_p(nb::handle p, const char* op) {
   LUCID_CHECK(PyLong_Check(p.ptr()) || PyFloat_Check(p.ptr()), TypeError, op,
               "(): p must be a number or a string, not ", type_name_of(p));
   return nb::cast<double>(p);
+}
+
+// all(dim=()) / any(dim=()) reduce nothing in PyTorch (unlike sum(dim=())).
+bool is_empty_dims(nb::handle dim) {
+  return !dim.is_none() && PySequence_Check(dim.ptr()) && !PyUnicode_Check(dim.ptr()) && nb::len(dim) == 0;
+}
+TensorPtr truth(const TensorPtr& a) {
+  TensorPtr t = ops::ne(a, Scalar(int64_t(0)));
+  return a->dtype() == Dtype::U8 ? t->clone(Dtype::U8) : t;
 }
 
 template <typename Fn, typename... Extra>
@@ -143,9 +152,11 @@ void init_reduce(nb::module_& m, TensorClass& cls) {
     return ops::argmin(a, parse_dim(dim, "argmin", true), keepdim);
   }, nb::arg("dim") = none(), nb::arg("keepdim") = false);
   def_both(m, cls, "all", [](TensorPtr a, nb::handle dim, bool keepdim) {
+    if (is_empty_dims(dim)) return truth(a);
     return ops::all(a, parse_dims(dim, "all"), keepdim);
   }, nb::arg("dim") = none(), nb::arg("keepdim") = false);
   def_both(m, cls, "any", [](TensorPtr a, nb::handle dim, bool keepdim) {
+    if (is_empty_dims(dim)) return truth(a);
     return ops::any(a, parse_dims(dim, "any"), keepdim);
   }, nb::arg("dim") = none(), nb::arg("keepdim") = false);
   def_both(m, cls, "count_nonzero", [](TensorPtr a, nb::handle dim) {

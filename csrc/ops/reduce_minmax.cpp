@@ -108,6 +108,7 @@ TensorPtr arg_extremum(const TensorPtr& a, std::optional<int64_t> dim, bool keep
   const char* name = is_max ? "argmax" : "argmin";
   check_cpu(name, *a);
   LUCID_CHECK(!is_complex(a->dtype()), TypeError, name, "(): does not support complex input");
+  LUCID_CHECK(a->dtype() != Dtype::Bool, NotImplementedError, name, "(): does not support bool input");
   ReducePlan plan = dim ? plan_reduction(*a, {*dim}) : plan_reduction(*a, {});
   check_nonempty_reduction(name, *a, !dim, plan, true);
   TensorPtr out = extremum(a, plan, is_max, false, true).indices;

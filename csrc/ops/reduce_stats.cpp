@@ -1,6 +1,7 @@
 // prod, var/std, logsumexp, norm: kernels over double (int64 / complex) rows, VJPs
 // written with differentiable ops.
 #include <cmath>
+#include <vector>
 
 #include "autograd/record.h"
 #include "backend/cpu/reduce.h"
@@ -85,7 +86,32 @@ void check_var_input(const char* name, const TensorImpl& a) {
   check_cpu(name, a);
   LUCID_CHECK(!is_integral(a.dtype(), true), NotImplementedError,
               "std and var only support floating point and complex dtypes, got ", dtype_name(a.dtype()));
-  LUCID_CHECK(!is_complex(a.dtype()), NotImplementedError, name, "(): complex inputs are not supported yet");
+}
+
+// Complex inputs reduce to a real result (float32 for complex64): magnitudes for
+// norms, |z - mean|^2 for variances. Forward only: their VJPs need conj().
+TensorPtr complex_rows_to_real(const TensorPtr& a, const ReducePlan& plan, bool keepdim, bool sqrt_result,
+                               double correction, bool variance, double p) {
+  TensorPtr rows = reduction_rows(a, plan, Dtype::C64);
+  auto* z = reinterpret_cast<const complex64*>(rows->host_ptr());
+  TensorPtr out = TensorImpl::empty(plan.kept_shape, Dtype::F64, Device::cpu());
+  auto* y = reinterpret_cast<double*>(out->host_ptr());
+  if (plan.outer > 0) {
+    if (variance) {
+      cpu::var_rows_complex(z, plan.outer, plan.n, correction, y);
+      if (sqrt_result)
+        for (int64_t o = 0; o < plan.outer; ++o) y[o] = std::sqrt(y[o]);
+    } else {
+      std::vector<double> mags(size_t(plan.outer * plan.n));
+      cpu::complex_abs(z, plan.outer * plan.n, mags.data());
+      cpu::norm_rows(mags.data(), plan.outer, plan.n, p, y);
+    }
+  }
+  out = out->clone(Dtype::F32);
+  if (keepdim) out = view(out, plan.keepdim_shape);
+  LUCID_CHECK(!autograd::needs_grad({&a}), NotImplementedError, variance ? (sqrt_result ? "std" : "var") : "norm",
+              "(): backward of complex inputs is not implemented yet");
+  return out;
 }
 
 TensorPtr var_std(const TensorPtr& a, const std::vector<int64_t>& dims, double correction, bool keepdim,
@@ -93,6 +119,7 @@ TensorPtr var_std(const TensorPtr& a, const std::vector<int64_t>& dims, double c
   const char* name = take_sqrt ? "std" : "var";
   check_var_input(name, *a);
   ReducePlan plan = plan_reduction(*a, dims);
+  if (is_complex(a->dtype())) return complex_rows_to_real(a, plan, keepdim, take_sqrt, correction, true, 0);
   const int64_t n = plan.n;
   TensorPtr out = double_rows(a, plan, keepdim, a->dtype(), [&](const double* x, double* y) {
     cpu::var_rows(x, plan.outer, n, correction, y, nullptr);
@@ -111,7 +138,8 @@ TensorPtr var_std(const TensorPtr& a, const std::vector<int64_t>& dims, double c
       TensorPtr gk = expand_back(g[0], plan, in_shape);
       if (!take_sqrt) return Grads{mul(gk, mul(centered, Scalar(2.0 / dof)))};
       TensorPtr s = reshape(nd.saved(1), plan.keepdim_shape);
-      return Grads{mul(gk, div(centered, mul(s, Scalar(dof))))};
+      // std == 0 means every centered value is 0: gradient 0, as PyTorch's masked fill
+      return Grads{mul(gk, div(centered, mul(nonzero_or_one(s), Scalar(dof))))};
     });
     node->save(a);
     node->save(out, true);
@@ -159,11 +187,13 @@ TensorPtr logsumexp(const TensorPtr& a, const std::vector<int64_t>& dims, bool k
 TensorPtr norm(const TensorPtr& a, double p, const std::vector<int64_t>& dims, bool keepdim,
                std::optional<Dtype> dtype) {
   check_cpu("norm", *a);
-  LUCID_CHECK(is_floating(a->dtype()), NotImplementedError, "linalg.vector_norm: Expected a floating point ",
-              is_complex(a->dtype()) ? "tensor as input (complex inputs are not supported by lucid yet)" :
-              "or complex tensor as input. Got ", dtype_name(a->dtype()));
+  LUCID_CHECK(!is_integral(a->dtype(), true), NotImplementedError, "linalg.vector_norm: Expected a floating "
+              "point or complex tensor as input. Got ", dtype_name(a->dtype()));
   if (dtype && *dtype != a->dtype()) {
-    LUCID_CHECK(is_floating(*dtype), RuntimeError, "linalg.vector_norm: dtype should be floating, got ",
+    LUCID_CHECK(!is_integral(*dtype, true), RuntimeError, "linalg.vector_norm: dtype should be floating, got ",
+                dtype_name(*dtype));
+    LUCID_CHECK(is_complex(*dtype) == is_complex(a->dtype()), RuntimeError, "linalg.vector_norm: dtype should be ",
+                is_complex(a->dtype()) ? "complex for complex" : "real for real", " inputs, but got ",
                 dtype_name(*dtype));
     return norm(copy_to(a, *dtype, std::nullopt), p, dims, keepdim, std::nullopt);
   }
@@ -172,6 +202,7 @@ TensorPtr norm(const TensorPtr& a, double p, const std::vector<int64_t>& dims, b
     for (int64_t d = 0; d < std::max<int64_t>(a->ndim(), 0); ++d)
       LUCID_CHECK(!(plan.mask[d] && a->shape()[d] == 0), RuntimeError, "linalg.vector_norm cannot compute the ",
                   p > 0 ? "inf" : "-inf", " norm on the dimension ", d, " because it is empty (no identity)");
+  if (is_complex(a->dtype())) return complex_rows_to_real(a, plan, keepdim, false, 0, false, p);
   TensorPtr out = double_rows(a, plan, keepdim, a->dtype(), [&](const double* x, double* y) {
     cpu::norm_rows(x, plan.outer, plan.n, p, y);
   });

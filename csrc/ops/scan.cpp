@@ -21,8 +21,9 @@ TensorPtr reverse_cumsum(const TensorPtr& v, int64_t dim) {
 TensorPtr scan(const TensorPtr& a, int64_t dim, std::optional<Dtype> dtype, bool is_prod) {
   const char* name = is_prod ? "cumprod" : "cumsum";
   check_cpu(name, *a);
-  if (dtype && *dtype != a->dtype()) return scan(copy_to(a, *dtype, std::nullopt), dim, std::nullopt, is_prod);
-  const Dtype out_dtype = is_integral(a->dtype(), true) ? Dtype::I64 : a->dtype();
+  if (dtype && *dtype != a->dtype()) return scan(copy_to(a, *dtype, std::nullopt), dim, dtype, is_prod);
+  // An explicit dtype is kept (cumsum(int32, dtype=int32) stays int32).
+  const Dtype out_dtype = dtype ? *dtype : is_integral(a->dtype(), true) ? Dtype::I64 : a->dtype();
   const Dtype acc = is_complex(out_dtype) ? Dtype::C64 : is_floating(out_dtype) ? Dtype::F64 : Dtype::I64;
   DimPlan p = plan_dim(*a, dim);
   TensorPtr buf = a->clone(acc);  // contiguous, and ours to scan in place

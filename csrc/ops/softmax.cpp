@@ -15,10 +15,12 @@ using autograd::Grads;
 TensorPtr softmax_impl(const TensorPtr& a, int64_t dim, std::optional<Dtype> dtype, bool log) {
   const char* name = log ? "log_softmax" : "softmax";
   check_cpu(name, *a);
+  DimPlan p = plan_dim(*a, dim);
   if (dtype && *dtype != a->dtype()) return softmax_impl(copy_to(a, *dtype, std::nullopt), dim, std::nullopt, log);
+  // (an empty tensor of any dtype comes back as is, as in PyTorch)
+  if (a->numel() == 0) return TensorImpl::empty(a->shape(), a->dtype(), Device::cpu());
   LUCID_CHECK(is_floating(a->dtype()), NotImplementedError, name, "(): not implemented for dtype ",
               dtype_name(a->dtype()), " (floating dtypes only; pass dtype= to compute in one)");
-  DimPlan p = plan_dim(*a, dim);
   TensorPtr x = contiguous_as(a, Dtype::F64);
   TensorPtr y = TensorImpl::empty(a->shape(), Dtype::F64, Device::cpu());
   if (a->numel() > 0)

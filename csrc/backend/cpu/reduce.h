@@ -29,6 +29,10 @@ void all_any_rows(const bool* in, int64_t outer, int64_t n, bool is_all, bool* o
 void prod_rows(Dtype d, const std::byte* in, int64_t outer, int64_t n, std::byte* out);
 // Two-pass variance (sum of squared deviations / max(n - correction, 0)) and mean.
 void var_rows(const double* in, int64_t outer, int64_t n, double correction, double* var, double* mean);
+// The same for complex rows: sum |z - mean|^2 / max(n - correction, 0) (real).
+void var_rows_complex(const complex64* in, int64_t outer, int64_t n, double correction, double* var);
+// |z| of each element, in double (complex norms reduce the magnitudes).
+void complex_abs(const complex64* in, int64_t count, double* out);
 // max + log(sum(exp(x - max))); -inf for empty rows, inf when a row holds inf.
 void logsumexp_rows(const double* in, int64_t outer, int64_t n, double* out);
 // The p-norm of each row (p may be 0, +-inf, or any other number).

@@ -50,6 +50,24 @@ void var_rows(const double* in, int64_t outer, int64_t n, double correction, dou
   }
 }
 
+void var_rows_complex(const complex64* in, int64_t outer, int64_t n, double correction, double* var) {
+  const double dof = std::max(double(n) - correction, 0.0);
+  for (int64_t o = 0; o < outer; ++o) {
+    const complex64* row = in + o * n;
+    std::complex<double> s = 0;
+    for (int64_t k = 0; k < n; ++k) s += std::complex<double>(row[k]);
+    const std::complex<double> m = s / double(n);
+    double m2 = 0;
+    for (int64_t k = 0; k < n; ++k) m2 += std::norm(std::complex<double>(row[k]) - m);
+    // (torch's complex path gives nan, not inf, when no degrees of freedom are left)
+    var[o] = n && dof > 0 ? m2 / dof : std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+void complex_abs(const complex64* in, int64_t count, double* out) {
+  for (int64_t i = 0; i < count; ++i) out[i] = std::abs(std::complex<double>(in[i]));
+}
+
 void logsumexp_rows(const double* in, int64_t outer, int64_t n, double* out) {
   for (int64_t o = 0; o < outer; ++o) {
     const double* row = in + o * n;
