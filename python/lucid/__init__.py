@@ -47,7 +47,13 @@ def _view_fn(name):
 
 
 # The elementwise ops are engine functions (csrc/ops/elementwise_table.h).
-for _name in _C._elementwise_ops + ("sum", "mean"):
+for _name in _C._elementwise_ops:
+    globals()[_name] = getattr(_C, _name)
+
+# Reductions, scans and softmax (csrc/bindings/reduce.cpp). lucid.max/min/all/any
+# shadow the builtins inside this module from here on, as in torch.
+from . import return_types  # noqa: E402
+for _name in _C._reduction_ops:
     globals()[_name] = getattr(_C, _name)
 
 for _name in ("reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze",
