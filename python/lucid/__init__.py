@@ -23,6 +23,7 @@ from . import gpu
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
+from . import nn  # noqa: F401
 
 cuda = gpu
 _sys.modules[__name__ + ".cuda"] = gpu
@@ -48,6 +49,11 @@ def _view_fn(name):
 
 # The elementwise ops are engine functions (csrc/ops/elementwise_table.h).
 for _name in _C._elementwise_ops + ("sum", "mean"):
+    globals()[_name] = getattr(_C, _name)
+
+# Matrix products and the BLAS thread count (csrc/ops/linalg.h).
+for _name in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "addmv", "baddbmm",
+              "einsum", "tensordot", "get_num_threads", "set_num_threads"):
     globals()[_name] = getattr(_C, _name)
 
 for _name in ("reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze",
