@@ -122,6 +122,7 @@ void init_linalg(nb::module_& m, TensorClass& cls) {
   m.def("get_num_threads", &cpu::get_num_threads);
   m.def("set_num_threads", &cpu::set_num_threads, nb::arg("int"));
   m.def("_has_blas", &cpu::has_blas);
+  m.def("_blas_info", &cpu::blas_info);
 
   // Tensor methods.
   cls.def("matmul", [](TensorPtr a, TensorPtr b) { return ops::matmul(a, b); }, nb::arg("other"));

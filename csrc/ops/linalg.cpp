@@ -53,7 +53,10 @@ void check_coefficient(const Scalar& s, Dtype d) {
 
 std::string dims_str(const Shape& s, size_t from) {
   std::string r;
-  for (size_t i = from; i < s.size(); ++i) r += (i > from ? "x" : "") + std::to_string(s[i]);
+  for (size_t i = from; i < s.size(); ++i) {
+    if (i > from) r += 'x';
+    r += std::to_string(s[i]);
+  }
   return r;
 }
 

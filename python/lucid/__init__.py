@@ -6,6 +6,7 @@ NumPy conversion is asked for.
 
 import sys as _sys
 
+from . import _blas_env  # noqa: F401  (before _C: it picks OpenBLAS's kernels)
 from . import _C
 from ._dtype import (  # noqa: F401  (names re-exported as lucid.*)
     dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,

@@ -493,8 +493,13 @@ def test_backward_float32_and_complex():
 def test_grad_fn_names():
     a = lucid.ones(2, 3, requires_grad=True)
     b = lucid.ones(3, 4)
-    assert type(lucid.mm(a, b).grad_fn).__name__ == "MmBackward0" or \
-        lucid.mm(a, b).grad_fn.name() == "MmBackward0"
+    assert lucid.mm(a, b).grad_fn.name() == "MmBackward0"
+    assert (a @ b).grad_fn.name() == "MmBackward0"
+    assert lucid.bmm(a[None], b[None]).grad_fn.name() == "BmmBackward0"
+    assert lucid.mv(a, b[:, 0]).grad_fn.name() == "MvBackward0"
+    assert lucid.dot(a[0], a[1]).grad_fn.name() == "DotBackward0"
+    assert lucid.addmm(b[0], a, b).grad_fn.name() == "AddmmBackward0"
+    assert lucid.baddbmm(b[None, :2], a[None], b[None]).grad_fn.name() == "BaddbmmBackward0"
 
 
 def test_transposed_input_gradients():

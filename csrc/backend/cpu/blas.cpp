@@ -286,4 +286,12 @@ bool has_blas() {
 #endif
 }
 
+std::string blas_info() {
+#ifdef LUCID_HAVE_OPENBLAS
+  return str_cat(openblas_get_config(), " (kernels: ", openblas_get_corename(), ")");
+#else
+  return "none (lucid's own loops)";
+#endif
+}
+
 }  // namespace lucid::cpu

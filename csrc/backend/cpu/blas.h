@@ -3,6 +3,8 @@
 // matrices on the CPU, wrapping around like the dtype does).
 #pragma once
 
+#include <string>
+
 #include "core/tensor_impl.h"
 
 namespace lucid::cpu {
@@ -25,5 +27,7 @@ void set_num_threads(int n);  // RuntimeError unless n >= 1
 
 // Whether lucid was built with OpenBLAS (otherwise every product uses the loops).
 bool has_blas();
+// The BLAS build and the CPU kernels it chose, for benchmarks and bug reports.
+std::string blas_info();
 
 }  // namespace lucid::cpu
