@@ -34,5 +34,6 @@ void init_dlpack(nb::module_& m);
 void init_random(nb::module_& m);
 void init_gpu(nb::module_& m);
 void init_indexing(nb::module_& m, TensorClass& cls);
+void init_linalg(nb::module_& m, TensorClass& cls);
 
 }  // namespace lucid::bindings

@@ -6,6 +6,7 @@ NumPy conversion is asked for.
 
 import sys as _sys
 
+from . import _blas_env  # noqa: F401  (before _C: it picks OpenBLAS's kernels)
 from . import _C
 from ._dtype import (  # noqa: F401  (names re-exported as lucid.*)
     dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
@@ -23,6 +24,7 @@ from . import gpu
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
+from . import nn  # noqa: F401
 
 cuda = gpu
 _sys.modules[__name__ + ".cuda"] = gpu
@@ -54,6 +56,11 @@ for _name in _C._elementwise_ops:
 # shadow the builtins inside this module from here on, as in torch.
 from . import return_types  # noqa: E402
 for _name in _C._reduction_ops:
+    globals()[_name] = getattr(_C, _name)
+
+# Matrix products and the BLAS thread count (csrc/ops/linalg.h).
+for _name in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "addmv", "baddbmm",
+              "einsum", "tensordot", "get_num_threads", "set_num_threads"):
     globals()[_name] = getattr(_C, _name)
 
 for _name in ("reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze",
