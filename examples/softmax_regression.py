@@ -66,9 +66,9 @@ def accuracy(x, y, w, b):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default=DEFAULT_ROOT, help="directory with the gzipped IDX files")
-    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--lr", type=float, default=0.5)
+    p.add_argument("--lr", type=float, default=0.1)
     p.add_argument("--limit", type=int, default=0, help="use only the first N training images (0: all)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
