@@ -32,5 +32,6 @@ void init_convert(nb::module_& m);
 void init_dlpack(nb::module_& m);
 void init_random(nb::module_& m);
 void init_gpu(nb::module_& m);
+void init_shape(nb::module_& m);
 
 }  // namespace lucid::bindings

@@ -37,4 +37,5 @@ NB_MODULE(_C, m) {
   lucid::bindings::init_dlpack(m);
   lucid::bindings::init_random(m);
   lucid::bindings::init_gpu(m);
+  lucid::bindings::init_shape(m);
 }
