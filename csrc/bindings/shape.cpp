@@ -21,6 +21,10 @@ using Dims = std::vector<int64_t>;
 
 void init_shape(nb::module_& m) {
   m.def("_cat", [](std::vector<TensorPtr> ts, int64_t dim) { return ops::cat(ts, dim); });
+  m.def("_split_with_sizes", [](TensorPtr t, Dims sizes, int64_t dim, bool equal) {
+    return ops::split_with_sizes(t, sizes, dim, equal);
+  });
+  m.def("_unbind", [](TensorPtr t, int64_t dim) { return ops::unbind(t, dim); });
   m.def("_flip", [](TensorPtr t, Dims dims) { return ops::flip(t, dims); });
   m.def("_roll", [](TensorPtr t, Dims shifts, Dims dims) { return ops::roll(t, shifts, dims); });
   m.def("_repeat", [](TensorPtr t, Dims repeats) { return ops::repeat(t, repeats); });

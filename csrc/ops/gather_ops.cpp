@@ -108,12 +108,7 @@ TensorPtr gather(const TensorPtr& t, int64_t dim, const TensorPtr& index_in) {
   dim = wrap_dim(dim, t->ndim());
   check_shapes("gather", t, dim, index, nullptr);
   TensorPtr out = TensorImpl::empty(index->shape(), t->dtype(), t->device());
-  if (index->numel() > 0) {
-    TensorPtr t1 = at_least_1d(t);
-    LUCID_CHECK(t1->shape()[dim] > 0 || index->numel() == 0, RuntimeError, "gather(): cannot gather from an "
-                "empty dimension ", dim, " (index ", shape_str(index->shape()), ")");
-    cpu::gather(*at_least_1d(out), *t1, *at_least_1d(index), dim);
-  }
+  if (index->numel() > 0) cpu::gather(*at_least_1d(out), *at_least_1d(t), *at_least_1d(index), dim);
   if (autograd::needs_grad({&t})) {
     TensorSpec spec = TensorSpec::of(*t);
     auto node = autograd::record("GatherBackward0", {t}, {out}, [spec, dim](const Node& n, const Grads& g) {
@@ -209,11 +204,13 @@ TensorPtr index_select(const TensorPtr& t, int64_t dim, const TensorPtr& index) 
   dim = wrap_dim(dim, t->ndim());
   TensorPtr t1 = at_least_1d(t);
   TensorPtr idx = vector_index("index_select", index, t1->shape()[dim]);
+  LUCID_CHECK(t->ndim() > 0 || idx->numel() == 1, RuntimeError, "index_select(): Index to scalar can have only 1 "
+              "value, got ", idx->numel(), " value(s)");
   Shape shape = t1->shape();
   shape[dim] = idx->numel();
   TensorPtr out = TensorImpl::empty(shape, t->dtype(), t->device());
   if (out->numel() > 0) cpu::gather(*out, *t1, *index_along(idx, dim, shape), dim);
-  if (t->ndim() == 0) out = TensorImpl::view_of(*out, index->shape(), Stride(index->shape().size(), out->itemsize()), 0);
+  if (t->ndim() == 0) out = TensorImpl::view_of(*out, {}, {}, 0);  // a scalar's one value, as PyTorch
   if (autograd::needs_grad({&t})) {
     TensorSpec spec = TensorSpec::of(*t);
     auto node = autograd::record("IndexSelectBackward0", {t}, {out}, [spec, dim](const Node& n, const Grads& g) {
@@ -232,9 +229,9 @@ TensorPtr index_add(const TensorPtr& t, int64_t dim, const TensorPtr& index, con
   TensorPtr idx = vector_index("index_add", index, t1->shape()[dim]);
   LUCID_CHECK(source->dtype() == t->dtype(), RuntimeError, "index_add_(): self (", dtype_name(t->dtype()),
               ") and source (", dtype_name(source->dtype()), ") must have the same scalar type");
-  LUCID_CHECK(s1->ndim() == t1->ndim(), IndexError, "index_add_(): source and self must have the same number of "
+  LUCID_CHECK(s1->ndim() == t1->ndim(), RuntimeError, "index_add_(): source and self must have the same number of "
               "dimensions");
-  LUCID_CHECK(s1->shape()[dim] == idx->numel(), IndexError, "index_add_(): Number of indices (", idx->numel(),
+  LUCID_CHECK(s1->shape()[dim] == idx->numel(), RuntimeError, "index_add_(): Number of indices (", idx->numel(),
               ") should be equal to source.size(dim) (", s1->shape()[dim], ")");
   for (int64_t d = 0; d < t1->ndim(); ++d)
     LUCID_CHECK(d == dim || s1->shape()[d] == t1->shape()[d], RuntimeError, "index_add_(): source ",

@@ -103,6 +103,63 @@ TensorPtr cat(const std::vector<TensorPtr>& tensors, int64_t dim) {
   return out;
 }
 
+// ---- split, unbind -----------------------------------------------------------------------
+
+namespace {
+
+// Makes `pieces` (views of t) the outputs of one view node whose VJP joins their
+// gradients with `join` (missing ones arrive as zeros from the engine).
+void record_pieces(const char* name, const TensorPtr& t, const std::vector<TensorPtr>& pieces,
+                   std::function<TensorPtr(const std::vector<TensorPtr>&)> join) {
+  if (pieces.empty() || !autograd::needs_grad({&t})) return;
+  autograd::record(name, {t}, pieces, [join](const Node&, const Grads& g) { return Grads{join(g)}; })->is_view = true;
+}
+
+}  // namespace
+
+std::vector<TensorPtr> split_with_sizes(const TensorPtr& t, const std::vector<int64_t>& sizes, int64_t dim,
+                                        bool equal_split) {
+  LUCID_CHECK(t->ndim() > 0, RuntimeError, "split expects at least a 1-dimensional tensor");
+  dim = wrap_dim(dim, t->ndim());
+  const int64_t n = t->shape()[dim];
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    LUCID_CHECK(s >= 0, RuntimeError, "split_with_sizes expects split_sizes have only non-negative entries, but got "
+                "split_sizes=", shape_str(sizes));
+    total += s;
+  }
+  LUCID_CHECK(total == n, RuntimeError, "split_with_sizes expects split_sizes to sum exactly to ", n,
+              " (input tensor's size at dimension ", dim, "), but got split_sizes=", shape_str(sizes));
+  std::vector<TensorPtr> out;
+  {
+    autograd::GradModeGuard no_grad(false);
+    int64_t at = 0;
+    for (int64_t s : sizes) {
+      out.push_back(narrow(t, dim, at, s));
+      at += s;
+    }
+  }
+  record_pieces(equal_split ? "SplitBackward0" : "SplitWithSizesBackward0", t, out,
+                [dim](const std::vector<TensorPtr>& g) { return cat(g, dim); });
+  return out;
+}
+
+std::vector<TensorPtr> unbind(const TensorPtr& t, int64_t dim) {
+  LUCID_CHECK(t->ndim() > 0, IndexError, "Dimension specified as ", dim, " but tensor has no dimensions");
+  dim = wrap_dim(dim, t->ndim());
+  std::vector<TensorPtr> out;
+  {
+    autograd::GradModeGuard no_grad(false);
+    for (int64_t i = 0; i < t->shape()[dim]; ++i) out.push_back(select(t, dim, i));
+  }
+  record_pieces("UnbindBackward0", t, out, [dim](const std::vector<TensorPtr>& g) {
+    std::vector<TensorPtr> parts;
+    for (const TensorPtr& x : g) parts.push_back(unsqueeze(x, dim));
+    return cat(parts, dim);
+  });
+  return out;
+}
+
 // ---- flip, roll, repeat ------------------------------------------------------------------
 
 TensorPtr flip(const TensorPtr& t, const std::vector<int64_t>& dims) {
@@ -147,6 +204,7 @@ TensorPtr roll(const TensorPtr& t, const std::vector<int64_t>& shifts, const std
     } else {
       LUCID_CHECK(shifts.size() == dims.size(), RuntimeError, "shifts and dimensions must align. shifts: ",
                   shifts.size(), ", dims:", dims.size());
+      LUCID_CHECK(t->ndim() > 0, IndexError, "Dimension specified as ", dims[0], " but tensor has no dimensions");
       out = t;
       for (size_t i = 0; i < dims.size(); ++i) {
         int64_t d = wrap_dim(dims[i], t->ndim());

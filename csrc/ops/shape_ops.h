@@ -15,6 +15,13 @@ namespace lucid::ops {
 // torch.cat: result dtype promoted over the inputs; 1-D empty tensors are skipped
 // in the shape checks (PyTorch's legacy rule).
 TensorPtr cat(const std::vector<TensorPtr>& tensors, int64_t dim);
+// Views of consecutive pieces of `dim` (sizes sum to its size) and of each index
+// of `dim`. One node for all the pieces (SplitBackward0 / SplitWithSizesBackward0 /
+// UnbindBackward0) whose VJP is a cat/stack, so backward costs one tensor's worth
+// of memory, not one per piece.
+std::vector<TensorPtr> split_with_sizes(const TensorPtr& t, const std::vector<int64_t>& sizes, int64_t dim,
+                                        bool equal_split);
+std::vector<TensorPtr> unbind(const TensorPtr& t, int64_t dim);
 TensorPtr flip(const TensorPtr& t, const std::vector<int64_t>& dims);
 // dims empty: roll the flattened tensor and restore its shape.
 TensorPtr roll(const TensorPtr& t, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims);

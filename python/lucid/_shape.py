@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 
 from . import _C
+from . import _dtype as D
 from ._tensor import Tensor, _wrap_dim
 
 __all__ = [
@@ -103,28 +104,20 @@ def vstack(tensors, *, out=None):
 # ---- splitting -----------------------------------------------------------------------------
 
 def split(tensor, split_size_or_sections, dim=0):
-    dim = _wrap_dim(dim, tensor.ndim)
     if tensor.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
-    n = tensor.shape[dim]
+    n = tensor.shape[_wrap_dim(dim, tensor.ndim)]
     if isinstance(split_size_or_sections, (tuple, list)):
         sizes = _int_list(list(split_size_or_sections), "split_size", "split")
-        if any(s < 0 for s in sizes) or builtins.sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
-                               f"at dimension {dim}), but got split_sizes={sizes}")
-    else:
-        size = builtins.int(split_size_or_sections)
-        if size < 0:
-            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
-        if size == 0 and n != 0:
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-        count = builtins.max((n + size - 1) // size, 1) if size else 1
-        sizes = [size] * (count - 1) + [n - size * (count - 1)]
-    out, at = [], 0
-    for s in sizes:
-        out.append(tensor.narrow(dim, at, s))
-        at += s
-    return tuple(out)
+        return tuple(_C._split_with_sizes(tensor, sizes, dim, False))
+    size = builtins.int(split_size_or_sections)
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    if size == 0 and n != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+    count = builtins.max((n + size - 1) // size, 1) if size else 1
+    sizes = [size] * (count - 1) + [n - size * (count - 1)]
+    return tuple(_C._split_with_sizes(tensor, sizes, dim, True))
 
 
 def chunk(input, chunks, dim=0):
@@ -177,12 +170,14 @@ def movedim(input, source, destination):
         raise RuntimeError(f"movedim: repeated dim in `source` ({list(source) if isinstance(source, (list, tuple)) else source})")
     if len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination) if isinstance(destination, (list, tuple)) else destination})")
-    order = [-1] * builtins.max(nd, 0)
+    if nd == 0:
+        return input._view([])
+    order = [-1] * nd
     for s, d in zip(src, dst):
         order[d] = s
     rest = iter(d for d in range(nd) if d not in src)
     order = [o if o >= 0 else next(rest) for o in order]
-    return input.permute(*order) if nd else input._view([])
+    return input.permute(*order)
 
 
 moveaxis = movedim
@@ -291,8 +286,9 @@ def masked_fill(input, mask, value):
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
-    if indices.dtype.__str__() != "lucid.int64":
-        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be int64 but got {indices.dtype}")
+    # PyTorch: the flattened form goes straight to gather (int32 too); with a dim, int64 only.
+    if indices.dtype not in ((D.int64, D.int32) if dim is None else (D.int64,)):
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {indices.dtype}")
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
     if input.ndim != indices.ndim:
@@ -328,6 +324,8 @@ def _methods():
         return flip(self, _varargs(dims, "dims", "flip"))
 
     def repeat_m(self, *sizes):
+        if not sizes:
+            raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
         return _C._repeat(self, _varargs(sizes, "sizes", "repeat"))
 
     def tile_m(self, *dims):
@@ -341,19 +339,12 @@ def _methods():
             src, value = None, src  # x.scatter(dim, index, 1.5): the value overload
         return scatter(self, dim, index, src, value, reduce=reduce)
 
-    def unbind_m(self, dim=0):
-        if self.ndim == 0:
-            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-        dim = _wrap_dim(dim, self.ndim)
-        return tuple(self._select(dim, i) for i in range(self.shape[dim]))
-
     m = {
         "flip": flip_m, "fliplr": fliplr, "flipud": flipud, "roll": roll_m, "repeat": repeat_m,
         "tile": tile_m, "split": split, "chunk": chunk, "tensor_split": tensor_split, "movedim": movedim,
         "moveaxis": movedim, "tril": tril, "triu": triu, "diag": diag, "diagonal": diagonal, "trace": trace,
         "gather": gather, "scatter": scatter_m, "scatter_add": scatter_add, "index_select": index_select,
         "index_add": index_add, "masked_fill": masked_fill, "take_along_dim": take_along_dim,
-        "unbind": unbind_m,
     }
     for name in ("tril", "triu", "scatter", "scatter_add", "index_add", "masked_fill"):
         m[name + "_"] = _inplace(m[name])

@@ -63,10 +63,14 @@ SAMPLES = [
     ("tensor_split_int", lambda m, a: m.tensor_split(a, 3), lambda d: [mk(d, 7, 2)], True),
     ("tensor_split_idx", lambda m, a: m.tensor_split(a, [1, 4, -1], dim=0), lambda d: [mk(d, 6, 2)], True),
     ("tensor_split_idx_desc", lambda m, a: a.tensor_split([3, 1], 1), lambda d: [mk(d, 2, 5)], True),
+    ("split_partial_use", lambda m, a: m.split(a, [1, 3], 1)[1] * 2, lambda d: [mk(d, 2, 4)], True),
+    ("unbind_partial_use", lambda m, a: a.unbind(0)[1] + a.unbind(0)[2], lambda d: [mk(d, 3, 2)], True),
+    ("unbind_empty_dim", lambda m, a: a.unbind(1), lambda d: [mk(d, 2, 0)], False),
     ("unbind", lambda m, a: a.unbind(1), lambda d: [mk(d, 2, 3)], True),
     ("unbind_fn_neg", lambda m, a: m.unbind(a, -1), lambda d: [mk(d, 2, 3)], True),
     ("movedim", lambda m, a: m.movedim(a, 0, -1), lambda d: [mk(d, 2, 3, 4)], True),
     ("movedim_multi", lambda m, a: a.movedim((0, 1), (2, 0)), lambda d: [mk(d, 2, 3, 4)], True),
+    ("movedim_0d", lambda m, a: m.movedim(a[0, 0], 0, -1), lambda d: [mk(d, 2, 3)], True),
     ("moveaxis", lambda m, a: m.moveaxis(a, [1], [0]), lambda d: [mk(d, 2, 3, 4)], True),
     ("swapaxes", lambda m, a: m.swapaxes(a, 0, 2), lambda d: [mk(d, 2, 3, 4)], True),
     ("flip", lambda m, a: m.flip(a, [0, 2]), lambda d: [mk(d, 2, 3, 4)], True),
@@ -115,6 +119,9 @@ SAMPLES = [
     ("index_select_neg_nc", lambda m, a, i: a.t().index_select(-2, i), lambda d: [mk(d, 3, 4), idx(4, 5)], True),
     ("index_select_int32", lambda m, a, i: m.index_select(a, 0, i.int()), lambda d: [mk(d, 3, 2), idx(3, 4)], True),
     ("index_select_0d_idx", lambda m, a, i: m.index_select(a, 0, i), lambda d: [mk(d, 3, 2), torch.tensor(1)], True),
+    ("index_select_0d_input", lambda m, a, i: m.index_select(a[1], 0, i), lambda d: [mk(d, 3), torch.tensor([0])],
+     True),
+    ("gather_0d_input", lambda m, a, i: m.gather(a[1], 0, i), lambda d: [mk(d, 3), torch.tensor([0, 0])], True),
     ("index_select_empty", lambda m, a, i: m.index_select(a, 0, i), lambda d: [mk(d, 3, 2), idx(3, 0)], True),
     ("index_add", lambda m, a, i, s: m.index_add(a, 0, i, s),
      lambda d: [mk(d, 3, 2), torch.tensor([0, 2, 0, 1]), mk(d, 4, 2)], True),
@@ -126,6 +133,8 @@ SAMPLES = [
     ("masked_fill_nc", lambda m, a, k: a.t().masked_fill(k, -1), lambda d: [mk(d, 3, 4), mask(4, 3)], True),
     ("take_along_dim", lambda m, a, i: m.take_along_dim(a, i, 1), lambda d: [mk(d, 3, 4), idx(4, 3, 2)], True),
     ("take_along_dim_bcast", lambda m, a, i: m.take_along_dim(a, i, dim=0), lambda d: [mk(d, 3, 4), idx(3, 2, 1)],
+     True),
+    ("take_along_dim_flat_int32", lambda m, a, i: m.take_along_dim(a, i.int()), lambda d: [mk(d, 3, 4), idx(12, 3)],
      True),
     ("take_along_dim_flat", lambda m, a, i: a.take_along_dim(i), lambda d: [mk(d, 3, 4), idx(12, 5)], True),
     ("tril", lambda m, a: m.tril(a), lambda d: [mk(d, 3, 4)], True),
@@ -290,6 +299,12 @@ def test_grad_fn_names():
     assert lucid.cat([x, x]).grad_fn.name() == "CatBackward0"
     assert x.diagonal().grad_fn.name() == "DiagonalBackward0"
     assert x.index_select(0, lucid.tensor([1])).grad_fn.name() == "IndexSelectBackward0"
+    assert x.split(2)[0].grad_fn.name() == "SplitBackward0"
+    assert x.chunk(2)[0].grad_fn.name() == "SplitBackward0"
+    assert x.split([1, 2])[1].grad_fn.name() == "SplitWithSizesBackward0"
+    assert x.unbind()[2].grad_fn.name() == "UnbindBackward0"
+    assert x.scatter_add(0, i, x).grad_fn.name() == "ScatterAddBackward0"
+    assert x.masked_fill(x > 0, 1.0).grad_fn.name() == "MaskedFillBackward0"
 
 
 def test_diagonal_is_a_view():
@@ -367,6 +382,16 @@ ERRORS = [
     ("chunk_zero", lambda m: m.zeros(5).chunk(0)),
     ("tensor_split_zero", lambda m: m.zeros(5).tensor_split(0)),
     ("unbind_0d", lambda m: m.tensor(1.0).unbind()),
+    ("unbind_fn_0d", lambda m: m.unbind(m.tensor(1.0), -1)),
+    ("roll_0d_dim", lambda m: m.tensor(1.0).roll(1, 0)),
+    ("repeat_no_args", lambda m: m.zeros(2).repeat()),
+    ("index_select_scalar_many", lambda m: m.tensor(5.0).index_select(0, m.tensor([0, 0]))),
+    ("index_add_source_shape", lambda m: m.zeros(3, 2).index_add(0, m.tensor([0, 0]), m.ones(2, 3))),
+    ("index_add_count", lambda m: m.zeros(3, 2).index_add(0, m.tensor([0, 0]), m.ones(3, 2))),
+    ("take_along_dim_dtype", lambda m: m.take_along_dim(m.zeros(3), m.tensor([0], dtype=m.int16))),
+    ("take_along_dim_int32_dim", lambda m: m.take_along_dim(m.zeros(3), m.tensor([0], dtype=m.int32), 0)),
+    ("pad_replicate_empty", lambda m: m.nn.functional.pad(m.ones(1, 0, 2), (1, 1), mode="replicate")),
+    ("pad_bad_mode", lambda m: m.nn.functional.pad(m.ones(1, 2), (1, 1), mode="foo")),
     ("unbind_dim", lambda m: m.zeros(2, 3).unbind(2)),
     ("movedim_len", lambda m: m.zeros(2, 3).movedim([0, 1], [0])),
     ("movedim_dup", lambda m: m.zeros(2, 3).movedim([0, 0], [0, 1])),

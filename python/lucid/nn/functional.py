@@ -42,6 +42,9 @@ def pad(input, pad, mode="constant", value=None):
     npad = len(pads) // 2
     if not (1 <= npad <= 3 and nd in (npad + 1, npad + 2)):
         raise NotImplementedError("Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+    if any(s == 0 for s in input.shape[nd - npad - 1:]):  # a batch dim (the first of npad + 2) may be empty
+        raise RuntimeError(f"Expected {npad + 1}D or {npad + 2}D (batch mode) tensor with possibly 0 batch size and "
+                           f"other non-zero dimensions for input, but got: {list(input.shape)}")
     out = input
     for d, lo, hi in pairs:
         n = input.shape[d]
@@ -50,8 +53,6 @@ def pad(input, pad, mode="constant", value=None):
                                f"but got: padding ({lo}, {hi}) at dimension {d} of input {list(input.shape)}")
         if mode == "circular" and (lo > n or hi > n):
             raise RuntimeError("Padding value causes wrapping around more than once.")
-        if n == 0:
-            raise RuntimeError(f"{mode} padding: input dimension {d} has size 0 and cannot be padded")
         if mode == "reflect":
             src = [abs(i) if i < n else 2 * (n - 1) - i for i in range(-lo, n + hi)]
         elif mode == "replicate":
