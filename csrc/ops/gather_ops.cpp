@@ -209,7 +209,13 @@ TensorPtr index_select(const TensorPtr& t, int64_t dim, const TensorPtr& index) 
   Shape shape = t1->shape();
   shape[dim] = idx->numel();
   TensorPtr out = TensorImpl::empty(shape, t->dtype(), t->device());
-  if (out->numel() > 0) cpu::gather(*out, *t1, *index_along(idx, dim, shape), dim);
+  if (out->numel() > 0) {
+    // Whole slices when the selected dim is outermost (contiguous slices), else gather.
+    if (out->numel() / idx->numel() >= 64 && dim == 0)
+      cpu::index_select_slices(*out, *t1, reinterpret_cast<const int64_t*>(idx->host_ptr()), dim);
+    else
+      cpu::gather(*out, *t1, *index_along(idx, dim, shape), dim);
+  }
   if (t->ndim() == 0) out = TensorImpl::view_of(*out, {}, {}, 0);  // a scalar's one value, as PyTorch
   if (autograd::needs_grad({&t})) {
     TensorSpec spec = TensorSpec::of(*t);

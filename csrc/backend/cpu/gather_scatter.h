@@ -15,6 +15,11 @@ enum class ScatterReduce { Assign, Add, Multiply };
 // index's shape. RuntimeError for an index outside [0, src.size(dim)).
 void gather(TensorImpl& out, const TensorImpl& src, const TensorImpl& index, int64_t dim);
 
+// index_select by whole slices: out.select(dim, j) = src.select(dim, index[j]), each
+// a strided copy; for slices long enough that a copy per slice beats gather's
+// per-element index loads. `index` holds out.size(dim) checked indices.
+void index_select_slices(TensorImpl& out, const TensorImpl& src, const int64_t* index, int64_t dim);
+
 // out[index[i][j][k]][j][k] (op)= src[i][j][k] (dim = 0), over index's shape. src
 // has out's dtype and may be a broadcast value (stride 0 everywhere).
 void scatter(TensorImpl& out, int64_t dim, const TensorImpl& index, const TensorImpl& src, ScatterReduce mode);
