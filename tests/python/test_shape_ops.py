@@ -15,6 +15,7 @@ import torch.nn.functional  # noqa: F401
 from conftest import DTYPE_NAMES, to_lucid, to_torch, dtype_name
 
 GEN = torch.Generator().manual_seed(0)
+pytestmark = pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter:UserWarning")
 
 
 def mk(dtype, *shape):
@@ -73,6 +74,7 @@ SAMPLES = [
     ("movedim_0d", lambda m, a: m.movedim(a[0, 0], 0, -1), lambda d: [mk(d, 2, 3)], True),
     ("moveaxis", lambda m, a: m.moveaxis(a, [1], [0]), lambda d: [mk(d, 2, 3, 4)], True),
     ("swapaxes", lambda m, a: m.swapaxes(a, 0, 2), lambda d: [mk(d, 2, 3, 4)], True),
+    ("swapdims", lambda m, a: m.swapdims(a, -1, 0), lambda d: [mk(d, 2, 3, 4)], True),
     ("flip", lambda m, a: m.flip(a, [0, 2]), lambda d: [mk(d, 2, 3, 4)], True),
     ("flip_method_nc", lambda m, a: a.transpose(0, 1).flip(-1), lambda d: [mk(d, 2, 3, 4)], True),
     ("flip_none", lambda m, a: a.flip([]), lambda d: [mk(d, 2, 3)], True),
@@ -122,6 +124,9 @@ SAMPLES = [
     ("index_select_0d_input", lambda m, a, i: m.index_select(a[1], 0, i), lambda d: [mk(d, 3), torch.tensor([0])],
      True),
     ("gather_0d_input", lambda m, a, i: m.gather(a[1], 0, i), lambda d: [mk(d, 3), torch.tensor([0, 0])], True),
+    ("index_select_rows", lambda m, a, i: m.index_select(a, 0, i), lambda d: [mk(d, 4, 70), idx(4, 6)], True),
+    ("index_select_rows_nc", lambda m, a, i: m.index_select(a.transpose(0, 2), 0, i),
+     lambda d: [mk(d, 8, 9, 4), idx(4, 5)], True),
     ("index_select_empty", lambda m, a, i: m.index_select(a, 0, i), lambda d: [mk(d, 3, 2), idx(3, 0)], True),
     ("index_add", lambda m, a, i, s: m.index_add(a, 0, i, s),
      lambda d: [mk(d, 3, 2), torch.tensor([0, 2, 0, 1]), mk(d, 4, 2)], True),
