@@ -101,7 +101,13 @@ bool TensorImpl::is_contiguous() const {
   return true;
 }
 
-bool TensorImpl::storage_is_shared() const { return storage_base(storage_).data.use_count() > 1; }
+bool TensorImpl::storage_is_shared() const {
+  // Each Storage copy holds the DataPtr and the counter; when both point into one
+  // block (Note [One block per storage]), every copy counts twice.
+  const StorageBase& s = storage_base(storage_);
+  bool one_block = !s.data.owner_before(s.version) && !s.version.owner_before(s.data);
+  return s.data.use_count() > (one_block ? 2 : 1);
+}
 
 std::byte* TensorImpl::data_ptr() const {
   if (auto* s = std::get_if<SharedStorage>(&storage_); s && meta_.device.is_gpu())
@@ -409,6 +415,11 @@ TensorPtr TensorImpl::grad_to_tensor() const {
   TensorMeta meta{meta_.shape, contiguous_strides(meta_.shape, int64_t(itemsize())), dtype(),
                   device(), 0};
   return std::make_shared<TensorImpl>(*autograd_->grad, std::move(meta));
+}
+
+const TensorPtr& TensorImpl::view_base() const {
+  static const TensorPtr none;
+  return autograd_ ? autograd_->view_base : none;
 }
 
 void TensorImpl::zero_grad() {

@@ -157,11 +157,6 @@ TensorPtr copy_with_history(const TensorPtr& self) {
   return copy;
 }
 
-// Writes `result` into self and makes self the output of result's node.
-void write_result(const TensorPtr& self, const TensorPtr& result) {
-  self->copy_from(*result);  // casts; bumps the version
-  if (result->grad_fn()) autograd::set_history(self, result->grad_fn(), 0);
-}
 
 }  // namespace
 
@@ -183,8 +178,8 @@ void binary_inplace(BinaryOp op, const TensorPtr& self, const Operand& other) {
   LUCID_CHECK(kBinaryRule[int(op)] == DtypeRule::Compare || can_cast(plan.out, self->dtype()), RuntimeError,
               "result type ", dtype_name(plan.out), " can't be cast to the desired output type ",
               dtype_name(self->dtype()));
-  if (autograd::needs_grad({&self, &other.tensor})) {
-    write_result(self, binary(op, {copy_with_history(self), {}}, other));
+  if (autograd::needs_grad({&self, &other.tensor}) || writes_through_view(self, other.tensor)) {
+    write_inplace_result(self, binary(op, {copy_with_history(self), {}}, other));
     return;
   }
   // Read other from a copy when it shares self's bytes in another arrangement
@@ -196,7 +191,7 @@ void binary_inplace(BinaryOp op, const TensorPtr& self, const Operand& other) {
         src.tensor->stride() == self->stride()))
     src.tensor = src.tensor->clone();
   if (plan.out != self->dtype()) {
-    write_result(self, binary(op, {self, {}}, src));
+    write_inplace_result(self, binary(op, {self, {}}, src));
     return;
   }
   TensorPtr y = prepare_operand(src, plan);
@@ -241,8 +236,9 @@ void unary_inplace(UnaryOp op, const TensorPtr& self) {
   Dtype dtype = op == UnaryOp::Abs && is_complex(self->dtype()) ? Dtype::F32 : unary_dtype(op, self);
   LUCID_CHECK(can_cast(dtype, self->dtype()), RuntimeError, "result type ", dtype_name(dtype),
               " can't be cast to the desired output type ", dtype_name(self->dtype()));
-  if (autograd::needs_grad({&self}) || dtype != self->dtype()) {
-    write_result(self, unary(op, autograd::needs_grad({&self}) ? copy_with_history(self) : self));
+  bool record = autograd::needs_grad({&self}) || writes_through_view(self, nullptr);
+  if (record || dtype != self->dtype()) {
+    write_inplace_result(self, unary(op, record ? copy_with_history(self) : self));
     return;
   }
   cpu::unary(op, *self, *self);

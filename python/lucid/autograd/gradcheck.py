@@ -38,16 +38,20 @@ def _numerical_jacobian(func, inputs, index, eps):
     flat = x.detach().view(-1) if x.is_contiguous() else None
     if flat is None:
         raise GradcheckError("gradcheck needs contiguous inputs")
+    def write(e, value):
+        with no_grad():  # the input may be a leaf that requires grad
+            flat[e] = value
+
+    # func runs in the caller's grad mode: gradgradcheck's func calls autograd.grad.
     columns = []  # one per input element: list over outputs of flat derivative lists
-    with no_grad():
-        for e in range(flat.numel()):
-            orig = flat[e].item()
-            flat[e] = orig + eps
-            plus = [_flat_values(o) for o in _outputs(func, inputs)]
-            flat[e] = orig - eps
-            minus = [_flat_values(o) for o in _outputs(func, inputs)]
-            flat[e] = orig
-            columns.append([[(p - m) / (2 * eps) for p, m in zip(po, mo)] for po, mo in zip(plus, minus)])
+    for e in range(flat.numel()):
+        orig = flat[e].item()
+        write(e, orig + eps)
+        plus = [_flat_values(o) for o in _outputs(func, inputs)]
+        write(e, orig - eps)
+        minus = [_flat_values(o) for o in _outputs(func, inputs)]
+        write(e, orig)
+        columns.append([[(p - m) / (2 * eps) for p, m in zip(po, mo)] for po, mo in zip(plus, minus)])
     return columns
 
 
