@@ -460,3 +460,37 @@ def test_scatter_reduce_backward_raises():
     y = x.scatter(0, lucid.tensor([1]), lucid.ones(1), reduce="add")
     with pytest.raises(RuntimeError):
         y.sum().backward()
+
+
+def test_inplace_through_diagonal_view():
+    """A write through diagonal() rewrites the base's history (CopySlices), as in torch."""
+    x = mk("float64", 3, 4)
+    w = mk("float64", 3, 4)
+    tx, lx = x.clone().requires_grad_(), to_lucid(x).requires_grad_()
+    ty, ly = tx * 2, lx * 2
+    ty.diagonal(1).mul_(3)
+    ly.diagonal(1).mul_(3)
+    torch.testing.assert_close(to_torch(ly.detach()), ty.detach())
+    (ty * w).sum().backward()
+    (ly * to_lucid(w)).sum().backward()
+    torch.testing.assert_close(to_torch(lx.grad), tx.grad)
+
+
+@pytest.mark.parametrize("pieces", ["split", "unbind"])
+def test_inplace_through_split_pieces(pieces):
+    """torch refuses in-place writes to the outputs of multi-view ops; lucid records
+    them like any view write, so the gradient is that of the out-of-place version."""
+    x, w = mk("float64", 4, 3), mk("float64", 4, 3)
+    lx = to_lucid(x).requires_grad_()
+    ly = lx * 2
+    part = ly.split(2)[1] if pieces == "split" else ly.unbind(0)[2]
+    part.mul_(3)
+    (ly * to_lucid(w)).sum().backward()
+    tx = x.clone().requires_grad_()
+    scale = torch.ones(4, 3, dtype=torch.float64)
+    if pieces == "split":
+        scale[2:] = 3
+    else:
+        scale[2] = 3
+    (tx * 2 * scale * w).sum().backward()
+    torch.testing.assert_close(to_torch(lx.grad), tx.grad)
