@@ -19,7 +19,7 @@ namespace lucid {
 TensorImpl::TensorImpl(Storage storage, TensorMeta meta)
     : storage_(std::move(storage)), meta_(std::move(meta)) {}
 
-TensorPtr TensorImpl::empty(const Shape& shape, Dtype dtype, Device device, bool pinned) {
+TensorPtr TensorImpl::empty(Shape shape, Dtype dtype, Device device, bool pinned) {
   int64_t n = numel_of(shape);
   size_t itemsize = dtype_size(dtype);
   LUCID_CHECK(n <= int64_t(INT64_MAX / int64_t(itemsize)), RuntimeError, "tensor of shape ",
@@ -33,7 +33,8 @@ TensorPtr TensorImpl::empty(const Shape& shape, Dtype dtype, Device device, bool
   } else {
     storage = allocate_cpu(nbytes);
   }
-  TensorMeta meta{shape, contiguous_strides(shape, int64_t(itemsize)), dtype, device, 0};
+  Stride stride = contiguous_strides(shape, int64_t(itemsize));
+  TensorMeta meta{std::move(shape), std::move(stride), dtype, device, 0};
   return std::make_shared<TensorImpl>(std::move(storage), std::move(meta));
 }
 
@@ -389,8 +390,15 @@ AutogradMeta* TensorImpl::autograd_meta() {
 }
 
 void TensorImpl::set_requires_grad(bool v) {
-  if (v) autograd_meta()->requires_grad = true;
-  else if (autograd_) autograd_->requires_grad = false;  // keep the meta: see the contract
+  // A view made a leaf that requires grad is its own base from then on, so in-place
+  // writes through its views meet the leaf check (as in PyTorch).
+  if (v) {
+    autograd_meta()->requires_grad = true;
+    autograd_->view_base.reset();
+  }
+  else if (autograd_) {
+    autograd_->requires_grad = false;  // keep the meta: see the contract
+  }
 }
 
 const std::shared_ptr<Node>& TensorImpl::grad_fn() const {

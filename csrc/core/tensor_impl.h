@@ -52,7 +52,7 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
 
   // A new tensor with fresh, uninitialised storage and contiguous strides.
   // `pinned` asks for SharedStorage (host memory the GPU also addresses).
-  static TensorPtr empty(const Shape& shape, Dtype dtype, Device device, bool pinned = false);
+  static TensorPtr empty(Shape shape, Dtype dtype, Device device, bool pinned = false);
   // Like empty(), with the given dense byte strides (see dense_strides_like).
   static TensorPtr empty_strided(const Shape& shape, const Stride& stride, Dtype dtype, Device device);
   // A new tensor with every element `value` (checked as fill() checks). Version 0.

@@ -72,11 +72,11 @@ TensorPtr prepare(const TensorPtr& t, Dtype dtype, const Shape& shape) {
 
 // The output: laid out like the first input of the full output shape (PyTorch keeps
 // a transposed input's memory order), contiguous otherwise.
-TensorPtr make_output(const Shape& shape, Dtype dtype, Device device, const TensorImpl* like) {
+TensorPtr make_output(Shape shape, Dtype dtype, Device device, const TensorImpl* like) {
   if (like && like->shape() == shape && !like->is_contiguous())
     return TensorImpl::empty_strided(shape, dense_strides_like(shape, like->stride(), int64_t(dtype_size(dtype))),
                                      dtype, device);
-  return TensorImpl::empty(shape, dtype, device);
+  return TensorImpl::empty(std::move(shape), dtype, device);
 }
 
 }  // namespace
@@ -163,7 +163,7 @@ TensorPtr copy_with_history(const TensorPtr& self) {
 TensorPtr binary(BinaryOp op, const Operand& a, const Operand& b) {
   BinaryPlan plan = plan_binary(op, a, b);
   TensorPtr x = prepare_operand(a, plan), y = prepare_operand(b, plan);
-  TensorPtr out = make_output(plan.shape, plan.out, plan.device, a.tensor ? a.tensor.get() : b.tensor.get());
+  TensorPtr out = make_output(std::move(plan.shape), plan.out, plan.device, a.tensor ? a.tensor.get() : b.tensor.get());
   run_binary_kernel(op, *out, *x, *y);
   record_binary(op, a, b, out);
   return out;

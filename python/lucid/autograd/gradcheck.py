@@ -58,7 +58,7 @@ def _numerical_jacobian(func, inputs, index, eps):
 def _analytical_jacobian(func, inputs, diff_indices):
     """rows[k][j][i] = d out_k[j] / d inputs[diff_indices[i]] (flat lists), via one backward per output element."""
     from . import grad as autograd_grad
-    from .._creation import zeros_like
+    from .._creation import zeros
 
     outputs = _outputs(func, inputs)
     diff_inputs = [inputs[i] for i in diff_indices]
@@ -66,7 +66,9 @@ def _analytical_jacobian(func, inputs, diff_indices):
     for out in outputs:
         out_rows = []
         for j in range(out.numel()):
-            seed = zeros_like(out)
+            # row-major seed, whatever the output's layout (gradients come back in
+            # the input's layout)
+            seed = zeros(out.shape, dtype=out.dtype, device=out.device)
             with no_grad():
                 seed.view(-1)[j] = 1.0
             if not out.requires_grad:

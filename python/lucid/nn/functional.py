@@ -1,6 +1,15 @@
-"""lucid.nn.functional: stateless layer functions."""
+"""lucid.nn.functional: stateless neural-network functions, as torch.nn.functional."""
 
 import builtins as _builtins
+
+from .. import _C
+
+__all__ = ["linear", "pad"]
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias (weight is [out_features, in_features] or 1-D)."""
+    return _C._linear(input, weight, bias)
 
 
 def pad(input, pad, mode="constant", value=None):
