@@ -35,5 +35,6 @@ void init_random(nb::module_& m);
 void init_gpu(nb::module_& m);
 void init_indexing(nb::module_& m, TensorClass& cls);
 void init_linalg(nb::module_& m, TensorClass& cls);
+void init_shape(nb::module_& m);
 
 }  // namespace lucid::bindings

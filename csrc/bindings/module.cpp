@@ -40,4 +40,5 @@ NB_MODULE(_C, m) {
   lucid::bindings::init_gpu(m);
   lucid::bindings::init_indexing(m, tensor_class);
   lucid::bindings::init_linalg(m, tensor_class);
+  lucid::bindings::init_shape(m);
 }

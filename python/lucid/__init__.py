@@ -21,6 +21,7 @@ from ._random import *  # noqa: F401,F403
 from ._random import Generator, default_generator, manual_seed  # noqa: F401
 from ._printing import set_printoptions  # noqa: F401
 from . import gpu
+from ._shape import *  # noqa: F401,F403
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401

@@ -351,8 +351,7 @@ class _TensorAPI:
         return self._contiguous()
 
     def unbind(self, dim=0):
-        n = self.size(dim)
-        return tuple(self._select(dim, i) for i in range(n))
+        return tuple(_C._unbind(self, dim))  # one UnbindBackward0 node for every piece
 
     # ---- copies and in-place writes -------------------------------------------------------
     def clone(self, *, memory_format=None):

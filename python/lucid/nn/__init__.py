@@ -1,3 +1,3 @@
-"""lucid.nn: neural-network building blocks (so far only lucid.nn.functional.linear)."""
+"""lucid.nn: neural-network building blocks."""
 
 from . import functional  # noqa: F401
