@@ -315,7 +315,7 @@ def test_einsum_dtypes(eq, shapes, dtype):
 ])
 def test_einsum_errors(eq, shapes):
     ts = [rand(s) for s in shapes]
-    with pytest.raises(RuntimeError):
+    with pytest.raises((RuntimeError, ValueError)):  # torch 2.11 raises ValueError for some
         torch.einsum(eq, *ts)
     with pytest.raises(RuntimeError):
         lucid.einsum(eq, *[to_lucid(t) for t in ts])
