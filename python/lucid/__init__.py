@@ -19,6 +19,7 @@ from ._creation import *  # noqa: F401,F403
 from ._random import *  # noqa: F401,F403
 from ._random import Generator, default_generator, manual_seed  # noqa: F401
 from ._printing import set_printoptions  # noqa: F401
+from ._elementwise import result_type, can_cast  # noqa: F401
 from . import gpu
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
@@ -47,7 +48,7 @@ def _view_fn(name):
 
 
 # The elementwise ops are engine functions (csrc/ops/elementwise_table.h).
-for _name in _C._elementwise_ops + ("sum", "mean"):
+for _name in _C._elementwise_ops + ("sum", "mean") + _C._elementwise_extra_ops:
     globals()[_name] = getattr(_C, _name)
 
 for _name in ("reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze",
