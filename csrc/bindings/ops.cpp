@@ -112,7 +112,11 @@ void init_ops(nb::module_& m, TensorClass& cls) {
   cls.def("__ilshift__", inplace_operator_fn(B::LeftShift)).def("__irshift__", inplace_operator_fn(B::RightShift));
   cls.def("__neg__", [](TensorPtr self) { return ops::unary(ops::UnaryOp::Neg, self); });
   cls.def("__abs__", [](TensorPtr self) { return ops::unary(ops::UnaryOp::Abs, self); });
-  cls.def("__invert__", [](TensorPtr self) { return ops::unary(ops::UnaryOp::BitwiseNot, self); });
+  cls.def("__invert__", [](TensorPtr self) {
+    LUCID_CHECK(is_integral(self->dtype(), true), TypeError,
+                "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
+    return ops::unary(ops::UnaryOp::BitwiseNot, self);
+  });
   // Defining __eq__ would otherwise make tensors unhashable; PyTorch hashes by identity.
   cls.def("__hash__", [](nb::handle self) { return std::hash<const void*>()(self.ptr()); });
 

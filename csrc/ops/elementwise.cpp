@@ -131,6 +131,8 @@ BinaryPlan plan_binary(BinaryOp op, const Operand& a, const Operand& b) {
     else promotion.add_scalar(dtype_kind(scalar_dtype(o->number)));
   }
   Dtype compute = promotion.result();
+  LUCID_CHECK(!(op == BinaryOp::Pow && compute == Dtype::Bool && b.tensor), NotImplementedError,
+              "pow is not implemented for dtype bool");
   // Only a Python-number exponent is refused (a tensor exponent gives 0), as in torch.
   LUCID_CHECK(!(op == BinaryOp::Pow && is_integral(compute, false) && !b.tensor &&
                 std::holds_alternative<int64_t>(b.number) && std::get<int64_t>(b.number) < 0),

@@ -156,13 +156,13 @@ TensorPtr clamp(const TensorPtr& x, const std::optional<Operand>& min, const std
   return out;
 }
 
-void check_alpha(const Operand& a, const Operand& b, const Scalar& alpha) {
+void check_alpha(const Operand& a, const Operand& b, const Scalar& alpha) {  // torch's alpha_check
   Dtype d = result_type({&a, &b});
-  bool alpha_float = std::holds_alternative<double>(alpha) || std::holds_alternative<std::complex<double>>(alpha);
-  LUCID_CHECK(!(is_integral(d, false) && alpha_float), RuntimeError,
-              "For integral input tensors, argument alpha must not be a floating point number.");
-  LUCID_CHECK(!(d == Dtype::Bool && !std::holds_alternative<bool>(alpha)), RuntimeError,
+  LUCID_CHECK(!std::holds_alternative<bool>(alpha) || d == Dtype::Bool, RuntimeError,
               "Boolean alpha only supported for Boolean results.");
+  LUCID_CHECK(is_floating(d) || is_complex(d) || std::holds_alternative<bool>(alpha) ||
+              std::holds_alternative<int64_t>(alpha), RuntimeError,
+              "For integral input tensors, argument alpha must not be a floating point number.");
   LUCID_CHECK(!(std::holds_alternative<std::complex<double>>(alpha) && !is_complex(d)), RuntimeError,
               "For non-complex input tensors, argument alpha must not be a complex number.");
 }

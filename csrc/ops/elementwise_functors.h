@@ -75,9 +75,17 @@ struct Fmod {  // C's fmod: the sign of the dividend
 // Integer powers by squaring; a negative exponent gives 0 except for bases 1 and -1
 // (the ops layer raises for a negative Python-number exponent, as torch does).
 struct Pow {
-  template <typename T> static constexpr bool supports = !kIsBool<T>;
+  template <typename T> static constexpr bool supports = true;  // bool: only a number exponent (ops layer)
   template <typename T> LUCID_HD T operator()(T a, T b) const {
-    if constexpr (kIsFloat<T> || kIsComplex<T>) {
+    if constexpr (kIsBool<T>) {
+      return a || !b;
+    } else if constexpr (kIsFloat<T> || kIsComplex<T>) {
+      // torch's exact special cases (pow_tensor_scalar_optimized_kernel)
+      if (b == T(2)) return a * a;
+      if (b == T(3)) return a * a * a;
+      if (b == T(-1)) return T(1) / a;
+      if (b == T(-2)) return T(1) / (a * a);
+      if (b == T(0.5)) return std::sqrt(a);
       return std::pow(a, b);
     } else {
       if constexpr (std::is_signed_v<T>) {
@@ -125,14 +133,20 @@ struct Xlogy {  // x * log(y), 0 where x == 0 (unless y is NaN)
 };
 template <bool kBase2>
 struct LogAddExpT {
-  template <typename T> static constexpr bool supports = kIsFloat<T>;
+  template <typename T> static constexpr bool supports = kIsFloat<T> || (!kBase2 && kIsComplex<T>);
   template <typename T> LUCID_HD T operator()(T a, T b) const {
-    if (std::isinf(a) && a == b) return a;  // inf - inf would be NaN
-    T m = a > b ? a : b;
-    if (m != m || a != a || b != b) return std::numeric_limits<T>::quiet_NaN();
-    T d = -std::fabs(a - b);
-    if constexpr (kBase2) return m + std::log1p(std::exp2(d)) / T(0.6931471805599453);
-    else return m + std::log1p(std::exp(d));
+    if constexpr (kIsComplex<T>) {  // the operand of larger real part factored out
+      T m = a.real() >= b.real() ? a : b, o = a.real() >= b.real() ? b : a;
+      if (std::isinf(m.real()) && a == b) return a;
+      return m + std::log(T(1) + std::exp(o - m));
+    } else {
+      if (std::isinf(a) && a == b) return a;  // inf - inf would be NaN
+      T m = a > b ? a : b;
+      if (a != a || b != b) return std::numeric_limits<T>::quiet_NaN();
+      T d = -std::fabs(a - b);
+      if constexpr (kBase2) return m + std::log1p(std::exp2(d)) / T(0.6931471805599453);
+      else return m + std::log1p(std::exp(d));
+    }
   }
 };
 using Logaddexp = LogAddExpT<false>;
