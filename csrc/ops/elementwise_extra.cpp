@@ -22,7 +22,7 @@ TensorPtr one_minus_t(const TensorPtr& t) { return binary(BinaryOp::Sub, num(Sca
 
 void require_cpu(const char* name, std::initializer_list<const TensorPtr*> ts) {
   for (const TensorPtr* t : ts)
-    LUCID_CHECK(!*t || (*t)->device().is_cpu() || (*t)->ndim() == 0, NotImplementedError, "no CUDA kernel for ",
+    LUCID_CHECK(!t || !*t || (*t)->device().is_cpu() || (*t)->ndim() == 0, NotImplementedError, "no CUDA kernel for ",
                 name, " on ", (*t)->device().str(), " yet; move the tensors with .cpu()");
 }
 
