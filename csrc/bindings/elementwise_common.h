@@ -27,14 +27,17 @@ inline TensorPtr tensor_arg(nb::handle h, const char* op, const char* arg) {
 }
 
 // out=None: the result itself; out=t: the result written into t (ops::write_out), t returned.
-inline nb::object with_out(const char* name, const TensorPtr& result, nb::handle out) {
+inline nb::object with_out(const char* name, const TensorPtr& result, nb::handle out, bool exact = false) {
   if (out.is_none()) return nb::cast(result);
-  ops::write_out(name, tensor_arg(out, name, "out"), result);
+  ops::write_out(name, tensor_arg(out, name, "out"), result, exact);
   return nb::borrow(out);
 }
 
 // Table ops whose Python signatures have extra arguments (alpha=, rounding_mode=,
 // decimals=, eps=): bound by hand in elementwise_extra.cpp instead of ops.cpp.
+// torch's isnan, isinf and isfinite have no out=.
+constexpr bool takes_out(std::string_view name) { return name != "isnan" && name != "isinf" && name != "isfinite"; }
+
 constexpr bool hand_bound(std::string_view name) {
   return name == "add" || name == "sub" || name == "div" || name == "round" || name == "logit";
 }

@@ -40,10 +40,7 @@ void bind_alpha_op(nb::module_& m, TensorClass& cls, const char* name, const cha
   cls.def(iname, [iname, op](nb::handle self_h, nb::handle b, nb::handle alpha) {
     TensorPtr self = nb::cast<TensorPtr>(self_h);
     Operand other = operand(b, iname, "other");
-    Scalar a = number_arg(alpha, iname, "alpha");
-    ops::check_alpha({self, {}}, other, a);
-    bool one = std::visit([](auto v) { return v == decltype(v)(1); }, a);
-    if (!one) other = other.tensor ? Operand{ops::mul(other.tensor, a), {}} : Operand{nullptr, ops::scalar_mul(other.number, a)};
+    other = ops::alpha_operand(op, {self, {}}, other, number_arg(alpha, iname, "alpha"));
     ops::binary_inplace(op, self, other);
     return nb::borrow(self_h);
   }, nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
@@ -68,17 +65,19 @@ void init_elementwise_extra(nb::module_& m, TensorClass& cls) {
     return nb::borrow(self);
   }, nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
 
-  m.def("round", [](TensorPtr a, int64_t decimals, nb::handle out) {
-    return with_out("round", ops::round_decimals(a, decimals), out);
-  }, nb::arg("input"), nb::kw_only(), nb::arg("decimals") = 0, nb::arg("out") = nb::none());
-  cls.def("round", [](TensorPtr a, int64_t decimals) { return ops::round_decimals(a, decimals); },
-          nb::kw_only(), nb::arg("decimals") = 0);
-  cls.def("round_", [](nb::handle self, int64_t decimals) {
+  // decimals given at all (even 0) is torch's round.decimals, which integers lack.
+  using Decimals = std::optional<int64_t>;
+  auto rounded = [](const TensorPtr& a, Decimals d) { return d ? ops::round_decimals(a, *d) : ops::unary(ops::UnaryOp::Round, a); };
+  m.def("round", [rounded](TensorPtr a, Decimals decimals, nb::handle out) {
+    return with_out("round", rounded(a, decimals), out, bool(decimals));
+  }, nb::arg("input"), nb::kw_only(), nb::arg("decimals") = nb::none(), nb::arg("out") = nb::none());
+  cls.def("round", rounded, nb::kw_only(), nb::arg("decimals") = nb::none());
+  cls.def("round_", [](nb::handle self, Decimals decimals) {
     TensorPtr t = nb::cast<TensorPtr>(self);
-    if (decimals == 0) ops::unary_inplace(ops::UnaryOp::Round, t);
-    else ops::inplace_via("round_", t, nullptr, [decimals](const TensorPtr& x) { return ops::round_decimals(x, decimals); });
+    if (!decimals) ops::unary_inplace(ops::UnaryOp::Round, t);
+    else ops::inplace_via("round_", t, nullptr, [decimals](const TensorPtr& x) { return ops::round_decimals(x, *decimals); });
     return nb::borrow(self);
-  }, nb::kw_only(), nb::arg("decimals") = 0);
+  }, nb::kw_only(), nb::arg("decimals") = nb::none());
 
   using Eps = std::optional<double>;
   m.def("logit", [](TensorPtr a, Eps eps, nb::handle out) { return with_out("logit", ops::logit(a, eps), out); },
@@ -91,7 +90,7 @@ void init_elementwise_extra(nb::module_& m, TensorClass& cls) {
 
   m.def("where", [](nb::handle cond, nb::handle a, nb::handle b, nb::handle out) {
     return with_out("where", ops::where(tensor_arg(cond, "where", "condition"), operand(a, "where", "input"),
-                                        operand(b, "where", "other")), out);
+                                        operand(b, "where", "other")), out, true);
   }, nb::arg("condition"), nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
   cls.def("where", [](TensorPtr self, nb::handle cond, nb::handle b) {
     return ops::where(tensor_arg(cond, "where", "condition"), {self, {}}, operand(b, "where", "other"));
@@ -100,7 +99,7 @@ void init_elementwise_extra(nb::module_& m, TensorClass& cls) {
   // clamp / clip and the one-sided forms.
   for (const char* name : {"clamp", "clip"}) {
     m.def(name, [name](TensorPtr a, nb::handle lo, nb::handle hi, nb::handle out) {
-      return with_out(name, ops::clamp(a, optional_operand(lo, name, "min"), optional_operand(hi, name, "max")), out);
+      return with_out(name, ops::clamp(a, optional_operand(lo, name, "min"), optional_operand(hi, name, "max")), out, true);
     }, nb::arg("input"), nb::arg("min") = nb::none(), nb::arg("max") = nb::none(), nb::kw_only(),
        nb::arg("out") = nb::none());
     cls.def(name, [name](TensorPtr a, nb::handle lo, nb::handle hi) {

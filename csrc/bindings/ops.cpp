@@ -75,9 +75,12 @@ void init_ops(nb::module_& m, TensorClass& cls) {
 
 #define LUCID_BIND_UNARY(name, Fn, rule)                                                                   \
   if constexpr (!hand_bound(#name)) {                                                                      \
-    m.def(#name, [](TensorPtr a, nb::handle out) {                                                         \
-      return with_out(#name, ops::unary(ops::UnaryOp::Fn, a), out);                                        \
-    }, nb::arg("input"), nb::kw_only(), nb::arg("out") = nb::none());                                      \
+    if constexpr (takes_out(#name))                                                                        \
+      m.def(#name, [](TensorPtr a, nb::handle out) {                                                       \
+        return with_out(#name, ops::unary(ops::UnaryOp::Fn, a), out);                                      \
+      }, nb::arg("input"), nb::kw_only(), nb::arg("out") = nb::none());                                    \
+    else                                                                                                   \
+      m.def(#name, [](TensorPtr a) { return ops::unary(ops::UnaryOp::Fn, a); }, nb::arg("input"));         \
     cls.def(#name, [](TensorPtr self) { return ops::unary(ops::UnaryOp::Fn, self); });                     \
     cls.def(#name "_", [](nb::handle self) {                                                               \
       ops::unary_inplace(ops::UnaryOp::Fn, nb::cast<TensorPtr>(self));                                    \

@@ -286,12 +286,14 @@ void inplace_via(const char* name, const TensorPtr& self, const TensorPtr& sourc
   write_result(self, result);
 }
 
-void write_out(const char* name, const TensorPtr& out, const TensorPtr& result) {
+void write_out(const char* name, const TensorPtr& out, const TensorPtr& result, bool exact) {
   LUCID_CHECK(!(autograd::grad_enabled() && (result->requires_grad() || out->requires_grad())), RuntimeError,
               name, "(): functions with out=... arguments don't support automatic differentiation, but one of "
               "the arguments requires grad.");
   LUCID_CHECK(out->device() == result->device(), RuntimeError, name, "(): expected out on ",
               result->device().str(), " but got it on ", out->device().str());
+  LUCID_CHECK(!exact || result->dtype() == out->dtype(), RuntimeError, name, "(): expected out to have dtype ",
+              dtype_name(result->dtype()), " but got ", dtype_name(out->dtype()));
   LUCID_CHECK(can_cast(result->dtype(), out->dtype()), RuntimeError, "result type ", dtype_name(result->dtype()),
               " can't be cast to the desired output type ", dtype_name(out->dtype()));
   if (out->shape() != result->shape()) {  // torch resizes out (it warns when out was not empty)

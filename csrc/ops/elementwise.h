@@ -47,7 +47,8 @@ void inplace_via(const char* name, const TensorPtr& self, const TensorPtr& sourc
                  const std::function<TensorPtr(const TensorPtr&)>& f);
 // The out= argument: `result` copied into `out`, which is resized when its shape
 // differs; RuntimeError when the dtype cannot hold the result or autograd is involved.
-void write_out(const char* name, const TensorPtr& out, const TensorPtr& result);
+// exact: out must have the result's dtype (torch's where, clamp, round(decimals=)).
+void write_out(const char* name, const TensorPtr& out, const TensorPtr& result, bool exact = false);
 
 const char* op_name(BinaryOp op);
 const char* op_name(UnaryOp op);

@@ -42,6 +42,10 @@ bool all_true(const TensorPtr& t) {
   return true;
 }
 
+bool is_zero_scalar(const Scalar& s) {
+  return std::visit([](auto v) { return v == decltype(v)(0); }, s);
+}
+
 bool is_one(const Scalar& s) {
   return std::visit([](auto v) { return v == decltype(v)(1); }, s);
 }
@@ -108,6 +112,24 @@ TensorPtr clamp(const TensorPtr& x, const std::optional<Operand>& min, const std
   Dtype dtype = result_type({&self, lo, hi});
   LUCID_CHECK(!is_complex(dtype), NotImplementedError, "clamp is not supported for complex types");
   require_cpu("clamp", {&x, lo ? &lo->tensor : nullptr, hi ? &hi->tensor : nullptr});
+  // An integer bound outside the integer result's range: one that cannot bind is
+  // dropped (clamp(uint8, -1, 2)), one that would empty the range raises, as torch.
+  std::optional<Operand> lo_kept = min, hi_kept = max;
+  for (auto [bound, kept, is_max] : {std::tuple{lo, &lo_kept, false}, std::tuple{hi, &hi_kept, true}}) {
+    if (!bound || bound->tensor || !is_integral(dtype, false) || !std::holds_alternative<int64_t>(bound->number))
+      continue;
+    int64_t v = std::get<int64_t>(bound->number);
+    if (scalar_tensor(Scalar(v))->clone(dtype)->clone(Dtype::I64)->item() == Scalar(v)) continue;
+    bool below = v < 0;  // int64 numbers only overflow narrower types; below the lowest or above the highest
+    LUCID_CHECK(below != is_max, RuntimeError, "Clamp ", is_max ? "max" : "min", " value ", v,
+                " is outside the representable range of ", dtype_name(dtype));
+    kept->reset();
+  }
+  if (!lo_kept && !hi_kept) return clone(x);
+  LUCID_CHECK(!(dtype == Dtype::Bool && lo_kept && hi_kept), NotImplementedError,
+              "clamp is not implemented for dtype bool with both bounds");
+  lo = lo_kept ? &*lo_kept : nullptr;
+  hi = hi_kept ? &*hi_kept : nullptr;
   TensorPtr out;
   {
     autograd::GradModeGuard no_grad(false);
@@ -167,11 +189,20 @@ void check_alpha(const Operand& a, const Operand& b, const Scalar& alpha) {  // 
               "For non-complex input tensors, argument alpha must not be a complex number.");
 }
 
-TensorPtr add_alpha(BinaryOp op, const Operand& a, const Operand& b, const Scalar& alpha) {
+Operand alpha_operand(BinaryOp op, const Operand& a, const Operand& b, const Scalar& alpha) {
+  auto is_bool = [](const Operand& o) {
+    return o.tensor ? o.tensor->dtype() == Dtype::Bool : std::holds_alternative<bool>(o.number);
+  };
+  if (op == BinaryOp::Sub && (is_bool(a) || is_bool(b))) binary(op, a, b);  // raises, as torch does first
   check_alpha(a, b, alpha);
-  if (is_one(alpha)) return binary(op, a, b);
-  Operand scaled = b.tensor ? ten(mul(b.tensor, alpha)) : num(scalar_mul(b.number, alpha));
-  return binary(op, a, scaled);
+  Scalar s = alpha;
+  if (result_type({&a, &b}) == Dtype::Bool) s = Scalar(!is_zero_scalar(alpha));  // a || (alpha && b)
+  if (is_one(s)) return b;
+  return b.tensor ? ten(mul(b.tensor, s)) : num(scalar_mul(b.number, s));
+}
+
+TensorPtr add_alpha(BinaryOp op, const Operand& a, const Operand& b, const Scalar& alpha) {
+  return binary(op, a, alpha_operand(op, a, b, alpha));
 }
 
 BinaryOp div_op(const std::optional<std::string>& mode) {
@@ -228,9 +259,11 @@ TensorPtr addcdiv(const TensorPtr& input, const TensorPtr& t1, const TensorPtr& 
 }
 
 TensorPtr round_decimals(const TensorPtr& x, int64_t decimals) {
-  if (decimals == 0) return round(x);
   LUCID_CHECK(is_floating(x->dtype()), NotImplementedError, "round(decimals=", decimals,
               ") is not implemented for dtype ", dtype_name(x->dtype()));
+  if (decimals == 0) return round(x);
+  if (x->dtype() == Dtype::F16 || x->dtype() == Dtype::BF16)  // torch scales in float: x * 10^d may not fit a half
+    return copy_to(round_decimals(copy_to(x, Dtype::F32, std::nullopt), decimals), x->dtype(), std::nullopt);
   double ten_pow = std::pow(10.0, double(decimals < 0 ? -decimals : decimals));
   if (decimals > 0) return div(round(mul(x, Scalar(ten_pow))), Scalar(ten_pow));
   return mul(round(div(x, Scalar(ten_pow))), Scalar(ten_pow));

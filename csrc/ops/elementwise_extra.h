@@ -18,6 +18,8 @@ TensorPtr where(const TensorPtr& cond, const Operand& a, const Operand& b);
 TensorPtr clamp(const TensorPtr& x, const std::optional<Operand>& min, const std::optional<Operand>& max);
 // add(a, b, alpha=) / sub(a, b, alpha=): a + alpha * b (op is Add or Sub).
 TensorPtr add_alpha(BinaryOp op, const Operand& a, const Operand& b, const Scalar& alpha);
+// alpha * b, after torch's checks: what add_alpha adds to (or takes from) a.
+Operand alpha_operand(BinaryOp op, const Operand& a, const Operand& b, const Scalar& alpha);
 // Checks alpha against the result dtype of a and b (torch's alpha_check).
 void check_alpha(const Operand& a, const Operand& b, const Scalar& alpha);
 // div(a, b, rounding_mode=None|"trunc"|"floor"): the table op to use.

@@ -189,11 +189,11 @@ struct Abs {  // complex abs returns a real dtype in PyTorch: not yet here
     else return a < T(0) ? T(-a) : a;
   }
 };
-struct Sign {  // -1, 0 or 1; NaN stays NaN
+struct Sign {  // -1, 0 or 1; NaN gives 0, as torch's (0 < a) - (a < 0)
   template <typename T> static constexpr bool supports = !kIsComplex<T>;
   template <typename T> LUCID_HD T operator()(T a) const {
     if constexpr (kIsBool<T>) return a;
-    else if constexpr (std::is_floating_point_v<T>) return a > T(0) ? T(1) : a < T(0) ? T(-1) : a;
+    else if constexpr (std::is_floating_point_v<T>) return a > T(0) ? T(1) : a < T(0) ? T(-1) : T(0);
     else if constexpr (std::is_unsigned_v<T>) return T(a != 0);
     else return T((a > T(0)) - (a < T(0)));
   }
