@@ -38,6 +38,14 @@ inline nb::object with_out(const char* name, const TensorPtr& result, nb::handle
 // torch's isnan, isinf and isfinite have no out=.
 constexpr bool takes_out(std::string_view name) { return name != "isnan" && name != "isinf" && name != "isfinite"; }
 
+// Table ops without an in-place method in torch (maximum_ and minimum_ predate this list).
+constexpr bool has_inplace(std::string_view name) {
+  for (std::string_view n : {"fmax", "fmin", "logaddexp", "logaddexp2", "isnan", "isinf", "isfinite", "isposinf",
+                             "isneginf"})
+    if (n == name) return false;
+  return true;
+}
+
 constexpr bool hand_bound(std::string_view name) {
   return name == "add" || name == "sub" || name == "div" || name == "round" || name == "logit";
 }

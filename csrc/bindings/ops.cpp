@@ -60,15 +60,18 @@ void init_ops(nb::module_& m, TensorClass& cls) {
 #define LUCID_BIND_BINARY(name, Fn, rule, operands)                                                        \
   if constexpr (!hand_bound(#name)) {                                                                      \
     m.def(#name, [](nb::handle a, nb::handle b, nb::handle out) {                                          \
+      LUCID_CHECK(ops::Operands::operands != ops::Operands::Self || nb::isinstance<TensorImpl>(a), TypeError, \
+                  #name "(): argument 'input' must be Tensor, not ", type_name_of(a));                       \
       return with_out(#name, ops::binary(ops::BinaryOp::Fn, operand(a, #name, "input"), operand(b, #name, "other")), out); \
     }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());                   \
     cls.def(#name, [](TensorPtr self, nb::handle b) {                                                      \
       return ops::binary(ops::BinaryOp::Fn, {self, {}}, operand(b, #name, "other"));                       \
     }, nb::arg("other"));                                                                                  \
-    cls.def(#name "_", [](nb::handle self, nb::handle b) {                                                 \
-      ops::binary_inplace(ops::BinaryOp::Fn, nb::cast<TensorPtr>(self), operand(b, #name "_", "other"));   \
-      return nb::borrow(self);                                                                             \
-    }, nb::arg("other"));                                                                                  \
+    if constexpr (has_inplace(#name))                                                                      \
+      cls.def(#name "_", [](nb::handle self, nb::handle b) {                                               \
+        ops::binary_inplace(ops::BinaryOp::Fn, nb::cast<TensorPtr>(self), operand(b, #name "_", "other")); \
+        return nb::borrow(self);                                                                           \
+      }, nb::arg("other"));                                                                                \
   }
   LUCID_BINARY_OPS(LUCID_BIND_BINARY)
 #undef LUCID_BIND_BINARY
@@ -82,10 +85,11 @@ void init_ops(nb::module_& m, TensorClass& cls) {
     else                                                                                                   \
       m.def(#name, [](TensorPtr a) { return ops::unary(ops::UnaryOp::Fn, a); }, nb::arg("input"));         \
     cls.def(#name, [](TensorPtr self) { return ops::unary(ops::UnaryOp::Fn, self); });                     \
-    cls.def(#name "_", [](nb::handle self) {                                                               \
-      ops::unary_inplace(ops::UnaryOp::Fn, nb::cast<TensorPtr>(self));                                    \
-      return nb::borrow(self);                                                                             \
-    });                                                                                                    \
+    if constexpr (has_inplace(#name))                                                                      \
+      cls.def(#name "_", [](nb::handle self) {                                                             \
+        ops::unary_inplace(ops::UnaryOp::Fn, nb::cast<TensorPtr>(self));                                  \
+        return nb::borrow(self);                                                                           \
+      });                                                                                                  \
   }
   LUCID_UNARY_OPS(LUCID_BIND_UNARY)
 #undef LUCID_BIND_UNARY

@@ -20,8 +20,10 @@ namespace lucid::ops {
 //   Same     unary, out = input dtype (square promotes bool to int64, as torch's pow)
 //   Float    unary, integers and bool promoted to the default float
 //   Predicate unary, computed in the input dtype, out = bool (isnan, logical_not)
-// Binary ops also say whether an operand may be a Python number (Any) or must be a
-// tensor (Tensors), as torch.maximum requires.
+// Binary ops also say whether an operand may be a Python number (Any), only the
+// second may be (Self: torch.eq(2, t) is a TypeError; checked by the function
+// bindings only, so VJPs may still compare a number with a tensor), or both must
+// be tensors (Tensors), as torch.maximum requires.
 // Names starting with "_" are internal ops (div(rounding_mode='trunc')); they are
 // bound under that name but are not part of the public API.
 #define LUCID_BINARY_OPS(X)              \
@@ -31,16 +33,16 @@ namespace lucid::ops {
   X(div, Div, TrueDiv, Any)              \
   X(maximum, Maximum, Arith, Tensors)    \
   X(minimum, Minimum, Arith, Tensors)    \
-  X(eq, Eq, Compare, Any)                \
-  X(ne, Ne, Compare, Any)                \
-  X(lt, Lt, Compare, Any)                \
-  X(le, Le, Compare, Any)                \
-  X(gt, Gt, Compare, Any)                \
-  X(ge, Ge, Compare, Any)                \
+  X(eq, Eq, Compare, Self)                \
+  X(ne, Ne, Compare, Self)                \
+  X(lt, Lt, Compare, Self)                \
+  X(le, Le, Compare, Self)                \
+  X(gt, Gt, Compare, Self)                \
+  X(ge, Ge, Compare, Self)                \
   X(floor_divide, FloorDivide, Arith, Any) \
   X(_div_trunc, DivTrunc, Arith, Any)    \
   X(remainder, Remainder, Arith, Any)    \
-  X(fmod, Fmod, Arith, Any)              \
+  X(fmod, Fmod, Arith, Self)              \
   X(pow, Pow, Arith, Any)                \
   X(fmax, Fmax, Arith, Tensors)          \
   X(fmin, Fmin, Arith, Tensors)          \
@@ -105,7 +107,7 @@ namespace lucid::ops {
   X(logical_not, LogicalNot, Predicate)
 
 enum class DtypeRule { Arith, TrueDiv, Compare, Same, Float, Predicate };
-enum class Operands { Any, Tensors };
+enum class Operands { Any, Self, Tensors };
 
 template <typename T> struct IsComplexT : std::false_type {};
 template <> struct IsComplexT<std::complex<float>> : std::true_type {};

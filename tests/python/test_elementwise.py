@@ -219,3 +219,30 @@ def test_bad_inputs_raise_like_torch(bad):
 def test_tensors_stay_hashable():
     t = lucid.zeros(2)
     assert {t: 1}[t] == 1 and hash(t) == hash(t)
+
+
+@pytest.mark.parametrize("op", UNARY)
+def test_unary_non_contiguous(op):
+    la, ta = _pair("float32", (3, 4), 30)
+    la, ta = _in_domain(op, "float32", la), _in_domain(op, "float32", ta)
+    _check(lambda: getattr(lucid, op)(la.t()), lambda: _torch_fn(op)(ta.t()))
+    _check(lambda: getattr(lucid, op)(la[:, ::2]), lambda: _torch_fn(op)(ta[:, ::2]))
+    if op not in ("round", "logit"):  # their in-place forms are tested in test_elementwise_extra.py
+        _check(lambda: getattr(la.clone().t(), op + "_")(), lambda: getattr(ta.clone().t(), op + "_")())
+
+
+@pytest.mark.parametrize("op", [o for o in BINARY if not o.startswith("_")])
+@pytest.mark.parametrize("number", [2, 1.5, True])
+def test_binary_number_first(op, number):
+    la, ta = _pair("int32", (2, 3), 31)
+    la, ta = abs(la) + 1, ta.abs() + 1
+    _check(lambda: getattr(lucid, op)(number, la), lambda: getattr(torch, op)(number, ta))
+
+
+@pytest.mark.parametrize("op", [o for o in BINARY if hasattr(torch.Tensor, o + "_")])
+@pytest.mark.parametrize("dtypes", [("float32", "float32"), ("int64", "int32"), ("int32", "float32"),
+                                    ("bool", "bool"), ("float64", "float16")])
+def test_binary_inplace_methods(op, dtypes):
+    (la, ta), (lb, tb) = _pair(dtypes[0], (2, 3), 32), _pair(dtypes[1], (3,), 33)
+    _check(lambda: getattr(la.clone(), op + "_")(lb), lambda: getattr(ta.clone(), op + "_")(tb))
+    _check(lambda: getattr(la.clone(), op + "_")(3), lambda: getattr(ta.clone(), op + "_")(3))
