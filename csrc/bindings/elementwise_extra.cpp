@@ -113,25 +113,25 @@ void init_elementwise_extra(nb::module_& m, TensorClass& cls) {
     }, nb::arg("min") = nb::none(), nb::arg("max") = nb::none());
   }
   m.def("clamp_min", [](TensorPtr a, nb::handle lo, nb::handle out) {
-    return with_out("clamp_min", ops::clamp(a, operand(lo, "clamp_min", "min"), std::nullopt), out);
+    return with_out("clamp_min", ops::clamp(a, operand(lo, "clamp_min", "min"), std::nullopt, true), out);
   }, nb::arg("input"), nb::arg("min"), nb::kw_only(), nb::arg("out") = nb::none());
   m.def("clamp_max", [](TensorPtr a, nb::handle hi, nb::handle out) {
-    return with_out("clamp_max", ops::clamp(a, std::nullopt, operand(hi, "clamp_max", "max")), out);
+    return with_out("clamp_max", ops::clamp(a, std::nullopt, operand(hi, "clamp_max", "max"), true), out);
   }, nb::arg("input"), nb::arg("max"), nb::kw_only(), nb::arg("out") = nb::none());
-  cls.def("clamp_min", [](TensorPtr a, nb::handle lo) { return ops::clamp(a, operand(lo, "clamp_min", "min"), std::nullopt); },
+  cls.def("clamp_min", [](TensorPtr a, nb::handle lo) { return ops::clamp(a, operand(lo, "clamp_min", "min"), std::nullopt, true); },
           nb::arg("min"));
-  cls.def("clamp_max", [](TensorPtr a, nb::handle hi) { return ops::clamp(a, std::nullopt, operand(hi, "clamp_max", "max")); },
+  cls.def("clamp_max", [](TensorPtr a, nb::handle hi) { return ops::clamp(a, std::nullopt, operand(hi, "clamp_max", "max"), true); },
           nb::arg("max"));
   cls.def("clamp_min_", [](nb::handle self, nb::handle lo) {
     Operand l = operand(lo, "clamp_min_", "min");
     ops::inplace_via("clamp_min_", nb::cast<TensorPtr>(self), l.tensor,
-                     [&](const TensorPtr& x) { return ops::clamp(x, l, std::nullopt); });
+                     [&](const TensorPtr& x) { return ops::clamp(x, l, std::nullopt, true); });
     return nb::borrow(self);
   }, nb::arg("min"));
   cls.def("clamp_max_", [](nb::handle self, nb::handle hi) {
     Operand h = operand(hi, "clamp_max_", "max");
     ops::inplace_via("clamp_max_", nb::cast<TensorPtr>(self), h.tensor,
-                     [&](const TensorPtr& x) { return ops::clamp(x, std::nullopt, h); });
+                     [&](const TensorPtr& x) { return ops::clamp(x, std::nullopt, h, true); });
     return nb::borrow(self);
   }, nb::arg("max"));
 

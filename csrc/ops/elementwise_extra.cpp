@@ -104,7 +104,8 @@ TensorPtr where(const TensorPtr& cond, const Operand& a, const Operand& b) {
   return out;
 }
 
-TensorPtr clamp(const TensorPtr& x, const std::optional<Operand>& min, const std::optional<Operand>& max) {
+TensorPtr clamp(const TensorPtr& x, const std::optional<Operand>& min, const std::optional<Operand>& max,
+                bool one_sided) {
   LUCID_CHECK(min || max, RuntimeError, "torch.clamp: At least one of 'min' or 'max' must not be None");
   const Operand* lo = min ? &*min : nullptr;
   const Operand* hi = max ? &*max : nullptr;
@@ -142,7 +143,10 @@ TensorPtr clamp(const TensorPtr& x, const std::optional<Operand>& min, const std
   TensorPtr tlo = lo ? lo->tensor : nullptr, thi = hi ? hi->tensor : nullptr;
   if (autograd::needs_grad({&x, &tlo, &thi}) && autograd::is_differentiable(dtype)) {
     bool tensors = tlo || thi;
-    auto node = autograd::record(tensors ? "ClampBackward0" : "ClampBackward1", {x, tlo, thi}, {out}, nullptr);
+    const char* name = !one_sided ? (tensors ? "ClampBackward0" : "ClampBackward1")
+                       : lo     ? (tensors ? "ClampMinBackward1" : "ClampMinBackward0")
+                                : (tensors ? "ClampMaxBackward1" : "ClampMaxBackward0");
+    auto node = autograd::record(name, {x, tlo, thi}, {out}, nullptr);
     // Bounds given as numbers stay numbers; tensors are saved.
     node->save(x);
     size_t ilo = tlo ? node->save(tlo) : 0, ihi = thi ? node->save(thi) : 0;

@@ -15,7 +15,9 @@ namespace lucid::ops {
 // torch.where(cond, a, b): a and b tensors or numbers, promoted together; cond bool.
 TensorPtr where(const TensorPtr& cond, const Operand& a, const Operand& b);
 // torch.clamp: min/max tensors or numbers, at least one given; promotes like torch.
-TensorPtr clamp(const TensorPtr& x, const std::optional<Operand>& min, const std::optional<Operand>& max);
+// one_sided: called as clamp_min / clamp_max (the node is named after them).
+TensorPtr clamp(const TensorPtr& x, const std::optional<Operand>& min, const std::optional<Operand>& max,
+                bool one_sided = false);
 // add(a, b, alpha=) / sub(a, b, alpha=): a + alpha * b (op is Add or Sub).
 TensorPtr add_alpha(BinaryOp op, const Operand& a, const Operand& b, const Scalar& alpha);
 // alpha * b, after torch's checks: what add_alpha adds to (or takes from) a.

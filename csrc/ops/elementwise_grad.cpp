@@ -344,17 +344,34 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
   fail<RuntimeError>("internal: no gradient for ", op_name(op));
 }
 
+
+
+// PyTorch's node name, which depends on the overload (which operand is a number).
+const char* binary_grad_name(BinaryOp op, const Operand& a, const Operand& b) {
+  bool na = !a.tensor, nb = !b.tensor;
+  switch (op) {
+    case BinaryOp::Pow: return na ? "PowBackward2" : nb ? "PowBackward0" : "PowBackward1";
+    case BinaryOp::Remainder: return na ? "RemainderBackward2" : nb ? "RemainderBackward0" : "RemainderBackward1";
+    case BinaryOp::Fmod: return nb ? "FmodBackward0" : "FmodBackward1";
+    case BinaryOp::Xlogy: return na ? "XlogyBackward1" : nb ? "XlogyBackward2" : "XlogyBackward0";
+    case BinaryOp::Sub: return na ? "RsubBackward1" : "SubBackward0";
+    default: return kBinaryGradName[int(op)];
+  }
+}
+
 }  // namespace
 
 void record_binary(BinaryOp op, const Operand& a, const Operand& b, const TensorPtr& out) {
   if (!autograd::needs_grad({&a.tensor, &b.tensor}) || !autograd::is_differentiable(out->dtype())) return;
-  std::shared_ptr<Node> node = autograd::record(kBinaryGradName[int(op)], {a.tensor, b.tensor}, {out}, nullptr);
+  std::shared_ptr<Node> node = autograd::record(binary_grad_name(op, a, b), {a.tensor, b.tensor}, {out}, nullptr);
   static_cast<FunctionNode&>(*node).set_vjp(binary_vjp(op, *node, a, b, out));
 }
 
 void record_unary(UnaryOp op, const TensorPtr& a, const TensorPtr& out) {
   if (!autograd::needs_grad({&a}) || !autograd::is_differentiable(out->dtype())) return;
-  std::shared_ptr<Node> node = autograd::record(kUnaryGradName[int(op)], {a}, {out}, nullptr);
+  const char* name = op == UnaryOp::Log1p ? "Log1PBackward0" : op == UnaryOp::Square ? "PowBackward0"
+                                                                                    : kUnaryGradName[int(op)];
+  std::shared_ptr<Node> node = autograd::record(name, {a}, {out}, nullptr);
   static_cast<FunctionNode&>(*node).set_vjp(unary_vjp(op, *node, a, out));
 }
 

@@ -154,3 +154,17 @@ def test_inplace_ops_record_gradients():
         tout.sum().backward()
         lout.sum().backward()
         assert lx.grad.tolist() == pytest.approx(tx.grad.tolist()), name
+
+
+# Compositions of table ops whose node is that of their last op, not torch's fused one.
+COMPOSITE_NAMES = {"rdiv", "lerp_number", "lerp_number_high", "lerp_tensor", "addcmul", "addcdiv", "nan_to_num",
+                   "add_alpha", "sub_alpha", "round_decimals", "logit_eps", "div_floor", "floor", "ceil", "round",
+                   "trunc"}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] not in COMPOSITE_NAMES], ids=lambda c: c[0])
+def test_node_names_match_torch(case):
+    _, fn, specs = case
+    tins = [t.requires_grad_() for t in _inputs(specs, torch.float64, 1)]
+    lins = [to_lucid(t.detach()).requires_grad_() for t in tins]
+    assert fn(lucid, *lins).grad_fn.name() == type(fn(torch, *tins).grad_fn).__name__
