@@ -35,8 +35,10 @@ inline nb::object with_out(const char* name, const TensorPtr& result, nb::handle
 
 // Table ops whose Python signatures have extra arguments (alpha=, rounding_mode=,
 // decimals=, eps=): bound by hand in elementwise_extra.cpp instead of ops.cpp.
-// torch's isnan, isinf and isfinite have no out=.
-constexpr bool takes_out(std::string_view name) { return name != "isnan" && name != "isinf" && name != "isfinite"; }
+// torch's isnan, isinf, isfinite and relu have no out=.
+constexpr bool takes_out(std::string_view name) {
+  return name != "isnan" && name != "isinf" && name != "isfinite" && name != "relu";
+}
 
 // Table ops without an in-place method in torch (maximum_ and minimum_ predate this list).
 constexpr bool has_inplace(std::string_view name) {
@@ -44,6 +46,12 @@ constexpr bool has_inplace(std::string_view name) {
                              "isneginf"})
     if (n == name) return false;
   return true;
+}
+
+// Unary ops whose out= must have the result's dtype exactly, as torch's do (the
+// Same-rule ops but square; isposinf/isneginf, which write bool).
+constexpr bool exact_out(std::string_view name, ops::DtypeRule rule) {
+  return (rule == ops::DtypeRule::Same && name != "square") || name == "isposinf" || name == "isneginf";
 }
 
 constexpr bool hand_bound(std::string_view name) {

@@ -69,7 +69,7 @@ void init_elementwise_extra(nb::module_& m, TensorClass& cls) {
   using Decimals = std::optional<int64_t>;
   auto rounded = [](const TensorPtr& a, Decimals d) { return d ? ops::round_decimals(a, *d) : ops::unary(ops::UnaryOp::Round, a); };
   m.def("round", [rounded](TensorPtr a, Decimals decimals, nb::handle out) {
-    return with_out("round", rounded(a, decimals), out, bool(decimals));
+    return with_out("round", rounded(a, decimals), out, true);
   }, nb::arg("input"), nb::kw_only(), nb::arg("decimals") = nb::none(), nb::arg("out") = nb::none());
   cls.def("round", rounded, nb::kw_only(), nb::arg("decimals") = nb::none());
   cls.def("round_", [](nb::handle self, Decimals decimals) {

@@ -80,7 +80,7 @@ void init_ops(nb::module_& m, TensorClass& cls) {
   if constexpr (!hand_bound(#name)) {                                                                      \
     if constexpr (takes_out(#name))                                                                        \
       m.def(#name, [](TensorPtr a, nb::handle out) {                                                       \
-        return with_out(#name, ops::unary(ops::UnaryOp::Fn, a), out);                                      \
+        return with_out(#name, ops::unary(ops::UnaryOp::Fn, a), out, exact_out(#name, ops::DtypeRule::rule)); \
       }, nb::arg("input"), nb::kw_only(), nb::arg("out") = nb::none());                                    \
     else                                                                                                   \
       m.def(#name, [](TensorPtr a) { return ops::unary(ops::UnaryOp::Fn, a); }, nb::arg("input"));         \

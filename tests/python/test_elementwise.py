@@ -246,3 +246,25 @@ def test_binary_inplace_methods(op, dtypes):
     (la, ta), (lb, tb) = _pair(dtypes[0], (2, 3), 32), _pair(dtypes[1], (3,), 33)
     _check(lambda: getattr(la.clone(), op + "_")(lb), lambda: getattr(ta.clone(), op + "_")(tb))
     _check(lambda: getattr(la.clone(), op + "_")(3), lambda: getattr(ta.clone(), op + "_")(3))
+
+
+@pytest.mark.parametrize("op", [o for o in BINARY + UNARY if not o.startswith("_")])
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+def test_out_argument(op, dtype):
+    """out= where torch has it (a TypeError where it does not), written in the out dtype."""
+    la, ta = _pair(dtype, (2, 3), 34)
+    la, ta = _in_domain(op, dtype, la), _in_domain(op, dtype, ta)
+    args = (3,) if op in BINARY and op not in ("maximum", "minimum", "fmax", "fmin", "atan2", "hypot",
+                                              "logaddexp", "logaddexp2", "logical_and", "logical_or",
+                                              "logical_xor") else ()
+    if op in BINARY and not args:
+        args = ((la, ta),)
+    for out_dtype in ("float64", "bool", "int64"):
+        lo, to = lucid.zeros(2, 3, dtype=getattr(lucid, out_dtype)), torch.zeros(2, 3, dtype=getattr(torch, out_dtype))
+        largs = [a[0] if isinstance(a, tuple) else a for a in args]
+        targs = [a[1] if isinstance(a, tuple) else a for a in args]
+
+        def call(m, a, xs, out):
+            assert getattr(m, op)(a, *xs, out=out) is out
+            return out
+        _check(lambda: call(lucid, la, largs, lo), lambda: call(torch, ta, targs, to))
