@@ -280,10 +280,22 @@ TensorPtr logit(const TensorPtr& x, std::optional<double> eps) {
 
 TensorPtr nan_to_num(const TensorPtr& x, std::optional<double> nan, std::optional<double> posinf,
                      std::optional<double> neginf) {
-  if (!is_floating(x->dtype())) {
-    LUCID_CHECK(!is_complex(x->dtype()), NotImplementedError, "nan_to_num is not implemented for complex tensors yet");
-    return clone(x);
+  if (is_complex(x->dtype())) {
+    // Real and imaginary parts separately, through a float32 [..., 2] alias of a
+    // contiguous copy (lucid has no view_as_real yet); not differentiable here.
+    LUCID_CHECK(!autograd::needs_grad({&x}), NotImplementedError,
+                "nan_to_num of a complex tensor that requires grad is not supported yet");
+    TensorPtr c = x->clone();
+    Shape shape = c->shape();
+    shape.push_back(2);
+    auto alias = [&](const TensorPtr& t, Dtype d, const Shape& sh) {
+      return std::make_shared<TensorImpl>(t->storage(), TensorMeta{sh, contiguous_strides(sh, int64_t(dtype_size(d))),
+                                                                    d, t->device(), t->storage_offset()});
+    };
+    TensorPtr parts = nan_to_num(alias(c, Dtype::F32, shape), nan, posinf, neginf);
+    return alias(parts->is_contiguous() ? parts : parts->clone(), Dtype::C64, c->shape());
   }
+  if (!is_floating(x->dtype())) return clone(x);
   double big = x->dtype() == Dtype::F16 ? 65504.0
              : x->dtype() == Dtype::BF16 ? 3.3895313892515355e38
              : x->dtype() == Dtype::F32 ? double(std::numeric_limits<float>::max())

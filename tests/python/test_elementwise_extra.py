@@ -152,6 +152,9 @@ def test_nan_to_num(dtype, kw):
     _check(lambda: lt.clone().nan_to_num_(**kw), lambda: tt.clone().nan_to_num_(**kw))
     li, ti = lucid.tensor([1, 2]), torch.tensor([1, 2])
     _check(lambda: lucid.nan_to_num(li), lambda: torch.nan_to_num(ti))
+    cdata = [complex(a, b) for a, b in zip(SPECIAL, reversed(SPECIAL))]
+    lc, tc = lucid.tensor(cdata), torch.tensor(cdata, dtype=torch.complex64)
+    _check(lambda: lucid.nan_to_num(lc.reshape(2, 4).t(), **kw), lambda: torch.nan_to_num(tc.reshape(2, 4).t(), **kw))
 
 
 UNARY_SPECIAL = ["exp2", "expm1", "log2", "log10", "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh",
