@@ -34,6 +34,24 @@ TensorPtr as_tensor(const Operand& o, Dtype dtype, const Shape& shape) {
   return t->shape() == shape ? t : expand(t, shape);
 }
 
+// Runs `compute` without autograd and makes its result the output of one node with
+// torch's name and `vjp` (the fused op's gradient), over `inputs`; the non-null
+// inputs are saved, in order.
+TensorPtr fused(const char* name, const std::vector<TensorPtr>& inputs, const std::function<TensorPtr()>& compute,
+                Vjp vjp) {
+  TensorPtr out;
+  {
+    autograd::GradModeGuard no_grad(false);
+    out = compute();
+  }
+  if (autograd::needs_grad(inputs) && autograd::is_differentiable(out->dtype())) {
+    auto node = autograd::record(name, inputs, {out}, std::move(vjp));
+    for (const TensorPtr& t : inputs)
+      if (t) node->save(t);
+  }
+  return out;
+}
+
 bool all_true(const TensorPtr& t) {
   TensorPtr b = t->clone(Dtype::Bool);
   const std::byte* p = b->host_ptr();
@@ -216,7 +234,9 @@ BinaryOp div_op(const std::optional<std::string>& mode) {
   fail<RuntimeError>("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
 }
 
-TensorPtr lerp(const TensorPtr& start, const TensorPtr& end, const Operand& weight) {
+namespace {
+
+TensorPtr lerp_value(const TensorPtr& start, const TensorPtr& end, const Operand& weight) {
   LUCID_CHECK(start->dtype() == end->dtype(), RuntimeError, "expected dtype ", dtype_name(start->dtype()),
               " for `end` but got dtype ", dtype_name(end->dtype()));
   LUCID_CHECK(!weight.tensor || weight.tensor->dtype() == start->dtype(), RuntimeError, "expected dtype ",
@@ -238,6 +258,25 @@ TensorPtr lerp(const TensorPtr& start, const TensorPtr& end, const Operand& weig
   return where(lt(abs(w), Scalar(0.5)), ten(add(start, mul(diff, w))), ten(sub(end, mul(diff, one_minus_t(w)))));
 }
 
+}  // namespace
+
+TensorPtr lerp(const TensorPtr& start, const TensorPtr& end, const Operand& weight) {
+  auto compute = [&] { return lerp_value(start, end, weight); };
+  if (weight.tensor)
+    return fused("LerpBackward1", {start, end, weight.tensor}, compute, [](const Node& n, const Grads& g) {
+      TensorPtr w = n.saved(2);
+      return Grads{mul(g[0], one_minus_t(w)), mul(g[0], w), mul(g[0], sub(n.saved(1), n.saved(0)))};
+    });
+  Scalar w = weight.number;
+  Scalar rest = std::visit([](auto v) -> Scalar {  // 1 - w, in w's kind
+    if constexpr (std::is_same_v<decltype(v), std::complex<double>>) return Scalar(1.0 - v);
+    else return Scalar(1.0 - double(v));
+  }, w);
+  return fused("LerpBackward0", {start, end, nullptr}, compute, [w, rest](const Node&, const Grads& g) {
+    return Grads{mul(g[0], rest), mul(g[0], w), nullptr};
+  });
+}
+
 // The value of addcmul/addcdiv in the result's kind (an integer result takes the
 // float value truncated, as torch's cast does).
 Scalar value_for(Dtype d, const Scalar& v) {
@@ -247,10 +286,14 @@ Scalar value_for(Dtype d, const Scalar& v) {
 
 TensorPtr addcmul(const TensorPtr& input, const TensorPtr& t1, const TensorPtr& t2, const Scalar& value) {
   Operand a = ten(input), b = ten(t1), c = ten(t2);
-  Dtype d = result_type({&a, &b, &c});
-  TensorPtr prod = mul(t1, t2);
-  Scalar v = value_for(d, value);
-  return add(input, is_one(v) ? prod : mul(prod, v));
+  Scalar v = value_for(result_type({&a, &b, &c}), value);
+  return fused("AddcmulBackward0", {input, t1, t2}, [&] {
+    TensorPtr prod = mul(t1, t2);
+    return add(input, is_one(v) ? prod : mul(prod, v));
+  }, [v](const Node& n, const Grads& g) {
+    TensorPtr gv = mul(g[0], v);
+    return Grads{g[0], mul(gv, n.saved(2)), mul(gv, n.saved(1))};
+  });
 }
 
 TensorPtr addcdiv(const TensorPtr& input, const TensorPtr& t1, const TensorPtr& t2, const Scalar& value) {
@@ -258,8 +301,14 @@ TensorPtr addcdiv(const TensorPtr& input, const TensorPtr& t1, const TensorPtr& 
               "Integer division with addcdiv is no longer supported, and in a future release addcdiv will "
               "perform a true division of tensor1 and tensor2. Use addcmul(input, tensor1, tensor2 / divisor) "
               "instead.");
-  TensorPtr q = div(t1, t2);
-  return add(input, is_one(value) ? q : mul(q, value));
+  return fused("AddcdivBackward0", {input, t1, t2}, [&] {
+    TensorPtr q = div(t1, t2);
+    return add(input, is_one(value) ? q : mul(q, value));
+  }, [value](const Node& n, const Grads& g) {
+    TensorPtr x1 = n.saved(1), x2 = n.saved(2);
+    TensorPtr gq = div(mul(g[0], value), x2);  // d/dt1 = value / t2; d/dt2 = -value t1 / t2^2
+    return Grads{g[0], gq, neg(div(mul(gq, x1), x2))};
+  });
 }
 
 TensorPtr round_decimals(const TensorPtr& x, int64_t decimals) {
@@ -300,9 +349,11 @@ TensorPtr nan_to_num(const TensorPtr& x, std::optional<double> nan, std::optiona
              : x->dtype() == Dtype::BF16 ? 3.3895313892515355e38
              : x->dtype() == Dtype::F32 ? double(std::numeric_limits<float>::max())
                                         : std::numeric_limits<double>::max();
-  TensorPtr out = where(isneginf(x), num(Scalar(neginf.value_or(-big))), ten(x));
-  out = where(isposinf(x), num(Scalar(posinf.value_or(big))), ten(out));
-  return where(isnan(x), num(Scalar(nan.value_or(0.0))), ten(out));
+  return fused("NanToNumBackward0", {x}, [&] {
+    TensorPtr out = where(isneginf(x), num(Scalar(neginf.value_or(-big))), ten(x));
+    out = where(isposinf(x), num(Scalar(posinf.value_or(big))), ten(out));
+    return where(isnan(x), num(Scalar(nan.value_or(0.0))), ten(out));
+  }, [](const Node& n, const Grads& g) { return Grads{mul(g[0], isfinite(n.saved(0)))}; });
 }
 
 TensorPtr isclose(const TensorPtr& a, const TensorPtr& b, double rtol, double atol, bool equal_nan) {
