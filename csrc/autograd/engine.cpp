@@ -151,45 +151,37 @@ std::vector<TensorPtr> run_backward(const std::vector<TensorPtr>& outputs, std::
     input_edges.push_back(std::move(e));
   }
 
-  // Dependency counts, and (with inputs) which nodes lead to an input.
+  // Dependency counts, and a post-order (every node after the nodes it leads to).
   std::unordered_map<const Node*, int> deps;
-  std::vector<Node*> order;  // discovery order
+  std::vector<Node*> post_order;
   {
-    std::vector<Node*> stack{root.get()};
     std::unordered_set<const Node*> seen{root.get()};
+    std::vector<std::pair<Node*, size_t>> stack{{root.get(), 0}};  // node, next edge to visit
     while (!stack.empty()) {
-      Node* n = stack.back();
-      stack.pop_back();
-      order.push_back(n);
-      for (const Edge& e : n->next_edges) {
-        if (!e.valid()) continue;
-        ++deps[e.fn.get()];
-        if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+      auto& [n, next] = stack.back();
+      if (next == n->next_edges.size()) {
+        post_order.push_back(n);
+        stack.pop_back();
+        continue;
       }
+      const Edge& e = n->next_edges[next++];
+      if (!e.valid()) continue;
+      ++deps[e.fn.get()];
+      if (seen.insert(e.fn.get()).second) stack.emplace_back(e.fn.get(), 0);
     }
   }
   std::unordered_set<const Node*> execute;  // empty without inputs: run everything
   if (!inputs.empty()) {
-    std::unordered_set<const Node*> targets;
-    for (const Edge& e : input_edges) targets.insert(e.fn.get());
-    // Reaches-a-target, computed children first: reverse discovery order is not a
-    // topological order in general, so iterate to a fixed point (graphs are small
-    // relative to the kernels they run; this is linear in practice).
-    std::unordered_set<const Node*> reaches(targets.begin(), targets.end());
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        Node* n = *it;
-        if (execute.count(n)) continue;
-        for (const Edge& e : n->next_edges)
-          if (e.valid() && reaches.count(e.fn.get())) {
-            execute.insert(n);
-            reaches.insert(n);
-            changed = true;
-            break;
-          }
-      }
-    }
+    // With inputs, a node runs when some input's edge is reachable from it.
+    std::unordered_set<const Node*> reaches;
+    for (const Edge& e : input_edges) reaches.insert(e.fn.get());
+    for (Node* n : post_order)
+      for (const Edge& e : n->next_edges)
+        if (e.valid() && reaches.count(e.fn.get())) {
+          execute.insert(n);
+          reaches.insert(n);
+          break;
+        }
     if (options.accumulate)  // backward(inputs=...): the leaves' accumulators run
       for (const Edge& e : input_edges)
         if (dynamic_cast<AccumulateGrad*>(e.fn.get())) execute.insert(e.fn.get());

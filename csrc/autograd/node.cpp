@@ -1,5 +1,6 @@
 #include "autograd/node.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "autograd/grad_mode.h"
@@ -23,6 +24,44 @@ std::string tensor_description(const TensorImpl& t) {
 }  // namespace
 
 Node::Node() : sequence_nr(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+
+// Note [Deep graphs]
+// Freeing a node frees the nodes only it kept alive, through its edges and through
+// the history of the tensors it saved; done by plain destructors that recursion is as
+// deep as the graph (an RNN unrolled over 100k steps overflows the stack). So a
+// destructor moves those references onto a per-thread list, and the outermost one
+// drains the list in a loop.
+Node::~Node() {
+  thread_local bool draining = false;
+  thread_local std::vector<std::shared_ptr<Node>> pending;
+  for (Edge& e : next_edges)
+    if (e.fn) pending.push_back(std::move(e.fn));
+  // A saved tensor nobody else holds takes its history with it: hand that over too.
+  // (One tensor may be saved twice, as in x * x: count references per tensor.)
+  std::vector<TensorPtr> held;
+  for (SavedTensor& t : saved_tensors)
+    if (TensorPtr p = t.take()) held.push_back(std::move(p));
+  saved_tensors.clear();
+  std::sort(held.begin(), held.end());
+  for (size_t i = 0; i < held.size();) {
+    size_t j = i;
+    while (j < held.size() && held[j] == held[i]) ++j;
+    if (held[i].use_count() == long(j - i) && held[i]->grad_fn()) {
+      pending.push_back(held[i]->grad_fn());
+      held[i]->clear_grad_fn();
+    }
+    i = j;
+  }
+  if (draining) return;
+  draining = true;
+  while (!pending.empty()) {
+    std::shared_ptr<Node> next = std::move(pending.back());
+    pending.pop_back();
+    next.reset();  // may run ~Node, which only appends to `pending`
+  }
+  draining = false;
+}
+
 
 int64_t Node::next_hook_id() {
   static std::atomic<int64_t> next{0};

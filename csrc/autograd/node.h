@@ -37,6 +37,7 @@ class SavedTensor {
  public:
   SavedTensor(const TensorPtr& t, bool is_output);
   TensorPtr unpack(const Node& saved_by) const;
+  TensorPtr take() { return std::move(data_); }  // for ~Node
 
  private:
   TensorPtr data_;
@@ -57,7 +58,7 @@ using NodePreHook = std::function<std::vector<TensorPtr>(const std::vector<Tenso
 
 struct Node : std::enable_shared_from_this<Node> {
   Node();
-  virtual ~Node() = default;
+  virtual ~Node();  // iterative: a graph a million nodes deep frees without recursion
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 

@@ -101,7 +101,10 @@ void init_autograd(nb::module_& m, TensorClass& cls) {
         return tensor_or_none(acc->variable());
       })
       .def("_saved", [](const Node& n, size_t i) { return n.saved(i); })
-      .def_prop_ro("_num_saved", [](const Node& n) { return n.saved_tensors.size(); })
+      .def_prop_ro("_num_saved", [](const Node& n) {
+        if (n.released) n.saved(0);  // raises: the graph was freed by an earlier backward
+        return n.saved_tensors.size();
+      })
       .def_prop_ro("_sequence_nr", [](const Node& n) { return n.sequence_nr; })
       .def("_register_hook", [](Node& n, nb::object fn) {
         int64_t id = Node::next_hook_id();

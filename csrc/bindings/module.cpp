@@ -33,9 +33,13 @@ NB_MODULE(_C, m) {
   auto tensor_class = lucid::bindings::init_tensor(m);
   lucid::bindings::init_ops(m, tensor_class);
   lucid::bindings::init_elementwise_extra(m, tensor_class);
+  lucid::bindings::init_reduce(m, tensor_class);
   lucid::bindings::init_autograd(m, tensor_class);
   lucid::bindings::init_convert(m);
   lucid::bindings::init_dlpack(m);
   lucid::bindings::init_random(m);
   lucid::bindings::init_gpu(m);
+  lucid::bindings::init_indexing(m, tensor_class);
+  lucid::bindings::init_linalg(m, tensor_class);
+  lucid::bindings::init_shape(m);
 }

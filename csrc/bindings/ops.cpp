@@ -1,13 +1,11 @@
 // The elementwise ops as lucid.<op>(...) functions, Tensor methods and Python
 // operators, all generated from ops/elementwise_table.h and bound in C++ so that a
 // call costs one nanobind dispatch.
-#include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 
 #include "bindings/elementwise_common.h"
 #include "core/default_dtype.h"
 #include "ops/elementwise.h"
-#include "ops/reduce.h"
 
 namespace lucid::bindings {
 
@@ -30,27 +28,6 @@ auto inplace_operator_fn(ops::BinaryOp op) {
     ops::binary_inplace(op, nb::cast<TensorPtr>(self), operand(other, ops::op_name(op), "other"));
     return nb::borrow(self);
   };
-}
-
-// dim=None (every dimension), an int, or a sequence of ints.
-std::vector<int64_t> parse_dims(nb::handle dim, const char* op) {
-  if (dim.is_none()) return {};
-  if (PyLong_Check(dim.ptr()) || nb::isinstance<TensorImpl>(dim)) return {nb::cast<int64_t>(nb::int_(dim))};
-  LUCID_CHECK(PySequence_Check(dim.ptr()), TypeError, op, "(): argument 'dim' must be an int, a tuple of ints "
-              "or None, not ", type_name_of(dim));
-  std::vector<int64_t> dims;
-  for (nb::handle d : nb::iter(dim)) {
-    LUCID_CHECK(PyLong_Check(d.ptr()), TypeError, op, "(): argument 'dim' must contain ints, not ", type_name_of(d));
-    dims.push_back(nb::cast<int64_t>(d));
-  }
-  return dims;
-}
-
-// dtype=None or a lucid.dtype.
-std::optional<Dtype> parse_dtype(nb::handle dtype) {
-  if (dtype.is_none()) return std::nullopt;
-  LUCID_CHECK(nb::hasattr(dtype, "_code"), TypeError, "dtype must be a lucid.dtype, not ", type_name_of(dtype));
-  return dtype_from_code(nb::cast<int>(dtype.attr("_code")));
 }
 
 }  // namespace
@@ -126,19 +103,6 @@ void init_ops(nb::module_& m, TensorClass& cls) {
   });
   // Defining __eq__ would otherwise make tensors unhashable; PyTorch hashes by identity.
   cls.def("__hash__", [](nb::handle self) { return std::hash<const void*>()(self.ptr()); });
-
-  // Reductions: functions and methods share the signature (input, dim, keepdim, *, dtype).
-#define LUCID_BIND_REDUCTION(name)                                                                 \
-  m.def(#name, [](TensorPtr a, nb::handle dim, bool keepdim, nb::handle dtype) {                   \
-    return ops::name(a, parse_dims(dim, #name), keepdim, parse_dtype(dtype));                      \
-  }, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),     \
-     nb::arg("dtype") = nb::none());                                                               \
-  cls.def(#name, [](TensorPtr a, nb::handle dim, bool keepdim, nb::handle dtype) {                 \
-    return ops::name(a, parse_dims(dim, #name), keepdim, parse_dtype(dtype));                      \
-  }, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(), nb::arg("dtype") = nb::none());
-  LUCID_BIND_REDUCTION(sum)
-  LUCID_BIND_REDUCTION(mean)
-#undef LUCID_BIND_REDUCTION
 
   nb::list names;
 #define LUCID_NAME(name, ...) names.append(#name);

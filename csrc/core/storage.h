@@ -53,7 +53,7 @@ inline StorageBase& storage_base(Storage& s) {
   return std::visit([](auto& x) -> StorageBase& { return x; }, s);
 }
 
-// Allocates uninitialised host memory, 64-byte aligned.
+// Allocates uninitialised host memory: 64-byte aligned, 16 for tiny sizes.
 CpuStorage allocate_cpu(size_t nbytes);
 
 }  // namespace lucid

@@ -19,7 +19,7 @@ namespace lucid {
 TensorImpl::TensorImpl(Storage storage, TensorMeta meta)
     : storage_(std::move(storage)), meta_(std::move(meta)) {}
 
-TensorPtr TensorImpl::empty(const Shape& shape, Dtype dtype, Device device, bool pinned) {
+TensorPtr TensorImpl::empty(Shape shape, Dtype dtype, Device device, bool pinned) {
   int64_t n = numel_of(shape);
   size_t itemsize = dtype_size(dtype);
   LUCID_CHECK(n <= int64_t(INT64_MAX / int64_t(itemsize)), RuntimeError, "tensor of shape ",
@@ -33,7 +33,8 @@ TensorPtr TensorImpl::empty(const Shape& shape, Dtype dtype, Device device, bool
   } else {
     storage = allocate_cpu(nbytes);
   }
-  TensorMeta meta{shape, contiguous_strides(shape, int64_t(itemsize)), dtype, device, 0};
+  Stride stride = contiguous_strides(shape, int64_t(itemsize));
+  TensorMeta meta{std::move(shape), std::move(stride), dtype, device, 0};
   return std::make_shared<TensorImpl>(std::move(storage), std::move(meta));
 }
 
@@ -101,7 +102,13 @@ bool TensorImpl::is_contiguous() const {
   return true;
 }
 
-bool TensorImpl::storage_is_shared() const { return storage_base(storage_).data.use_count() > 1; }
+bool TensorImpl::storage_is_shared() const {
+  // Each Storage copy holds the DataPtr and the counter; when both point into one
+  // block (Note [One block per storage]), every copy counts twice.
+  const StorageBase& s = storage_base(storage_);
+  bool one_block = !s.data.owner_before(s.version) && !s.version.owner_before(s.data);
+  return s.data.use_count() > (one_block ? 2 : 1);
+}
 
 std::byte* TensorImpl::data_ptr() const {
   if (auto* s = std::get_if<SharedStorage>(&storage_); s && meta_.device.is_gpu())
@@ -383,8 +390,15 @@ AutogradMeta* TensorImpl::autograd_meta() {
 }
 
 void TensorImpl::set_requires_grad(bool v) {
-  if (v) autograd_meta()->requires_grad = true;
-  else if (autograd_) autograd_->requires_grad = false;  // keep the meta: see the contract
+  // A view made a leaf that requires grad is its own base from then on, so in-place
+  // writes through its views meet the leaf check (as in PyTorch).
+  if (v) {
+    autograd_meta()->requires_grad = true;
+    autograd_->view_base.reset();
+  }
+  else if (autograd_) {
+    autograd_->requires_grad = false;  // keep the meta: see the contract
+  }
 }
 
 const std::shared_ptr<Node>& TensorImpl::grad_fn() const {
@@ -409,6 +423,11 @@ TensorPtr TensorImpl::grad_to_tensor() const {
   TensorMeta meta{meta_.shape, contiguous_strides(meta_.shape, int64_t(itemsize())), dtype(),
                   device(), 0};
   return std::make_shared<TensorImpl>(*autograd_->grad, std::move(meta));
+}
+
+const TensorPtr& TensorImpl::view_base() const {
+  static const TensorPtr none;
+  return autograd_ ? autograd_->view_base : none;
 }
 
 void TensorImpl::zero_grad() {

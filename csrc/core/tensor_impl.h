@@ -42,6 +42,7 @@ struct AutogradMeta {
   TensorPtr grad_impl;          // graph-mode gradient, set by backward(create_graph=True)
   std::shared_ptr<Node> grad_fn;
   std::shared_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad, made on first use
+  TensorPtr view_base;  // for a view made in grad mode: the tensor it is a view of
   uint32_t output_nr = 0;
 };
 
@@ -51,7 +52,7 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
 
   // A new tensor with fresh, uninitialised storage and contiguous strides.
   // `pinned` asks for SharedStorage (host memory the GPU also addresses).
-  static TensorPtr empty(const Shape& shape, Dtype dtype, Device device, bool pinned = false);
+  static TensorPtr empty(Shape shape, Dtype dtype, Device device, bool pinned = false);
   // Like empty(), with the given dense byte strides (see dense_strides_like).
   static TensorPtr empty_strided(const Shape& shape, const Stride& stride, Dtype dtype, Device device);
   // A new tensor with every element `value` (checked as fill() checks). Version 0.
@@ -152,6 +153,7 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   // the grad storage with this tensor's contiguous layout. nullptr when no gradient.
   TensorPtr grad_to_tensor() const;
   void zero_grad();  // drops the gradient; keeps the AutogradMeta
+  const TensorPtr& view_base() const;
 
  private:
   // copy_from without the version bump: clone() and the staging of transfers.

@@ -1,6 +1,8 @@
 #include "ops/copy_ops.h"
 
 #include "autograd/record.h"
+#include "ops/elementwise.h"
+#include "ops/views.h"
 
 namespace lucid::ops {
 
@@ -35,21 +37,73 @@ void check_inplace_target(const char* name, const TensorPtr& self, const TensorP
   if (!autograd::grad_enabled()) return;
   LUCID_CHECK(!(self->requires_grad() && self->is_leaf()), RuntimeError,
               "a leaf Variable that requires grad is being used in an in-place operation.");
-  // Note [In-place on views]: PyTorch rewrites the base's history (CopySlices);
-  // lucid does not yet, and refuses rather than compute a wrong gradient.
-  LUCID_CHECK(!(self->grad_fn() && self->grad_fn()->is_view), RuntimeError, name,
-              "_(): in-place operations on a view of a tensor that requires grad are not supported yet "
-              "(the view comes from ", self->grad_fn()->name(), "). Use an out-of-place op, or clone() the view.");
-  // Writing a value with history into memory another tensor also sees (a view of a
-  // base that would not learn of it) is the same case.
-  LUCID_CHECK(!(source && source->requires_grad() && !self->requires_grad() && self->storage_is_shared()),
-              RuntimeError, name, "_(): writing a tensor that requires grad into a view (or a tensor whose "
-              "memory another tensor shares) is not supported yet: its base would not record the write. Build "
-              "the result out of place (e.g. with lucid.cat / lucid.where) instead.");
+  // A view of a leaf that requires grad cannot be written either: the leaf would
+  // change under the user's feet.
+  const TensorPtr& base = self->view_base();
+  LUCID_CHECK(!(base && base->requires_grad() && base->is_leaf()), RuntimeError,
+              "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+  // Writing a value with history into memory another tensor sees, when lucid does
+  // not know that tensor (the view was made without grad mode, or the memory is
+  // shared with NumPy), would leave the other tensor's history stale.
+  LUCID_CHECK(!(!base && source && source->requires_grad() && !self->requires_grad() && self->storage_is_shared()),
+              RuntimeError, name, "_(): writing a tensor that requires grad into memory another tensor shares "
+              "(a view made under no_grad, or a NumPy buffer) is not supported: that tensor would not record the "
+              "write. Make the view in grad mode, or build the result out of place.");
+}
+
+namespace {
+
+// Note [In-place on views]
+// An in-place write through a view V of a base B changes B too, so B's history must
+// learn of it (PyTorch's CopySlices). The write becomes a node over (B's old history,
+// the written value R): B's gradient passes through where V does not look, and the
+// part V looks at is R's gradient. B takes that node as its grad_fn, and V becomes a
+// fresh view of the new B. The geometry is V's strides and offset relative to B,
+// which needs a contiguous B (what a base almost always is); otherwise lucid raises.
+void copy_slices(const TensorPtr& view, const TensorPtr& base, const TensorPtr& result) {
+  LUCID_CHECK(base->is_contiguous(), NotImplementedError, "in-place write through a view of a non-contiguous "
+              "tensor that requires grad is not supported yet; make the base contiguous first");
+  const int64_t item = int64_t(base->itemsize());
+  Shape size = view->shape();
+  Shape strides(view->stride().size());
+  for (size_t i = 0; i < strides.size(); ++i) strides[i] = view->stride()[i] / item;
+  const int64_t rel = (view->storage_offset() - base->storage_offset()) / item;
+  TensorPtr mask = TensorImpl::full(base->shape(), Scalar(int64_t(1)), base->dtype(), base->device());
+  {
+    autograd::GradModeGuard no_grad(false);
+    as_strided(mask, size, strides, rel)->fill(Scalar(int64_t(0)));
+  }
+  auto node = autograd::record("CopySlices", {base, result}, {}, [=](const Node&, const autograd::Grads& g) {
+    TensorPtr gb = contiguous(g[0]);
+    int64_t at = gb->storage_offset() / int64_t(gb->itemsize()) + rel;
+    return autograd::Grads{mul(gb, mask), as_strided(gb, size, strides, at)};
+  });
+  view->copy_from(*result);  // writes the base's bytes; bumps the shared version
+  node->outputs.push_back(TensorSpec::of(*base));
+  autograd::set_history(base, node, 0);
+  TensorPtr fresh = as_strided(base, size, strides, base->storage_offset() / item + rel);
+  autograd::set_history(view, fresh->grad_fn(), 0);
+}
+
+}  // namespace
+
+bool writes_through_view(const TensorPtr& self, const TensorPtr& source) {
+  const TensorPtr& base = self->view_base();
+  return autograd::grad_enabled() && base && (base->requires_grad() || (source && source->requires_grad()));
+}
+
+void write_inplace_result(const TensorPtr& self, const TensorPtr& result) {
+  if (writes_through_view(self, result)) return copy_slices(self, self->view_base(), result);
+  self->copy_from(*result);  // casts; bumps the version
+  if (result->grad_fn()) autograd::set_history(self, result->grad_fn(), result->output_nr());
 }
 
 void copy_(const TensorPtr& self, const TensorPtr& src) {
   check_inplace_target("copy", self, src);
+  if (writes_through_view(self, src)) {
+    TensorPtr value = src->shape() == self->shape() ? src : expand(src, self->shape());
+    return copy_slices(self, self->view_base(), copy_to(value, self->dtype(), self->device()));
+  }
   bool record = autograd::needs_grad({&self, &src});
   std::shared_ptr<Node> node;
   if (record)  // built before the write: its edge to self is self's old history
@@ -65,6 +119,8 @@ void copy_(const TensorPtr& self, const TensorPtr& src) {
 
 void fill_(const TensorPtr& self, const Scalar& value) {
   check_inplace_target("fill", self, nullptr);
+  if (writes_through_view(self, nullptr))
+    return copy_slices(self, self->view_base(), TensorImpl::full(self->shape(), value, self->dtype(), self->device()));
   bool record = autograd::needs_grad({&self});
   std::shared_ptr<Node> node;
   if (record)

@@ -20,9 +20,16 @@ TensorPtr detach(const TensorPtr& t);
 void copy_(const TensorPtr& self, const TensorPtr& src);
 void fill_(const TensorPtr& self, const Scalar& value);
 
+// Writes an in-place op's result into self (cast to its dtype) and gives self the
+// history of the write; when self is a view in a graph, its base's history too
+// (Note [In-place on views]). writes_through_view says whether that case applies.
+void write_inplace_result(const TensorPtr& self, const TensorPtr& result);
+bool writes_through_view(const TensorPtr& self, const TensorPtr& source);
+
 // The checks every in-place op makes on its target `self` (op `name`, writing a
 // value computed from `source`, which may be null): each element its own memory;
-// not a leaf that requires grad; not a view in a graph (Note [In-place on views]).
+// not a leaf that requires grad (nor a view of one); no write of history into
+// memory shared with a tensor lucid cannot update.
 void check_inplace_target(const char* name, const TensorPtr& self, const TensorPtr& source);
 
 }  // namespace lucid::ops

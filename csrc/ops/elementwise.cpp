@@ -72,11 +72,11 @@ TensorPtr prepare(const TensorPtr& t, Dtype dtype, const Shape& shape) {
 
 // The output: laid out like the first input of the full output shape (PyTorch keeps
 // a transposed input's memory order), contiguous otherwise.
-TensorPtr make_output(const Shape& shape, Dtype dtype, Device device, const TensorImpl* like) {
+TensorPtr make_output(Shape shape, Dtype dtype, Device device, const TensorImpl* like) {
   if (like && like->shape() == shape && !like->is_contiguous())
     return TensorImpl::empty_strided(shape, dense_strides_like(shape, like->stride(), int64_t(dtype_size(dtype))),
                                      dtype, device);
-  return TensorImpl::empty(shape, dtype, device);
+  return TensorImpl::empty(std::move(shape), dtype, device);
 }
 
 }  // namespace
@@ -175,18 +175,13 @@ TensorPtr copy_with_history(const TensorPtr& self) {
   return copy;
 }
 
-// Writes `result` into self and makes self the output of result's node.
-void write_result(const TensorPtr& self, const TensorPtr& result) {
-  self->copy_from(*result);  // casts; bumps the version
-  if (result->grad_fn()) autograd::set_history(self, result->grad_fn(), 0);
-}
 
 }  // namespace
 
 TensorPtr binary(BinaryOp op, const Operand& a, const Operand& b) {
   BinaryPlan plan = plan_binary(op, a, b);
   TensorPtr x = prepare_operand(a, plan), y = prepare_operand(b, plan);
-  TensorPtr out = make_output(plan.shape, plan.out, plan.device, a.tensor ? a.tensor.get() : b.tensor.get());
+  TensorPtr out = make_output(std::move(plan.shape), plan.out, plan.device, a.tensor ? a.tensor.get() : b.tensor.get());
   run_binary_kernel(op, *out, *x, *y);
   record_binary(op, a, b, out);
   return out;
@@ -201,8 +196,8 @@ void binary_inplace(BinaryOp op, const TensorPtr& self, const Operand& other) {
   LUCID_CHECK(kBinaryRule[int(op)] == DtypeRule::Compare || can_cast(plan.out, self->dtype()), RuntimeError,
               "result type ", dtype_name(plan.out), " can't be cast to the desired output type ",
               dtype_name(self->dtype()));
-  if (autograd::needs_grad({&self, &other.tensor})) {
-    write_result(self, binary(op, {copy_with_history(self), {}}, other));
+  if (autograd::needs_grad({&self, &other.tensor}) || writes_through_view(self, other.tensor)) {
+    write_inplace_result(self, binary(op, {copy_with_history(self), {}}, other));
     return;
   }
   // Read other from a copy when it shares self's bytes in another arrangement
@@ -214,7 +209,7 @@ void binary_inplace(BinaryOp op, const TensorPtr& self, const Operand& other) {
         src.tensor->stride() == self->stride()))
     src.tensor = src.tensor->clone();
   if (plan.out != self->dtype()) {
-    write_result(self, binary(op, {self, {}}, src));
+    write_inplace_result(self, binary(op, {self, {}}, src));
     return;
   }
   TensorPtr y = prepare_operand(src, plan);
@@ -266,8 +261,9 @@ void unary_inplace(UnaryOp op, const TensorPtr& self) {
                                                                : unary_dtype(op, self);
   LUCID_CHECK(can_cast(dtype, self->dtype()), RuntimeError, "result type ", dtype_name(dtype),
               " can't be cast to the desired output type ", dtype_name(self->dtype()));
-  if (autograd::needs_grad({&self}) || dtype != self->dtype()) {
-    write_result(self, unary(op, autograd::needs_grad({&self}) ? copy_with_history(self) : self));
+  bool record = autograd::needs_grad({&self}) || writes_through_view(self, nullptr);
+  if (record || dtype != self->dtype()) {
+    write_inplace_result(self, unary(op, record ? copy_with_history(self) : self));
     return;
   }
   cpu::unary(op, *self, *self);
@@ -277,13 +273,13 @@ void unary_inplace(UnaryOp op, const TensorPtr& self) {
 void inplace_via(const char* name, const TensorPtr& self, const TensorPtr& source,
                  const std::function<TensorPtr(const TensorPtr&)>& f) {
   check_inplace_target(name, self, source);
-  bool grad = autograd::needs_grad({&self, &source});
+  bool grad = autograd::needs_grad({&self, &source}) || writes_through_view(self, source);
   TensorPtr result = f(grad ? copy_with_history(self) : self);
   LUCID_CHECK(result->shape() == self->shape(), RuntimeError, "output with shape ", shape_str(self->shape()),
               " doesn't match the broadcast shape ", shape_str(result->shape()));
   LUCID_CHECK(can_cast(result->dtype(), self->dtype()), RuntimeError, "result type ", dtype_name(result->dtype()),
               " can't be cast to the desired output type ", dtype_name(self->dtype()));
-  write_result(self, result);
+  write_inplace_result(self, result);
 }
 
 void write_out(const char* name, const TensorPtr& out, const TensorPtr& result, bool exact) {

@@ -6,24 +6,12 @@
 #include "autograd/record.h"
 #include "backend/cpu/reduce.h"
 #include "ops/elementwise.h"
+#include "ops/reduce_plan.h"
 #include "ops/views.h"
 
 namespace lucid::ops {
 
 namespace {
-
-// The reduced dims (sorted, wrapped, checked) and the permutation that moves them
-// last while keeping the others in order.
-std::vector<bool> reduced_mask(const std::vector<int64_t>& dims, int64_t ndim) {
-  std::vector<bool> mask(size_t(std::max<int64_t>(ndim, 0)), dims.empty());
-  for (int64_t d : dims) {
-    int64_t w = wrap_dim(d, ndim);
-    if (ndim == 0) continue;
-    LUCID_CHECK(!mask[w], RuntimeError, "dim ", w, " appears multiple times in the list of dims");
-    mask[w] = true;
-  }
-  return mask;
-}
 
 TensorPtr reduce_sum(const char* name, const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim,
                      Dtype out_dtype, bool average) {

@@ -14,10 +14,12 @@ TensorPtr restride(const TensorPtr& t, Shape shape, Stride stride, int64_t offse
   return TensorImpl::view_of(*t, std::move(shape), std::move(stride), offset);
 }
 
-// Records a view op's node when t requires grad. View nodes are marked: an in-place
-// write through such a view would change its base behind the graph's back.
-TensorPtr recorded(const char* name, const TensorPtr& t, TensorPtr out, Vjp vjp) {
-  if (autograd::needs_grad({&t})) autograd::record(name, {t}, {out}, std::move(vjp))->is_view = true;
+// Records a view op's node when t requires grad, and (in grad mode) remembers the
+// base the view shows, so that an in-place write through it can rewrite the base's
+// history (Note [In-place on views] in copy_ops.cpp).
+TensorPtr recorded(const char* name, const TensorPtr& t, TensorPtr out, Vjp vjp, bool is_view = true) {
+  if (autograd::needs_grad({&t})) autograd::record(name, {t}, {out}, std::move(vjp))->is_view = is_view;
+  if (is_view && autograd::grad_enabled()) out->autograd_meta()->view_base = t->view_base() ? t->view_base() : t;
   return out;
 }
 
@@ -125,7 +127,7 @@ TensorPtr reshape(const TensorPtr& t, const Shape& shape) {
                     reshape_back(t));
   TensorPtr copy = t->clone();
   return recorded("UnsafeViewBackward0", t, restride(copy, s, contiguous_strides(s, int64_t(t->itemsize())), 0),
-                  reshape_back(t));
+                  reshape_back(t), false);
 }
 
 TensorPtr permute(const TensorPtr& t, const std::vector<int64_t>& dims) {

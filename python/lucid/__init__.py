@@ -6,6 +6,7 @@ NumPy conversion is asked for.
 
 import sys as _sys
 
+from . import _blas_env  # noqa: F401  (before _C: it picks OpenBLAS's kernels)
 from . import _C
 from ._dtype import (  # noqa: F401  (names re-exported as lucid.*)
     dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
@@ -21,9 +22,11 @@ from ._random import Generator, default_generator, manual_seed  # noqa: F401
 from ._printing import set_printoptions  # noqa: F401
 from ._elementwise import result_type, can_cast  # noqa: F401
 from . import gpu
+from ._shape import *  # noqa: F401,F403
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
+from . import nn  # noqa: F401
 
 cuda = gpu
 _sys.modules[__name__ + ".cuda"] = gpu
@@ -48,7 +51,18 @@ def _view_fn(name):
 
 
 # The elementwise ops are engine functions (csrc/ops/elementwise_table.h).
-for _name in _C._elementwise_ops + ("sum", "mean") + _C._elementwise_extra_ops:
+for _name in _C._elementwise_ops + _C._elementwise_extra_ops:
+    globals()[_name] = getattr(_C, _name)
+
+# Reductions, scans and softmax (csrc/bindings/reduce.cpp). lucid.max/min/all/any
+# shadow the builtins inside this module from here on, as in torch.
+from . import return_types  # noqa: E402
+for _name in _C._reduction_ops:
+    globals()[_name] = getattr(_C, _name)
+
+# Matrix products and the BLAS thread count (csrc/ops/linalg.h).
+for _name in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "addmv", "baddbmm",
+              "einsum", "tensordot", "get_num_threads", "set_num_threads"):
     globals()[_name] = getattr(_C, _name)
 
 for _name in ("reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze",
@@ -56,3 +70,8 @@ for _name in ("reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "s
               "broadcast_to", "unbind"):
     globals()[_name] = _view_fn(_name)
 del _name
+
+# Advanced indexing (csrc/ops/index_ops.h).
+nonzero = _view_fn("nonzero")
+argwhere = _view_fn("argwhere")
+masked_select = _C.masked_select

@@ -1,65 +1,117 @@
-"""Basic indexing: ints, slices (positive steps), None, Ellipsis, and 0-d integer
-tensors used as ints. Every result is a view of the same storage."""
+"""t[key] and t[key] = value, as PyTorch parses them.
+
+Basic parts of a key (ints, slices with positive steps, None, Ellipsis, 0-d integer
+tensors used as ints) are applied first as views. Advanced parts (integer tensors,
+lists, bool masks, Python bools) are collected, one per dimension of that view, and
+handed to the engine's index / index_put_ (csrc/ops/index_ops.h), which places the
+broadcast index shape where PyTorch does (Note [Advanced index placement]). A key
+with only basic parts gives a view of the same storage; one with advanced parts
+gives a copy.
+"""
 
 from __future__ import annotations
 
 from . import _C
+
+_BOOL, _UINT8, _INT64 = 0, 1, 5  # engine dtype codes (python/lucid/_dtype.py)
 
 
 def _is_tensor(x):
     return isinstance(x, _C.Tensor)
 
 
+def _is_mask(t):
+    return t._dtype in (_BOOL, _UINT8)
+
+
+def _as_tuple(key):
+    """PyTorch's treatSequenceAsTuple: x[[0, slice(None)]] means x[0, :], while
+    x[[0, 1]] is an index tensor."""
+    if isinstance(key, tuple):
+        return key
+    if isinstance(key, list) and len(key) < 32 and any(
+            _is_tensor(k) or isinstance(k, (list, tuple, slice)) or k is None or k is Ellipsis for k in key):
+        return tuple(key)
+    return (key,)
+
+
+def _list_to_index(seq):
+    """A (nested) list used as an index: bools stay a mask, numbers become int64."""
+    from ._dtype import get_default_dtype
+
+    t = _C.from_data(seq, -1, get_default_dtype()._code)
+    if t._dtype in (_BOOL, _UINT8, _INT64):
+        return t
+    if t.dtype.is_complex:
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return t._clone(_INT64, None, False)  # floats truncate, as PyTorch's indexing_tensor_from_data
+
+
+def _bool_index(value):
+    """The index a Python bool (or 0-d mask) stands for, after a new size-1 dimension
+    is inserted: that dimension kept (True) or emptied (False)."""
+    return _C.full([1 if value else 0], 0, _INT64, -1, False)
+
+
 def _apply(impl, key):
-    if not isinstance(key, tuple):
-        key = (key,)
-    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    """Applies the basic parts of `key`; returns (view, indices) where indices is
+    None for a purely basic key, else one entry (None or a tensor) per leading
+    dimension of the view."""
+    key = tuple(_list_to_index(k) if isinstance(k, (list, tuple)) else k for k in _as_tuple(key))
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    if consumed > impl.ndim:
+    specified = 0
+    for k in key:
+        if _is_tensor(k):
+            specified += k.ndim if _is_mask(k) else 1
+        elif k is not None and k is not Ellipsis and not isinstance(k, bool):
+            specified += 1
+    if specified > impl.ndim:
         raise IndexError(f"too many indices for tensor of dimension {impl.ndim}")
+    ndim = impl.ndim
     dim = 0  # position in the tensor being built
-    # PyTorch's out-of-range message names the position in the index tuple.
+    indices = None
+
+    def record(t, width):
+        nonlocal indices, dim
+        if indices is None:
+            indices = []
+        indices.extend([None] * (dim + 1 - len(indices)))
+        indices[dim] = t
+        dim += width
+
+    # PyTorch's out-of-range message for an int names the position in the index tuple.
     for position, k in enumerate(key):
         if k is None:
             impl = impl._unsqueeze(dim)
             dim += 1
         elif k is Ellipsis:
-            dim += impl.ndim - dim - (consumed - _consumed_before(key, k))
+            dim += ndim - specified
         elif isinstance(k, slice):
             step = 1 if k.step is None else _int(k.step)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
             start = None if k.start is None else _int(k.start)
             stop = None if k.stop is None else _int(k.stop)
-            impl = impl._slice(dim, start, stop, step)
+            if start is not None or stop is not None or step != 1:  # `:` leaves the tensor itself
+                impl = impl._slice(dim, start, stop, step)
             dim += 1
-        elif isinstance(k, bool):
-            raise IndexError("indexing with a Python bool is not supported yet; use a slice or None")
-        elif hasattr(k, "__index__") and (not _is_tensor(k) or k.ndim == 0):
+        elif isinstance(k, bool) or (_is_tensor(k) and k.ndim == 0 and _is_mask(k)):
+            impl = impl._unsqueeze(dim)
+            record(_bool_index(bool(k._item()) if _is_tensor(k) else k), 1)
+        elif _is_tensor(k) and k.ndim > 0:
+            record(k, k.ndim if _is_mask(k) else 1)
+        elif hasattr(k, "__index__"):
             if _is_tensor(k) and (k.dtype.is_floating_point or k.dtype.is_complex):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             i, n = k.__index__(), impl._shape[dim]
             if not -n <= i < n:
                 raise IndexError(f"index {i} is out of bounds for dimension {position} with size {n}")
             impl = impl._select(dim, i)
-        elif _is_tensor(k) or isinstance(k, (list, tuple)):
-            raise IndexError("advanced indexing with tensors or lists is not supported yet: lucid "
-                             "supports ints, slices, None and ... (basic indexing)")
         else:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                              f"Variables are valid indices (got {type(k).__name__})")
-    return impl
-
-
-def _consumed_before(key, ellipsis):
-    n = 0
-    for k in key:
-        if k is ellipsis:
-            return n
-        if k is not None:
-            n += 1
-    return n
+    return impl, indices
 
 
 def _int(v):
@@ -69,18 +121,43 @@ def _int(v):
 
 
 def getitem(impl, key):
-    out = _apply(impl, key)
+    out, indices = _apply(impl, key)
+    if indices is not None:
+        return out._index(indices)
     return impl._view(list(impl._shape)) if out is impl else out
 
 
-def setitem(impl, key, value):
-    target = _apply(impl, key)
+def _value_tensor(target, value):
     if _is_tensor(value):
-        target._copy(value)
-    elif isinstance(value, (bool, int, float, complex)):
-        target._fill(value)
-    else:
-        from ._dtype import get_default_dtype
+        return value
+    if isinstance(value, (bool, int, float, complex)):
+        return _C.full([], value, target._dtype, target._device, False)
+    from ._dtype import get_default_dtype
 
-        src = _C.from_data(value, target._dtype, get_default_dtype()._code)
-        target._copy(src)
+    src = _C.from_data(value, target._dtype, get_default_dtype()._code)
+    return src if target._device < 0 else src._to_device(target._device)
+
+
+def setitem(impl, key, value):
+    target, indices = _apply(impl, key)
+    if indices is None:
+        if _is_tensor(value):
+            target._copy(value)
+        elif isinstance(value, (bool, int, float, complex)):
+            target._fill(value)
+        else:
+            target._copy(_value_tensor(target, value))
+        return
+    value = _value_tensor(target, value)
+    defined = [t for t in indices if t is not None]
+    if value.ndim == 0 and value._dtype != target._dtype and len(defined) == 1 and defined[0]._dtype == _BOOL:
+        # PyTorch writes x[mask] = 0-d tensor as masked_fill_, which casts the value
+        value = value.to(target.dtype)
+    # PyTorch drops the value's leading size-1 dimensions (x[idx] = v[None] works).
+    shape = list(value._shape)
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    if lead:
+        value = value._view(shape[lead:])
+    target._index_put_(indices, value, False)

@@ -260,6 +260,17 @@ class _TensorAPI:
     def __setitem__(self, key, value):
         setitem(self, key, value if isinstance(value, Tensor) else value)
 
+    def nonzero(self, *, as_tuple=False):
+        out = self._nonzero()
+        if not as_tuple:
+            return out
+        if self.ndim == 0:  # PyTorch treats a 0-d tensor as 1-d here
+            return (self._view([1])._nonzero()._select(1, 0),)
+        return tuple(out._select(1, d) for d in range(self.ndim))
+
+    def argwhere(self):
+        return self._nonzero()
+
     # ---- views -------------------------------------------------------------------------
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], D.dtype):
@@ -340,8 +351,7 @@ class _TensorAPI:
         return self._contiguous()
 
     def unbind(self, dim=0):
-        n = self.size(dim)
-        return tuple(self._select(dim, i) for i in range(n))
+        return tuple(_C._unbind(self, dim))  # one UnbindBackward0 node for every piece
 
     # ---- copies and in-place writes -------------------------------------------------------
     def clone(self, *, memory_format=None):

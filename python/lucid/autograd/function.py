@@ -135,7 +135,10 @@ class Function:
                           [a if isinstance(a, Tensor) else None for a in args],
                           [o if isinstance(o, Tensor) else None for o in outputs], differentiable,
                           list(ctx._to_save or ()))
+        # ctx must not keep tensors alive: the node holds ctx, and a tensor holding its
+        # node would close a cycle Python's collector cannot see through C++.
         ctx._to_save = None
+        ctx._dirty = ctx._non_differentiable = ()
         return outputs[0] if single else tuple(outputs)
 
 

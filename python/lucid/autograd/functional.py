@@ -97,7 +97,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     """The Jacobian: shape output.shape + input.shape, nested per output and input."""
-    from .._creation import zeros_like
+    from .._creation import zeros
 
     with enable_grad():
         single_in, inputs = _as_tuple(inputs, "inputs", "jacobian")
@@ -108,7 +108,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         for o in outputs:
             rows = []
             for j in range(o.numel()):
-                seed = zeros_like(o)
+                seed = zeros(o.shape, dtype=o.dtype, device=o.device)
                 with _no_grad():
                     seed.view(-1)[j] = 1.0
                 rows.append(_fill_none(_autograd_grad((o,), inputs, (seed,), create_graph), inputs))

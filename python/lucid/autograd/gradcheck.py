@@ -38,23 +38,27 @@ def _numerical_jacobian(func, inputs, index, eps):
     flat = x.detach().view(-1) if x.is_contiguous() else None
     if flat is None:
         raise GradcheckError("gradcheck needs contiguous inputs")
+    def write(e, value):
+        with no_grad():  # the input may be a leaf that requires grad
+            flat[e] = value
+
+    # func runs in the caller's grad mode: gradgradcheck's func calls autograd.grad.
     columns = []  # one per input element: list over outputs of flat derivative lists
-    with no_grad():
-        for e in range(flat.numel()):
-            orig = flat[e].item()
-            flat[e] = orig + eps
-            plus = [_flat_values(o) for o in _outputs(func, inputs)]
-            flat[e] = orig - eps
-            minus = [_flat_values(o) for o in _outputs(func, inputs)]
-            flat[e] = orig
-            columns.append([[(p - m) / (2 * eps) for p, m in zip(po, mo)] for po, mo in zip(plus, minus)])
+    for e in range(flat.numel()):
+        orig = flat[e].item()
+        write(e, orig + eps)
+        plus = [_flat_values(o) for o in _outputs(func, inputs)]
+        write(e, orig - eps)
+        minus = [_flat_values(o) for o in _outputs(func, inputs)]
+        write(e, orig)
+        columns.append([[(p - m) / (2 * eps) for p, m in zip(po, mo)] for po, mo in zip(plus, minus)])
     return columns
 
 
 def _analytical_jacobian(func, inputs, diff_indices):
     """rows[k][j][i] = d out_k[j] / d inputs[diff_indices[i]] (flat lists), via one backward per output element."""
     from . import grad as autograd_grad
-    from .._creation import zeros_like
+    from .._creation import zeros
 
     outputs = _outputs(func, inputs)
     diff_inputs = [inputs[i] for i in diff_indices]
@@ -62,7 +66,9 @@ def _analytical_jacobian(func, inputs, diff_indices):
     for out in outputs:
         out_rows = []
         for j in range(out.numel()):
-            seed = zeros_like(out)
+            # row-major seed, whatever the output's layout (gradients come back in
+            # the input's layout)
+            seed = zeros(out.shape, dtype=out.dtype, device=out.device)
             with no_grad():
                 seed.view(-1)[j] = 1.0
             if not out.requires_grad:

@@ -1,0 +1,297 @@
+#include "backend/cpu/blas.h"
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <type_traits>
+
+#ifdef LUCID_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace lucid::cpu {
+
+namespace {
+
+// ---- threads -------------------------------------------------------------------
+
+std::atomic<int> g_threads{0};
+std::once_flag g_threads_once;
+
+void apply_threads(int n) {
+#ifdef LUCID_HAVE_OPENBLAS
+  openblas_set_num_threads(n);
+#endif
+  g_threads.store(n);
+}
+
+// OpenBLAS is told the engine's thread count once, before the first product.
+void init_threads() {
+  std::call_once(g_threads_once, [] {
+    if (g_threads.load() == 0) apply_threads(std::max(1, int(std::thread::hardware_concurrency())));
+  });
+}
+
+// ---- scalars and matrices ---------------------------------------------------------
+
+template <typename T>
+T scalar_as(const Scalar& s) {
+  return std::visit([](auto v) -> T {
+    using V = decltype(v);
+    if constexpr (std::is_same_v<V, std::complex<double>>) {
+      if constexpr (std::is_same_v<T, complex64>) return complex64(float(v.real()), float(v.imag()));
+      else return T(v.real());
+    } else if constexpr (std::is_same_v<T, complex64>) {
+      return complex64(float(v), 0.0f);
+    } else {
+      return T(v);
+    }
+  }, s);
+}
+
+bool scalar_is_zero(const Scalar& s) {
+  return std::visit([](auto v) { return v == decltype(v)(0); }, s);
+}
+
+// One matrix of a batch: element (r, c) is at p + r*rs + c*cs (element strides).
+template <typename T>
+struct Mat {
+  const T* p;
+  int64_t rs, cs;
+  T at(int64_t r, int64_t c) const { return p[r * rs + c * cs]; }
+};
+
+// Walks the batch dimensions (every dim but the last two) of a, b and the
+// contiguous out together, calling fn(a_byte_offset, b_byte_offset, batch_index).
+template <typename Fn>
+void for_each_batch(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b, Fn&& fn) {
+  const int64_t nb = out.ndim() - 2;
+  int64_t count = 1;
+  for (int64_t d = 0; d < nb; ++d) count *= out.shape()[d];
+  std::vector<int64_t> idx(size_t(nb), 0);
+  int64_t ao = 0, bo = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    fn(ao, bo, i);
+    for (int64_t d = nb - 1; d >= 0; --d) {  // odometer increment
+      ao += a.stride()[d];
+      bo += b.stride()[d];
+      if (++idx[d] < out.shape()[d]) break;
+      ao -= a.stride()[d] * out.shape()[d];
+      bo -= b.stride()[d] * out.shape()[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// C (m x n, contiguous) = alpha * A @ B + beta * C with a blocked i-p-j loop whose
+// inner loop runs along a row of B and C. Integers (and builds without BLAS).
+template <typename T>
+void loop_gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<T> A, Mat<T> B, T beta, bool beta_zero, T* C) {
+  for (int64_t i = 0; i < m * n; ++i) C[i] = beta_zero ? T(0) : T(beta * C[i]);
+  constexpr int64_t kBlockK = 128, kBlockN = 512;
+  for (int64_t j0 = 0; j0 < n; j0 += kBlockN) {
+    const int64_t j1 = std::min(n, j0 + kBlockN);
+    for (int64_t p0 = 0; p0 < k; p0 += kBlockK) {
+      const int64_t p1 = std::min(k, p0 + kBlockK);
+      for (int64_t i = 0; i < m; ++i) {
+        T* crow = C + i * n;
+        for (int64_t p = p0; p < p1; ++p) {
+          const T av = T(alpha * A.at(i, p));
+          const T* brow = B.p + p * B.rs;
+          if (B.cs == 1) {
+            for (int64_t j = j0; j < j1; ++j) crow[j] += T(av * brow[j]);
+          } else {
+            for (int64_t j = j0; j < j1; ++j) crow[j] += T(av * brow[j * B.cs]);
+          }
+        }
+      }
+    }
+  }
+}
+
+#ifdef LUCID_HAVE_OPENBLAS
+// How BLAS (row-major) can read a rows x cols matrix with element strides rs, cs:
+// as it is (ld = rs) or transposed (ld = cs). nullopt: it needs a copy.
+struct BlasLayout {
+  bool trans;
+  int64_t ld;
+};
+std::optional<BlasLayout> blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  // A size-1 dimension's stride is never used: pick the one that makes BLAS happy.
+  if ((cols <= 1 || cs == 1) && (rows <= 1 || rs >= std::max<int64_t>(1, cols)))
+    return BlasLayout{false, rows <= 1 ? std::max<int64_t>(1, cols) : rs};
+  if ((rows <= 1 || rs == 1) && (cols <= 1 || cs >= std::max<int64_t>(1, rows)))
+    return BlasLayout{true, cols <= 1 ? std::max<int64_t>(1, rows) : cs};
+  return std::nullopt;
+}
+
+void blas_call(bool ta, bool tb, int m, int n, int k, float alpha, const float* A, int lda, const float* B,
+               int ldb, float beta, float* C, int ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, A,
+              lda, B, ldb, beta, C, ldc);
+}
+void blas_call(bool ta, bool tb, int m, int n, int k, double alpha, const double* A, int lda, const double* B,
+               int ldb, double beta, double* C, int ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, A,
+              lda, B, ldb, beta, C, ldc);
+}
+void blas_call(bool ta, bool tb, int m, int n, int k, complex64 alpha, const complex64* A, int lda,
+               const complex64* B, int ldb, complex64 beta, complex64* C, int ldc) {
+  cblas_cgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, &alpha, A,
+              lda, B, ldb, &beta, C, ldc);
+}
+#endif
+
+// The element strides of the last two dims, or nullopt when a byte stride is not a
+// whole number of elements (a foreign buffer): such an operand is copied.
+std::optional<std::pair<int64_t, int64_t>> matrix_strides(const TensorImpl& t) {
+  const int64_t is = int64_t(t.itemsize());
+  const int64_t rs = t.stride()[t.ndim() - 2], cs = t.stride()[t.ndim() - 1];
+  if (rs % is || cs % is) return std::nullopt;
+  for (int64_t d = 0; d + 2 < t.ndim(); ++d)
+    if (t.stride()[d] % is) return std::nullopt;
+  return std::pair{rs / is, cs / is};
+}
+
+// How one operand (rows x cols matrices) is read: its element strides, and for BLAS
+// the transpose flag and leading dimension. ok == false: it must be copied first.
+struct Operand {
+  bool ok = false;
+  int64_t rs = 0, cs = 0;
+  bool trans = false;
+  int64_t ld = 0;
+};
+
+template <bool kBlas>
+Operand operand_layout(const TensorImpl& t, int64_t rows, int64_t cols) {
+  Operand o;
+  auto st = matrix_strides(t);
+  if (!st) return o;
+  o.rs = st->first;
+  o.cs = st->second;
+#ifdef LUCID_HAVE_OPENBLAS
+  if constexpr (kBlas) {
+    auto l = blas_layout(rows, cols, o.rs, o.cs);
+    if (!l || l->ld > INT_MAX) return o;
+    o.trans = l->trans;
+    o.ld = l->ld;
+  }
+#endif
+  (void)rows;
+  (void)cols;
+  o.ok = true;
+  return o;
+}
+
+template <typename T>
+void gemm_typed(TensorImpl& out, const TensorImpl& a_in, const TensorImpl& b_in, const Scalar& alpha_s,
+                const Scalar& beta_s) {
+  const int64_t nd = out.ndim();
+  const int64_t m = out.shape()[nd - 2], n = out.shape()[nd - 1], k = a_in.shape()[nd - 1];
+  const T alpha = scalar_as<T>(alpha_s), beta = scalar_as<T>(beta_s);
+  const bool beta_zero = scalar_is_zero(beta_s);
+  T* c_base = reinterpret_cast<T*>(out.host_ptr());
+  if (out.numel() == 0) return;
+  if (k == 0) {  // an empty sum: beta * out
+    for (int64_t i = 0; i < out.numel(); ++i) c_base[i] = beta_zero ? T(0) : T(beta * c_base[i]);
+    return;
+  }
+  // Layouts BLAS cannot take (or odd byte strides) are copied to contiguous rows.
+  constexpr bool kBlasType = std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, complex64>;
+  TensorPtr a_copy, b_copy;
+  const TensorImpl* a = &a_in;
+  const TensorImpl* b = &b_in;
+  Operand la = operand_layout<kBlasType>(*a, m, k), lb = operand_layout<kBlasType>(*b, k, n);
+  if (!la.ok) {
+    a_copy = a->clone();
+    a = a_copy.get();
+    la = operand_layout<kBlasType>(*a, m, k);
+  }
+  if (!lb.ok) {
+    b_copy = b->clone();
+    b = b_copy.get();
+    lb = operand_layout<kBlasType>(*b, k, n);
+  }
+  const std::byte* a_base = a->host_ptr();
+  const std::byte* b_base = b->host_ptr();
+  const bool fits_int = m <= INT_MAX && n <= INT_MAX && k <= INT_MAX;
+  for_each_batch(out, *a, *b, [&](int64_t ao, int64_t bo, int64_t i) {
+    const T* A = reinterpret_cast<const T*>(a_base + ao);
+    const T* B = reinterpret_cast<const T*>(b_base + bo);
+    T* C = c_base + i * m * n;
+#ifdef LUCID_HAVE_OPENBLAS
+    if constexpr (kBlasType) {
+      if (fits_int) {
+        blas_call(la.trans, lb.trans, int(m), int(n), int(k), alpha, A, int(la.ld), B, int(lb.ld),
+                  beta_zero ? T(0) : beta, C, int(n));
+        return;
+      }
+    }
+#endif
+    (void)fits_int;
+    loop_gemm<T>(m, n, k, alpha, Mat<T>{A, la.rs, la.cs}, Mat<T>{B, lb.rs, lb.cs}, beta, beta_zero, C);
+  });
+}
+
+}  // namespace
+
+void gemm(TensorImpl& out, const TensorImpl& a, const TensorImpl& b, const Scalar& alpha, const Scalar& beta) {
+  init_threads();
+  LUCID_CHECK(a.dtype() == out.dtype() && b.dtype() == out.dtype() && out.is_contiguous(), RuntimeError,
+              "internal: cpu::gemm expects one dtype and a contiguous output");
+  switch (out.dtype()) {
+    case Dtype::F32: return gemm_typed<float>(out, a, b, alpha, beta);
+    case Dtype::F64: return gemm_typed<double>(out, a, b, alpha, beta);
+    case Dtype::C64: return gemm_typed<complex64>(out, a, b, alpha, beta);
+    case Dtype::F16:
+    case Dtype::BF16: {
+      // Exact widening to float32, one sgemm, one rounding back (as PyTorch's CPU
+      // kernels accumulate half-precision products in float).
+      TensorPtr a32 = a.clone(Dtype::F32), b32 = b.clone(Dtype::F32);
+      TensorPtr c32 = scalar_is_zero(beta) ? TensorImpl::empty(out.shape(), Dtype::F32, Device::cpu())
+                                           : out.clone(Dtype::F32);
+      gemm_typed<float>(*c32, *a32, *b32, alpha, beta);
+      out.copy_from(*c32);
+      return;
+    }
+    case Dtype::U8: return gemm_typed<uint8_t>(out, a, b, alpha, beta);
+    case Dtype::I8: return gemm_typed<int8_t>(out, a, b, alpha, beta);
+    case Dtype::I16: return gemm_typed<int16_t>(out, a, b, alpha, beta);
+    case Dtype::I32: return gemm_typed<int32_t>(out, a, b, alpha, beta);
+    case Dtype::I64: return gemm_typed<int64_t>(out, a, b, alpha, beta);
+    case Dtype::Bool: break;
+  }
+  fail<RuntimeError>("\"addmm_impl_cpu_\" not implemented for 'Bool'");
+}
+
+int get_num_threads() {
+  init_threads();
+  return g_threads.load();
+}
+
+void set_num_threads(int n) {
+  LUCID_CHECK(n > 0, RuntimeError, "set_num_threads expects a positive integer, but got ", n);
+  init_threads();
+  apply_threads(n);
+}
+
+bool has_blas() {
+#ifdef LUCID_HAVE_OPENBLAS
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string blas_info() {
+#ifdef LUCID_HAVE_OPENBLAS
+  return str_cat(openblas_get_config(), " (kernels: ", openblas_get_corename(), ")");
+#else
+  return "none (lucid's own loops)";
+#endif
+}
+
+}  // namespace lucid::cpu

@@ -1,0 +1,184 @@
+#include "backend/cpu/gather_scatter.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <type_traits>
+
+#include "core/copy.h"
+#include "core/error.h"
+
+namespace lucid::cpu {
+
+namespace {
+
+// Calls row(p, n, step) for every row of `shape`'s last dimension: p[k] points at
+// the row's first element in operand k (byte strides st[k]), step[k] is that
+// operand's stride along the row, n its length. The kernels keep their per-element
+// work in a tight inner loop; the odometer runs once per row.
+template <size_t K, typename F>
+void walk_rows(const Shape& shape, const std::array<const Stride*, K>& st, const std::array<std::byte*, K>& base,
+               F row) {
+  for (int64_t s : shape)
+    if (s == 0) return;
+  const size_t nd = shape.size();
+  std::array<int64_t, K> step{};
+  const int64_t n = nd ? shape[nd - 1] : 1;
+  for (size_t k = 0; k < K; ++k) step[k] = nd ? (*st[k])[nd - 1] : 0;
+  const size_t outer_nd = nd ? nd - 1 : 0;
+  std::vector<int64_t> idx(outer_nd, 0);
+  std::array<std::byte*, K> p = base;
+  while (true) {
+    row(p, n, step);
+    size_t d = outer_nd;
+    while (true) {
+      if (d == 0) return;
+      --d;
+      if (++idx[d] < shape[d]) {
+        for (size_t k = 0; k < K; ++k) p[k] += (*st[k])[d];
+        break;
+      }
+      for (size_t k = 0; k < K; ++k) p[k] -= (*st[k])[d] * (shape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+// An unsigned integer as wide as an element: moving elements needs no more.
+template <typename Fn>
+void visit_width(size_t itemsize, Fn&& fn) {
+  switch (itemsize) {
+    case 1: return fn.template operator()<uint8_t>();
+    case 2: return fn.template operator()<uint16_t>();
+    case 4: return fn.template operator()<uint32_t>();
+    case 8: return fn.template operator()<uint64_t>();
+  }
+  fail<RuntimeError>("internal: no element width ", itemsize);
+}
+
+template <typename T>
+inline T load(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename T>
+inline void store(std::byte* p, T v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// The strides of `t` over index's shape with the scattered/gathered dimension
+// removed from the walk (stride 0): the index supplies that coordinate.
+Stride without_dim(const TensorImpl& t, int64_t dim) {
+  Stride s = t.stride();
+  s[dim] = 0;
+  return s;
+}
+
+[[noreturn, gnu::noinline, gnu::cold]] void index_error(int64_t i, int64_t size, int64_t dim) {
+  fail<RuntimeError>("index ", i, " is out of bounds for dimension ", dim, " with size ", size);
+}
+
+// Inlined into every inner loop: one unsigned compare per index (negatives wrap
+// to huge values), the error path out of line.
+[[gnu::always_inline]] inline int64_t checked_index(const std::byte* p, int64_t size, int64_t dim) {
+  int64_t i = load<int64_t>(p);
+  if (uint64_t(i) >= uint64_t(size)) [[unlikely]] index_error(i, size, dim);
+  return i;
+}
+
+template <typename T>
+using opmath_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
+
+}  // namespace
+
+void gather(TensorImpl& out, const TensorImpl& src, const TensorImpl& index, int64_t dim) {
+  const int64_t size = src.shape()[dim], at = src.stride()[dim];
+  Stride ss = without_dim(src, dim);
+  visit_width(src.itemsize(), [&]<typename U>() {
+    walk_rows<3>(index.shape(), {&out.stride(), &ss, &index.stride()},
+                 {out.host_ptr(), src.host_ptr(), index.host_ptr()},
+                 [&](const std::array<std::byte*, 3>& p, int64_t n, const std::array<int64_t, 3>& st) {
+                   for (int64_t j = 0; j < n; ++j)
+                     store<U>(p[0] + j * st[0], load<U>(p[1] + j * st[1] + checked_index(p[2] + j * st[2], size, dim) * at));
+                 });
+  });
+}
+
+void scatter(TensorImpl& out, int64_t dim, const TensorImpl& index, const TensorImpl& src, ScatterReduce mode) {
+  const int64_t size = out.shape()[dim], at = out.stride()[dim];
+  Stride os = without_dim(out, dim);
+  // Elements are visited in index order, so with repeated indices the last write
+  // wins (Assign) and sums accumulate in a fixed order: results are deterministic.
+  auto run = [&](auto&& write) {
+    walk_rows<3>(index.shape(), {&os, &src.stride(), &index.stride()},
+                 {out.host_ptr(), src.host_ptr(), index.host_ptr()},
+                 [&](const std::array<std::byte*, 3>& p, int64_t n, const std::array<int64_t, 3>& st) {
+                   for (int64_t j = 0; j < n; ++j)
+                     write(p[0] + j * st[0] + checked_index(p[2] + j * st[2], size, dim) * at, p[1] + j * st[1]);
+                 });
+  };
+  if (mode == ScatterReduce::Assign) {
+    visit_width(out.itemsize(), [&]<typename U>() {
+      run([](std::byte* o, const std::byte* s) { store<U>(o, load<U>(s)); });
+    });
+    return;
+  }
+  visit_dtype(out.dtype(), [&]<typename T>() {
+    using M = opmath_t<T>;
+    run([mode](std::byte* o, const std::byte* s) {
+      T a = load<T>(o), b = load<T>(s);
+      T r;
+      if constexpr (std::is_same_v<T, bool>)
+        r = mode == ScatterReduce::Add ? (a || b) : (a && b);
+      else
+        r = T(mode == ScatterReduce::Add ? M(a) + M(b) : M(a) * M(b));
+      store<T>(o, r);
+    });
+  });
+}
+
+void index_select_slices(TensorImpl& out, const TensorImpl& src, const int64_t* index, int64_t dim) {
+  Shape shape = src.shape();
+  Stride os = out.stride(), ss = src.stride();
+  const int64_t ostep = os[dim], sstep = ss[dim], k = out.shape()[dim];
+  shape.erase(shape.begin() + dim);
+  os.erase(os.begin() + dim);
+  ss.erase(ss.begin() + dim);
+  for (int64_t j = 0; j < k; ++j)  // indices were checked by the caller
+    host_strided_copy(out.host_ptr() + j * ostep, os, out.dtype(), src.host_ptr() + index[j] * sstep, ss,
+                      src.dtype(), shape);
+}
+
+void masked_fill(TensorImpl& out, const TensorImpl& mask, const TensorImpl& value) {
+  visit_width(out.itemsize(), [&]<typename U>() {
+    const U v = load<U>(value.host_ptr());
+    walk_rows<2>(out.shape(), {&out.stride(), &mask.stride()}, {out.host_ptr(), mask.host_ptr()},
+                 [&](const std::array<std::byte*, 2>& p, int64_t n, const std::array<int64_t, 2>& st) {
+                   for (int64_t j = 0; j < n; ++j) {  // branch-free: a random mask mispredicts
+                     std::byte* o = p[0] + j * st[0];
+                     store<U>(o, load<bool>(p[1] + j * st[1]) ? v : load<U>(o));
+                   }
+                 });
+  });
+}
+
+void tri_zero(TensorImpl& out, int64_t diagonal, bool lower) {
+  const int64_t nd = out.ndim(), rows = out.shape()[nd - 2], cols = out.shape()[nd - 1];
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  const size_t item = out.itemsize();
+  const int64_t batches = n / (rows * cols);
+  std::byte* base = out.host_ptr();
+  for (int64_t b = 0; b < batches; ++b) {
+    for (int64_t i = 0; i < rows; ++i) {
+      std::byte* row = base + size_t((b * rows + i) * cols) * item;
+      // Kept: column j with j - i <= diagonal (tril) or j - i >= diagonal (triu).
+      int64_t edge = std::clamp<int64_t>(i + diagonal + (lower ? 1 : 0), 0, cols);
+      if (lower) std::memset(row + size_t(edge) * item, 0, size_t(cols - edge) * item);
+      else std::memset(row, 0, size_t(edge) * item);
+    }
+  }
+}
+
+}  // namespace lucid::cpu

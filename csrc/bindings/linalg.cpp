@@ -1,0 +1,148 @@
+// Matrix products (ops/linalg.h) as lucid.<op>(...) functions, Tensor methods and the
+// @ operator, plus the BLAS thread count (lucid.get_num_threads / set_num_threads).
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "autograd/grad_mode.h"
+#include "backend/cpu/blas.h"
+#include "bindings/common.h"
+#include "ops/linalg.h"
+
+namespace lucid::bindings {
+
+namespace {
+
+using Binary = TensorPtr (*)(const TensorPtr&, const TensorPtr&);
+using Addmm = TensorPtr (*)(const TensorPtr&, const TensorPtr&, const TensorPtr&, const Scalar&, const Scalar&);
+
+// out=: PyTorch's contract for ops with an out argument. The result is computed,
+// then written into out (resized, as PyTorch resizes, when its shape differs); out
+// must have the result's dtype, and no input may require grad.
+nb::object with_out(const char* op, Binary fn, const TensorPtr& a, const TensorPtr& b, nb::handle out) {
+  if (out.is_none()) return nb::cast(fn(a, b));
+  LUCID_CHECK(nb::isinstance<TensorImpl>(out), TypeError, op, "(): argument 'out' must be Tensor, not ",
+              type_name_of(out));
+  LUCID_CHECK(!(autograd::grad_enabled() && (a->requires_grad() || b->requires_grad())), RuntimeError, op,
+              "(): functions with out=... arguments don't support automatic differentiation, but one of the "
+              "arguments requires grad.");
+  TensorPtr dst = nb::cast<TensorPtr>(out);
+  TensorPtr r = fn(a, b);
+  LUCID_CHECK(dst->dtype() == r->dtype(), RuntimeError, "Expected out tensor to have dtype ", dtype_name(r->dtype()),
+              ", but got ", dtype_name(dst->dtype()), " instead");
+  LUCID_CHECK(dst->device() == r->device(), RuntimeError, op, "(): out is on ", dst->device().str(),
+              " but the result is on ", r->device().str());
+  if (dst->shape() == r->shape()) {
+    dst->copy_from(*r);
+  } else {
+    dst->set_data(*r);  // PyTorch's resize of out: new storage of the right size
+    dst->bump_version();
+  }
+  return nb::borrow(out);
+}
+
+Scalar coefficient(nb::handle h, const char* op, const char* arg) {
+  PyObject* o = h.ptr();
+  LUCID_CHECK(PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o), TypeError, op,
+              "(): argument '", arg, "' must be Number, not ", type_name_of(h));
+  return scalar_from_python(h);
+}
+
+// tensordot's dims: an int, or a pair of (int or sequence of ints).
+std::vector<int64_t> dim_list(nb::handle h) {
+  if (PyLong_Check(h.ptr())) return {nb::cast<int64_t>(h)};
+  LUCID_CHECK(PySequence_Check(h.ptr()), TypeError, "tensordot(): dims must be an int or a pair of lists of ints, "
+              "not ", type_name_of(h));
+  std::vector<int64_t> r;
+  for (nb::handle d : nb::iter(h)) {
+    LUCID_CHECK(PyLong_Check(d.ptr()), TypeError, "tensordot(): dims must contain ints, not ", type_name_of(d));
+    r.push_back(nb::cast<int64_t>(d));
+  }
+  return r;
+}
+
+TensorPtr tensordot_py(const TensorPtr& a, const TensorPtr& b, nb::handle dims) {
+  if (PyLong_Check(dims.ptr()) && !PyBool_Check(dims.ptr())) return ops::tensordot(a, b, nb::cast<int64_t>(dims));
+  if (nb::isinstance<TensorImpl>(dims) && nb::cast<TensorPtr>(dims)->ndim() == 0)
+    return ops::tensordot(a, b, nb::cast<int64_t>(nb::int_(dims)));
+  LUCID_CHECK(PySequence_Check(dims.ptr()) && PySequence_Size(dims.ptr()) == 2, TypeError,
+              "tensordot(): dims must be an int or a pair of lists of ints, not ", type_name_of(dims));
+  nb::sequence pair = nb::borrow<nb::sequence>(dims);
+  return ops::tensordot(a, b, dim_list(pair[0]), dim_list(pair[1]));
+}
+
+// einsum(equation, *operands) or einsum(equation, [operands]).
+TensorPtr einsum_py(const std::string& equation, nb::args args) {
+  std::vector<TensorPtr> operands;
+  nb::handle src = args;
+  if (args.size() == 1 && !nb::isinstance<TensorImpl>(args[0]) && PySequence_Check(args[0].ptr())) src = args[0];
+  for (nb::handle h : nb::iter(src)) {
+    LUCID_CHECK(nb::isinstance<TensorImpl>(h), TypeError, "einsum(): operands must be Tensors, not ",
+                type_name_of(h));
+    operands.push_back(nb::cast<TensorPtr>(h));
+  }
+  return ops::einsum(equation, operands);
+}
+
+}  // namespace
+
+void init_linalg(nb::module_& m, TensorClass& cls) {
+  // Functions with out=: matmul, mm, bmm.
+  m.def("matmul", [](TensorPtr a, TensorPtr b, nb::handle out) { return with_out("matmul", ops::matmul, a, b, out); },
+        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
+  m.def("mm", [](TensorPtr a, TensorPtr b, nb::handle out) { return with_out("mm", ops::mm, a, b, out); },
+        nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out") = nb::none());
+  m.def("bmm", [](TensorPtr a, TensorPtr b, nb::handle out) { return with_out("bmm", ops::bmm, a, b, out); },
+        nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out") = nb::none());
+  m.def("mv", &ops::mv, nb::arg("input"), nb::arg("vec"));
+  m.def("dot", &ops::dot, nb::arg("input"), nb::arg("tensor"));
+  m.def("vdot", &ops::vdot, nb::arg("input"), nb::arg("other"));
+  m.def("outer", &ops::outer, nb::arg("input"), nb::arg("vec2"));
+  m.def("ger", &ops::outer, nb::arg("input"), nb::arg("vec2"));
+
+#define LUCID_BIND_ADD_PRODUCT(name, a1, a2)                                                                 \
+  m.def(#name, [](TensorPtr input, TensorPtr x, TensorPtr y, nb::handle beta, nb::handle alpha) {            \
+    return ops::name(input, x, y, coefficient(beta, #name, "beta"), coefficient(alpha, #name, "alpha"));      \
+  }, nb::arg("input"), nb::arg(a1), nb::arg(a2), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1); \
+  cls.def(#name, [](TensorPtr input, TensorPtr x, TensorPtr y, nb::handle beta, nb::handle alpha) {          \
+    return ops::name(input, x, y, coefficient(beta, #name, "beta"), coefficient(alpha, #name, "alpha"));      \
+  }, nb::arg(a1), nb::arg(a2), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1);
+  LUCID_BIND_ADD_PRODUCT(addmm, "mat1", "mat2")
+  LUCID_BIND_ADD_PRODUCT(addmv, "mat", "vec")
+  LUCID_BIND_ADD_PRODUCT(baddbmm, "batch1", "batch2")
+#undef LUCID_BIND_ADD_PRODUCT
+
+  m.def("einsum", &einsum_py, nb::arg("equation"), nb::arg("operands"));
+  m.def("tensordot", &tensordot_py, nb::arg("a"), nb::arg("b"), nb::arg("dims") = 2);
+  m.def("_linear", [](TensorPtr input, TensorPtr weight, std::optional<TensorPtr> bias) {
+    return ops::linear(input, weight, bias.value_or(nullptr));
+  }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none());
+
+  m.def("get_num_threads", &cpu::get_num_threads);
+  m.def("set_num_threads", &cpu::set_num_threads, nb::arg("int"));
+  m.def("_has_blas", &cpu::has_blas);
+  m.def("_blas_info", &cpu::blas_info);
+
+  // Tensor methods.
+  cls.def("matmul", [](TensorPtr a, TensorPtr b) { return ops::matmul(a, b); }, nb::arg("other"));
+  cls.def("mm", [](TensorPtr a, TensorPtr b) { return ops::mm(a, b); }, nb::arg("mat2"));
+  cls.def("bmm", [](TensorPtr a, TensorPtr b) { return ops::bmm(a, b); }, nb::arg("mat2"));
+  cls.def("mv", [](TensorPtr a, TensorPtr b) { return ops::mv(a, b); }, nb::arg("vec"));
+  cls.def("dot", [](TensorPtr a, TensorPtr b) { return ops::dot(a, b); }, nb::arg("tensor"));
+  cls.def("vdot", [](TensorPtr a, TensorPtr b) { return ops::vdot(a, b); }, nb::arg("other"));
+  cls.def("outer", [](TensorPtr a, TensorPtr b) { return ops::outer(a, b); }, nb::arg("vec2"));
+  cls.def("ger", [](TensorPtr a, TensorPtr b) { return ops::outer(a, b); }, nb::arg("vec2"));
+
+  // a @ b: NotImplemented for non-tensors, so Python raises its own TypeError.
+  cls.def("__matmul__", [](TensorPtr a, nb::handle b) -> nb::object {
+    if (!nb::isinstance<TensorImpl>(b)) return nb::borrow(Py_NotImplemented);
+    return nb::cast(ops::matmul(a, nb::cast<TensorPtr>(b)));
+  });
+  cls.def("__rmatmul__", [](TensorPtr a, nb::handle b) -> nb::object {
+    if (!nb::isinstance<TensorImpl>(b)) return nb::borrow(Py_NotImplemented);
+    return nb::cast(ops::matmul(nb::cast<TensorPtr>(b), a));
+  });
+}
+
+}  // namespace lucid::bindings

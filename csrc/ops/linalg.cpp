@@ -1,0 +1,348 @@
+#include "ops/linalg.h"
+
+#include "autograd/record.h"
+#include "backend/cpu/blas.h"
+#include "ops/elementwise.h"
+#include "ops/views.h"
+
+namespace lucid::ops {
+
+namespace {
+
+using autograd::Grads;
+
+// ---- checks ------------------------------------------------------------------------
+
+// PyTorch's ScalarType names, which its matrix-product messages use.
+const char* scalar_type_name(Dtype d) {
+  switch (d) {
+    case Dtype::Bool: return "Bool";
+    case Dtype::U8: return "Byte";
+    case Dtype::I8: return "Char";
+    case Dtype::I16: return "Short";
+    case Dtype::I32: return "Int";
+    case Dtype::I64: return "Long";
+    case Dtype::F16: return "Half";
+    case Dtype::BF16: return "BFloat16";
+    case Dtype::F32: return "Float";
+    case Dtype::F64: return "Double";
+    case Dtype::C64: return "ComplexFloat";
+  }
+  return "?";
+}
+
+void check_cpu(const char* op, const TensorPtr& t) {
+  LUCID_CHECK(t->device().is_cpu(), NotImplementedError, "no CUDA kernel for ", op, " on ", t->device().str(),
+              " yet: move the tensor with .cpu()");
+}
+
+// The checks every product makes on its two matrix operands.
+void check_operands(const char* op, const char* kernel, const TensorPtr& a, const TensorPtr& b) {
+  check_cpu(op, a);
+  check_cpu(op, b);
+  LUCID_CHECK(a->dtype() == b->dtype(), RuntimeError, "expected m1 and m2 to have the same dtype, but got: ",
+              dtype_name(a->dtype()), " != ", dtype_name(b->dtype()));
+  LUCID_CHECK(a->dtype() != Dtype::Bool, NotImplementedError, "\"", kernel, "\" not implemented for 'Bool'");
+}
+
+// alpha/beta must be representable in the product's dtype.
+void check_coefficient(const Scalar& s, Dtype d) {
+  LUCID_CHECK(!(std::holds_alternative<std::complex<double>>(s) && !is_complex(d)), RuntimeError,
+              "value cannot be converted to type ", dtype_name(d), " without overflow");
+}
+
+std::string dims_str(const Shape& s, size_t from) {
+  std::string r;
+  for (size_t i = from; i < s.size(); ++i) {
+    if (i > from) r += 'x';
+    r += std::to_string(s[i]);
+  }
+  return r;
+}
+
+bool is_zero(const Scalar& s) {
+  return std::visit([](auto v) { return v == decltype(v)(0); }, s);
+}
+bool is_one(const Scalar& s) {
+  return std::visit([](auto v) { return v == decltype(v)(1); }, s);
+}
+Scalar conj_scalar(const Scalar& s) {
+  if (auto* c = std::get_if<std::complex<double>>(&s)) return std::conj(*c);
+  return s;
+}
+TensorPtr scaled(const TensorPtr& t, const Scalar& s) { return is_one(s) ? t : mul(t, s); }
+
+// The conjugate transpose of the last two dims (a view for real dtypes).
+TensorPtr mH(const TensorPtr& t) { return transpose(conj(t), -2, -1); }
+
+// ---- the primitive --------------------------------------------------------------------
+
+// When a's batch and row dims can merge into one strided dim (a contiguous batch of
+// matrices, the usual input of a linear layer), the element stride of that dim;
+// a @ b with a 2-D b is then one large gemm instead of a loop of small ones.
+std::optional<int64_t> merged_row_stride(const TensorImpl& a) {
+  const int64_t nd = a.ndim();
+  std::optional<int64_t> row_stride;
+  int64_t expected = 0;
+  for (int64_t d = nd - 2; d >= 0; --d) {
+    if (a.shape()[d] == 1) continue;
+    if (!row_stride) row_stride = a.stride()[d];
+    else if (a.stride()[d] != expected) return std::nullopt;
+    expected = a.stride()[d] * a.shape()[d];
+  }
+  return row_stride.value_or(a.shape()[nd - 1] * int64_t(a.itemsize()));
+}
+
+// alpha * a @ b (+ beta * input), computed without recording: a [..., m, k] and
+// b [..., k, n] (at least 2-D, one dtype, k checked by the caller) with broadcast
+// batch dims; input (optional) broadcasts to the result and is not read when beta is 0.
+TensorPtr product_forward(const TensorPtr& a, const TensorPtr& b, const TensorPtr& input, const Scalar& beta,
+                          const Scalar& alpha) {
+  autograd::GradModeGuard no_grad(false);
+  const int64_t na = a->ndim(), nb = b->ndim();
+  Shape batch = broadcast_shapes(Shape(a->shape().begin(), a->shape().end() - 2),
+                                 Shape(b->shape().begin(), b->shape().end() - 2));
+  const int64_t m = a->shape()[na - 2], k = a->shape()[na - 1], n = b->shape()[nb - 1];
+  Shape out_shape = batch;
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  TensorPtr out = TensorImpl::empty(out_shape, a->dtype(), Device::cpu());
+  Scalar eff_beta = Scalar(int64_t(0));
+  if (input) {
+    TensorPtr spread = expand(input, out_shape);  // raises PyTorch's message when it cannot
+    if (!is_zero(beta)) {
+      out->copy_from(*spread);
+      eff_beta = beta;
+    }
+  }
+  if (nb == 2 && na > 2) {
+    if (auto rs = merged_row_stride(*a)) {
+      const int64_t rows = numel_of(Shape(a->shape().begin(), a->shape().end() - 1));
+      TensorPtr a2 = TensorImpl::view_of(*a, {rows, k}, {*rs, a->stride()[na - 1]}, a->storage_offset());
+      TensorPtr out2 = TensorImpl::view_of(*out, {rows, n}, contiguous_strides({rows, n}, int64_t(out->itemsize())), 0);
+      cpu::gemm(*out2, *a2, *b, alpha, eff_beta);
+      return out;
+    }
+  }
+  Shape a_shape = batch, b_shape = batch;
+  a_shape.insert(a_shape.end(), {m, k});
+  b_shape.insert(b_shape.end(), {k, n});
+  cpu::gemm(*out, *expand(a, a_shape), *expand(b, b_shape), alpha, eff_beta);
+  return out;
+}
+
+// The recorded primitive: out = alpha * a @ b (+ beta * input). The gradients are
+// products again (g @ b^H and a^H @ g), so double backward works; the engine sums
+// gradients of broadcast batch dims down to each input's shape.
+TensorPtr product(const char* name, const TensorPtr& a, const TensorPtr& b, const TensorPtr& input = nullptr,
+                  const Scalar& beta = Scalar(int64_t(1)), const Scalar& alpha = Scalar(int64_t(1))) {
+  TensorPtr out = product_forward(a, b, input, beta, alpha);
+  std::vector<TensorPtr> inputs = input ? std::vector<TensorPtr>{input, a, b} : std::vector<TensorPtr>{a, b};
+  if (autograd::needs_grad(inputs)) {
+    const size_t off = input ? 1 : 0;
+    // a batched a times a 2-D b: b's gradient is one gemm over the merged rows.
+    const bool merge_rows = b->ndim() == 2 && a->ndim() > 2;
+    Scalar cb = conj_scalar(beta), ca = conj_scalar(alpha);
+    auto node = autograd::record(name, inputs, {out}, [=](const Node& nd, const Grads& g) {
+      Grads r(off + 2);
+      if (off && nd.next_edges[0].valid()) r[0] = mul(g[0], cb);
+      TensorPtr sa = nd.saved(0), sb = nd.saved(1);
+      if (nd.next_edges[off].valid()) r[off] = scaled(batched_product(g[0], mH(sb)), ca);
+      if (nd.next_edges[off + 1].valid()) {
+        TensorPtr gb = merge_rows ? batched_product(mH(flatten(sa, 0, -2)), flatten(g[0], 0, -2))
+                                  : batched_product(mH(sa), g[0]);
+        r[off + 1] = scaled(gb, ca);
+      }
+      return r;
+    });
+    node->save(a);
+    node->save(b);
+  }
+  return out;
+}
+
+void check_matrix(const TensorPtr& t, const char* what) {
+  LUCID_CHECK(t->ndim() == 2, RuntimeError, what, " must be a matrix, got ", t->ndim(), "-D tensor");
+}
+
+void check_mm_shapes(const TensorPtr& a, const TensorPtr& b) {
+  LUCID_CHECK(a->shape().back() == b->shape()[b->ndim() - 2], RuntimeError,
+              "mat1 and mat2 shapes cannot be multiplied (", dims_str(a->shape(), a->ndim() - 2), " and ",
+              dims_str(b->shape(), b->ndim() - 2), ")");
+}
+
+void check_bmm(const TensorPtr& a, const TensorPtr& b) {
+  LUCID_CHECK(a->ndim() == 3, RuntimeError, "batch1 must be a 3D tensor");
+  LUCID_CHECK(b->ndim() == 3, RuntimeError, "batch2 must be a 3D tensor");
+  LUCID_CHECK(b->shape()[0] == a->shape()[0] && b->shape()[1] == a->shape()[2], RuntimeError,
+              "Expected size for first two dimensions of batch2 tensor to be: [", a->shape()[0], ", ",
+              a->shape()[2], "] but got: [", b->shape()[0], ", ", b->shape()[1], "].");
+}
+
+void check_input_dtype(const TensorPtr& input, const TensorPtr& m) {
+  check_cpu("addmm", input);
+  LUCID_CHECK(input->dtype() == m->dtype(), RuntimeError, "self and mat2 must have the same dtype, but got ",
+              scalar_type_name(input->dtype()), " and ", scalar_type_name(m->dtype()));
+}
+
+}  // namespace
+
+TensorPtr conj(const TensorPtr& t) {
+  if (!is_complex(t->dtype())) return t;
+  check_cpu("conj", t);
+  TensorPtr out = t->clone();  // contiguous
+  auto* p = reinterpret_cast<complex64*>(out->host_ptr());
+  for (int64_t i = 0, n = out->numel(); i < n; ++i) p[i] = std::conj(p[i]);
+  if (autograd::needs_grad({&t}))
+    autograd::record("ConjBackward0", {t}, {out}, [](const Node&, const Grads& g) { return Grads{conj(g[0])}; });
+  return out;
+}
+
+TensorPtr batched_product(const TensorPtr& a, const TensorPtr& b) {
+  check_operands("matmul", "addmm_impl_cpu_", a, b);
+  LUCID_CHECK(a->ndim() >= 2 && b->ndim() >= 2, RuntimeError, "internal: batched_product needs matrices");
+  check_mm_shapes(a, b);
+  return product(a->ndim() == 2 && b->ndim() == 2 ? "MmBackward0" : "BmmBackward0", a, b);
+}
+
+TensorPtr mm(const TensorPtr& a, const TensorPtr& b) {
+  check_matrix(a, "self");
+  check_matrix(b, "mat2");
+  check_operands("mm", "addmm_impl_cpu_", a, b);
+  check_mm_shapes(a, b);
+  return product("MmBackward0", a, b);
+}
+
+TensorPtr bmm(const TensorPtr& a, const TensorPtr& b) {
+  check_bmm(a, b);
+  check_operands("bmm", "bmm", a, b);
+  return product("BmmBackward0", a, b);
+}
+
+TensorPtr matmul(const TensorPtr& a, const TensorPtr& b) {
+  const int64_t na = a->ndim(), nb = b->ndim();
+  LUCID_CHECK(na >= 1 && nb >= 1, RuntimeError, "both arguments to matmul need to be at least 1D, but they are ",
+              na, "D and ", nb, "D");
+  if (na == 1 && nb == 1) return dot(a, b);
+  if (na == 2 && nb == 1) return mv(a, b);
+  if (na == 2 && nb == 2) return mm(a, b);
+  check_operands("matmul", "addmm_impl_cpu_", a, b);
+  // A vector operand becomes a one-row (left) or one-column (right) matrix, and
+  // that dim is dropped from the result, as in torch.matmul.
+  TensorPtr a2 = na == 1 ? unsqueeze(a, 0) : a;
+  TensorPtr b2 = nb == 1 ? unsqueeze(b, 1) : b;
+  check_mm_shapes(a2, b2);
+  TensorPtr out = product(a2->ndim() == 2 && b2->ndim() == 2 ? "MmBackward0" : "BmmBackward0", a2, b2);
+  if (na == 1) return squeeze(out, {out->ndim() - 2});
+  if (nb == 1) return squeeze(out, {out->ndim() - 1});
+  return out;
+}
+
+TensorPtr mv(const TensorPtr& mat, const TensorPtr& vec) {
+  LUCID_CHECK(mat->ndim() == 2 && vec->ndim() == 1, RuntimeError, "vector + matrix @ vector expected, got 1, ",
+              mat->ndim(), ", ", vec->ndim());
+  check_operands("mv", "addmv_impl_cpu", mat, vec);
+  LUCID_CHECK(mat->shape()[1] == vec->shape()[0], RuntimeError, "size mismatch, got input (", mat->shape()[0],
+              "), mat (", dims_str(mat->shape(), 0), "), vec (", vec->shape()[0], ")");
+  TensorPtr out;
+  {
+    autograd::GradModeGuard no_grad(false);
+    out = view(product_forward(mat, unsqueeze(vec, 1), nullptr, Scalar(int64_t(0)), Scalar(int64_t(1))),
+               {mat->shape()[0]});
+  }
+  if (autograd::needs_grad({&mat, &vec})) {
+    auto node = autograd::record("MvBackward0", {mat, vec}, {out}, [](const Node& nd, const Grads& g) {
+      TensorPtr m = nd.saved(0), v = nd.saved(1);
+      return Grads{nd.next_edges[0].valid() ? outer(g[0], conj(v)) : nullptr,
+                   nd.next_edges[1].valid() ? mv(mH(m), g[0]) : nullptr};
+    });
+    node->save(mat);
+    node->save(vec);
+  }
+  return out;
+}
+
+TensorPtr dot(const TensorPtr& a, const TensorPtr& b) {
+  LUCID_CHECK(a->ndim() == 1 && b->ndim() == 1, RuntimeError, "1D tensors expected, but got ", a->ndim(), "D and ",
+              b->ndim(), "D tensors");
+  check_cpu("dot", a);
+  check_cpu("dot", b);
+  LUCID_CHECK(a->dtype() == b->dtype(), RuntimeError, "dot : expected both vectors to have same dtype, but found ",
+              scalar_type_name(a->dtype()), " and ", scalar_type_name(b->dtype()));
+  LUCID_CHECK(a->dtype() != Dtype::Bool, NotImplementedError, "\"dot\" not implemented for 'Bool'");
+  LUCID_CHECK(a->shape()[0] == b->shape()[0], RuntimeError, "inconsistent tensor size, expected tensor [",
+              a->shape()[0], "] and src [", b->shape()[0], "] to have the same number of elements, but got ",
+              a->shape()[0], " and ", b->shape()[0], " elements respectively");
+  TensorPtr out;
+  {
+    autograd::GradModeGuard no_grad(false);
+    out = view(product_forward(unsqueeze(a, 0), unsqueeze(b, 1), nullptr, Scalar(int64_t(0)), Scalar(int64_t(1))),
+               {});
+  }
+  if (autograd::needs_grad({&a, &b})) {
+    auto node = autograd::record("DotBackward0", {a, b}, {out}, [](const Node& nd, const Grads& g) {
+      TensorPtr sa = nd.saved(0), sb = nd.saved(1);
+      return Grads{nd.next_edges[0].valid() ? mul(g[0], conj(sb)) : nullptr,
+                   nd.next_edges[1].valid() ? mul(g[0], conj(sa)) : nullptr};
+    });
+    node->save(a);
+    node->save(b);
+  }
+  return out;
+}
+
+TensorPtr vdot(const TensorPtr& a, const TensorPtr& b) { return dot(conj(a), b); }
+
+TensorPtr outer(const TensorPtr& a, const TensorPtr& b) {
+  LUCID_CHECK(a->ndim() == 1, RuntimeError, "outer: Expected 1-D argument self, but got ", a->ndim(), "-D");
+  LUCID_CHECK(b->ndim() == 1, RuntimeError, "outer: Expected 1-D argument vec2, but got ", b->ndim(), "-D");
+  return mul(unsqueeze(a, 1), unsqueeze(b, 0));
+}
+
+TensorPtr addmm(const TensorPtr& input, const TensorPtr& m1, const TensorPtr& m2, const Scalar& beta,
+                const Scalar& alpha) {
+  check_matrix(m1, "mat1");
+  check_matrix(m2, "mat2");
+  check_operands("addmm", "addmm_impl_cpu_", m1, m2);
+  check_input_dtype(input, m2);
+  check_mm_shapes(m1, m2);
+  check_coefficient(beta, m1->dtype());
+  check_coefficient(alpha, m1->dtype());
+  return product("AddmmBackward0", m1, m2, input, beta, alpha);
+}
+
+TensorPtr addmv(const TensorPtr& input, const TensorPtr& mat, const TensorPtr& vec, const Scalar& beta,
+                const Scalar& alpha) {
+  LUCID_CHECK(mat->ndim() == 2 && vec->ndim() == 1 && input->ndim() <= 1, RuntimeError,
+              "vector + matrix @ vector expected, got ", input->ndim(), ", ", mat->ndim(), ", ", vec->ndim());
+  check_operands("addmv", "addmv_impl_cpu", mat, vec);
+  check_input_dtype(input, mat);
+  LUCID_CHECK(mat->shape()[1] == vec->shape()[0], RuntimeError, "size mismatch, got input (",
+              input->ndim() ? input->shape()[0] : 1, "), mat (", dims_str(mat->shape(), 0), "), vec (",
+              vec->shape()[0], ")");
+  check_coefficient(beta, mat->dtype());
+  check_coefficient(alpha, mat->dtype());
+  TensorPtr column = input->ndim() ? unsqueeze(input, 1) : input;
+  return squeeze(product("AddmvBackward0", mat, unsqueeze(vec, 1), column, beta, alpha), {1});
+}
+
+TensorPtr baddbmm(const TensorPtr& input, const TensorPtr& b1, const TensorPtr& b2, const Scalar& beta,
+                  const Scalar& alpha) {
+  check_bmm(b1, b2);
+  check_operands("baddbmm", "baddbmm_cpu", b1, b2);
+  check_input_dtype(input, b2);
+  check_coefficient(beta, b1->dtype());
+  check_coefficient(alpha, b1->dtype());
+  return product("BaddbmmBackward0", b1, b2, input, beta, alpha);
+}
+
+TensorPtr linear(const TensorPtr& input, const TensorPtr& weight, const TensorPtr& bias) {
+  LUCID_CHECK(weight->ndim() == 1 || weight->ndim() == 2, RuntimeError,
+              "linear(): weight must be 1-D or 2-D, got ", weight->ndim(), "-D");
+  if (weight->ndim() == 2 && input->ndim() == 2 && bias)  // one fused gemm, like PyTorch
+    return addmm(bias, input, transpose(weight, 0, 1), Scalar(int64_t(1)), Scalar(int64_t(1)));
+  TensorPtr out = matmul(input, weight->ndim() == 2 ? transpose(weight, 0, 1) : weight);
+  return bias ? add(out, bias) : out;
+}
+
+}  // namespace lucid::ops

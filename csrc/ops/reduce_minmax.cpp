@@ -1,0 +1,160 @@
+// max/min (full and along a dim), amax/amin, argmax/argmin, all/any, count_nonzero.
+#include "autograd/record.h"
+#include "backend/cpu/reduce.h"
+#include "ops/creation.h"
+#include "ops/elementwise.h"
+#include "ops/reduce.h"
+#include "ops/reduce_plan.h"
+#include "ops/views.h"
+
+namespace lucid::ops {
+
+namespace {
+
+std::vector<int64_t> reduced_dims(const ReducePlan& plan) {
+  std::vector<int64_t> dims;
+  for (size_t d = 0; d < plan.mask.size(); ++d)
+    if (plan.mask[d]) dims.push_back(int64_t(d));
+  return dims;
+}
+
+// The extremum of each row (values and/or first indices), shaped plan.kept_shape.
+ValuesIndices extremum(const TensorPtr& a, const ReducePlan& plan, bool is_max, bool values, bool indices) {
+  TensorPtr rows = reduction_rows(a, plan, a->dtype());
+  ValuesIndices r;
+  if (values) r.values = TensorImpl::empty(plan.kept_shape, a->dtype(), Device::cpu());
+  if (indices) r.indices = TensorImpl::empty(plan.kept_shape, Dtype::I64, Device::cpu());
+  if (plan.outer > 0)
+    cpu::minmax_rows(a->dtype(), rows->host_ptr(), plan.outer, plan.n, is_max,
+                     values ? r.values->host_ptr() : nullptr,
+                     indices ? reinterpret_cast<int64_t*>(r.indices->host_ptr()) : nullptr);
+  return r;
+}
+
+void check_ordered(const char* name, const TensorImpl& a) {
+  check_cpu(name, a);
+  LUCID_CHECK(!is_complex(a.dtype()), NotImplementedError, name, "(): not implemented for complex tensors (",
+              dtype_name(a.dtype()), "): complex numbers have no order");
+}
+
+// amax/amin and the full max/min: the gradient goes evenly to every element equal
+// to the result (PyTorch's evenly_distribute_backward).
+void record_evenly(const char* node_name, const TensorPtr& a, const TensorPtr& out, const ReducePlan& plan) {
+  if (!autograd::needs_grad({&a}) || !autograd::is_differentiable(out->dtype())) return;
+  Shape in_shape = a->shape();
+  std::vector<int64_t> dims = reduced_dims(plan);
+  auto node = autograd::record(node_name, {a}, {out}, [plan, in_shape, dims](const Node& n, const autograd::Grads& g) {
+    TensorPtr x = n.saved(0), y = n.saved(1);
+    TensorPtr hit = eq(x, expand_back(y, plan, in_shape));
+    TensorPtr count = sum(hit, dims, true, std::nullopt);
+    return autograd::Grads{div(mul(expand_back(g[0], plan, in_shape), hit), count)};
+  });
+  node->save(a);
+  node->save(out, true);
+}
+
+TensorPtr full_extremum(const TensorPtr& a, bool is_max) {
+  const char* name = is_max ? "max" : "min";
+  check_ordered(name, *a);
+  ReducePlan plan = plan_reduction(*a, {});
+  check_nonempty_reduction(name, *a, true, plan);
+  TensorPtr out = extremum(a, plan, is_max, true, false).values;
+  record_evenly(is_max ? "MaxBackward1" : "MinBackward1", a, out, plan);
+  return out;
+}
+
+ValuesIndices dim_extremum(const TensorPtr& a, int64_t dim, bool keepdim, bool is_max) {
+  const char* name = is_max ? "max" : "min";
+  check_ordered(name, *a);
+  ReducePlan plan = plan_reduction(*a, {dim});
+  check_nonempty_reduction(name, *a, false, plan);
+  ValuesIndices r = extremum(a, plan, is_max, true, true);
+  if (keepdim) {
+    r.values = view(r.values, plan.keepdim_shape);
+    r.indices = view(r.indices, plan.keepdim_shape);
+  }
+  if (autograd::needs_grad({&a}) && autograd::is_differentiable(a->dtype())) {
+    // The gradient goes to the chosen index: a one-hot mask along dim built by
+    // comparing positions with the indices.
+    Shape in_shape = a->shape();
+    const int64_t nd = a->ndim(), wdim = nd ? wrap_dim(dim, nd) : 0;
+    auto node = autograd::record(is_max ? "MaxBackward0" : "MinBackward0", {a}, {r.values, r.indices},
+                                 [plan, in_shape, nd, wdim](const Node& n, const autograd::Grads& g) {
+      TensorPtr gk = expand_back(g[0], plan, in_shape);
+      if (nd == 0) return autograd::Grads{gk};
+      Shape pos_shape(size_t(nd), 1);
+      pos_shape[wdim] = in_shape[wdim];
+      TensorPtr pos = view(arange_int(0, in_shape[wdim], 1, Dtype::I64, Device::cpu()), pos_shape);
+      TensorPtr onehot = eq(pos, reshape(n.saved(0), plan.keepdim_shape));
+      return autograd::Grads{mul(gk, onehot)};
+    });
+    node->save(r.indices);  // int64: no history, so no cycle through the node
+  }
+  return r;
+}
+
+TensorPtr amax_amin(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim, bool is_max) {
+  const char* name = is_max ? "amax" : "amin";
+  check_ordered(name, *a);
+  ReducePlan plan = plan_reduction(*a, dims);
+  check_nonempty_reduction(name, *a, dims.empty(), plan);
+  TensorPtr out = extremum(a, plan, is_max, true, false).values;
+  if (keepdim) out = view(out, plan.keepdim_shape);
+  record_evenly(is_max ? "AmaxBackward0" : "AminBackward0", a, out, plan);
+  return out;
+}
+
+TensorPtr arg_extremum(const TensorPtr& a, std::optional<int64_t> dim, bool keepdim, bool is_max) {
+  const char* name = is_max ? "argmax" : "argmin";
+  check_cpu(name, *a);
+  LUCID_CHECK(!is_complex(a->dtype()), TypeError, name, "(): does not support complex input");
+  LUCID_CHECK(a->dtype() != Dtype::Bool, NotImplementedError, name, "(): does not support bool input");
+  ReducePlan plan = dim ? plan_reduction(*a, {*dim}) : plan_reduction(*a, {});
+  check_nonempty_reduction(name, *a, !dim, plan, true);
+  TensorPtr out = extremum(a, plan, is_max, false, true).indices;
+  return keepdim ? view(out, plan.keepdim_shape) : out;
+}
+
+TensorPtr all_any(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim, bool is_all) {
+  check_cpu(is_all ? "all" : "any", *a);
+  ReducePlan plan = plan_reduction(*a, dims);
+  TensorPtr rows = reduction_rows(a, plan, Dtype::Bool);
+  TensorPtr out = TensorImpl::empty(plan.kept_shape, Dtype::Bool, Device::cpu());
+  if (plan.outer > 0)
+    cpu::all_any_rows(reinterpret_cast<const bool*>(rows->host_ptr()), plan.outer, plan.n, is_all,
+                      reinterpret_cast<bool*>(out->host_ptr()));
+  if (a->dtype() == Dtype::U8) out = out->clone(Dtype::U8);  // PyTorch keeps uint8
+  return keepdim ? view(out, plan.keepdim_shape) : out;
+}
+
+}  // namespace
+
+TensorPtr max(const TensorPtr& a) { return full_extremum(a, true); }
+TensorPtr min(const TensorPtr& a) { return full_extremum(a, false); }
+ValuesIndices max_dim(const TensorPtr& a, int64_t dim, bool keepdim) { return dim_extremum(a, dim, keepdim, true); }
+ValuesIndices min_dim(const TensorPtr& a, int64_t dim, bool keepdim) { return dim_extremum(a, dim, keepdim, false); }
+TensorPtr amax(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim) {
+  return amax_amin(a, dims, keepdim, true);
+}
+TensorPtr amin(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim) {
+  return amax_amin(a, dims, keepdim, false);
+}
+TensorPtr argmax(const TensorPtr& a, std::optional<int64_t> dim, bool keepdim) {
+  return arg_extremum(a, dim, keepdim, true);
+}
+TensorPtr argmin(const TensorPtr& a, std::optional<int64_t> dim, bool keepdim) {
+  return arg_extremum(a, dim, keepdim, false);
+}
+TensorPtr all(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim) {
+  return all_any(a, dims, keepdim, true);
+}
+TensorPtr any(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim) {
+  return all_any(a, dims, keepdim, false);
+}
+
+TensorPtr count_nonzero(const TensorPtr& a, const std::vector<int64_t>& dims) {
+  check_cpu("count_nonzero", *a);
+  return sum(ne(a, Scalar(int64_t(0))), dims, false, std::nullopt);
+}
+
+}  // namespace lucid::ops

@@ -1,0 +1,3 @@
+"""lucid.nn: neural-network building blocks."""
+
+from . import functional  # noqa: F401

@@ -1,0 +1,33 @@
+"""Named result tuples, as torch.return_types: `values, indices = t.max(0)` unpacks,
+and `.values` / `.indices` name the parts."""
+
+__all__ = ["max", "min"]
+
+
+def _structseq(name, fields):
+    def make_property(i):
+        return property(lambda self: tuple.__getitem__(self, i))
+
+    def __new__(cls, sequence):
+        items = tuple(sequence)
+        if len(items) != len(fields):
+            raise TypeError(f"lucid.return_types.{name} takes a {len(fields)}-sequence ({len(items)}-sequence given)")
+        return tuple.__new__(cls, items)
+
+    def __repr__(self):
+        parts = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"lucid.return_types.{name}(\n{parts})"
+
+    def __reduce__(self):
+        return (type(self), (tuple(self),))
+
+    ns = {"__new__": __new__, "__repr__": __repr__, "__reduce__": __reduce__, "__slots__": (),
+          "n_fields": len(fields), "n_sequence_fields": len(fields), "_fields": tuple(fields),
+          "__module__": __name__}
+    for i, f in enumerate(fields):
+        ns[f] = make_property(i)
+    return type(name, (tuple,), ns)
+
+
+max = _structseq("max", ("values", "indices"))
+min = _structseq("min", ("values", "indices"))
