@@ -32,6 +32,7 @@ NB_MODULE(_C, m) {
 #endif
   auto tensor_class = lucid::bindings::init_tensor(m);
   lucid::bindings::init_ops(m, tensor_class);
+  lucid::bindings::init_elementwise_extra(m, tensor_class);
   lucid::bindings::init_reduce(m, tensor_class);
   lucid::bindings::init_autograd(m, tensor_class);
   lucid::bindings::init_convert(m);

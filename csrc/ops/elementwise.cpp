@@ -131,6 +131,12 @@ BinaryPlan plan_binary(BinaryOp op, const Operand& a, const Operand& b) {
     else promotion.add_scalar(dtype_kind(scalar_dtype(o->number)));
   }
   Dtype compute = promotion.result();
+  LUCID_CHECK(!(op == BinaryOp::Pow && compute == Dtype::Bool && b.tensor), NotImplementedError,
+              "pow is not implemented for dtype bool");
+  // Only a Python-number exponent is refused (a tensor exponent gives 0), as in torch.
+  LUCID_CHECK(!(op == BinaryOp::Pow && is_integral(compute, false) && !b.tensor &&
+                std::holds_alternative<int64_t>(b.number) && std::get<int64_t>(b.number) < 0),
+              RuntimeError, "Integers to negative integer powers are not allowed.");
   LUCID_CHECK(!((op == BinaryOp::Maximum || op == BinaryOp::Minimum) && is_complex(compute)), TypeError, name,
               " not implemented for complex tensors.");
   if (rule == DtypeRule::TrueDiv && is_integral(compute, true)) compute = default_dtype();
@@ -144,9 +150,21 @@ TensorPtr prepare_operand(const Operand& o, const BinaryPlan& plan) {
                   : expand(number_tensor(o.number, plan.compute), plan.shape);
 }
 
+// Integer division by zero raises (RuntimeError "ZeroDivisionError", as torch),
+// where floats give inf or NaN.
+void check_integer_divisor(BinaryOp op, const TensorImpl& y) {
+  if (op != BinaryOp::FloorDivide && op != BinaryOp::DivTrunc && op != BinaryOp::Remainder && op != BinaryOp::Fmod)
+    return;
+  if (!is_integral(y.dtype(), false) || y.numel() == 0) return;
+  TensorPtr nonzero = y.clone(Dtype::Bool);  // contiguous, 0/1 bytes
+  const std::byte* p = nonzero->host_ptr();
+  for (int64_t i = 0, n = nonzero->numel(); i < n; ++i)
+    LUCID_CHECK(p[i] != std::byte{0}, RuntimeError, "ZeroDivisionError");
+}
+
 void run_binary_kernel(BinaryOp op, TensorImpl& out, const TensorImpl& x, const TensorImpl& y) {
-  if (kBinaryRule[int(op)] == DtypeRule::Compare) cpu::binary_compare(op, out, x, y);
-  else cpu::binary_arith(op, out, x, y);
+  check_integer_divisor(op, y);
+  cpu::binary(op, out, x, y);
 }
 
 // A tensor with self's bytes copied and self's place in the graph: what an in-place
@@ -202,10 +220,14 @@ void binary_inplace(BinaryOp op, const TensorPtr& self, const Operand& other) {
 
 namespace {
 
+// The dtype a unary op computes in (its output dtype, but bool for predicates).
 Dtype unary_dtype(UnaryOp op, const TensorPtr& a) {
   LUCID_CHECK(!(op == UnaryOp::Neg && a->dtype() == Dtype::Bool), NotImplementedError,
               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
               "mask, use the `~` or `logical_not()` operator instead.");
+  LUCID_CHECK(!(op == UnaryOp::Relu && a->dtype() == Dtype::Bool), NotImplementedError,
+              "Boolean inputs not supported for relu");
+  if (op == UnaryOp::Square && a->dtype() == Dtype::Bool) return Dtype::I64;  // torch's pow(x, 2)
   if (kUnaryRule[int(op)] == DtypeRule::Float && is_integral(a->dtype(), true)) return default_dtype();
   return a->dtype();
 }
@@ -222,7 +244,8 @@ TensorPtr unary(UnaryOp op, const TensorPtr& a) {
   } else {
     Dtype dtype = unary_dtype(op, a);
     TensorPtr x = prepare(a, dtype, a->shape());
-    out = make_output(a->shape(), dtype, a->device(), a.get());
+    out = make_output(a->shape(), kUnaryRule[int(op)] == DtypeRule::Predicate ? Dtype::Bool : dtype, a->device(),
+                      a.get());
     cpu::unary(op, *out, *x);
   }
   record_unary(op, a, out);
@@ -233,7 +256,9 @@ void unary_inplace(UnaryOp op, const TensorPtr& self) {
   const char* name = op_name(op);
   require_cpu(name, self->device());
   check_inplace_target(name, self, nullptr);
-  Dtype dtype = op == UnaryOp::Abs && is_complex(self->dtype()) ? Dtype::F32 : unary_dtype(op, self);
+  Dtype dtype = op == UnaryOp::Abs && is_complex(self->dtype()) ? Dtype::F32
+                : kUnaryRule[int(op)] == DtypeRule::Predicate ? Dtype::Bool
+                                                               : unary_dtype(op, self);
   LUCID_CHECK(can_cast(dtype, self->dtype()), RuntimeError, "result type ", dtype_name(dtype),
               " can't be cast to the desired output type ", dtype_name(self->dtype()));
   bool record = autograd::needs_grad({&self}) || writes_through_view(self, nullptr);
@@ -243,6 +268,37 @@ void unary_inplace(UnaryOp op, const TensorPtr& self) {
   }
   cpu::unary(op, *self, *self);
   self->bump_version();
+}
+
+void inplace_via(const char* name, const TensorPtr& self, const TensorPtr& source,
+                 const std::function<TensorPtr(const TensorPtr&)>& f) {
+  check_inplace_target(name, self, source);
+  bool grad = autograd::needs_grad({&self, &source}) || writes_through_view(self, source);
+  TensorPtr result = f(grad ? copy_with_history(self) : self);
+  LUCID_CHECK(result->shape() == self->shape(), RuntimeError, "output with shape ", shape_str(self->shape()),
+              " doesn't match the broadcast shape ", shape_str(result->shape()));
+  LUCID_CHECK(can_cast(result->dtype(), self->dtype()), RuntimeError, "result type ", dtype_name(result->dtype()),
+              " can't be cast to the desired output type ", dtype_name(self->dtype()));
+  write_inplace_result(self, result);
+}
+
+void write_out(const char* name, const TensorPtr& out, const TensorPtr& result, bool exact) {
+  LUCID_CHECK(!(autograd::grad_enabled() && (result->requires_grad() || out->requires_grad())), RuntimeError,
+              name, "(): functions with out=... arguments don't support automatic differentiation, but one of "
+              "the arguments requires grad.");
+  LUCID_CHECK(out->device() == result->device(), RuntimeError, name, "(): expected out on ",
+              result->device().str(), " but got it on ", out->device().str());
+  LUCID_CHECK(!exact || result->dtype() == out->dtype(), RuntimeError, name, "(): expected out to have dtype ",
+              dtype_name(result->dtype()), " but got ", dtype_name(out->dtype()));
+  LUCID_CHECK(can_cast(result->dtype(), out->dtype()), RuntimeError, "result type ", dtype_name(result->dtype()),
+              " can't be cast to the desired output type ", dtype_name(out->dtype()));
+  if (out->shape() != result->shape()) {  // torch resizes out (it warns when out was not empty)
+    LUCID_CHECK(!out->storage_is_shared() || out->numel() == 0, RuntimeError, name,
+                "(): out has shape ", shape_str(out->shape()), " but the result has shape ",
+                shape_str(result->shape()), ", and out shares its storage, so it cannot be resized");
+    out->set_data(*TensorImpl::empty(result->shape(), out->dtype(), out->device()));
+  }
+  out->copy_from(*result);
 }
 
 }  // namespace lucid::ops

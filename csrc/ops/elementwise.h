@@ -2,6 +2,8 @@
 // backend kernels. One entry point per arity; the op comes from elementwise_table.h.
 #pragma once
 
+#include <functional>
+
 #include "core/tensor_impl.h"
 #include "ops/elementwise_table.h"
 
@@ -37,6 +39,16 @@ LUCID_BINARY_OPS(LUCID_SHORTHAND)
   inline TensorPtr name(const TensorPtr& a) { return unary(UnaryOp::Fn, a); }
 LUCID_UNARY_OPS(LUCID_SHORTHAND)
 #undef LUCID_SHORTHAND
+
+// An in-place op made from an out-of-place one: self = f(self), checked (shape,
+// dtype cast) and recorded like the table's in-place ops. `source` is the other
+// tensor read (for the in-place checks); may be null.
+void inplace_via(const char* name, const TensorPtr& self, const TensorPtr& source,
+                 const std::function<TensorPtr(const TensorPtr&)>& f);
+// The out= argument: `result` copied into `out`, which is resized when its shape
+// differs; RuntimeError when the dtype cannot hold the result or autograd is involved.
+// exact: out must have the result's dtype (torch's where, clamp, round(decimals=)).
+void write_out(const char* name, const TensorPtr& out, const TensorPtr& result, bool exact = false);
 
 const char* op_name(BinaryOp op);
 const char* op_name(UnaryOp op);

@@ -3,6 +3,7 @@
 // They are written with ops, so they are differentiable themselves (create_graph).
 #include "autograd/record.h"
 #include "ops/elementwise.h"
+#include "ops/elementwise_extra.h"
 
 namespace lucid::ops {
 
@@ -45,8 +46,55 @@ TensorPtr winner_weight(BinaryOp cmp, const Operand& a, const Operand& b) {
   return add(mul(ties, Scalar(0.5)), wins);
 }
 
+Operand num(double v) { return {nullptr, Scalar(v)}; }
+Operand ten(const TensorPtr& t) { return {t, {}}; }
+TensorPtr zeros_like_grad(const TensorPtr& g) { return mul(g, Scalar(0.0)); }
+// A gradient for a tensor operand only (numbers get none).
+TensorPtr if_tensor(const Operand& o, const std::function<TensorPtr()>& f) { return o.tensor ? f() : nullptr; }
+
+// A Python-number exponent minus one, keeping its kind (int stays int).
+Scalar minus_one(const Scalar& s) {
+  return std::visit([](auto v) -> Scalar {
+    if constexpr (std::is_same_v<decltype(v), bool>) return Scalar(int64_t(v) - 1);
+    else return Scalar(v - decltype(v)(1));
+  }, s);
+}
+bool is_zero(const Scalar& s) {
+  return std::visit([](auto v) { return v == decltype(v)(0); }, s);
+}
+
+// d pow(x, y): y * x^(y-1) (0 where y == 0) and pow(x, y) * log(x) (0 where
+// x == 0 and y >= 0), as torch's pow_backward / pow_backward_exponent.
+Grads pow_grads(const Operand& x, const Operand& y, const TensorPtr& result, const TensorPtr& g) {
+  TensorPtr gx = if_tensor(x, [&] {
+    if (!y.tensor) {
+      if (is_zero(y.number)) return zeros_like_grad(g);
+      return times(mul(g, pow(x.tensor, minus_one(y.number))), y);
+    }
+    TensorPtr d = mul(y.tensor, binary(BinaryOp::Pow, x, ten(sub(y.tensor, Scalar(int64_t(1))))));
+    return mul(g, where(eq(y.tensor, Scalar(int64_t(0))), num(0.0), ten(d)));
+  });
+  TensorPtr gy = if_tensor(y, [&] {
+    TensorPtr d;
+    if (x.tensor) {
+      d = mul(result, log(x.tensor));
+      if (!is_complex(d->dtype()))
+        d = where(logical_and(eq(x.tensor, Scalar(0.0)), ge(y.tensor, Scalar(0.0))), num(0.0), ten(d));
+    } else {
+      Scalar lx = std::visit([](auto v) -> Scalar {
+        if constexpr (std::is_same_v<decltype(v), std::complex<double>>) return Scalar(std::log(v));
+        else return Scalar(std::log(double(v)));
+      }, x.number);
+      d = mul(result, lx);
+      if (is_zero(x.number)) d = where(ge(y.tensor, Scalar(0.0)), num(0.0), ten(d));
+    }
+    return mul(g, d);
+  });
+  return {gx, gy};
+}
+
 // Returns the node's VJP and saves what it needs.
-Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b) {
+Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, const TensorPtr& out) {
   switch (op) {
     case BinaryOp::Add:
       return [](const Node&, const Grads& g) { return Grads{g[0], g[0]}; };
@@ -75,9 +123,77 @@ Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b) {
         return Grads{mul(g[0], winner_weight(cmp, x, y)), mul(g[0], winner_weight(cmp, y, x))};
       };
     }
+    case BinaryOp::FloorDivide:
+    case BinaryOp::DivTrunc:  // piecewise constant: zero almost everywhere, as torch
+      return [](const Node&, const Grads& g) { return Grads{zeros_like_grad(g[0]), zeros_like_grad(g[0])}; };
+    case BinaryOp::Remainder:
+    case BinaryOp::Fmod: {  // a - b * q(a, b): d/db = -q
+      Side sa = save(node, a), sb = save(node, b);
+      BinaryOp q = op == BinaryOp::Remainder ? BinaryOp::FloorDivide : BinaryOp::DivTrunc;
+      return [sa, sb, q](const Node& n, const Grads& g) {
+        Operand x = sa.get(n), y = sb.get(n);
+        return Grads{g[0], if_tensor(y, [&] { return neg(mul(g[0], binary(q, x, y))); })};
+      };
+    }
+    case BinaryOp::Pow: {
+      Side sa = save(node, a), sb = save(node, b);
+      size_t r = node.save(out, true);
+      return [sa, sb, r](const Node& n, const Grads& g) { return pow_grads(sa.get(n), sb.get(n), n.saved(r), g[0]); };
+    }
+    case BinaryOp::Fmax:
+    case BinaryOp::Fmin: {  // ties go to a; a NaN b sends everything to a
+      Side sa = save(node, a), sb = save(node, b);
+      BinaryOp cmp = op == BinaryOp::Fmax ? BinaryOp::Ge : BinaryOp::Le;
+      return [sa, sb, cmp](const Node& n, const Grads& g) {
+        Operand x = sa.get(n), y = sb.get(n);
+        TensorPtr to_a = logical_or(binary(cmp, x, y), isnan(y.tensor));
+        return Grads{mul(g[0], to_a), mul(g[0], logical_not(to_a))};
+      };
+    }
+    case BinaryOp::Atan2: {
+      Side sa = save(node, a), sb = save(node, b);
+      return [sa, sb](const Node& n, const Grads& g) {
+        TensorPtr x = sa.get(n).tensor, y = sb.get(n).tensor;
+        TensorPtr r = div(g[0], add(mul(x, x), mul(y, y)));
+        return Grads{mul(r, y), neg(mul(r, x))};
+      };
+    }
+    case BinaryOp::Hypot: {
+      Side sa = save(node, a), sb = save(node, b);
+      size_t r = node.save(out, true);
+      return [sa, sb, r](const Node& n, const Grads& g) {
+        TensorPtr q = div(g[0], n.saved(r));
+        return Grads{mul(q, sa.get(n).tensor), mul(q, sb.get(n).tensor)};
+      };
+    }
+    case BinaryOp::Xlogy: {
+      Side sa = save(node, a), sb = save(node, b);
+      return [sa, sb](const Node& n, const Grads& g) {
+        Operand x = sa.get(n), y = sb.get(n);
+        TensorPtr gx = if_tensor(x, [&] {
+          TensorPtr zero = logical_and(binary(BinaryOp::Eq, x, num(0.0)), binary(BinaryOp::Le, y, num(0.0)));
+          return where(zero, num(0.0), ten(binary(BinaryOp::Xlogy, ten(g[0]), y)));
+        });
+        TensorPtr gy = if_tensor(y, [&] { return over(times(g[0], x), y); });
+        return Grads{gx, gy};
+      };
+    }
+    case BinaryOp::Logaddexp:
+    case BinaryOp::Logaddexp2: {  // d/da = 1 / (1 + base^(b - a))
+      Side sa = save(node, a), sb = save(node, b);
+      bool base2 = op == BinaryOp::Logaddexp2;
+      return [sa, sb, base2](const Node& n, const Grads& g) {
+        TensorPtr x = sa.get(n).tensor, y = sb.get(n).tensor;
+        auto e = [base2](const TensorPtr& t) { return base2 ? exp2(t) : exp(t); };
+        return Grads{div(g[0], add(e(sub(y, x)), Scalar(1.0))), div(g[0], add(e(sub(x, y)), Scalar(1.0)))};
+      };
+    }
     case BinaryOp::Eq: case BinaryOp::Ne: case BinaryOp::Lt:
     case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
-      break;  // bool results never record
+    case BinaryOp::LogicalAnd: case BinaryOp::LogicalOr: case BinaryOp::LogicalXor:
+    case BinaryOp::BitwiseAnd: case BinaryOp::BitwiseOr: case BinaryOp::BitwiseXor:
+    case BinaryOp::LeftShift: case BinaryOp::RightShift:
+      break;  // bool and integer results never record
   }
   fail<RuntimeError>("internal: no gradient for ", op_name(op));
 }
@@ -120,21 +236,142 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
         TensorPtr y = n.saved(0);
         return Grads{mul(g[0], mul(y, one_minus(y)))};
       };
+    case UnaryOp::Exp2:
+      result();
+      return [](const Node& n, const Grads& g) { return Grads{mul(mul(g[0], n.saved(0)), Scalar(fn::kLn2))}; };
+    case UnaryOp::Expm1:
+      result();
+      return [](const Node& n, const Grads& g) { return Grads{mul(g[0], add(n.saved(0), Scalar(1.0)))}; };
+    case UnaryOp::Log2:
+    case UnaryOp::Log10: {
+      input();
+      double ln = op == UnaryOp::Log2 ? fn::kLn2 : fn::kLn10;
+      return [ln](const Node& n, const Grads& g) { return Grads{div(g[0], mul(n.saved(0), Scalar(ln)))}; };
+    }
+    case UnaryOp::Log1p:
+      input();
+      return [](const Node& n, const Grads& g) { return Grads{div(g[0], add(n.saved(0), Scalar(1.0)))}; };
+    case UnaryOp::Tan:
+      result();
+      return [](const Node& n, const Grads& g) {
+        TensorPtr y = n.saved(0);
+        return Grads{mul(g[0], add(mul(y, y), Scalar(1.0)))};
+      };
+    case UnaryOp::Asin:
+    case UnaryOp::Acos: {  // +-1 / sqrt(1 - x^2)
+      input();
+      bool negate = op == UnaryOp::Acos;
+      return [negate](const Node& n, const Grads& g) {
+        TensorPtr x = n.saved(0);
+        TensorPtr r = mul(g[0], rsqrt(one_minus(mul(x, x))));
+        return Grads{negate ? neg(r) : r};
+      };
+    }
+    case UnaryOp::Atan:
+      input();
+      return [](const Node& n, const Grads& g) {
+        TensorPtr x = n.saved(0);
+        return Grads{div(g[0], add(mul(x, x), Scalar(1.0)))};
+      };
+    case UnaryOp::Sinh:
+      input();
+      return [](const Node& n, const Grads& g) { return Grads{mul(g[0], cosh(n.saved(0)))}; };
+    case UnaryOp::Cosh:
+      input();
+      return [](const Node& n, const Grads& g) { return Grads{mul(g[0], sinh(n.saved(0)))}; };
+    case UnaryOp::Asinh:
+    case UnaryOp::Acosh: {  // 1 / sqrt(x^2 +- 1)
+      input();
+      double c = op == UnaryOp::Asinh ? 1.0 : -1.0;
+      return [c](const Node& n, const Grads& g) {
+        TensorPtr x = n.saved(0);
+        return Grads{mul(g[0], rsqrt(add(mul(x, x), Scalar(c))))};
+      };
+    }
+    case UnaryOp::Atanh:
+      input();
+      return [](const Node& n, const Grads& g) {
+        TensorPtr x = n.saved(0);
+        return Grads{div(g[0], one_minus(mul(x, x)))};
+      };
+    case UnaryOp::Erf:
+    case UnaryOp::Erfc: {  // +-2/sqrt(pi) exp(-x^2)
+      input();
+      double c = op == UnaryOp::Erf ? 1.1283791670955126 : -1.1283791670955126;
+      return [c](const Node& n, const Grads& g) {
+        TensorPtr x = n.saved(0);
+        return Grads{mul(mul(g[0], exp(neg(mul(x, x)))), Scalar(c))};
+      };
+    }
+    case UnaryOp::Erfinv:  // sqrt(pi)/2 exp(y^2)
+      result();
+      return [](const Node& n, const Grads& g) {
+        TensorPtr y = n.saved(0);
+        return Grads{mul(mul(g[0], exp(mul(y, y))), Scalar(0.886226925452758))};
+      };
+    case UnaryOp::Reciprocal:
+      result();
+      return [](const Node& n, const Grads& g) {
+        TensorPtr y = n.saved(0);
+        return Grads{neg(mul(g[0], mul(y, y)))};
+      };
+    case UnaryOp::Rsqrt:  // -y^3 / 2
+      result();
+      return [](const Node& n, const Grads& g) {
+        TensorPtr y = n.saved(0);
+        return Grads{mul(mul(g[0], mul(y, mul(y, y))), Scalar(-0.5))};
+      };
+    case UnaryOp::Logit:  // 1 / (x (1 - x))
+      input();
+      return [](const Node& n, const Grads& g) {
+        TensorPtr x = n.saved(0);
+        return Grads{div(g[0], mul(x, one_minus(x)))};
+      };
+    case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc:
+      return [](const Node&, const Grads& g) { return Grads{zeros_like_grad(g[0])}; };
+    case UnaryOp::Frac:
+      return [](const Node&, const Grads& g) { return Grads{g[0]}; };
+    case UnaryOp::Square:
+      input();
+      return [](const Node& n, const Grads& g) { return Grads{mul(g[0], mul(n.saved(0), Scalar(2.0)))}; };
+    case UnaryOp::Relu:  // the gradient passes where the result is positive
+      result();
+      return [](const Node& n, const Grads& g) { return Grads{mul(g[0], gt(n.saved(0), Scalar(0.0)))}; };
+    case UnaryOp::BitwiseNot: case UnaryOp::Isnan: case UnaryOp::Isinf: case UnaryOp::Isfinite:
+    case UnaryOp::Isposinf: case UnaryOp::Isneginf: case UnaryOp::LogicalNot:
+      break;  // integer and bool results never record
   }
   fail<RuntimeError>("internal: no gradient for ", op_name(op));
+}
+
+
+
+// PyTorch's node name, which depends on the overload (which operand is a number).
+const char* binary_grad_name(BinaryOp op, const Operand& a, const Operand& b) {
+  bool na = !a.tensor, nb = !b.tensor;
+  switch (op) {
+    case BinaryOp::Pow: return na ? "PowBackward2" : nb ? "PowBackward0" : "PowBackward1";
+    case BinaryOp::Remainder: return na ? "RemainderBackward2" : nb ? "RemainderBackward0" : "RemainderBackward1";
+    case BinaryOp::Fmod: return nb ? "FmodBackward0" : "FmodBackward1";
+    case BinaryOp::Xlogy: return na ? "XlogyBackward1" : nb ? "XlogyBackward2" : "XlogyBackward0";
+    case BinaryOp::Sub: return na ? "RsubBackward1" : "SubBackward0";
+    default: return kBinaryGradName[int(op)];
+  }
 }
 
 }  // namespace
 
 void record_binary(BinaryOp op, const Operand& a, const Operand& b, const TensorPtr& out) {
   if (!autograd::needs_grad({&a.tensor, &b.tensor}) || !autograd::is_differentiable(out->dtype())) return;
-  std::shared_ptr<Node> node = autograd::record(kBinaryGradName[int(op)], {a.tensor, b.tensor}, {out}, nullptr);
-  static_cast<FunctionNode&>(*node).set_vjp(binary_vjp(op, *node, a, b));
+  std::shared_ptr<Node> node = autograd::record(binary_grad_name(op, a, b), {a.tensor, b.tensor}, {out}, nullptr);
+  static_cast<FunctionNode&>(*node).set_vjp(binary_vjp(op, *node, a, b, out));
 }
 
 void record_unary(UnaryOp op, const TensorPtr& a, const TensorPtr& out) {
   if (!autograd::needs_grad({&a}) || !autograd::is_differentiable(out->dtype())) return;
-  std::shared_ptr<Node> node = autograd::record(kUnaryGradName[int(op)], {a}, {out}, nullptr);
+  const char* name = op == UnaryOp::Log1p ? "Log1PBackward0" : op == UnaryOp::Square ? "PowBackward0"
+                                                                                    : kUnaryGradName[int(op)];
+  std::shared_ptr<Node> node = autograd::record(name, {a}, {out}, nullptr);
   static_cast<FunctionNode&>(*node).set_vjp(unary_vjp(op, *node, a, out));
 }
 

@@ -17,10 +17,15 @@ namespace lucid::ops {
 //   Arith    out = common dtype of the inputs (torch.result_type)
 //   TrueDiv  out = common dtype, integers and bool promoted to the default float
 //   Compare  computed in the common dtype, out = bool
-//   Same     unary, out = input dtype
+//   Same     unary, out = input dtype (square promotes bool to int64, as torch's pow)
 //   Float    unary, integers and bool promoted to the default float
-// Binary ops also say whether an operand may be a Python number (Any) or must be a
-// tensor (Tensors), as torch.maximum requires.
+//   Predicate unary, computed in the input dtype, out = bool (isnan, logical_not)
+// Binary ops also say whether an operand may be a Python number (Any), only the
+// second may be (Self: torch.eq(2, t) is a TypeError; checked by the function
+// bindings only, so VJPs may still compare a number with a tensor), or both must
+// be tensors (Tensors), as torch.maximum requires.
+// Names starting with "_" are internal ops (div(rounding_mode='trunc')); they are
+// bound under that name but are not part of the public API.
 #define LUCID_BINARY_OPS(X)              \
   X(add, Add, Arith, Any)                \
   X(sub, Sub, Arith, Any)                \
@@ -28,12 +33,32 @@ namespace lucid::ops {
   X(div, Div, TrueDiv, Any)              \
   X(maximum, Maximum, Arith, Tensors)    \
   X(minimum, Minimum, Arith, Tensors)    \
-  X(eq, Eq, Compare, Any)                \
-  X(ne, Ne, Compare, Any)                \
-  X(lt, Lt, Compare, Any)                \
-  X(le, Le, Compare, Any)                \
-  X(gt, Gt, Compare, Any)                \
-  X(ge, Ge, Compare, Any)
+  X(eq, Eq, Compare, Self)                \
+  X(ne, Ne, Compare, Self)                \
+  X(lt, Lt, Compare, Self)                \
+  X(le, Le, Compare, Self)                \
+  X(gt, Gt, Compare, Self)                \
+  X(ge, Ge, Compare, Self)                \
+  X(floor_divide, FloorDivide, Arith, Any) \
+  X(_div_trunc, DivTrunc, Arith, Any)    \
+  X(remainder, Remainder, Arith, Any)    \
+  X(fmod, Fmod, Arith, Self)              \
+  X(pow, Pow, Arith, Any)                \
+  X(fmax, Fmax, Arith, Tensors)          \
+  X(fmin, Fmin, Arith, Tensors)          \
+  X(atan2, Atan2, TrueDiv, Tensors)      \
+  X(hypot, Hypot, Arith, Tensors)        \
+  X(xlogy, Xlogy, TrueDiv, Any)          \
+  X(logaddexp, Logaddexp, Arith, Tensors) \
+  X(logaddexp2, Logaddexp2, Arith, Tensors) \
+  X(logical_and, LogicalAnd, Compare, Tensors) \
+  X(logical_or, LogicalOr, Compare, Tensors) \
+  X(logical_xor, LogicalXor, Compare, Tensors) \
+  X(bitwise_and, BitwiseAnd, Arith, Any) \
+  X(bitwise_or, BitwiseOr, Arith, Any)   \
+  X(bitwise_xor, BitwiseXor, Arith, Any) \
+  X(bitwise_left_shift, LeftShift, Arith, Any) \
+  X(bitwise_right_shift, RightShift, Arith, Any)
 
 #define LUCID_UNARY_OPS(X) \
   X(neg, Neg, Same)        \
@@ -45,10 +70,44 @@ namespace lucid::ops {
   X(sin, Sin, Float)       \
   X(cos, Cos, Float)       \
   X(tanh, Tanh, Float)     \
-  X(sigmoid, Sigmoid, Float)
+  X(sigmoid, Sigmoid, Float)   \
+  X(exp2, Exp2, Float)         \
+  X(expm1, Expm1, Float)       \
+  X(log2, Log2, Float)         \
+  X(log10, Log10, Float)       \
+  X(log1p, Log1p, Float)       \
+  X(tan, Tan, Float)           \
+  X(asin, Asin, Float)         \
+  X(acos, Acos, Float)         \
+  X(atan, Atan, Float)         \
+  X(sinh, Sinh, Float)         \
+  X(cosh, Cosh, Float)         \
+  X(asinh, Asinh, Float)       \
+  X(acosh, Acosh, Float)       \
+  X(atanh, Atanh, Float)       \
+  X(erf, Erf, Float)           \
+  X(erfc, Erfc, Float)         \
+  X(erfinv, Erfinv, Float)     \
+  X(reciprocal, Reciprocal, Float) \
+  X(rsqrt, Rsqrt, Float)       \
+  X(logit, Logit, Float)       \
+  X(floor, Floor, Same)        \
+  X(ceil, Ceil, Same)          \
+  X(round, Round, Same)        \
+  X(trunc, Trunc, Same)        \
+  X(frac, Frac, Same)          \
+  X(square, Square, Same)      \
+  X(relu, Relu, Same)          \
+  X(bitwise_not, BitwiseNot, Same) \
+  X(isnan, Isnan, Predicate)   \
+  X(isinf, Isinf, Predicate)   \
+  X(isfinite, Isfinite, Predicate) \
+  X(isposinf, Isposinf, Predicate) \
+  X(isneginf, Isneginf, Predicate) \
+  X(logical_not, LogicalNot, Predicate)
 
-enum class DtypeRule { Arith, TrueDiv, Compare, Same, Float };
-enum class Operands { Any, Tensors };
+enum class DtypeRule { Arith, TrueDiv, Compare, Same, Float, Predicate };
+enum class Operands { Any, Self, Tensors };
 
 template <typename T> struct IsComplexT : std::false_type {};
 template <> struct IsComplexT<std::complex<float>> : std::true_type {};
@@ -132,11 +191,11 @@ struct Abs {  // complex abs returns a real dtype in PyTorch: not yet here
     else return a < T(0) ? T(-a) : a;
   }
 };
-struct Sign {  // -1, 0 or 1; NaN stays NaN
+struct Sign {  // -1, 0 or 1; NaN gives 0, as torch's (0 < a) - (a < 0)
   template <typename T> static constexpr bool supports = !kIsComplex<T>;
   template <typename T> LUCID_HD T operator()(T a) const {
     if constexpr (kIsBool<T>) return a;
-    else if constexpr (std::is_floating_point_v<T>) return a > T(0) ? T(1) : a < T(0) ? T(-1) : a;
+    else if constexpr (std::is_floating_point_v<T>) return a > T(0) ? T(1) : a < T(0) ? T(-1) : T(0);
     else if constexpr (std::is_unsigned_v<T>) return T(a != 0);
     else return T((a > T(0)) - (a < T(0)));
   }
@@ -158,6 +217,11 @@ LUCID_FLOAT_UNARY(Sigmoid, T(1) / (T(1) + exp(-a)))
 #undef LUCID_FLOAT_UNARY
 
 }  // namespace fn
+}  // namespace lucid::ops
+
+#include "ops/elementwise_functors.h"
+
+namespace lucid::ops {
 
 enum class BinaryOp {
 #define LUCID_ENUM(name, Fn, rule, operands) Fn,
@@ -169,5 +233,22 @@ enum class UnaryOp {
   LUCID_UNARY_OPS(LUCID_ENUM)
 #undef LUCID_ENUM
 };
+
+constexpr DtypeRule rule_of(BinaryOp op) {
+  switch (op) {
+#define LUCID_RULE(name, Fn, rule, operands) case BinaryOp::Fn: return DtypeRule::rule;
+    LUCID_BINARY_OPS(LUCID_RULE)
+#undef LUCID_RULE
+  }
+  return DtypeRule::Arith;
+}
+constexpr DtypeRule rule_of(UnaryOp op) {
+  switch (op) {
+#define LUCID_RULE(name, Fn, rule) case UnaryOp::Fn: return DtypeRule::rule;
+    LUCID_UNARY_OPS(LUCID_RULE)
+#undef LUCID_RULE
+  }
+  return DtypeRule::Same;
+}
 
 }  // namespace lucid::ops

@@ -20,6 +20,7 @@ from ._creation import *  # noqa: F401,F403
 from ._random import *  # noqa: F401,F403
 from ._random import Generator, default_generator, manual_seed  # noqa: F401
 from ._printing import set_printoptions  # noqa: F401
+from ._elementwise import result_type, can_cast  # noqa: F401
 from . import gpu
 from ._shape import *  # noqa: F401,F403
 from . import autograd
@@ -50,7 +51,7 @@ def _view_fn(name):
 
 
 # The elementwise ops are engine functions (csrc/ops/elementwise_table.h).
-for _name in _C._elementwise_ops:
+for _name in _C._elementwise_ops + _C._elementwise_extra_ops:
     globals()[_name] = getattr(_C, _name)
 
 # Reductions, scans and softmax (csrc/bindings/reduce.cpp). lucid.max/min/all/any

@@ -12,11 +12,47 @@ import lucid
 
 from conftest import DTYPE_NAMES
 
-BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"]
-UNARY = ["neg", "abs", "sign", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid"]
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+          "floor_divide", "_div_trunc", "remainder", "fmod", "pow", "fmax", "fmin", "atan2", "hypot",
+          "xlogy", "logaddexp", "logaddexp2", "logical_and", "logical_or", "logical_xor",
+          "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"]
+UNARY = ["neg", "abs", "sign", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid",
+         "exp2", "expm1", "log2", "log10", "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh",
+         "asinh", "acosh", "atanh", "erf", "erfc", "erfinv", "reciprocal", "rsqrt", "logit",
+         "floor", "ceil", "round", "trunc", "frac", "square", "relu", "bitwise_not",
+         "isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not"]
 OPERATORS = {"add": "__add__", "sub": "__sub__", "mul": "__mul__", "div": "__truediv__",
              "eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__", "gt": "__gt__",
-             "ge": "__ge__", "neg": "__neg__", "abs": "__abs__"}
+             "ge": "__ge__", "neg": "__neg__", "abs": "__abs__",
+             "floor_divide": "__floordiv__", "remainder": "__mod__", "pow": "__pow__",
+             "bitwise_and": "__and__", "bitwise_or": "__or__", "bitwise_xor": "__xor__",
+             "bitwise_left_shift": "__lshift__", "bitwise_right_shift": "__rshift__",
+             "bitwise_not": "__invert__"}
+REFLECTED = {"add": "__radd__", "sub": "__rsub__", "mul": "__rmul__", "div": "__rtruediv__",
+             "floor_divide": "__rfloordiv__", "remainder": "__rmod__", "pow": "__rpow__",
+             "bitwise_and": "__rand__", "bitwise_or": "__ror__", "bitwise_xor": "__rxor__",
+             "bitwise_left_shift": "__rlshift__", "bitwise_right_shift": "__rrshift__"}
+# torch functions under another name (internal lucid ops)
+TORCH_FN = {"_div_trunc": lambda a, b: torch.div(a, b, rounding_mode="trunc")}
+# Inputs mapped into the op's domain (applied to the lucid and the torch input alike),
+# so that the comparison sees values, not only NaN.
+UNIT_DOMAIN = ("asin", "acos", "atanh", "erfinv", "logit")
+
+
+def _torch_fn(op):
+    return TORCH_FN.get(op) or getattr(torch, op)
+
+
+def _in_domain(op, dtype, t):
+    if dtype in ("bool", "uint8", "int8", "int16", "int32", "int64"):
+        return t
+    if op in UNIT_DOMAIN:
+        return t / 4 + (0.5 if op == "logit" else 0)
+    if op in ("log", "sqrt", "log2", "log10", "log1p", "rsqrt") and dtype != "complex64":
+        return abs(t)
+    if op == "acosh" and dtype != "complex64":
+        return abs(t) + 1
+    return t
 
 
 def test_every_engine_op_has_an_entry():
@@ -95,7 +131,7 @@ SHAPES = [((2, 3), (2, 3)), ((2, 3), (3,)), ((4, 1), (1, 5)), ((), (3,)), ((0, 2
 def test_binary_same_dtype(op, dtype):
     for k, (sa, sb) in enumerate(SHAPES):
         (la, ta), (lb, tb) = _pair(dtype, sa, k), _pair(dtype, sb, k + 10)
-        _check(lambda: getattr(lucid, op)(la, lb), lambda: getattr(torch, op)(ta, tb))
+        _check(lambda: getattr(lucid, op)(la, lb), lambda: _torch_fn(op)(ta, tb))
         if op in OPERATORS:
             meth = OPERATORS[op]
             _check(lambda: getattr(la, meth)(lb), lambda: getattr(ta, meth)(tb))
@@ -106,10 +142,10 @@ def test_binary_same_dtype(op, dtype):
                                     ("bool", "int64"), ("int64", "complex64"), ("float64", "float16")])
 def test_binary_mixed_dtypes(op, dtypes):
     (la, ta), (lb, tb) = _pair(dtypes[0], (3, 4), 1), _pair(dtypes[1], (4,), 2)
-    _check(lambda: getattr(lucid, op)(la, lb), lambda: getattr(torch, op)(ta, tb))
+    _check(lambda: getattr(lucid, op)(la, lb), lambda: _torch_fn(op)(ta, tb))
     # a 0-d tensor of a higher category still promotes; of the same category it does not
     (lz, tz) = _pair(dtypes[1], (), 3)
-    _check(lambda: getattr(lucid, op)(la, lz), lambda: getattr(torch, op)(ta, tz))
+    _check(lambda: getattr(lucid, op)(la, lz), lambda: _torch_fn(op)(ta, tz))
 
 
 @pytest.mark.parametrize("op", BINARY)
@@ -117,11 +153,11 @@ def test_binary_mixed_dtypes(op, dtypes):
 @pytest.mark.parametrize("number", [True, 3, -2, 2.5, 1.5 - 2j])
 def test_binary_with_python_numbers(op, dtype, number):
     la, ta = _pair(dtype, (2, 3), 4)
-    _check(lambda: getattr(lucid, op)(la, number), lambda: getattr(torch, op)(ta, number))
+    _check(lambda: getattr(lucid, op)(la, number), lambda: _torch_fn(op)(ta, number))
     if op in OPERATORS:
         meth = OPERATORS[op]
         _check(lambda: getattr(la, meth)(number), lambda: getattr(ta, meth)(number))
-    rmeth = {"add": "__radd__", "sub": "__rsub__", "mul": "__rmul__", "div": "__rtruediv__"}.get(op)
+    rmeth = REFLECTED.get(op)
     if rmeth:
         _check(lambda: getattr(la, rmeth)(number), lambda: getattr(ta, rmeth)(number))
 
@@ -130,10 +166,10 @@ def test_binary_with_python_numbers(op, dtype, number):
 def test_binary_non_contiguous_and_expanded(op):
     la, ta = _pair("float32", (4, 3), 5)
     lb, tb = _pair("float32", (3, 4), 6)
-    _check(lambda: getattr(lucid, op)(la, lb.t()), lambda: getattr(torch, op)(ta, tb.t()))
-    _check(lambda: getattr(lucid, op)(la[::2], lb.t()[1::2]), lambda: getattr(torch, op)(ta[::2], tb.t()[1::2]))
+    _check(lambda: getattr(lucid, op)(la, lb.t()), lambda: _torch_fn(op)(ta, tb.t()))
+    _check(lambda: getattr(lucid, op)(la[::2], lb.t()[1::2]), lambda: _torch_fn(op)(ta[::2], tb.t()[1::2]))
     lc, tc = _pair("float32", (3,), 7)
-    _check(lambda: getattr(lucid, op)(lc.expand(4, 3), la), lambda: getattr(torch, op)(tc.expand(4, 3), ta))
+    _check(lambda: getattr(lucid, op)(lc.expand(4, 3), la), lambda: _torch_fn(op)(tc.expand(4, 3), ta))
 
 
 def test_output_keeps_the_input_memory_order():
@@ -146,9 +182,8 @@ def test_output_keeps_the_input_memory_order():
 def test_unary(op, dtype):
     for k, shape in enumerate([(2, 3), (), (0, 4)]):
         la, ta = _pair(dtype, shape, 20 + k)
-        if op in ("log", "sqrt") and dtype not in ("bool", "uint8"):
-            la, ta = abs(la) if dtype != "complex64" else la, ta.abs() if dtype != "complex64" else ta
-        _check(lambda: getattr(lucid, op)(la), lambda: getattr(torch, op)(ta))
+        la, ta = _in_domain(op, dtype, la), _in_domain(op, dtype, ta)
+        _check(lambda: getattr(lucid, op)(la), lambda: _torch_fn(op)(ta))
         _check(lambda: getattr(la, op)(), lambda: getattr(ta, op)())
         if op in OPERATORS:
             meth = OPERATORS[op]
@@ -184,3 +219,52 @@ def test_bad_inputs_raise_like_torch(bad):
 def test_tensors_stay_hashable():
     t = lucid.zeros(2)
     assert {t: 1}[t] == 1 and hash(t) == hash(t)
+
+
+@pytest.mark.parametrize("op", UNARY)
+def test_unary_non_contiguous(op):
+    la, ta = _pair("float32", (3, 4), 30)
+    la, ta = _in_domain(op, "float32", la), _in_domain(op, "float32", ta)
+    _check(lambda: getattr(lucid, op)(la.t()), lambda: _torch_fn(op)(ta.t()))
+    _check(lambda: getattr(lucid, op)(la[:, ::2]), lambda: _torch_fn(op)(ta[:, ::2]))
+    if op not in ("round", "logit"):  # their in-place forms are tested in test_elementwise_extra.py
+        _check(lambda: getattr(la.clone().t(), op + "_")(), lambda: getattr(ta.clone().t(), op + "_")())
+
+
+@pytest.mark.parametrize("op", [o for o in BINARY if not o.startswith("_")])
+@pytest.mark.parametrize("number", [2, 1.5, True])
+def test_binary_number_first(op, number):
+    la, ta = _pair("int32", (2, 3), 31)
+    la, ta = abs(la) + 1, ta.abs() + 1
+    _check(lambda: getattr(lucid, op)(number, la), lambda: getattr(torch, op)(number, ta))
+
+
+@pytest.mark.parametrize("op", [o for o in BINARY if hasattr(torch.Tensor, o + "_")])
+@pytest.mark.parametrize("dtypes", [("float32", "float32"), ("int64", "int32"), ("int32", "float32"),
+                                    ("bool", "bool"), ("float64", "float16")])
+def test_binary_inplace_methods(op, dtypes):
+    (la, ta), (lb, tb) = _pair(dtypes[0], (2, 3), 32), _pair(dtypes[1], (3,), 33)
+    _check(lambda: getattr(la.clone(), op + "_")(lb), lambda: getattr(ta.clone(), op + "_")(tb))
+    _check(lambda: getattr(la.clone(), op + "_")(3), lambda: getattr(ta.clone(), op + "_")(3))
+
+
+@pytest.mark.parametrize("op", [o for o in BINARY + UNARY if not o.startswith("_")])
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+def test_out_argument(op, dtype):
+    """out= where torch has it (a TypeError where it does not), written in the out dtype."""
+    la, ta = _pair(dtype, (2, 3), 34)
+    la, ta = _in_domain(op, dtype, la), _in_domain(op, dtype, ta)
+    args = (3,) if op in BINARY and op not in ("maximum", "minimum", "fmax", "fmin", "atan2", "hypot",
+                                              "logaddexp", "logaddexp2", "logical_and", "logical_or",
+                                              "logical_xor") else ()
+    if op in BINARY and not args:
+        args = ((la, ta),)
+    for out_dtype in ("float64", "bool", "int64"):
+        lo, to = lucid.zeros(2, 3, dtype=getattr(lucid, out_dtype)), torch.zeros(2, 3, dtype=getattr(torch, out_dtype))
+        largs = [a[0] if isinstance(a, tuple) else a for a in args]
+        targs = [a[1] if isinstance(a, tuple) else a for a in args]
+
+        def call(m, a, xs, out):
+            assert getattr(m, op)(a, *xs, out=out) is out
+            return out
+        _check(lambda: call(lucid, la, largs, lo), lambda: call(torch, ta, targs, to))

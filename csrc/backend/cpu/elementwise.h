@@ -1,6 +1,10 @@
 // CPU kernels of the elementwise ops (ops/elementwise_table.h). Operands are host
 // tensors already broadcast to out's shape and cast to the op's compute dtype; out
-// is that dtype, or bool for comparisons. Kernels write bytes only (no version bump).
+// is that dtype, or bool for comparisons and predicates. Kernels write bytes only
+// (no version bump).
+//
+// The op x dtype instantiations are spread over several translation units so that
+// none is slow to compile; `binary_unit` / `unary_unit` say which unit has an op.
 #pragma once
 
 #include "core/tensor_impl.h"
@@ -8,9 +12,52 @@
 
 namespace lucid::cpu {
 
-void binary_arith(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);
-void binary_compare(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);
-void unary(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);
+enum class Unit { Arith, Compare, Math, Bitwise, Basic, Rounding };
+
+constexpr Unit binary_unit(ops::BinaryOp op) {
+  using B = ops::BinaryOp;
+  switch (op) {
+    case B::Pow: case B::Fmax: case B::Fmin: case B::Atan2: case B::Hypot: case B::Xlogy:
+    case B::Logaddexp: case B::Logaddexp2:
+      return Unit::Math;
+    case B::BitwiseAnd: case B::BitwiseOr: case B::BitwiseXor: case B::LeftShift: case B::RightShift:
+      return Unit::Bitwise;
+    default:
+      return ops::rule_of(op) == ops::DtypeRule::Compare ? Unit::Compare : Unit::Arith;
+  }
+}
+constexpr Unit unary_unit(ops::UnaryOp op) {
+  if (int(op) <= int(ops::UnaryOp::Sigmoid)) return Unit::Basic;
+  return ops::rule_of(op) == ops::DtypeRule::Float ? Unit::Math : Unit::Rounding;
+}
+
+void binary_arith(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);    // binary_arith.cpp
+void binary_compare(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // binary_compare.cpp
+void binary_math(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);     // binary_math.cpp
+void binary_bitwise(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // binary_bitwise.cpp
+void unary_basic(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);     // unary.cpp
+void unary_math(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);      // unary_math.cpp
+void unary_rounding(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);  // unary_rounding.cpp
 void complex_abs(TensorImpl& out, const TensorImpl& a);  // complex64 -> float32
+
+inline void binary(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
+  switch (binary_unit(op)) {
+    case Unit::Compare: return binary_compare(op, out, a, b);
+    case Unit::Math: return binary_math(op, out, a, b);
+    case Unit::Bitwise: return binary_bitwise(op, out, a, b);
+    default: return binary_arith(op, out, a, b);
+  }
+}
+inline void unary(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
+  switch (unary_unit(op)) {
+    case Unit::Math: return unary_math(op, out, a);
+    case Unit::Rounding: return unary_rounding(op, out, a);
+    default: return unary_basic(op, out, a);
+  }
+}
+
+// where(cond, a, b): cond bool, a and b of out's dtype, all broadcast to out's shape
+// (where.cpp). A byte copy per element, so one loop serves every dtype.
+void where(TensorImpl& out, const TensorImpl& cond, const TensorImpl& a, const TensorImpl& b);
 
 }  // namespace lucid::cpu

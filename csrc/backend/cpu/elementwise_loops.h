@@ -139,15 +139,17 @@ void run_unary(const char* name, TensorImpl& out, const TensorImpl& a) {
     if constexpr (!Op::template supports<C>) {
       fail<NotImplementedError>(name, " is not implemented for dtype ", dtype_name(a.dtype()));
     } else {
+      using R = decltype(Op()(C()));
+      using TOut = std::conditional_t<std::is_same_v<R, bool>, bool, T>;  // predicates write bool
       if (out.is_contiguous() && a.is_contiguous()) {
-        T* __restrict o = reinterpret_cast<T*>(out.host_ptr());
+        TOut* __restrict o = reinterpret_cast<TOut*>(out.host_ptr());
         const T* __restrict x = reinterpret_cast<const T*>(a.host_ptr());
-        for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = static_cast<T>(Op()(C(x[i])));
+        for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = static_cast<TOut>(Op()(C(x[i])));
         return;
       }
       const std::byte* const in[1] = {a.host_ptr()};
-      elementwise_loop<T, T, 1>(out.host_ptr(), in, {out.stride(), a.stride()}, out.shape(),
-                                [](T x) { return Op()(C(x)); });
+      elementwise_loop<TOut, T, 1>(out.host_ptr(), in, {out.stride(), a.stride()}, out.shape(),
+                                   [](T x) { return Op()(C(x)); });
     }
   });
 }

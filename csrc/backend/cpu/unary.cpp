@@ -2,16 +2,21 @@
 // integer inputs of the Float-rule ops to a floating dtype).
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/elementwise_loops.h"
+#include "ops/elementwise.h"
 
 namespace lucid::cpu {
 
-void unary(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
+void unary_basic(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
   switch (op) {
-#define LUCID_CASE(name, Fn, rule) \
-  case ops::UnaryOp::Fn: return run_unary<ops::fn::Fn>(#name, out, a);
+#define LUCID_CASE(name, Fn, rule)                                          \
+  case ops::UnaryOp::Fn:                                                    \
+    if constexpr (unary_unit(ops::UnaryOp::Fn) == Unit::Basic)              \
+      return run_unary<ops::fn::Fn>(#name, out, a);                         \
+    break;
     LUCID_UNARY_OPS(LUCID_CASE)
 #undef LUCID_CASE
   }
+  fail<RuntimeError>("internal: unary_basic given ", ops::op_name(op));
 }
 
 void complex_abs(TensorImpl& out, const TensorImpl& a) {

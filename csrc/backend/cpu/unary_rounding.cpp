@@ -1,0 +1,22 @@
+// Rounding, square, relu, bitwise_not and the predicates (isnan ... logical_not,
+// which write bool).
+#include "backend/cpu/elementwise.h"
+#include "backend/cpu/elementwise_loops.h"
+#include "ops/elementwise.h"
+
+namespace lucid::cpu {
+
+void unary_rounding(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
+  switch (op) {
+#define LUCID_CASE(name, Fn, rule)                                          \
+  case ops::UnaryOp::Fn:                                                    \
+    if constexpr (unary_unit(ops::UnaryOp::Fn) == Unit::Rounding)              \
+      return run_unary<ops::fn::Fn>(#name, out, a);                         \
+    break;
+    LUCID_UNARY_OPS(LUCID_CASE)
+#undef LUCID_CASE
+  }
+  fail<RuntimeError>("internal: unary_rounding given ", ops::op_name(op));
+}
+
+}  // namespace lucid::cpu
