@@ -521,3 +521,8 @@ def test_transposed_input_gradients():
     (x @ w.t()).sum().backward()
     (to_lucid(x) @ lw.t()).sum().backward()
     check(lw.grad, w.grad)
+
+
+def test_ger_is_outer():
+    a, b = rand((3,), "float64"), rand((4,), "float64", 1)
+    check(lucid.ger(to_lucid(a), to_lucid(b)), torch.outer(a, b))

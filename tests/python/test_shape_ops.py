@@ -492,3 +492,12 @@ def test_inplace_through_split_pieces(pieces):
         scale[2] = 3
     (tx * 2 * scale * w).sum().backward()
     torch.testing.assert_close(to_torch(lx.grad), tx.grad)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4)])
+def test_atleast_nd_match_torch(shape):
+    t = torch.arange(int(torch.tensor(shape).prod().item()) if shape else 1, dtype=torch.float64).reshape(shape)
+    for name in ("atleast_1d", "atleast_2d"):
+        lt = getattr(lucid, name)(lucid.tensor(t.tolist(), dtype=lucid.float64).reshape(shape))
+        tt = getattr(torch, name)(t)
+        assert tuple(lt.shape) == tuple(tt.shape) and lt.tolist() == tt.tolist()
