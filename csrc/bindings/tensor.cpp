@@ -65,7 +65,7 @@ TensorClass init_tensor(nb::module_& m) {
   using T = TensorImpl;
   // The Python class lucid.Tensor itself: the methods below are the engine's, and
   // python/lucid/_tensor.py adds the PyTorch-facing API onto the same class.
-  TensorClass cls(m, "Tensor", nb::is_weak_referenceable());
+  TensorClass cls(m, "Tensor", nb::is_weak_referenceable(), nb::type_slots(tensor_operator_slots()));
   cls
       // metadata
       .def_prop_ro("_shape", [](const T& t) { return to_tuple(t.shape()); })

@@ -150,6 +150,21 @@ TensorPtr prepare_operand(const Operand& o, const BinaryPlan& plan) {
                   : expand(number_tensor(o.number, plan.compute), plan.shape);
 }
 
+// An operand ready for the kernel: the caller's tensor itself when it already has
+// the compute dtype and shape (the common case: no reference-count traffic), else
+// the converted tensor, kept alive by `holder`.
+struct ReadyOperand {
+  TensorPtr holder;
+  const TensorImpl* impl;
+};
+
+ReadyOperand ready_operand(const Operand& o, const BinaryPlan& plan) {
+  if (o.tensor && o.tensor->dtype() == plan.compute && o.tensor->shape() == plan.shape) return {nullptr, o.tensor.get()};
+  TensorPtr t = prepare_operand(o, plan);
+  const TensorImpl* impl = t.get();
+  return {std::move(t), impl};
+}
+
 // Integer division by zero raises (RuntimeError "ZeroDivisionError", as torch),
 // where floats give inf or NaN.
 void check_integer_divisor(BinaryOp op, const TensorImpl& y) {
@@ -180,9 +195,9 @@ TensorPtr copy_with_history(const TensorPtr& self) {
 
 TensorPtr binary(BinaryOp op, const Operand& a, const Operand& b) {
   BinaryPlan plan = plan_binary(op, a, b);
-  TensorPtr x = prepare_operand(a, plan), y = prepare_operand(b, plan);
+  ReadyOperand x = ready_operand(a, plan), y = ready_operand(b, plan);
   TensorPtr out = make_output(std::move(plan.shape), plan.out, plan.device, a.tensor ? a.tensor.get() : b.tensor.get());
-  run_binary_kernel(op, *out, *x, *y);
+  run_binary_kernel(op, *out, *x.impl, *y.impl);
   record_binary(op, a, b, out);
   return out;
 }
