@@ -98,6 +98,11 @@ PyType_Slot* tensor_operator_slots() {
 }
 
 void init_ops(nb::module_& m, TensorClass& cls) {
+  // out= for the functions bound in Python or without their own out handling
+  // (python/lucid/_out.py): the checks and the resize of ops::write_out.
+  m.def("_write_out", [](const char* name, const TensorPtr& out, const TensorPtr& result, bool exact) {
+    ops::write_out(name, out, result, exact);
+  });
   // Functions take out=; the ops with extra arguments are bound in elementwise_extra.cpp.
 #define LUCID_BIND_BINARY(name, Fn, rule, operands)                                                        \
   if constexpr (!hand_bound(#name)) {                                                                      \

@@ -75,3 +75,8 @@ del _name
 nonzero = _view_fn("nonzero")
 argwhere = _view_fn("argwhere")
 masked_select = _C.masked_select
+
+# out= for the functions whose bindings have none (python/lucid/_out.py).
+from . import _out  # noqa: E402
+_out.install(globals())
+del _out
