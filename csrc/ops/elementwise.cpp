@@ -4,6 +4,7 @@
 #include "core/default_dtype.h"
 #include "ops/copy_ops.h"
 #include "ops/promotion.h"
+#include "ops/require_cpu.h"
 #include "ops/views.h"
 #include "autograd/record.h"
 #include "autograd/node.h"
@@ -59,10 +60,6 @@ Device op_device(const char* name, std::initializer_list<const TensorImpl*> ts) 
   return lead->device();
 }
 
-void require_cpu(const char* name, Device d) {
-  LUCID_CHECK(d.is_cpu(), NotImplementedError, "no CUDA kernel for ", name, " on ", d.str(),
-              " yet: GPU kernels for the op set are still to come; move the tensors with .cpu()");
-}
 
 // `t` cast to `dtype` (one pass, only if needed) and broadcast to `shape`.
 TensorPtr prepare(const TensorPtr& t, Dtype dtype, const Shape& shape) {
@@ -314,6 +311,11 @@ void write_out(const char* name, const TensorPtr& out, const TensorPtr& result, 
     out->set_data(*TensorImpl::empty(result->shape(), out->dtype(), out->device()));
   }
   out->copy_from(*result);
+}
+
+void require_cpu(const char* op, const Device& device) {
+  LUCID_CHECK(device.is_cpu(), NotImplementedError, "no CUDA kernel for ", op, " on ", device.str(),
+              " yet: move the tensors with .cpu()");
 }
 
 }  // namespace lucid::ops

@@ -1,3 +1,4 @@
+#include "ops/require_cpu.h"
 #include "ops/elementwise_extra.h"
 
 #include <cmath>
@@ -20,10 +21,10 @@ Operand ten(const TensorPtr& t) { return {t, {}}; }
 Operand num(const Scalar& s) { return {nullptr, s}; }
 TensorPtr one_minus_t(const TensorPtr& t) { return binary(BinaryOp::Sub, num(Scalar(1.0)), ten(t)); }
 
+// 0-d CPU tensors may join tensors of any device, as in PyTorch.
 void require_cpu(const char* name, std::initializer_list<const TensorPtr*> ts) {
   for (const TensorPtr* t : ts)
-    LUCID_CHECK(!t || !*t || (*t)->device().is_cpu() || (*t)->ndim() == 0, NotImplementedError, "no CUDA kernel for ",
-                name, " on ", (*t)->device().str(), " yet; move the tensors with .cpu()");
+    if (t && *t && (*t)->ndim() > 0) ops::require_cpu(name, **t);
 }
 
 // An operand as a tensor of `dtype` (numbers as 0-d tensors, converted unchecked

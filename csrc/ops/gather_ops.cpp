@@ -1,3 +1,4 @@
+#include "ops/require_cpu.h"
 #include "ops/gather_ops.h"
 
 #include <cstring>
@@ -15,17 +16,12 @@ using autograd::Grads;
 
 namespace {
 
-void check_cpu(const TensorPtr& t, const char* op) {
-  LUCID_CHECK(t->device().is_cpu(), NotImplementedError, "no CUDA kernel for ", op, " on ", t->device().str(),
-              " yet: move the tensor with .cpu()");
-}
-
 // gather/scatter take int64 or int32 indices (PyTorch 2.x); an int32 index is
 // widened once here so that the kernels read one index type.
 TensorPtr index64(const TensorPtr& index, const char* op) {
   LUCID_CHECK(index->dtype() == Dtype::I64 || index->dtype() == Dtype::I32, RuntimeError, op,
               "(): Expected dtype int32/int64 for index, got ", dtype_name(index->dtype()));
-  check_cpu(index, op);
+  require_cpu(op, index);
   return index->dtype() == Dtype::I64 ? index : index->clone(Dtype::I64);
 }
 
@@ -81,7 +77,7 @@ cpu::ScatterReduce parse_reduce(const std::string& reduce) {
 // or a broadcast value) written at the indexed places.
 TensorPtr scatter_into_copy(const char* op, const TensorPtr& t, int64_t& dim, TensorPtr& index,
                             const TensorPtr& src, bool src_is_tensor, cpu::ScatterReduce mode) {
-  check_cpu(t, op);
+  require_cpu(op, t);
   index = index64(index, op);
   dim = wrap_dim(dim, t->ndim());
   if (src_is_tensor)
@@ -103,7 +99,7 @@ TensorPtr zeros_of(const TensorSpec& s, Dtype dtype) {
 }  // namespace
 
 TensorPtr gather(const TensorPtr& t, int64_t dim, const TensorPtr& index_in) {
-  check_cpu(t, "gather");
+  require_cpu("gather", t);
   TensorPtr index = index64(index_in, "gather");
   dim = wrap_dim(dim, t->ndim());
   check_shapes("gather", t, dim, index, nullptr);
@@ -177,7 +173,7 @@ TensorPtr vector_index(const char* op, const TensorPtr& index, int64_t size) {
   LUCID_CHECK(index->ndim() <= 1, IndexError, op, "(): Index is supposed to be a vector");
   LUCID_CHECK(index->dtype() == Dtype::I64 || index->dtype() == Dtype::I32, RuntimeError, op,
               "(): Expected dtype int32 or int64 for index");
-  check_cpu(index, op);
+  require_cpu(op, index);
   TensorPtr idx = index->clone(Dtype::I64);
   idx = TensorImpl::view_of(*idx, {idx->numel()}, {8}, 0);
   const std::byte* p = idx->host_ptr();
@@ -200,7 +196,7 @@ TensorPtr index_along(const TensorPtr& idx, int64_t dim, const Shape& shape) {
 }  // namespace
 
 TensorPtr index_select(const TensorPtr& t, int64_t dim, const TensorPtr& index) {
-  check_cpu(t, "index_select");
+  require_cpu("index_select", t);
   dim = wrap_dim(dim, t->ndim());
   TensorPtr t1 = at_least_1d(t);
   TensorPtr idx = vector_index("index_select", index, t1->shape()[dim]);
@@ -229,7 +225,7 @@ TensorPtr index_select(const TensorPtr& t, int64_t dim, const TensorPtr& index) 
 
 TensorPtr index_add(const TensorPtr& t, int64_t dim, const TensorPtr& index, const TensorPtr& source,
                     const Scalar& alpha) {
-  check_cpu(t, "index_add");
+  require_cpu("index_add", t);
   dim = wrap_dim(dim, t->ndim());
   TensorPtr t1 = at_least_1d(t), s1 = at_least_1d(source);
   TensorPtr idx = vector_index("index_add", index, t1->shape()[dim]);
@@ -264,12 +260,12 @@ TensorPtr index_add(const TensorPtr& t, int64_t dim, const TensorPtr& index, con
 }
 
 TensorPtr masked_fill(const TensorPtr& t, const TensorPtr& mask, const TensorPtr& value) {
-  check_cpu(t, "masked_fill");
+  require_cpu("masked_fill", t);
   LUCID_CHECK(mask->dtype() == Dtype::Bool, RuntimeError, "masked_fill_ only supports boolean masks, but got mask "
               "with dtype ", dtype_name(mask->dtype()));
   LUCID_CHECK(value->ndim() == 0, RuntimeError, "masked_fill_ only supports a 0-dimensional value tensor, but got "
               "tensor with ", value->ndim(), " dimension(s).");
-  check_cpu(mask, "masked_fill");
+  require_cpu("masked_fill", mask);
   Shape shape = broadcast_shapes(t->shape(), mask->shape());
   TensorPtr out = TensorImpl::empty(shape, t->dtype(), t->device());
   out->copy_from(*t);

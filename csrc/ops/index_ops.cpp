@@ -1,3 +1,4 @@
+#include "ops/require_cpu.h"
 #include "ops/index_ops.h"
 
 #include <string>
@@ -10,11 +11,6 @@
 namespace lucid::ops {
 
 namespace {
-
-void check_cpu(const TensorPtr& t, const char* name) {
-  LUCID_CHECK(t->device().is_cpu(), NotImplementedError, "no CUDA kernel for ", name, " on ", t->device().str(),
-              " yet");
-}
 
 // t broadcast to `shape` (which it must broadcast to) as a view without history:
 // the kernels read broadcast operands through stride-0 dimensions.
@@ -42,7 +38,7 @@ IndexList expand_indices(const TensorPtr& self, const IndexList& indices) {
       out.push_back(nullptr);
       continue;
     }
-    check_cpu(idx, "index");
+    require_cpu("index", idx);
     Dtype d = idx->dtype();
     if (d == Dtype::Bool || d == Dtype::U8) {
       int64_t k = idx->ndim(), start = int64_t(out.size());
@@ -177,7 +173,7 @@ TensorPtr zeros(const Shape& shape, const TensorPtr& like) {
 }  // namespace
 
 TensorPtr index(const TensorPtr& self, const IndexList& indices) {
-  check_cpu(self, "index");
+  require_cpu("index", self);
   Prepared p = prepare(self, indices);
   TensorPtr out = gather(self, p);
   if (autograd::needs_grad({&self})) {
@@ -193,8 +189,8 @@ TensorPtr index(const TensorPtr& self, const IndexList& indices) {
 }
 
 TensorPtr index_put_(const TensorPtr& self, const IndexList& indices, const TensorPtr& values, bool accumulate) {
-  check_cpu(self, "index_put_");
-  check_cpu(values, "index_put_");
+  require_cpu("index_put_", self);
+  require_cpu("index_put_", values);
   LUCID_CHECK(values->dtype() == self->dtype(), RuntimeError, "Index put requires the source and destination "
               "dtypes match, got ", dtype_name(self->dtype()), " for the destination and ",
               dtype_name(values->dtype()), " for the source.");
@@ -251,13 +247,13 @@ TensorPtr index_put(const TensorPtr& self, const IndexList& indices, const Tenso
 }
 
 TensorPtr nonzero(const TensorPtr& t) {
-  check_cpu(t, "nonzero");
+  require_cpu("nonzero", t);
   return cpu::nonzero(*t);
 }
 
 TensorPtr masked_select(const TensorPtr& t, const TensorPtr& mask) {
-  check_cpu(t, "masked_select");
-  check_cpu(mask, "masked_select");
+  require_cpu("masked_select", t);
+  require_cpu("masked_select", mask);
   LUCID_CHECK(mask->dtype() == Dtype::Bool, RuntimeError, "masked_select: expected BoolTensor for mask");
   Shape b = broadcast_shapes(t->shape(), mask->shape());
   if (b.empty()) b = {1};  // a 0-d mask selects like a one-element one

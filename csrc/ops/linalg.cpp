@@ -1,3 +1,4 @@
+#include "ops/require_cpu.h"
 #include "ops/linalg.h"
 
 #include "autograd/record.h"
@@ -31,15 +32,10 @@ const char* scalar_type_name(Dtype d) {
   return "?";
 }
 
-void check_cpu(const char* op, const TensorPtr& t) {
-  LUCID_CHECK(t->device().is_cpu(), NotImplementedError, "no CUDA kernel for ", op, " on ", t->device().str(),
-              " yet: move the tensor with .cpu()");
-}
-
 // The checks every product makes on its two matrix operands.
 void check_operands(const char* op, const char* kernel, const TensorPtr& a, const TensorPtr& b) {
-  check_cpu(op, a);
-  check_cpu(op, b);
+  require_cpu(op, a);
+  require_cpu(op, b);
   LUCID_CHECK(a->dtype() == b->dtype(), RuntimeError, "expected m1 and m2 to have the same dtype, but got: ",
               dtype_name(a->dtype()), " != ", dtype_name(b->dtype()));
   LUCID_CHECK(a->dtype() != Dtype::Bool, NotImplementedError, "\"", kernel, "\" not implemented for 'Bool'");
@@ -180,7 +176,7 @@ void check_bmm(const TensorPtr& a, const TensorPtr& b) {
 }
 
 void check_input_dtype(const TensorPtr& input, const TensorPtr& m) {
-  check_cpu("addmm", input);
+  require_cpu("addmm", input);
   LUCID_CHECK(input->dtype() == m->dtype(), RuntimeError, "self and mat2 must have the same dtype, but got ",
               scalar_type_name(input->dtype()), " and ", scalar_type_name(m->dtype()));
 }
@@ -189,7 +185,7 @@ void check_input_dtype(const TensorPtr& input, const TensorPtr& m) {
 
 TensorPtr conj(const TensorPtr& t) {
   if (!is_complex(t->dtype())) return t;
-  check_cpu("conj", t);
+  require_cpu("conj", t);
   TensorPtr out = t->clone();  // contiguous
   auto* p = reinterpret_cast<complex64*>(out->host_ptr());
   for (int64_t i = 0, n = out->numel(); i < n; ++i) p[i] = std::conj(p[i]);
@@ -265,8 +261,8 @@ TensorPtr mv(const TensorPtr& mat, const TensorPtr& vec) {
 TensorPtr dot(const TensorPtr& a, const TensorPtr& b) {
   LUCID_CHECK(a->ndim() == 1 && b->ndim() == 1, RuntimeError, "1D tensors expected, but got ", a->ndim(), "D and ",
               b->ndim(), "D tensors");
-  check_cpu("dot", a);
-  check_cpu("dot", b);
+  require_cpu("dot", a);
+  require_cpu("dot", b);
   LUCID_CHECK(a->dtype() == b->dtype(), RuntimeError, "dot : expected both vectors to have same dtype, but found ",
               scalar_type_name(a->dtype()), " and ", scalar_type_name(b->dtype()));
   LUCID_CHECK(a->dtype() != Dtype::Bool, NotImplementedError, "\"dot\" not implemented for 'Bool'");

@@ -1,3 +1,4 @@
+#include "ops/require_cpu.h"
 #include "ops/reduce.h"
 
 #include <algorithm>
@@ -15,8 +16,7 @@ namespace {
 
 TensorPtr reduce_sum(const char* name, const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim,
                      Dtype out_dtype, bool average) {
-  LUCID_CHECK(a->device().is_cpu(), NotImplementedError, "no CUDA kernel for ", name, " on ",
-              a->device().str(), " yet: move the tensor with .cpu()");
+  require_cpu(name, a);
   const int64_t nd = a->ndim();
   std::vector<bool> mask = reduced_mask(dims, nd);
   std::vector<int64_t> order;

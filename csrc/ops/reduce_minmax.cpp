@@ -1,6 +1,7 @@
 // max/min (full and along a dim), amax/amin, argmax/argmin, all/any, count_nonzero.
 #include "autograd/record.h"
 #include "backend/cpu/reduce.h"
+#include "ops/require_cpu.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
@@ -32,7 +33,7 @@ ValuesIndices extremum(const TensorPtr& a, const ReducePlan& plan, bool is_max, 
 }
 
 void check_ordered(const char* name, const TensorImpl& a) {
-  check_cpu(name, a);
+  require_cpu(name, a);
   LUCID_CHECK(!is_complex(a.dtype()), NotImplementedError, name, "(): not implemented for complex tensors (",
               dtype_name(a.dtype()), "): complex numbers have no order");
 }
@@ -106,7 +107,7 @@ TensorPtr amax_amin(const TensorPtr& a, const std::vector<int64_t>& dims, bool k
 
 TensorPtr arg_extremum(const TensorPtr& a, std::optional<int64_t> dim, bool keepdim, bool is_max) {
   const char* name = is_max ? "argmax" : "argmin";
-  check_cpu(name, *a);
+  require_cpu(name, *a);
   LUCID_CHECK(!is_complex(a->dtype()), TypeError, name, "(): does not support complex input");
   LUCID_CHECK(a->dtype() != Dtype::Bool, NotImplementedError, name, "(): does not support bool input");
   ReducePlan plan = dim ? plan_reduction(*a, {*dim}) : plan_reduction(*a, {});
@@ -116,7 +117,7 @@ TensorPtr arg_extremum(const TensorPtr& a, std::optional<int64_t> dim, bool keep
 }
 
 TensorPtr all_any(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim, bool is_all) {
-  check_cpu(is_all ? "all" : "any", *a);
+  require_cpu(is_all ? "all" : "any", *a);
   ReducePlan plan = plan_reduction(*a, dims);
   TensorPtr rows = reduction_rows(a, plan, Dtype::Bool);
   TensorPtr out = TensorImpl::empty(plan.kept_shape, Dtype::Bool, Device::cpu());
@@ -153,7 +154,7 @@ TensorPtr any(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim
 }
 
 TensorPtr count_nonzero(const TensorPtr& a, const std::vector<int64_t>& dims) {
-  check_cpu("count_nonzero", *a);
+  require_cpu("count_nonzero", *a);
   return sum(ne(a, Scalar(int64_t(0))), dims, false, std::nullopt);
 }
 

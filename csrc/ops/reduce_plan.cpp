@@ -83,9 +83,4 @@ TensorPtr expand_back(const TensorPtr& r, const ReducePlan& plan, const Shape& i
   return expand(reshape(r, plan.keepdim_shape), in_shape);
 }
 
-void check_cpu(const char* name, const TensorImpl& a) {
-  LUCID_CHECK(a.device().is_cpu(), NotImplementedError, "no CUDA kernel for ", name, " on ", a.device().str(),
-              " yet: move the tensor with .cpu()");
-}
-
 }  // namespace lucid::ops

@@ -47,7 +47,4 @@ TensorPtr contiguous_as(const TensorPtr& a, Dtype dtype);
 // (what most VJPs need): reshape(r, keepdim_shape) expanded to `in_shape`.
 TensorPtr expand_back(const TensorPtr& r, const ReducePlan& plan, const Shape& in_shape);
 
-// NotImplementedError for tensors off the CPU (no CUDA kernels yet).
-void check_cpu(const char* name, const TensorImpl& a);
-
 }  // namespace lucid::ops

@@ -6,6 +6,7 @@
 #include "autograd/record.h"
 #include "backend/cpu/reduce.h"
 #include "core/default_dtype.h"
+#include "ops/require_cpu.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
@@ -49,7 +50,7 @@ TensorPtr power(const TensorPtr& t, double e) { return exp(mul(log(t), Scalar(e)
 
 // Product over plan's dims, in the dtype `out`, keeping the reduced dims.
 TensorPtr prod_dims(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim, Dtype out_dtype) {
-  check_cpu("prod", *a);
+  require_cpu("prod", *a);
   ReducePlan plan = plan_reduction(*a, dims);
   const Dtype acc = accumulate_dtype(out_dtype);
   TensorPtr rows = reduction_rows(a, plan, acc);
@@ -83,7 +84,7 @@ TensorPtr prod_dims(const TensorPtr& a, const std::vector<int64_t>& dims, bool k
 }
 
 void check_var_input(const char* name, const TensorImpl& a) {
-  check_cpu(name, a);
+  require_cpu(name, a);
   LUCID_CHECK(!is_integral(a.dtype(), true), NotImplementedError,
               "std and var only support floating point and complex dtypes, got ", dtype_name(a.dtype()));
 }
@@ -165,7 +166,7 @@ TensorPtr std(const TensorPtr& a, const std::vector<int64_t>& dims, double corre
 }
 
 TensorPtr logsumexp(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim) {
-  check_cpu("logsumexp", *a);
+  require_cpu("logsumexp", *a);
   LUCID_CHECK(!is_complex(a->dtype()), NotImplementedError, "logsumexp(): complex inputs are not supported yet");
   const Dtype out_dtype = is_integral(a->dtype(), true) ? default_dtype() : a->dtype();
   ReducePlan plan = plan_reduction(*a, dims);
@@ -186,7 +187,7 @@ TensorPtr logsumexp(const TensorPtr& a, const std::vector<int64_t>& dims, bool k
 
 TensorPtr norm(const TensorPtr& a, double p, const std::vector<int64_t>& dims, bool keepdim,
                std::optional<Dtype> dtype) {
-  check_cpu("norm", *a);
+  require_cpu("norm", *a);
   LUCID_CHECK(!is_integral(a->dtype(), true), NotImplementedError, "linalg.vector_norm: Expected a floating "
               "point or complex tensor as input. Got ", dtype_name(a->dtype()));
   if (dtype && *dtype != a->dtype()) {

@@ -2,6 +2,7 @@
 // int64, as PyTorch), floats in double, complex in complex64.
 #include "autograd/record.h"
 #include "backend/cpu/reduce.h"
+#include "ops/require_cpu.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
@@ -20,7 +21,7 @@ TensorPtr reverse_cumsum(const TensorPtr& v, int64_t dim) {
 
 TensorPtr scan(const TensorPtr& a, int64_t dim, std::optional<Dtype> dtype, bool is_prod) {
   const char* name = is_prod ? "cumprod" : "cumsum";
-  check_cpu(name, *a);
+  require_cpu(name, *a);
   if (dtype && *dtype != a->dtype()) return scan(copy_to(a, *dtype, std::nullopt), dim, dtype, is_prod);
   // An explicit dtype is kept (cumsum(int32, dtype=int32) stays int32).
   const Dtype out_dtype = dtype ? *dtype : is_integral(a->dtype(), true) ? Dtype::I64 : a->dtype();

@@ -1,3 +1,4 @@
+#include "ops/require_cpu.h"
 #include "ops/shape_ops.h"
 
 #include <algorithm>
@@ -13,11 +14,6 @@ namespace lucid::ops {
 using autograd::Grads;
 
 namespace {
-
-void check_cpu(const TensorPtr& t, const char* op) {
-  LUCID_CHECK(t->device().is_cpu(), NotImplementedError, "no CUDA kernel for ", op, " on ", t->device().str(),
-              " yet: move the tensor with .cpu()");
-}
 
 // A fresh contiguous tensor shaped like t; the ops below fill it.
 TensorPtr empty_like(const TensorPtr& t, Dtype dtype) { return TensorImpl::empty(t->shape(), dtype, t->device()); }
@@ -171,7 +167,7 @@ std::vector<TensorPtr> unbind(const TensorPtr& t, int64_t dim) {
 // ---- flip, roll, repeat ------------------------------------------------------------------
 
 TensorPtr flip(const TensorPtr& t, const std::vector<int64_t>& dims) {
-  check_cpu(t, "flip");
+  require_cpu("flip", t);
   const int64_t nd = t->ndim();
   std::vector<bool> flipped(size_t(std::max<int64_t>(nd, 0)), false);
   for (int64_t d : dims) {
@@ -272,7 +268,7 @@ TensorPtr repeat(const TensorPtr& t, const Shape& repeats) {
 // ---- tril / triu ------------------------------------------------------------------------
 
 static TensorPtr tri(const char* op, const char* node, const TensorPtr& t, int64_t diagonal, bool lower) {
-  check_cpu(t, op);
+  require_cpu(op, t);
   LUCID_CHECK(t->ndim() >= 2, RuntimeError, op, ": input tensor must have at least 2 dimensions");
   TensorPtr out = t->clone();  // contiguous
   cpu::tri_zero(*out, diagonal, lower);

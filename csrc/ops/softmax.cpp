@@ -1,6 +1,7 @@
 // softmax / log_softmax along one dim, computed in double (max-subtracted).
 #include "autograd/record.h"
 #include "backend/cpu/reduce.h"
+#include "ops/require_cpu.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
@@ -14,7 +15,7 @@ using autograd::Grads;
 
 TensorPtr softmax_impl(const TensorPtr& a, int64_t dim, std::optional<Dtype> dtype, bool log) {
   const char* name = log ? "log_softmax" : "softmax";
-  check_cpu(name, *a);
+  require_cpu(name, *a);
   DimPlan p = plan_dim(*a, dim);
   if (dtype && *dtype != a->dtype()) return softmax_impl(copy_to(a, *dtype, std::nullopt), dim, std::nullopt, log);
   // (an empty tensor of any dtype comes back as is, as in PyTorch)
