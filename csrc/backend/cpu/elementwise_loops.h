@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/bytes.h"
 #include "core/copy.h"
 #include "core/dtype.h"
 #include "core/shape.h"
@@ -18,16 +19,6 @@ namespace lucid::cpu {
 template <typename T>
 using opmath_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
 
-template <typename T>
-inline T load(const std::byte* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <typename T>
-inline void store(std::byte* p, T v) {
-  std::memcpy(p, &v, sizeof v);
-}
 
 // out[i] = f(in[i]...) for N inputs of type TIn, over `shape`; strides[0] is the
 // output's, strides[1..] the inputs'.

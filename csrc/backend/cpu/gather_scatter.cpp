@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "backend/cpu/bytes.h"
 #include "core/copy.h"
 #include "core/error.h"
 
@@ -56,16 +57,6 @@ void visit_width(size_t itemsize, Fn&& fn) {
   fail<RuntimeError>("internal: no element width ", itemsize);
 }
 
-template <typename T>
-inline T load(const std::byte* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <typename T>
-inline void store(std::byte* p, T v) {
-  std::memcpy(p, &v, sizeof v);
-}
 
 // The strides of `t` over index's shape with the scattered/gathered dimension
 // removed from the walk (stride 0): the index supplies that coordinate.
