@@ -4,6 +4,7 @@
 #include "autograd/record.h"
 #include "ops/elementwise.h"
 #include "ops/elementwise_extra.h"
+#include "ops/linalg.h"
 
 namespace lucid::ops {
 
@@ -44,6 +45,13 @@ TensorPtr one_minus(const TensorPtr& t) { return binary(BinaryOp::Sub, {nullptr,
 TensorPtr winner_weight(BinaryOp cmp, const Operand& a, const Operand& b) {
   TensorPtr wins = binary(cmp, a, b), ties = binary(BinaryOp::Eq, a, b);
   return add(mul(ties, Scalar(0.5)), wins);
+}
+
+// Complex gradients follow PyTorch's convention: grad_in = grad_out * conj(f'(z)).
+Operand conj_of(const Operand& o) {
+  if (o.tensor) return {ops::conj(o.tensor), {}};
+  if (auto* z = std::get_if<std::complex<double>>(&o.number)) return {nullptr, Scalar(std::conj(*z))};
+  return o;
 }
 
 Operand num(double v) { return {nullptr, Scalar(v)}; }
@@ -102,14 +110,16 @@ Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, cons
       return [](const Node&, const Grads& g) { return Grads{g[0], neg(g[0])}; };
     case BinaryOp::Mul: {
       Side sa = save(node, a), sb = save(node, b);
-      return [sa, sb](const Node& n, const Grads& g) { return Grads{times(g[0], sb.get(n)), times(g[0], sa.get(n))}; };
+      return [sa, sb](const Node& n, const Grads& g) {
+        return Grads{times(g[0], conj_of(sb.get(n))), times(g[0], conj_of(sa.get(n)))};
+      };
     }
     case BinaryOp::Div: {
       Side sa = save(node, a), sb = save(node, b);
       return [sa, sb](const Node& n, const Grads& g) {
-        Operand x = sa.get(n), y = sb.get(n);
+        Operand x = conj_of(sa.get(n)), y = conj_of(sb.get(n));
         TensorPtr ga = over(g[0], y);
-        // d(a/b)/db = -a / b^2, as -(g / b) * a / b
+        // d(a/b)/db = -a / b^2, as -(g / b) * a / b (conjugated for complex)
         TensorPtr gb = x.tensor || y.tensor ? neg(over(times(ga, x), y)) : nullptr;
         return Grads{ga, gb};
       };
@@ -361,14 +371,26 @@ const char* binary_grad_name(BinaryOp op, const Operand& a, const Operand& b) {
 
 }  // namespace
 
+// Which gradients are right for complex inputs: those whose VJP needs no derivative
+// (add, sub, neg) or conjugates it (mul, div). The others raise rather than return
+// an unconjugated, wrong gradient.
+static void check_complex_grad(const char* op, bool complex, bool supported) {
+  LUCID_CHECK(!complex || supported, NotImplementedError, op,
+              ": autograd for complex tensors is not supported yet for this op (the gradient would need the "
+              "conjugate derivative); mul, div, add, sub, neg and the matrix products support it");
+}
+
 void record_binary(BinaryOp op, const Operand& a, const Operand& b, const TensorPtr& out) {
   if (!autograd::needs_grad({&a.tensor, &b.tensor}) || !autograd::is_differentiable(out->dtype())) return;
+  check_complex_grad(op_name(op), is_complex(out->dtype()),
+                     op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div);
   std::shared_ptr<Node> node = autograd::record(binary_grad_name(op, a, b), {a.tensor, b.tensor}, {out}, nullptr);
   static_cast<FunctionNode&>(*node).set_vjp(binary_vjp(op, *node, a, b, out));
 }
 
 void record_unary(UnaryOp op, const TensorPtr& a, const TensorPtr& out) {
   if (!autograd::needs_grad({&a}) || !autograd::is_differentiable(out->dtype())) return;
+  check_complex_grad(op_name(op), is_complex(a->dtype()), op == UnaryOp::Neg);
   const char* name = op == UnaryOp::Log1p ? "Log1PBackward0" : op == UnaryOp::Square ? "PowBackward0"
                                                                                     : kUnaryGradName[int(op)];
   std::shared_ptr<Node> node = autograd::record(name, {a}, {out}, nullptr);

@@ -121,6 +121,12 @@ class _TensorAPI:
 
     @property
     def grad(self):
+        if not self.is_leaf and not self.retains_grad and self.requires_grad:
+            import warnings
+            warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+                          "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+                          "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
+                          UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter

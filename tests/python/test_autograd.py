@@ -395,7 +395,8 @@ def test_retain_grad_on_intermediate():
     assert h.grad.tolist() == [6.0, 12.0]
     z = x * 3
     (z * z).sum().backward()
-    assert z.grad is None
+    with pytest.warns(UserWarning, match="not a leaf Tensor"):
+        assert z.grad is None
 
 
 def test_tensor_hooks_modify_gradients_like_torch():
@@ -696,3 +697,22 @@ def test_very_deep_graphs_free_and_backward_without_recursion():
         y = y + 1.0
     y.backward()
     assert x.grad.tolist() == [1.0]
+
+
+def test_complex_gradients_use_the_conjugate_like_torch():
+    data_a, data_b = [1 + 2j, -0.5 + 0.25j], [0.3 - 1j, 2 + 0.5j]
+    grads = []
+    for m in (lucid, torch):
+        a = m.tensor(data_a, dtype=m.complex64, requires_grad=True)
+        b = m.tensor(data_b, dtype=m.complex64, requires_grad=True)
+        y = (a * b + a / b - b) * (1 - 2j)
+        y.backward(m.tensor([1 + 1j, 0.5 - 2j], dtype=m.complex64))
+        grads.append((a.grad.tolist(), b.grad.tolist()))
+    for l, t in zip(*grads):
+        assert all(abs(complex(x) - complex(y)) < 1e-5 for x, y in zip(l, t)), (l, t)
+
+
+def test_complex_gradient_without_conjugate_support_raises():
+    z = lucid.tensor([1 + 1j], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="complex"):
+        lucid.exp(z)
