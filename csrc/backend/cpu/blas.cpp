@@ -1,4 +1,5 @@
 #include "backend/cpu/blas.h"
+#include "backend/cpu/parallel.h"
 
 #include <algorithm>
 #include <atomic>
@@ -25,6 +26,7 @@ void apply_threads(int n) {
 #ifdef LUCID_HAVE_OPENBLAS
   openblas_set_num_threads(n);
 #endif
+  set_pool_threads(n);
   g_threads.store(n);
 }
 

@@ -19,9 +19,9 @@ namespace lucid::cpu {
 // BLAS cannot describe are copied first.
 void gemm(TensorImpl& out, const TensorImpl& a, const TensorImpl& b, const Scalar& alpha, const Scalar& beta);
 
-// The number of threads BLAS uses: std::thread::hardware_concurrency() until
-// set_num_threads() says otherwise (lucid has no thread pool of its own yet, so
-// this one number is the engine's, and BLAS never oversubscribes it).
+// The engine's thread count: std::thread::hardware_concurrency() until
+// set_num_threads() says otherwise. It sets both lucid's pool (parallel.h) and
+// BLAS's, so the two never oversubscribe the machine.
 int get_num_threads();
 void set_num_threads(int n);  // RuntimeError unless n >= 1
 

@@ -1,0 +1,27 @@
+// The engine's CPU thread pool: persistent workers that split a range among
+// themselves and the calling thread. Kernels call parallel_for for large sizes
+// only; small ones run inline, with no allocation and no synchronisation.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace lucid::cpu {
+
+// Runs fn(begin, end) over pieces of [0, n) that together cover it exactly once,
+// each piece at least `grain` long (except the last). Runs fn(0, n) on the calling
+// thread when one thread is configured, when n < 2 * grain, or when called from
+// inside another parallel_for. Rethrows the first exception a piece threw, after
+// every piece has finished.
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+// Threads the pool uses (the caller counts as one); set by lucid.set_num_threads,
+// which also sets the BLAS library's count so the two never oversubscribe.
+int pool_threads();
+void set_pool_threads(int n);
+
+// Elements below which an elementwise pass is not worth splitting (the cost of
+// waking the workers, ~ a few microseconds, against ~1 ns per element).
+inline constexpr int64_t kParallelGrain = 32768;
+
+}  // namespace lucid::cpu
