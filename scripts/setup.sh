@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PY=${PYTHON:-python3}
 need=()
-for p in cmake ninja-build ccache g++ libgtest-dev dataset-fashion-mnist libopenblas-dev; do
+for p in cmake ninja-build ccache g++ libgtest-dev dataset-fashion-mnist libopenblas-dev libsleef-dev; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 command -v "$PY" >/dev/null 2>&1 || need+=(python3)

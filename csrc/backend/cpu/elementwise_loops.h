@@ -1,14 +1,28 @@
 // The CPU loops behind every elementwise op: an N-d walk over broadcast operands
 // (byte strides, 0 for a broadcast dimension) after merging dimensions that are
-// contiguous in every operand, with a typed fast path for the dense inner row that
-// the compiler vectorises. Included only by the kernel files that instantiate it.
+// contiguous in every operand, with typed fast paths for dense rows and for a
+// tensor combined with one broadcast value. Included only by the kernel files.
+//
+// Note [Fast elementwise]
+// - SIMD: the dense loops are compiled three times (baseline x86-64, AVX2,
+//   AVX-512) through GCC target attributes, and cpu_isa() picks one at run time,
+//   so the build needs no -march. Only the dtypes worth it (float, double, int32,
+//   int64) get the extra copies, which keeps the kernel units quick to compile.
+// - Threads: past 2 * grain elements the flat index range is split over the pool
+//   (parallel.h); each piece starts from its own N-d position. Below that the loop
+//   runs inline with no allocation beyond today's (the collapsed strides).
+// - Transcendentals: see vec_math.h (run_unary takes its vector kernel).
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include "backend/cpu/bytes.h"
+#include "backend/cpu/parallel.h"
+#include "backend/cpu/simd.h"
+#include "backend/cpu/vec_math.h"
 #include "core/copy.h"
 #include "core/dtype.h"
 #include "core/shape.h"
@@ -19,12 +33,82 @@ namespace lucid::cpu {
 template <typename T>
 using opmath_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
 
+// Dtypes whose dense loops get AVX2 / AVX-512 copies.
+template <typename T>
+inline constexpr bool kSimdClone = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                   std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>;
+
+// The four dense row kernels, defined once per instruction set.
+#define LUCID_DENSE_LOOPS(ATTR, SFX)                                                                        \
+  template <typename TOut, typename TIn, typename F>                                                       \
+  ATTR void dense1##SFX(TOut* __restrict o, const TIn* __restrict a, int64_t n, F f) {                     \
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i]));                                     \
+  }                                                                                                         \
+  template <typename TOut, typename TIn, typename F>                                                       \
+  ATTR void dense2##SFX(TOut* __restrict o, const TIn* __restrict a, const TIn* __restrict b, int64_t n,    \
+                        F f) {                                                                              \
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i], b[i]));                               \
+  }                                                                                                         \
+  template <typename TOut, typename TIn, typename F>                                                       \
+  ATTR void scalar_b##SFX(TOut* __restrict o, const TIn* __restrict a, const TIn b, int64_t n, F f) {      \
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i], b));                                  \
+  }                                                                                                         \
+  template <typename TOut, typename TIn, typename F>                                                       \
+  ATTR void scalar_a##SFX(TOut* __restrict o, const TIn a, const TIn* __restrict b, int64_t n, F f) {      \
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a, b[i]));                                  \
+  }
+
+LUCID_DENSE_LOOPS(, _base)
+#if LUCID_X86_DISPATCH
+LUCID_DENSE_LOOPS(LUCID_TARGET_AVX2, _avx2)
+LUCID_DENSE_LOOPS(LUCID_TARGET_AVX512, _avx512)
+#endif
+#undef LUCID_DENSE_LOOPS
+
+// Picks the copy of a dense loop for this CPU: LUCID_DISPATCH(dense2, TOut, TIn)(args...).
+#if LUCID_X86_DISPATCH
+#define LUCID_DISPATCH_CALL(kernel, TIn, ...)                        \
+  do {                                                               \
+    if constexpr (kSimdClone<TIn>) {                                 \
+      static const Isa isa_ = cpu_isa();                             \
+      if (isa_ == Isa::Avx512) return kernel##_avx512(__VA_ARGS__);  \
+      if (isa_ == Isa::Avx2) return kernel##_avx2(__VA_ARGS__);      \
+    }                                                                \
+    return kernel##_base(__VA_ARGS__);                               \
+  } while (0)
+#else
+#define LUCID_DISPATCH_CALL(kernel, TIn, ...) return kernel##_base(__VA_ARGS__)
+#endif
+
+template <typename TOut, typename TIn, typename F>
+void dense1(TOut* o, const TIn* a, int64_t n, F f) { LUCID_DISPATCH_CALL(dense1, TIn, o, a, n, f); }
+template <typename TOut, typename TIn, typename F>
+void dense2(TOut* o, const TIn* a, const TIn* b, int64_t n, F f) { LUCID_DISPATCH_CALL(dense2, TIn, o, a, b, n, f); }
+template <typename TOut, typename TIn, typename F>
+void scalar_b(TOut* o, const TIn* a, TIn b, int64_t n, F f) { LUCID_DISPATCH_CALL(scalar_b, TIn, o, a, b, n, f); }
+template <typename TOut, typename TIn, typename F>
+void scalar_a(TOut* o, TIn a, const TIn* b, int64_t n, F f) { LUCID_DISPATCH_CALL(scalar_a, TIn, o, a, b, n, f); }
+#undef LUCID_DISPATCH_CALL
+
+// Elements per thread piece of a unary op: the float functions (exp, tanh, ...)
+// cost many times an add, so they pay for waking a thread at smaller sizes.
+inline int64_t unary_grain(ops::UnaryOp op) {
+  return ops::rule_of(op) == ops::DtypeRule::Float ? kParallelGrain / 8 : kParallelGrain;
+}
+
+// Runs fn(begin, end) over [0, n): inline below 2 * grain (no std::function, no
+// synchronisation), else split over the pool.
+template <typename Fn>
+inline void maybe_parallel(int64_t n, int64_t grain, const Fn& fn) {
+  if (n < 2 * grain || pool_threads() < 2) return fn(int64_t(0), n);
+  parallel_for(n, grain, fn);
+}
 
 // out[i] = f(in[i]...) for N inputs of type TIn, over `shape`; strides[0] is the
 // output's, strides[1..] the inputs'.
 template <typename TOut, typename TIn, size_t N, typename F>
 void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vector<Stride> strides,
-                      const Shape& shape, F f) {
+                      const Shape& shape, F f, int64_t grain = kParallelGrain) {
   for (int64_t s : shape)
     if (s == 0) return;
   Shape dims;
@@ -35,59 +119,58 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
   int64_t outer = 1;
   for (size_t d = 0; d + 1 < nd; ++d) outer *= dims[d];
   auto step = [&](size_t k) { return nd ? strides[k][nd - 1] : 0; };
-  const bool out_dense = step(0) == int64_t(sizeof(TOut));
+  const int64_t os = step(0), s1 = step(1), s2 = step(N);
+  const bool out_dense = os == int64_t(sizeof(TOut));
   bool dense = out_dense;
   for (size_t k = 1; k <= N; ++k) dense = dense && step(k) == int64_t(sizeof(TIn));
   // A tensor combined with a broadcast value (t + 1.5): the value is loaded once.
-  const bool scalar_b = N == 2 && out_dense && step(1) == int64_t(sizeof(TIn)) && step(N) == 0;
-  const bool scalar_a = N == 2 && out_dense && step(1) == 0 && step(N) == int64_t(sizeof(TIn));
-  std::vector<int64_t> idx(nd ? nd - 1 : 0, 0);
-  for (int64_t row = 0; row < outer; ++row) {
-    std::byte* o = out;
-    const std::byte* p[N];
-    for (size_t k = 0; k < N; ++k) p[k] = in[k];
-    for (size_t d = 0; d + 1 < nd; ++d) {
-      o += idx[d] * strides[0][d];
-      for (size_t k = 0; k < N; ++k) p[k] += idx[d] * strides[k + 1][d];
-    }
-    TOut* __restrict od = reinterpret_cast<TOut*>(o);
-    if (dense) {
-      if constexpr (N == 1) {
-        const TIn* __restrict a = reinterpret_cast<const TIn*>(p[0]);
-        for (int64_t i = 0; i < inner; ++i) od[i] = static_cast<TOut>(f(a[i]));
-      } else {
-        const TIn* __restrict a = reinterpret_cast<const TIn*>(p[0]);
-        const TIn* __restrict b = reinterpret_cast<const TIn*>(p[1]);
-        for (int64_t i = 0; i < inner; ++i) od[i] = static_cast<TOut>(f(a[i], b[i]));
-      }
-    } else if (scalar_b) {
-      if constexpr (N == 2) {
-        const TIn* __restrict a = reinterpret_cast<const TIn*>(p[0]);
-        const TIn b = load<TIn>(p[1]);
-        for (int64_t i = 0; i < inner; ++i) od[i] = static_cast<TOut>(f(a[i], b));
-      }
-    } else if (scalar_a) {
-      if constexpr (N == 2) {
-        const TIn a = load<TIn>(p[0]);
-        const TIn* __restrict b = reinterpret_cast<const TIn*>(p[1]);
-        for (int64_t i = 0; i < inner; ++i) od[i] = static_cast<TOut>(f(a, b[i]));
-      }
+  const bool sb = N == 2 && out_dense && s1 == int64_t(sizeof(TIn)) && s2 == 0;
+  const bool sa = N == 2 && out_dense && s1 == 0 && s2 == int64_t(sizeof(TIn));
+
+  // One row segment [col, col + len) of the row whose start pointers are o, p.
+  auto segment = [&](std::byte* o, const std::byte* const* p, int64_t len) {
+    TOut* od = reinterpret_cast<TOut*>(o);
+    if constexpr (N == 1) {
+      if (dense) return dense1(od, reinterpret_cast<const TIn*>(p[0]), len, f);
+      for (int64_t i = 0; i < len; ++i) store<TOut>(o + i * os, static_cast<TOut>(f(load<TIn>(p[0] + i * s1))));
     } else {
-      const int64_t os = step(0);
-      for (int64_t i = 0; i < inner; ++i) {
-        if constexpr (N == 1) {
-          store<TOut>(o + i * os, static_cast<TOut>(f(load<TIn>(p[0] + i * step(1)))));
-        } else {
-          store<TOut>(o + i * os,
-                      static_cast<TOut>(f(load<TIn>(p[0] + i * step(1)), load<TIn>(p[1] + i * step(2)))));
-        }
+      const TIn* a = reinterpret_cast<const TIn*>(p[0]);
+      const TIn* b = reinterpret_cast<const TIn*>(p[1]);
+      if (dense) return dense2(od, a, b, len, f);
+      if (sb) return scalar_b(od, a, load<TIn>(p[1]), len, f);
+      if (sa) return scalar_a(od, load<TIn>(p[0]), b, len, f);
+      for (int64_t i = 0; i < len; ++i)
+        store<TOut>(o + i * os, static_cast<TOut>(f(load<TIn>(p[0] + i * s1), load<TIn>(p[1] + i * s2))));
+    }
+  };
+  // Elements [begin, end) in row-major order of the collapsed shape.
+  auto range = [&](int64_t begin, int64_t end) {
+    int64_t row = begin / inner, col = begin % inner;
+    std::vector<int64_t> idx(nd ? nd - 1 : 0, 0);
+    for (size_t d = idx.size(), r = size_t(row); d-- > 0;) {
+      idx[d] = int64_t(r % size_t(dims[d]));
+      r /= size_t(dims[d]);
+    }
+    while (begin < end) {
+      const int64_t len = std::min(inner - col, end - begin);
+      std::byte* o = out + col * os;
+      const std::byte* p[N];
+      p[0] = in[0] + col * s1;
+      if constexpr (N == 2) p[1] = in[1] + col * s2;
+      for (size_t d = 0; d + 1 < nd; ++d) {
+        o += idx[d] * strides[0][d];
+        for (size_t k = 0; k < N; ++k) p[k] += idx[d] * strides[k + 1][d];
+      }
+      segment(o, p, len);
+      begin += len;
+      col = 0;
+      for (size_t d = idx.size(); d-- > 0;) {  // odometer over the outer dimensions
+        if (++idx[d] < dims[d]) break;
+        idx[d] = 0;
       }
     }
-    for (size_t d = idx.size(); d-- > 0;) {  // odometer over the outer dimensions
-      if (++idx[d] < dims[d]) break;
-      idx[d] = 0;
-    }
-  }
+  };
+  maybe_parallel(outer * inner, grain, range);
 }
 
 }  // namespace lucid::cpu
@@ -95,6 +178,19 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
 #include "core/tensor_impl.h"
 
 namespace lucid::cpu {
+
+// The functors the loops call: one named type per (op, dtype), so the contiguous
+// fast path and the strided loop share their instantiations.
+template <typename Op, typename T>
+struct BinaryFn {
+  using C = opmath_t<T>;
+  auto operator()(T x, T y) const { return Op()(C(x), C(y)); }
+};
+template <typename Op, typename T>
+struct UnaryFn {
+  using C = opmath_t<T>;
+  auto operator()(T x) const { return Op()(C(x)); }
+};
 
 // Runs a binary functor over host operands that share one dtype; `out` is bool for
 // comparisons and that dtype otherwise. a and b are already broadcast to out's shape.
@@ -110,21 +206,25 @@ void run_binary(const char* name, TensorImpl& out, const TensorImpl& a, const Te
       if (out.is_contiguous() && a.is_contiguous() && b.is_contiguous()) {
         // Same shapes, dense: one flat loop, no stride bookkeeping (small tensors
         // are dominated by it).
-        TOut* __restrict o = reinterpret_cast<TOut*>(out.host_ptr());
-        const T* __restrict x = reinterpret_cast<const T*>(a.host_ptr());
-        const T* __restrict y = reinterpret_cast<const T*>(b.host_ptr());
-        for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = static_cast<TOut>(Op()(C(x[i]), C(y[i])));
+        TOut* o = reinterpret_cast<TOut*>(out.host_ptr());
+        const T* x = reinterpret_cast<const T*>(a.host_ptr());
+        const T* y = reinterpret_cast<const T*>(b.host_ptr());
+        maybe_parallel(out.numel(), kParallelGrain,
+                       [=](int64_t i, int64_t e) { dense2(o + i, x + i, y + i, e - i, BinaryFn<Op, T>()); });
         return;
       }
       const std::byte* const in[2] = {a.host_ptr(), b.host_ptr()};
       elementwise_loop<TOut, T, 2>(out.host_ptr(), in, {out.stride(), a.stride(), b.stride()}, out.shape(),
-                                   [](T x, T y) { return Op()(C(x), C(y)); });
+                                   BinaryFn<Op, T>());
     }
   });
 }
 
+// `vec` is the op's vector kernel for a's dtype (vec_unary) or nullptr; `grain`
+// is smaller for the costly float functions, which pay for a thread sooner.
 template <typename Op>
-void run_unary(const char* name, TensorImpl& out, const TensorImpl& a) {
+void run_unary(const char* name, TensorImpl& out, const TensorImpl& a, VecUnaryFn vec = nullptr,
+               int64_t grain = kParallelGrain) {
   visit_dtype(a.dtype(), [&]<typename T>() {
     using C = opmath_t<T>;
     if constexpr (!Op::template supports<C>) {
@@ -133,14 +233,18 @@ void run_unary(const char* name, TensorImpl& out, const TensorImpl& a) {
       using R = decltype(Op()(C()));
       using TOut = std::conditional_t<std::is_same_v<R, bool>, bool, T>;  // predicates write bool
       if (out.is_contiguous() && a.is_contiguous()) {
-        TOut* __restrict o = reinterpret_cast<TOut*>(out.host_ptr());
-        const T* __restrict x = reinterpret_cast<const T*>(a.host_ptr());
-        for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = static_cast<TOut>(Op()(C(x[i])));
+        TOut* o = reinterpret_cast<TOut*>(out.host_ptr());
+        const T* x = reinterpret_cast<const T*>(a.host_ptr());
+        if (vec && std::is_same_v<TOut, T>) {
+          maybe_parallel(out.numel(), grain, [=](int64_t i, int64_t e) { vec(x + i, o + i, e - i); });
+        } else {
+          maybe_parallel(out.numel(), grain, [=](int64_t i, int64_t e) { dense1(o + i, x + i, e - i, UnaryFn<Op, T>()); });
+        }
         return;
       }
       const std::byte* const in[1] = {a.host_ptr()};
-      elementwise_loop<TOut, T, 1>(out.host_ptr(), in, {out.stride(), a.stride()}, out.shape(),
-                                   [](T x) { return Op()(C(x)); });
+      elementwise_loop<TOut, T, 1>(out.host_ptr(), in, {out.stride(), a.stride()}, out.shape(), UnaryFn<Op, T>(),
+                                   grain);
     }
   });
 }

@@ -11,7 +11,7 @@ void unary_math(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
 #define LUCID_CASE(name, Fn, rule)                                          \
   case ops::UnaryOp::Fn:                                                    \
     if constexpr (unary_unit(ops::UnaryOp::Fn) == Unit::Math)              \
-      return run_unary<ops::fn::Fn>(#name, out, a);                         \
+      return run_unary<ops::fn::Fn>(#name, out, a, vec_unary(ops::UnaryOp::Fn, a.dtype()), unary_grain(ops::UnaryOp::Fn)); \
     break;
     LUCID_UNARY_OPS(LUCID_CASE)
 #undef LUCID_CASE

@@ -1,0 +1,243 @@
+// Vector kernels of the unary float ops (vec_math.h) and the ISA probe (simd.h).
+// Each kernel is a small struct K with one function per (ISA, dtype) vector type;
+// the templates below run it over an array, the last partial vector masked.
+#include "backend/cpu/vec_math.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "backend/cpu/simd.h"
+
+#if LUCID_X86_DISPATCH
+#include <immintrin.h>
+#endif
+
+namespace lucid::cpu {
+
+Isa cpu_isa() {
+  static const Isa isa = [] {
+    Isa best = Isa::Baseline;
+#if LUCID_X86_DISPATCH
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) best = Isa::Avx2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+      best = Isa::Avx512;
+#endif
+    if (const char* env = std::getenv("LUCID_CPU_ISA")) {
+      std::string_view v(env);
+      Isa cap = v == "baseline" ? Isa::Baseline : v == "avx2" ? Isa::Avx2 : Isa::Avx512;
+      if (int(cap) < int(best)) best = cap;
+    }
+    return best;
+  }();
+  return isa;
+}
+
+}  // namespace lucid::cpu
+
+#if LUCID_X86_DISPATCH
+
+// The vector ABI of these declarations is the one of the target functions that
+// call them (SLEEF's own build flags), not of this file's baseline.
+#pragma GCC diagnostic ignored "-Wpsabi"
+// GCC 12's own masked-load intrinsics trip this (their "__Y = __Y" idiom).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#ifdef LUCID_HAVE_SLEEF
+// Declared here rather than from <sleef.h>, which only declares the AVX2 and
+// AVX-512 variants when the whole file is compiled for them.
+#define LUCID_SLEEF_DECL(fn, acc)                                  \
+  extern "C" __m512 Sleef_##fn##f16_##acc##avx512f(__m512);        \
+  extern "C" __m256 Sleef_##fn##f8_##acc##avx2(__m256);            \
+  extern "C" __m512d Sleef_##fn##d8_##acc##avx512f(__m512d);       \
+  extern "C" __m256d Sleef_##fn##d4_##acc##avx2(__m256d);
+
+// op, SLEEF name, accuracy (u10 = 1.0 ULP, as PyTorch's CPU kernels use).
+#define LUCID_SLEEF_OPS(X)                                                                 \
+  X(Exp, exp, u10) X(Log, log, u10) X(Sin, sin, u10) X(Cos, cos, u10) X(Tanh, tanh, u10)  \
+  X(Exp2, exp2, u10) X(Expm1, expm1, u10) X(Log2, log2, u10) X(Log10, log10, u10)         \
+  X(Tan, tan, u10) X(Asin, asin, u10) X(Acos, acos, u10)             \
+  X(Atan, atan, u10) X(Sinh, sinh, u10) X(Cosh, cosh, u10) X(Atanh, atanh, u10)           \
+  X(Erf, erf, u10) X(Erfc, erfc, u15)
+// SLEEF 3.5 overflows to inf on huge finite inputs of these (it squares x or adds
+// 1 in a way that overflows): lanes with |x| > 1e18 (float) / 1e150 (double) are
+// recomputed with the scalar function, a path real data never takes.
+#define LUCID_SLEEF_BIG_OPS(X) X(Log1p, log1p, u10) X(Asinh, asinh, u10) X(Acosh, acosh, u10)
+
+#define LUCID_DECL(Op, fn, acc) LUCID_SLEEF_DECL(fn, acc)
+LUCID_SLEEF_OPS(LUCID_DECL)
+LUCID_SLEEF_BIG_OPS(LUCID_DECL)
+#undef LUCID_DECL
+#endif  // LUCID_HAVE_SLEEF
+
+namespace lucid::cpu {
+namespace {
+
+template <typename K>
+LUCID_TARGET_AVX512 void f32_avx512(const void* in, void* out, int64_t n) {
+  const float* x = static_cast<const float*>(in);
+  float* y = static_cast<float*>(out);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, K::f16(_mm512_loadu_ps(x + i)));
+  if (i < n) {  // masked-off lanes compute op(0), which is harmless (exceptions are masked)
+    __mmask16 m = __mmask16((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, K::f16(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+template <typename K>
+LUCID_TARGET_AVX512 void f64_avx512(const void* in, void* out, int64_t n) {
+  const double* x = static_cast<const double*>(in);
+  double* y = static_cast<double*>(out);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm512_storeu_pd(y + i, K::d8(_mm512_loadu_pd(x + i)));
+  if (i < n) {
+    __mmask8 m = __mmask8((1u << (n - i)) - 1);
+    _mm512_mask_storeu_pd(y + i, m, K::d8(_mm512_maskz_loadu_pd(m, x + i)));
+  }
+}
+template <typename K>
+LUCID_TARGET_AVX2 void f32_avx2(const void* in, void* out, int64_t n) {
+  const float* x = static_cast<const float*>(in);
+  float* y = static_cast<float*>(out);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, K::f8(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    _mm256_maskstore_ps(y + i, m, K::f8(_mm256_maskload_ps(x + i, m)));
+  }
+}
+template <typename K>
+LUCID_TARGET_AVX2 void f64_avx2(const void* in, void* out, int64_t n) {
+  const double* x = static_cast<const double*>(in);
+  double* y = static_cast<double*>(out);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(y + i, K::d4(_mm256_loadu_pd(x + i)));
+  if (i < n) {
+    __m256i m = _mm256_cmpgt_epi64(_mm256_set1_epi64x(n - i), _mm256_setr_epi64x(0, 1, 2, 3));
+    _mm256_maskstore_pd(y + i, m, K::d4(_mm256_maskload_pd(x + i, m)));
+  }
+}
+
+// Exactly rounded, so identical to the scalar loop: no library needed.
+struct KSqrt {
+  LUCID_TARGET_AVX512 static __m512 f16(__m512 v) { return _mm512_sqrt_ps(v); }
+  LUCID_TARGET_AVX2 static __m256 f8(__m256 v) { return _mm256_sqrt_ps(v); }
+  LUCID_TARGET_AVX512 static __m512d d8(__m512d v) { return _mm512_sqrt_pd(v); }
+  LUCID_TARGET_AVX2 static __m256d d4(__m256d v) { return _mm256_sqrt_pd(v); }
+};
+struct KReciprocal {
+  LUCID_TARGET_AVX512 static __m512 f16(__m512 v) { return _mm512_div_ps(_mm512_set1_ps(1.f), v); }
+  LUCID_TARGET_AVX2 static __m256 f8(__m256 v) { return _mm256_div_ps(_mm256_set1_ps(1.f), v); }
+  LUCID_TARGET_AVX512 static __m512d d8(__m512d v) { return _mm512_div_pd(_mm512_set1_pd(1.), v); }
+  LUCID_TARGET_AVX2 static __m256d d4(__m256d v) { return _mm256_div_pd(_mm256_set1_pd(1.), v); }
+};
+struct KRsqrt {  // 1 / sqrt(x), both rounded, as the scalar functor (not the approximate rsqrt instruction)
+  LUCID_TARGET_AVX512 static __m512 f16(__m512 v) { return _mm512_div_ps(_mm512_set1_ps(1.f), _mm512_sqrt_ps(v)); }
+  LUCID_TARGET_AVX2 static __m256 f8(__m256 v) { return _mm256_div_ps(_mm256_set1_ps(1.f), _mm256_sqrt_ps(v)); }
+  LUCID_TARGET_AVX512 static __m512d d8(__m512d v) { return _mm512_div_pd(_mm512_set1_pd(1.), _mm512_sqrt_pd(v)); }
+  LUCID_TARGET_AVX2 static __m256d d4(__m256d v) { return _mm256_div_pd(_mm256_set1_pd(1.), _mm256_sqrt_pd(v)); }
+};
+
+#ifdef LUCID_HAVE_SLEEF
+#define LUCID_KERNEL(Op, fn, acc)                                                                   \
+  struct K##Op {                                                                                    \
+    LUCID_TARGET_AVX512 static __m512 f16(__m512 v) { return Sleef_##fn##f16_##acc##avx512f(v); }   \
+    LUCID_TARGET_AVX2 static __m256 f8(__m256 v) { return Sleef_##fn##f8_##acc##avx2(v); }          \
+    LUCID_TARGET_AVX512 static __m512d d8(__m512d v) { return Sleef_##fn##d8_##acc##avx512f(v); }   \
+    LUCID_TARGET_AVX2 static __m256d d4(__m256d v) { return Sleef_##fn##d4_##acc##avx2(v); }        \
+  };
+LUCID_SLEEF_OPS(LUCID_KERNEL)
+#undef LUCID_KERNEL
+
+// Recomputes the lanes of rs whose |x| exceeds `big` with the scalar function
+// (baseline code on plain arrays, so it is safe to call from every ISA's kernel).
+template <int W, typename S, typename F>
+inline void fix_big(const S* xs, S* rs, S big, F scalar) {
+  for (int i = 0; i < W; ++i)
+    if (std::abs(xs[i]) > big) rs[i] = scalar(xs[i]);
+}
+#define LUCID_FIX(W, S, V, big, fn, call)            \
+  V r = call;                                        \
+  alignas(64) S xs[W], rs[W];                        \
+  std::memcpy(xs, &v, sizeof v);                     \
+  std::memcpy(rs, &r, sizeof r);                     \
+  fix_big<W, S>(xs, rs, big, [](S x) { return std::fn(x); }); \
+  std::memcpy(&r, rs, sizeof r);                     \
+  return r;
+#define LUCID_KERNEL(Op, fn, acc)                                                                         \
+  struct K##Op {                                                                                          \
+    LUCID_TARGET_AVX512 static __m512 f16(__m512 v) {                                                     \
+      LUCID_FIX(16, float, __m512, 1e18f, fn, Sleef_##fn##f16_##acc##avx512f(v))                          \
+    }                                                                                                     \
+    LUCID_TARGET_AVX2 static __m256 f8(__m256 v) { LUCID_FIX(8, float, __m256, 1e18f, fn, Sleef_##fn##f8_##acc##avx2(v)) } \
+    LUCID_TARGET_AVX512 static __m512d d8(__m512d v) {                                                    \
+      LUCID_FIX(8, double, __m512d, 1e150, fn, Sleef_##fn##d8_##acc##avx512f(v))                          \
+    }                                                                                                     \
+    LUCID_TARGET_AVX2 static __m256d d4(__m256d v) { LUCID_FIX(4, double, __m256d, 1e150, fn, Sleef_##fn##d4_##acc##avx2(v)) } \
+  };
+LUCID_SLEEF_BIG_OPS(LUCID_KERNEL)
+#undef LUCID_KERNEL
+#undef LUCID_FIX
+
+// 1 / (1 + exp(-x)): the scalar functor's formula, so the limits (0 and 1, NaN) match.
+struct KSigmoid {
+  LUCID_TARGET_AVX512 static __m512 f16(__m512 v) {
+    __m512 one = _mm512_set1_ps(1.f);
+    return _mm512_div_ps(one, _mm512_add_ps(one, KExp::f16(_mm512_sub_ps(_mm512_setzero_ps(), v))));
+  }
+  LUCID_TARGET_AVX2 static __m256 f8(__m256 v) {
+    __m256 one = _mm256_set1_ps(1.f);
+    return _mm256_div_ps(one, _mm256_add_ps(one, KExp::f8(_mm256_sub_ps(_mm256_setzero_ps(), v))));
+  }
+  LUCID_TARGET_AVX512 static __m512d d8(__m512d v) {
+    __m512d one = _mm512_set1_pd(1.);
+    return _mm512_div_pd(one, _mm512_add_pd(one, KExp::d8(_mm512_sub_pd(_mm512_setzero_pd(), v))));
+  }
+  LUCID_TARGET_AVX2 static __m256d d4(__m256d v) {
+    __m256d one = _mm256_set1_pd(1.);
+    return _mm256_div_pd(one, _mm256_add_pd(one, KExp::d4(_mm256_sub_pd(_mm256_setzero_pd(), v))));
+  }
+};
+#endif  // LUCID_HAVE_SLEEF
+
+template <typename K>
+VecUnaryFn pick(Dtype dtype, Isa isa) {
+  const bool f32 = dtype == Dtype::F32;
+  if (isa == Isa::Avx512) return f32 ? &f32_avx512<K> : &f64_avx512<K>;
+  return f32 ? &f32_avx2<K> : &f64_avx2<K>;
+}
+
+}  // namespace
+
+VecUnaryFn vec_unary(ops::UnaryOp op, Dtype dtype) {
+  if (dtype != Dtype::F32 && dtype != Dtype::F64) return nullptr;
+  const Isa isa = cpu_isa();
+  if (isa == Isa::Baseline) return nullptr;
+  using U = ops::UnaryOp;
+  switch (op) {
+    case U::Sqrt: return pick<KSqrt>(dtype, isa);
+    case U::Reciprocal: return pick<KReciprocal>(dtype, isa);
+    case U::Rsqrt: return pick<KRsqrt>(dtype, isa);
+#ifdef LUCID_HAVE_SLEEF
+    case U::Sigmoid: return pick<KSigmoid>(dtype, isa);
+#define LUCID_PICK(Op, fn, acc) case U::Op: return pick<K##Op>(dtype, isa);
+    LUCID_SLEEF_OPS(LUCID_PICK)
+    LUCID_SLEEF_BIG_OPS(LUCID_PICK)
+#undef LUCID_PICK
+#endif
+    default: return nullptr;
+  }
+}
+
+}  // namespace lucid::cpu
+
+#else  // no x86 dispatch: the scalar loops serve
+
+namespace lucid::cpu {
+VecUnaryFn vec_unary(ops::UnaryOp, Dtype) { return nullptr; }
+}  // namespace lucid::cpu
+
+#endif
