@@ -15,6 +15,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -143,6 +144,42 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
         store<TOut>(o + i * os, static_cast<TOut>(f(load<TIn>(p[0] + i * s1), load<TIn>(p[1] + i * s2))));
     }
   };
+  // An operand that jumps more than a cache line per inner step (a transposed
+  // tensor) would miss the cache on every element of a row: walk kTile x kTile
+  // tiles of the two innermost dimensions instead, so the lines one row loads are
+  // still there for the next rows of the tile.
+  constexpr int64_t kTile = 64;
+  bool scattered = false;
+  for (size_t k = 0; k <= N; ++k) scattered = scattered || std::abs(step(k)) > 64;
+  if (scattered && nd >= 2 && inner >= kTile && dims[nd - 2] >= kTile) {
+    const int64_t R = dims[nd - 2], row_blocks = (R + kTile - 1) / kTile, outer2 = outer / R;
+    auto tiles = [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t r0 = (t % row_blocks) * kTile, r1 = std::min(R, r0 + kTile);
+        std::byte* ob = out;
+        const std::byte* pb[N];
+        for (size_t k = 0; k < N; ++k) pb[k] = in[k];
+        int64_t rest = t / row_blocks;
+        for (size_t d = nd - 2; d-- > 0;) {
+          const int64_t i = rest % dims[d];
+          rest /= dims[d];
+          ob += i * strides[0][d];
+          for (size_t k = 0; k < N; ++k) pb[k] += i * strides[k + 1][d];
+        }
+        for (int64_t c0 = 0; c0 < inner; c0 += kTile) {
+          const int64_t len = std::min(kTile, inner - c0);
+          for (int64_t r = r0; r < r1; ++r) {
+            const std::byte* p[N];
+            p[0] = pb[0] + r * strides[1][nd - 2] + c0 * s1;
+            if constexpr (N == 2) p[1] = pb[1] + r * strides[2][nd - 2] + c0 * s2;
+            segment(ob + r * strides[0][nd - 2] + c0 * os, p, len);
+          }
+        }
+      }
+    };
+    return maybe_parallel(outer2 * row_blocks, std::max<int64_t>(1, grain / (kTile * inner)), tiles);
+  }
+
   // Elements [begin, end) in row-major order of the collapsed shape.
   auto range = [&](int64_t begin, int64_t end) {
     int64_t row = begin / inner, col = begin % inner;

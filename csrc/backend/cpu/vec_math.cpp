@@ -216,6 +216,8 @@ VecUnaryFn vec_unary(ops::UnaryOp op, Dtype dtype) {
   if (dtype != Dtype::F32 && dtype != Dtype::F64) return nullptr;
   const Isa isa = cpu_isa();
   if (isa == Isa::Baseline) return nullptr;
+  if (dtype == Dtype::F32)
+    if (VecUnaryFn f = vec_f32_activation(op, isa)) return f;
   using U = ops::UnaryOp;
   switch (op) {
     case U::Sqrt: return pick<KSqrt>(dtype, isa);
