@@ -58,10 +58,10 @@ def median_time(fn, sync=None, reps=5, min_time=0.0, calls=1):
 
 
 def time_pair(lucid_fn, torch_fn, samples=5, target=0.02, sync_l=None, sync_t=None):
-    """(lucid seconds, torch seconds) per call: warm-up, then the median of `samples`
-    alternating samples, each a batch sized to take about `target` seconds."""
-    for _ in range(2):
-        lucid_fn(), torch_fn()
+    """Per-call seconds of lucid and torch: a warm-up call each, then `samples` alternating
+    samples, each a batch sized to take about `target` seconds. Returns two lists (one
+    per-call time per sample); report their medians."""
+    lucid_fn(), torch_fn()
     if sync_l:
         sync_l()
     if sync_t:
@@ -71,7 +71,7 @@ def time_pair(lucid_fn, torch_fn, samples=5, target=0.02, sync_l=None, sync_t=No
     for _ in range(samples):
         tl.append(per_call(lucid_fn, cl, sync_l))
         tt.append(per_call(torch_fn, ct, sync_t))
-    return statistics.median(tl), statistics.median(tt)
+    return tl, tt
 
 
 # A chain of tiny recorded ops: the framework's own per-op cost (dispatch, allocation,

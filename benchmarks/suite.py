@@ -81,12 +81,14 @@ def run(w, quick, ceilings):
     if w.device == "gpu":
         sync_l, sync_t = lucid.gpu.synchronize, torch.cuda.synchronize
     tfn = w.torch_fn or w.fn
-    tl, tt = time_pair(lambda: w.fn(lucid, *ls), lambda: tfn(torch, *ts),
+    sl, st = time_pair(lambda: w.fn(lucid, *ls), lambda: tfn(torch, *ts),
                        samples=5 if quick else 11, target=0.01 if quick else 0.05,
                        sync_l=sync_l, sync_t=sync_t)
-    tl, tt = tl / w.ops, tt / w.ops
+    tl, tt = statistics.median(sl) / w.ops, statistics.median(st) / w.ops
     row = {"name": w.name, "group": w.group, "device": w.device, "lucid_s": tl, "torch_s": tt,
-           "ratio": tl / tt, "speedup": tt / tl}
+           "ratio": tl / tt, "speedup": tt / tl,
+           # the fastest sample too: far below the median means the machine was busy
+           "lucid_min_s": min(sl) / w.ops, "torch_min_s": min(st) / w.ops}
     work, unit = (w.nbytes, "GB/s") if w.nbytes else (w.flops, "GFLOP/s") if w.flops else (None, None)
     if work:
         ceil = ceilings.get(ceiling_key(w))
@@ -129,7 +131,7 @@ def geomean_line(rows):
 
 def markdown(meta, ceilings, rows):
     lines = [f"{meta['date']}, {meta['machine']}, {meta['threads']} threads, torch {meta['torch']}, "
-             f"{'quick run' if meta['quick'] else 'full run'}. Ceilings: "
+             f"{'quick run' if meta['quick'] else 'full run'}, load average {meta['load_average']:.1f}. Ceilings: "
              + "; ".join(f"{k} {v['value']:.3g} {v['unit']}" for k, v in ceilings.items()) + ".", "",
              "| " + " | ".join(COLUMNS) + " |", "|" + " --- |" * len(COLUMNS)]
     lines += ["| " + " | ".join(cells(r)) + " |" for r in rows]
@@ -148,11 +150,10 @@ def plot(rows, path):
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_yticks(range(len(rows)), names, fontsize=7)
-    ax.invert_yaxis()
+    ax.set_ylim(len(rows) - 0.5, -0.5)  # first workload on top, no empty margins
     ax.set_xlabel("speedup of lucid over PyTorch (torch time / lucid time; > 1: lucid faster)")
     ax.set_title("lucid vs PyTorch, same process, same thread count")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")  # "tight": long workload names stay whole
     plt.close(fig)
 
 
@@ -162,13 +163,17 @@ def main():
     ap.add_argument("--only", default="", help="run only workloads whose name or group contains this")
     ap.add_argument("--out", default=os.path.join(HERE, "results"), help="folder for latest.json/.md/.png")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNG chart")
+    ap.add_argument("--threads", type=int, default=0, help="thread count for both (default: lucid's)")
     args = ap.parse_args()
 
+    if args.threads:
+        lucid.set_num_threads(args.threads)
     threads = same_threads()
     has_gpu = gpu_available()
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "cpu": cpu_model(), "threads": threads, "torch": torch.__version__, "lucid": lucid.__version__,
-            "blas": lucid._C._blas_info(), "quick": args.quick, "gpu": has_gpu}
+            "blas": lucid._C._blas_info(), "quick": args.quick, "gpu": has_gpu,
+            "load_average": os.getloadavg()[0]}  # other work on the machine skews the times
     meta["machine"] = f"{meta['cpu']}, {os.cpu_count()} cores" + (f", {torch.cuda.get_device_name()}" if has_gpu else "")
     print(f"lucid {meta['lucid']} ({meta['blas']}), torch {meta['torch']}, {threads} threads; {meta['machine']}")
     ceilings = measure_ceilings(args.quick)
@@ -185,7 +190,9 @@ def main():
         rows.append(run(w, args.quick, ceilings))
         print_row(rows[-1], widths)
     print(geomean_line(rows))
-    print(f"({time.perf_counter() - start:.0f} s)")
+    meta["load_average_after"] = os.getloadavg()[0]
+    print(f"({time.perf_counter() - start:.0f} s; load average {meta['load_average']:.1f} before, "
+          f"{meta['load_average_after']:.1f} after)")
 
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "latest.json"), "w") as f:
