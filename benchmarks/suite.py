@@ -1,13 +1,14 @@
 """lucid's benchmark suite: every workload in benchmarks/workloads.py, lucid against PyTorch.
 
-    python benchmarks/suite.py [--quick] [--only SUBSTRING] [--out DIR] [--no-plot]
+    python benchmarks/suite.py [--quick] [--only SUBSTRING] [--threads N] [--out DIR] [--no-plot] [--check]
 
 Runs lucid and PyTorch in one process at the same thread count, measures the machine's
 ceilings (memory copy bandwidth, torch's sgemm rate; on a GPU machine the device copy and
 pinned host-to-device rates), prints a table, and writes DIR/latest.json, DIR/latest.md
 (the table in Markdown) and DIR/latest.png (a bar chart of the speedups). DIR defaults to
-benchmarks/results. `--quick` takes fewer and shorter samples (about a minute on 2 cores).
-See docs/PERFORMANCE.md for what the columns mean.
+benchmarks/results. `--quick` takes fewer and shorter samples; `--check` only checks that
+lucid and torch compute the same thing on every workload. docs/PERFORMANCE.md explains
+the columns.
 """
 
 import argparse
@@ -99,6 +100,23 @@ def run(w, quick, ceilings):
     return row
 
 
+def check(w):
+    """Runs `w` once on each side and compares the results: a benchmark that compares two
+    different computations is worse than none. Returns an error string or None."""
+    ls, ts = w.setup()
+    a, b = w.fn(lucid, *ls), (w.torch_fn or w.fn)(torch, *ts)
+    if isinstance(a, tuple):  # (values, indices) of max along a dimension
+        a, b = a[0], b[0]
+    if not hasattr(b, "shape"):
+        return None  # the backward chain returns nothing
+    a, b = a.detach().cpu().numpy(), b.detach().cpu().numpy()
+    if a.shape != b.shape:
+        return f"shape {a.shape} vs torch {b.shape}"
+    if not np.allclose(a, b, rtol=1e-3, atol=1e-3):
+        return f"values differ by up to {np.abs(a.astype(np.float64) - b).max():.3g}"
+    return None
+
+
 # -- output ------------------------------------------------------------------------------------------
 
 def fmt_time(s):
@@ -163,6 +181,7 @@ def main():
     ap.add_argument("--only", default="", help="run only workloads whose name or group contains this")
     ap.add_argument("--out", default=os.path.join(HERE, "results"), help="folder for latest.json/.md/.png")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNG chart")
+    ap.add_argument("--check", action="store_true", help="only check that lucid and torch agree on each workload")
     ap.add_argument("--threads", type=int, default=0, help="thread count for both (default: lucid's)")
     args = ap.parse_args()
 
@@ -182,6 +201,12 @@ def main():
 
     todo = [w for w in REGISTRY if (w.device == "cpu" or has_gpu)
             and (args.only in w.name or args.only == w.group)]
+    if args.check:
+        errors = [(w.name, e) for w in todo if (e := check(w))]
+        for name, e in errors:
+            print(f"MISMATCH {name}: {e}")
+        print(f"checked {len(todo)} workloads: {len(errors)} mismatches")
+        return 1 if errors else 0
     widths = [max(len(w.name) for w in todo), 9, 9, 11, 8, 15, 6, 12]
     print("  ".join([COLUMNS[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(COLUMNS[1:], widths[1:])]))
     rows = []

@@ -119,10 +119,10 @@ for op, f in REDUCE.items():
 # -- softmax ----------------------------------------------------------------------------------------
 
 for shape in ((N, N), (64, 1000)):
-    n = shape[0] * shape[1]
-    workload(f"softmax {list(shape)} dim=-1", "softmax", inputs(shape), lambda m, x: m.softmax(x, dim=-1),
+    n, dims = shape[0] * shape[1], f"[{shape[0]},{shape[1]}]"
+    workload(f"softmax {dims} dim=-1", "softmax", inputs(shape), lambda m, x: m.softmax(x, dim=-1),
              nbytes=2 * n * F32)
-    workload(f"log_softmax {list(shape)} dim=-1", "softmax", inputs(shape),
+    workload(f"log_softmax {dims} dim=-1", "softmax", inputs(shape),
              lambda m, x: m.log_softmax(x, dim=-1), nbytes=2 * n * F32)
 
 # -- matrix products (float32) --------------------------------------------------------------------------
