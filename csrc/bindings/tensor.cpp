@@ -65,7 +65,14 @@ TensorClass init_tensor(nb::module_& m) {
   using T = TensorImpl;
   // The Python class lucid.Tensor itself: the methods below are the engine's, and
   // python/lucid/_tensor.py adds the PyTorch-facing API onto the same class.
-  TensorClass cls(m, "Tensor", nb::is_weak_referenceable(), nb::type_slots(tensor_operator_slots()));
+  static std::vector<PyType_Slot> slots = [] {
+    std::vector<PyType_Slot> all;
+    for (PyType_Slot* list : {tensor_operator_slots(), tensor_gc_slots()})
+      for (PyType_Slot* s = list; s->slot; ++s) all.push_back(*s);
+    all.push_back({0, nullptr});
+    return all;
+  }();
+  TensorClass cls(m, "Tensor", nb::is_weak_referenceable(), nb::type_slots(slots.data()));
   cls
       // metadata
       .def_prop_ro("_shape", [](const T& t) { return to_tuple(t.shape()); })

@@ -155,8 +155,7 @@ class _TensorAPI:
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         from .autograd.graph import RemovableHandle
-        node, hook_id = self._register_hook(hook)
-        return RemovableHandle(node, hook_id)
+        return RemovableHandle(self._register_hook(hook))
 
     # ---- reading out -------------------------------------------------------------------
     def item(self):
