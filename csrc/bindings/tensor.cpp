@@ -96,6 +96,8 @@ TensorClass init_tensor(nb::module_& m) {
       // autograd flags (the engine itself arrives with the autograd issue)
       .def_prop_rw("_requires_grad", &T::requires_grad, &T::set_requires_grad)
       .def_prop_ro("is_leaf", &T::is_leaf)
+      .def_prop_rw("_is_param", [](T& t) { return t.has_autograd_meta() && t.autograd_meta()->is_param; },
+                   [](T& t, bool v) { t.autograd_meta()->is_param = v; })
       .def_prop_rw("retains_grad", &T::retains_grad, &T::set_retains_grad)
       .def_prop_ro("_has_autograd_meta", &T::has_autograd_meta)
       .def_prop_ro("_grad", &T::grad_to_tensor)

@@ -203,6 +203,8 @@ class _TensorAPI:
         return _C.dlpack_device(self)
 
     def __repr__(self):
+        if self._is_param:
+            return "Parameter containing:\n" + _repr(self)
         return _repr(self)
 
     __str__ = __repr__
