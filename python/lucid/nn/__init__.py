@@ -1,3 +1,5 @@
-"""lucid.nn: neural-network building blocks."""
+"""lucid.nn: neural-network building blocks, as torch.nn."""
 
 from . import functional  # noqa: F401
+from .parameter import Parameter, Buffer  # noqa: F401
+from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401

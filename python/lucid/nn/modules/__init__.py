@@ -1,0 +1,4 @@
+"""The layers of lucid.nn."""
+
+from .module import Module  # noqa: F401
+from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
