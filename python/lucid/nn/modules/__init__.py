@@ -2,3 +2,4 @@
 
 from .module import Module  # noqa: F401
 from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
+from .layers import *  # noqa: F401,F403
