@@ -116,3 +116,31 @@ def test_init_statistics_match_torch_definitions():
     assert w.abs().sum().item() == 0
     with pytest.raises(ValueError):
         lnn.init.xavier_uniform_(lucid.empty(3))
+
+
+ACTIVATIONS = [("ReLU6", {}), ("ELU", {"alpha": 0.7}), ("SELU", {}), ("CELU", {"alpha": 1.3}), ("Mish", {}),
+               ("Softplus", {"beta": 2.0, "threshold": 3.0}), ("Softsign", {}), ("Softshrink", {"lambd": 0.3}),
+               ("Hardshrink", {}), ("Hardtanh", {"min_val": -0.5, "max_val": 0.8}), ("Hardswish", {}),
+               ("Hardsigmoid", {}), ("Tanhshrink", {}), ("Threshold", {"threshold": 0.1, "value": 2.0}),
+               ("LogSigmoid", {}), ("Softmin", {"dim": 1}), ("GLU", {"dim": 1}), ("PReLU", {}),
+               ("RReLU", {}), ("Softmax2d", {}), ("ReLU", {}), ("LeakyReLU", {"negative_slope": 0.3}),
+               ("GELU", {"approximate": "tanh"}), ("SiLU", {}), ("Sigmoid", {}), ("Tanh", {}),
+               ("Softmax", {"dim": 0}), ("LogSoftmax", {"dim": 2})]
+
+
+@pytest.mark.parametrize("name,kw", ACTIVATIONS, ids=[a[0] for a in ACTIVATIONS])
+def test_activation_modules_match_torch(name, kw):
+    tmod, lmod = getattr(torch.nn, name)(**kw).double(), getattr(lnn, name)(**kw).double()
+    tmod.eval()
+    lmod.eval()  # RReLU is deterministic in eval
+    assert repr(lmod) == repr(tmod)
+    x = torch.randn(2, 4, 3, 2, dtype=torch.float64) * 3
+    x[0, 0, 0, 0] = 25.0  # past softplus's threshold
+    lx = to_lucid(x).requires_grad_()
+    tx = x.clone().requires_grad_()
+    tout, lout = tmod(tx), lmod(lx)
+    same(lout, tout)
+    g = torch.randn(tout.shape, dtype=torch.float64)
+    tout.backward(g)
+    lout.backward(to_lucid(g))
+    same(lx.grad, tx.grad, tol=1e-7)

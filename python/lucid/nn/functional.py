@@ -228,3 +228,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             denom = valid.sum()
         smooth_red = smooth.sum() / denom
     return (1 - label_smoothing) * nll + label_smoothing / n * smooth_red
+
+
+from .activations_more import *  # noqa: E402,F401,F403
+from .activations_more import __all__ as _more  # noqa: E402
+
+__all__ += _more
