@@ -144,3 +144,70 @@ def test_activation_modules_match_torch(name, kw):
     tout.backward(g)
     lout.backward(to_lucid(g))
     same(lx.grad, tx.grad, tol=1e-7)
+
+
+def _pos(*shape):
+    return torch.rand(*shape, dtype=torch.float64) * 0.9 + 0.05
+
+
+def _sign(*shape):
+    return (torch.rand(*shape) > 0.5).double() * 2 - 1
+
+
+LOSSES = [
+    ("binary_cross_entropy", lambda: (_pos(3, 4), torch.rand(3, 4, dtype=torch.float64)), {}),
+    ("binary_cross_entropy", lambda: (_pos(3, 4), torch.rand(3, 4, dtype=torch.float64)),
+     {"weight": torch.rand(4, dtype=torch.float64)}),
+    ("binary_cross_entropy_with_logits", lambda: (torch.randn(3, 4, dtype=torch.float64) * 5,
+                                                  torch.rand(3, 4, dtype=torch.float64)),
+     {"pos_weight": torch.rand(4, dtype=torch.float64) + 0.5}),
+    ("kl_div", lambda: (torch.log_softmax(torch.randn(3, 4, dtype=torch.float64), 1),
+                        torch.softmax(torch.randn(3, 4, dtype=torch.float64), 1)), {"reduction": "batchmean"}),
+    ("kl_div", lambda: (torch.log_softmax(torch.randn(3, 4, dtype=torch.float64), 1),
+                        torch.log_softmax(torch.randn(3, 4, dtype=torch.float64), 1)), {"log_target": True}),
+    ("huber_loss", lambda: (torch.randn(5, dtype=torch.float64) * 2, torch.randn(5, dtype=torch.float64)),
+     {"delta": 0.7}),
+    ("smooth_l1_loss", lambda: (torch.randn(5, dtype=torch.float64) * 2, torch.randn(5, dtype=torch.float64)),
+     {"beta": 0.5, "reduction": "sum"}),
+    ("soft_margin_loss", lambda: (torch.randn(6, dtype=torch.float64), _sign(6)), {}),
+    ("multilabel_soft_margin_loss", lambda: (torch.randn(3, 4, dtype=torch.float64),
+                                             (torch.rand(3, 4) > 0.5).double()), {}),
+    ("multilabel_margin_loss", lambda: (torch.randn(3, 4, dtype=torch.float64),
+                                        torch.tensor([[3, 0, -1, 1], [1, 2, 3, -1], [0, -1, 2, 2]])), {}),
+    ("multi_margin_loss", lambda: (torch.randn(3, 4, dtype=torch.float64), torch.tensor([1, 0, 3])),
+     {"p": 2, "margin": 0.5, "weight": torch.rand(4, dtype=torch.float64)}),
+    ("margin_ranking_loss", lambda: (torch.randn(5, dtype=torch.float64), torch.randn(5, dtype=torch.float64),
+                                     _sign(5)), {"margin": 0.2}),
+    ("hinge_embedding_loss", lambda: (torch.randn(6, dtype=torch.float64), _sign(6)), {"margin": 0.5}),
+    ("cosine_embedding_loss", lambda: (torch.randn(4, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64),
+                                       _sign(4)), {"margin": 0.1}),
+    ("triplet_margin_loss", lambda: (torch.randn(4, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64),
+                                     torch.randn(4, 3, dtype=torch.float64)), {"swap": True}),
+    ("poisson_nll_loss", lambda: (torch.randn(5, dtype=torch.float64), torch.rand(5, dtype=torch.float64) * 4),
+     {"full": True}),
+    ("poisson_nll_loss", lambda: (_pos(5), torch.rand(5, dtype=torch.float64) * 4), {"log_input": False}),
+    ("gaussian_nll_loss", lambda: (torch.randn(4, 2, dtype=torch.float64), torch.randn(4, 2, dtype=torch.float64),
+                                   _pos(4, 2)), {"full": True}),
+]
+
+
+@pytest.mark.parametrize("name,make,kw", LOSSES, ids=[f"{c[0]}{i}" for i, c in enumerate(LOSSES)])
+def test_losses_match_torch(name, make, kw):
+    args = make()
+    for reduction in ({"reduction": kw["reduction"]} if "reduction" in kw else {}), {"reduction": "none"}:
+        tkw = dict(kw, **reduction)
+        lkw = {k: to_lucid(v) if isinstance(v, torch.Tensor) else v for k, v in tkw.items()}
+        targs = [a.clone().requires_grad_(a.is_floating_point() and i == 0) for i, a in enumerate(args)]
+        largs = [to_lucid(a).requires_grad_(a.is_floating_point() and i == 0) for i, a in enumerate(args)]
+        tout = getattr(TF, name)(*targs, **tkw)
+        lout = getattr(LF, name)(*largs, **lkw)
+        same(lout, tout, tol=1e-7)
+        tout.sum().backward()
+        lout.sum().backward()
+        same(largs[0].grad, targs[0].grad, tol=1e-7)
+
+
+def test_distance_functions_match_torch():
+    a, b = torch.randn(4, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64)
+    same(LF.cosine_similarity(to_lucid(a), to_lucid(b)), TF.cosine_similarity(a, b))
+    same(LF.pairwise_distance(to_lucid(a), to_lucid(b), p=3.0), TF.pairwise_distance(a, b, p=3.0))

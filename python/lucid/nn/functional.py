@@ -234,3 +234,8 @@ from .activations_more import *  # noqa: E402,F401,F403
 from .activations_more import __all__ as _more  # noqa: E402
 
 __all__ += _more
+
+from .losses_more import *  # noqa: E402,F401,F403
+from .losses_more import __all__ as _losses  # noqa: E402
+
+__all__ += _losses
