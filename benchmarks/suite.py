@@ -204,10 +204,6 @@ def main():
             "load_average": os.getloadavg()[0]}  # other work on the machine skews the times
     meta["machine"] = f"{meta['cpu']}, {os.cpu_count()} cores" + (f", {torch.cuda.get_device_name()}" if has_gpu else "")
     print(f"lucid {meta['lucid']} ({meta['blas']}), torch {meta['torch']}, {threads} threads; {meta['machine']}")
-    ceilings = measure_ceilings(args.quick)
-    for k, v in ceilings.items():
-        print(f"ceiling {k}: {v['value']:.4g} {v['unit']}  ({v['what']})")
-
     todo = [w for w in REGISTRY if (w.device == "cpu" or has_gpu)
             and (args.only in w.name or args.only == w.group)]
     if not todo:
@@ -219,6 +215,9 @@ def main():
             print(f"MISMATCH {name}: {e}")
         print(f"checked {len(todo)} workloads: {len(errors)} mismatches")
         return 1 if errors else 0
+    ceilings = measure_ceilings(args.quick)
+    for k, v in ceilings.items():
+        print(f"ceiling {k}: {v['value']:.4g} {v['unit']}  ({v['what']})")
     widths = [max(len(w.name) for w in todo), 9, 9, 11, 8, 15, 6, 12]
     print("  ".join([COLUMNS[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(COLUMNS[1:], widths[1:])]))
     rows = []
