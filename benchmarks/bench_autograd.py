@@ -7,21 +7,15 @@ Usage: python benchmarks/bench_autograd.py [--quick]
 
 import statistics
 import sys
-import time
 
 import torch
 
 import lucid
 
+from common import CHAIN, chain, chain_backward, per_call
+
 QUICK = "--quick" in sys.argv
 ROWS = []
-
-
-def per_call(fn, calls):
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - t0) / calls
 
 
 def case(name, lucid_fn, torch_fn, calls=2000):
@@ -36,21 +30,6 @@ def case(name, lucid_fn, torch_fn, calls=2000):
     tl, tt = statistics.median(tl), statistics.median(tt)
     ROWS.append((name, tl, tt))
     print(f"{name:52s} lucid {tl * 1e6:8.2f} us  torch {tt * 1e6:8.2f} us  ratio {tl / tt:5.2f}", flush=True)
-
-CHAIN = 32  # ops per recorded chain
-
-
-def chain(m, x):
-    y = x
-    for i in range(CHAIN // 2):
-        y = y * 1.0001
-        y = y + 0.5
-    return y
-
-
-def chain_backward(m, x):
-    chain(m, x).sum().backward()
-    x.grad = None
 
 
 def main():

@@ -5,29 +5,19 @@ Prints one row per case: median times, lucid's GFLOP/s and the ratio lucid/torch
 Usage: python benchmarks/bench_matmul.py [--quick]
 """
 
-import statistics
 import sys
-import time
 
 import lucid
 import torch
 
+from common import median_time
+
 QUICK = "--quick" in sys.argv
 
 
-def median_time(fn, reps):
-    fn()  # warm up
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def case(name, flops, lucid_fn, torch_fn, reps):
-    tl = median_time(lucid_fn, reps)
-    tt = median_time(torch_fn, reps)
+    tl = median_time(lucid_fn, reps=reps)
+    tt = median_time(torch_fn, reps=reps)
     print(f"{name:<34} lucid {tl * 1e3:9.3f} ms  torch {tt * 1e3:9.3f} ms  "
           f"{flops / tl / 1e9:7.1f} GFLOP/s  ratio {tl / tt:5.2f}")
 

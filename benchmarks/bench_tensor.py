@@ -7,28 +7,17 @@ Usage: python benchmarks/bench_tensor.py [--quick]
 
 import statistics
 import sys
-import time
 
 import lucid
 import torch
 
+from common import median_time as _median_time
+
 QUICK = "--quick" in sys.argv
 
 
-def median_time(fn, sync=None, reps=None, min_time=0.2):
-    fn()  # warm up
-    if sync:
-        sync()
-    times = []
-    start = time.perf_counter()
-    reps = reps or (5 if QUICK else 15)
-    while len(times) < reps or (time.perf_counter() - start < min_time and len(times) < 1000):
-        t0 = time.perf_counter()
-        fn()
-        if sync:
-            sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+def median_time(fn, sync=None):
+    return _median_time(fn, sync, reps=5 if QUICK else 15, min_time=0.2)
 
 
 ROWS = []
