@@ -6,8 +6,8 @@
 // Note [Fast elementwise]
 // - SIMD: the dense loops are compiled three times (baseline x86-64, AVX2,
 //   AVX-512) through GCC target attributes, and cpu_isa() picks one at run time,
-//   so the build needs no -march. Only the dtypes worth it (float, double, int32,
-//   int64) get the extra copies, which keeps the kernel units quick to compile.
+//   so the build needs no -march. Only float and double get the extra copies,
+//   which keeps the kernel units quick to compile.
 // - Threads: past 2 * grain elements the flat index range is split over the pool
 //   (parallel.h); each piece starts from its own N-d position. Below that the loop
 //   runs inline with no allocation beyond today's (the collapsed strides).
@@ -35,9 +35,10 @@ template <typename T>
 using opmath_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
 
 // Dtypes whose dense loops get AVX2 / AVX-512 copies.
+// (float and double only: the integer copies added compile time to the kernel
+// units for ops that are memory-bound where SIMD width would matter.)
 template <typename T>
-inline constexpr bool kSimdClone = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                   std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>;
+inline constexpr bool kSimdClone = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 // The four dense row kernels, defined once per instruction set.
 #define LUCID_DENSE_LOOPS(ATTR, SFX)                                                                        \
@@ -88,7 +89,7 @@ void dense2(TOut* o, const TIn* a, const TIn* b, int64_t n, F f) { LUCID_DISPATC
 template <typename TOut, typename TIn, typename F>
 void scalar_b(TOut* o, const TIn* a, TIn b, int64_t n, F f) { LUCID_DISPATCH_CALL(scalar_b, TIn, o, a, b, n, f); }
 template <typename TOut, typename TIn, typename F>
-void scalar_a(TOut* o, TIn a, const TIn* b, int64_t n, F f) { LUCID_DISPATCH_CALL(scalar_a, TIn, o, a, b, n, f); }
+void scalar_a(TOut* o, TIn a, const TIn* b, int64_t n, F f) { scalar_a_base(o, a, b, n, f); }  // rare (2 - t)
 #undef LUCID_DISPATCH_CALL
 
 // Elements per thread piece of a unary op: the float functions (exp, tanh, ...)
@@ -129,7 +130,8 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
   const bool sa = N == 2 && out_dense && s1 == 0 && s2 == int64_t(sizeof(TIn));
 
   // One row segment [col, col + len) of the row whose start pointers are o, p.
-  auto segment = [&](std::byte* o, const std::byte* const* p, int64_t len) {
+  // Not inlined: the row walk and the tiled walk share one copy.
+  auto segment = [&](std::byte* o, const std::byte* const* p, int64_t len) __attribute__((noinline)) {
     TOut* od = reinterpret_cast<TOut*>(o);
     if constexpr (N == 1) {
       if (dense) return dense1(od, reinterpret_cast<const TIn*>(p[0]), len, f);
