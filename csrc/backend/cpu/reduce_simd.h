@@ -10,7 +10,7 @@
 #include <cstring>
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define LUCID_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define LUCID_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define LUCID_CLONES
 #endif
