@@ -88,6 +88,7 @@ struct Node : std::enable_shared_from_this<Node> {
     int64_t id;
     uint32_t slot;
     TensorHook fn;
+    void* py_object = nullptr;  // the Python callable fn holds (borrowed), for GC traversal
   };
   std::vector<TensorHookEntry> tensor_hooks;
   std::vector<std::pair<uint32_t, std::weak_ptr<TensorImpl>>> retained;

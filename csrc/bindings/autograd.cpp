@@ -84,9 +84,58 @@ struct PyFunctionNode final : Node {
   nb::object backward_;
 };
 
+// Note [Hook cycles]
+// `x.register_hook(lambda g: ... x ...)` makes a cycle Python cannot see: the
+// tensor object owns its TensorImpl, which owns its hook node, which owns the hook,
+// which refers to the tensor object. So the Tensor type takes part in cyclic GC:
+// it reports the hooks it owns *exclusively* (nobody else in C++ holds the
+// TensorImpl or its hook node; otherwise the references are not its own to report)
+// and, when the collector finds such a cycle unreachable, clears them.
+Node* exclusive_hook_node(PyObject* self) {
+  if (!nb::inst_ready(self)) return nullptr;
+  TensorImpl* t = nb::inst_ptr<TensorImpl>(self);
+  if (!t->has_autograd_meta() || t->weak_from_this().use_count() != 1) return nullptr;
+  const std::shared_ptr<Node>& node = t->is_leaf() ? t->autograd_meta()->grad_accumulator : t->grad_fn();
+  return node && node.use_count() == 1 ? node.get() : nullptr;
+}
+
+int tensor_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (Node* node = exclusive_hook_node(self))
+    for (const Node::TensorHookEntry& h : node->tensor_hooks)
+      Py_VISIT(static_cast<PyObject*>(h.py_object));
+  return 0;
+}
+
+int tensor_clear(PyObject* self) {
+  if (Node* node = exclusive_hook_node(self)) {
+    std::vector<Node::TensorHookEntry> dropped;  // destroyed after the node is consistent again
+    dropped.swap(node->tensor_hooks);
+  }
+  return 0;
+}
+
 }  // namespace
 
+// What register_hook returns: the node held weakly, so a kept handle does not keep
+// a graph (or a hook cycle, Note [Hook cycles]) alive.
+struct HookHandle {
+  std::weak_ptr<Node> node;
+  int64_t id;
+  void remove() {
+    if (std::shared_ptr<Node> n = node.lock()) n->remove_hook(id);
+    node.reset();
+  }
+};
+
+PyType_Slot* tensor_gc_slots() {
+  static PyType_Slot slots[] = {{Py_tp_traverse, (void*)&tensor_traverse}, {Py_tp_clear, (void*)&tensor_clear},
+                                {0, nullptr}};
+  return slots;
+}
+
 void init_autograd(nb::module_& m, TensorClass& cls) {
+  nb::class_<HookHandle>(m, "_HookHandle").def("remove", &HookHandle::remove);
   nb::class_<Node>(m, "Node")
       .def("name", [](const Node& n) { return std::string(n.name()); })
       .def_prop_ro("next_functions", [](const Node& n) {
@@ -106,24 +155,23 @@ void init_autograd(nb::module_& m, TensorClass& cls) {
         return n.saved_tensors.size();
       })
       .def_prop_ro("_sequence_nr", [](const Node& n) { return n.sequence_nr; })
-      .def("_register_hook", [](Node& n, nb::object fn) {
+      .def("_register_hook", [](Node& n, nb::object fn) -> HookHandle {
         int64_t id = Node::next_hook_id();
         n.post_hooks.emplace_back(id, [fn](const std::vector<TensorPtr>& grad_inputs,
                                            const std::vector<TensorPtr>& grad_outputs) {
           nb::object r = fn(tensors_to_tuple(grad_inputs), tensors_to_tuple(grad_outputs));
           return r.is_none() ? std::vector<TensorPtr>{} : tensors_or_none(r);
         });
-        return id;
+        return {n.weak_from_this(), id};
       })
-      .def("_register_prehook", [](Node& n, nb::object fn) {
+      .def("_register_prehook", [](Node& n, nb::object fn) -> HookHandle {
         int64_t id = Node::next_hook_id();
         n.pre_hooks.emplace_back(id, [fn](const std::vector<TensorPtr>& grad_outputs) {
           nb::object r = fn(tensors_to_tuple(grad_outputs));
           return r.is_none() ? std::vector<TensorPtr>{} : tensors_or_none(r);
         });
-        return id;
+        return {n.weak_from_this(), id};
       })
-      .def("_remove_hook", &Node::remove_hook)
       .def("__repr__", [](const Node& n) { return str_cat("<", n.name(), " object>"); });
 
   cls.def_prop_ro("grad_fn", [](const TensorImpl& t) -> nb::object {
@@ -131,12 +179,13 @@ void init_autograd(nb::module_& m, TensorClass& cls) {
         return fn ? nb::cast(fn) : nb::none();
       })
       .def_prop_ro("_output_nr", &TensorImpl::output_nr)
-      .def("_register_hook", [](const TensorPtr& t, nb::object fn) {
+      .def("_register_hook", [](const TensorPtr& t, nb::object fn) -> HookHandle {
         Edge e = autograd::gradient_edge(t);
         LUCID_CHECK(e.valid(), RuntimeError, "cannot register a hook on a tensor that doesn't require gradient");
         int64_t id = Node::next_hook_id();
-        e.fn->tensor_hooks.push_back({id, e.input_nr, python_tensor_hook(std::move(fn))});
-        return nb::make_tuple(nb::cast(e.fn), id);
+        PyObject* callable = fn.ptr();
+        e.fn->tensor_hooks.push_back({id, e.input_nr, python_tensor_hook(std::move(fn)), callable});
+        return HookHandle{e.fn, id};
       })
       .def("retain_grad", [](const TensorPtr& t) {
         LUCID_CHECK(t->requires_grad(), RuntimeError, "can't retain_grad on Tensor that has requires_grad=False");

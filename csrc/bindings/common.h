@@ -28,6 +28,7 @@ using TensorClass = nb::class_<TensorImpl>;
 TensorClass init_tensor(nb::module_& m);  // defines lucid.Tensor; others add methods to it
 void init_ops(nb::module_& m, TensorClass& cls);
 PyType_Slot* tensor_operator_slots();  // Note [Operator slots] in ops.cpp
+PyType_Slot* tensor_gc_slots();        // Note [Hook cycles] in autograd.cpp
 void init_elementwise_extra(nb::module_& m, TensorClass& cls);
 void init_reduce(nb::module_& m, TensorClass& cls);  // bindings/reduce.cpp
 void init_autograd(nb::module_& m, TensorClass& cls);

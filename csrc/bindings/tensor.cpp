@@ -65,7 +65,14 @@ TensorClass init_tensor(nb::module_& m) {
   using T = TensorImpl;
   // The Python class lucid.Tensor itself: the methods below are the engine's, and
   // python/lucid/_tensor.py adds the PyTorch-facing API onto the same class.
-  TensorClass cls(m, "Tensor", nb::is_weak_referenceable(), nb::type_slots(tensor_operator_slots()));
+  static std::vector<PyType_Slot> slots = [] {
+    std::vector<PyType_Slot> all;
+    for (PyType_Slot* list : {tensor_operator_slots(), tensor_gc_slots()})
+      for (PyType_Slot* s = list; s->slot; ++s) all.push_back(*s);
+    all.push_back({0, nullptr});
+    return all;
+  }();
+  TensorClass cls(m, "Tensor", nb::is_weak_referenceable(), nb::type_slots(slots.data()));
   cls
       // metadata
       .def_prop_ro("_shape", [](const T& t) { return to_tuple(t.shape()); })
@@ -89,6 +96,8 @@ TensorClass init_tensor(nb::module_& m) {
       // autograd flags (the engine itself arrives with the autograd issue)
       .def_prop_rw("_requires_grad", &T::requires_grad, &T::set_requires_grad)
       .def_prop_ro("is_leaf", &T::is_leaf)
+      .def_prop_rw("_is_param", [](T& t) { return t.has_autograd_meta() && t.autograd_meta()->is_param; },
+                   [](T& t, bool v) { t.autograd_meta()->is_param = v; })
       .def_prop_rw("retains_grad", &T::retains_grad, &T::set_retains_grad)
       .def_prop_ro("_has_autograd_meta", &T::has_autograd_meta)
       .def_prop_ro("_grad", &T::grad_to_tensor)

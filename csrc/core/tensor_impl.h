@@ -43,6 +43,7 @@ struct AutogradMeta {
   std::shared_ptr<Node> grad_fn;
   std::shared_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad, made on first use
   TensorPtr view_base;  // for a view made in grad mode: the tensor it is a view of
+  bool is_param = false;  // made by nn.Parameter (isinstance(t, nn.Parameter))
   uint32_t output_nr = 0;
 };
 

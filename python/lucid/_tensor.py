@@ -155,8 +155,7 @@ class _TensorAPI:
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         from .autograd.graph import RemovableHandle
-        node, hook_id = self._register_hook(hook)
-        return RemovableHandle(node, hook_id)
+        return RemovableHandle(self._register_hook(hook))
 
     # ---- reading out -------------------------------------------------------------------
     def item(self):
@@ -204,6 +203,8 @@ class _TensorAPI:
         return _C.dlpack_device(self)
 
     def __repr__(self):
+        if self._is_param:
+            return "Parameter containing:\n" + _repr(self)
         return _repr(self)
 
     __str__ = __repr__

@@ -716,3 +716,25 @@ def test_complex_gradient_without_conjugate_support_raises():
     z = lucid.tensor([1 + 1j], requires_grad=True)
     with pytest.raises(NotImplementedError, match="complex"):
         lucid.exp(z)
+
+
+def test_hook_cycles_are_collected():
+    # tensor -> hook node -> hook -> tensor: a cycle through C++ (Note [Hook cycles]).
+    x = lucid.randn(3, requires_grad=True)
+    handle = x.register_hook(lambda g: x.detach() * 0 + g)
+    y = lucid.randn(3, requires_grad=True) * 2
+    y.register_hook(lambda g: y.detach() * 0 + g)
+    refs = [weakref.ref(x), weakref.ref(y)]
+    del x, y
+    gc.collect()
+    assert all(r() is None for r in refs)
+    handle.remove()  # the node is gone: a no-op
+
+
+def test_hook_handle_remove_and_context_manager():
+    x = lucid.ones(2, requires_grad=True)
+    calls = []
+    with x.register_hook(lambda g: calls.append(1)):
+        (x * 2).sum().backward()
+    (x * 2).sum().backward()
+    assert calls == [1]

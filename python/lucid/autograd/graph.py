@@ -8,16 +8,14 @@ Node = _C.Node
 
 
 class RemovableHandle:
-    """What register_hook returns: remove() takes the hook off again."""
+    """What register_hook returns: remove() takes the hook off again. It holds the
+    node weakly (the engine's _HookHandle), so keeping it keeps no graph alive."""
 
-    def __init__(self, node, hook_id):
-        self._node = node
-        self._id = hook_id
+    def __init__(self, handle):
+        self._handle = handle
 
     def remove(self):
-        if self._node is not None:
-            self._node._remove_hook(self._id)
-            self._node = None
+        self._handle.remove()
 
     def __enter__(self):
         return self
@@ -28,12 +26,12 @@ class RemovableHandle:
 
 def _node_register_hook(self, fn):
     """fn(grad_inputs, grad_outputs) runs after the node; it may return new grad_inputs."""
-    return RemovableHandle(self, self._register_hook(fn))
+    return RemovableHandle(self._register_hook(fn))
 
 
 def _node_register_prehook(self, fn):
     """fn(grad_outputs) runs before the node; it may return new grad_outputs."""
-    return RemovableHandle(self, self._register_prehook(fn))
+    return RemovableHandle(self._register_prehook(fn))
 
 
 Node.register_hook = _node_register_hook

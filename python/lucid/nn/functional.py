@@ -4,7 +4,8 @@ import builtins as _builtins
 
 from .. import _C
 
-__all__ = ["linear", "pad"]
+__all__ = ["linear", "pad", "relu", "leaky_relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
+           "dropout", "mse_loss", "l1_loss", "nll_loss", "cross_entropy"]
 
 
 def linear(input, weight, bias=None):
@@ -75,3 +76,166 @@ def pad(input, pad, mode="constant", value=None):
 def _int64():
     from .. import _dtype
     return _dtype.int64
+
+
+# ---- activations (compositions of engine ops; fused kernels come with issue 5's C++ work) ----
+def relu(input, inplace=False):
+    return input.relu_() if inplace else _C.relu(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    from .. import where
+    out = where(input > 0, input, input * negative_slope)
+    return input.copy_(out) if inplace else out
+
+
+def gelu(input, approximate="none"):
+    from .. import erf, tanh
+    if approximate == "tanh":
+        return 0.5 * input * (1 + tanh(0.7978845608028654 * (input + 0.044715 * input * input * input)))
+    if approximate != "none":
+        raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    return 0.5 * input * (1 + erf(input * 0.7071067811865476))
+
+
+def silu(input, inplace=False):
+    out = input * _C.sigmoid(input)
+    return input.copy_(out) if inplace else out
+
+
+def sigmoid(input):
+    return _C.sigmoid(input)
+
+
+def tanh(input):
+    return _C.tanh(input)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        raise TypeError("softmax(): argument 'dim' must be given (lucid does not guess it)")
+    return _C.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        raise TypeError("log_softmax(): argument 'dim' must be given (lucid does not guess it)")
+    return _C.log_softmax(input, dim, dtype=dtype)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    from .._random import rand_like
+    if p == 1.0:
+        out = input * 0.0
+    else:
+        keep = (rand_like(input) >= p)
+        out = input * keep / (1.0 - p)
+    return input.copy_(out) if inplace else out
+
+
+# ---- losses --------------------------------------------------------------------------------------
+def _reduce(loss, reduction, weight_sum=None):
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.sum() / weight_sum if weight_sum is not None else loss.mean()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    d = input - target
+    return _reduce(d * d, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _reduce((input - target).abs(), reduction)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """input: [N, C, ...] log-probabilities; target: [N, ...] class indices (int64)."""
+    from .. import gather, where, zeros_like
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if target.dtype.is_floating_point:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
+    batched = input.dim() > 1
+    logp = input if batched else input.unsqueeze(0)
+    tgt = target if batched else target.unsqueeze(0)
+    if tuple(tgt.shape) != (logp.shape[0],) + tuple(logp.shape[2:]):
+        raise ValueError(f"Expected input batch_size ({logp.shape[0]}) to match target batch_size "
+                         f"({tgt.shape[0] if tgt.dim() else 0}).")
+    valid = tgt != ignore_index
+    safe = where(valid, tgt, zeros_like(tgt))
+    n_classes = logp.shape[1]
+    if bool(((safe < 0) | (safe >= n_classes)).any()):
+        raise IndexError(f"Target {int(safe.max())} is out of bounds.")
+    picked = -gather(logp, 1, safe.unsqueeze(1)).squeeze(1)
+    w = valid.to(logp.dtype)
+    if weight is not None:
+        w = w * weight[safe]
+    loss = picked * w
+    if not batched:
+        loss = loss.squeeze(0)
+    return _reduce(loss, reduction, w.sum() if reduction == "mean" else None)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """Class indices (int64 target) or class probabilities (floating target), as torch."""
+    logp = log_softmax(input, dim=1 if input.dim() > 1 else 0)
+    if target.dtype.is_floating_point:  # probabilities
+        cls_dim = 1 if input.dim() > 1 else 0
+        n = input.shape[cls_dim]
+        tgt = target * (1 - label_smoothing) + label_smoothing / n if label_smoothing else target
+        term = logp * tgt
+        if weight is not None:
+            shape = [1] * logp.dim()
+            shape[cls_dim] = n
+            term = term * weight.reshape(shape)
+        loss = -term.sum(dim=cls_dim)
+        if reduction == "mean":
+            return loss.sum() / (loss.numel() or 1) if loss.dim() else loss
+        return _reduce(loss, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if not label_smoothing:
+        return nll
+    # PyTorch: (1 - eps) * nll + eps * (mean over classes of -logp, weighted, ignoring ignore_index)
+    cls_dim = 1 if input.dim() > 1 else 0
+    n = input.shape[cls_dim]
+    valid = (target != ignore_index).to(logp.dtype)
+    term = -logp
+    if weight is not None:
+        shape = [1] * logp.dim()
+        shape[cls_dim] = n
+        term = term * weight.reshape(shape)
+    smooth = term.sum(dim=cls_dim) * valid
+    if reduction == "none":
+        smooth_red = smooth
+    elif reduction == "sum":
+        smooth_red = smooth.sum()
+    else:
+        if weight is not None:
+            from .. import where, zeros_like
+            safe = where(target != ignore_index, target, zeros_like(target))
+            denom = (weight[safe] * valid).sum()
+        else:
+            denom = valid.sum()
+        smooth_red = smooth.sum() / denom
+    return (1 - label_smoothing) * nll + label_smoothing / n * smooth_red
+
+
+from .activations_more import *  # noqa: E402,F401,F403
+from .activations_more import __all__ as _more  # noqa: E402
+
+__all__ += _more
+
+from .losses_more import *  # noqa: E402,F401,F403
+from .losses_more import __all__ as _losses  # noqa: E402
+
+__all__ += _losses

@@ -1,0 +1,80 @@
+"""Full backward hooks (Module.register_full_backward_hook / _pre_hook).
+
+As in PyTorch, the module's tensor inputs and outputs pass through identity
+autograd Functions: the one on the outputs sees grad_output first (running the
+pre-hooks, which may replace it), the one on the inputs sees grad_input and runs
+the hooks hook(module, grad_input, grad_output), which may replace it.
+"""
+
+from ..._tensor import Tensor
+from ...autograd.function import Function
+
+
+class _State:
+    def __init__(self, module, n_inputs):
+        self.module = module
+        self.grad_output = None
+        self.n_inputs = n_inputs
+
+
+class _OutputsIdentity(Function):
+    @staticmethod
+    def forward(ctx, state, *tensors):
+        ctx.state = state
+        return tuple(t.view_as(t) for t in tensors)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        state = ctx.state
+        for hook in list(state.module._backward_pre_hooks.values()):
+            result = hook(state.module, grads)
+            if result is not None:
+                grads = tuple(result)
+        state.grad_output = grads
+        if state.n_inputs == 0:  # no input needs a gradient: hooks run with grad_input=None entries
+            _run_hooks(state, ())
+        return (None,) + tuple(grads)
+
+
+class _InputsIdentity(Function):
+    @staticmethod
+    def forward(ctx, state, *tensors):
+        ctx.state = state
+        return tuple(t.view_as(t) for t in tensors)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None,) + tuple(_run_hooks(ctx.state, grads))
+
+
+def _run_hooks(state, grad_input):
+    for hook in list(state.module._backward_hooks.values()):
+        result = hook(state.module, grad_input, state.grad_output)
+        if result is not None:
+            if len(result) != len(grad_input):
+                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got {len(result)}, "
+                                   f"but expected {len(grad_input)}")
+            grad_input = tuple(result)
+    return grad_input
+
+
+def call_with_backward_hooks(module, forward, args, kwargs):
+    positions = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+    state = _State(module, len(positions))
+    if positions:
+        wrapped = _InputsIdentity.apply(state, *[args[i] for i in positions])
+        args = list(args)
+        for i, w in zip(positions, wrapped):
+            args[i] = w
+        args = tuple(args)
+    output = forward(*args, **kwargs)
+    single = isinstance(output, Tensor)
+    outs = (output,) if single else output
+    if isinstance(outs, tuple) and any(isinstance(o, Tensor) and o.requires_grad for o in outs):
+        idx = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+        wrapped = _OutputsIdentity.apply(state, *[outs[i] for i in idx])
+        outs = list(outs)
+        for i, w in zip(idx, wrapped):
+            outs[i] = w
+        output = outs[0] if single else tuple(outs)
+    return output

@@ -1,0 +1,213 @@
+"""The first nn layers, functional ops and initialisers against torch: identical
+weights and inputs give the same outputs and gradients; repr and state_dict match."""
+
+import math
+
+import pytest
+import torch
+
+import lucid
+import lucid.nn as lnn
+import lucid.nn.functional as LF
+import torch.nn.functional as TF
+from conftest import to_lucid, to_torch
+
+
+def same(l, t, tol=1e-9):
+    assert tuple(l.shape) == tuple(t.shape)
+    assert torch.allclose(to_torch(l.detach()).double(), t.detach().double(), atol=tol, rtol=tol), (l, t)
+
+
+def model(nn):
+    return nn.Sequential(nn.Flatten(), nn.Linear(6, 5), nn.GELU(), nn.Linear(5, 5, bias=False), nn.SiLU(),
+                         nn.LeakyReLU(0.2), nn.Linear(5, 3), nn.Tanh())
+
+
+def test_mlp_outputs_and_gradients_match_torch():
+    tm = model(torch.nn).double()
+    lm = model(lnn).double()
+    lm.load_state_dict({k: to_lucid(v) for k, v in tm.state_dict().items()})
+    assert repr(lm) == repr(tm)
+    x = torch.randn(4, 2, 3, dtype=torch.float64)
+    target = torch.tensor([0, 2, 1, 2])
+    tl = torch.nn.CrossEntropyLoss(label_smoothing=0.1)(tm(x), target)
+    ll = lnn.CrossEntropyLoss(label_smoothing=0.1)(lm(to_lucid(x)), to_lucid(target))
+    same(ll, tl)
+    tl.backward()
+    ll.backward()
+    for (name, lp), (_, tp) in zip(lm.named_parameters(), tm.named_parameters()):
+        same(lp.grad, tp.grad)
+
+
+@pytest.mark.parametrize("kw", [{}, {"weight": True}, {"ignore_index": 1}, {"reduction": "sum"},
+                                {"reduction": "none"}, {"label_smoothing": 0.3, "weight": True},
+                                {"label_smoothing": 0.2, "ignore_index": 2, "reduction": "mean"}])
+def test_cross_entropy_and_nll_match_torch(kw):
+    x = torch.randn(6, 4, dtype=torch.float64, requires_grad=True)
+    target = torch.tensor([0, 3, 1, 1, 2, 2])
+    w = torch.rand(4, dtype=torch.float64)
+    tkw = dict(kw, weight=w) if kw.get("weight") else kw
+    lkw = dict(kw, weight=to_lucid(w)) if kw.get("weight") else kw
+    lx = to_lucid(x.detach()).requires_grad_()
+    tout = TF.cross_entropy(x, target, **tkw)
+    lout = LF.cross_entropy(lx, to_lucid(target), **lkw)
+    same(lout, tout)
+    tout.sum().backward()
+    lout.sum().backward()
+    same(lx.grad, x.grad)
+    if "label_smoothing" not in kw:
+        same(LF.nll_loss(LF.log_softmax(lx, 1), to_lucid(target), **lkw),
+             TF.nll_loss(TF.log_softmax(x, 1), target, **tkw))
+
+
+def test_cross_entropy_with_probabilities_and_spatial_targets():
+    x = torch.randn(3, 4, 2, dtype=torch.float64)
+    p = torch.softmax(torch.randn(3, 4, 2, dtype=torch.float64), 1)
+    same(LF.cross_entropy(to_lucid(x), to_lucid(p)), TF.cross_entropy(x, p))
+    t = torch.tensor([[0, 1], [3, 2], [1, 1]])
+    same(LF.cross_entropy(to_lucid(x), to_lucid(t)), TF.cross_entropy(x, t))
+
+
+def test_losses_and_activations_match_torch():
+    a, b = torch.randn(3, 4, dtype=torch.float64), torch.randn(3, 4, dtype=torch.float64)
+    la, lb = to_lucid(a), to_lucid(b)
+    for red in ("mean", "sum", "none"):
+        same(LF.mse_loss(la, lb, reduction=red), TF.mse_loss(a, b, reduction=red))
+        same(LF.l1_loss(la, lb, reduction=red), TF.l1_loss(a, b, reduction=red))
+    same(LF.gelu(la, approximate="tanh"), TF.gelu(a, approximate="tanh"))
+    same(LF.softmax(la, 1), TF.softmax(a, 1))
+    same(lnn.LogSoftmax(dim=0)(la), torch.nn.LogSoftmax(dim=0)(a))
+    same(lnn.ReLU()(la), torch.relu(a))
+    same(lnn.Sigmoid()(la), torch.sigmoid(a))
+
+
+def test_dropout_train_and_eval():
+    x = lucid.ones(10000)
+    d = lnn.Dropout(0.25)
+    y = d(x)
+    kept = (y != 0).float().mean().item()
+    assert abs(kept - 0.75) < 0.03 and abs(y.max().item() - 1 / 0.75) < 1e-6
+    d.eval()
+    assert d(x) is x
+    with pytest.raises(ValueError):
+        lnn.Dropout(1.5)
+
+
+def test_bad_targets_raise():
+    with pytest.raises(IndexError):
+        LF.cross_entropy(lucid.randn(2, 3), lucid.tensor([0, 3]))
+    with pytest.raises(ValueError):
+        LF.cross_entropy(lucid.randn(2, 3), lucid.tensor([0, 1, 2]))
+
+
+def test_init_statistics_match_torch_definitions():
+    w = lucid.empty(256, 128)
+    lnn.init.kaiming_uniform_(w, a=math.sqrt(5))
+    assert w.abs().max().item() <= 1 / math.sqrt(128) + 1e-6
+    lnn.init.xavier_normal_(w)
+    assert abs(w.std().item() - math.sqrt(2 / 384)) < 0.005
+    lnn.init.trunc_normal_(w, a=-1.0, b=1.0)
+    assert w.min().item() >= -1.0 and w.max().item() <= 1.0
+    q = lnn.init.orthogonal_(lucid.empty(4, 6))
+    same(q @ q.t(), torch.eye(4, dtype=torch.float64), tol=1e-5)
+    assert lnn.init.calculate_gain("leaky_relu", 0.2) == torch.nn.init.calculate_gain("leaky_relu", 0.2)
+    assert lnn.init.calculate_gain("tanh") == torch.nn.init.calculate_gain("tanh")
+    lnn.init.zeros_(w)
+    assert w.abs().sum().item() == 0
+    with pytest.raises(ValueError):
+        lnn.init.xavier_uniform_(lucid.empty(3))
+
+
+ACTIVATIONS = [("ReLU6", {}), ("ELU", {"alpha": 0.7}), ("SELU", {}), ("CELU", {"alpha": 1.3}), ("Mish", {}),
+               ("Softplus", {"beta": 2.0, "threshold": 3.0}), ("Softsign", {}), ("Softshrink", {"lambd": 0.3}),
+               ("Hardshrink", {}), ("Hardtanh", {"min_val": -0.5, "max_val": 0.8}), ("Hardswish", {}),
+               ("Hardsigmoid", {}), ("Tanhshrink", {}), ("Threshold", {"threshold": 0.1, "value": 2.0}),
+               ("LogSigmoid", {}), ("Softmin", {"dim": 1}), ("GLU", {"dim": 1}), ("PReLU", {}),
+               ("RReLU", {}), ("Softmax2d", {}), ("ReLU", {}), ("LeakyReLU", {"negative_slope": 0.3}),
+               ("GELU", {"approximate": "tanh"}), ("SiLU", {}), ("Sigmoid", {}), ("Tanh", {}),
+               ("Softmax", {"dim": 0}), ("LogSoftmax", {"dim": 2})]
+
+
+@pytest.mark.parametrize("name,kw", ACTIVATIONS, ids=[a[0] for a in ACTIVATIONS])
+def test_activation_modules_match_torch(name, kw):
+    tmod, lmod = getattr(torch.nn, name)(**kw).double(), getattr(lnn, name)(**kw).double()
+    tmod.eval()
+    lmod.eval()  # RReLU is deterministic in eval
+    assert repr(lmod) == repr(tmod)
+    x = torch.randn(2, 4, 3, 2, dtype=torch.float64) * 3
+    x[0, 0, 0, 0] = 25.0  # past softplus's threshold
+    lx = to_lucid(x).requires_grad_()
+    tx = x.clone().requires_grad_()
+    tout, lout = tmod(tx), lmod(lx)
+    same(lout, tout)
+    g = torch.randn(tout.shape, dtype=torch.float64)
+    tout.backward(g)
+    lout.backward(to_lucid(g))
+    same(lx.grad, tx.grad, tol=1e-7)
+
+
+def _pos(*shape):
+    return torch.rand(*shape, dtype=torch.float64) * 0.9 + 0.05
+
+
+def _sign(*shape):
+    return (torch.rand(*shape) > 0.5).double() * 2 - 1
+
+
+LOSSES = [
+    ("binary_cross_entropy", lambda: (_pos(3, 4), torch.rand(3, 4, dtype=torch.float64)), {}),
+    ("binary_cross_entropy", lambda: (_pos(3, 4), torch.rand(3, 4, dtype=torch.float64)),
+     {"weight": torch.rand(4, dtype=torch.float64)}),
+    ("binary_cross_entropy_with_logits", lambda: (torch.randn(3, 4, dtype=torch.float64) * 5,
+                                                  torch.rand(3, 4, dtype=torch.float64)),
+     {"pos_weight": torch.rand(4, dtype=torch.float64) + 0.5}),
+    ("kl_div", lambda: (torch.log_softmax(torch.randn(3, 4, dtype=torch.float64), 1),
+                        torch.softmax(torch.randn(3, 4, dtype=torch.float64), 1)), {"reduction": "batchmean"}),
+    ("kl_div", lambda: (torch.log_softmax(torch.randn(3, 4, dtype=torch.float64), 1),
+                        torch.log_softmax(torch.randn(3, 4, dtype=torch.float64), 1)), {"log_target": True}),
+    ("huber_loss", lambda: (torch.randn(5, dtype=torch.float64) * 2, torch.randn(5, dtype=torch.float64)),
+     {"delta": 0.7}),
+    ("smooth_l1_loss", lambda: (torch.randn(5, dtype=torch.float64) * 2, torch.randn(5, dtype=torch.float64)),
+     {"beta": 0.5, "reduction": "sum"}),
+    ("soft_margin_loss", lambda: (torch.randn(6, dtype=torch.float64), _sign(6)), {}),
+    ("multilabel_soft_margin_loss", lambda: (torch.randn(3, 4, dtype=torch.float64),
+                                             (torch.rand(3, 4) > 0.5).double()), {}),
+    ("multilabel_margin_loss", lambda: (torch.randn(3, 4, dtype=torch.float64),
+                                        torch.tensor([[3, 0, -1, 1], [1, 2, 3, -1], [0, -1, 2, 2]])), {}),
+    ("multi_margin_loss", lambda: (torch.randn(3, 4, dtype=torch.float64), torch.tensor([1, 0, 3])),
+     {"p": 2, "margin": 0.5, "weight": torch.rand(4, dtype=torch.float64)}),
+    ("margin_ranking_loss", lambda: (torch.randn(5, dtype=torch.float64), torch.randn(5, dtype=torch.float64),
+                                     _sign(5)), {"margin": 0.2}),
+    ("hinge_embedding_loss", lambda: (torch.randn(6, dtype=torch.float64), _sign(6)), {"margin": 0.5}),
+    ("cosine_embedding_loss", lambda: (torch.randn(4, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64),
+                                       _sign(4)), {"margin": 0.1}),
+    ("triplet_margin_loss", lambda: (torch.randn(4, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64),
+                                     torch.randn(4, 3, dtype=torch.float64)), {"swap": True}),
+    ("poisson_nll_loss", lambda: (torch.randn(5, dtype=torch.float64), torch.rand(5, dtype=torch.float64) * 4),
+     {"full": True}),
+    ("poisson_nll_loss", lambda: (_pos(5), torch.rand(5, dtype=torch.float64) * 4), {"log_input": False}),
+    ("gaussian_nll_loss", lambda: (torch.randn(4, 2, dtype=torch.float64), torch.randn(4, 2, dtype=torch.float64),
+                                   _pos(4, 2)), {"full": True}),
+]
+
+
+@pytest.mark.parametrize("name,make,kw", LOSSES, ids=[f"{c[0]}{i}" for i, c in enumerate(LOSSES)])
+def test_losses_match_torch(name, make, kw):
+    args = make()
+    for reduction in ({"reduction": kw["reduction"]} if "reduction" in kw else {}), {"reduction": "none"}:
+        tkw = dict(kw, **reduction)
+        lkw = {k: to_lucid(v) if isinstance(v, torch.Tensor) else v for k, v in tkw.items()}
+        targs = [a.clone().requires_grad_(a.is_floating_point() and i == 0) for i, a in enumerate(args)]
+        largs = [to_lucid(a).requires_grad_(a.is_floating_point() and i == 0) for i, a in enumerate(args)]
+        tout = getattr(TF, name)(*targs, **tkw)
+        lout = getattr(LF, name)(*largs, **lkw)
+        same(lout, tout, tol=1e-7)
+        tout.sum().backward()
+        lout.sum().backward()
+        same(largs[0].grad, targs[0].grad, tol=1e-7)
+
+
+def test_distance_functions_match_torch():
+    a, b = torch.randn(4, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64)
+    same(LF.cosine_similarity(to_lucid(a), to_lucid(b)), TF.cosine_similarity(a, b))
+    same(LF.pairwise_distance(to_lucid(a), to_lucid(b), p=3.0), TF.pairwise_distance(a, b, p=3.0))

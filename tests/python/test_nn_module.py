@@ -1,0 +1,228 @@
+"""nn.Module, Parameter and the containers, against torch.nn on the same programs:
+names, state-dict keys and shapes, error messages, modes, conversions and hooks."""
+
+import pytest
+import torch
+
+import lucid
+import lucid.nn as lnn
+
+
+def build(nn, m):
+    """The same model in either framework (m is lucid or torch)."""
+
+    class Affine(nn.Module):
+        def __init__(self, n_in, n_out):
+            super().__init__()
+            self.weight = nn.Parameter(m.ones(n_out, n_in) * 0.5)
+            self.bias = nn.Parameter(m.zeros(n_out))
+            self.register_buffer("calls", m.zeros(1))
+            self.register_buffer("scratch", m.zeros(2), persistent=False)
+
+        def forward(self, x):
+            return x @ self.weight.t() + self.bias
+
+        def extra_repr(self):
+            return f"in={self.weight.shape[1]}, out={self.weight.shape[0]}"
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(Affine(3, 4), Affine(4, 4))
+            self.heads = nn.ModuleDict({"a": Affine(4, 2), "b": Affine(4, 1)})
+            self.extra = nn.ModuleList([Affine(2, 2)])
+            self.scale = nn.Parameter(m.ones(1))
+            self.shared = self.body[0]  # the same module twice: listed once
+
+        def forward(self, x):
+            h = self.body(x)
+            return self.heads["a"](h) * self.scale, self.heads["b"](h)
+
+    return Net()
+
+
+def test_names_and_state_dict_match_torch():
+    ln, tn = build(lnn, lucid), build(torch.nn, torch)
+    assert [k for k, _ in ln.named_parameters()] == [k for k, _ in tn.named_parameters()]
+    assert [k for k, _ in ln.named_buffers()] == [k for k, _ in tn.named_buffers()]
+    assert [k for k, _ in ln.named_modules()] == [k for k, _ in tn.named_modules()]
+    assert [k for k, _ in ln.named_children()] == [k for k, _ in tn.named_children()]
+    lsd, tsd = ln.state_dict(), tn.state_dict()
+    assert list(lsd) == list(tsd)
+    assert all(tuple(lsd[k].shape) == tuple(tsd[k].shape) for k in lsd)
+    assert not any(v.requires_grad for v in lsd.values())
+    assert len(list(ln.parameters())) == len(list(tn.parameters()))
+
+
+def test_repr_matches_torch():
+    assert repr(build(lnn, lucid)) == repr(build(torch.nn, torch))
+
+
+def test_weights_transfer_both_ways_and_outputs_agree():
+    ln, tn = build(lnn, lucid), build(torch.nn, torch)
+    with torch.no_grad():
+        for p in tn.parameters():
+            p.copy_(torch.randn(p.shape))
+    ln.load_state_dict({k: lucid.tensor(v.tolist()).reshape(tuple(v.shape)) for k, v in tn.state_dict().items()})
+    x = [[0.1, -0.2, 0.3], [1.0, 2.0, -1.0]]
+    la, lb = ln(lucid.tensor(x))
+    ta, tb = tn(torch.tensor(x))
+    assert torch.allclose(torch.tensor(la.tolist()), ta, atol=1e-5)
+    assert torch.allclose(torch.tensor(lb.tolist()), tb, atol=1e-5)
+    tn2 = build(torch.nn, torch)
+    tn2.load_state_dict({k: torch.tensor(v.tolist()).reshape(tuple(v.shape)) for k, v in ln.state_dict().items()})
+    assert all(torch.equal(a, b) for a, b in zip(tn2.state_dict().values(), tn.state_dict().values()))
+
+
+def _message(fn):
+    with pytest.raises(Exception) as e:
+        fn()
+    return type(e.value), str(e.value).replace("torch.Size", "Size").replace("lucid.Size", "Size")
+
+
+def test_load_state_dict_errors_match_torch():
+    ln, tn = build(lnn, lucid), build(torch.nn, torch)
+    lsd, tsd = ln.state_dict(), tn.state_dict()
+    for sd in (lsd, tsd):
+        del sd["scale"]
+        sd["bogus.weight"] = sd["body.0.bias"]
+    assert _message(lambda: ln.load_state_dict(lsd)) == _message(lambda: tn.load_state_dict(tsd))
+    lsd, tsd = ln.state_dict(), tn.state_dict()
+    lsd["body.0.bias"], tsd["body.0.bias"] = lucid.zeros(7), torch.zeros(7)
+    assert _message(lambda: ln.load_state_dict(lsd)) == _message(lambda: tn.load_state_dict(tsd))
+    missing = ln.load_state_dict({}, strict=False)
+    assert missing.missing_keys == [] and missing.unexpected_keys == []
+
+
+def test_strict_load_reports_keys_like_torch():
+    ln, tn = build(lnn, lucid), build(torch.nn, torch)
+    lk = ln.load_state_dict(ln.state_dict())
+    tk = tn.load_state_dict(tn.state_dict())
+    assert (lk.missing_keys, lk.unexpected_keys) == (tk.missing_keys, tk.unexpected_keys) == ([], [])
+
+
+def test_modes_zero_grad_requires_grad_and_apply():
+    ln = build(lnn, lucid)
+    ln.eval()
+    assert not any(m.training for m in ln.modules())
+    ln.train()
+    assert all(m.training for m in ln.modules())
+    a, b = ln(lucid.ones(2, 3))
+    (a.sum() + b.sum()).backward()
+    used = [p for k, p in ln.named_parameters() if not k.startswith("extra.")]
+    assert all(p.grad is not None for p in used)
+    ln.zero_grad()
+    assert all(p.grad is None for p in ln.parameters())
+    ln.requires_grad_(False)
+    assert not any(p.requires_grad for p in ln.parameters())
+    seen, tseen = [], []
+    ln.apply(lambda m: seen.append(type(m).__name__))
+    build(torch.nn, torch).apply(lambda m: tseen.append(type(m).__name__))
+    assert seen == tseen  # children first; a shared module once per parent, as torch
+
+
+def test_to_dtype_keeps_parameters():
+    ln = build(lnn, lucid).to(lucid.float64)
+    assert all(isinstance(p, lnn.Parameter) and p.dtype == lucid.float64 for p in ln.parameters())
+    assert all(b.dtype == lucid.float64 for b in ln.buffers())
+    ln.float()
+    assert all(p.dtype == lucid.float32 and p.is_leaf for p in ln.parameters())
+    with pytest.raises(TypeError):
+        ln.to(lucid.int64)
+
+
+def test_attribute_rules_match_torch():
+    for nn, m in ((lnn, lucid), (torch.nn, torch)):
+        mod = nn.Module()
+        mod.w = nn.Parameter(m.ones(2))
+        with pytest.raises(TypeError):
+            mod.w = m.ones(2)  # a plain tensor over a parameter
+        mod.w = None
+        assert "w" in mod._parameters and mod.w is None
+        with pytest.raises(KeyError):
+            mod.register_buffer("a.b", m.ones(1))
+        with pytest.raises(KeyError):
+            mod.register_parameter("", None)
+        with pytest.raises(AttributeError):
+            mod.missing
+        p = nn.Parameter(m.ones(2, requires_grad=True) * 2)  # made a leaf, as in torch
+        assert p.is_leaf
+        del mod.w
+        assert "w" not in mod._parameters
+
+
+def test_forward_hooks_match_torch():
+    out = []
+    for nn, m in ((lnn, lucid), (torch.nn, torch)):
+        model = build(nn, m)
+        calls = []
+        h1 = model.body.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
+        h2 = model.body.register_forward_hook(lambda mod, args, output: output + 1)
+        model.body.register_forward_hook(lambda mod, args, kw, output: calls.append(sorted(kw)), with_kwargs=True)
+        a, _ = model(m.ones(1, 3))
+        h1.remove()
+        h2.remove()
+        a2, _ = model(m.ones(1, 3))
+        out.append((a.tolist(), a2.tolist(), calls))
+    assert out[0][2] == out[1][2]
+    for l, t in zip(out[0][:2], out[1][:2]):
+        assert torch.allclose(torch.tensor(l), torch.tensor(t))
+
+
+def test_full_backward_hooks_match_torch():
+    results = []
+    for nn, m in ((lnn, lucid), (torch.nn, torch)):
+        model = build(nn, m)
+        record = []
+
+        def hook(mod, grad_input, grad_output):
+            record.append(([g.tolist() for g in grad_input if g is not None],
+                           [g.tolist() for g in grad_output]))
+            return tuple(g * 2 if g is not None else None for g in grad_input)
+
+        model.body[1].register_full_backward_hook(hook)
+        x = m.tensor([[0.5, -1.0, 2.0]], requires_grad=True)
+        a, b = model(x)
+        (a.sum() + b.sum()).backward()
+        results.append((record, x.grad.tolist()))
+    def same(a, b):
+        assert torch.allclose(torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64))
+
+    same(results[0][1], results[1][1])
+    (lgi, lgo), = results[0][0]
+    (tgi, tgo), = results[1][0]
+    assert len(lgi) == len(tgi) and len(lgo) == len(tgo)
+    for a, b in zip(lgi + lgo, tgi + tgo):
+        same(a, b)
+
+
+def test_containers_behave_like_torch():
+    for nn, m in ((lnn, lucid), (torch.nn, torch)):
+        seq = nn.Sequential(nn.Module(), nn.Module(), nn.Module())
+        assert len(seq) == 3 and len(seq[1:]) == 2 and seq[-1] is seq[2]
+        del seq[0]
+        assert list(seq._modules) == ["0", "1"]
+        seq.append(nn.Module())
+        assert len(seq) == 3
+        with pytest.raises(IndexError):
+            seq[5]
+        ml = nn.ModuleList([nn.Module()])
+        ml += [nn.Module()]
+        assert len(ml) == 2 and len(list(ml.modules())) == 3
+        md = nn.ModuleDict({"x": nn.Module()})
+        assert "x" in md and list(md.keys()) == ["x"]
+        pl = nn.ParameterList([nn.Parameter(m.ones(2)), m.zeros(3)])
+        assert len(pl) == 2 and all(isinstance(p, nn.Parameter) for p in pl)
+        pd = nn.ParameterDict({"a": m.ones(1)})
+        assert isinstance(pd["a"], nn.Parameter) and [k for k, _ in pd.named_parameters()] == ["a"]
+
+
+def test_parameter_is_a_leaf_tensor_sharing_memory():
+    data = lucid.zeros(3)
+    p = lnn.Parameter(data)
+    assert isinstance(p, lnn.Parameter) and isinstance(p, lucid.Tensor) and p.requires_grad and p.is_leaf
+    data.add_(1)
+    assert p.tolist() == [1.0, 1.0, 1.0]
+    assert repr(p).startswith("Parameter containing:\ntensor(")
+    assert not lnn.Parameter(data, requires_grad=False).requires_grad
+    assert not isinstance(data, lnn.Parameter)
