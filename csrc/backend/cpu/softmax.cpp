@@ -178,7 +178,8 @@ void softmax_block_f64(const double* x, double* y, int64_t n, int64_t inner, boo
     }
 }
 
-int64_t rows_grain(int64_t work_per_item) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(work_per_item, 1)); }
+// ~65K exp-heavy elements per piece: below that, waking a worker costs about what it saves.
+int64_t rows_grain(int64_t work_per_item) { return std::max<int64_t>(1, 65536 / std::max<int64_t>(work_per_item, 1)); }
 
 }  // namespace
 
