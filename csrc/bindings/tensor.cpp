@@ -204,6 +204,8 @@ TensorClass init_tensor(nb::module_& m) {
   m.def("eye", [](int64_t n, int64_t mm, int dtype, int device) {
     return ops::eye(n, mm, dtype_from_code(dtype), device_from_code(device));
   });
+  m.def("_cpu_cached_bytes", &cpu_cached_bytes);  // Note [Large-block cache] in core/storage.cpp
+  m.def("_cpu_empty_cache", &cpu_empty_cache);
   m.def("promote_types", [](int a, int b) { return int(promote_types(dtype_from_code(a), dtype_from_code(b))); });
   return cls;
 }

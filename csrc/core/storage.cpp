@@ -1,8 +1,11 @@
 #include "core/storage.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <new>
 
 #include "core/error.h"
@@ -24,13 +27,83 @@ struct InlineBlock {  // 16-byte aligned: an over-aligned type would cost a mema
   alignas(16) std::byte bytes[kInlineBytes];
 };
 
+// Note [Large-block cache]
+// A fresh 64 MiB buffer costs page faults and zero-filling by the kernel on first
+// touch, about a third of an elementwise op over it; a training loop frees and
+// reallocates the same sizes every step. So freed blocks of 2 MiB and more (which
+// are 2 MiB-aligned multiples of 2 MiB) are kept, keyed by size, and handed out
+// again for the same size: no syscall, no page fault. The cache is bounded
+// (kCacheLimit) and emptied by lucid's empty_cache; a forked child starts empty.
+constexpr size_t kHuge = size_t(2) << 20;
+constexpr size_t kCacheLimit = size_t(2) << 30;
+
+class LargeBlockCache {
+ public:
+  static LargeBlockCache& get() {
+    static bool registered = (pthread_atfork(nullptr, nullptr, [] { instance = nullptr; }), true);
+    (void)registered;
+    if (!instance) instance = new LargeBlockCache();  // never destroyed: blocks may be freed at exit
+    return *instance;
+  }
+
+  void* take(size_t rounded) {
+    std::lock_guard<std::mutex> g(mutex_);
+    auto it = free_.find(rounded);
+    if (it == free_.end()) return nullptr;
+    void* p = it->second;
+    free_.erase(it);
+    cached_ -= rounded;
+    return p;
+  }
+
+  void give(void* p, size_t rounded) {
+    {
+      std::lock_guard<std::mutex> g(mutex_);
+      if (cached_ + rounded <= kCacheLimit) {
+        free_.emplace(rounded, p);
+        cached_ += rounded;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+  size_t cached_bytes() {
+    std::lock_guard<std::mutex> g(mutex_);
+    return cached_;
+  }
+
+  void release_all() {
+    std::multimap<size_t, void*> drop;
+    {
+      std::lock_guard<std::mutex> g(mutex_);
+      drop.swap(free_);
+      cached_ = 0;
+    }
+    for (auto& [size, p] : drop) std::free(p);
+  }
+
+ private:
+  static inline LargeBlockCache* instance = nullptr;
+  std::mutex mutex_;
+  std::multimap<size_t, void*> free_;
+  size_t cached_ = 0;
+};
+
 struct HeapBlock {
   VersionCounter counter;
   void* bytes = nullptr;
-  ~HeapBlock() { std::free(bytes); }
+  size_t cached_size = 0;  // non-zero: a large block that goes back to the cache
+  ~HeapBlock() {
+    if (cached_size) LargeBlockCache::get().give(bytes, cached_size);
+    else std::free(bytes);
+  }
 };
 
 }  // namespace
+
+size_t cpu_cached_bytes() { return LargeBlockCache::get().cached_bytes(); }
+void cpu_empty_cache() { LargeBlockCache::get().release_all(); }
 
 CpuStorage allocate_cpu(size_t nbytes) {
   CpuStorage s{StorageBase{nullptr, nbytes, nullptr}};
@@ -43,13 +116,22 @@ CpuStorage allocate_cpu(size_t nbytes) {
   // 64-byte alignment keeps SIMD loads aligned. Large buffers are 2 MiB aligned and
   // asked to be backed by huge pages: a fresh 64 MiB tensor then takes 32 page faults
   // instead of 16384, which otherwise cost more than the first pass over the data.
-  constexpr size_t kHuge = size_t(2) << 20;
   size_t align = nbytes >= kHuge ? kHuge : 64;
   size_t rounded = (nbytes + align - 1) / align * align;
   auto block = std::make_shared<HeapBlock>();
-  void* p = block->bytes = std::aligned_alloc(align, rounded);
-  LUCID_CHECK(p, RuntimeError, "out of host memory: failed to allocate ", nbytes, " bytes");
-  if (align == kHuge) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
+  void* p = nullptr;
+  if (align == kHuge) p = LargeBlockCache::get().take(rounded);  // Note [Large-block cache]
+  if (!p) {
+    p = std::aligned_alloc(align, rounded);
+    if (!p && align == kHuge) {  // memory may be sitting in the cache: give it back and retry
+      LargeBlockCache::get().release_all();
+      p = std::aligned_alloc(align, rounded);
+    }
+    LUCID_CHECK(p, RuntimeError, "out of host memory: failed to allocate ", nbytes, " bytes");
+    if (align == kHuge) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
+  }
+  block->bytes = p;
+  if (align == kHuge) block->cached_size = rounded;
   s.data = DataPtr(block, static_cast<std::byte*>(p));
   s.version = std::shared_ptr<VersionCounter>(block, &block->counter);
   return s;

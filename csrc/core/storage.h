@@ -53,7 +53,10 @@ inline StorageBase& storage_base(Storage& s) {
   return std::visit([](auto& x) -> StorageBase& { return x; }, s);
 }
 
-// Allocates uninitialised host memory: 64-byte aligned, 16 for tiny sizes.
+// Allocates uninitialised host memory: 64-byte aligned, 16 for tiny sizes. Blocks of
+// 2 MiB and more come from, and return to, a bounded cache (Note [Large-block cache]).
 CpuStorage allocate_cpu(size_t nbytes);
+size_t cpu_cached_bytes();  // bytes held by that cache
+void cpu_empty_cache();     // returns them to the system
 
 }  // namespace lucid

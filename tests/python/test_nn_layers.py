@@ -211,3 +211,28 @@ def test_distance_functions_match_torch():
     a, b = torch.randn(4, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64)
     same(LF.cosine_similarity(to_lucid(a), to_lucid(b)), TF.cosine_similarity(a, b))
     same(LF.pairwise_distance(to_lucid(a), to_lucid(b), p=3.0), TF.pairwise_distance(a, b, p=3.0))
+
+
+LOSS_MODULES = [("BCELoss", {}, lambda: (_pos(3, 4), torch.rand(3, 4, dtype=torch.float64))),
+                ("BCEWithLogitsLoss", {"pos_weight": True}, lambda: (torch.randn(3, 4, dtype=torch.float64),
+                                                                     torch.rand(3, 4, dtype=torch.float64))),
+                ("HuberLoss", {"delta": 0.5, "reduction": "sum"},
+                 lambda: (torch.randn(5, dtype=torch.float64), torch.randn(5, dtype=torch.float64))),
+                ("MultiMarginLoss", {"margin": 0.7}, lambda: (torch.randn(3, 4, dtype=torch.float64),
+                                                             torch.tensor([0, 3, 1]))),
+                ("TripletMarginLoss", {"margin": 0.3}, lambda: tuple(torch.randn(4, 3, dtype=torch.float64)
+                                                                     for _ in range(3))),
+                ("GaussianNLLLoss", {}, lambda: (torch.randn(4, dtype=torch.float64),
+                                                 torch.randn(4, dtype=torch.float64), _pos(4)))]
+
+
+@pytest.mark.parametrize("name,kw,make", LOSS_MODULES, ids=[c[0] for c in LOSS_MODULES])
+def test_loss_modules_match_torch(name, kw, make):
+    args = make()
+    tkw, lkw = dict(kw), dict(kw)
+    if kw.get("pos_weight"):
+        pw = torch.rand(4, dtype=torch.float64) + 0.5
+        tkw["pos_weight"], lkw["pos_weight"] = pw, to_lucid(pw)
+    tmod, lmod = getattr(torch.nn, name)(**tkw), getattr(lnn, name)(**lkw)
+    assert [k for k, _ in lmod.named_buffers()] == [k for k, _ in tmod.named_buffers()]
+    same(lmod(*[to_lucid(a) for a in args]), tmod(*args), tol=1e-7)

@@ -5,3 +5,4 @@ from .parameter import Parameter, Buffer  # noqa: F401
 from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
 from .modules.layers import *  # noqa: F401,F403
 from .modules.activation import *  # noqa: F401,F403
+from .modules.loss import *  # noqa: F401,F403

@@ -4,3 +4,4 @@ from .module import Module  # noqa: F401
 from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
 from .layers import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
