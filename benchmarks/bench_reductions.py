@@ -2,7 +2,7 @@
 
 Same thread count for both (torch.set_num_threads(lucid.get_num_threads())); the
 inputs share memory (DLPack). Prints median times and lucid/torch ratios (below 1:
-lucid is faster).  Usage: PYTHONPATH=python python scripts/bench_reductions.py [filter]
+lucid is faster).  Usage: PYTHONPATH=python python benchmarks/bench_reductions.py [filter]
 """
 import statistics
 import sys
