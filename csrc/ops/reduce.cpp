@@ -6,6 +6,7 @@
 
 #include "autograd/record.h"
 #include "backend/cpu/reduce.h"
+#include "backend/cpu/reduce_fast.h"
 #include "ops/elementwise.h"
 #include "ops/reduce_plan.h"
 #include "ops/views.h"
@@ -35,11 +36,20 @@ TensorPtr reduce_sum(const char* name, const TensorPtr& a, const std::vector<int
   size_t reduced = 0;
   for (int64_t d = 0; d < nd; ++d)
     if (mask[d]) order.push_back(d), ++reduced;
-  TensorPtr src = a->dtype() == out_dtype ? a : a->clone(out_dtype);
-  TensorPtr moved = nd ? permute(src, order) : src;
   TensorPtr out = TensorImpl::empty(kept_shape, out_dtype, Device::cpu());
   double scale = average ? (count ? 1.0 / double(count) : std::numeric_limits<double>::quiet_NaN()) : 1.0;
-  cpu::sum_last_dims(*out, *moved, reduced, scale);
+  std::optional<DimPlan> block;
+  if (a->dtype() == out_dtype && cpu::fast_reduce_dtype(out_dtype)) block = contiguous_block(*a, plan_reduction(*a, dims));
+  if (block) {  // float32/64 over a's own memory, vectorised and threaded
+    std::vector<double> acc(size_t(block->outer * block->inner));
+    cpu::moment_reduce(out_dtype, a->host_ptr(), block->outer, block->n, block->inner, cpu::Moment::Sum, nullptr,
+                       acc.data());
+    cpu::store_scaled(out_dtype, acc.data(), int64_t(acc.size()), scale, out->host_ptr());
+  } else {
+    TensorPtr src = a->dtype() == out_dtype ? a : a->clone(out_dtype);
+    TensorPtr moved = nd ? permute(src, order) : src;
+    cpu::sum_last_dims(*out, *moved, reduced, scale);
+  }
   if (keepdim) out = view(out, keepdim_shape);
   if (autograd::needs_grad({&a}) && autograd::is_differentiable(out_dtype)) {
     // The gradient spreads back over the reduced elements (divided by their count

@@ -1,6 +1,7 @@
 // max/min (full and along a dim), amax/amin, argmax/argmin, all/any, count_nonzero.
 #include "autograd/record.h"
 #include "backend/cpu/reduce.h"
+#include "backend/cpu/reduce_fast.h"
 #include "ops/require_cpu.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
@@ -21,10 +22,18 @@ std::vector<int64_t> reduced_dims(const ReducePlan& plan) {
 
 // The extremum of each row (values and/or first indices), shaped plan.kept_shape.
 ValuesIndices extremum(const TensorPtr& a, const ReducePlan& plan, bool is_max, bool values, bool indices) {
-  TensorPtr rows = reduction_rows(a, plan, a->dtype());
   ValuesIndices r;
   if (values) r.values = TensorImpl::empty(plan.kept_shape, a->dtype(), Device::cpu());
   if (indices) r.indices = TensorImpl::empty(plan.kept_shape, Dtype::I64, Device::cpu());
+  if (plan.outer > 0 && cpu::fast_reduce_dtype(a->dtype())) {
+    if (std::optional<DimPlan> b = contiguous_block(*a, plan)) {  // in place, vectorised, threaded
+      cpu::extremum_reduce(a->dtype(), a->host_ptr(), b->outer, b->n, b->inner, is_max,
+                           values ? r.values->host_ptr() : nullptr,
+                           indices ? reinterpret_cast<int64_t*>(r.indices->host_ptr()) : nullptr);
+      return r;
+    }
+  }
+  TensorPtr rows = reduction_rows(a, plan, a->dtype());
   if (plan.outer > 0)
     cpu::minmax_rows(a->dtype(), rows->host_ptr(), plan.outer, plan.n, is_max,
                      values ? r.values->host_ptr() : nullptr,

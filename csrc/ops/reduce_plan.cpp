@@ -79,6 +79,30 @@ TensorPtr contiguous_as(const TensorPtr& a, Dtype dtype) {
   return a->clone(dtype);
 }
 
+std::optional<DimPlan> contiguous_block(const TensorImpl& a, const ReducePlan& plan) {
+  if (!a.is_contiguous()) return std::nullopt;
+  const int64_t nd = a.ndim();
+  int64_t first = -1, last = -1;
+  for (int64_t d = 0; d < nd; ++d)
+    if (plan.mask[d] && a.shape()[d] != 1) {
+      if (first < 0) first = d;
+      last = d;
+    }
+  DimPlan p;
+  for (int64_t d = 0; d < nd; ++d) {
+    const int64_t s = a.shape()[d];
+    if (first >= 0 && d >= first && d <= last) {
+      if (!plan.mask[d] && s != 1) return std::nullopt;  // a kept dim between reduced ones
+      p.n *= s;
+    } else if (first < 0 || d < first) {
+      p.outer *= s;
+    } else {
+      p.inner *= s;
+    }
+  }
+  return p;
+}
+
 TensorPtr expand_back(const TensorPtr& r, const ReducePlan& plan, const Shape& in_shape) {
   return expand(reshape(r, plan.keepdim_shape), in_shape);
 }

@@ -43,6 +43,11 @@ struct DimPlan {
 DimPlan plan_dim(const TensorImpl& a, int64_t dim);
 TensorPtr contiguous_as(const TensorPtr& a, Dtype dtype);
 
+// When `a` is contiguous and its reduced dims (size-1 dims aside) are adjacent, the
+// reduction as one [outer, n, inner] block of a's own memory: no copy, and the
+// outer-axis case streams rows (backend/cpu/reduce_fast.h). dim is unused.
+std::optional<DimPlan> contiguous_block(const TensorImpl& a, const ReducePlan& plan);
+
 // Keepdim-shaped reduction result `r` broadcast back over the input's shape
 // (what most VJPs need): reshape(r, keepdim_shape) expanded to `in_shape`.
 TensorPtr expand_back(const TensorPtr& r, const ReducePlan& plan, const Shape& in_shape);

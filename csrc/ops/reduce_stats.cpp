@@ -1,10 +1,12 @@
 // prod, var/std, logsumexp, norm: kernels over double (int64 / complex) rows, VJPs
 // written with differentiable ops.
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "autograd/record.h"
 #include "backend/cpu/reduce.h"
+#include "backend/cpu/reduce_fast.h"
 #include "core/default_dtype.h"
 #include "ops/require_cpu.h"
 #include "ops/copy_ops.h"
@@ -115,6 +117,37 @@ TensorPtr complex_rows_to_real(const TensorPtr& a, const ReducePlan& plan, bool 
   return out;
 }
 
+// float32/64 var/std (kind 0) or 1-/2-norm (kind 1, 2) straight from a's memory when
+// its reduced dims form one block (reduce_fast.h); null otherwise.
+TensorPtr fast_moment(const TensorPtr& a, const ReducePlan& plan, bool keepdim, int kind, double correction,
+                      bool take_sqrt) {
+  if (!cpu::fast_reduce_dtype(a->dtype())) return nullptr;
+  std::optional<DimPlan> b = contiguous_block(*a, plan);
+  if (!b) return nullptr;
+  const int64_t count = b->outer * b->inner, n = b->n;
+  std::vector<double> r(static_cast<size_t>(count));
+  const std::byte* x = a->host_ptr();
+  if (kind == 0) {
+    std::vector<double> mean(static_cast<size_t>(count));
+    cpu::moment_reduce(a->dtype(), x, b->outer, n, b->inner, cpu::Moment::Sum, nullptr, mean.data());
+    for (double& m : mean) m = n ? m / double(n) : std::numeric_limits<double>::quiet_NaN();
+    cpu::moment_reduce(a->dtype(), x, b->outer, n, b->inner, cpu::Moment::SqDev, mean.data(), r.data());
+    const double dof = std::max(double(n) - correction, 0.0);
+    for (double& v : r) {
+      v = n ? v / dof : std::numeric_limits<double>::quiet_NaN();
+      if (take_sqrt) v = std::sqrt(v);
+    }
+  } else {
+    cpu::moment_reduce(a->dtype(), x, b->outer, n, b->inner, kind == 1 ? cpu::Moment::Abs : cpu::Moment::Sq,
+                       nullptr, r.data());
+    if (kind == 2)
+      for (double& v : r) v = std::sqrt(v);
+  }
+  TensorPtr out = TensorImpl::empty(plan.kept_shape, a->dtype(), Device::cpu());
+  cpu::store_scaled(a->dtype(), r.data(), count, 1.0, out->host_ptr());
+  return keepdim ? view(out, plan.keepdim_shape) : out;
+}
+
 TensorPtr var_std(const TensorPtr& a, const std::vector<int64_t>& dims, double correction, bool keepdim,
                   bool take_sqrt) {
   const char* name = take_sqrt ? "std" : "var";
@@ -122,11 +155,13 @@ TensorPtr var_std(const TensorPtr& a, const std::vector<int64_t>& dims, double c
   ReducePlan plan = plan_reduction(*a, dims);
   if (is_complex(a->dtype())) return complex_rows_to_real(a, plan, keepdim, take_sqrt, correction, true, 0);
   const int64_t n = plan.n;
-  TensorPtr out = double_rows(a, plan, keepdim, a->dtype(), [&](const double* x, double* y) {
-    cpu::var_rows(x, plan.outer, n, correction, y, nullptr);
-    if (take_sqrt)
-      for (int64_t o = 0; o < plan.outer; ++o) y[o] = std::sqrt(y[o]);
-  });
+  TensorPtr out = fast_moment(a, plan, keepdim, 0, correction, take_sqrt);
+  if (!out)
+    out = double_rows(a, plan, keepdim, a->dtype(), [&](const double* x, double* y) {
+      cpu::var_rows(x, plan.outer, n, correction, y, nullptr);
+      if (take_sqrt)
+        for (int64_t o = 0; o < plan.outer; ++o) y[o] = std::sqrt(y[o]);
+    });
   if (autograd::needs_grad({&a})) {
     // d var / dx = 2 (x - mean) / dof;  d std / dx = (x - mean) / (dof * std).
     Shape in_shape = a->shape();
@@ -204,9 +239,11 @@ TensorPtr norm(const TensorPtr& a, double p, const std::vector<int64_t>& dims, b
       LUCID_CHECK(!(plan.mask[d] && a->shape()[d] == 0), RuntimeError, "linalg.vector_norm cannot compute the ",
                   p > 0 ? "inf" : "-inf", " norm on the dimension ", d, " because it is empty (no identity)");
   if (is_complex(a->dtype())) return complex_rows_to_real(a, plan, keepdim, false, 0, false, p);
-  TensorPtr out = double_rows(a, plan, keepdim, a->dtype(), [&](const double* x, double* y) {
-    cpu::norm_rows(x, plan.outer, plan.n, p, y);
-  });
+  TensorPtr out = p == 1 || p == 2 ? fast_moment(a, plan, keepdim, int(p), 0, false) : nullptr;
+  if (!out)
+    out = double_rows(a, plan, keepdim, a->dtype(), [&](const double* x, double* y) {
+      cpu::norm_rows(x, plan.outer, plan.n, p, y);
+    });
   if (autograd::needs_grad({&a})) {
     Shape in_shape = a->shape();
     std::vector<int64_t> rdims = reduced_dims(plan);

@@ -2,6 +2,7 @@
 // int64, as PyTorch), floats in double, complex in complex64.
 #include "autograd/record.h"
 #include "backend/cpu/reduce.h"
+#include "backend/cpu/reduce_fast.h"
 #include "ops/require_cpu.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
@@ -27,9 +28,16 @@ TensorPtr scan(const TensorPtr& a, int64_t dim, std::optional<Dtype> dtype, bool
   const Dtype out_dtype = dtype ? *dtype : is_integral(a->dtype(), true) ? Dtype::I64 : a->dtype();
   const Dtype acc = is_complex(out_dtype) ? Dtype::C64 : is_floating(out_dtype) ? Dtype::F64 : Dtype::I64;
   DimPlan p = plan_dim(*a, dim);
-  TensorPtr buf = a->clone(acc);  // contiguous, and ours to scan in place
-  if (a->numel() > 0) cpu::scan_inplace(acc, buf->host_ptr(), p.outer, p.n, p.inner, is_prod);
-  TensorPtr out = acc == out_dtype ? buf : buf->clone(out_dtype);
+  TensorPtr out;
+  if (a->dtype() == out_dtype && cpu::fast_reduce_dtype(out_dtype)) {  // float: no double copy, threaded
+    TensorPtr x = contiguous_as(a, out_dtype);
+    out = TensorImpl::empty(a->shape(), out_dtype, Device::cpu());
+    if (a->numel() > 0) cpu::scan_float(out_dtype, x->host_ptr(), out->host_ptr(), p.outer, p.n, p.inner, is_prod);
+  } else {
+    TensorPtr buf = a->clone(acc);  // contiguous, and ours to scan in place
+    if (a->numel() > 0) cpu::scan_inplace(acc, buf->host_ptr(), p.outer, p.n, p.inner, is_prod);
+    out = acc == out_dtype ? buf : buf->clone(out_dtype);
+  }
   if (autograd::needs_grad({&a}) && autograd::is_differentiable(out_dtype)) {
     const int64_t d = p.dim;
     if (!is_prod) {

@@ -1,6 +1,8 @@
-// softmax / log_softmax along one dim, computed in double (max-subtracted).
+// softmax / log_softmax along one dim, max-subtracted: float32 in float lanes with a
+// vectorised exp, other dtypes in double.
 #include "autograd/record.h"
 #include "backend/cpu/reduce.h"
+#include "backend/cpu/reduce_fast.h"
 #include "ops/require_cpu.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
@@ -22,12 +24,19 @@ TensorPtr softmax_impl(const TensorPtr& a, int64_t dim, std::optional<Dtype> dty
   if (a->numel() == 0) return TensorImpl::empty(a->shape(), a->dtype(), Device::cpu());
   LUCID_CHECK(is_floating(a->dtype()), NotImplementedError, name, "(): not implemented for dtype ",
               dtype_name(a->dtype()), " (floating dtypes only; pass dtype= to compute in one)");
-  TensorPtr x = contiguous_as(a, Dtype::F64);
-  TensorPtr y = TensorImpl::empty(a->shape(), Dtype::F64, Device::cpu());
-  if (a->numel() > 0)
+  TensorPtr out;
+  if (a->dtype() == Dtype::F32) {  // float lanes, vectorised exp
+    TensorPtr x = contiguous_as(a, Dtype::F32);
+    out = TensorImpl::empty(a->shape(), Dtype::F32, Device::cpu());
+    cpu::softmax_dim_f32(reinterpret_cast<const float*>(x->host_ptr()), reinterpret_cast<float*>(out->host_ptr()),
+                         p.outer, p.n, p.inner, log);
+  } else {
+    TensorPtr x = contiguous_as(a, Dtype::F64);
+    TensorPtr y = TensorImpl::empty(a->shape(), Dtype::F64, Device::cpu());
     cpu::softmax_dim(reinterpret_cast<const double*>(x->host_ptr()), reinterpret_cast<double*>(y->host_ptr()),
                      p.outer, p.n, p.inner, log);
-  TensorPtr out = a->dtype() == Dtype::F64 ? y : y->clone(a->dtype());
+    out = a->dtype() == Dtype::F64 ? y : y->clone(a->dtype());
+  }
   if (autograd::needs_grad({&a})) {
     const int64_t d = p.dim;
     auto node = autograd::record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", {a}, {out},

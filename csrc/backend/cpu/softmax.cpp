@@ -1,75 +1,212 @@
-// Softmax / log-softmax along one dim of a contiguous [outer, n, inner] block, in
-// double: subtract the maximum before exponentiating so large inputs do not overflow.
+// Softmax / log-softmax along one dim of a contiguous [outer, n, inner] block,
+// max-subtracted so large inputs do not overflow. float32 runs in float lanes with
+// a polynomial exp (reduce_simd.h, chosen per ISA at run time); other dtypes in
+// double. Both split over the pool by rows (or column chunks): each output element
+// is computed by one thread, so results never depend on the thread count.
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "backend/cpu/parallel.h"
 #include "backend/cpu/reduce.h"
+#include "backend/cpu/reduce_fast.h"
+#include "backend/cpu/reduce_simd.h"
 
 namespace lucid::cpu {
 
 namespace {
 
-// The common case, softmax over the last dim: one contiguous row at a time, with
-// the running max and sum in registers.
-void softmax_rows(const double* in, double* out, int64_t outer, int64_t n, bool log) {
-  for (int64_t o = 0; o < outer; ++o) {
-    const double* x = in + o * n;
-    double* y = out + o * n;
-    double mx = -std::numeric_limits<double>::infinity();
-    bool nan = false;
-    for (int64_t k = 0; k < n; ++k) {
-      mx = x[k] > mx ? x[k] : mx;
-      nan |= std::isnan(x[k]);
-    }
-    if (nan) mx = std::numeric_limits<double>::quiet_NaN();
-    else if (std::isinf(mx) && mx < 0) mx = 0;  // all -inf: nan below, as PyTorch
-    double sum = 0;
-    for (int64_t k = 0; k < n; ++k) {
-      double e = std::exp(x[k] - mx);
-      sum += e;
-      y[k] = e;
-    }
-    if (log) {
-      const double shift = mx + std::log(sum);
-      for (int64_t k = 0; k < n; ++k) y[k] = x[k] - shift;
-    } else {
-      const double inv = 1.0 / sum;
-      for (int64_t k = 0; k < n; ++k) y[k] *= inv;
-    }
+using namespace simd;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// exp(x) for x <= 0, -inf or NaN (softmax feeds x - max): 2^n * p(r) with
+// r = x - n ln2 in [-ln2/2, ln2/2] and p a degree-5 minimax fit of e^r (relative
+// error < 2e-7, ~1.5 ulp; fitted for this file). Below -87.3 the result is 0
+// (denormals flushed: far below softmax's tolerances); NaN stays NaN. Written so
+// GCC emits one max for the clamp (`lo > x ? lo : x` keeps a NaN x) and folds the
+// underflow select into the last multiply: ~16 vector ops per 16 floats.
+LUCID_INLINE vf16 exp_v(vf16 x) {
+  const vf16 lo = vf16{} - 87.5f;
+  const vf16 xc = lo > x ? lo : x;
+  const float kShift = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  vf16 t = xc * 1.44269504088896341f + kShift;
+  vi16 ni;
+  std::memcpy(&ni, &t, sizeof ni);
+  ni -= 0x4B400000;  // the integer n from t's low mantissa bits
+  const vf16 nf = t - kShift;
+  vf16 r = xc - nf * 0.693359375f;
+  r = r - nf * -2.12194440e-4f;
+  vf16 p = vf16{} + 0.00829031f;
+  p = p * r + 0.04189793f;
+  p = p * r + 0.16667636f;
+  p = p * r + 0.4999915f;
+  p = p * r + 0.99999971f;
+  vf16 y = p * r + 1.0f;
+  vi16 bits = (ni + 127) << 23;
+  vf16 scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return x < -87.3f ? vf16{} : y * scale;
+}
+
+LUCID_INLINE float exp1(float x) {
+  vf16 v = vf16{} + x;
+  return exp_v(v)[0];
+}
+
+LUCID_CLONES void softmax_row_f32(const float* x, float* y, int64_t n, bool log) {
+  vf16 mv = vf16{} - kInf;
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    vf16 v = load<vf16>(x + k);
+    mv = v > mv ? v : mv;
+  }
+  float mx = -kInf;
+  for (int j = 0; j < 16; ++j) mx = mv[j] > mx ? mv[j] : mx;
+  for (; k < n; ++k) mx = x[k] > mx ? x[k] : mx;
+  if (mx == -kInf) mx = 0;  // all -inf: 0/0 = nan below, as PyTorch (a NaN reaches the sum)
+  vf16 s0{}, s1{};
+  k = 0;
+  for (; k + 32 <= n; k += 32) {
+    vf16 e0 = exp_v(load<vf16>(x + k) - mx), e1 = exp_v(load<vf16>(x + k + 16) - mx);
+    s0 += e0, s1 += e1;
+    if (!log) store(y + k, e0), store(y + k + 16, e1);
+  }
+  for (; k + 16 <= n; k += 16) {
+    vf16 e0 = exp_v(load<vf16>(x + k) - mx);
+    s0 += e0;
+    if (!log) store(y + k, e0);
+  }
+  vf16 s = s0 + s1;
+  double sum = 0;
+  for (int j = 0; j < 16; ++j) sum += s[j];
+  for (; k < n; ++k) {
+    float e = exp1(x[k] - mx);
+    sum += e;
+    if (!log) y[k] = e;
+  }
+  k = 0;
+  if (log) {
+    const float shift = float(double(mx) + std::log(sum));
+    for (; k + 16 <= n; k += 16) store(y + k, load<vf16>(x + k) - shift);
+    for (; k < n; ++k) y[k] = x[k] - shift;
+  } else {
+    const float inv = float(1.0 / sum);
+    for (; k + 16 <= n; k += 16) store(y + k, load<vf16>(y + k) * inv);
+    for (; k < n; ++k) y[k] *= inv;
   }
 }
 
+// `len` columns (len <= kChunk) of one [n, inner] block, streaming its rows.
+constexpr int64_t kChunk = 512;
+LUCID_CLONES void softmax_cols_f32(const float* x, float* y, int64_t n, int64_t inner, int64_t len, bool log) {
+  alignas(64) float mx[kChunk], sum[kChunk];
+  for (int64_t i = 0; i < len; ++i) mx[i] = -kInf, sum[i] = 0;
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t i = 0; i < len; ++i) mx[i] = x[k * inner + i] > mx[i] ? x[k * inner + i] : mx[i];
+  for (int64_t i = 0; i < len; ++i) mx[i] = mx[i] == -kInf ? 0.0f : mx[i];
+  const int64_t vl = len / 16 * 16;
+  for (int64_t k = 0; k < n; ++k) {
+    const float* r = x + k * inner;
+    float* o = y + k * inner;
+    for (int64_t i = 0; i < vl; i += 16) {
+      vf16 e = exp_v(load<vf16>(r + i) - load<vf16>(mx + i));
+      store(sum + i, load<vf16>(sum + i) + e);
+      if (!log) store(o + i, e);
+    }
+    for (int64_t i = vl; i < len; ++i) {
+      float e = exp1(r[i] - mx[i]);
+      sum[i] += e;
+      if (!log) o[i] = e;
+    }
+  }
+  for (int64_t i = 0; i < len; ++i) sum[i] = log ? mx[i] + std::log(sum[i]) : 1.0f / sum[i];
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t i = 0; i < len; ++i) {
+      if (log) y[k * inner + i] = x[k * inner + i] - sum[i];
+      else y[k * inner + i] *= sum[i];
+    }
+}
+
+// The double version, one contiguous row.
+void softmax_row_f64(const double* x, double* y, int64_t n, bool log) {
+  double mx = -std::numeric_limits<double>::infinity();
+  bool nan = false;
+  for (int64_t k = 0; k < n; ++k) {
+    mx = x[k] > mx ? x[k] : mx;
+    nan |= std::isnan(x[k]);
+  }
+  if (nan) mx = std::numeric_limits<double>::quiet_NaN();
+  else if (std::isinf(mx) && mx < 0) mx = 0;  // all -inf: nan below, as PyTorch
+  double sum = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    double e = std::exp(x[k] - mx);
+    sum += e;
+    y[k] = e;
+  }
+  if (log) {
+    const double shift = mx + std::log(sum);
+    for (int64_t k = 0; k < n; ++k) y[k] = x[k] - shift;
+  } else {
+    const double inv = 1.0 / sum;
+    for (int64_t k = 0; k < n; ++k) y[k] *= inv;
+  }
+}
+
+// The double version, one [n, inner] block.
+void softmax_block_f64(const double* x, double* y, int64_t n, int64_t inner, bool log) {
+  std::vector<double> mx(static_cast<size_t>(inner), -std::numeric_limits<double>::infinity());
+  std::vector<double> sum(static_cast<size_t>(inner), 0.0);
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t i = 0; i < inner; ++i) {
+      double v = x[k * inner + i];
+      if (v > mx[i] || std::isnan(v)) mx[i] = std::isnan(mx[i]) ? mx[i] : v;
+    }
+  // A row of -inf has max -inf: shift by 0 instead, giving nan like PyTorch (0/0).
+  for (int64_t i = 0; i < inner; ++i)
+    if (std::isinf(mx[i]) && mx[i] < 0) mx[i] = 0;
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t i = 0; i < inner; ++i) {
+      double e = std::exp(x[k * inner + i] - mx[i]);
+      sum[i] += e;
+      if (!log) y[k * inner + i] = e;
+    }
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t i = 0; i < inner; ++i) {
+      if (log) y[k * inner + i] = x[k * inner + i] - mx[i] - std::log(sum[i]);
+      else y[k * inner + i] /= sum[i];
+    }
+}
+
+// ~65K exp-heavy elements per piece: below that, waking a worker costs about what it saves.
+int64_t rows_grain(int64_t work_per_item) { return std::max<int64_t>(1, 65536 / std::max<int64_t>(work_per_item, 1)); }
+
 }  // namespace
 
-void softmax_dim(const double* in, double* out, int64_t outer, int64_t n, int64_t inner, bool log) {
-  if (inner == 1) return softmax_rows(in, out, outer, n, log);
-  std::vector<double> mx(static_cast<size_t>(inner)), sum(static_cast<size_t>(inner));
-  for (int64_t o = 0; o < outer; ++o) {
-    const double* x = in + o * n * inner;
-    double* y = out + o * n * inner;
-    std::fill(mx.begin(), mx.end(), -std::numeric_limits<double>::infinity());
-    std::fill(sum.begin(), sum.end(), 0.0);
-    for (int64_t k = 0; k < n; ++k)
-      for (int64_t i = 0; i < inner; ++i) {
-        double v = x[k * inner + i];
-        if (v > mx[i] || std::isnan(v)) mx[i] = std::isnan(mx[i]) ? mx[i] : v;
-      }
-    // A row of -inf has max -inf: shift by 0 instead, giving nan like PyTorch (0/0).
-    for (int64_t i = 0; i < inner; ++i)
-      if (std::isinf(mx[i]) && mx[i] < 0) mx[i] = 0;
-    for (int64_t k = 0; k < n; ++k)
-      for (int64_t i = 0; i < inner; ++i) {
-        double e = std::exp(x[k * inner + i] - mx[i]);
-        sum[i] += e;
-        if (!log) y[k * inner + i] = e;
-      }
-    for (int64_t k = 0; k < n; ++k)
-      for (int64_t i = 0; i < inner; ++i) {
-        if (log) y[k * inner + i] = x[k * inner + i] - mx[i] - std::log(sum[i]);
-        else y[k * inner + i] /= sum[i];
-      }
+void softmax_dim_f32(const float* in, float* out, int64_t outer, int64_t n, int64_t inner, bool log) {
+  if (inner == 1) {
+    parallel_for(outer, rows_grain(n), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) softmax_row_f32(in + o * n, out + o * n, n, log);
+    });
+    return;
   }
+  const int64_t nch = (inner + kChunk - 1) / kChunk;
+  parallel_for(outer * nch, rows_grain(n * std::min(inner, kChunk)), [&](int64_t b, int64_t e) {
+    for (int64_t it = b; it < e; ++it) {
+      const int64_t o = it / nch, i0 = (it % nch) * kChunk;
+      const int64_t off = o * n * inner + i0;
+      softmax_cols_f32(in + off, out + off, n, inner, std::min(kChunk, inner - i0), log);
+    }
+  });
+}
+
+void softmax_dim(const double* in, double* out, int64_t outer, int64_t n, int64_t inner, bool log) {
+  parallel_for(outer, rows_grain(n * inner), [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) {
+      if (inner == 1) softmax_row_f64(in + o * n, out + o * n, n, log);
+      else softmax_block_f64(in + o * n * inner, out + o * n * inner, n, inner, log);
+    }
+  });
 }
 
 }  // namespace lucid::cpu

@@ -1,0 +1,213 @@
+// Note [Fast reductions]
+// Rows (inner == 1) are cut into blocks of kRowBlock elements; each (row, block)
+// is one work item whose partial result is combined with the others of its row in
+// block order. Columns (inner > 1) are cut into tiles of kColChunk columns by
+// `tile_rows` rows; a tile streams its rows (contiguous runs, accumulators in L1)
+// and the tiles of one output are combined in row order. Block and tile sizes
+// depend on the shape only, so the pool's thread count never changes the bits.
+// Sums accumulate in double lanes: more precise than float cascade sums, and the
+// conversion is free next to the memory traffic.
+#include "backend/cpu/reduce_fast.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backend/cpu/parallel.h"
+#include "backend/cpu/reduce_simd.h"
+
+namespace lucid::cpu {
+
+namespace {
+
+using namespace simd;
+
+constexpr int64_t kRowBlock = 16384;
+constexpr int64_t kColChunk = 1024;
+constexpr int64_t kItemWork = 32768;  // elements below which an item is not worth a thread
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t tile_rows(int64_t chunk) { return std::max<int64_t>(16, 262144 / std::max<int64_t>(chunk, 1)); }
+int64_t grain_for(int64_t work_per_item) { return std::max<int64_t>(1, kItemWork / std::max<int64_t>(work_per_item, 1)); }
+
+// ---- moments --------------------------------------------------------------
+
+template <Moment M, typename V>
+LUCID_INLINE V apply(V v, V m) {
+  if constexpr (M == Moment::Sum) return v;
+  else if constexpr (M == Moment::Abs) return v < 0 ? -v : v;
+  else if constexpr (M == Moment::Sq) return v * v;
+  else return (v - m) * (v - m);
+}
+template <Moment M>
+LUCID_INLINE double apply1(double v, double m) {
+  if constexpr (M == Moment::Sum) return v;
+  else if constexpr (M == Moment::Abs) return std::fabs(v);
+  else if constexpr (M == Moment::Sq) return v * v;
+  else return (v - m) * (v - m);
+}
+
+// float rows: each float lane adds up to 4 values of a 256-element chunk (exact to a few
+// ulp of that small partial), then the chunk's lanes move into double lanes. Twice
+// the throughput of converting every element, with double-like precision.
+template <Moment M>
+LUCID_INLINE double row_block_f32(const float* x, int64_t len, double mean) {
+  vd8 d0{}, d1{};
+  const vf16 mv = vf16{} + float(mean);
+  int64_t k = 0;
+  while (k + 64 <= len) {
+    const int64_t chunk = std::min<int64_t>(256, (len - k) / 64 * 64);
+    vf16 s0{}, s1{}, s2{}, s3{};
+    for (int64_t j = k; j < k + chunk; j += 64) {
+      s0 += apply<M>(load<vf16>(x + j), mv);
+      s1 += apply<M>(load<vf16>(x + j + 16), mv);
+      s2 += apply<M>(load<vf16>(x + j + 32), mv);
+      s3 += apply<M>(load<vf16>(x + j + 48), mv);
+    }
+    vf16 s = (s0 + s1) + (s2 + s3);
+    vf8 lo, hi;
+    std::memcpy(&lo, &s, sizeof lo);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&s) + sizeof lo, sizeof hi);
+    d0 += __builtin_convertvector(lo, vd8);
+    d1 += __builtin_convertvector(hi, vd8);
+    k += chunk;
+  }
+  const vd8 md = vd8{} + mean;
+  for (; k + 8 <= len; k += 8) d0 += apply<M>(load_d8(x + k), md);
+  double r = hsum(d0 + d1);
+  for (; k < len; ++k) r += apply1<M>(double(x[k]), mean);
+  return r;
+}
+
+template <Moment M, typename T>
+LUCID_INLINE double row_block_t(const T* x, int64_t len, double mean) {
+  if constexpr (std::is_same_v<T, float>)
+    if (M != Moment::SqDev) return row_block_f32<M>(x, len, mean);  // (deviations stay in double)
+  vd8 a0{}, a1{}, a2{}, a3{};
+  const vd8 mv = vd8{} + mean;
+  int64_t k = 0;
+  for (; k + 32 <= len; k += 32) {
+    a0 += apply<M>(load_d8(x + k), mv);
+    a1 += apply<M>(load_d8(x + k + 8), mv);
+    a2 += apply<M>(load_d8(x + k + 16), mv);
+    a3 += apply<M>(load_d8(x + k + 24), mv);
+  }
+  for (; k + 8 <= len; k += 8) a0 += apply<M>(load_d8(x + k), mv);
+  double r = hsum((a0 + a1) + (a2 + a3));
+  for (; k < len; ++k) r += apply1<M>(double(x[k]), mean);
+  return r;
+}
+
+template <Moment M, typename T>
+LUCID_INLINE void col_tile_t(double* acc, const T* x, int64_t rows, int64_t stride, int64_t len, const double* mean) {
+  for (int64_t k = 0; k < rows; ++k) {
+    const T* r = x + k * stride;
+    int64_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+      vd8 m = M == Moment::SqDev ? load<vd8>(mean + i) : vd8{};
+      store(acc + i, load<vd8>(acc + i) + apply<M>(load_d8(r + i), m));
+    }
+    for (; i < len; ++i) acc[i] += apply1<M>(double(r[i]), M == Moment::SqDev ? mean[i] : 0.0);
+  }
+}
+
+template <typename T>
+LUCID_INLINE double row_block_any(Moment m, const T* x, int64_t len, double mean) {
+  switch (m) {
+    case Moment::Sum: return row_block_t<Moment::Sum>(x, len, mean);
+    case Moment::SqDev: return row_block_t<Moment::SqDev>(x, len, mean);
+    case Moment::Abs: return row_block_t<Moment::Abs>(x, len, mean);
+    case Moment::Sq: return row_block_t<Moment::Sq>(x, len, mean);
+  }
+  return 0;
+}
+template <typename T>
+LUCID_INLINE void col_tile_any(Moment m, double* acc, const T* x, int64_t rows, int64_t stride, int64_t len,
+                               const double* mean) {
+  switch (m) {
+    case Moment::Sum: return col_tile_t<Moment::Sum>(acc, x, rows, stride, len, mean);
+    case Moment::SqDev: return col_tile_t<Moment::SqDev>(acc, x, rows, stride, len, mean);
+    case Moment::Abs: return col_tile_t<Moment::Abs>(acc, x, rows, stride, len, mean);
+    case Moment::Sq: return col_tile_t<Moment::Sq>(acc, x, rows, stride, len, mean);
+  }
+}
+
+LUCID_CLONES double row_block(Moment m, const float* x, int64_t len, double mean) {
+  return row_block_any(m, x, len, mean);
+}
+LUCID_CLONES double row_block(Moment m, const double* x, int64_t len, double mean) {
+  return row_block_any(m, x, len, mean);
+}
+LUCID_CLONES void col_tile(Moment m, double* acc, const float* x, int64_t rows, int64_t stride, int64_t len,
+                           const double* mean) {
+  col_tile_any(m, acc, x, rows, stride, len, mean);
+}
+LUCID_CLONES void col_tile(Moment m, double* acc, const double* x, int64_t rows, int64_t stride, int64_t len,
+                           const double* mean) {
+  col_tile_any(m, acc, x, rows, stride, len, mean);
+}
+
+template <typename T>
+void moments(const T* x, int64_t outer, int64_t n, int64_t inner, Moment m, const double* mean, double* out) {
+  if (outer * inner == 0) return;  // no outputs
+  if (inner == 1) {
+    const int64_t nb = std::max<int64_t>(1, ceil_div(n, kRowBlock));
+    std::vector<double> partial(nb > 1 ? size_t(outer * nb) : 0);
+    double* dest = nb > 1 ? partial.data() : out;
+    parallel_for(outer * nb, grain_for(std::min(n, kRowBlock)), [&](int64_t b, int64_t e) {
+      for (int64_t it = b; it < e; ++it) {
+        const int64_t o = it / nb, k0 = (it % nb) * kRowBlock;
+        dest[it] = row_block(m, x + o * n + k0, std::min(kRowBlock, n - k0), mean ? mean[o] : 0.0);
+      }
+    });
+    if (nb > 1)
+      for (int64_t o = 0; o < outer; ++o) {
+        double s = 0;
+        for (int64_t kb = 0; kb < nb; ++kb) s += partial[size_t(o * nb + kb)];
+        out[o] = s;
+      }
+    return;
+  }
+  const int64_t chunk = std::min(inner, kColChunk), nch = ceil_div(inner, chunk);
+  const int64_t trows = tile_rows(chunk), nkb = std::max<int64_t>(1, ceil_div(n, trows));
+  std::vector<double> partial(nkb > 1 ? size_t(outer * nkb * inner) : 0, 0.0);
+  double* dest = nkb > 1 ? partial.data() : out;
+  if (nkb == 1) std::fill(out, out + outer * inner, 0.0);
+  parallel_for(outer * nch * nkb, grain_for(trows * chunk), [&](int64_t b, int64_t e) {
+    for (int64_t it = b; it < e; ++it) {
+      const int64_t o = it / (nch * nkb), c = (it / nkb) % nch, kb = it % nkb;
+      const int64_t i0 = c * chunk, len = std::min(chunk, inner - i0), k0 = kb * trows;
+      const int64_t rows = std::min(trows, n - k0);
+      if (rows <= 0) continue;
+      col_tile(m, dest + (o * nkb + kb) * inner + i0, x + (o * n + k0) * inner + i0, rows, inner, len,
+               mean ? mean + o * inner + i0 : nullptr);
+    }
+  });
+  if (nkb > 1)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        double s = 0;
+        for (int64_t kb = 0; kb < nkb; ++kb) s += partial[size_t((o * nkb + kb) * inner + i)];
+        out[o * inner + i] = s;
+      }
+}
+
+}  // namespace
+
+void store_scaled(Dtype d, const double* x, int64_t count, double scale, std::byte* y) {
+  if (d == Dtype::F32) {
+    auto* o = reinterpret_cast<float*>(y);
+    for (int64_t i = 0; i < count; ++i) o[i] = float(x[i] * scale);
+  } else {
+    auto* o = reinterpret_cast<double*>(y);
+    for (int64_t i = 0; i < count; ++i) o[i] = x[i] * scale;
+  }
+}
+
+void moment_reduce(Dtype d, const std::byte* x, int64_t outer, int64_t n, int64_t inner, Moment m,
+                   const double* mean, double* out) {
+  if (d == Dtype::F32) moments(reinterpret_cast<const float*>(x), outer, n, inner, m, mean, out);
+  else moments(reinterpret_cast<const double*>(x), outer, n, inner, m, mean, out);
+}
+
+}  // namespace lucid::cpu

@@ -1,0 +1,39 @@
+// Fast float32/float64 reductions over a contiguous block viewed as [outer, n, inner]
+// (n reduced; inner == 1 is a reduction of rows, inner > 1 of columns, streamed a
+// row at a time). Vectorised (reduce_simd.h) and split over the thread pool in
+// pieces whose boundaries depend on the shape only, combined in a fixed order:
+// the same input gives the same bits for any thread count.
+#pragma once
+
+#include "core/tensor_impl.h"
+
+namespace lucid::cpu {
+
+inline bool fast_reduce_dtype(Dtype d) { return d == Dtype::F32 || d == Dtype::F64; }
+
+// What is summed per element, in double lanes.
+enum class Moment { Sum, SqDev, Abs, Sq };
+
+// out[o * inner + i] = sum_k f(x[o, k, i]) in double, with f from `m`; SqDev uses
+// mean[o * inner + i]. d is F32 or F64.
+void moment_reduce(Dtype d, const std::byte* x, int64_t outer, int64_t n, int64_t inner, Moment m,
+                   const double* mean, double* out);
+
+// Extremum (and first index along n) of each [o, :, i]; a NaN wins (its first
+// occurrence), as in PyTorch. d is F32 or F64; either output may be null. n >= 1.
+void extremum_reduce(Dtype d, const std::byte* x, int64_t outer, int64_t n, int64_t inner, bool is_max,
+                     std::byte* values, int64_t* indices);
+
+// softmax.cpp: softmax / log-softmax of float32 along n of a contiguous
+// [outer, n, inner] block, with a vectorised exp (max-subtracted, like the double one).
+void softmax_dim_f32(const float* in, float* out, int64_t outer, int64_t n, int64_t inner, bool log);
+
+// scan.cpp: cumsum / cumprod of float32/64 along n of a contiguous [outer, n, inner]
+// block, from `in` to `out` (same dtype), with running totals in double.
+void scan_float(Dtype d, const std::byte* in, std::byte* out, int64_t outer, int64_t n, int64_t inner,
+                bool is_prod);
+
+// y[i] = x[i] * scale as d (F32 or F64).
+void store_scaled(Dtype d, const double* x, int64_t count, double scale, std::byte* y);
+
+}  // namespace lucid::cpu

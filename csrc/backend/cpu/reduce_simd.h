@@ -1,0 +1,50 @@
+// Vector helpers for the reduction and softmax kernels (internal to those TUs).
+// GCC vector extensions give fixed-width lanes whose arithmetic is the same on
+// every instruction set; LUCID_CLONES compiles a hot function once per ISA and
+// picks the best at load time (ifunc), so no -march flag is needed. The same
+// arithmetic in the same order means the same bits on every clone (sums only:
+// a clone with FMA may contract a*b+c).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define LUCID_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define LUCID_CLONES
+#endif
+#define LUCID_INLINE inline __attribute__((always_inline))
+
+// Vector arguments in always-inlined helpers never cross a real call boundary.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace lucid::cpu::simd {
+
+typedef float vf8 __attribute__((vector_size(32)));
+typedef float vf16 __attribute__((vector_size(64)));
+typedef double vd8 __attribute__((vector_size(64)));
+typedef int32_t vi16 __attribute__((vector_size(64)));
+typedef int64_t vl8 __attribute__((vector_size(64)));
+
+template <typename V, typename T>
+LUCID_INLINE V load(const T* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename V, typename T>
+LUCID_INLINE void store(T* p, V v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// 8 elements of a float or double array as 8 doubles.
+LUCID_INLINE vd8 load_d8(const float* p) { return __builtin_convertvector(load<vf8>(p), vd8); }
+LUCID_INLINE vd8 load_d8(const double* p) { return load<vd8>(p); }
+
+// Lane sum in a fixed (tree) order.
+LUCID_INLINE double hsum(vd8 v) {
+  return ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]));
+}
+
+}  // namespace lucid::cpu::simd
