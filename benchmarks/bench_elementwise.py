@@ -1,6 +1,6 @@
 """lucid vs torch elementwise throughput, same thread count (docs/PERFORMANCE.md).
 
-    PYTHONPATH=python python scripts/bench_elementwise.py [--sizes 1024,65536,16777216]
+    PYTHONPATH=python python benchmarks/bench_elementwise.py [--sizes 1024,65536,16777216]
 Prints median microseconds per call and GB/s (bytes read + written) for each op.
 """
 import argparse
