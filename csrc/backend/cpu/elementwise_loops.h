@@ -106,6 +106,33 @@ inline void maybe_parallel(int64_t n, int64_t grain, const Fn& fn) {
   parallel_for(n, grain, fn);
 }
 
+// Permutes the dimensions (of `shape` and every stride list alike) so that the
+// output's strides (strides[0]) decrease; a no-op when they already do. Dimensions
+// of size 1 stay where they are: their strides mean nothing.
+inline void reorder_like_output(Shape& shape, std::vector<Stride>& strides) {
+  const Stride& os = strides[0];
+  const size_t nd = shape.size();
+  bool ordered = true;
+  for (size_t d = 0, last = nd; d < nd; ++d) {
+    if (shape[d] == 1) continue;
+    if (last != nd && os[last] < os[d]) ordered = false;
+    last = d;
+  }
+  if (ordered) return;
+  std::vector<size_t> order;
+  for (size_t d = 0; d < nd; ++d)
+    if (shape[d] != 1) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return os[a] > os[b]; });
+  Shape new_shape;
+  for (size_t d : order) new_shape.push_back(shape[d]);
+  for (Stride& st : strides) {
+    Stride permuted;
+    for (size_t d : order) permuted.push_back(st[d]);
+    st = std::move(permuted);
+  }
+  shape = std::move(new_shape);
+}
+
 // out[i] = f(in[i]...) for N inputs of type TIn, over `shape`; strides[0] is the
 // output's, strides[1..] the inputs'.
 template <typename TOut, typename TIn, size_t N, typename F>
@@ -113,9 +140,13 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
                       const Shape& shape, F f, int64_t grain = kParallelGrain) {
   for (int64_t s : shape)
     if (s == 0) return;
+  // Walk in the output's memory order (as PyTorch's TensorIterator does): an op on a
+  // transposed tensor, whose output keeps that layout, is then one dense pass.
+  Shape order_shape = shape;
+  reorder_like_output(order_shape, strides);
   Shape dims;
-  if constexpr (N == 1) dims = collapse_dims(shape, {&strides[0], &strides[1]});
-  else dims = collapse_dims(shape, {&strides[0], &strides[1], &strides[2]});
+  if constexpr (N == 1) dims = collapse_dims(order_shape, {&strides[0], &strides[1]});
+  else dims = collapse_dims(order_shape, {&strides[0], &strides[1], &strides[2]});
   const size_t nd = dims.size();
   const int64_t inner = nd ? dims[nd - 1] : 1;
   int64_t outer = 1;
