@@ -17,34 +17,28 @@ class _State:
         self.n_inputs = n_inputs
 
 
-class _OutputsIdentity(Function):
+class _Identity(Function):
+    """Passes tensors through; its backward runs the module's hooks: on the outputs'
+    side the pre-hooks (on grad_output), on the inputs' side the hooks."""
+
     @staticmethod
-    def forward(ctx, state, *tensors):
-        ctx.state = state
+    def forward(ctx, state, outputs_side, *tensors):
+        ctx.state, ctx.outputs_side = state, outputs_side
         return tuple(t.view_as(t) for t in tensors)
 
     @staticmethod
     def backward(ctx, *grads):
         state = ctx.state
+        if not ctx.outputs_side:
+            return (None, None) + tuple(_run_hooks(state, grads))
         for hook in list(state.module._backward_pre_hooks.values()):
             result = hook(state.module, grads)
             if result is not None:
                 grads = tuple(result)
         state.grad_output = grads
-        if state.n_inputs == 0:  # no input needs a gradient: hooks run with grad_input=None entries
+        if state.n_inputs == 0:  # no input needs a gradient: hooks run with no grad_input
             _run_hooks(state, ())
-        return (None,) + tuple(grads)
-
-
-class _InputsIdentity(Function):
-    @staticmethod
-    def forward(ctx, state, *tensors):
-        ctx.state = state
-        return tuple(t.view_as(t) for t in tensors)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return (None,) + tuple(_run_hooks(ctx.state, grads))
+        return (None, None) + tuple(grads)
 
 
 def _run_hooks(state, grad_input):
@@ -62,7 +56,7 @@ def call_with_backward_hooks(module, forward, args, kwargs):
     positions = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
     state = _State(module, len(positions))
     if positions:
-        wrapped = _InputsIdentity.apply(state, *[args[i] for i in positions])
+        wrapped = _Identity.apply(state, False, *[args[i] for i in positions])
         args = list(args)
         for i, w in zip(positions, wrapped):
             args[i] = w
@@ -72,7 +66,7 @@ def call_with_backward_hooks(module, forward, args, kwargs):
     outs = (output,) if single else output
     if isinstance(outs, tuple) and any(isinstance(o, Tensor) and o.requires_grad for o in outs):
         idx = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
-        wrapped = _OutputsIdentity.apply(state, *[outs[i] for i in idx])
+        wrapped = _Identity.apply(state, True, *[outs[i] for i in idx])
         outs = list(outs)
         for i, w in zip(idx, wrapped):
             outs[i] = w

@@ -17,6 +17,13 @@ def _index(idx, n, what):
     return idx % n
 
 
+def _renumber(store, modules):
+    """Keys 0..n-1 in order after an insert or delete, as torch keeps them."""
+    store.clear()
+    for i, m in enumerate(modules):
+        store[str(i)] = m
+
+
 class Sequential(Module):
     """Modules called in order; built from modules or one OrderedDict of them."""
 
@@ -45,11 +52,7 @@ class Sequential(Module):
                 delattr(self, key)
         else:
             delattr(self, list(self._modules)[_index(idx, len(self), "Sequential")])
-        # keep keys 0..n-1, as torch does
-        modules = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(modules):
-            self._modules[str(i)] = m
+        _renumber(self._modules, list(self._modules.values()))
 
     def __len__(self):
         return len(self._modules)
@@ -79,11 +82,11 @@ class Sequential(Module):
         if not -n <= index <= n:
             raise IndexError(f"Index out of range: {index}")
         index = index % (n + 1) if index < 0 else index
+        if not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
         modules = list(self._modules.values())
         modules.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(modules):
-            self.add_module(str(i), m)
+        _renumber(self._modules, modules)
         return self
 
     def forward(self, input):
@@ -114,10 +117,7 @@ class ModuleList(Module):
                 delattr(self, k)
         else:
             delattr(self, str(_index(idx, len(self), "ModuleList")))
-        modules = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(modules):
-            self._modules[str(i)] = m
+        _renumber(self._modules, list(self._modules.values()))
 
     def __len__(self):
         return len(self._modules)
@@ -141,11 +141,11 @@ class ModuleList(Module):
         return self
 
     def insert(self, index, module):
+        if not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
         modules = list(self._modules.values())
         modules.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(modules):
-            self.add_module(str(i), m)
+        _renumber(self._modules, modules)
 
     def pop(self, key=-1):
         m = self[key]

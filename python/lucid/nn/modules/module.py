@@ -480,40 +480,33 @@ class Module:
         return handle
 
     # ---- calling and hooks ----------------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        handle = _RemovableHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
-        self._forward_pre_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
+    @staticmethod
+    def _add_hook(hooks, hook, prepend, flags=()):
+        """Adds `hook` to the ordered dict `hooks`; `flags` are (dict, on) pairs that
+        mark it (with_kwargs, always_call). The handle removes it from all of them."""
+        handle = _RemovableHandle(hooks, *(d for d, _ in flags))
+        hooks[handle.id] = hook
+        for d, on in flags:
+            if on:
+                d[handle.id] = True
         if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+            hooks.move_to_end(handle.id, last=False)
         return handle
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        return self._add_hook(self._forward_pre_hooks, hook, prepend,
+                              [(self._forward_pre_hooks_with_kwargs, with_kwargs)])
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        handle = _RemovableHandle(self._forward_hooks, self._forward_hooks_with_kwargs,
-                                  self._forward_hooks_always_called)
-        self._forward_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return self._add_hook(self._forward_hooks, hook, prepend,
+                              [(self._forward_hooks_with_kwargs, with_kwargs),
+                               (self._forward_hooks_always_called, always_call)])
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
-        handle = _RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
 
     def register_full_backward_hook(self, hook, prepend=False):
-        handle = _RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return self._add_hook(self._backward_hooks, hook, prepend)
 
     def _call_impl(self, *args, **kwargs):
         forward = self.forward
