@@ -204,25 +204,25 @@ def main():
             "load_average": os.getloadavg()[0]}  # other work on the machine skews the times
     meta["machine"] = f"{meta['cpu']}, {os.cpu_count()} cores" + (f", {torch.cuda.get_device_name()}" if has_gpu else "")
     print(f"lucid {meta['lucid']} ({meta['blas']}), torch {meta['torch']}, {threads} threads; {meta['machine']}")
-    todo = [w for w in REGISTRY if (w.device == "cpu" or has_gpu)
+    selected = [w for w in REGISTRY if (w.device == "cpu" or has_gpu)
             and (args.only in w.name or args.only == w.group)]
-    if not todo:
+    if not selected:
         print(f"no workload matches --only {args.only!r}" + ("" if has_gpu else " (GPU rows need a GPU)"))
         return 1
     if args.check:
-        errors = [(w.name, e) for w in todo if (e := check(w))]
+        errors = [(w.name, e) for w in selected if (e := check(w))]
         for name, e in errors:
             print(f"MISMATCH {name}: {e}")
-        print(f"checked {len(todo)} workloads: {len(errors)} mismatches")
+        print(f"checked {len(selected)} workloads: {len(errors)} mismatches")
         return 1 if errors else 0
     ceilings = measure_ceilings(args.quick)
     for k, v in ceilings.items():
         print(f"ceiling {k}: {v['value']:.4g} {v['unit']}  ({v['what']})")
-    widths = [max(len(w.name) for w in todo), 9, 9, 11, 8, 15, 6, 12]
+    widths = [max(len(w.name) for w in selected), 9, 9, 11, 8, 15, 6, 12]
     print("  ".join([COLUMNS[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(COLUMNS[1:], widths[1:])]))
     rows = []
     start = time.perf_counter()
-    for w in todo:
+    for w in selected:
         rows.append(run(w, args.quick, ceilings))
         print_row(rows[-1], widths)
     print(geomean_line(rows))
