@@ -62,7 +62,9 @@ def test_embedding_functional_and_gradcheck():
     lw = to_lucid(w).requires_grad_()
     li = to_lucid(idx)
     assert lucid.autograd.gradcheck(lambda w: LF.embedding(li, w), (lw,))
-    assert lucid.autograd.gradcheck(lambda w: LF.embedding(li, w, padding_idx=5, scale_grad_by_freq=True), (lw,))
+    # padding_idx and scale_grad_by_freq change the gradient on purpose (no finite-difference
+    # check); their backward must still be differentiable
+    assert lucid.autograd.gradgradcheck(lambda w: LF.embedding(li, w, scale_grad_by_freq=True), (lw,))
     assert lucid.autograd.gradgradcheck(lambda w: LF.embedding(li, w, padding_idx=5) ** 2, (lw,))
 
 
@@ -189,8 +191,8 @@ def test_channel_dropout_statistics(name, shape):
     # every channel is either all zero or all 1 / (1 - p)
     first = flat[:, :, :1]
     assert torch.all(flat == first)
-    vals = set(first.unique().tolist())
-    assert vals <= {0.0, pytest.approx(1 / 0.7)} or vals <= {0.0, 1 / 0.7}
+    vals = first.unique().tolist()
+    assert len(vals) == 2 and vals[0] == 0.0 and vals[1] == pytest.approx(1 / 0.7)
     dropped = (first == 0).double().mean().item()
     assert abs(dropped - 0.3) < 0.05  # 2000 channels: sd ~ 0.01
     assert abs(flat.mean().item() - 1.0) < 0.1
