@@ -183,7 +183,7 @@ TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& weight, const Tens
       m2[c] = s + static_cast<double>(L) * dev;
       invstd[c] = 1.0 / std::sqrt(M ? m2[c] / M + eps : eps);
     }
-    if (running_mean || running_var) {  // in place, outside autograd (buffers)
+    if ((running_mean || running_var) && M > 0) {  // in place, outside autograd (buffers); an empty batch keeps them
       autograd::GradModeGuard no_grad(false);
       if (running_mean) {
         Vec rm = to_vec(running_mean);

@@ -106,6 +106,19 @@ def test_batchnorm_noncontiguous_and_half_input():
     same(lh, TF.batch_norm(h.float(), None, None, training=True), 2e-3)
 
 
+def test_empty_batch_keeps_running_stats():
+    tm, lm = pair(torch.nn.BatchNorm2d(3), lnn.BatchNorm2d(3))
+    x = torch.randn(0, 3, 4, 4, requires_grad=True)
+    lx = to_lucid(x.detach()).requires_grad_()
+    ly = lm(lx)
+    same(ly, tm(x))
+    ly.sum().backward()
+    assert tuple(lx.grad.shape) == (0, 3, 4, 4)
+    for (n, lb), (_, tb) in zip(lm.named_buffers(), tm.named_buffers()):
+        same(lb, tb)
+    same(lnn.GroupNorm(1, 3)(lucid.randn(0, 3, 2)), torch.nn.GroupNorm(1, 3)(torch.randn(0, 3, 2)))
+
+
 def test_batchnorm_functional_eval_uses_running_stats():
     x = torch.randn(5, 3, 4, dtype=torch.float64)
     rm, rv = torch.randn(3, dtype=torch.float64), torch.rand(3, dtype=torch.float64) + 0.1
