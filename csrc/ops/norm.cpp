@@ -47,36 +47,51 @@ TensorPtr from_vec(const Vec& v, const Shape& shape) {
   return t;
 }
 
-// The input as rows [rows, len] of the compute dtype.
+// The input as units of the compute dtype: rows [rows, len], one per (sample, channel),
+// or, for batch norm of short spatial dims (len < kColumnsBelow), the columns of
+// [n, k] = [N, C * len], one per (channel, position), so the lanes run across channels.
+constexpr int64_t kColumnsBelow = 32;
+
 struct Rows {
   TensorPtr x;
   int64_t rows = 0, len = 0;
+  bool cols = false;
+  int64_t n = 0, k = 0;
+  int64_t units() const { return cols ? k : rows; }
+  int64_t unit_count() const { return cols ? n : len; }  // elements per unit
 };
 
-Rows as_rows(const TensorPtr& input) {
+Rows as_rows(const TensorPtr& input, bool allow_cols = false) {
   Rows r;
   r.x = contiguous_as(input, compute_dtype(input->dtype()));
   r.rows = input->shape()[0] * input->shape()[1];
   r.len = r.rows ? input->numel() / r.rows : 0;
+  if (allow_cols && r.len < kColumnsBelow && r.rows > 0) {
+    r.cols = true;
+    r.n = input->shape()[0];
+    r.k = input->shape()[1] * r.len;
+  }
   return r;
 }
 
 void row_moments(const Rows& r, Vec& mean, Vec& m2) {
-  mean.assign(r.rows, 0.0);
-  m2.assign(r.rows, 0.0);
-  if (r.x->dtype() == Dtype::F32)
-    cpu::norm_row_moments(ptr<float>(r.x), r.rows, r.len, mean.data(), m2.data());
-  else
-    cpu::norm_row_moments(ptr<double>(r.x), r.rows, r.len, mean.data(), m2.data());
+  mean.assign(r.units(), 0.0);
+  m2.assign(r.units(), 0.0);
+  const bool f32 = r.x->dtype() == Dtype::F32;
+  if (r.cols && f32) cpu::norm_col_moments(ptr<float>(r.x), r.n, r.k, mean.data(), m2.data());
+  else if (r.cols) cpu::norm_col_moments(ptr<double>(r.x), r.n, r.k, mean.data(), m2.data());
+  else if (f32) cpu::norm_row_moments(ptr<float>(r.x), r.rows, r.len, mean.data(), m2.data());
+  else cpu::norm_row_moments(ptr<double>(r.x), r.rows, r.len, mean.data(), m2.data());
 }
 
 void row_grad_sums(const Rows& r, const TensorPtr& dy, Vec& s1, Vec& s2) {
-  s1.assign(r.rows, 0.0);
-  s2.assign(r.rows, 0.0);
-  if (r.x->dtype() == Dtype::F32)
-    cpu::norm_row_grad_sums(ptr<float>(dy), ptr<float>(r.x), r.rows, r.len, s1.data(), s2.data());
-  else
-    cpu::norm_row_grad_sums(ptr<double>(dy), ptr<double>(r.x), r.rows, r.len, s1.data(), s2.data());
+  s1.assign(r.units(), 0.0);
+  s2.assign(r.units(), 0.0);
+  const bool f32 = r.x->dtype() == Dtype::F32;
+  if (r.cols && f32) cpu::norm_col_grad_sums(ptr<float>(dy), ptr<float>(r.x), r.n, r.k, s1.data(), s2.data());
+  else if (r.cols) cpu::norm_col_grad_sums(ptr<double>(dy), ptr<double>(r.x), r.n, r.k, s1.data(), s2.data());
+  else if (f32) cpu::norm_row_grad_sums(ptr<float>(dy), ptr<float>(r.x), r.rows, r.len, s1.data(), s2.data());
+  else cpu::norm_row_grad_sums(ptr<double>(dy), ptr<double>(r.x), r.rows, r.len, s1.data(), s2.data());
 }
 
 template <typename T>
@@ -84,31 +99,49 @@ std::vector<T> narrow_vec(const Vec& v) {
   return std::vector<T>(v.begin(), v.end());
 }
 
-// y = x * scale[row] + shift[row], as the input's dtype
+// y = x * scale[unit] + shift[unit], as the input's dtype
 TensorPtr row_affine(const Rows& r, const TensorPtr& input, const Vec& scale, const Vec& shift) {
   TensorPtr y = TensorImpl::empty(input->shape(), r.x->dtype(), Device::cpu());
   if (r.x->dtype() == Dtype::F32) {
     auto s = narrow_vec<float>(scale), t = narrow_vec<float>(shift);
-    cpu::norm_row_affine(ptr<float>(r.x), ptr<float>(y), r.rows, r.len, s.data(), t.data());
+    if (r.cols) cpu::norm_col_affine(ptr<float>(r.x), ptr<float>(y), r.n, r.k, s.data(), t.data());
+    else cpu::norm_row_affine(ptr<float>(r.x), ptr<float>(y), r.rows, r.len, s.data(), t.data());
+  } else if (r.cols) {
+    cpu::norm_col_affine(ptr<double>(r.x), ptr<double>(y), r.n, r.k, scale.data(), shift.data());
   } else {
     cpu::norm_row_affine(ptr<double>(r.x), ptr<double>(y), r.rows, r.len, scale.data(), shift.data());
   }
   return y->dtype() == input->dtype() ? y : y->clone(input->dtype());
 }
 
-// dx = a[row] dy + b[row] x + d[row], in the compute dtype (the engine casts)
+// dx = a[unit] dy + b[unit] x + d[unit], in the compute dtype (the engine casts)
 TensorPtr row_affine2(const Rows& r, const TensorPtr& dy, const Vec& a, const Vec& b, const Vec& d) {
   TensorPtr dx = TensorImpl::empty(r.x->shape(), r.x->dtype(), Device::cpu());
   if (r.x->dtype() == Dtype::F32) {
     auto a32 = narrow_vec<float>(a), b32 = narrow_vec<float>(b), d32 = narrow_vec<float>(d);
-    cpu::norm_row_affine2(ptr<float>(dy), ptr<float>(r.x), ptr<float>(dx), r.rows, r.len, a32.data(), b32.data(),
-                          d32.data());
+    if (r.cols)
+      cpu::norm_col_affine2(ptr<float>(dy), ptr<float>(r.x), ptr<float>(dx), r.n, r.k, a32.data(), b32.data(),
+                            d32.data());
+    else
+      cpu::norm_row_affine2(ptr<float>(dy), ptr<float>(r.x), ptr<float>(dx), r.rows, r.len, a32.data(),
+                            b32.data(), d32.data());
+  } else if (r.cols) {
+    cpu::norm_col_affine2(ptr<double>(dy), ptr<double>(r.x), ptr<double>(dx), r.n, r.k, a.data(), b.data(),
+                          d.data());
   } else {
     cpu::norm_row_affine2(ptr<double>(dy), ptr<double>(r.x), ptr<double>(dx), r.rows, r.len, a.data(), b.data(),
                           d.data());
   }
   return dx;
 }
+
+// Batch norm's units of channel c: the N rows (n, c), or the L columns (c, l).
+struct ChannelUnits {
+  const Rows& r;
+  int64_t C;
+  int64_t members() const { return r.cols ? r.len : (C ? r.rows / C : 0); }
+  int64_t unit(int64_t c, int64_t j) const { return r.cols ? c * r.len + j : j * C + c; }
+};
 
 std::string shape_str(const Shape& s) {
   std::string out = "[";
@@ -161,7 +194,8 @@ TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& weight, const Tens
   check_vector(name, "running_var", running_var, C);
   LUCID_CHECK(training || (running_mean && running_var), RuntimeError, name,
               "(): running_mean and running_var must be defined in evaluation mode");
-  Rows r = as_rows(input);
+  Rows r = as_rows(input, /*allow_cols=*/true);
+  const ChannelUnits cu{r, C};
   const int64_t L = r.len, M = N * L;
 
   Vec bmean(C), invstd(C);
@@ -169,18 +203,19 @@ TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& weight, const Tens
     Vec rmean, rm2;
     row_moments(r, rmean, rm2);
     Vec m2(C, 0.0);
-    for (int64_t c = 0; c < C; ++c) {  // Chan: combine the N rows of channel c (equal counts L)
+    const int64_t J = cu.members();
+    for (int64_t c = 0; c < C; ++c) {  // Chan: combine the units of channel c (equal counts)
       double mu = 0;
-      for (int64_t n = 0; n < N; ++n) mu += rmean[n * C + c];
-      mu = N ? mu / N : 0.0;
+      for (int64_t j = 0; j < J; ++j) mu += rmean[cu.unit(c, j)];
+      mu = J ? mu / J : 0.0;
       double s = 0, dev = 0;
-      for (int64_t n = 0; n < N; ++n) {
-        s += rm2[n * C + c];
-        const double d = rmean[n * C + c] - mu;
+      for (int64_t j = 0; j < J; ++j) {
+        s += rm2[cu.unit(c, j)];
+        const double d = rmean[cu.unit(c, j)] - mu;
         dev += d * d;
       }
       bmean[c] = mu;
-      m2[c] = s + static_cast<double>(L) * dev;
+      m2[c] = s + static_cast<double>(r.unit_count()) * dev;
       invstd[c] = 1.0 / std::sqrt(M ? m2[c] / M + eps : eps);
     }
     if ((running_mean || running_var) && M > 0) {  // in place, outside autograd (buffers); an empty batch keeps them
@@ -205,11 +240,11 @@ TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& weight, const Tens
 
   const Vec w = weight ? to_vec(weight) : Vec(C, 1.0);
   const Vec b = bias ? to_vec(bias) : Vec(C, 0.0);
-  Vec scale(r.rows), shift(r.rows);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c) {
-      scale[n * C + c] = invstd[c] * w[c];
-      shift[n * C + c] = b[c] - bmean[c] * invstd[c] * w[c];
+  Vec scale(r.units()), shift(r.units());
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t j = 0; j < cu.members(); ++j) {
+      scale[cu.unit(c, j)] = invstd[c] * w[c];
+      shift[cu.unit(c, j)] = b[c] - bmean[c] * invstd[c] * w[c];
     }
   TensorPtr out = row_affine(r, input, scale, shift);
 
@@ -239,19 +274,21 @@ TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& weight, const Tens
         return Grads{dx, sum_all_but(mul(g[0], xhat), dims), sum_all_but(g[0], dims)};
       }
       // fused: per-row sums of dy and dy*x, then dx = A dy + B x + D per row
-      Rows r = as_rows(x);
+      Rows r = as_rows(x, /*allow_cols=*/true);
+      const ChannelUnits cu{r, C};
+      const int64_t J = cu.members();
       TensorPtr dy = contiguous_as(g[0], r.x->dtype());
       Vec s1, s2;
       row_grad_sums(r, dy, s1, s2);
       const Vec mu = to_vec(n.saved(1)), is = to_vec(n.saved(2));
       const Vec wv = w ? to_vec(w) : Vec(C, 1.0);
       const double M = static_cast<double>(r.rows ? N * r.len : 0);
-      Vec dw(C), db(C), A(r.rows), B(r.rows), D(r.rows);
+      Vec dw(C), db(C), A(r.units()), B(r.units()), D(r.units());
       for (int64_t c = 0; c < C; ++c) {
         double sdy = 0, sdyx = 0;
-        for (int64_t k = 0; k < N; ++k) {
-          sdy += s1[k * C + c];
-          sdyx += s2[k * C + c];
+        for (int64_t j = 0; j < J; ++j) {
+          sdy += s1[cu.unit(c, j)];
+          sdyx += s2[cu.unit(c, j)];
         }
         const double sdyxc = sdyx - mu[c] * sdy;  // sum dy * (x - mean)
         dw[c] = is[c] * sdyxc;
@@ -263,10 +300,10 @@ TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& weight, const Tens
           bb = -a * k2;
           dd = a * (mu[c] * k2 - sdy / M);
         }
-        for (int64_t k = 0; k < N; ++k) {
-          A[k * C + c] = a;
-          B[k * C + c] = bb;
-          D[k * C + c] = dd;
+        for (int64_t j = 0; j < J; ++j) {
+          A[cu.unit(c, j)] = a;
+          B[cu.unit(c, j)] = bb;
+          D[cu.unit(c, j)] = dd;
         }
       }
       TensorPtr dx = n.next_edges[0].valid() ? reshape(row_affine2(r, dy, A, B, D), x->shape()) : nullptr;

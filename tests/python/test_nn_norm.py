@@ -56,8 +56,9 @@ def run_steps(tm, lm, shape, steps=3, dtype=torch.float64, tol=1e-9):
         same(lb, tb, tol)
 
 
+# spatial size < 32 runs the column kernels, >= 32 the row kernels (csrc/ops/norm.cpp)
 BN_CASES = [("BatchNorm1d", (8, 5)), ("BatchNorm1d", (4, 3, 7)), ("BatchNorm2d", (4, 3, 5, 6)),
-            ("BatchNorm3d", (2, 3, 2, 3, 4))]
+            ("BatchNorm3d", (2, 3, 2, 3, 4)), ("BatchNorm1d", (3, 2, 40)), ("BatchNorm2d", (3, 4, 6, 7))]
 
 
 @pytest.mark.parametrize("name,shape", BN_CASES)
@@ -84,6 +85,14 @@ def test_batchnorm_train_and_eval_match_torch(name, shape, kw):
 def test_batchnorm_float32_matches_torch(name, shape):
     tm, lm = pair(getattr(torch.nn, name)(shape[1]), getattr(lnn, name)(shape[1]))
     run_steps(tm, lm, shape, dtype=torch.float32, tol=2e-5)
+
+
+def test_long_rows_float32():
+    # rows longer than the kernels' 4096-element lane block, not a multiple of 16
+    tm, lm = pair(torch.nn.BatchNorm1d(3), lnn.BatchNorm1d(3))
+    run_steps(tm, lm, (2, 3, 9001), steps=2, dtype=torch.float32, tol=1e-4)
+    tg, lg = pair(torch.nn.GroupNorm(1, 2), lnn.GroupNorm(1, 2))
+    run_steps(tg, lg, (2, 2, 5003), steps=1, dtype=torch.float32, tol=1e-4)
 
 
 def test_batchnorm2d_large_float32():
@@ -129,8 +138,9 @@ def test_batchnorm_functional_eval_uses_running_stats():
 
 @pytest.mark.parametrize("training", [True, False])
 @pytest.mark.parametrize("affine", [True, False])
-def test_batch_norm_gradcheck(training, affine):
-    x = lucid.randn(4, 3, 5, dtype=lucid.float64, requires_grad=True)
+@pytest.mark.parametrize("shape", [(4, 3, 5), (2, 3, 33)])
+def test_batch_norm_gradcheck(training, affine, shape):
+    x = lucid.randn(*shape, dtype=lucid.float64, requires_grad=True)
     w = lucid.rand(3, dtype=lucid.float64) + 0.5
     b = lucid.randn(3, dtype=lucid.float64)
     inputs = (x, w.requires_grad_(), b.requires_grad_()) if affine else (x,)

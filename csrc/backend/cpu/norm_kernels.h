@@ -30,4 +30,18 @@ void norm_row_affine2(const float* dy, const float* x, float* dx, int64_t rows, 
 void norm_row_affine2(const double* dy, const double* x, double* dx, int64_t rows, int64_t len, const double* a,
                       const double* b, const double* d);
 
+// The same four on columns: x is [n, k] row-major and each statistic / coefficient
+// belongs to a column (batch norm of [N, C] or [N, C, small L] inputs, where rows of
+// one element would waste the lanes). Each row is read across, lanes over columns.
+void norm_col_moments(const float* x, int64_t n, int64_t k, double* mean, double* m2);
+void norm_col_moments(const double* x, int64_t n, int64_t k, double* mean, double* m2);
+void norm_col_affine(const float* x, float* y, int64_t n, int64_t k, const float* scale, const float* shift);
+void norm_col_affine(const double* x, double* y, int64_t n, int64_t k, const double* scale, const double* shift);
+void norm_col_grad_sums(const float* dy, const float* x, int64_t n, int64_t k, double* s1, double* s2);
+void norm_col_grad_sums(const double* dy, const double* x, int64_t n, int64_t k, double* s1, double* s2);
+void norm_col_affine2(const float* dy, const float* x, float* dx, int64_t n, int64_t k, const float* a,
+                      const float* b, const float* d);
+void norm_col_affine2(const double* dy, const double* x, double* dx, int64_t n, int64_t k, const double* a,
+                      const double* b, const double* d);
+
 }  // namespace lucid::cpu
