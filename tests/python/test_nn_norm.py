@@ -81,6 +81,16 @@ def test_batchnorm_train_and_eval_match_torch(name, shape, kw):
     run_steps(tm, lm, shape, steps=2)
 
 
+def test_batchnorm_loads_state_dict_without_num_batches_tracked():
+    tm, lm = torch.nn.BatchNorm1d(3), lnn.BatchNorm1d(3)
+    sd = {k: v for k, v in tm.state_dict().items() if k != "num_batches_tracked"}
+    tm.load_state_dict(sd)  # torch accepts it (no version metadata in a plain dict)
+    lm.load_state_dict({k: to_lucid(v) for k, v in sd.items()})
+    assert lm.num_batches_tracked.item() == 0
+    with pytest.raises(RuntimeError, match="Missing key"):
+        lm.load_state_dict({k: to_lucid(v) for k, v in sd.items() if k != "running_mean"})
+
+
 @pytest.mark.parametrize("name,shape", BN_CASES)
 def test_batchnorm_float32_matches_torch(name, shape):
     tm, lm = pair(getattr(torch.nn, name)(shape[1]), getattr(lnn, name)(shape[1]))
@@ -309,3 +319,27 @@ def test_local_response_norm_gradcheck_and_errors():
     assert lucid.autograd.gradcheck(lambda x: LF.local_response_norm(x, 3, alpha=0.3), (x,))
     with pytest.raises(ValueError, match="Expected 3D or higher"):
         LF.local_response_norm(lucid.randn(2, 3), 2)
+
+
+def test_half_group_norm_and_thread_independence():
+    x = torch.randn(2, 4, 6, 7)
+    for dt in (lucid.float16, lucid.bfloat16):
+        lx = to_lucid(x).to(dt).requires_grad_()
+        y = LF.group_norm(lx, 2)
+        assert y.dtype == dt
+        y.sum().backward()
+        assert lx.grad.dtype == dt
+        same(y, TF.group_norm(to_torch(lx.detach()).float(), 2), 3e-2)
+    # every row/column is summed in a fixed order: results do not depend on the thread count
+    big = lucid.randn(4, 8, 40, 40)
+    n = lucid.get_num_threads()
+    try:
+        lucid.set_num_threads(1)
+        a = LF.batch_norm(big, None, None, training=True)
+        a2 = LF.batch_norm(big.reshape(4, 8 * 1600)[:, :64].contiguous(), None, None, training=True)
+        lucid.set_num_threads(2)
+        b = LF.batch_norm(big, None, None, training=True)
+        b2 = LF.batch_norm(big.reshape(4, 8 * 1600)[:, :64].contiguous(), None, None, training=True)
+    finally:
+        lucid.set_num_threads(n)
+    assert (a == b).all().item() and (a2 == b2).all().item()

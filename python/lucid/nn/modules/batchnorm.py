@@ -62,6 +62,19 @@ class _NormBase(Module):
     def _check_input_dim(self, input):
         raise NotImplementedError
 
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs, assign=False):
+        # As torch for a state_dict without version metadata (saved before num_batches_tracked
+        # existed): a missing num_batches_tracked loads as the current value (or 0).
+        if local_metadata.get("version", None) is None and self.track_running_stats:
+            key = prefix + "num_batches_tracked"
+            if key not in state_dict:
+                from ... import tensor, long
+                cur = self.num_batches_tracked
+                state_dict[key] = cur if cur is not None else tensor(0, dtype=long)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs, assign)
+
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
                 f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
