@@ -1,7 +1,6 @@
 """Functional normalisation layers: batch_norm, instance_norm, group_norm
 (C++ kernels in csrc/ops/norm.cpp) and local_response_norm (a composition)."""
 
-import math
 
 from .. import _C
 

@@ -80,7 +80,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     """Sums, means or maxes of bags of embeddings: input 2-D [B, L] (B bags of L) or 1-D
     with offsets (bag b is input[offsets[b]:offsets[b+1]]). Empty bags give zeros;
     padding_idx entries are left out of their bag (and of its count for mean)."""
-    from .. import arange, cat, full, ones, tensor, where, zeros
+    from .. import arange, full, ones, where, zeros
     from .. import int64
     if sparse:
         raise NotImplementedError("embedding_bag(): sparse=True (sparse gradients) is not supported by lucid; "
