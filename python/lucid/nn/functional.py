@@ -239,3 +239,8 @@ from .losses_more import *  # noqa: E402,F401,F403
 from .losses_more import __all__ as _losses  # noqa: E402
 
 __all__ += _losses
+
+from ._functional_seq import *  # noqa: E402,F401,F403
+from ._functional_seq import __all__ as _seq  # noqa: E402
+
+__all__ += _seq

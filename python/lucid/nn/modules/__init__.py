@@ -5,3 +5,7 @@ from .container import Sequential, ModuleList, ModuleDict, ParameterList, Parame
 from .layers import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .normalization_seq import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
+from .loss_seq import *  # noqa: F401,F403

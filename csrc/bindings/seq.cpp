@@ -1,0 +1,24 @@
+// The sequence-layer ops (ops/seq_ops.h) as lucid._C._<op>; argument checking in
+// PyTorch's spellings lives in python/lucid/nn/_functional_seq.py.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings/common.h"
+#include "ops/seq_ops.h"
+
+namespace lucid::bindings {
+
+void init_seq(nb::module_& m) {
+  m.def("_norm_last_dims", [](TensorPtr x, int64_t k, std::optional<TensorPtr> w, std::optional<TensorPtr> b,
+                              double eps, bool rms) {
+    return ops::norm_last_dims(x, k, w.value_or(nullptr), b.value_or(nullptr), eps, rms);
+  }, nb::arg("x"), nb::arg("k"), nb::arg("weight").none(), nb::arg("bias").none(), nb::arg("eps"), nb::arg("rms"));
+  m.def("_lstm_cell_fused", [](TensorPtr gates, TensorPtr c_prev) {
+    auto r = ops::lstm_cell_fused(gates, c_prev);
+    return nb::make_tuple(r[0], r[1]);
+  });
+  m.def("_gru_cell_fused", [](TensorPtr gx, TensorPtr gh, TensorPtr h_prev) { return ops::gru_cell_fused(gx, gh, h_prev); });
+}
+
+}  // namespace lucid::bindings

@@ -1,0 +1,21 @@
+// The sequence-layer ops of issue 5 with fused CPU kernels: layer_norm / rms_norm
+// and the pointwise LSTM / GRU cells (ops/seq_norm.cpp, ops/seq_cells.cpp).
+#pragma once
+
+#include <vector>
+
+#include "core/tensor_impl.h"
+
+namespace lucid::ops {
+
+// Normalises over the last `norm_ndim` dims of x; weight/bias (may be null) have that
+// shape. rms: y = x / sqrt(mean(x^2) + eps) * weight (bias must be null).
+TensorPtr norm_last_dims(const TensorPtr& x, int64_t norm_ndim, const TensorPtr& weight, const TensorPtr& bias,
+                         double eps, bool rms);
+
+// gates [B, 4H] (i, f, g, o pre-activations, biases included), c_prev [B, H] -> {h, c}.
+std::vector<TensorPtr> lstm_cell_fused(const TensorPtr& gates, const TensorPtr& c_prev);
+// gx, gh [B, 3H] (r, z, n; biases included), h_prev [B, H] -> h.
+TensorPtr gru_cell_fused(const TensorPtr& gx, const TensorPtr& gh, const TensorPtr& h_prev);
+
+}  // namespace lucid::ops
