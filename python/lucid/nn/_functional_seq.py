@@ -84,8 +84,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if hq % hk or hq % value.shape[-3]:
             raise RuntimeError(f"scaled_dot_product_attention: with enable_gqa the query heads ({hq}) must be a "
                                f"multiple of the key/value heads ({hk}, {value.shape[-3]})")
-        key = key.repeat_interleave(hq // hk, dim=-3)
-        value = value.repeat_interleave(hq // value.shape[-3], dim=-3)
+        key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // value.shape[-3])
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     attn = (query * s).matmul(key.transpose(-2, -1))
     if is_causal:
@@ -97,6 +96,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return attn.matmul(value)
+
+
+def _repeat_heads(t, r):
+    """repeat_interleave(r, dim=-3): each key/value head serves r query heads."""
+    if r == 1:
+        return t
+    shape = list(t.shape)
+    e = t.unsqueeze(-3).expand(*shape[:-2], r, *shape[-2:])
+    return e.reshape(*shape[:-3], shape[-3] * r, *shape[-2:])
 
 
 def _bool_dtype():
@@ -300,6 +308,13 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     fin = alpha.gather(1, end)
     one_end = lucid.tensor([[0.0, 0.0 if tl[b] > 0 else _NEG] for b in range(N)], dtype=dt)
     loss = -(fin + one_end).logsumexp(1)
+    # torch's CTC backward returns the gradient for logits followed by log_softmax:
+    # the true d loss / d log_probs plus exp(log_probs) at every valid step (the two
+    # agree after log_softmax's backward). Match it with a term worth 0 whose
+    # gradient is exp(log_probs).
+    steps = lucid.tensor([[1.0 if t < il[b] else 0.0 for b in range(N)] for t in range(T)], dtype=dt)
+    extra = (lp.exp() * steps.unsqueeze(2)).sum((0, 2))
+    loss = loss + (extra - extra.detach())
     # An input of length 0 has no alignment unless the target is empty too.
     zero_len = lucid.tensor([il[b] == 0 and tl[b] > 0 for b in range(N)])
     impossible = (loss > 1e29).logical_or(zero_len)
