@@ -234,3 +234,30 @@ def test_transformer_bad_input():
     m = lnn.Transformer(4, 2, 1, 1, 8)
     with pytest.raises(RuntimeError, match="batch number"):
         m(lucid.randn(3, 2, 4), lucid.randn(3, 5, 4))
+
+
+def test_encoder_layers_are_independent_copies():
+    layer = lnn.TransformerEncoderLayer(4, 2, 8)
+    enc = lnn.TransformerEncoder(layer, 2)
+    p0 = enc.layers[0].linear1.weight
+    p1 = enc.layers[1].linear1.weight
+    assert p0 is not p1 and p0 is not layer.linear1.weight
+    assert torch.equal(to_torch(p0.detach()), to_torch(p1.detach()))
+    with lucid.no_grad():
+        p0.add_(1.0)
+    assert not torch.equal(to_torch(p0.detach()), to_torch(p1.detach()))
+    assert len(list(enc.parameters())) == 2 * len(list(layer.parameters()))
+
+
+def test_dropout_in_attention():
+    q = lucid.randn(2, 3, 4)
+    assert float(LF.scaled_dot_product_attention(q, q, q, dropout_p=1.0).abs().sum()) == 0.0
+    m = lnn.MultiheadAttention(4, 2, dropout=0.5)
+    x = lucid.randn(3, 2, 4)
+    m.eval()
+    a = m(x, x, x)[0]
+    assert torch.equal(to_torch(a.detach()), to_torch(m(x, x, x)[0].detach()))
+    m.train()
+    lucid.manual_seed(0)
+    b = m(x, x, x)[0]
+    assert not torch.allclose(to_torch(a.detach()), to_torch(b.detach()))

@@ -314,3 +314,32 @@ def test_ctc_loss_zero_infinity_module_and_blank():
     # torch's gradient is the one for logits followed by log_softmax: gradcheck that composition
     x = lucid.randn(4, 1, 3, dtype=lucid.float64, requires_grad=True)
     assert lucid.autograd.gradcheck(lambda x: LF.ctc_loss(x.log_softmax(2), lucid.tensor([[1, 2]]), [4], [2]), (x,))
+
+
+def test_packed_unsorted_with_initial_state():
+    torch.manual_seed(5)
+    tm, lm = run_pair("LSTM", {"num_layers": 2}, None)
+    lengths = [2, 5, 3]
+    x = torch.randn(5, 3, 4, dtype=D)
+    h0 = torch.randn(2, 3, 5, dtype=D, requires_grad=True)
+    c0 = torch.randn(2, 3, 5, dtype=D)
+    lh0 = leaf(h0)
+    to, (th, tc) = tm(trnn.pack_padded_sequence(x, lengths, enforce_sorted=False), (h0, c0))
+    lo, (lh, lc) = lm(lrnn.pack_padded_sequence(to_lucid(x), lengths, enforce_sorted=False), (lh0, to_lucid(c0)))
+    same(lo.data, to.data)
+    same(lh, th)
+    same(lc, tc)
+    (th.sum() + tc.sum()).backward()
+    (lh.sum() + lc.sum()).backward()
+    same(lh0.grad, h0.grad)
+
+
+def test_rnn_positional_arguments_and_parameter_names():
+    tm = torch.nn.RNN(3, 4, 2, "relu", False, True, 0.0, True)
+    lm = lnn.RNN(3, 4, 2, "relu", False, True, 0.0, True)
+    assert [n for n, _ in lm.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    assert repr(lm) == repr(tm)
+    tm = torch.nn.LSTM(3, 4, 1, True, False, 0.0, True, 2)
+    lm = lnn.LSTM(3, 4, 1, True, False, 0.0, True, 2)
+    assert [(n, tuple(p.shape)) for n, p in lm.named_parameters()] == \
+        [(n, tuple(p.shape)) for n, p in tm.named_parameters()]
