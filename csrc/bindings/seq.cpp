@@ -18,6 +18,8 @@ void init_seq(nb::module_& m) {
     auto r = ops::lstm_cell_fused(gates, c_prev);
     return nb::make_tuple(r[0], r[1]);
   });
+  m.def("_ctc_loss_nll", [](TensorPtr lp, TensorPtr targets, std::vector<int64_t> il, std::vector<int64_t> tl,
+                            int64_t blank) { return ops::ctc_loss_nll(lp, targets, il, tl, blank); });
   m.def("_gru_cell_fused", [](TensorPtr gx, TensorPtr gh, TensorPtr h_prev) { return ops::gru_cell_fused(gx, gh, h_prev); });
 }
 

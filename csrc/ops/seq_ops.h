@@ -19,3 +19,13 @@ std::vector<TensorPtr> lstm_cell_fused(const TensorPtr& gates, const TensorPtr& 
 TensorPtr gru_cell_fused(const TensorPtr& gx, const TensorPtr& gh, const TensorPtr& h_prev);
 
 }  // namespace lucid::ops
+
+namespace lucid::ops {
+
+// CTC negative log-likelihood per batch entry ([N], log_probs' dtype) of log_probs
+// [T, N, C] (float32/float64) and padded int64 targets [N, smax]. Impossible
+// alignments give inf. The gradient is torch's (for logits through log_softmax).
+TensorPtr ctc_loss_nll(const TensorPtr& log_probs, const TensorPtr& targets, const std::vector<int64_t>& input_lengths,
+                       const std::vector<int64_t>& target_lengths, int64_t blank);
+
+}  // namespace lucid::ops

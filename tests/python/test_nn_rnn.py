@@ -343,3 +343,32 @@ def test_rnn_positional_arguments_and_parameter_names():
     lm = lnn.LSTM(3, 4, 1, True, False, 0.0, True, 2)
     assert [(n, tuple(p.shape)) for n, p in lm.named_parameters()] == \
         [(n, tuple(p.shape)) for n, p in tm.named_parameters()]
+
+
+def test_ctc_loss_unbatched_float32_grads_and_bad_input():
+    torch.manual_seed(6)
+    lp = torch.randn(6, 4).log_softmax(1).requires_grad_()
+    tg = torch.tensor([1, 3, 3])
+    t = TF.ctc_loss(lp, tg, torch.tensor(6), torch.tensor(3))
+    llp = leaf(lp)
+    l = LF.ctc_loss(llp, to_lucid(tg), 6, 3)
+    same(l, t, 1e-5)
+    t.backward()
+    l.backward()
+    same(llp.grad, lp.grad, 1e-5)
+    # zero_infinity: the impossible entry's loss and gradient are zero
+    lp2 = torch.randn(2, 2, 4, dtype=D).log_softmax(2).requires_grad_()
+    tg2, il, tl = torch.tensor([[1, 1, 2], [3, 0, 0]]), torch.tensor([2, 2]), torch.tensor([3, 1])
+    t = TF.ctc_loss(lp2, tg2, il, tl, zero_infinity=True, reduction="sum")
+    llp2 = leaf(lp2)
+    l = LF.ctc_loss(llp2, to_lucid(tg2), to_lucid(il), to_lucid(tl), zero_infinity=True, reduction="sum")
+    same(l, t)
+    t.backward()
+    l.backward()
+    same(llp2.grad, lp2.grad)
+    with pytest.raises(RuntimeError, match="label"):
+        LF.ctc_loss(to_lucid(lp2), lucid.tensor([[1, 9], [1, 1]]), [2, 2], [2, 2])
+    with pytest.raises(RuntimeError, match="input_lengths"):
+        LF.ctc_loss(to_lucid(lp2), lucid.tensor([[1, 2], [1, 1]]), [3, 2], [2, 2])
+    with pytest.raises(ValueError):
+        LF.ctc_loss(to_lucid(lp2), lucid.tensor([[1, 2], [1, 1]]), [2, 2], [2, 2], reduction="avg")

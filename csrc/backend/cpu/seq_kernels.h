@@ -37,3 +37,21 @@ void gru_cell_backward(const T* dh, const T* act, const T* gh, const T* h_prev, 
                        int64_t batch, int64_t hidden);
 
 }  // namespace lucid::cpu
+
+namespace lucid::cpu {
+
+// CTC (Graves et al. 2006) in log space, one batch entry per task. lp: [T, N, C]
+// log-probabilities; targets: [N, smax] (row b's first tl[b] entries are its labels).
+// Forward: nll[b] and alpha [N, T, 2 * smax + 1] (kept for the backward).
+template <class T>
+void ctc_forward(const T* lp, const int64_t* targets, const int64_t* il, const int64_t* tl, int64_t Tn,
+                 int64_t N, int64_t C, int64_t smax, int64_t blank, double* alpha, double* nll);
+// grad [T, N, C] of sum_b g[b] * nll[b], as torch returns it: the gradient for logits
+// that go through log_softmax first, exp(lp) - (posterior of each class); zero for
+// t >= il[b] and for impossible alignments (nll = inf).
+template <class T>
+void ctc_backward(const T* lp, const int64_t* targets, const int64_t* il, const int64_t* tl, int64_t Tn, int64_t N,
+                  int64_t C, int64_t smax, int64_t blank, const double* alpha, const double* nll, const T* g,
+                  T* grad);
+
+}  // namespace lucid::cpu

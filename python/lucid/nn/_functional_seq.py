@@ -232,14 +232,13 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
 
 
 # ---- CTC ------------------------------------------------------------------------------------------
-_NEG = -1e30  # "log 0" that keeps logsumexp's gradient finite (exp(-1e30 - lse) is 0, not nan)
-
-
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
-    """Connectionist temporal classification loss (Graves et al. 2006): the forward
-    (alpha) recursion in log space over the blank-extended targets, batched, written
-    with differentiable ops so autograd gives the gradient. Impossible alignments
-    give inf (0 with zero_infinity)."""
+    """Connectionist temporal classification loss (Graves et al. 2006). The alpha/beta
+    recursions run in the engine (_C._ctc_loss_nll, log space, double); this parses the
+    targets (padded (N, S) or concatenated 1-D) and applies zero_infinity and the
+    reduction ('mean' divides each loss by its target length, then averages).
+    Impossible alignments give inf (0 with zero_infinity). As in torch, the gradient
+    is the one for logits passed through log_softmax first."""
     import lucid
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
@@ -247,28 +246,33 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if log_probs.ndim not in (2, 3):
         raise RuntimeError(f"ctc_loss: expected log_probs of shape (T, N, C) or (T, C), got {list(log_probs.shape)}")
     lp = log_probs if batched else log_probs.unsqueeze(1)
-    T, N, C = lp.shape
-    if not 0 <= blank < C:
-        raise RuntimeError(f"ctc_loss: blank must be in label range [0, {C}), got {blank}")
+    N = lp.shape[1]
 
-    def as_list(x):
+    def as_list(x, what):
         if isinstance(x, lucid.Tensor):
+            if x.dtype.is_floating_point:
+                raise RuntimeError(f"ctc_loss: {what} must be integers, got {x.dtype}")
             return [int(v) for v in x.reshape(-1).tolist()]
+        if isinstance(x, int):
+            return [x]
         return [int(v) for v in x]
 
-    il, tl = as_list(input_lengths), as_list(target_lengths)
+    il, tl = as_list(input_lengths, "input_lengths"), as_list(target_lengths, "target_lengths")
     if len(il) != N or len(tl) != N:
         raise RuntimeError(f"ctc_loss: expected {N} input_lengths and target_lengths, got {len(il)} and {len(tl)}")
-    for b in range(N):
-        if not 0 <= il[b] <= T:
-            raise RuntimeError(f"ctc_loss: input_lengths[{b}] = {il[b]} must be in [0, {T}]")
-    tg = targets
-    tflat = [int(v) for v in tg.reshape(-1).tolist()]
-    if tg.ndim == 2:  # (N, S) padded
-        rows = [tflat[b * tg.shape[1]: b * tg.shape[1] + tl[b]] for b in range(N)]
-        if any(tl[b] > tg.shape[1] for b in range(N)):
-            raise RuntimeError("ctc_loss: a target_length exceeds the targets' padded length")
-    else:  # concatenated targets
+    if any(n < 0 for n in tl):
+        raise RuntimeError(f"ctc_loss: target_lengths must be non-negative, got {tl}")
+    if targets.dtype.is_floating_point:
+        raise RuntimeError(f"ctc_loss: targets must be integers, got {targets.dtype}")
+    tflat = [int(v) for v in targets.reshape(-1).tolist()]
+    if targets.ndim == 2:  # (N, S) padded
+        S = targets.shape[1]
+        if targets.shape[0] != N:
+            raise RuntimeError(f"ctc_loss: targets has {targets.shape[0]} rows for a batch of {N}")
+        if any(n > S for n in tl):
+            raise RuntimeError(f"ctc_loss: a target length ({max(tl)}) exceeds the targets' padded length ({S})")
+        rows = [tflat[b * S: b * S + tl[b]] for b in range(N)]
+    else:  # concatenated targets (or the one row of an unbatched call)
         if sum(tl) > len(tflat):
             raise RuntimeError(f"ctc_loss: target_lengths sum to {sum(tl)} but targets has {len(tflat)} elements")
         rows, o = [], 0
@@ -276,57 +280,15 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
             rows.append(tflat[o:o + tl[b]])
             o += tl[b]
     smax = max(tl) if tl else 0
-    Lp = 2 * smax + 1
-    ext, skip = [], []
-    for b in range(N):
-        e = [blank] * Lp
-        sk = [False] * Lp
-        for j, c in enumerate(rows[b]):
-            e[2 * j + 1] = c
-            if j > 0 and c != rows[b][j - 1]:
-                sk[2 * j + 1] = True
-        ext.append(e)
-        skip.append(sk)
-    int64 = lucid.int64
-    ext_t = lucid.tensor(ext, dtype=int64)  # (N, L')
-    em = lp.gather(2, ext_t.unsqueeze(0).expand(T, N, Lp))  # (T, N, L') emissions
-    dt = lp.dtype
-    skip_add = lucid.tensor([[0.0 if s else _NEG for s in sk] for sk in skip], dtype=dt)
-    valid = lucid.tensor([[0.0 if s < 2 * tl[b] + 1 else _NEG for s in range(Lp)] for b in range(N)], dtype=dt)
-    neg_col = lucid.full((N, 1), _NEG, dtype=dt)
-    neg_col2 = lucid.full((N, 2), _NEG, dtype=dt)
-    init = lucid.tensor([[0.0 if s < 2 else _NEG for s in range(Lp)] for _ in range(N)], dtype=dt)
-    alpha = em[0] + init + valid if T > 0 else init
-    il_t = lucid.tensor(il, dtype=int64)
-    for t in range(1, T):
-        a1 = lucid.cat([neg_col, alpha[:, :-1]], dim=1)
-        a2 = lucid.cat([neg_col2, alpha[:, :-2]], dim=1) + skip_add if Lp > 2 else None
-        parts = [alpha, a1] + ([a2] if a2 is not None else [])
-        new = lucid.stack(parts).logsumexp(0) + em[t] + valid
-        alpha = lucid.where((il_t > t).unsqueeze(1), new, alpha)
-    end = lucid.tensor([[2 * tl[b], max(2 * tl[b] - 1, 0)] for b in range(N)], dtype=int64)
-    fin = alpha.gather(1, end)
-    one_end = lucid.tensor([[0.0, 0.0 if tl[b] > 0 else _NEG] for b in range(N)], dtype=dt)
-    loss = -(fin + one_end).logsumexp(1)
-    # torch's CTC backward returns the gradient for logits followed by log_softmax:
-    # the true d loss / d log_probs plus exp(log_probs) at every valid step (the two
-    # agree after log_softmax's backward). Match it with a term worth 0 whose
-    # gradient is exp(log_probs).
-    steps = lucid.tensor([[1.0 if t < il[b] else 0.0 for b in range(N)] for t in range(T)], dtype=dt)
-    extra = (lp.exp() * steps.unsqueeze(2)).sum((0, 2))
-    loss = loss + (extra - extra.detach())
-    # An input of length 0 has no alignment unless the target is empty too.
-    zero_len = lucid.tensor([il[b] == 0 and tl[b] > 0 for b in range(N)])
-    impossible = (loss > 1e29).logical_or(zero_len)
+    padded = lucid.tensor([r + [0] * (smax - len(r)) for r in rows], dtype=lucid.int64).reshape(N, smax)
+    loss = _C._ctc_loss_nll(lp, padded, il, tl, blank)
     if zero_infinity:
-        loss = lucid.where(impossible, lucid.zeros_like(loss), loss)
-    else:
-        loss = lucid.where(impossible, lucid.full_like(loss, float("inf")), loss)
+        loss = lucid.where(loss == float("inf"), lucid.zeros_like(loss), loss)
     if not batched:
         loss = loss.squeeze(0)
     if reduction == "none":
         return loss
     if reduction == "sum":
         return loss.sum()
-    denom = lucid.tensor([max(v, 1) for v in tl], dtype=dt)
+    denom = lucid.tensor([max(v, 1) for v in tl], dtype=loss.dtype)
     return (loss / (denom if batched else denom.squeeze(0))).mean()
