@@ -261,3 +261,23 @@ def test_dropout_in_attention():
     lucid.manual_seed(0)
     b = m(x, x, x)[0]
     assert not torch.allclose(to_torch(a.detach()), to_torch(b.detach()))
+
+
+def test_fully_masked_rows_match_torch():
+    q = torch.randn(1, 2, 3, 4, dtype=D, requires_grad=True)
+    m = torch.ones(3, 3, dtype=torch.bool)
+    m[0] = False
+    lq = leaf(q)
+    t = TF.scaled_dot_product_attention(q, q, q, attn_mask=m)
+    l = LF.scaled_dot_product_attention(lq, lq, lq, attn_mask=to_lucid(m))
+    same(l, t)
+    t.sum().backward()
+    l.sum().backward()
+    same(lq.grad, q.grad)
+    tm = torch.nn.MultiheadAttention(4, 2).double()
+    lm = lnn.MultiheadAttention(4, 2).double()
+    copy_weights(lm, tm)
+    x = torch.randn(3, 2, 4, dtype=D)
+    kpm = torch.tensor([[True, True, True], [False, True, False]])
+    same(lm(to_lucid(x), to_lucid(x), to_lucid(x), key_padding_mask=to_lucid(kpm), need_weights=False)[0],
+         tm(x, x, x, key_padding_mask=kpm, need_weights=False)[0])

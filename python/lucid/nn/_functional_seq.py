@@ -90,9 +90,20 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal:
         attn_mask = tril(ones(L, S, dtype=_bool_dtype()))
     mask = _float_mask(attn_mask, attn.dtype, "scaled_dot_product_attention")
+    empty_rows = None
     if mask is not None:
+        # torch's "safe softmax": a query that may attend to nothing gets zeros, not
+        # NaN. Such rows are unmasked before the softmax (so no NaN reaches the
+        # backward either) and zeroed after it.
+        empty_rows = (mask == float("-inf")).all(-1, keepdim=True)
+        if bool(empty_rows.any()):
+            mask = mask.masked_fill(empty_rows, 0.0)
+        else:
+            empty_rows = None
         attn = attn + mask
     attn = softmax(attn, -1)
+    if empty_rows is not None:
+        attn = attn.masked_fill(empty_rows, 0.0)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return attn.matmul(value)
@@ -210,6 +221,11 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if not training:
         dropout_p = 0.0
 
+    if not need_weights:  # as torch: the attention itself is scaled_dot_product_attention
+        out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p)
+        out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+        return (out if batched else out.squeeze(1)), None
     scores = (q * (1.0 / math.sqrt(head_dim))).matmul(k.transpose(-2, -1))
     if attn_mask is not None:
         scores = scores + attn_mask
@@ -221,8 +237,6 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
     if not batched:
         out = out.squeeze(1)
-    if not need_weights:
-        return out, None
     weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
     if average_attn_weights:
         weights = weights.mean(dim=1)
