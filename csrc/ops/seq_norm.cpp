@@ -44,13 +44,13 @@ Grads norm_grads_with_ops(const TensorPtr& g, const TensorPtr& x, const TensorPt
 
 template <class T>
 Grads norm_grads_fused(const TensorPtr& g0, const TensorPtr& x0, const TensorPtr& w0, bool want_w, bool has_b,
-                       const TensorPtr& mean_t, const TensorPtr& rstd_t, int64_t rows, int64_t n, Dtype ct,
+                       const Shape& bias_shape, const TensorPtr& mean_t, const TensorPtr& rstd_t, int64_t rows, int64_t n, Dtype ct,
                        bool rms) {
   TensorPtr g = contiguous_as(g0, ct), x = contiguous_as(x0, ct);
   TensorPtr w = w0 ? contiguous_as(w0, ct) : nullptr;
   TensorPtr dx = TensorImpl::empty(x->shape(), ct, Device::cpu());
   TensorPtr dw = w && want_w ? TensorImpl::empty(w0->shape(), ct, Device::cpu()) : nullptr;
-  TensorPtr db = has_b ? TensorImpl::empty(w0 ? w0->shape() : Shape{n}, ct, Device::cpu()) : nullptr;
+  TensorPtr db = has_b ? TensorImpl::empty(bias_shape, ct, Device::cpu()) : nullptr;
   cpu::norm_rows_backward<T>(ptr_or_null<T>(g), ptr_or_null<T>(x), ptr_or_null<T>(w), ptr_or_null<T>(mean_t),
                              ptr_or_null<T>(rstd_t), mut<T>(dx), mut<T>(dw), mut<T>(db), rows, n, rms);
   return Grads{dx, dw, db};
@@ -90,14 +90,15 @@ TensorPtr norm_last_dims(const TensorPtr& x, int64_t k, const TensorPtr& weight,
   TensorPtr out = ct == x->dtype() ? y : y->clone(x->dtype());
   if (autograd::needs_grad({&x, &weight, &bias})) {
     const bool has_w = weight != nullptr, has_b = bias != nullptr;
+    const Shape bshape = has_b ? bias->shape() : Shape{};
     auto node = autograd::record(rms ? "RmsNormBackward0" : "NativeLayerNormBackward0", {x, weight, bias}, {out},
                                  [=](const Node& nd, const Grads& g) {
       TensorPtr xs = nd.saved(0), ws = has_w ? nd.saved(1) : nullptr;
       if (autograd::grad_enabled()) return norm_grads_with_ops(g[0], xs, ws, has_b, k, eps, rms);
       TensorPtr ms = nd.saved(2), rs = nd.saved(3);
       if (ct == Dtype::F32)
-        return norm_grads_fused<float>(g[0], xs, ws, has_w, has_b, ms, rs, rows, n, ct, rms);
-      return norm_grads_fused<double>(g[0], xs, ws, has_w, has_b, ms, rs, rows, n, ct, rms);
+        return norm_grads_fused<float>(g[0], xs, ws, has_w, has_b, bshape, ms, rs, rows, n, ct, rms);
+      return norm_grads_fused<double>(g[0], xs, ws, has_w, has_b, bshape, ms, rs, rows, n, ct, rms);
     });
     node->save(x);
     node->save(weight);

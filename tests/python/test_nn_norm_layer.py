@@ -22,13 +22,13 @@ def leaf(t):
 
 @pytest.mark.parametrize("shape,norm", [((4, 7), (7,)), ((2, 3, 5), (5,)), ((2, 3, 4), (3, 4)), ((3, 1), (1,)),
                                         ((0, 5), (5,)), ((6,), (6,))])
-@pytest.mark.parametrize("affine", ["both", "weight", "none"])
+@pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
 @pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 2e-5)])
 def test_layer_norm_matches_torch(shape, norm, affine, dtype, tol):
     x = torch.randn(*shape, dtype=dtype, requires_grad=True) * 3 + 1
     x.retain_grad()
-    w = torch.randn(*norm, dtype=dtype, requires_grad=True) if affine != "none" else None
-    b = torch.randn(*norm, dtype=dtype, requires_grad=True) if affine == "both" else None
+    w = torch.randn(*norm, dtype=dtype, requires_grad=True) if affine in ("both", "weight") else None
+    b = torch.randn(*norm, dtype=dtype, requires_grad=True) if affine in ("both", "bias") else None
     lx, lw, lb = leaf(x), leaf(w) if w is not None else None, leaf(b) if b is not None else None
     t = TF.layer_norm(x, norm, w, b, 1e-5)
     l = LF.layer_norm(lx, norm, lw, lb, 1e-5)
