@@ -281,3 +281,14 @@ def test_fully_masked_rows_match_torch():
     kpm = torch.tensor([[True, True, True], [False, True, False]])
     same(lm(to_lucid(x), to_lucid(x), to_lucid(x), key_padding_mask=to_lucid(kpm), need_weights=False)[0],
          tm(x, x, x, key_padding_mask=kpm, need_weights=False)[0])
+
+
+def test_mha_and_encoder_layer_gradcheck():
+    m = lnn.MultiheadAttention(4, 2, add_bias_kv=True).double()
+    kpm = lucid.tensor([[False, False, True]])
+    q = lucid.randn(2, 1, 4, dtype=lucid.float64, requires_grad=True)
+    kv = lucid.randn(3, 1, 4, dtype=lucid.float64, requires_grad=True)
+    assert lucid.autograd.gradcheck(lambda q, kv: m(q, kv, kv, key_padding_mask=kpm)[0], (q, kv))
+    layer = lnn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, activation="gelu", norm_first=True).double()
+    x = lucid.randn(3, 1, 4, dtype=lucid.float64, requires_grad=True)
+    assert lucid.autograd.gradcheck(lambda x: layer(x), (x,))
