@@ -20,6 +20,10 @@ void init_seq(nb::module_& m) {
   });
   m.def("_ctc_loss_nll", [](TensorPtr lp, TensorPtr targets, std::vector<int64_t> il, std::vector<int64_t> tl,
                             int64_t blank) { return ops::ctc_loss_nll(lp, targets, il, tl, blank); });
+  m.def("_lstm_layer", [](TensorPtr gx, TensorPtr h0, TensorPtr c0, TensorPtr w_hh, bool reverse) {
+    auto r = ops::lstm_layer(gx, h0, c0, w_hh, reverse);
+    return nb::make_tuple(r[0], r[1], r[2]);
+  });
   m.def("_gru_cell_fused", [](TensorPtr gx, TensorPtr gh, TensorPtr h_prev) { return ops::gru_cell_fused(gx, gh, h_prev); });
 }
 

@@ -43,6 +43,19 @@ TensorPtr one_minus(const TensorPtr& t) { return add(neg(t), Scalar(1.0)); }
 
 }  // namespace
 
+std::vector<TensorPtr> lstm_cell_grads_with_ops(const TensorPtr& gs, const TensorPtr& cps, const TensorPtr& gh,
+                                                const TensorPtr& gc) {
+  const int64_t H = gs->shape()[1] / 4;
+  TensorPtr i = sigmoid(narrow(gs, 1, 0, H)), f = sigmoid(narrow(gs, 1, H, H));
+  TensorPtr gg = tanh(narrow(gs, 1, 2 * H, H)), o = sigmoid(narrow(gs, 1, 3 * H, H));
+  TensorPtr tc = tanh(add(mul(f, cps), mul(i, gg)));
+  TensorPtr dc = add(gc, mul(mul(gh, o), one_minus(mul(tc, tc))));
+  TensorPtr dg = cat({mul(mul(dc, gg), mul(i, one_minus(i))), mul(mul(dc, cps), mul(f, one_minus(f))),
+                      mul(mul(dc, i), one_minus(mul(gg, gg))), mul(mul(gh, tc), mul(o, one_minus(o)))},
+                     1);
+  return {dg, mul(dc, f)};
+}
+
 std::vector<TensorPtr> lstm_cell_fused(const TensorPtr& gates, const TensorPtr& c_prev) {
   const char* name = "lstm_cell";
   const Dtype ct = compute_dtype(name, {gates, c_prev});
@@ -65,16 +78,7 @@ std::vector<TensorPtr> lstm_cell_fused(const TensorPtr& gates, const TensorPtr& 
   if (autograd::needs_grad({&gates, &c_prev})) {
     auto node = autograd::record("LstmCellBackward0", {gates, c_prev}, {h, c}, [=](const Node& n, const Grads& g) {
       TensorPtr gs = n.saved(0), cps = n.saved(1);
-      if (autograd::grad_enabled()) {
-        TensorPtr i = sigmoid(narrow(gs, 1, 0, H)), f = sigmoid(narrow(gs, 1, H, H));
-        TensorPtr gg = tanh(narrow(gs, 1, 2 * H, H)), o = sigmoid(narrow(gs, 1, 3 * H, H));
-        TensorPtr tc = tanh(add(mul(f, cps), mul(i, gg)));
-        TensorPtr dc = add(g[1], mul(mul(g[0], o), one_minus(mul(tc, tc))));
-        TensorPtr dg = cat({mul(mul(dc, gg), mul(i, one_minus(i))), mul(mul(dc, cps), mul(f, one_minus(f))),
-                            mul(mul(dc, i), one_minus(mul(gg, gg))), mul(mul(g[0], tc), mul(o, one_minus(o)))},
-                           1);
-        return Grads{dg, mul(dc, f)};
-      }
+      if (autograd::grad_enabled()) return lstm_cell_grads_with_ops(gs, cps, g[0], g[1]);
       TensorPtr acts = n.saved(2), cs = contiguous_as(n.saved(3), ct), cpc = contiguous_as(cps, ct);
       TensorPtr gh = contiguous_as(g[0], ct), gcc = contiguous_as(g[1], ct);
       TensorPtr dg = TensorImpl::empty({B, 4 * H}, ct, Device::cpu()), dcp = TensorImpl::empty({B, H}, ct, Device::cpu());

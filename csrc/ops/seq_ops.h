@@ -29,3 +29,18 @@ TensorPtr ctc_loss_nll(const TensorPtr& log_probs, const TensorPtr& targets, con
                        const std::vector<int64_t>& target_lengths, int64_t blank);
 
 }  // namespace lucid::ops
+
+namespace lucid::ops {
+
+// One direction of one LSTM layer over a whole sequence: gx [T, B, 4H] (the input
+// projections, biases included), h0, c0 [B, H], w_hh [4H, H] -> {out [T, B, H], h_T, c_T}.
+// The loop runs in C++ (a gemm and the fused cell per step); the backward runs the
+// reverse loop and forms d w_hh as one gemm over all steps (ops/seq_lstm_layer.cpp).
+std::vector<TensorPtr> lstm_layer(const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& c0,
+                                  const TensorPtr& w_hh, bool reverse);
+
+// d gates and d c_prev of the LSTM cell, written with differentiable ops (create_graph).
+std::vector<TensorPtr> lstm_cell_grads_with_ops(const TensorPtr& gates, const TensorPtr& c_prev,
+                                                const TensorPtr& gh, const TensorPtr& gc);
+
+}  // namespace lucid::ops

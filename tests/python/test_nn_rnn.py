@@ -372,3 +372,22 @@ def test_ctc_loss_unbatched_float32_grads_and_bad_input():
         LF.ctc_loss(to_lucid(lp2), lucid.tensor([[1, 2], [1, 1]]), [3, 2], [2, 2])
     with pytest.raises(ValueError):
         LF.ctc_loss(to_lucid(lp2), lucid.tensor([[1, 2], [1, 1]]), [2, 2], [2, 2], reduction="avg")
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_lstm_layer_op_gradcheck_and_double_backward(reverse):
+    f64 = lucid.float64
+    gx = lucid.randn(3, 2, 8, dtype=f64, requires_grad=True)
+    h0 = lucid.randn(2, 2, dtype=f64, requires_grad=True)
+    c0 = lucid.randn(2, 2, dtype=f64, requires_grad=True)
+    w = lucid.randn(8, 2, dtype=f64, requires_grad=True)
+    f = lambda *a: lucid._C._lstm_layer(*a, reverse)  # noqa: E731
+    assert lucid.autograd.gradcheck(f, (gx, h0, c0, w))
+    assert lucid.autograd.gradgradcheck(f, (gx, h0, c0, w))
+
+
+def test_lstm_module_gradcheck_fused_layer_path():
+    m = lnn.LSTM(2, 3, num_layers=2, bidirectional=True).double()
+    x = lucid.randn(3, 2, 2, dtype=lucid.float64, requires_grad=True)
+    h0 = lucid.randn(4, 2, 3, dtype=lucid.float64, requires_grad=True)
+    assert lucid.autograd.gradcheck(lambda x, h: m(x, (h, h * 0.5))[0], (x, h0))

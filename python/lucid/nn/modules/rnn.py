@@ -6,7 +6,9 @@ How a layer runs: the input projection of every time step is one gemm
 (x @ W_ih^T + b over [T * B, F]); each step is then one addmm (h @ W_hh^T added to
 that step's projection) and one fused engine op for the cell's pointwise part
 (_C._lstm_cell_fused / _C._gru_cell_fused: gates -> states and their backward), so a
-step records three nodes instead of a dozen. Packed sequences run padded with a
+step records three nodes instead of a dozen. An LSTM direction without projection
+and without packed-sequence masks is one engine node (_C._lstm_layer: the loop in
+C++, and a backward that forms d W_hh as one gemm over all steps). Packed sequences run padded with a
 per-step mask that freezes the state of finished sequences (so h_n is each
 sequence's last state and the reverse direction starts at each sequence's end)."""
 
@@ -228,6 +230,9 @@ class RNNBase(Module):
         if self.bias and mode != "GRU":
             b_in = b_ih + b_hh
         gx = F.linear(x.reshape(T * B, x.shape[2]), w_ih, b_in).reshape(T, B, w_ih.shape[0])
+        if (mode == "LSTM" and w_hr is None and masks is None and T > 0 and _same_float(gx, h, c, w_hh)):
+            # the whole direction as one engine node (ops/seq_lstm_layer.cpp)
+            return _C._lstm_layer(gx, h, c, w_hh, reverse)
         steps = gx.unbind(0)
         w_hh_t = w_hh.t()
         w_hr_t = w_hr.t() if w_hr is not None else None
@@ -257,6 +262,11 @@ class RNNBase(Module):
                 outs[t] = h_new
             h, c = h_new, c_new
         return L.stack(outs), h, c
+
+
+def _same_float(*ts):
+    d = ts[0].dtype
+    return str(d) in ("lucid.float32", "lucid.float64") and all(t.dtype == d for t in ts)
 
 
 class RNN(RNNBase):
