@@ -24,6 +24,10 @@ void init_seq(nb::module_& m) {
     auto r = ops::lstm_layer(gx, h0, c0, w_hh, reverse);
     return nb::make_tuple(r[0], r[1], r[2]);
   });
+  m.def("_gru_layer", [](TensorPtr gx, TensorPtr h0, TensorPtr w_hh, std::optional<TensorPtr> b_hh, bool reverse) {
+    auto r = ops::gru_layer(gx, h0, w_hh, b_hh.value_or(nullptr), reverse);
+    return nb::make_tuple(r[0], r[1]);
+  }, nb::arg("gx"), nb::arg("h0"), nb::arg("w_hh"), nb::arg("b_hh").none(), nb::arg("reverse"));
   m.def("_gru_cell_fused", [](TensorPtr gx, TensorPtr gh, TensorPtr h_prev) { return ops::gru_cell_fused(gx, gh, h_prev); });
 }
 

@@ -98,6 +98,19 @@ std::vector<TensorPtr> lstm_cell_fused(const TensorPtr& gates, const TensorPtr& 
   return {h, c};
 }
 
+std::vector<TensorPtr> gru_cell_grads_with_ops(const TensorPtr& xs, const TensorPtr& hs, const TensorPtr& hps,
+                                               const TensorPtr& g) {
+  const int64_t H = xs->shape()[1] / 3;
+  TensorPtr r = sigmoid(add(narrow(xs, 1, 0, H), narrow(hs, 1, 0, H)));
+  TensorPtr z = sigmoid(add(narrow(xs, 1, H, H), narrow(hs, 1, H, H)));
+  TensorPtr hn = narrow(hs, 1, 2 * H, H);
+  TensorPtr nn = tanh(add(narrow(xs, 1, 2 * H, H), mul(r, hn)));
+  TensorPtr dn = mul(mul(g, one_minus(z)), one_minus(mul(nn, nn)));
+  TensorPtr dz = mul(mul(g, sub(hps, nn)), mul(z, one_minus(z)));
+  TensorPtr dr = mul(mul(dn, hn), mul(r, one_minus(r)));
+  return {cat({dr, dz, dn}, 1), cat({dr, dz, mul(dn, r)}, 1), mul(g, z)};
+}
+
 TensorPtr gru_cell_fused(const TensorPtr& gx, const TensorPtr& gh, const TensorPtr& h_prev) {
   const char* name = "gru_cell";
   const Dtype ct = compute_dtype(name, {gx, gh, h_prev});
@@ -117,16 +130,7 @@ TensorPtr gru_cell_fused(const TensorPtr& gx, const TensorPtr& gh, const TensorP
   if (autograd::needs_grad({&gx, &gh, &h_prev})) {
     auto node = autograd::record("GruCellBackward0", {gx, gh, h_prev}, {h}, [=](const Node& n, const Grads& g) {
       TensorPtr xs = n.saved(0), hs = n.saved(1), hps = n.saved(2);
-      if (autograd::grad_enabled()) {
-        TensorPtr r = sigmoid(add(narrow(xs, 1, 0, H), narrow(hs, 1, 0, H)));
-        TensorPtr z = sigmoid(add(narrow(xs, 1, H, H), narrow(hs, 1, H, H)));
-        TensorPtr hn = narrow(hs, 1, 2 * H, H);
-        TensorPtr nn = tanh(add(narrow(xs, 1, 2 * H, H), mul(r, hn)));
-        TensorPtr dn = mul(mul(g[0], one_minus(z)), one_minus(mul(nn, nn)));
-        TensorPtr dz = mul(mul(g[0], sub(hps, nn)), mul(z, one_minus(z)));
-        TensorPtr dr = mul(mul(dn, hn), mul(r, one_minus(r)));
-        return Grads{cat({dr, dz, dn}, 1), cat({dr, dz, mul(dn, r)}, 1), mul(g[0], z)};
-      }
+      if (autograd::grad_enabled()) return gru_cell_grads_with_ops(xs, hs, hps, g[0]);
       TensorPtr acts = n.saved(3), hsc = contiguous_as(hs, ct), hpc = contiguous_as(hps, ct);
       TensorPtr dh = contiguous_as(g[0], ct);
       TensorPtr dgx = TensorImpl::empty({B, 3 * H}, ct, Device::cpu());

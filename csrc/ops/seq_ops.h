@@ -44,3 +44,16 @@ std::vector<TensorPtr> lstm_cell_grads_with_ops(const TensorPtr& gates, const Te
                                                 const TensorPtr& gh, const TensorPtr& gc);
 
 }  // namespace lucid::ops
+
+namespace lucid::ops {
+
+// One direction of one GRU layer: gx [T, B, 3H] (input projections with b_ih), h0 [B, H],
+// w_hh [3H, H], b_hh [3H] or null -> {out [T, B, H], h_T} (ops/seq_gru_layer.cpp).
+std::vector<TensorPtr> gru_layer(const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& w_hh,
+                                 const TensorPtr& b_hh, bool reverse);
+
+// d gx, d gh, d h_prev of the GRU cell with differentiable ops (create_graph).
+std::vector<TensorPtr> gru_cell_grads_with_ops(const TensorPtr& gx, const TensorPtr& gh, const TensorPtr& h_prev,
+                                               const TensorPtr& g);
+
+}  // namespace lucid::ops

@@ -391,3 +391,17 @@ def test_lstm_module_gradcheck_fused_layer_path():
     x = lucid.randn(3, 2, 2, dtype=lucid.float64, requires_grad=True)
     h0 = lucid.randn(4, 2, 3, dtype=lucid.float64, requires_grad=True)
     assert lucid.autograd.gradcheck(lambda x, h: m(x, (h, h * 0.5))[0], (x, h0))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+def test_gru_layer_op_gradcheck_and_double_backward(reverse, bias):
+    f64 = lucid.float64
+    gx = lucid.randn(3, 2, 6, dtype=f64, requires_grad=True)
+    h0 = lucid.randn(2, 2, dtype=f64, requires_grad=True)
+    w = lucid.randn(6, 2, dtype=f64, requires_grad=True)
+    args = (gx, h0, w) + ((lucid.randn(6, dtype=f64, requires_grad=True),) if bias else ())
+    f = (lambda gx, h, w, b: lucid._C._gru_layer(gx, h, w, b, reverse)) if bias else \
+        (lambda gx, h, w: lucid._C._gru_layer(gx, h, w, None, reverse))
+    assert lucid.autograd.gradcheck(f, args)
+    assert lucid.autograd.gradgradcheck(f, args)

@@ -6,8 +6,8 @@ How a layer runs: the input projection of every time step is one gemm
 (x @ W_ih^T + b over [T * B, F]); each step is then one addmm (h @ W_hh^T added to
 that step's projection) and one fused engine op for the cell's pointwise part
 (_C._lstm_cell_fused / _C._gru_cell_fused: gates -> states and their backward), so a
-step records three nodes instead of a dozen. An LSTM direction without projection
-and without packed-sequence masks is one engine node (_C._lstm_layer: the loop in
+step records three nodes instead of a dozen. An LSTM (no projection) or GRU direction
+without packed-sequence masks is one engine node (_C._lstm_layer / _gru_layer: the loop in
 C++, and a backward that forms d W_hh as one gemm over all steps). Packed sequences run padded with a
 per-step mask that freezes the state of finished sequences (so h_n is each
 sequence's last state and the reverse direction starts at each sequence's end)."""
@@ -233,6 +233,9 @@ class RNNBase(Module):
         if (mode == "LSTM" and w_hr is None and masks is None and T > 0 and _same_float(gx, h, c, w_hh)):
             # the whole direction as one engine node (ops/seq_lstm_layer.cpp)
             return _C._lstm_layer(gx, h, c, w_hh, reverse)
+        if mode == "GRU" and masks is None and T > 0 and _same_float(gx, h, w_hh):
+            out, h_n = _C._gru_layer(gx, h, w_hh, b_hh, reverse)
+            return out, h_n, None
         steps = gx.unbind(0)
         w_hh_t = w_hh.t()
         w_hr_t = w_hr.t() if w_hr is not None else None
