@@ -292,3 +292,19 @@ def test_mha_and_encoder_layer_gradcheck():
     layer = lnn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, activation="gelu", norm_first=True).double()
     x = lucid.randn(3, 1, 4, dtype=lucid.float64, requires_grad=True)
     assert lucid.autograd.gradcheck(lambda x: layer(x), (x,))
+
+
+def test_transformer_unbatched_and_float_key_padding_mask():
+    torch.manual_seed(7)
+    tm = torch.nn.Transformer(8, 2, 1, 1, 16, dropout=0.0).double()
+    lm = lnn.Transformer(8, 2, 1, 1, 16, dropout=0.0).double()
+    copy_weights(lm, tm)
+    src, tgt = torch.randn(5, 8, dtype=D), torch.randn(3, 8, dtype=D)
+    same(lm(to_lucid(src), to_lucid(tgt)), tm(src, tgt))
+    mha_t = torch.nn.MultiheadAttention(8, 4, kdim=3, vdim=5).double()
+    mha_l = lnn.MultiheadAttention(8, 4, kdim=3, vdim=5).double()
+    copy_weights(mha_l, mha_t)
+    q, k, v = torch.randn(2, 3, 8, dtype=D), torch.randn(4, 3, 3, dtype=D), torch.randn(4, 3, 5, dtype=D)
+    kpm = torch.randn(3, 4, dtype=D)
+    same(mha_l(to_lucid(q), to_lucid(k), to_lucid(v), key_padding_mask=to_lucid(kpm), need_weights=False)[0],
+         mha_t(q, k, v, key_padding_mask=kpm, need_weights=False)[0])
