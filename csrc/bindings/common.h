@@ -40,5 +40,6 @@ void init_indexing(nb::module_& m, TensorClass& cls);
 void init_linalg(nb::module_& m, TensorClass& cls);
 void init_shape(nb::module_& m);
 void init_norm(nb::module_& m);  // bindings/norm.cpp
+void init_seq(nb::module_& m);  // bindings/seq.cpp
 
 }  // namespace lucid::bindings

@@ -9,3 +9,8 @@ from .modules.loss import *  # noqa: F401,F403
 from .modules.batchnorm import *  # noqa: F401,F403
 from .modules.sparse import *  # noqa: F401,F403
 from .modules.dropout import *  # noqa: F401,F403
+from .modules.normalization_seq import *  # noqa: F401,F403
+from .modules.transformer import *  # noqa: F401,F403
+from .modules.rnn import *  # noqa: F401,F403
+from . import utils  # noqa: F401
+from .modules.loss_seq import *  # noqa: F401,F403

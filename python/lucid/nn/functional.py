@@ -248,3 +248,7 @@ from ._functional_dropout import *  # noqa: E402,F401,F403
 from ._functional_dropout import __all__ as _dropout_nd  # noqa: E402
 
 __all__ += _batchnorm + _embedding + _dropout_nd
+from ._functional_seq import *  # noqa: E402,F401,F403
+from ._functional_seq import __all__ as _seq  # noqa: E402
+
+__all__ += _seq

@@ -8,3 +8,7 @@ from .loss import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
+from .normalization_seq import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
+from .loss_seq import *  # noqa: F401,F403

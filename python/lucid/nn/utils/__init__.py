@@ -1,0 +1,3 @@
+"""lucid.nn.utils, as torch.nn.utils."""
+
+from . import rnn  # noqa: F401
