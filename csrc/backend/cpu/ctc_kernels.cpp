@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "backend/cpu/parallel.h"
+#include "core/parallel.h"
 #include "backend/cpu/seq_kernels.h"
 
 namespace lucid::cpu {

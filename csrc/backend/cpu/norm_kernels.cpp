@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "backend/cpu/parallel.h"
+#include "core/parallel.h"
 #include "backend/cpu/reduce_simd.h"
 
 namespace lucid::cpu {

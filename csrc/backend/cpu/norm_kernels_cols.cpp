@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "backend/cpu/norm_kernels.h"
-#include "backend/cpu/parallel.h"
+#include "core/parallel.h"
 #include "backend/cpu/reduce_simd.h"
 
 namespace lucid::cpu {

@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "backend/cpu/parallel.h"
+#include "core/parallel.h"
 #include "backend/cpu/vec_math.h"
 
 namespace lucid::cpu {
