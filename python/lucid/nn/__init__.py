@@ -6,3 +6,6 @@ from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, 
 from .modules.layers import *  # noqa: F401,F403
 from .modules.activation import *  # noqa: F401,F403
 from .modules.loss import *  # noqa: F401,F403
+from .modules.resample import *  # noqa: F401,F403
+from .modules.padding import *  # noqa: F401,F403
+from .modules.distance import *  # noqa: F401,F403

@@ -239,3 +239,13 @@ from .losses_more import *  # noqa: E402,F401,F403
 from .losses_more import __all__ as _losses  # noqa: E402
 
 __all__ += _losses
+
+from ._functional_resample import *  # noqa: E402,F401,F403
+from ._functional_resample import __all__ as _resample  # noqa: E402
+
+__all__ += _resample
+
+from ._functional_misc import *  # noqa: E402,F401,F403
+from ._functional_misc import __all__ as _misc  # noqa: E402
+
+__all__ += _misc

@@ -5,3 +5,6 @@ from .container import Sequential, ModuleList, ModuleDict, ParameterList, Parame
 from .layers import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .resample import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403

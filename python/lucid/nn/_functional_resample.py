@@ -1,0 +1,512 @@
+"""Resampling: interpolate / upsample, grid_sample, affine_grid, pixel and channel shuffles.
+
+Everything here is a composition of differentiable engine ops, so backward (and double
+backward) come from the engine:
+
+* interpolate is separable in every mode torch has for it (nearest, nearest-exact,
+  linear/bilinear/trilinear, bicubic, area = adaptive average pooling): each spatial dim
+  is resampled in turn by a short list of "taps", out = sum_k w_k * index_select(x, d,
+  idx_k), whose indices and weights are computed here in Python with the formulas of
+  ATen's CPU kernels (UpSample.h, UpSampleKernel.cpp), including their float32
+  arithmetic where the index rounding depends on it. index_select's backward is
+  index_add, the exact adjoint of the gather.
+* grid_sample gathers the corner values of each sample point from the flattened input;
+  the weights are computed from the grid with differentiable ops, so the gradient with
+  respect to the grid is the engine's.
+"""
+
+import builtins as _b
+import math
+import struct
+
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample", "affine_grid",
+           "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
+
+
+def _f32(x):
+    """x rounded to float32, as the C++ kernels compute their float indices."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def _index(values, device):
+    from .._creation import tensor
+    from .._dtype import int64
+    return tensor(values, dtype=int64, device=device)
+
+
+# ---- tap lists: (indices, weights or None) for one spatial dim -------------------------------------------
+def _scale_value(scale, isz, osz, f32):
+    """compute_scales_value: 1/scale when a positive scale_factor was given, else in/out."""
+    if scale is not None and scale > 0:
+        v = 1.0 / scale
+    else:
+        v = _f32(float(isz)) / osz if f32 else isz / osz
+    return _f32(v) if f32 else v
+
+
+def _nearest_taps(isz, osz, scale, exact):
+    if exact:  # floorf((i + 0.5) * scale), the float scale of nearest_exact_idx
+        s = _scale_value(scale, isz, osz, True)
+        idx = [_b.min(math.floor(_f32((i + 0.5) * s)), isz - 1) for i in range(osz)]
+    elif osz == isz:
+        idx = list(range(osz))
+    elif osz == 2 * isz:
+        idx = [i >> 1 for i in range(osz)]
+    else:  # nearest_idx: floorf(i * scale) with a float scale, clamped to the last index
+        s = _scale_value(scale, isz, osz, True)
+        idx = [_b.min(math.floor(_f32(_f32(float(i)) * s)), isz - 1) for i in range(osz)]
+    return [(idx, None)]
+
+
+def _pixel_scale(isz, osz, align_corners, scale, f32):
+    """area_pixel_compute_scale."""
+    if align_corners:
+        if osz <= 1:
+            return 0.0
+        return _f32(_f32(float(isz - 1)) / (osz - 1)) if f32 else (isz - 1) / (osz - 1)
+    return _scale_value(scale, isz, osz, f32)
+
+
+def _source_index(s, i, align_corners, cubic, f32):
+    """area_pixel_compute_source_index."""
+    r = (lambda v: _f32(v)) if f32 else (lambda v: v)
+    if align_corners:
+        return r(s * i)
+    src = r(r(s * r(i + 0.5)) - 0.5)
+    return 0.0 if (not cubic and src < 0) else src
+
+
+def _guard(real, isz, f32):
+    """guard_index_and_lambda: floor index (at most the last one) and its fractional part in [0, 1]."""
+    idx = _b.min(math.floor(real), isz - 1)
+    lam = real - idx
+    if f32:
+        lam = _f32(lam)
+    return idx, _b.min(_b.max(lam, 0.0), 1.0)
+
+
+def _linear_taps(isz, osz, scale, align_corners, f32):
+    s = _pixel_scale(isz, osz, align_corners, scale, f32)
+    i0, i1, w0, w1 = [], [], [], []
+    for i in range(osz):
+        if osz == isz:
+            a, b, l0, l1 = i, i, 1.0, 0.0
+        else:
+            a, l1 = _guard(_source_index(s, i, align_corners, False, f32), isz, f32)
+            b = a + (1 if a < isz - 1 else 0)
+            l0 = 1.0 - l1
+        i0.append(a)
+        i1.append(b)
+        w0.append(l0)
+        w1.append(l1)
+    return [(i0, w0), (i1, w1)]
+
+
+_CUBIC_A = -0.75
+
+
+def _cubic_coeffs(t):
+    """get_cubic_upsample_coefficients (Keys' kernel with A = -0.75), as plain floats."""
+    a = _CUBIC_A
+
+    def c1(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def c2(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return [c2(t + 1.0), c1(t), c1(1.0 - t), c2(2.0 - t)]
+
+
+def _cubic_taps(isz, osz, scale, align_corners, f32):
+    s = _pixel_scale(isz, osz, align_corners, scale, f32)
+    taps = [([], []) for _ in range(4)]
+    for i in range(osz):
+        base, t = _guard(_source_index(s, i, align_corners, True, f32), isz, f32)
+        for j, w in enumerate(_cubic_coeffs(t)):
+            taps[j][0].append(_b.min(_b.max(base - 1 + j, 0), isz - 1))
+            taps[j][1].append(w)
+    return taps
+
+
+def _area_taps(isz, osz):
+    """Adaptive average pooling along one dim: window [floor(i*in/out), ceil((i+1)*in/out)),
+    as K taps (K = the longest window) whose weight is 1/len inside the window and 0 past it."""
+    starts = [(i * isz) // osz for i in range(osz)]
+    ends = [-((-(i + 1) * isz) // osz) for i in range(osz)]
+    k = _b.max(e - s for s, e in zip(starts, ends))
+    taps = []
+    for j in range(k):
+        idx = [_b.min(s + j, e - 1) for s, e in zip(starts, ends)]
+        w = [1.0 / (e - s) if j < e - s else 0.0 for s, e in zip(starts, ends)]
+        taps.append((idx, w))
+    return taps
+
+
+def _apply_taps(x, d, taps):
+    from .._creation import tensor
+    from .._shape import index_select
+    out = None
+    for idx, w in taps:
+        v = index_select(x, d, _index(idx, x.device))
+        if w is not None:
+            shape = [1] * x.ndim
+            shape[d] = len(w)
+            v = v * tensor(w, dtype=x.dtype, device=x.device).reshape(shape)
+        out = v if out is None else out + v
+    return out
+
+
+def _resample(input, osizes, scales, mode, align_corners):
+    nsp = len(osizes)
+    f32 = input.dtype.itemsize < 8  # float32/half/bfloat16 kernels compute in float
+    out = input
+    # last spatial dim first: the order ATen's separable kernels accumulate in
+    for k in reversed(range(nsp)):
+        d = input.ndim - nsp + k
+        isz, osz, sc = input.shape[d], osizes[k], scales[k]
+        if mode in ("nearest", "nearest-exact"):
+            taps = _nearest_taps(isz, osz, sc, mode == "nearest-exact")
+        elif mode == "area":
+            taps = _area_taps(isz, osz)
+        elif mode == "bicubic":
+            taps = _cubic_taps(isz, osz, sc, align_corners, f32)
+        else:
+            taps = _linear_taps(isz, osz, sc, align_corners, f32)
+        out = _apply_taps(out, d, taps)
+    return out
+
+
+_LINEAR_FOR_DIM = {3: "linear", 4: "bilinear", 5: "trilinear"}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """torch.nn.functional.interpolate for 3-D, 4-D and 5-D inputs (N, C, *spatial)."""
+    from .._tensor import Tensor
+    if not isinstance(input, Tensor):
+        raise TypeError(f"interpolate(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        scale_factors = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError("Input and output must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                                 "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                                 "(o1, o2, ...,oK) format.")
+            if not all(isinstance(s, int) and not isinstance(s, bool) for s in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                                f"Tuple[int, int, int], but got size with types {[type(s) for s in size]}")
+            output_size = list(size)
+        else:
+            output_size = [size] * dim
+    elif scale_factor is not None:
+        output_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError("Input and scale_factor must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {list(input.shape[2:])} and scale_factor of "
+                                 f"shape {scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+                                 "format and scale_factor in (s1, s2, ...,sK) format.")
+            scale_factors = [float(s) for s in scale_factor]
+        else:
+            scale_factors = [float(scale_factor)] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor:
+        output_size = [math.floor(float(input.shape[i + 2]) * scale_factors[i]) for i in range(dim)]
+        scale_factors = None
+    if antialias:
+        if not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires "
+                             "a 4-D tensor as input")
+        raise NotImplementedError("interpolate(): antialias=True is not supported by lucid yet")
+
+    modes = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+    if mode not in modes or input.dim() not in (3, 4, 5):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) "
+                                  "for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"nearest-exact (got {mode})")
+    if mode in ("linear", "bilinear", "trilinear") and mode != _LINEAR_FOR_DIM[input.dim()]:
+        need = {"linear": 3, "bilinear": 4, "trilinear": 5}[mode]
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need}D input")
+    if mode == "bicubic" and input.dim() != 4:
+        raise NotImplementedError(f"Got {input.dim()}D input, but bicubic mode needs 4D input")
+
+    # upsample_compute_output_size: floor(in * scale) when a scale factor is used directly
+    if output_size is None:
+        output_size = [math.floor(float(input.shape[i + 2]) * scale_factors[i]) for i in range(dim)]
+    scales = scale_factors if scale_factors is not None else [None] * dim
+    if any(s <= 0 for s in output_size):
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({', '.join(map(str, input.shape[2:]))}) and output "
+                           f"({', '.join(map(str, output_size))})")
+    if any(s == 0 for s in input.shape[1:]):
+        raise RuntimeError(f"Non-empty {dim + 2}D data tensor expected but got a tensor with sizes "
+                           f"{list(input.shape)}")
+    if mode not in ("nearest", "nearest-exact") and not input.dtype.is_floating_point:
+        raise RuntimeError(f"{mode} interpolation is not implemented for {input.dtype}: the input must be a "
+                           "floating-point tensor")
+    return _resample(input, output_size, scales, mode, align_corners)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of interpolate (torch.nn.functional.upsample)."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---- grid_sample ----------------------------------------------------------------------------------------
+def _unnormalize(coord, size, align_corners):
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord, twice_low, twice_high):
+    """reflect_coordinates: fold coord into [low, high] by mirroring (differentiable: abs,
+    fmod, and a parity-chosen sign)."""
+    from .. import floor, fmod, where
+    if twice_low == twice_high:
+        return coord * 0
+    lo = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    c = (coord - lo).abs()
+    extra = fmod(c, span)
+    flips = floor(c / span).detach()
+    return where(fmod(flips, 2) == 0, extra + lo, span - extra + lo)
+
+
+def _apply_padding(coord, size, padding_mode, align_corners):
+    """compute_coordinates: the source coordinate after border clipping or reflection."""
+    if padding_mode == "border":
+        return coord.clamp(0, size - 1)
+    if padding_mode == "reflection":
+        if align_corners:
+            coord = _reflect(coord, 0, 2 * (size - 1))
+        else:
+            coord = _reflect(coord, -1, 2 * size - 1)
+        return coord.clamp(0, size - 1)
+    return coord
+
+
+def _gather_points(flat, idx_list, sizes, spatial_out):
+    """flat: [N, C, prod(sizes)]; idx_list: integer index tensors [N, *spatial_out], one per
+    spatial dim (outermost first). Returns (values [N, C, *spatial_out], in-bounds mask)."""
+    from .. import zeros_like
+    n, c = flat.shape[0], flat.shape[1]
+    mask = None
+    lin = zeros_like(idx_list[0])
+    for idx, sz in zip(idx_list, sizes):
+        ok = (idx >= 0) & (idx < sz)
+        mask = ok if mask is None else mask & ok
+        lin = lin * sz + idx.clamp(0, sz - 1)
+    lin = lin.reshape(n, 1, -1).expand(n, c, lin[0].numel())
+    vals = flat.gather(2, lin).reshape([n, c] + list(spatial_out))
+    return vals, mask
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """torch.nn.functional.grid_sample for 4-D (N, C, H, W) and 5-D (N, C, D, H, W) inputs;
+    grid[..., 0] indexes W, grid[..., 1] H (and grid[..., 2] D)."""
+    from .. import floor, round as _round
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        align_corners = False
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
+                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.dim() != input.dim():
+        raise RuntimeError(f"grid_sampler(): expected grid to have the same number of dimensions as input, but got "
+                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    nsp = input.dim() - 2
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.shape[-1] != nsp:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {nsp} in last dimension, but got grid with "
+                           f"sizes {list(grid.shape)}")
+    if mode == "bicubic" and nsp != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if any(s == 0 for s in input.shape[2:]):
+        raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                           f"sizes {list(input.shape)} with dimension {2 + list(input.shape[2:]).index(0)} being "
+                           "empty")
+    if not input.dtype.is_floating_point or grid.dtype != input.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to be floating point tensors of the same "
+                           f"dtype, but input has {input.dtype} and grid has {grid.dtype}")
+
+    sizes = list(input.shape[2:])            # outermost first: (D,) H, W
+    spatial_out = list(grid.shape[1:-1])
+    flat = input.reshape(input.shape[0], input.shape[1], -1)
+    # grid's last axis is (x, y[, z]) = innermost dim first; coords[k] goes with sizes[k]
+    coords = [grid.select(-1, nsp - 1 - k) for k in range(nsp)]
+    if mode == "bicubic":
+        src = [_unnormalize(c, s, align_corners) for c, s in zip(coords, sizes)]
+        base = [floor(s).detach() for s in src]
+        ts = [s - b for s, b in zip(src, base)]
+        coeffs = [_cubic_coeffs(t) for t in ts]
+        out = None
+        for i in range(4):
+            for j in range(4):
+                taps = []
+                for (b, sz), off in zip(zip(base, sizes), (i, j)):
+                    c = _apply_padding(b + (off - 1), sz, padding_mode, align_corners)
+                    taps.append(c.detach().long() if padding_mode != "zeros" else c.long())
+                vals, mask = _gather_points(flat, taps, sizes, spatial_out)
+                w = coeffs[0][i] * coeffs[1][j] * mask.to(input.dtype)
+                term = vals * w.unsqueeze(1)
+                out = term if out is None else out + term
+        return out
+    src = [_apply_padding(_unnormalize(c, s, align_corners), s, padding_mode, align_corners)
+           for c, s in zip(coords, sizes)]
+    if mode == "nearest":
+        idx = [_round(s.detach()).long() for s in src]  # nearbyint: ties to even
+        vals, mask = _gather_points(flat, idx, sizes, spatial_out)
+        out = vals * mask.to(input.dtype).unsqueeze(1)
+        if grid.requires_grad:  # torch's gradient for the grid is zero here, not absent
+            out = out + (grid * 0).sum()
+        return out
+    base = [floor(s).detach() for s in src]
+    frac = [s - b for s, b in zip(src, base)]
+    out = None
+    for corner in range(1 << nsp):
+        bits = [(corner >> (nsp - 1 - k)) & 1 for k in range(nsp)]
+        idx = [(b + bit).long() for b, bit in zip(base, bits)]
+        vals, mask = _gather_points(flat, idx, sizes, spatial_out)
+        w = mask.to(input.dtype)
+        for f, bit in zip(frac, bits):
+            w = w * (f if bit else 1 - f)
+        term = vals * w.unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _linspace_from_neg_one(n, align_corners, dtype, device):
+    from .. import linspace, zeros
+    if n <= 1:
+        return zeros(1, dtype=dtype, device=device)
+    r = linspace(-1, 1, n, dtype=dtype, device=device)
+    return r if align_corners else r * ((n - 1) / n)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """torch.nn.functional.affine_grid: the sampling grid [N, H, W, 2] (or [N, D, H, W, 3]) of
+    the affine maps theta [N, 2, 3] (or [N, 3, 4]) over the normalised output coordinates."""
+    from .. import ones, stack
+    if align_corners is None:
+        align_corners = False
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = [int(s) for s in size]
+    if len(size) == 4:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got "
+                             f"{list(theta.shape)}.")
+        spatial = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. Got "
+                             f"{list(theta.shape)}.")
+        spatial = size[-3:]
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if theta.shape[0] != size[0]:
+        raise ValueError(f"Expected theta batch size {theta.shape[0]} to match size[0] = {size[0]}")
+    kw = dict(dtype=theta.dtype, device=theta.device)
+    n_sp = len(spatial)
+    axes = []  # x (innermost, W) first, then y, then z
+    for k in range(n_sp):
+        d = n_sp - 1 - k
+        lin = _linspace_from_neg_one(spatial[d], align_corners, **kw)
+        shape = [1] * n_sp
+        shape[d] = spatial[d]
+        axes.append(lin.reshape(shape).expand(spatial))
+    axes.append(ones(spatial, **kw))
+    base = stack(axes, -1).reshape(1, -1, n_sp + 1)           # [1, prod(spatial), n+1]
+    grid = base.matmul(theta.transpose(1, 2))                  # [N, prod(spatial), n]
+    return grid.reshape([size[0]] + spatial + [n_sp])
+
+
+# ---- pixel and channel shuffles ------------------------------------------------------------------------
+def pixel_shuffle(input, upscale_factor):
+    r = int(upscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    c, h, w = input.shape[-3:]
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+                           f"of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    lead = list(input.shape[:-3])
+    nb = len(lead)
+    x = input.reshape(lead + [c // (r * r), r, r, h, w])
+    x = x.permute(list(range(nb)) + [nb, nb + 3, nb + 1, nb + 4, nb + 2])
+    return x.reshape(lead + [c // (r * r), h * r, w * r])
+
+
+def pixel_unshuffle(input, downscale_factor):
+    r = int(downscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    c, h, w = input.shape[-3:]
+    if h % r:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)"
+                           f"={h} is not divisible by {r}")
+    if w % r:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)"
+                           f"={w} is not divisible by {r}")
+    lead = list(input.shape[:-3])
+    nb = len(lead)
+    x = input.reshape(lead + [c, h // r, r, w // r, r])
+    x = x.permute(list(range(nb)) + [nb, nb + 2, nb + 4, nb + 1, nb + 3])
+    return x.reshape(lead + [c * r * r, h // r, w // r])
+
+
+def channel_shuffle(input, groups):
+    g = int(groups)
+    if input.dim() < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if g <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{g}")
+    c = input.shape[1]
+    if c % g:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {g} groups.")
+    n, rest = input.shape[0], list(input.shape[2:])
+    return input.reshape([n, g, c // g] + rest).transpose(1, 2).reshape([n, c] + rest)
+
+
+native_channel_shuffle = channel_shuffle
