@@ -9,3 +9,4 @@ from .modules.loss import *  # noqa: F401,F403
 from .modules.resample import *  # noqa: F401,F403
 from .modules.padding import *  # noqa: F401,F403
 from .modules.distance import *  # noqa: F401,F403
+from . import utils  # noqa: F401,E402
