@@ -2,6 +2,8 @@
 `name` becomes name_g (the norms over every dim but `dim`) and name_v (the direction);
 a forward pre-hook recomputes name = v * g / ||v|| before every call."""
 
+import warnings
+
 from ..parameter import Parameter
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm", "norm_except_dim"]
@@ -68,7 +70,10 @@ class WeightNorm:
 
 def weight_norm(module, name="weight", dim=0):
     """Reparametrises module.<name> as name_g * name_v / ||name_v|| (norm over all dims but `dim`;
-    dim=None: over the whole tensor). Returns the module."""
+    dim=None: over the whole tensor). Returns the module. Deprecated, as in torch, in favour of
+    nn.utils.parametrizations.weight_norm."""
+    warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                  "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
     WeightNorm.apply(module, name, dim)
     return module
 
