@@ -90,6 +90,20 @@ def test_interpolate_gradcheck(mode, shape):
     assert lucid.autograd.gradgradcheck(lambda a: LF.interpolate(a, scale_factor=1.6, mode=mode, **kw), (x,))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_interpolate_antialias_matches_torch(mode, dtype):
+    tol = 1e-5 if dtype == torch.float32 else 1e-10
+    x = torch.randn(2, 3, 17, 13, dtype=dtype)
+    for kw in (dict(size=(5, 4)), dict(size=(30, 20)), dict(scale_factor=0.3), dict(scale_factor=0.5),
+               dict(size=(8, 13)), dict(size=(5, 4), align_corners=True), dict(scale_factor=(0.4, 1.7), align_corners=True),
+               dict(size=1)):
+        run_both(lambda a: LF.interpolate(a, mode=mode, antialias=True, **kw),
+                 lambda a: TF.interpolate(a, mode=mode, antialias=True, **kw), x, tol=tol)
+    lx = lucid.randn(1, 1, 7, 5, dtype=lucid.float64, requires_grad=True)
+    assert lucid.autograd.gradcheck(lambda a: LF.interpolate(a, size=(3, 2), mode=mode, antialias=True), (lx,))
+
+
 def test_upsample_modules():
     x = torch.randn(2, 3, 4, 5, dtype=torch.float64)
     pairs = [(lnn.Upsample(scale_factor=2, mode="bilinear"), torch.nn.Upsample(scale_factor=2, mode="bilinear")),
@@ -127,6 +141,12 @@ def test_interpolate_bad_input():
         LF.interpolate(x, size=2, recompute_scale_factor=True)
     with pytest.raises(RuntimeError, match="greater than 0"):
         LF.interpolate(x, scale_factor=0.1)
+    with pytest.raises(ValueError, match="Anti-alias"):
+        LF.interpolate(x, size=2, mode="nearest", antialias=True)
+    with pytest.raises(ValueError, match="Anti-alias"):
+        LF.interpolate(lucid.randn(1, 2, 4), size=2, mode="linear", antialias=True)
+    with pytest.raises(RuntimeError, match="floating-point"):
+        LF.interpolate(lucid.ones(1, 1, 2, 2, dtype=lucid.int64), size=3, mode="bilinear")
     with pytest.raises(TypeError, match="expected size"):
         LF.interpolate(x, size=(2.5, 2))
     for bad in ((lambda: TF.interpolate(torch.randn(1, 2, 4, 4), size=(2, 2, 2))),):

@@ -19,6 +19,8 @@ import builtins as _b
 import math
 import struct
 
+from .. import _C
+
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample", "affine_grid",
            "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
 
@@ -128,6 +130,47 @@ def _cubic_taps(isz, osz, scale, align_corners, f32):
     return taps
 
 
+def _aa_filter(mode):
+    if mode == "bilinear":
+        return lambda x: 1.0 - abs(x) if abs(x) < 1.0 else 0.0
+    a = -0.5  # the antialiased bicubic filter uses Keys' a = -0.5 (as PIL), not -0.75
+
+    def cubic(x):
+        x = abs(x)
+        if x < 1.0:
+            return ((a + 2) * x - (a + 3)) * x * x + 1
+        if x < 2.0:
+            return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return 0.0
+    return cubic
+
+
+def _aa_taps(isz, osz, scale, align_corners, mode, f32):
+    """Antialiased taps (ATen's _compute_weights_aa): when downsampling, the filter is
+    stretched by the scale, so every input pixel under it contributes; weights sum to 1."""
+    r = (lambda v: _f32(v)) if f32 else (lambda v: v)
+    s = _pixel_scale(isz, osz, align_corners, scale, f32)
+    interp = 2 if mode == "bilinear" else 4
+    support = r((interp * 0.5) * s) if s >= 1.0 else interp * 0.5
+    kmax = int(math.ceil(support)) * 2 + 1
+    invscale = r(1.0 / s) if s >= 1.0 else 1.0
+    filt = _aa_filter(mode)
+    taps = [([], []) for _ in range(kmax)]
+    for i in range(osz):
+        center = r(s * (i + 0.5))
+        xmin = _b.max(int(center - support + 0.5), 0)
+        xsize = _b.min(int(center + support + 0.5), isz) - xmin
+        xsize = _b.min(_b.max(xsize, 0), kmax)
+        ws = [r(filt(r((j + xmin - center + 0.5) * invscale))) for j in range(xsize)]
+        total = sum(ws)
+        if total != 0.0:
+            ws = [r(w / total) for w in ws]
+        for j in range(kmax):
+            taps[j][0].append(_b.min(xmin + j, isz - 1) if j < xsize else xmin)
+            taps[j][1].append(ws[j] if j < xsize else 0.0)
+    return taps
+
+
 def _area_taps(isz, osz):
     """Adaptive average pooling along one dim: window [floor(i*in/out), ceil((i+1)*in/out)),
     as K taps (K = the longest window) whose weight is 1/len inside the window and 0 past it."""
@@ -145,6 +188,13 @@ def _area_taps(isz, osz):
 def _apply_taps(x, d, taps):
     from .._creation import tensor
     from .._shape import index_select
+    from .._dtype import float32, float64
+    if x.dtype in (float32, float64) and x.is_cpu and hasattr(_C, "_resample_taps"):
+        # the engine's fused kernel (csrc/ops/resample.h): one pass for all taps
+        osz = len(taps[0][0])
+        idx = _index([i for ids, _ in taps for i in ids], x.device).reshape(len(taps), osz)
+        w = [v for _, ws in taps for v in (ws if ws is not None else [1.0] * osz)]
+        return _C._resample_taps(x, d, idx, tensor(w, dtype=x.dtype, device=x.device).reshape(len(taps), osz))
     out = None
     for idx, w in taps:
         v = index_select(x, d, _index(idx, x.device))
@@ -156,7 +206,7 @@ def _apply_taps(x, d, taps):
     return out
 
 
-def _resample(input, osizes, scales, mode, align_corners):
+def _resample(input, osizes, scales, mode, align_corners, antialias=False):
     nsp = len(osizes)
     f32 = input.dtype.itemsize < 8  # float32/half/bfloat16 kernels compute in float
     out = input
@@ -168,6 +218,8 @@ def _resample(input, osizes, scales, mode, align_corners):
             taps = _nearest_taps(isz, osz, sc, mode == "nearest-exact")
         elif mode == "area":
             taps = _area_taps(isz, osz)
+        elif antialias:
+            taps = _aa_taps(isz, osz, sc, align_corners, mode, f32)
         elif mode == "bicubic":
             taps = _cubic_taps(isz, osz, sc, align_corners, f32)
         else:
@@ -232,7 +284,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if not (mode in ("bilinear", "bicubic") and input.ndim == 4):
             raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires "
                              "a 4-D tensor as input")
-        raise NotImplementedError("interpolate(): antialias=True is not supported by lucid yet")
 
     modes = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
     if mode not in modes or input.dim() not in (3, 4, 5):
@@ -259,7 +310,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode not in ("nearest", "nearest-exact") and not input.dtype.is_floating_point:
         raise RuntimeError(f"{mode} interpolation is not implemented for {input.dtype}: the input must be a "
                            "floating-point tensor")
-    return _resample(input, output_size, scales, mode, align_corners)
+    return _resample(input, output_size, scales, mode, align_corners, antialias)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
