@@ -290,3 +290,42 @@ def test_padding_layers_bad_input():
         lnn.ReflectionPad1d(4)(lucid.randn(1, 2, 3))
     with pytest.raises(ValueError):
         torch.nn.CircularPad2d(1)(torch.randn(4, 4))
+
+
+# ---- the engine's fused resample op ---------------------------------------------------------------------
+def test_resample_taps_op_is_its_adjoints_adjoint():
+    C = lucid._C
+    idx = lucid.tensor([[0, 1, 1, 3, 2], [1, 2, 3, 3, 0]])
+    w = lucid.tensor([[0.5, 1.0, -2.0, 0.25, 1.5], [0.5, 0.0, 3.0, 0.75, -1.0]], dtype=lucid.float64)
+    for dim in (0, 1, 2):
+        shape = [3, 2, 2]
+        shape[dim] = 4
+        x = lucid.randn(*shape, dtype=lucid.float64, requires_grad=True)
+        y = C._resample_taps(x, dim, idx, w)
+        ref = sum(x.index_select(dim, idx[k]) * w[k].reshape([5 if d == dim else 1 for d in range(3)]) for k in range(2))
+        same(y, to_torch(ref.detach()))
+        g = lucid.randn(*y.shape, dtype=lucid.float64)
+        gx = C._resample_taps_adjoint(g, dim, idx, w, 4)
+        assert abs(float((y * g).sum()) - float((x * gx).sum())) < 1e-9        # <Fx, g> = <x, F^T g>
+        assert lucid.autograd.gradcheck(lambda a: C._resample_taps(a, dim, idx, w), (x,))
+        assert lucid.autograd.gradgradcheck(lambda a: C._resample_taps(a, dim, idx, w), (x,))
+        gg = g.clone().requires_grad_()
+        assert lucid.autograd.gradcheck(lambda a: C._resample_taps_adjoint(a, dim, idx, w, 4), (gg,))
+
+
+def test_resample_taps_op_bad_input():
+    C = lucid._C
+    x = lucid.randn(2, 4)
+    idx, w = lucid.tensor([[0, 4]]), lucid.ones(1, 2)
+    with pytest.raises(IndexError, match="out of range"):
+        C._resample_taps(x, 1, idx, w)
+    with pytest.raises(RuntimeError, match="dtype"):
+        C._resample_taps(x, 1, lucid.tensor([[0, 1]]), lucid.ones(1, 2, dtype=lucid.float64))
+    with pytest.raises(RuntimeError, match="int64"):
+        C._resample_taps(x, 1, lucid.tensor([[0, 1]], dtype=lucid.int32), w)
+    with pytest.raises(RuntimeError, match="taps"):
+        C._resample_taps(x, 1, lucid.tensor([0, 1]), lucid.ones(2))
+    with pytest.raises(RuntimeError, match="float32 or float64"):
+        C._resample_taps(lucid.ones(2, 4, dtype=lucid.int64), 1, lucid.tensor([[0, 1]]), lucid.ones(1, 2, dtype=lucid.int64))
+    with pytest.raises(IndexError):
+        C._resample_taps(x, 2, lucid.tensor([[0, 1]]), w)

@@ -4,12 +4,14 @@ Everything here is a composition of differentiable engine ops, so backward (and 
 backward) come from the engine:
 
 * interpolate is separable in every mode torch has for it (nearest, nearest-exact,
-  linear/bilinear/trilinear, bicubic, area = adaptive average pooling): each spatial dim
-  is resampled in turn by a short list of "taps", out = sum_k w_k * index_select(x, d,
-  idx_k), whose indices and weights are computed here in Python with the formulas of
-  ATen's CPU kernels (UpSample.h, UpSampleKernel.cpp), including their float32
-  arithmetic where the index rounding depends on it. index_select's backward is
-  index_add, the exact adjoint of the gather.
+  linear/bilinear/trilinear, bicubic, area = adaptive average pooling, and the
+  antialiased bilinear/bicubic): each spatial dim is resampled in turn by a short list
+  of "taps", out = sum_k w_k * x.index_select(d, idx_k), whose indices and weights are
+  computed here in Python with the formulas of ATen's CPU kernels (UpSample.h,
+  UpSampleKernel.cpp), including their float32 arithmetic where the index rounding
+  depends on it. For float32/float64 on the CPU the engine applies all taps of a dim in
+  one threaded pass (_C._resample_taps, csrc/ops/resample.h, whose VJP is its adjoint);
+  other dtypes use index_select + products, whose backward is index_add.
 * grid_sample gathers the corner values of each sample point from the flattened input;
   the weights are computed from the grid with differentiable ops, so the gradient with
   respect to the grid is the engine's.
@@ -189,7 +191,7 @@ def _apply_taps(x, d, taps):
     from .._creation import tensor
     from .._shape import index_select
     from .._dtype import float32, float64
-    if x.dtype in (float32, float64) and x.is_cpu and hasattr(_C, "_resample_taps"):
+    if x.dtype in (float32, float64) and x.is_cpu:
         # the engine's fused kernel (csrc/ops/resample.h): one pass for all taps
         osz = len(taps[0][0])
         idx = _index([i for ids, _ in taps for i in ids], x.device).reshape(len(taps), osz)

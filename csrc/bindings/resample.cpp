@@ -1,0 +1,17 @@
+// interpolate's engine op (ops/resample.h), as the private lucid._C._resample_taps and
+// _resample_taps_adjoint; nn/_functional_resample.py builds the taps.
+#include <nanobind/stl/shared_ptr.h>
+
+#include "bindings/common.h"
+#include "ops/resample.h"
+
+namespace lucid::bindings {
+
+void init_resample(nb::module_& m) {
+  m.def("_resample_taps", &ops::resample_taps, nb::arg("input"), nb::arg("dim"), nb::arg("index"),
+        nb::arg("weight"));
+  m.def("_resample_taps_adjoint", &ops::resample_taps_adjoint, nb::arg("grad"), nb::arg("dim"), nb::arg("index"),
+        nb::arg("weight"), nb::arg("in_size"));
+}
+
+}  // namespace lucid::bindings
