@@ -444,19 +444,30 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         if grid.requires_grad:  # torch's gradient for the grid is zero here, not absent
             out = out + (grid * 0).sum()
         return out
+    # all 2^nsp corners in one gather: per dim the lower/upper index, its in-bounds mask
+    # and its linear weight; a corner combines one of each per dim
+    from .. import stack
+    n, c = input.shape[0], input.shape[1]
     base = [floor(s).detach() for s in src]
     frac = [s - b for s, b in zip(src, base)]
-    out = None
+    lin, wts = [], []
     for corner in range(1 << nsp):
         bits = [(corner >> (nsp - 1 - k)) & 1 for k in range(nsp)]
-        idx = [(b + bit).long() for b, bit in zip(base, bits)]
-        vals, mask = _gather_points(flat, idx, sizes, spatial_out)
-        w = mask.to(input.dtype)
-        for f, bit in zip(frac, bits):
-            w = w * (f if bit else 1 - f)
-        term = vals * w.unsqueeze(1)
-        out = term if out is None else out + term
-    return out
+        li, w = None, None
+        for b, f, bit, sz in zip(base, frac, bits, sizes):
+            i = (b + bit).long()
+            ok = ((i >= 0) & (i < sz)).to(input.dtype)
+            wk = (f if bit else 1 - f) * ok
+            i = i.clamp(0, sz - 1)
+            li = i if li is None else li * sz + i
+            w = wk if w is None else w * wk
+        lin.append(li.reshape(n, -1))
+        wts.append(w.reshape(n, -1))
+    nc, npts = len(lin), lin[0].shape[1]
+    idx = stack(lin, 1).reshape(n, 1, nc * npts).expand(n, c, nc * npts)
+    vals = flat.gather(2, idx).reshape(n, c, nc, npts)
+    out = (vals * stack(wts, 1).unsqueeze(1)).sum(2)
+    return out.reshape([n, c] + spatial_out)
 
 
 def _linspace_from_neg_one(n, align_corners, dtype, device):
