@@ -29,3 +29,16 @@ workload(f"interpolate bilinear x2 fwd+bwd [{N},{C},{H},{W}]", "nn.resample", in
 workload(f"grid_sample bilinear [{N},{C},{H},{W}]", "nn.resample",
          inputs((N, C, H, W), lambda g: __import__("torch").rand(N, H, W, 2, generator=g) * 2 - 1),
          lambda m, x, g: m.nn.functional.grid_sample(x, g, align_corners=False), nbytes=2 * IN)
+
+
+def _grid_backward(m, x, g):
+    x.requires_grad_(True)
+    g.requires_grad_(True)
+    m.nn.functional.grid_sample(x, g, align_corners=False).sum().backward()
+    x.grad = None
+    g.grad = None
+
+
+workload(f"grid_sample bilinear fwd+bwd [{N},{C},{H},{W}]", "nn.resample",
+         inputs((N, C, H, W), lambda g: __import__("torch").rand(N, H, W, 2, generator=g) * 2 - 1), _grid_backward,
+         nbytes=4 * IN)

@@ -185,6 +185,17 @@ def test_grid_sample_float32_and_gradcheck():
     assert lucid.autograd.gradcheck(lambda a: LF.grid_sample(a, lg.detach(), mode="nearest", align_corners=True), (lx,))
 
 
+def test_grid_sample_strided_inputs_and_large_channels():
+    x = torch.randn(2, 5, 6, 40, dtype=torch.float64)        # permuted below: non-contiguous input
+    g = torch.rand(2, 2, 7, 3, dtype=torch.float64) * 2.4 - 1.2
+    for mode in ("bilinear", "nearest"):
+        for pm in ("zeros", "reflection"):
+            run_both(lambda a, b: LF.grid_sample(a.permute(0, 3, 1, 2), b.transpose(1, 3), mode=mode, padding_mode=pm,
+                                                 align_corners=True),
+                     lambda a, b: TF.grid_sample(a.permute(0, 3, 1, 2), b.transpose(1, 3), mode=mode, padding_mode=pm,
+                                                 align_corners=True), x, g)
+
+
 def test_grid_sample_bad_input():
     x, g = lucid.randn(1, 2, 4, 5), lucid.rand(1, 3, 3, 2)
     with pytest.raises(ValueError, match="mode"):

@@ -12,9 +12,9 @@ backward) come from the engine:
   depends on it. For float32/float64 on the CPU the engine applies all taps of a dim in
   one threaded pass (_C._resample_taps, csrc/ops/resample.h, whose VJP is its adjoint);
   other dtypes use index_select + products, whose backward is index_add.
-* grid_sample gathers the corner values of each sample point from the flattened input;
-  the weights are computed from the grid with differentiable ops, so the gradient with
-  respect to the grid is the engine's.
+* grid_sample: 4-D bilinear / nearest in float32 / float64 is the engine's kernel
+  (_C._grid_sample2d); the other cases gather the corner values of each sample point
+  from the flattened input, with weights computed from the grid by differentiable ops.
 """
 
 import builtins as _b
@@ -413,6 +413,10 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise RuntimeError(f"grid_sampler(): expected input and grid to be floating point tensors of the same "
                            f"dtype, but input has {input.dtype} and grid has {grid.dtype}")
 
+    if nsp == 2 and mode != "bicubic" and input.is_cpu and input.dtype.itemsize in (4, 8):
+        # the engine's kernel (csrc/ops/grid_sample.h); 5-D and bicubic compose below
+        return _C._grid_sample2d(input, grid, 0 if mode == "bilinear" else 1,
+                                 ("zeros", "border", "reflection").index(padding_mode), bool(align_corners))
     sizes = list(input.shape[2:])            # outermost first: (D,) H, W
     spatial_out = list(grid.shape[1:-1])
     flat = input.reshape(input.shape[0], input.shape[1], -1)
