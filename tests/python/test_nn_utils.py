@@ -354,3 +354,37 @@ def test_fuse_linear_bn():
     same(lf(to_lucid(x)), tbn(tl(x)))
     with pytest.raises(AssertionError, match="num_features"):
         lnn.utils.fuse_linear_bn_eval(ll, StandBN(3).eval())
+
+
+@pytest.mark.parametrize("shape,omap", [((4, 4), None), ((5, 3), None), ((3, 5), None), ((4, 4), "householder"),
+                                        ((5, 3), "matrix_exp")])
+def test_parametrizations_orthogonal(shape, omap):
+    tm, lm = torch.nn.Linear(shape[1], shape[0]).double(), lnn.Linear(shape[1], shape[0]).double()
+    lm.load_state_dict({k: to_lucid(v) for k, v in tm.state_dict().items()})
+    torch.nn.utils.parametrizations.orthogonal(tm, orthogonal_map=omap)
+    lnn.utils.parametrizations.orthogonal(lm, orthogonal_map=omap)
+    assert list(lm.state_dict()) == list(tm.state_dict())
+    same(lm.weight, tm.weight)                       # the QR of the initial weight, as torch
+    with torch.no_grad():
+        tm.parametrizations.weight.original.add_(torch.randn(shape, dtype=torch.float64) * 0.3)
+    lm.load_state_dict({k: to_lucid(v) for k, v in tm.state_dict().items()})
+    _check_step(lm, tm, torch.randn(2, shape[1], dtype=torch.float64), ["parametrizations.weight.original", "bias"])
+    w = to_torch(lm.weight.detach())
+    gram = w.T @ w if shape[0] >= shape[1] else w @ w.T
+    assert torch.allclose(gram, torch.eye(min(shape), dtype=torch.float64), atol=1e-12)
+
+
+def test_orthogonal_helpers_and_bad_input():
+    from lucid.nn.utils._orthogonal import _householder_product, _matrix_exp
+    a = torch.randn(2, 4, 4, dtype=torch.float64) * 3
+    same(_matrix_exp(to_lucid(a)), torch.linalg.matrix_exp(a), 1e-10)
+    la = to_lucid(torch.randn(3, 3, dtype=torch.float64)).requires_grad_()
+    assert lucid.autograd.gradcheck(_matrix_exp, (la,))
+    A, tau = torch.randn(5, 3, dtype=torch.float64), torch.rand(3, dtype=torch.float64)
+    same(_householder_product(to_lucid(A), to_lucid(tau)), torch.linalg.householder_product(A, tau))
+    with pytest.raises(ValueError, match="matrix or batch"):
+        lnn.utils.parametrizations.orthogonal(lnn.Linear(3, 3), name="bias")
+    with pytest.raises(ValueError, match="orthogonal_map"):
+        lnn.utils.parametrizations.orthogonal(lnn.Linear(3, 3), orthogonal_map="qr")
+    with pytest.raises(NotImplementedError, match="cayley"):
+        lnn.utils.parametrizations.orthogonal(lnn.Linear(3, 3), orthogonal_map="cayley")

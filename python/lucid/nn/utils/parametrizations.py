@@ -1,14 +1,15 @@
 """torch.nn.utils.parametrizations: weight_norm and spectral_norm as parametrizations
 (state_dict keys parametrizations.weight.original0/original1, resp. .original and
-.0._u/.0._v). orthogonal needs matrix_exp / Householder products, which lucid lacks yet."""
+.0._u/.0._v) and orthogonal (_orthogonal.py)."""
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ..modules.module import Module, _RemovableHandle
 from . import parametrize
+from ._orthogonal import orthogonal  # noqa: F401
 from .weight_norm import _weight_norm, norm_except_dim
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["weight_norm", "spectral_norm", "orthogonal"]
 
 
 class _WeightNorm(Module):
