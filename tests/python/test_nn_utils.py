@@ -366,7 +366,9 @@ def test_parametrizations_orthogonal(shape, omap):
     assert list(lm.state_dict()) == list(tm.state_dict())
     same(lm.weight, tm.weight)                       # the QR of the initial weight, as torch
     with torch.no_grad():
-        tm.parametrizations.weight.original.add_(torch.randn(shape, dtype=torch.float64) * 0.3)
+        # off the diagonal: householder's diagonal holds the signs (+-1) and is not trained
+        off = 1 - torch.eye(*shape, dtype=torch.float64)
+        tm.parametrizations.weight.original.add_(torch.randn(shape, dtype=torch.float64) * 0.3 * off)
     lm.load_state_dict({k: to_lucid(v) for k, v in tm.state_dict().items()})
     _check_step(lm, tm, torch.randn(2, shape[1], dtype=torch.float64), ["parametrizations.weight.original", "bias"])
     w = to_torch(lm.weight.detach())
