@@ -20,6 +20,7 @@ backward) come from the engine:
 import builtins as _b
 import math
 import struct
+import warnings
 
 from .. import _C
 
@@ -211,7 +212,8 @@ def _apply_taps(x, d, taps):
 def _resample(input, osizes, scales, mode, align_corners, antialias=False):
     nsp = len(osizes)
     f32 = input.dtype.itemsize < 8  # float32/half/bfloat16 kernels compute in float
-    out = input
+    low = input.dtype.is_floating_point and input.dtype.itemsize == 2 and mode not in ("nearest", "nearest-exact")
+    out = input.float() if low else input  # half/bfloat16: accumulate in float, as ATen, round once
     # last spatial dim first: the order ATen's separable kernels accumulate in
     for k in reversed(range(nsp)):
         d = input.ndim - nsp + k
@@ -227,7 +229,7 @@ def _resample(input, osizes, scales, mode, align_corners, antialias=False):
         else:
             taps = _linear_taps(isz, osz, sc, align_corners, f32)
         out = _apply_taps(out, d, taps)
-    return out
+    return out.to(input.dtype) if low else out
 
 
 _LINEAR_FOR_DIM = {3: "linear", 4: "bilinear", 5: "trilinear"}
@@ -317,14 +319,19 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """Deprecated alias of interpolate (torch.nn.functional.upsample)."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
