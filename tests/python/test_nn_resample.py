@@ -19,14 +19,14 @@ def same(l, t, tol=1e-9):
         (to_torch(l.detach()).double() - t.detach().double()).abs().max()
 
 
-def run_both(lfn, tfn, *tensors, tol=1e-9):
-    """lfn / tfn on copies of `tensors` (torch); compares outputs and the gradients of a
-    random weighting of the output with respect to every floating input."""
+def run_both(lfn, tfn, *tensors, tol=1e-9, grads=True):
+    """lfn / tfn on copies of `tensors` (torch); compares outputs and (grads) the gradients
+    of a random weighting of the output with respect to every floating input."""
     tt = [t.detach().clone().requires_grad_(t.is_floating_point()) for t in tensors]
     lt = [to_lucid(t.detach()).requires_grad_(t.is_floating_point()) for t in tensors]
     tout, lout = tfn(*tt), lfn(*lt)
     same(lout, tout, tol)
-    if any(t.is_floating_point() for t in tensors) and tout.is_floating_point():
+    if grads and any(t.is_floating_point() for t in tensors) and tout.is_floating_point():
         w = torch.randn(tout.shape, dtype=tout.dtype)
         (tout * w).sum().backward()
         (lout * to_lucid(w)).sum().backward()
@@ -76,6 +76,34 @@ def test_interpolate_nearest_integer_and_float32_index_rounding():
     for out in (7, 21, 98, 147, 50, 48, 13):
         for mode in ("nearest", "nearest-exact", "linear"):
             same(LF.interpolate(to_lucid(x), size=out, mode=mode), TF.interpolate(x, size=out, mode=mode), 1e-5)
+
+
+def test_interpolate_index_rules_of_each_torch_path():
+    """Cases where torch's kernels round indices differently: the 1-D (separable) kernel
+    fuses scale * (i + 0.5) - 0.5 and has no copy / halving shortcuts; the 2-D / 3-D
+    nearest kernels use a float scale and the shortcuts; the antialiased kernel skips a
+    dim whose size is unchanged; area accepts an empty output size."""
+    cases = [((1, 1, 2), dict(size=41, mode="nearest-exact")),
+             ((1, 1, 2), dict(size=82, mode="nearest-exact")),
+             ((1, 1, 7), dict(scale_factor=1.1, mode="nearest")),
+             ((1, 1, 7), dict(scale_factor=2.0000001, mode="nearest")),
+             ((1, 1, 7, 7), dict(scale_factor=1.1, mode="nearest")),
+             ((1, 1, 12, 10), dict(size=(37, 32), mode="nearest-exact")),
+             ((1, 1, 14, 19), dict(size=(23, 6), mode="nearest-exact")),
+             ((1, 1, 8, 20), dict(scale_factor=1.1, mode="bilinear", antialias=True)),
+             ((1, 1, 2, 2), dict(scale_factor=1.1, mode="bicubic", antialias=True)),
+             ((1, 2, 5), dict(size=0, mode="area")),
+             ((1, 2, 3, 4), dict(size=(0, 2), mode="area"))]
+    for dtype in (torch.float32, torch.float64):
+        for shape, kw in cases:
+            n = 1
+            for d in shape:
+                n *= d
+            x = torch.arange(n, dtype=dtype).reshape(shape)
+            # torch's 1-D nearest-exact backward rounds those ties the other way than its
+            # forward does; lucid's gradient is the adjoint of its forward
+            tie = kw["mode"] == "nearest-exact" and len(shape) == 3
+            run_both(lambda a: LF.interpolate(a, **kw), lambda a: TF.interpolate(a, **kw), x, grads=not tie)
 
 
 @pytest.mark.parametrize("mode,shape", [("nearest", (1, 2, 3, 4)), ("nearest-exact", (1, 2, 5)),

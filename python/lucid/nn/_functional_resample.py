@@ -49,18 +49,46 @@ def _scale_value(scale, isz, osz, f32):
     return _f32(v) if f32 else v
 
 
-def _nearest_taps(isz, osz, scale, exact):
-    if exact:  # floorf((i + 0.5) * scale), the float scale of nearest_exact_idx
+def _nearest_taps(isz, osz, scale, exact, f32, separable):
+    """Nearest source indices, as torch's CPU kernels compute them (they differ by path):
+    * separable (1 spatial dim: ATen's generic separable kernel), in the input's opmath
+      type: nearest floorf(scale * i); nearest-exact floorf(max(scale * (i + 0.5) - 0.5,
+      0) + 0.5) with the multiply-add fused;
+    * otherwise nearest_idx / nearest_exact_idx (UpSample.h), with a float scale:
+      nearest copies when out == in and halves when out == 2 * in, else
+      floorf(i * scale); nearest-exact floorf((i + 0.5) * scale)."""
+    if separable:
+        r = _f32 if f32 else (lambda v: v)
+        s = _scale_value(scale, isz, osz, f32)
+        if exact:
+            idx = [math.floor(_f32(r(_source_index(s, i, False, False, f32, fused=True) + 0.5))) for i in range(osz)]
+        else:
+            idx = [math.floor(_f32(r(s * i))) for i in range(osz)]
+    else:
         s = _scale_value(scale, isz, osz, True)
-        idx = [_b.min(math.floor(_f32((i + 0.5) * s)), isz - 1) for i in range(osz)]
-    elif osz == isz:
-        idx = list(range(osz))
-    elif osz == 2 * isz:
-        idx = [i >> 1 for i in range(osz)]
-    else:  # nearest_idx: floorf(i * scale) with a float scale, clamped to the last index
-        s = _scale_value(scale, isz, osz, True)
-        idx = [_b.min(math.floor(_f32(_f32(float(i)) * s)), isz - 1) for i in range(osz)]
-    return [(idx, None)]
+        if exact:
+            idx = [math.floor(_f32((i + 0.5) * s)) for i in range(osz)]
+        elif osz == isz:
+            idx = list(range(osz))
+        elif osz == 2 * isz:
+            idx = [i >> 1 for i in range(osz)]
+        else:
+            idx = [math.floor(_f32(_f32(float(i)) * s)) for i in range(osz)]
+    return [([_b.min(j, isz - 1) for j in idx], None)]
+
+
+def _fma(a, b, c):
+    """a * b + c with one rounding (to double): ATen's per-ISA kernels are compiled with
+    fused multiply-adds, which decide some floor() ties. Dekker's exact product + fsum."""
+    p = a * b
+    if not math.isfinite(p):
+        return p + c
+    split = 134217729.0  # 2^27 + 1
+    ta, tb = a * split, b * split
+    ah, bh = ta - (ta - a), tb - (tb - b)
+    al, bl = a - ah, b - bh
+    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return math.fsum((p, err, c))
 
 
 def _pixel_scale(isz, osz, align_corners, scale, f32):
@@ -72,12 +100,14 @@ def _pixel_scale(isz, osz, align_corners, scale, f32):
     return _scale_value(scale, isz, osz, f32)
 
 
-def _source_index(s, i, align_corners, cubic, f32):
-    """area_pixel_compute_source_index."""
+def _source_index(s, i, align_corners, cubic, f32, fused=False):
+    """area_pixel_compute_source_index: scale * (i + 0.5) - 0.5 (align_corners: scale * i).
+    fused: with one rounding, as torch's nearest-exact indices come out (an FMA); its
+    linear and cubic weights match the two-rounding form best."""
     r = (lambda v: _f32(v)) if f32 else (lambda v: v)
     if align_corners:
         return r(s * i)
-    src = r(r(s * r(i + 0.5)) - 0.5)
+    src = r(_fma(s, r(i + 0.5), -0.5)) if fused else r(r(s * r(i + 0.5)) - 0.5)
     return 0.0 if (not cubic and src < 0) else src
 
 
@@ -219,10 +249,12 @@ def _resample(input, osizes, scales, mode, align_corners, antialias=False):
         d = input.ndim - nsp + k
         isz, osz, sc = input.shape[d], osizes[k], scales[k]
         if mode in ("nearest", "nearest-exact"):
-            taps = _nearest_taps(isz, osz, sc, mode == "nearest-exact")
+            taps = _nearest_taps(isz, osz, sc, mode == "nearest-exact", f32, nsp == 1)
         elif mode == "area":
             taps = _area_taps(isz, osz)
         elif antialias:
+            if osz == isz:  # ATen's antialiased kernel leaves a dim of unchanged size alone
+                continue
             taps = _aa_taps(isz, osz, sc, align_corners, mode, f32)
         elif mode == "bicubic":
             taps = _cubic_taps(isz, osz, sc, align_corners, f32)
@@ -304,6 +336,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if output_size is None:
         output_size = [math.floor(float(input.shape[i + 2]) * scale_factors[i]) for i in range(dim)]
     scales = scale_factors if scale_factors is not None else [None] * dim
+    if mode == "area" and all(s >= 0 for s in output_size) and any(s == 0 for s in output_size):
+        # adaptive average pooling to an empty size: an empty result (still in the graph)
+        out = input
+        for k, s in enumerate(output_size):
+            out = out.narrow(2 + k, 0, _b.min(s, out.shape[2 + k]))
+        return out * 1
     if any(s <= 0 for s in output_size):
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({', '.join(map(str, input.shape[2:]))}) and output "
