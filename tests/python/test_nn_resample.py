@@ -103,7 +103,8 @@ def test_interpolate_index_rules_of_each_torch_path():
             # torch's 1-D nearest backward kernels use the 2-D index rules, so in these
             # cases its gradient is not the adjoint of its forward; lucid's is
             tie = kw["mode"].startswith("nearest") and len(shape) == 3
-            run_both(lambda a: LF.interpolate(a, **kw), lambda a: TF.interpolate(a, **kw), x, grads=not tie)
+            run_both(lambda a: LF.interpolate(a, **kw), lambda a: TF.interpolate(a, **kw), x, grads=not tie,
+                     tol=1e-5 if dtype == torch.float32 else 1e-9)
 
 
 @pytest.mark.parametrize("mode,shape", [("nearest", (1, 2, 3, 4)), ("nearest-exact", (1, 2, 5)),
