@@ -44,7 +44,8 @@ def test_normalize(p):
 def test_cosine_similarity():
     a, b = torch.randn(4, 5, 3, dtype=torch.float64), torch.randn(4, 5, 3, dtype=torch.float64)
     for dim in (0, 1, -1):
-        run_both(lambda x, y: LF.cosine_similarity(x, y, dim=dim), lambda x, y: TF.cosine_similarity(x, y, dim=dim), a, b)
+        run_both(lambda x, y: LF.cosine_similarity(x, y, dim=dim), lambda x, y: TF.cosine_similarity(x, y, dim=dim),
+                 a, b)
     run_both(lambda x, y: LF.cosine_similarity(x, y, dim=-1), lambda x, y: TF.cosine_similarity(x, y, dim=-1),
              a, torch.randn(1, 5, 3, dtype=torch.float64))            # broadcast
     z = torch.zeros(2, 3, dtype=torch.float64)
@@ -98,8 +99,7 @@ def test_bilinear():
     for (_, lp), (_, tp) in zip(lm.named_parameters(), tm.named_parameters()):
         same(lp.grad, tp.grad)
     assert lnn.Bilinear(2, 3, 4, bias=False).bias is None
-    args = [lucid.randn(2, 3, dtype=lucid.float64, requires_grad=True), lucid.randn(2, 2, dtype=lucid.float64, requires_grad=True),
-            lucid.randn(4, 3, 2, dtype=lucid.float64, requires_grad=True), lucid.randn(4, dtype=lucid.float64, requires_grad=True)]
+    args = [lucid.randn(*s, dtype=lucid.float64, requires_grad=True) for s in ((2, 3), (2, 2), (4, 3, 2), (4,))]
     assert lucid.autograd.gradcheck(LF.bilinear, tuple(args))
 
 

@@ -61,7 +61,8 @@ def test_interpolate_matches_torch(shape, modes, dtype):
 def test_interpolate_per_dim_sizes_and_scales():
     x = torch.randn(2, 3, 4, 6, dtype=torch.float64)
     for mode in ("nearest", "bilinear", "bicubic", "area", "nearest-exact"):
-        run_both(lambda a: LF.interpolate(a, size=(7, 3), mode=mode), lambda a: TF.interpolate(a, size=(7, 3), mode=mode), x)
+        run_both(lambda a: LF.interpolate(a, size=(7, 3), mode=mode),
+                 lambda a: TF.interpolate(a, size=(7, 3), mode=mode), x)
         run_both(lambda a: LF.interpolate(a, scale_factor=(0.75, 2.5), mode=mode),
                  lambda a: TF.interpolate(a, scale_factor=(0.75, 2.5), mode=mode), x)
 
@@ -130,7 +131,8 @@ def test_interpolate_antialias_matches_torch(mode, dtype):
     tol = 1e-5 if dtype == torch.float32 else 1e-10
     x = torch.randn(2, 3, 17, 13, dtype=dtype)
     for kw in (dict(size=(5, 4)), dict(size=(30, 20)), dict(scale_factor=0.3), dict(scale_factor=0.5),
-               dict(size=(8, 13)), dict(size=(5, 4), align_corners=True), dict(scale_factor=(0.4, 1.7), align_corners=True),
+               dict(size=(8, 13)), dict(size=(5, 4), align_corners=True),
+               dict(scale_factor=(0.4, 1.7), align_corners=True),
                dict(size=1)):
         run_both(lambda a: LF.interpolate(a, mode=mode, antialias=True, **kw),
                  lambda a: TF.interpolate(a, mode=mode, antialias=True, **kw), x, tol=tol)
@@ -216,7 +218,8 @@ def test_interpolate_bad_input():
 
 
 # ---- grid_sample / affine_grid -------------------------------------------------------------------------
-@pytest.mark.parametrize("mode,dims", [("bilinear", 2), ("nearest", 2), ("bicubic", 2), ("bilinear", 3), ("nearest", 3)])
+@pytest.mark.parametrize("mode,dims", [("bilinear", 2), ("nearest", 2), ("bicubic", 2), ("bilinear", 3),
+                                       ("nearest", 3)])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [False, True])
 def test_grid_sample_matches_torch(mode, padding_mode, align_corners, dims):
@@ -226,7 +229,8 @@ def test_grid_sample_matches_torch(mode, padding_mode, align_corners, dims):
     if dims == 2:
         x, g = torch.randn(2, 3, 5, 6, dtype=torch.float64), torch.rand(2, 4, 7, 2, dtype=torch.float64) * 2.6 - 1.3
     else:
-        x, g = torch.randn(2, 2, 3, 4, 5, dtype=torch.float64), torch.rand(2, 3, 2, 4, 3, dtype=torch.float64) * 2.6 - 1.3
+        x = torch.randn(2, 2, 3, 4, 5, dtype=torch.float64)
+        g = torch.rand(2, 3, 2, 4, 3, dtype=torch.float64) * 2.6 - 1.3
     kw = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
     run_both(lambda a, b: LF.grid_sample(a, b, **kw), lambda a, b: TF.grid_sample(a, b, **kw), x, g, tol=1e-8)
 
@@ -330,18 +334,22 @@ def test_shuffle_bad_input():
         LF.channel_shuffle(lucid.randn(1, 7, 2), 2)
     with pytest.raises(RuntimeError, match="positive"):
         LF.channel_shuffle(lucid.randn(1, 4, 2), 0)
-    for fn in (lambda: TF.pixel_shuffle(torch.randn(1, 6, 2, 2), 2), lambda: TF.channel_shuffle(torch.randn(1, 7, 2), 2)):
+    for fn in (lambda: TF.pixel_shuffle(torch.randn(1, 6, 2, 2), 2),
+               lambda: TF.channel_shuffle(torch.randn(1, 7, 2), 2)):
         with pytest.raises(RuntimeError):
             fn()
 
 
 # ---- padding layers ------------------------------------------------------------------------------------
 PADS = [("ZeroPad1d", (2, 1), (2, 3, 5)), ("ZeroPad2d", (1, 0, 2, 1), (2, 3, 4, 5)), ("ZeroPad3d", 1, (1, 2, 2, 3, 2)),
-        ("ConstantPad1d", 3, (3, 4)), ("ConstantPad2d", (1, 2, 0, 1), (3, 4, 5)), ("ConstantPad3d", (1, 0, 0, 1, 2, 0), (1, 1, 2, 3, 2)),
-        ("ReflectionPad1d", (2, 3), (2, 3, 5)), ("ReflectionPad2d", 2, (1, 2, 4, 5)), ("ReflectionPad3d", 1, (1, 2, 2, 3, 4)),
+        ("ConstantPad1d", 3, (3, 4)), ("ConstantPad2d", (1, 2, 0, 1), (3, 4, 5)),
+        ("ConstantPad3d", (1, 0, 0, 1, 2, 0), (1, 1, 2, 3, 2)),
+        ("ReflectionPad1d", (2, 3), (2, 3, 5)), ("ReflectionPad2d", 2, (1, 2, 4, 5)),
+        ("ReflectionPad3d", 1, (1, 2, 2, 3, 4)),
         ("ReplicationPad1d", (3, 1), (3, 4)), ("ReplicationPad2d", (1, 2, 3, 0), (2, 2, 3, 4)),
         ("ReplicationPad3d", (1, 0, 2, 1, 0, 2), (1, 1, 2, 3, 2)),
-        ("CircularPad1d", 2, (2, 3, 4)), ("CircularPad2d", (1, 2, 2, 1), (1, 2, 3, 4)), ("CircularPad3d", 1, (1, 1, 2, 3, 4)),
+        ("CircularPad1d", 2, (2, 3, 4)), ("CircularPad2d", (1, 2, 2, 1), (1, 2, 3, 4)),
+        ("CircularPad3d", 1, (1, 1, 2, 3, 4)),
         ("ZeroPad2d", (-1, 2, 1, -2), (1, 2, 4, 5))]
 
 
@@ -373,7 +381,8 @@ def test_resample_taps_op_is_its_adjoints_adjoint():
         shape[dim] = 4
         x = lucid.randn(*shape, dtype=lucid.float64, requires_grad=True)
         y = C._resample_taps(x, dim, idx, w)
-        ref = sum(x.index_select(dim, idx[k]) * w[k].reshape([5 if d == dim else 1 for d in range(3)]) for k in range(2))
+        wshape = [5 if d == dim else 1 for d in range(3)]
+        ref = sum(x.index_select(dim, idx[k]) * w[k].reshape(wshape) for k in range(2))
         same(y, to_torch(ref.detach()))
         g = lucid.randn(*y.shape, dtype=lucid.float64)
         gx = C._resample_taps_adjoint(g, dim, idx, w, 4)
@@ -397,6 +406,7 @@ def test_resample_taps_op_bad_input():
     with pytest.raises(RuntimeError, match="taps"):
         C._resample_taps(x, 1, lucid.tensor([0, 1]), lucid.ones(2))
     with pytest.raises(RuntimeError, match="float32 or float64"):
-        C._resample_taps(lucid.ones(2, 4, dtype=lucid.int64), 1, lucid.tensor([[0, 1]]), lucid.ones(1, 2, dtype=lucid.int64))
+        C._resample_taps(lucid.ones(2, 4, dtype=lucid.int64), 1, lucid.tensor([[0, 1]]),
+                         lucid.ones(1, 2, dtype=lucid.int64))
     with pytest.raises(IndexError):
         C._resample_taps(x, 2, lucid.tensor([[0, 1]]), w)

@@ -26,7 +26,9 @@ Blocks blocks_of(int64_t outer, int64_t inner) {
   return {(inner + block - 1) / block, block};
 }
 
-int64_t grain_for(int64_t work_per_task) { return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, work_per_task)); }
+int64_t grain_for(int64_t work_per_task) {
+  return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, work_per_task));
+}
 
 }  // namespace
 

@@ -151,7 +151,8 @@ def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization
     if orthogonal_map is None:
         orthogonal_map = "matrix_exp" if weight.shape[-2] == weight.shape[-1] else "householder"
     if orthogonal_map not in ("matrix_exp", "cayley", "householder"):
-        raise ValueError(f'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". Got: {orthogonal_map}')
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+                         f"Got: {orthogonal_map}")
     if orthogonal_map == "cayley":
         raise NotImplementedError("orthogonal(): the 'cayley' map needs linalg.solve, which lucid does not have yet")
     if not use_trivialization:
