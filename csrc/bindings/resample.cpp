@@ -1,6 +1,7 @@
 // interpolate's engine op (ops/resample.h), as the private lucid._C._resample_taps and
 // _resample_taps_adjoint (nn/_functional_resample.py builds the taps), and grid_sample's
 // 2-D kernel (ops/grid_sample.h) as _grid_sample2d.
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 
 #include "bindings/common.h"
@@ -16,6 +17,8 @@ void init_resample(nb::module_& m) {
         nb::arg("weight"), nb::arg("in_size"));
   m.def("_grid_sample2d", &ops::grid_sample2d, nb::arg("input"), nb::arg("grid"), nb::arg("mode"),
         nb::arg("padding_mode"), nb::arg("align_corners"));
+  m.def("_grid_sample2d_backward", &ops::grid_sample2d_backward, nb::arg("grad"), nb::arg("input"), nb::arg("grid"),
+        nb::arg("mode"), nb::arg("padding_mode"), nb::arg("align_corners"));
 }
 
 }  // namespace lucid::bindings

@@ -56,6 +56,10 @@ TensorPtr grid_sample2d(const TensorPtr& input, const TensorPtr& grid, int mode,
   if (autograd::needs_grad({&input, &grid})) {
     auto node = autograd::record("GridSampler2DBackward0", {input, grid}, {out},
                                  [mode, padding, align_corners](const Node& n, const autograd::Grads& g) {
+      // The kernel's gradients are not differentiable again; nn.functional.grid_sample
+      // differentiates its composition instead when create_graph asks for that.
+      LUCID_CHECK(!autograd::grad_enabled(), NotImplementedError, "grid_sampler_2d: double backward through the "
+                  "engine kernel is not supported; use nn.functional.grid_sample, which provides it");
       auto [gi, gg] = grid_sample2d_backward(g[0], n.saved(0), n.saved(1), mode, padding, align_corners);
       return autograd::Grads{gi, gg};
     });

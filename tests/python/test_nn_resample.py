@@ -249,6 +249,26 @@ def test_grid_sample_float32_and_gradcheck():
     assert lucid.autograd.gradcheck(lambda a: LF.grid_sample(a, lg.detach(), mode="nearest", align_corners=True), (lx,))
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_double_backward(mode, padding_mode):
+    """The kernel's backward is first order; create_graph differentiates the composition."""
+    lx = lucid.randn(1, 2, 3, 4, dtype=lucid.float64, requires_grad=True)
+    lg = (lucid.rand(1, 2, 3, 2, dtype=lucid.float64) * 2.2 - 1.1).requires_grad_()
+    fn = lambda a, b: LF.grid_sample(a, b, mode=mode, padding_mode=padding_mode, align_corners=False)  # noqa: E731
+    assert lucid.autograd.gradgradcheck(fn, (lx, lg))
+    x, g = to_torch(lx.detach()).requires_grad_(), to_torch(lg.detach()).requires_grad_()
+    tgx, tgg = torch.autograd.grad(TF.grid_sample(x, g, mode=mode, padding_mode=padding_mode, align_corners=False)
+                                   .pow(2).sum(), (x, g), create_graph=True)
+    lgx, lgg = lucid.autograd.grad(fn(lx, lg).pow(2).sum(), (lx, lg), create_graph=True)
+    same(lgx, tgx)
+    same(lgg, tgg)
+    (tgx.pow(2).sum() + tgg.pow(2).sum()).backward()
+    (lgx.pow(2).sum() + lgg.pow(2).sum()).backward()
+    same(lx.grad, x.grad)
+    same(lg.grad, g.grad)
+
+
 def test_grid_sample_strided_inputs_and_large_channels():
     x = torch.randn(2, 5, 6, 40, dtype=torch.float64)        # permuted below: non-contiguous input
     g = torch.rand(2, 2, 7, 3, dtype=torch.float64) * 2.4 - 1.2

@@ -8,6 +8,7 @@ is the engine's. The coordinate formulas are ATen's (GridSampler.h).
 """
 
 from .. import _C
+from ..autograd.function import Function
 from ._functional_resample import _cubic_coeffs
 
 __all__ = ["grid_sample", "affine_grid"]
@@ -66,7 +67,6 @@ def _gather_points(flat, idx_list, sizes, spatial_out):
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """torch.nn.functional.grid_sample for 4-D (N, C, H, W) and 5-D (N, C, D, H, W) inputs;
     grid[..., 0] indexes W, grid[..., 1] H (and grid[..., 2] D)."""
-    from .. import floor, round as _round
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
                          f"but got: '{mode}'")
@@ -100,8 +100,22 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
     if nsp == 2 and mode != "bicubic" and input.is_cpu and input.dtype.itemsize in (4, 8):
         # the engine's kernel (csrc/ops/grid_sample.h); 5-D and bicubic compose below
-        return _C._grid_sample2d(input, grid, 0 if mode == "bilinear" else 1,
-                                 ("zeros", "border", "reflection").index(padding_mode), bool(align_corners))
+        args = (0 if mode == "bilinear" else 1, ("zeros", "border", "reflection").index(padding_mode),
+                bool(align_corners))
+        if not (input.requires_grad or grid.requires_grad) or not _grad_enabled():
+            return _C._grid_sample2d(input, grid, *args)
+        return _GridSampler2D.apply(input, grid, args, mode, padding_mode, align_corners)
+    return _composed(input, grid, mode, padding_mode, align_corners)
+
+
+def _grad_enabled():
+    from .. import is_grad_enabled
+    return is_grad_enabled()
+
+
+def _composed(input, grid, mode, padding_mode, align_corners):
+    from .. import floor, round as _round
+    nsp = input.dim() - 2
     sizes = list(input.shape[2:])            # outermost first: (D,) H, W
     spatial_out = list(grid.shape[1:-1])
     flat = input.reshape(input.shape[0], input.shape[1], -1)
@@ -206,3 +220,31 @@ def affine_grid(theta, size, align_corners=None):
     base = stack(axes, -1).reshape(1, -1, n_sp + 1)           # [1, prod(spatial), n+1]
     grid = base.matmul(theta.transpose(1, 2))                  # [N, prod(spatial), n]
     return grid.reshape([size[0]] + spatial + [n_sp])
+
+
+class _GridSampler2D(Function):
+    """The 2-D kernel with its kernel backward; under create_graph (grad mode on during
+    backward) the gradients come from differentiating the composition instead, so
+    double backward works as in torch."""
+
+    @staticmethod
+    def forward(ctx, input, grid, args, mode, padding_mode, align_corners):
+        ctx.save_for_backward(input, grid)
+        ctx.args = args
+        ctx.spec = (mode, padding_mode, align_corners)
+        return _C._grid_sample2d(input, grid, *args)
+
+    @staticmethod
+    def backward(ctx, grad):
+        from ..autograd import grad as _grad
+        from ..autograd.grad_mode import enable_grad
+        input, grid = ctx.saved_tensors
+        if _grad_enabled():
+            with enable_grad():
+                out = _composed(input, grid, *ctx.spec)
+            wrt = [t for t in (input, grid) if t.requires_grad]
+            got = iter(_grad(out, wrt, grad, create_graph=True, allow_unused=True))
+            gi, gg = (next(got) if t.requires_grad else None for t in (input, grid))
+        else:
+            gi, gg = _C._grid_sample2d_backward(grad, input, grid, *ctx.args)
+        return gi, gg, None, None, None, None
