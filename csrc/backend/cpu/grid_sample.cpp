@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backend/cpu/parallel.h"
+#include "core/parallel.h"
 
 namespace lucid::cpu {
 

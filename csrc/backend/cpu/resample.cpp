@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backend/cpu/parallel.h"
+#include "core/parallel.h"
 
 namespace lucid::cpu {
 

@@ -1,5 +1,6 @@
-"""lucid.nn.utils, as torch.nn.utils (nn.utils.rnn comes separately)."""
+"""lucid.nn.utils, as torch.nn.utils."""
 
+from . import rnn  # noqa: F401
 from . import parametrizations, parametrize  # noqa: F401
 from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_,  # noqa: F401
                         get_total_norm)
