@@ -202,3 +202,4 @@ workload(f"D2H {GB >> 20} MiB pageable", "gpu", inputs((G, G), device="gpu"), la
          device="gpu", ceiling="h2d")
 import workloads_norm  # noqa: E402,F401
 import workloads_seq  # noqa
+import workloads_resample  # noqa

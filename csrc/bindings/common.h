@@ -41,5 +41,6 @@ void init_linalg(nb::module_& m, TensorClass& cls);
 void init_shape(nb::module_& m);
 void init_norm(nb::module_& m);  // bindings/norm.cpp
 void init_seq(nb::module_& m);  // bindings/seq.cpp
+void init_resample(nb::module_& m);  // bindings/resample.cpp
 
 }  // namespace lucid::bindings

@@ -44,4 +44,5 @@ NB_MODULE(_C, m) {
   lucid::bindings::init_shape(m);
   lucid::bindings::init_norm(m);
   lucid::bindings::init_seq(m);
+  lucid::bindings::init_resample(m);
 }

@@ -14,3 +14,6 @@ from .modules.transformer import *  # noqa: F401,F403
 from .modules.rnn import *  # noqa: F401,F403
 from . import utils  # noqa: F401
 from .modules.loss_seq import *  # noqa: F401,F403
+from .modules.resample import *  # noqa: F401,F403
+from .modules.padding import *  # noqa: F401,F403
+from .modules.distance import *  # noqa: F401,F403

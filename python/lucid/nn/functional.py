@@ -252,3 +252,13 @@ from ._functional_seq import *  # noqa: E402,F401,F403
 from ._functional_seq import __all__ as _seq  # noqa: E402
 
 __all__ += _seq
+
+from ._functional_resample import *  # noqa: E402,F401,F403
+from ._functional_resample import __all__ as _resample  # noqa: E402
+
+__all__ += _resample
+
+from ._functional_misc import *  # noqa: E402,F401,F403
+from ._functional_misc import __all__ as _misc  # noqa: E402
+
+__all__ += _misc

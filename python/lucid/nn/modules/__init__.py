@@ -12,3 +12,6 @@ from .normalization_seq import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .loss_seq import *  # noqa: F401,F403
+from .resample import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403
