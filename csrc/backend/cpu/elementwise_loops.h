@@ -187,6 +187,15 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
   constexpr int64_t kTile = 64;
   bool scattered = false;
   for (size_t k = 0; k <= N; ++k) scattered = scattered || std::abs(step(k)) > 64;
+  // A binary op whose one scattered input is the only one (out and the other input
+  // dense along the row: a transposed tensor plus a contiguous one) copies each tile
+  // of that input into a buffer, reading down its contiguous columns, so the tile's
+  // rows then run through the SIMD dense loop.
+  int gathered = -1;
+  if constexpr (N == 2) {
+    const bool far1 = std::abs(s1) > 64, far2 = std::abs(s2) > 64;
+    if (out_dense && far1 != far2 && (far1 ? s2 : s1) == int64_t(sizeof(TIn))) gathered = far1 ? 0 : 1;
+  }
   if (scattered && nd >= 2 && inner >= kTile && dims[nd - 2] >= kTile) {
     const int64_t R = dims[nd - 2], row_blocks = (R + kTile - 1) / kTile, outer2 = outer / R;
     auto tiles = [&](int64_t t0, int64_t t1) {
@@ -204,6 +213,30 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
         }
         for (int64_t c0 = 0; c0 < inner; c0 += kTile) {
           const int64_t len = std::min(kTile, inner - c0);
+          if constexpr (N == 2) {
+            if (gathered >= 0) {  // see `gathered` below
+              const int k = gathered;
+              const int64_t rs = strides[k + 1][nd - 2], cs = step(k + 1);
+              alignas(64) TIn buf[kTile * kTile];
+              if (c0 + kTile < inner) {  // the next tile's columns: hundreds of misses in flight at once
+                const int64_t next = std::min(kTile, inner - c0 - kTile), span = (r1 - r0) * int64_t(sizeof(TIn));
+                for (int64_t c = 0; c < next; ++c)
+                  for (int64_t b = 0; b < span; b += 64) __builtin_prefetch(pb[k] + (c0 + kTile + c) * cs + r0 * rs + b);
+              }
+              for (int64_t c = 0; c < len; ++c) {  // down the operand's contiguous columns
+                const std::byte* col = pb[k] + (c0 + c) * cs;
+                for (int64_t r = r0; r < r1; ++r) buf[(r - r0) * kTile + c] = load<TIn>(col + r * rs);
+              }
+              for (int64_t r = r0; r < r1; ++r) {
+                const TIn* other = reinterpret_cast<const TIn*>(pb[1 - k] + r * strides[2 - k][nd - 2] + c0 * step(2 - k));
+                const TIn* row = buf + (r - r0) * kTile;
+                TOut* o = reinterpret_cast<TOut*>(ob + r * strides[0][nd - 2] + c0 * os);
+                if (k == 0) dense2(o, row, other, len, f);
+                else dense2(o, other, row, len, f);
+              }
+              continue;
+            }
+          }
           for (int64_t r = r0; r < r1; ++r) {
             const std::byte* p[N];
             p[0] = pb[0] + r * strides[1][nd - 2] + c0 * s1;
