@@ -39,5 +39,6 @@ void init_gpu(nb::module_& m);
 void init_indexing(nb::module_& m, TensorClass& cls);
 void init_linalg(nb::module_& m, TensorClass& cls);
 void init_shape(nb::module_& m);
+void init_conv(nb::module_& m);  // bindings/conv.cpp
 
 }  // namespace lucid::bindings

@@ -42,4 +42,5 @@ NB_MODULE(_C, m) {
   lucid::bindings::init_indexing(m, tensor_class);
   lucid::bindings::init_linalg(m, tensor_class);
   lucid::bindings::init_shape(m);
+  lucid::bindings::init_conv(m);
 }

@@ -6,3 +6,5 @@ from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, 
 from .modules.layers import *  # noqa: F401,F403
 from .modules.activation import *  # noqa: F401,F403
 from .modules.loss import *  # noqa: F401,F403
+from .modules.conv import *  # noqa: F401,F403
+from .modules.pooling import *  # noqa: F401,F403

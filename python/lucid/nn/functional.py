@@ -239,3 +239,8 @@ from .losses_more import *  # noqa: E402,F401,F403
 from .losses_more import __all__ as _losses  # noqa: E402
 
 __all__ += _losses
+
+from ._functional_conv import *  # noqa: E402,F401,F403
+from ._functional_conv import __all__ as _conv  # noqa: E402
+
+__all__ += _conv

@@ -5,3 +5,5 @@ from .container import Sequential, ModuleList, ModuleDict, ParameterList, Parame
 from .layers import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403

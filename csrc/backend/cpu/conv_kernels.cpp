@@ -1,0 +1,337 @@
+// im2col / col2im and the GEMM-based convolution loops (conv_kernels.h). The batch
+// and the groups run one after another, each product threaded inside BLAS (one
+// large GEMM per sample keeps both cores busy; running samples in parallel would
+// need a single-threaded BLAS per worker, which OpenBLAS cannot give per call);
+// im2col/col2im split their rows/channels over lucid's pool.
+#include "backend/cpu/conv_kernels.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "backend/cpu/parallel.h"
+
+#ifdef LUCID_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace lucid::cpu {
+
+bool ConvGeom::is_pointwise() const {
+  for (int d = 0; d < 3; ++d)
+    if (k[d] != 1 || stride[d] != 1 || pad[d] != 0 || big[d] != small[d]) return false;
+  return true;
+}
+
+namespace {
+
+// The output positions o in [0, n_out) whose input position o * s - p + off lies in
+// [0, n_in): a contiguous range [lo, hi).
+inline void valid_range(int64_t n_out, int64_t n_in, int64_t s, int64_t p, int64_t off, int64_t& lo, int64_t& hi) {
+  // o * s >= p - off  and  o * s < n_in + p - off
+  const int64_t a = p - off, b = n_in + p - off;
+  lo = a <= 0 ? 0 : (a + s - 1) / s;
+  hi = b <= 0 ? 0 : (b + s - 1) / s;
+  lo = std::min(lo, n_out);
+  hi = std::clamp(hi, lo, n_out);
+}
+
+}  // namespace
+
+template <typename T>
+void im2col(const T* img, T* col, int64_t channels, const ConvGeom& g) {
+  const int64_t K = g.kernel_numel(), L = g.small_numel(), B = g.big_numel();
+  const int64_t rows = channels * K;
+  parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, L)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t c = r / K, kk = r % K;
+      const int64_t k0 = kk / (g.k[1] * g.k[2]), k1 = (kk / g.k[2]) % g.k[1], k2 = kk % g.k[2];
+      const T* src = img + c * B;
+      T* dst = col + r * L;
+      int64_t lo2, hi2;
+      valid_range(g.small[2], g.big[2], g.stride[2], g.pad[2], k2 * g.dil[2], lo2, hi2);
+      for (int64_t o0 = 0; o0 < g.small[0]; ++o0) {
+        const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dil[0];
+        for (int64_t o1 = 0; o1 < g.small[1]; ++o1) {
+          const int64_t i1 = o1 * g.stride[1] - g.pad[1] + k1 * g.dil[1];
+          T* d = dst + (o0 * g.small[1] + o1) * g.small[2];
+          if (i0 < 0 || i0 >= g.big[0] || i1 < 0 || i1 >= g.big[1]) {
+            std::fill(d, d + g.small[2], T(0));
+            continue;
+          }
+          const T* s = src + (i0 * g.big[1] + i1) * g.big[2] - g.pad[2] + k2 * g.dil[2];
+          std::fill(d, d + lo2, T(0));
+          if (g.stride[2] == 1) {
+            std::memcpy(d + lo2, s + lo2, size_t(hi2 - lo2) * sizeof(T));
+          } else {
+            for (int64_t o2 = lo2; o2 < hi2; ++o2) d[o2] = s[o2 * g.stride[2]];
+          }
+          std::fill(d + hi2, d + g.small[2], T(0));
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void col2im(const T* col, T* img, int64_t channels, const ConvGeom& g) {
+  const int64_t K = g.kernel_numel(), L = g.small_numel(), B = g.big_numel();
+  // Channels write disjoint planes, so they split among threads without races.
+  parallel_for(channels, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, K * L)), [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      T* dst = img + c * B;
+      for (int64_t kk = 0; kk < K; ++kk) {
+        const int64_t k0 = kk / (g.k[1] * g.k[2]), k1 = (kk / g.k[2]) % g.k[1], k2 = kk % g.k[2];
+        const T* src = col + (c * K + kk) * L;
+        int64_t lo2, hi2;
+        valid_range(g.small[2], g.big[2], g.stride[2], g.pad[2], k2 * g.dil[2], lo2, hi2);
+        for (int64_t o0 = 0; o0 < g.small[0]; ++o0) {
+          const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dil[0];
+          if (i0 < 0 || i0 >= g.big[0]) continue;
+          for (int64_t o1 = 0; o1 < g.small[1]; ++o1) {
+            const int64_t i1 = o1 * g.stride[1] - g.pad[1] + k1 * g.dil[1];
+            if (i1 < 0 || i1 >= g.big[1]) continue;
+            const T* s = src + (o0 * g.small[1] + o1) * g.small[2];
+            T* d = dst + (i0 * g.big[1] + i1) * g.big[2] - g.pad[2] + k2 * g.dil[2];
+            if (g.stride[2] == 1) {
+              for (int64_t o2 = lo2; o2 < hi2; ++o2) d[o2] += s[o2];
+            } else {
+              for (int64_t o2 = lo2; o2 < hi2; ++o2) d[o2 * g.stride[2]] += s[o2];
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void gemm_raw(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t lda, const T* B,
+              int64_t ldb, T beta, T* C, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+#ifdef LUCID_HAVE_OPENBLAS
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
+                alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+    return;
+  } else {
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
+                alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+    return;
+  }
+#endif
+  // Builds without BLAS: an i-p-j loop, rows of C split among threads.
+  parallel_for(m, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      T* c = C + i * ldc;
+      for (int64_t j = 0; j < n; ++j) c[j] = beta == T(0) ? T(0) : T(beta * c[j]);
+      for (int64_t p = 0; p < k; ++p) {
+        const T a = alpha * (ta ? A[p * lda + i] : A[i * lda + p]);
+        if (tb) {
+          for (int64_t j = 0; j < n; ++j) c[j] += a * B[j * ldb + p];
+        } else {
+          const T* b = B + p * ldb;
+          for (int64_t j = 0; j < n; ++j) c[j] += a * b[j];
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void conv_forward(const T* big, const T* w, const T* bias, T* small, int64_t n, int64_t c_big, int64_t c_small,
+                  const ConvGeom& g) {
+  const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
+  const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
+  const bool direct = g.is_pointwise();
+  std::vector<T> col(direct ? 0 : size_t(rows * L));
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t gi = 0; gi < G; ++gi) {
+      const T* img = big + (b * c_big + gi * cbg) * B;
+      const T* cm = img;
+      if (!direct) {
+        im2col(img, col.data(), cbg, g);
+        cm = col.data();
+      }
+      T* out = small + (b * c_small + gi * csg) * L;
+      gemm_raw<T>(false, false, csg, L, rows, T(1), w + gi * csg * rows, rows, cm, L, T(0), out, L);
+      if (bias)
+        for (int64_t c = 0; c < csg; ++c) {
+          const T v = bias[gi * csg + c];
+          T* o = out + c * L;
+          for (int64_t l = 0; l < L; ++l) o[l] += v;
+        }
+    }
+  }
+}
+
+template <typename T>
+void conv_transpose_forward(const T* small, const T* w, const T* bias, T* big, int64_t n, int64_t c_big,
+                            int64_t c_small, const ConvGeom& g) {
+  const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
+  const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
+  const bool direct = g.is_pointwise();
+  std::vector<T> col(direct ? 0 : size_t(rows * L));
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t gi = 0; gi < G; ++gi) {
+      T* img = big + (b * c_big + gi * cbg) * B;
+      const T* src = small + (b * c_small + gi * csg) * L;
+      const T* wg = w + gi * csg * rows;
+      if (direct) {  // img [cbg, L] = wg^T [cbg, csg] @ src [csg, L]
+        gemm_raw<T>(true, false, rows, L, csg, T(1), wg, rows, src, L, T(0), img, L);
+      } else {
+        gemm_raw<T>(true, false, rows, L, csg, T(1), wg, rows, src, L, T(0), col.data(), L);
+        std::fill(img, img + cbg * B, T(0));
+        col2im(col.data(), img, cbg, g);
+      }
+      if (bias)
+        for (int64_t c = 0; c < cbg; ++c) {
+          const T v = bias[gi * cbg + c];
+          T* o = img + c * B;
+          for (int64_t l = 0; l < B; ++l) o[l] += v;
+        }
+    }
+  }
+}
+
+template <typename T>
+void conv_weight_grad(const T* big, const T* small, T* gw, int64_t n, int64_t c_big, int64_t c_small,
+                      const ConvGeom& g) {
+  const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
+  const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
+  const bool direct = g.is_pointwise();
+  std::vector<T> col(direct ? 0 : size_t(rows * L));
+  std::fill(gw, gw + c_small * rows, T(0));
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t gi = 0; gi < G; ++gi) {
+      const T* img = big + (b * c_big + gi * cbg) * B;
+      const T* cm = img;
+      if (!direct) {
+        im2col(img, col.data(), cbg, g);
+        cm = col.data();
+      }
+      const T* dy = small + (b * c_small + gi * csg) * L;
+      // gw_g [csg, rows] += dy [csg, L] @ col^T [L, rows]
+      gemm_raw<T>(false, true, csg, rows, L, T(1), dy, L, cm, L, T(1), gw + gi * csg * rows, rows);
+    }
+  }
+}
+
+// ---- pooling -------------------------------------------------------------------
+
+template <typename T>
+void max_pool(const T* x, T* out, int64_t* idx, int64_t nc, const PoolDim* dims) {
+  const PoolDim &A = dims[0], &Bd = dims[1], &C = dims[2];
+  const int64_t in_n = A.in * Bd.in * C.in, out_n = A.out * Bd.out * C.out;
+  parallel_for(nc, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, in_n)), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* xp = x + p * in_n;
+      T* op = out + p * out_n;
+      int64_t* ip = idx + p * out_n;
+      int64_t o = 0;
+      for (int64_t a = 0; a < A.out; ++a)
+        for (int64_t b = 0; b < Bd.out; ++b)
+          for (int64_t c = 0; c < C.out; ++c, ++o) {
+            T best = -std::numeric_limits<T>::infinity();
+            int64_t bi = -1;
+            for (int64_t ja = 0; ja < A.len[a]; ++ja) {
+              const int64_t ia = A.start[a] + ja * A.step;
+              if (ia < 0 || ia >= A.in) continue;
+              for (int64_t jb = 0; jb < Bd.len[b]; ++jb) {
+                const int64_t ib = Bd.start[b] + jb * Bd.step;
+                if (ib < 0 || ib >= Bd.in) continue;
+                const int64_t base = (ia * Bd.in + ib) * C.in;
+                for (int64_t jc = 0; jc < C.len[c]; ++jc) {
+                  const int64_t ic = C.start[c] + jc * C.step;
+                  if (ic < 0 || ic >= C.in) continue;
+                  const T v = xp[base + ic];
+                  if (bi < 0 || v > best || v != v) {  // PyTorch: a NaN always takes over
+                    best = v;
+                    bi = base + ic;
+                  }
+                }
+              }
+            }
+            op[o] = best;
+            ip[o] = bi;
+          }
+    }
+  });
+}
+
+// Visits every (output o, input i, weight) pair of an average pool.
+template <typename Fn>
+void for_each_avg_window(const PoolDim* dims, double divisor, Fn&& fn) {
+  const PoolDim &A = dims[0], &Bd = dims[1], &C = dims[2];
+  int64_t o = 0;
+  for (int64_t a = 0; a < A.out; ++a)
+    for (int64_t b = 0; b < Bd.out; ++b)
+      for (int64_t c = 0; c < C.out; ++c, ++o) {
+        const double div = divisor > 0 ? divisor : A.size[a] * Bd.size[b] * C.size[c];
+        const double wgt = 1.0 / div;
+        for (int64_t ja = 0; ja < A.len[a]; ++ja) {
+          const int64_t ia = A.start[a] + ja;
+          if (ia < 0 || ia >= A.in) continue;
+          for (int64_t jb = 0; jb < Bd.len[b]; ++jb) {
+            const int64_t ib = Bd.start[b] + jb;
+            if (ib < 0 || ib >= Bd.in) continue;
+            const int64_t base = (ia * Bd.in + ib) * C.in;
+            const int64_t c_lo = std::max<int64_t>(C.start[c], 0), c_hi = std::min(C.start[c] + C.len[c], C.in);
+            fn(o, base + c_lo, c_hi - c_lo, wgt);
+          }
+        }
+      }
+}
+
+template <typename T>
+void avg_pool(const T* x, T* out, int64_t nc, const PoolDim* dims, double divisor) {
+  const int64_t in_n = dims[0].in * dims[1].in * dims[2].in, out_n = dims[0].out * dims[1].out * dims[2].out;
+  parallel_for(nc, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, in_n)), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* xp = x + p * in_n;
+      T* op = out + p * out_n;
+      std::fill(op, op + out_n, T(0));
+      for_each_avg_window(dims, divisor, [&](int64_t o, int64_t i, int64_t len, double wgt) {
+        T s = 0;
+        for (int64_t j = 0; j < len; ++j) s += xp[i + j];
+        op[o] += T(s * wgt);
+      });
+    }
+  });
+}
+
+template <typename T>
+void avg_pool_adjoint(const T* gy, T* gx, int64_t nc, const PoolDim* dims, double divisor) {
+  const int64_t in_n = dims[0].in * dims[1].in * dims[2].in, out_n = dims[0].out * dims[1].out * dims[2].out;
+  parallel_for(nc, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, in_n)), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* gp = gy + p * out_n;
+      T* xp = gx + p * in_n;
+      std::fill(xp, xp + in_n, T(0));
+      for_each_avg_window(dims, divisor, [&](int64_t o, int64_t i, int64_t len, double wgt) {
+        const T v = T(gp[o] * wgt);
+        for (int64_t j = 0; j < len; ++j) xp[i + j] += v;
+      });
+    }
+  });
+}
+
+#define LUCID_CONV_INSTANTIATE(T)                                                                                  \
+  template void im2col<T>(const T*, T*, int64_t, const ConvGeom&);                                                \
+  template void col2im<T>(const T*, T*, int64_t, const ConvGeom&);                                                \
+  template void gemm_raw<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, \
+                            int64_t);                                                                              \
+  template void conv_forward<T>(const T*, const T*, const T*, T*, int64_t, int64_t, int64_t, const ConvGeom&);     \
+  template void conv_transpose_forward<T>(const T*, const T*, const T*, T*, int64_t, int64_t, int64_t,             \
+                                          const ConvGeom&);                                                        \
+  template void conv_weight_grad<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, const ConvGeom&);           \
+  template void max_pool<T>(const T*, T*, int64_t*, int64_t, const PoolDim*);                                      \
+  template void avg_pool<T>(const T*, T*, int64_t, const PoolDim*, double);                                        \
+  template void avg_pool_adjoint<T>(const T*, T*, int64_t, const PoolDim*, double);
+
+LUCID_CONV_INSTANTIATE(float)
+LUCID_CONV_INSTANTIATE(double)
+
+}  // namespace lucid::cpu
