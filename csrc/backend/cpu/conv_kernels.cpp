@@ -221,42 +221,66 @@ void conv_weight_grad(const T* big, const T* small, T* gw, int64_t n, int64_t c_
 
 // ---- pooling -------------------------------------------------------------------
 
+// For each output index of one dim, the input positions its window reads (those
+// inside [0, in)), flattened: positions[offset[o] .. offset[o + 1]).
+struct WindowList {
+  std::vector<int64_t> offset, positions;
+  explicit WindowList(const PoolDim& d, int64_t scale) {
+    offset.reserve(size_t(d.out) + 1);
+    offset.push_back(0);
+    for (int64_t o = 0; o < d.out; ++o) {
+      for (int64_t j = 0; j < d.len[o]; ++j) {
+        const int64_t i = d.start[o] + j * d.step;
+        if (i >= 0 && i < d.in) positions.push_back(i * scale);
+      }
+      offset.push_back(int64_t(positions.size()));
+    }
+  }
+};
+
 template <typename T>
 void max_pool(const T* x, T* out, int64_t* idx, int64_t nc, const PoolDim* dims) {
   const PoolDim &A = dims[0], &Bd = dims[1], &C = dims[2];
   const int64_t in_n = A.in * Bd.in * C.in, out_n = A.out * Bd.out * C.out;
+  // Window positions precomputed per dim (as flat offsets), so the inner loops have
+  // no bounds checks; per output row (a, b) the window's row bases are gathered once.
+  const WindowList wa(A, Bd.in * C.in), wb(Bd, C.in), wc(C, 1);
+  const int64_t* offc = wc.offset.data();
+  const int64_t* posc = wc.positions.data();
+  const int64_t c_out = C.out;
   parallel_for(nc, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, in_n)), [&](int64_t p0, int64_t p1) {
+    std::vector<int64_t> rows;
     for (int64_t p = p0; p < p1; ++p) {
       const T* xp = x + p * in_n;
       T* op = out + p * out_n;
       int64_t* ip = idx + p * out_n;
-      int64_t o = 0;
       for (int64_t a = 0; a < A.out; ++a)
-        for (int64_t b = 0; b < Bd.out; ++b)
-          for (int64_t c = 0; c < C.out; ++c, ++o) {
+        for (int64_t b = 0; b < Bd.out; ++b) {
+          rows.clear();
+          for (int64_t ja = wa.offset[a]; ja < wa.offset[a + 1]; ++ja)
+            for (int64_t jb = wb.offset[b]; jb < wb.offset[b + 1]; ++jb)
+              rows.push_back(wa.positions[ja] + wb.positions[jb]);
+          const int64_t nrows = int64_t(rows.size());
+          const int64_t* rp = rows.data();
+          for (int64_t c = 0; c < c_out; ++c, ++op, ++ip) {
+            const int64_t* cp = posc + offc[c];
+            const int64_t ncol = offc[c + 1] - offc[c];
             T best = -std::numeric_limits<T>::infinity();
             int64_t bi = -1;
-            for (int64_t ja = 0; ja < A.len[a]; ++ja) {
-              const int64_t ia = A.start[a] + ja * A.step;
-              if (ia < 0 || ia >= A.in) continue;
-              for (int64_t jb = 0; jb < Bd.len[b]; ++jb) {
-                const int64_t ib = Bd.start[b] + jb * Bd.step;
-                if (ib < 0 || ib >= Bd.in) continue;
-                const int64_t base = (ia * Bd.in + ib) * C.in;
-                for (int64_t jc = 0; jc < C.len[c]; ++jc) {
-                  const int64_t ic = C.start[c] + jc * C.step;
-                  if (ic < 0 || ic >= C.in) continue;
-                  const T v = xp[base + ic];
-                  if (bi < 0 || v > best || v != v) {  // PyTorch: a NaN always takes over
-                    best = v;
-                    bi = base + ic;
-                  }
+            for (int64_t r = 0; r < nrows; ++r) {
+              const T* xr = xp + rp[r];
+              for (int64_t j = 0; j < ncol; ++j) {
+                const T v = xr[cp[j]];
+                if (bi < 0 || v > best || v != v) {  // PyTorch: a NaN always takes over
+                  best = v;
+                  bi = rp[r] + cp[j];
                 }
               }
             }
-            op[o] = best;
-            ip[o] = bi;
+            *op = best;
+            *ip = bi;
           }
+        }
     }
   });
 }

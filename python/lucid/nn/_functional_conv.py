@@ -24,8 +24,7 @@ def _ntuple(v, n, name="argument"):
         if len(v) == 1:
             v = v * n
         if len(v) != n:
-            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match the "
-                               f"convolution dimensions, but got {name}={v}")
+            raise RuntimeError(f"expected {name} to be a single int or a tuple of {n} ints, but got {name}={v}")
         return [int(x) for x in v]
     return [int(v)] * n
 
