@@ -149,16 +149,24 @@ void plan_adaptive(const char* name, PoolPlan& P, const IntVec& out_in) {
   }
 }
 
-std::pair<TensorPtr, TensorPtr> max_raw(const TensorPtr& input, const PoolPlan& P, const char* node_name) {
-  const Dtype dt = input->dtype(), cd = conv_compute_dtype(node_name, dt);
+std::pair<TensorPtr, TensorPtr> max_raw(const char* name, const TensorPtr& input, const PoolPlan& P,
+                                        const char* node_name, bool allow_int) {
+  // Integers (as PyTorch's max_pool, not its adaptive one) compare as int64: exact.
+  const Dtype dt = input->dtype();
+  const bool integer = allow_int && is_integral(dt, false);
+  const Dtype cd = integer ? Dtype::I64 : conv_compute_dtype(name, dt);
   TensorPtr x = contiguous_as(input, cd);
   Shape os = P.out_shape();
   TensorPtr out = TensorImpl::empty(os, cd, Device::cpu());
   TensorPtr idx = TensorImpl::empty(os, Dtype::I64, Device::cpu());
-  dispatch_float(cd, [&](auto tag) {
-    using T = decltype(tag);
-    cpu::max_pool<T>(ptr<T>(x), ptr<T>(out), ptr<int64_t>(idx), P.nc, P.dims.data());
-  });
+  if (integer) {
+    cpu::max_pool<int64_t>(ptr<int64_t>(x), ptr<int64_t>(out), ptr<int64_t>(idx), P.nc, P.dims.data());
+  } else {
+    dispatch_float(cd, [&](auto tag) {
+      using T = decltype(tag);
+      cpu::max_pool<T>(ptr<T>(x), ptr<T>(out), ptr<int64_t>(idx), P.nc, P.dims.data());
+    });
+  }
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&input})) {
     const Shape in_shape = input->shape();
@@ -178,13 +186,15 @@ std::pair<TensorPtr, TensorPtr> max_raw(const TensorPtr& input, const PoolPlan& 
   return {out, idx};
 }
 
-TensorPtr avg_raw(const TensorPtr& x, const Dims& D, const Shape& out_shape, double divisor, bool adjoint);
+TensorPtr avg_raw(const char* name, const TensorPtr& x, const Dims& D, const Shape& out_shape, double divisor,
+                  bool adjoint);
 
 // adjoint == false: x is the input, the result has out_shape (the pool);
 // adjoint == true: x is a gradient of the pool's output, the result has out_shape
 // (the input's shape).
-TensorPtr avg_raw(const TensorPtr& x, const Dims& D, const Shape& out_shape, double divisor, bool adjoint) {
-  const Dtype dt = x->dtype(), cd = conv_compute_dtype("avg_pool", dt);
+TensorPtr avg_raw(const char* name, const TensorPtr& x, const Dims& D, const Shape& out_shape, double divisor,
+                  bool adjoint) {
+  const Dtype dt = x->dtype(), cd = conv_compute_dtype(name, dt);
   TensorPtr xc = contiguous_as(x, cd);
   TensorPtr out = TensorImpl::empty(out_shape, cd, Device::cpu());
   const int64_t per = (*D)[0].out * (*D)[1].out * (*D)[2].out;
@@ -201,7 +211,7 @@ TensorPtr avg_raw(const TensorPtr& x, const Dims& D, const Shape& out_shape, dou
     const Shape in_shape = x->shape();
     autograd::record(adjoint ? "AvgPoolBackwardBackward0" : "AvgPoolBackward0", {x}, {out},
                      [D, in_shape, divisor, adjoint](const Node&, const Grads& g) {
-                       return Grads{avg_raw(g[0], D, in_shape, divisor, !adjoint)};
+                       return Grads{avg_raw("avg_pool", g[0], D, in_shape, divisor, !adjoint)};
                      });
   }
   return out;
@@ -214,7 +224,7 @@ std::pair<TensorPtr, TensorPtr> max_pool(const char* name, const TensorPtr& inpu
                                          bool ceil_mode) {
   PoolPlan P = plan_input(name, input, int(kernel.size()));
   plan_windows(name, P, input, kernel, stride, padding, dilation, ceil_mode, false, false);
-  return max_raw(input, P, P.nsp == 3 ? "MaxPool3DWithIndicesBackward0" : "MaxPool2DWithIndicesBackward0");
+  return max_raw(name, input, P, P.nsp == 3 ? "MaxPool3DWithIndicesBackward0" : "MaxPool2DWithIndicesBackward0", true);
 }
 
 TensorPtr avg_pool(const char* name, const TensorPtr& input, const IntVec& kernel, const IntVec& stride,
@@ -224,21 +234,21 @@ TensorPtr avg_pool(const char* name, const TensorPtr& input, const IntVec& kerne
   LUCID_CHECK(!divisor_override || *divisor_override != 0, RuntimeError, name, "(): divisor must be not zero");
   plan_windows(name, P, input, kernel, stride, padding, IntVec{1}, ceil_mode, true, count_include_pad);
   auto D = std::make_shared<const std::array<PoolDim, 3>>(P.dims);
-  return avg_raw(input, D, P.out_shape(), divisor_override ? double(*divisor_override) : 0.0, false);
+  return avg_raw(name, input, D, P.out_shape(), divisor_override ? double(*divisor_override) : 0.0, false);
 }
 
 TensorPtr adaptive_avg_pool(const char* name, const TensorPtr& input, const IntVec& output_size) {
   PoolPlan P = plan_input(name, input, int(output_size.size()));
   plan_adaptive(name, P, output_size);
   auto D = std::make_shared<const std::array<PoolDim, 3>>(P.dims);
-  return avg_raw(input, D, P.out_shape(), 0.0, false);
+  return avg_raw(name, input, D, P.out_shape(), 0.0, false);
 }
 
 std::pair<TensorPtr, TensorPtr> adaptive_max_pool(const char* name, const TensorPtr& input,
                                                   const IntVec& output_size) {
   PoolPlan P = plan_input(name, input, int(output_size.size()));
   plan_adaptive(name, P, output_size);
-  return max_raw(input, P, P.nsp == 3 ? "AdaptiveMaxPool3DBackward0" : "AdaptiveMaxPool2DBackward0");
+  return max_raw(name, input, P, P.nsp == 3 ? "AdaptiveMaxPool3DBackward0" : "AdaptiveMaxPool2DBackward0", false);
 }
 
 }  // namespace lucid::ops

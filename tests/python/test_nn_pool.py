@@ -183,6 +183,17 @@ def test_pool_float32():
     same(out, TF.avg_pool2d(x, 3, 1, 1), 1e-5)
 
 
+@pytest.mark.parametrize("dt", [torch.int64, torch.int32, torch.uint8, torch.int8])
+def test_max_pool_integer_dtypes(dt):
+    x = torch.randint(-100, 100, (2, 3, 7, 6)).to(dt)
+    lo, li = LF.max_pool2d(to_lucid(x), 3, 2, 1, return_indices=True)
+    to, ti = TF.max_pool2d(x, 3, 2, 1, return_indices=True)
+    assert lo.dtype == getattr(lucid, str(dt).split(".")[-1])
+    assert to_torch(lo).equal(to) and to_torch(li).equal(ti)
+    with pytest.raises(NotImplementedError):  # as torch
+        LF.adaptive_max_pool2d(to_lucid(x), 2)
+
+
 def test_max_pool_nan_propagates():
     x = torch.tensor([[[1.0, float("nan"), 3.0, 2.0]]])
     lo, li = LF.max_pool1d(to_lucid(x), 2, return_indices=True)
@@ -200,6 +211,8 @@ def test_pool_bad_input():
         LF.avg_pool2d(lucid.randn(1, 1, 2, 2), 3)
     with pytest.raises(RuntimeError):
         LF.max_pool1d(lucid.randn(1, 1, 4), 0)
+    with pytest.raises(NotImplementedError):
+        LF.avg_pool2d(lucid.ones(1, 1, 4, 4, dtype=lucid.complex64), 2)
     with pytest.raises(RuntimeError, match="divisor must be not zero"):
         LF.avg_pool2d(lucid.randn(1, 1, 4, 4), 2, divisor_override=0)
     with pytest.raises(RuntimeError):

@@ -265,7 +265,8 @@ void max_pool(const T* x, T* out, int64_t* idx, int64_t nc, const PoolDim* dims)
           for (int64_t c = 0; c < c_out; ++c, ++op, ++ip) {
             const int64_t* cp = posc + offc[c];
             const int64_t ncol = offc[c + 1] - offc[c];
-            T best = -std::numeric_limits<T>::infinity();
+            T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                          : std::numeric_limits<T>::lowest();
             int64_t bi = -1;
             for (int64_t r = 0; r < nrows; ++r) {
               const T* xr = xp + rp[r];
@@ -357,5 +358,6 @@ void avg_pool_adjoint(const T* gy, T* gx, int64_t nc, const PoolDim* dims, doubl
 
 LUCID_CONV_INSTANTIATE(float)
 LUCID_CONV_INSTANTIATE(double)
+template void max_pool<int64_t>(const int64_t*, int64_t*, int64_t*, int64_t, const PoolDim*);
 
 }  // namespace lucid::cpu
