@@ -248,6 +248,14 @@ void max_pool(const T* x, T* out, int64_t* idx, int64_t nc, const PoolDim* dims)
   const int64_t* offc = wc.offset.data();
   const int64_t* posc = wc.positions.data();
   const int64_t c_out = C.out;
+  // Regular windows along the last dim (every max_pool; adaptive pools are not):
+  // output c reads start0 + c * sc + j * step for j < kc.
+  const int64_t start0 = C.start.empty() ? 0 : C.start[0], kc = C.len.empty() ? 0 : C.len[0];
+  const int64_t sc = c_out > 1 ? C.start[1] - C.start[0] : 1;
+  bool regular = sc > 0;
+  for (int64_t c = 0; regular && c < c_out; ++c) regular = C.len[c] == kc && C.start[c] == start0 + c * sc;
+  const T lowest = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                        : std::numeric_limits<T>::lowest();
   parallel_for(nc, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, in_n)), [&](int64_t p0, int64_t p1) {
     std::vector<int64_t> rows;
     for (int64_t p = p0; p < p1; ++p) {
@@ -262,6 +270,31 @@ void max_pool(const T* x, T* out, int64_t* idx, int64_t nc, const PoolDim* dims)
               rows.push_back(wa.positions[ja] + wb.positions[jb]);
           const int64_t nrows = int64_t(rows.size());
           const int64_t* rp = rows.data();
+          if (regular) {  // sliding windows along the last dim: update every output at once
+            T* best = op;
+            int64_t* bi = ip;
+            std::fill(best, best + c_out, lowest);
+            std::fill(bi, bi + c_out, int64_t(-1));
+            for (int64_t r = 0; r < nrows; ++r) {
+              const T* xr = xp + rp[r];
+              for (int64_t j = 0; j < kc; ++j) {
+                const int64_t off = start0 + j * C.step;
+                int64_t lo, hi;
+                valid_range(c_out, C.in, sc, 0, off, lo, hi);
+                for (int64_t c = lo; c < hi; ++c) {
+                  const int64_t i = c * sc + off;
+                  const T v = xr[i];
+                  // (PyTorch: a NaN always takes over; the first valid element starts it)
+                  const bool upd = (v > best[c]) | (v != v) | (bi[c] < 0);
+                  best[c] = upd ? v : best[c];
+                  bi[c] = upd ? rp[r] + i : bi[c];
+                }
+              }
+            }
+            op += c_out;
+            ip += c_out;
+            continue;
+          }
           for (int64_t c = 0; c < c_out; ++c, ++op, ++ip) {
             const int64_t* cp = posc + offc[c];
             const int64_t ncol = offc[c + 1] - offc[c];
