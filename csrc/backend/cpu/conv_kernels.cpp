@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/blas.h"
 #include "backend/cpu/parallel.h"
 
 #ifdef LUCID_HAVE_OPENBLAS
@@ -112,6 +113,7 @@ void gemm_raw(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const 
               int64_t ldb, T beta, T* C, int64_t ldc) {
   if (m == 0 || n == 0) return;
 #ifdef LUCID_HAVE_OPENBLAS
+  (void)get_num_threads();  // first use: gives OpenBLAS lucid's thread count (blas.cpp)
   if constexpr (std::is_same_v<T, float>) {
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
                 alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
