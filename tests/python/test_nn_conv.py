@@ -239,6 +239,10 @@ def test_conv_bad_input():
     w = lucid.randn(4, 3, 3, 3)
     with pytest.raises(RuntimeError, match="Expected 3D \\(unbatched\\) or 4D \\(batched\\) input to conv2d"):
         LF.conv2d(lucid.randn(2, 3), w)
+    with pytest.raises(RuntimeError, match="expected a 4-D weight"):
+        LF.conv2d(lucid.randn(1, 3, 8, 8), lucid.randn(4, 3, 3))
+    with pytest.raises(RuntimeError, match="expected a 3-D weight"):
+        LF.conv_transpose1d(lucid.randn(1, 3, 8), lucid.randn(3, 4, 3, 3))
     with pytest.raises(RuntimeError, match="to have 3 channels, but got 5 channels instead"):
         LF.conv2d(lucid.randn(1, 5, 8, 8), w)
     with pytest.raises(RuntimeError, match="Kernel size can't be greater than actual input size"):

@@ -29,8 +29,16 @@ def _ntuple(v, n, name="argument"):
     return [int(v)] * n
 
 
+def _check_weight(name, nsp, weight, transposed):
+    if weight.ndim != nsp + 2:
+        layout = "in_channels, out_channels/groups" if transposed else "out_channels, in_channels/groups"
+        raise RuntimeError(f"{name}(): expected a {nsp + 2}-D weight [{layout}, *kernel_size], but got weight of "
+                           f"size {list(weight.shape)}")
+
+
 def _conv(name, nsp, input, weight, bias, stride, padding, dilation, groups):
     from .functional import pad as _pad
+    _check_weight(name, nsp, weight, False)
     stride = _ntuple(stride, nsp, "stride")
     dilation = _ntuple(dilation, nsp, "dilation")
     if isinstance(padding, str):
@@ -68,6 +76,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _conv_t(name, nsp, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    _check_weight(name, nsp, weight, True)
     if isinstance(padding, str):
         raise RuntimeError(f"{name}(): argument 'padding' must be an int or a tuple of ints, not str")
     return _C._convolution(name, input, weight, bias, _ntuple(stride, nsp, "stride"), _ntuple(padding, nsp, "padding"),
