@@ -60,8 +60,10 @@ TensorPtr conv_raw(const TensorPtr& big, const TensorPtr& w, const TensorPtr& bi
   if (autograd::needs_grad({&big, &w, &bias})) {
     auto node = autograd::record("ConvolutionBackward0", {big, w, bias}, {out}, [G](const Node& n, const Grads& g) {
       TensorPtr b = n.saved(0), wt = n.saved(1);
-      return Grads{wants(n, 0) ? conv_transpose_raw(g[0], wt, nullptr, G) : nullptr,
-                   wants(n, 1) ? weight_raw(b, g[0], G) : nullptr,
+      // (one contiguous copy of a broadcast or strided gradient, shared by both products)
+      TensorPtr gc = wants(n, 0) && wants(n, 1) ? contiguous(g[0]) : g[0];
+      return Grads{wants(n, 0) ? conv_transpose_raw(gc, wt, nullptr, G) : nullptr,
+                   wants(n, 1) ? weight_raw(b, gc, G) : nullptr,
                    wants(n, 2) ? sum(g[0], sum_dims(G.nsp), false, std::nullopt) : nullptr};
     });
     node->save(big);
@@ -83,8 +85,9 @@ TensorPtr conv_transpose_raw(const TensorPtr& small, const TensorPtr& w, const T
   if (autograd::needs_grad({&small, &w, &bias})) {
     auto node = autograd::record("ConvolutionBackward0", {small, w, bias}, {out}, [G](const Node& n, const Grads& g) {
       TensorPtr s = n.saved(0), wt = n.saved(1);
-      return Grads{wants(n, 0) ? conv_raw(g[0], wt, nullptr, G) : nullptr,
-                   wants(n, 1) ? weight_raw(g[0], s, G) : nullptr,
+      TensorPtr gc = wants(n, 0) && wants(n, 1) ? contiguous(g[0]) : g[0];
+      return Grads{wants(n, 0) ? conv_raw(gc, wt, nullptr, G) : nullptr,
+                   wants(n, 1) ? weight_raw(gc, s, G) : nullptr,
                    wants(n, 2) ? sum(g[0], sum_dims(G.nsp), false, std::nullopt) : nullptr};
     });
     node->save(small);
@@ -246,10 +249,11 @@ TensorPtr col2im_raw(const TensorPtr& col, const Geo& G, int64_t C) {
   const int64_t N = col->shape()[0];
   TensorPtr cc = contiguous_as(col, cd);
   const int64_t rows = C * G.g.kernel_numel(), L = G.g.small_numel(), B = G.g.big_numel();
-  TensorPtr out = TensorImpl::full(image_shape(N, C, G.g.big, G.nsp), Scalar(0.0), cd, Device::cpu());
+  TensorPtr out = TensorImpl::empty(image_shape(N, C, G.g.big, G.nsp), cd, Device::cpu());
   dispatch_float(cd, [&](auto tag) {
     using T = decltype(tag);
-    for (int64_t b = 0; b < N; ++b) cpu::col2im<T>(ptr<T>(cc) + b * rows * L, ptr<T>(out) + b * C * B, C, G.g);
+    for (int64_t b = 0; b < N; ++b)
+      cpu::col2im<T>(ptr<T>(cc) + b * rows * L, ptr<T>(out) + b * C * B, C, G.g, /*overwrite=*/true);
   });
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&col})) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -38,6 +39,53 @@ inline void valid_range(int64_t n_out, int64_t n_in, int64_t s, int64_t p, int64
   lo = std::min(lo, n_out);
   hi = std::clamp(hi, lo, n_out);
 }
+
+// Scratch memory for the column matrix: left uninitialised (im2col / the GEMM
+// overwrite all of it) and kept per thread between calls up to kKeepBytes, so a
+// training loop does not map and page-fault megabytes of fresh memory every call.
+// Nested use on one thread (never happens: the kernels do not recurse) would get
+// a private allocation.
+template <typename T>
+class Buffer {
+ public:
+  explicit Buffer(int64_t n) {
+    const size_t bytes = size_t(std::max<int64_t>(n, 0)) * sizeof(T);
+    Cache& c = cache();
+    if (bytes <= kKeepBytes && !c.in_use) {
+      if (c.size < bytes) {
+        c.mem.reset(new std::byte[bytes]);
+        c.size = bytes;
+      }
+      c.in_use = true;
+      cached_ = true;
+      ptr_ = reinterpret_cast<T*>(c.mem.get());
+    } else if (bytes > 0) {
+      own_.reset(new std::byte[bytes]);
+      ptr_ = reinterpret_cast<T*>(own_.get());
+    }
+  }
+  ~Buffer() {
+    if (cached_) cache().in_use = false;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  T* data() const { return ptr_; }
+
+ private:
+  static constexpr size_t kKeepBytes = size_t(64) << 20;
+  struct Cache {
+    std::unique_ptr<std::byte[]> mem;
+    size_t size = 0;
+    bool in_use = false;
+  };
+  static Cache& cache() {
+    thread_local Cache c;
+    return c;
+  }
+  std::unique_ptr<std::byte[]> own_;
+  T* ptr_ = nullptr;
+  bool cached_ = false;
+};
 
 }  // namespace
 
@@ -77,12 +125,14 @@ void im2col(const T* img, T* col, int64_t channels, const ConvGeom& g) {
 }
 
 template <typename T>
-void col2im(const T* col, T* img, int64_t channels, const ConvGeom& g) {
+void col2im(const T* col, T* img, int64_t channels, const ConvGeom& g, bool overwrite) {
   const int64_t K = g.kernel_numel(), L = g.small_numel(), B = g.big_numel();
   // Channels write disjoint planes, so they split among threads without races.
   parallel_for(channels, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, K * L)), [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       T* dst = img + c * B;
+      // (zeroing one plane right before accumulating into it keeps it in cache)
+      if (overwrite) std::fill(dst, dst + B, T(0));
       for (int64_t kk = 0; kk < K; ++kk) {
         const int64_t k0 = kk / (g.k[1] * g.k[2]), k1 = (kk / g.k[2]) % g.k[1], k2 = kk % g.k[2];
         const T* src = col + (c * K + kk) * L;
@@ -148,7 +198,7 @@ void conv_forward(const T* big, const T* w, const T* bias, T* small, int64_t n, 
   const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
   const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
   const bool direct = g.is_pointwise();
-  std::vector<T> col(direct ? 0 : size_t(rows * L));
+  Buffer<T> col(direct ? 0 : rows * L);
   for (int64_t b = 0; b < n; ++b) {
     for (int64_t gi = 0; gi < G; ++gi) {
       const T* img = big + (b * c_big + gi * cbg) * B;
@@ -175,7 +225,7 @@ void conv_transpose_forward(const T* small, const T* w, const T* bias, T* big, i
   const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
   const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
   const bool direct = g.is_pointwise();
-  std::vector<T> col(direct ? 0 : size_t(rows * L));
+  Buffer<T> col(direct ? 0 : rows * L);
   for (int64_t b = 0; b < n; ++b) {
     for (int64_t gi = 0; gi < G; ++gi) {
       T* img = big + (b * c_big + gi * cbg) * B;
@@ -185,8 +235,7 @@ void conv_transpose_forward(const T* small, const T* w, const T* bias, T* big, i
         gemm_raw<T>(true, false, rows, L, csg, T(1), wg, rows, src, L, T(0), img, L);
       } else {
         gemm_raw<T>(true, false, rows, L, csg, T(1), wg, rows, src, L, T(0), col.data(), L);
-        std::fill(img, img + cbg * B, T(0));
-        col2im(col.data(), img, cbg, g);
+        col2im(col.data(), img, cbg, g, /*overwrite=*/true);
       }
       if (bias)
         for (int64_t c = 0; c < cbg; ++c) {
@@ -204,7 +253,7 @@ void conv_weight_grad(const T* big, const T* small, T* gw, int64_t n, int64_t c_
   const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
   const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
   const bool direct = g.is_pointwise();
-  std::vector<T> col(direct ? 0 : size_t(rows * L));
+  Buffer<T> col(direct ? 0 : rows * L);
   std::fill(gw, gw + c_small * rows, T(0));
   for (int64_t b = 0; b < n; ++b) {
     for (int64_t gi = 0; gi < G; ++gi) {
@@ -380,7 +429,7 @@ void avg_pool_adjoint(const T* gy, T* gx, int64_t nc, const PoolDim* dims, doubl
 
 #define LUCID_CONV_INSTANTIATE(T)                                                                                  \
   template void im2col<T>(const T*, T*, int64_t, const ConvGeom&);                                                \
-  template void col2im<T>(const T*, T*, int64_t, const ConvGeom&);                                                \
+  template void col2im<T>(const T*, T*, int64_t, const ConvGeom&, bool);                                                \
   template void gemm_raw<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, \
                             int64_t);                                                                              \
   template void conv_forward<T>(const T*, const T*, const T*, T*, int64_t, int64_t, int64_t, const ConvGeom&);     \

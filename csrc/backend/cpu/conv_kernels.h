@@ -28,9 +28,10 @@ struct ConvGeom {
 // col [C * K, L] <- the windows of img [C, big] (zeros where they cross the padding).
 template <typename T>
 void im2col(const T* img, T* col, int64_t channels, const ConvGeom& g);
-// img [C, big] += the windows of col [C * K, L] (the adjoint of im2col).
+// img [C, big] += the windows of col [C * K, L] (the adjoint of im2col); with
+// overwrite, img's old values are not read (it starts from zeros).
 template <typename T>
-void col2im(const T* col, T* img, int64_t channels, const ConvGeom& g);
+void col2im(const T* col, T* img, int64_t channels, const ConvGeom& g, bool overwrite = false);
 
 // C = alpha * op(A) @ op(B) + beta * C, row-major, leading dimensions given.
 template <typename T>
