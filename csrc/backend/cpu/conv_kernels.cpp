@@ -14,6 +14,7 @@
 
 #include "backend/cpu/blas.h"
 #include "backend/cpu/parallel.h"
+#include "backend/cpu/simd.h"
 
 #ifdef LUCID_HAVE_OPENBLAS
 #include <cblas.h>
@@ -192,31 +193,133 @@ void gemm_raw(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const 
   });
 }
 
+namespace {
+
+// A serial product for the small per-(sample, group) matrices of depthwise and
+// few-channel convolutions, where a BLAS call (and its threading) costs more than
+// the arithmetic. C = alpha * op(A) @ op(B) + beta * C, as gemm_raw. Compiled for
+// AVX-512 / AVX2 (with FMA, as BLAS products round) and picked at run time.
+template <typename T>
+[[gnu::always_inline]] inline void small_gemm_body(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
+                                                   const T* A, int64_t lda, const T* B, int64_t ldb, T beta, T* C,
+                                                   int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    T* __restrict c = C + i * ldc;
+    if (tb) {  // rows of A and B are both contiguous along k: dot products
+      for (int64_t j = 0; j < n; ++j) {
+        const T* __restrict ar = A + i * lda;
+        const T* __restrict br = B + j * ldb;
+        // 16 partial sums, so the loop vectorises (a single sum would have to add in order)
+        T part[16] = {};
+        int64_t p = 0;
+        for (; p + 16 <= k; p += 16)
+          for (int q = 0; q < 16; ++q) part[q] += ar[p + q] * br[p + q];
+        T acc = 0;
+        for (; p < k; ++p) acc += ar[p] * br[p];
+        for (int q = 0; q < 16; ++q) acc += part[q];
+        c[j] = (beta == T(0) ? T(0) : T(beta * c[j])) + alpha * acc;
+      }
+      continue;
+    }
+    if (beta == T(0)) std::fill(c, c + n, T(0));
+    else for (int64_t j = 0; j < n; ++j) c[j] = T(beta * c[j]);
+    for (int64_t p = 0; p < k; ++p) {
+      const T av = alpha * (ta ? A[p * lda + i] : A[i * lda + p]);
+      const T* __restrict br = B + p * ldb;
+      for (int64_t j = 0; j < n; ++j) c[j] += av * br[j];
+    }
+  }
+}
+
+#if LUCID_X86_DISPATCH
+template <typename T>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void small_gemm_avx512(
+    bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t lda, const T* B, int64_t ldb,
+    T beta, T* C, int64_t ldc) {
+  small_gemm_body<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+template <typename T>
+__attribute__((target("avx2,fma"))) void small_gemm_avx2(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
+                                                          const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
+                                                          T* C, int64_t ldc) {
+  small_gemm_body<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+#endif
+
+template <typename T>
+void small_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t lda, const T* B,
+                int64_t ldb, T beta, T* C, int64_t ldc) {
+#if LUCID_X86_DISPATCH
+  static const Isa isa = cpu_isa();
+  if (isa == Isa::Avx512) return small_gemm_avx512<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (isa == Isa::Avx2) return small_gemm_avx2<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+#endif
+  small_gemm_body<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// One product of a convolution. `serial`: called from several of lucid's threads at
+// once. OpenBLAS runs products this small (m * n * k below its threading threshold,
+// 65536 * 4) on the calling thread, which is safe from several threads; without
+// BLAS, small_gemm.
+template <typename T>
+void product(bool serial, bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t lda,
+             const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+#ifndef LUCID_HAVE_OPENBLAS
+  if (serial) return small_gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+#endif
+  (void)serial;
+  gemm_raw<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// Below this many multiply-adds per (sample, group) product, (sample, group) pairs
+// are split among lucid's threads, each running serial products; above, they run
+// one after another and BLAS threads each product.
+constexpr int64_t kSmallProduct = int64_t(1) << 17;
+
+// Runs item(i, col) for i in [0, count): serially with one scratch column matrix
+// (BLAS threads the products), or split among threads, each with its own scratch.
+template <typename T, typename Fn>
+void for_each_item(int64_t count, bool split, int64_t col_size, Fn&& item) {
+  // The first product of the process sets the thread counts (blas.cpp), which
+  // resizes lucid's pool: that must not happen from inside a parallel_for.
+  (void)get_num_threads();
+  if (split && count > 1) {
+    parallel_for(count, 1, [&](int64_t i0, int64_t i1) {
+      Buffer<T> col(col_size);
+      for (int64_t i = i0; i < i1; ++i) item(i, col.data());
+    });
+    return;
+  }
+  Buffer<T> col(col_size);
+  for (int64_t i = 0; i < count; ++i) item(i, col.data());
+}
+
+}  // namespace
+
 template <typename T>
 void conv_forward(const T* big, const T* w, const T* bias, T* small, int64_t n, int64_t c_big, int64_t c_small,
                   const ConvGeom& g) {
   const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
   const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
   const bool direct = g.is_pointwise();
-  Buffer<T> col(direct ? 0 : rows * L);
-  for (int64_t b = 0; b < n; ++b) {
-    for (int64_t gi = 0; gi < G; ++gi) {
-      const T* img = big + (b * c_big + gi * cbg) * B;
-      const T* cm = img;
-      if (!direct) {
-        im2col(img, col.data(), cbg, g);
-        cm = col.data();
-      }
-      T* out = small + (b * c_small + gi * csg) * L;
-      gemm_raw<T>(false, false, csg, L, rows, T(1), w + gi * csg * rows, rows, cm, L, T(0), out, L);
-      if (bias)
-        for (int64_t c = 0; c < csg; ++c) {
-          const T v = bias[gi * csg + c];
-          T* o = out + c * L;
-          for (int64_t l = 0; l < L; ++l) o[l] += v;
-        }
+  const bool split = csg * rows * L <= kSmallProduct;
+  for_each_item<T>(n * G, split, direct ? 0 : rows * L, [&](int64_t item, T* col) {
+    const int64_t b = item / G, gi = item % G;
+    const T* img = big + (b * c_big + gi * cbg) * B;
+    const T* cm = img;
+    if (!direct) {
+      im2col(img, col, cbg, g);
+      cm = col;
     }
-  }
+    T* out = small + (b * c_small + gi * csg) * L;
+    product<T>(split, false, false, csg, L, rows, T(1), w + gi * csg * rows, rows, cm, L, T(0), out, L);
+    if (bias)
+      for (int64_t c = 0; c < csg; ++c) {
+        const T v = bias[gi * csg + c];
+        T* o = out + c * L;
+        for (int64_t l = 0; l < L; ++l) o[l] += v;
+      }
+  });
 }
 
 template <typename T>
@@ -225,26 +328,25 @@ void conv_transpose_forward(const T* small, const T* w, const T* bias, T* big, i
   const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
   const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
   const bool direct = g.is_pointwise();
-  Buffer<T> col(direct ? 0 : rows * L);
-  for (int64_t b = 0; b < n; ++b) {
-    for (int64_t gi = 0; gi < G; ++gi) {
-      T* img = big + (b * c_big + gi * cbg) * B;
-      const T* src = small + (b * c_small + gi * csg) * L;
-      const T* wg = w + gi * csg * rows;
-      if (direct) {  // img [cbg, L] = wg^T [cbg, csg] @ src [csg, L]
-        gemm_raw<T>(true, false, rows, L, csg, T(1), wg, rows, src, L, T(0), img, L);
-      } else {
-        gemm_raw<T>(true, false, rows, L, csg, T(1), wg, rows, src, L, T(0), col.data(), L);
-        col2im(col.data(), img, cbg, g, /*overwrite=*/true);
-      }
-      if (bias)
-        for (int64_t c = 0; c < cbg; ++c) {
-          const T v = bias[gi * cbg + c];
-          T* o = img + c * B;
-          for (int64_t l = 0; l < B; ++l) o[l] += v;
-        }
+  const bool split = csg * rows * L <= kSmallProduct;
+  for_each_item<T>(n * G, split, direct ? 0 : rows * L, [&](int64_t item, T* col) {
+    const int64_t b = item / G, gi = item % G;
+    T* img = big + (b * c_big + gi * cbg) * B;
+    const T* src = small + (b * c_small + gi * csg) * L;
+    const T* wg = w + gi * csg * rows;
+    if (direct) {  // img [cbg, L] = wg^T [cbg, csg] @ src [csg, L]
+      product<T>(split, true, false, rows, L, csg, T(1), wg, rows, src, L, T(0), img, L);
+    } else {
+      product<T>(split, true, false, rows, L, csg, T(1), wg, rows, src, L, T(0), col, L);
+      col2im(col, img, cbg, g, /*overwrite=*/true);
     }
-  }
+    if (bias)
+      for (int64_t c = 0; c < cbg; ++c) {
+        const T v = bias[gi * cbg + c];
+        T* o = img + c * B;
+        for (int64_t l = 0; l < B; ++l) o[l] += v;
+      }
+  });
 }
 
 template <typename T>
@@ -253,20 +355,45 @@ void conv_weight_grad(const T* big, const T* small, T* gw, int64_t n, int64_t c_
   const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
   const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
   const bool direct = g.is_pointwise();
-  Buffer<T> col(direct ? 0 : rows * L);
-  std::fill(gw, gw + c_small * rows, T(0));
-  for (int64_t b = 0; b < n; ++b) {
-    for (int64_t gi = 0; gi < G; ++gi) {
+  const bool split = csg * rows * L <= kSmallProduct;
+  // gw_g [csg, rows] (+)= dy [csg, L] @ col^T [L, rows] for samples [b0, b1) of group gi.
+  auto accumulate = [&](int64_t gi, int64_t b0, int64_t b1, T* dst, T* col, bool serial) {
+    for (int64_t b = b0; b < b1; ++b) {
       const T* img = big + (b * c_big + gi * cbg) * B;
       const T* cm = img;
       if (!direct) {
-        im2col(img, col.data(), cbg, g);
-        cm = col.data();
+        im2col(img, col, cbg, g);
+        cm = col;
       }
       const T* dy = small + (b * c_small + gi * csg) * L;
-      // gw_g [csg, rows] += dy [csg, L] @ col^T [L, rows]
-      gemm_raw<T>(false, true, csg, rows, L, T(1), dy, L, cm, L, T(1), gw + gi * csg * rows, rows);
+      product<T>(serial, false, true, csg, rows, L, T(1), dy, L, cm, L, b == b0 ? T(0) : T(1), dst, rows);
     }
+  };
+  const int64_t col_size = direct ? 0 : rows * L;
+  (void)get_num_threads();  // (as in for_each_item: before any parallel_for)
+  if (n == 0) {
+    std::fill(gw, gw + c_small * rows, T(0));
+  } else if (split && G > 1) {  // groups write disjoint slices of gw
+    for_each_item<T>(G, true, col_size, [&](int64_t gi, T* col) {
+      accumulate(gi, 0, n, gw + gi * csg * rows, col, true);
+    });
+  } else if (split && n > 1) {
+    // One group, small products: fixed chunks of the batch (so the sum's order does
+    // not depend on scheduling), each into its own partial sum, added in order.
+    const int64_t chunks = std::min<int64_t>(n, pool_threads());
+    const int64_t per = csg * rows;
+    std::vector<T> partial(size_t(chunks * per));
+    parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+      Buffer<T> col(col_size);
+      for (int64_t c = c0; c < c1; ++c) accumulate(0, n * c / chunks, n * (c + 1) / chunks, &partial[c * per],
+                                                   col.data(), true);
+    });
+    std::copy(partial.begin(), partial.begin() + per, gw);
+    for (int64_t c = 1; c < chunks; ++c)
+      for (int64_t i = 0; i < per; ++i) gw[i] += partial[c * per + i];
+  } else {
+    Buffer<T> col(col_size);
+    for (int64_t gi = 0; gi < G; ++gi) accumulate(gi, 0, n, gw + gi * csg * rows, col.data(), split);
   }
 }
 
