@@ -200,4 +200,7 @@ workload(f"H2D {GB >> 20} MiB pageable", "gpu", inputs((G, G)), lambda m, x: x.t
          device="gpu", torch_fn=lambda m, x: x.to("cuda"), ceiling="h2d")
 workload(f"D2H {GB >> 20} MiB pageable", "gpu", inputs((G, G), device="gpu"), lambda m, x: x.cpu(), nbytes=GB,
          device="gpu", ceiling="h2d")
+import workloads_norm  # noqa: E402,F401
+import workloads_seq  # noqa
+import workloads_resample  # noqa
 import workloads_conv  # noqa

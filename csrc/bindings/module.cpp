@@ -42,5 +42,8 @@ NB_MODULE(_C, m) {
   lucid::bindings::init_indexing(m, tensor_class);
   lucid::bindings::init_linalg(m, tensor_class);
   lucid::bindings::init_shape(m);
+  lucid::bindings::init_norm(m);
+  lucid::bindings::init_seq(m);
+  lucid::bindings::init_resample(m);
   lucid::bindings::init_conv(m);
 }

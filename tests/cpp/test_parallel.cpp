@@ -3,11 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
-#include "backend/cpu/parallel.h"
+#include "core/parallel.h"
 
 using namespace lucid::cpu;
 
@@ -59,4 +60,27 @@ TEST(Parallel, ThreadCountCanChange) {
     parallel_for(1 << 20, 1024, [&](int64_t b, int64_t e) { total.fetch_add(e - b); });
     EXPECT_EQ(total.load(), 1 << 20);
   }
+}
+
+// Back-to-back jobs from several submitting threads, with workers that spin between
+// jobs and some that sleep: a worker that wakes late must never claim a piece of a
+// newer job under an older one's bookkeeping (each job's pieces run exactly once).
+TEST(Parallel, BackToBackJobsFromSeveralThreads) {
+  int before = pool_threads();
+  set_pool_threads(4);
+  auto submit = [](int jobs, std::atomic<int64_t>& bad) {
+    for (int j = 0; j < jobs; ++j) {
+      int64_t n = 2048 + (j % 7) * 1024;
+      std::atomic<int64_t> covered{0};
+      parallel_for(n, 1024, [&](int64_t b, int64_t e) { covered.fetch_add(e - b); });
+      if (covered.load() != n) bad.fetch_add(1);
+      if (j % 500 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // let workers sleep
+    }
+  };
+  std::atomic<int64_t> bad{0};
+  std::thread other([&] { submit(3000, bad); });
+  submit(3000, bad);
+  other.join();
+  EXPECT_EQ(bad.load(), 0);
+  set_pool_threads(before);
 }

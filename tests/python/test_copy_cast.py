@@ -254,3 +254,27 @@ def test_version_is_shared_by_views():
     lb.fill_(2)
     tb.fill_(2)
     assert lc._version - before_l == tc._version - before_t == 0
+
+
+@pytest.mark.parametrize("n", [7, 8, 1001, 100_003])  # tails, one vector, many, split over threads
+def test_half_casts_of_long_rows_match_torch_bit_for_bit(n):
+    # Every kind of float32 -> float16 rounding case: random bit patterns (normals,
+    # subnormals, overflow to inf, NaN), exact ties (odd and even), -0, the largest
+    # half, and values just past it; then back to float32.
+    gen = torch.Generator().manual_seed(n)
+    bits = torch.randint(-2 ** 31, 2 ** 31, (n,), generator=gen, dtype=torch.int64).to(torch.int32)
+    t = bits.view(torch.float32).clone()
+    special = torch.tensor([0.0, -0.0, 65504.0, 65520.0, 65519.99, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 2 ** -24,
+                            2 ** -25, 3 * 2 ** -25, 2 ** -14 - 2 ** -25, float("inf"), -float("inf"), float("nan")])
+    t[:min(n, len(special))] = special[:n]
+    lt = lucid.from_numpy(t.numpy()).clone()
+    for make_l, make_t in [(lambda x: x.half(), lambda x: x.half()), (lambda x: x[::2].half(), lambda x: x[::2].half())]:
+        lh, th = make_l(lt), make_t(t)
+        l_bits = torch.frombuffer(bytearray(lh.contiguous().to_bytes()), dtype=torch.int16)
+        t_nan = th.isnan()
+        assert torch.equal(l_bits[~t_nan], th.view(torch.int16)[~t_nan])
+        assert torch.tensor(lucid.isnan(lh).tolist(), dtype=torch.bool).equal(t_nan)
+        back = lh.float()
+        tb = th.float()
+        lb = torch.frombuffer(bytearray(back.contiguous().to_bytes()), dtype=torch.float32)
+        assert torch.equal(lb[~t_nan], tb[~t_nan]) and bool(lb[t_nan].isnan().all())

@@ -1,21 +1,10 @@
 // The float binary functions and pow (elementwise_functors.h).
-#include "backend/cpu/elementwise.h"
-#include "backend/cpu/elementwise_loops.h"
-#include "ops/elementwise.h"
+#include "backend/cpu/kernel_unit.h"
 
 namespace lucid::cpu {
 
 void binary_math(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
-  switch (op) {
-#define LUCID_CASE(name, Fn, rule, operands)                                \
-  case ops::BinaryOp::Fn:                                                   \
-    if constexpr (binary_unit(ops::BinaryOp::Fn) == Unit::Math)            \
-      return run_binary<ops::fn::Fn>(#name, out, a, b);                     \
-    break;
-    LUCID_BINARY_OPS(LUCID_CASE)
-#undef LUCID_CASE
-  }
-  fail<RuntimeError>("internal: binary_math given ", ops::op_name(op));
+  run_binary_unit<Unit::Math>("binary_math", op, out, a, b);
 }
 
 }  // namespace lucid::cpu

@@ -1,5 +1,5 @@
 #include "backend/cpu/blas.h"
-#include "backend/cpu/parallel.h"
+#include "core/parallel.h"
 
 #include <algorithm>
 #include <atomic>

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "backend/cpu/blas.h"
-#include "backend/cpu/parallel.h"
+#include "core/parallel.h"
 #include "backend/cpu/simd.h"
 
 #ifdef LUCID_HAVE_OPENBLAS

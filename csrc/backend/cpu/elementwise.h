@@ -12,7 +12,7 @@
 
 namespace lucid::cpu {
 
-enum class Unit { Arith, Compare, Math, Bitwise, Basic, Rounding };
+enum class Unit { Arith, Division, Equality, Order, Math, Bitwise, Basic, Trig, Rounding, Predicate };
 
 constexpr Unit binary_unit(ops::BinaryOp op) {
   using B = ops::BinaryOp;
@@ -22,27 +22,39 @@ constexpr Unit binary_unit(ops::BinaryOp op) {
       return Unit::Math;
     case B::BitwiseAnd: case B::BitwiseOr: case B::BitwiseXor: case B::LeftShift: case B::RightShift:
       return Unit::Bitwise;
+    case B::FloorDivide: case B::DivTrunc: case B::Remainder: case B::Fmod:
+      return Unit::Division;
+    case B::Lt: case B::Le: case B::Gt: case B::Ge:
+      return Unit::Order;
     default:
-      return ops::rule_of(op) == ops::DtypeRule::Compare ? Unit::Compare : Unit::Arith;
+      return ops::rule_of(op) == ops::DtypeRule::Compare ? Unit::Equality : Unit::Arith;
   }
 }
 constexpr Unit unary_unit(ops::UnaryOp op) {
   if (int(op) <= int(ops::UnaryOp::Sigmoid)) return Unit::Basic;
+  if (int(op) >= int(ops::UnaryOp::Tan) && int(op) <= int(ops::UnaryOp::Atanh)) return Unit::Trig;
+  if (ops::rule_of(op) == ops::DtypeRule::Predicate) return Unit::Predicate;
   return ops::rule_of(op) == ops::DtypeRule::Float ? Unit::Math : Unit::Rounding;
 }
 
 void binary_arith(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);    // binary_arith.cpp
-void binary_compare(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // binary_compare.cpp
+void binary_division(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // binary_division.cpp
+void binary_equality(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // binary_equality.cpp
+void binary_order(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);     // binary_order.cpp
 void binary_math(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);     // binary_math.cpp
 void binary_bitwise(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // binary_bitwise.cpp
 void unary_basic(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);     // unary.cpp
 void unary_math(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);      // unary_math.cpp
+void unary_trig(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);      // unary_trig.cpp
 void unary_rounding(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);  // unary_rounding.cpp
+void unary_predicate(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);  // unary_predicate.cpp
 void complex_abs(TensorImpl& out, const TensorImpl& a);  // complex64 -> float32
 
 inline void binary(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
   switch (binary_unit(op)) {
-    case Unit::Compare: return binary_compare(op, out, a, b);
+    case Unit::Division: return binary_division(op, out, a, b);
+    case Unit::Equality: return binary_equality(op, out, a, b);
+    case Unit::Order: return binary_order(op, out, a, b);
     case Unit::Math: return binary_math(op, out, a, b);
     case Unit::Bitwise: return binary_bitwise(op, out, a, b);
     default: return binary_arith(op, out, a, b);
@@ -51,7 +63,9 @@ inline void binary(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const
 inline void unary(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
   switch (unary_unit(op)) {
     case Unit::Math: return unary_math(op, out, a);
+    case Unit::Trig: return unary_trig(op, out, a);
     case Unit::Rounding: return unary_rounding(op, out, a);
+    case Unit::Predicate: return unary_predicate(op, out, a);
     default: return unary_basic(op, out, a);
   }
 }

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "backend/cpu/bytes.h"
-#include "backend/cpu/parallel.h"
+#include "core/parallel.h"
 #include "backend/cpu/simd.h"
 #include "backend/cpu/vec_math.h"
 #include "core/copy.h"
@@ -134,10 +134,12 @@ inline void reorder_like_output(Shape& shape, std::vector<Stride>& strides) {
 }
 
 // out[i] = f(in[i]...) for N inputs of type TIn, over `shape`; strides[0] is the
-// output's, strides[1..] the inputs'.
+// output's, strides[1..] the inputs'. `vec` (unary ops only; may be null) is the op's
+// vector kernel: dense runs use it instead of f, so a transposed or sliced tensor
+// gets the same SIMD exp/tanh as a contiguous one.
 template <typename TOut, typename TIn, size_t N, typename F>
 void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vector<Stride> strides,
-                      const Shape& shape, F f, int64_t grain = kParallelGrain) {
+                      const Shape& shape, F f, int64_t grain = kParallelGrain, VecUnaryFn vec = nullptr) {
   for (int64_t s : shape)
     if (s == 0) return;
   // Walk in the output's memory order (as PyTorch's TensorIterator does): an op on a
@@ -165,6 +167,7 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
   auto segment = [&](std::byte* o, const std::byte* const* p, int64_t len) __attribute__((noinline)) {
     TOut* od = reinterpret_cast<TOut*>(o);
     if constexpr (N == 1) {
+      if (dense && vec) return vec(p[0], o, len);
       if (dense) return dense1(od, reinterpret_cast<const TIn*>(p[0]), len, f);
       for (int64_t i = 0; i < len; ++i) store<TOut>(o + i * os, static_cast<TOut>(f(load<TIn>(p[0] + i * s1))));
     } else {
@@ -314,7 +317,7 @@ void run_unary(const char* name, TensorImpl& out, const TensorImpl& a, VecUnaryF
       }
       const std::byte* const in[1] = {a.host_ptr()};
       elementwise_loop<TOut, T, 1>(out.host_ptr(), in, {out.stride(), a.stride()}, out.shape(), UnaryFn<Op, T>(),
-                                   grain);
+                                   grain, std::is_same_v<TOut, T> ? vec : nullptr);
     }
   });
 }

@@ -13,7 +13,7 @@
 #include <cmath>
 #include <vector>
 
-#include "backend/cpu/parallel.h"
+#include "core/parallel.h"
 #include "backend/cpu/reduce_simd.h"
 
 namespace lucid::cpu {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backend/cpu/parallel.h"
+#include "core/parallel.h"
 #include "backend/cpu/reduce_fast.h"
 #include "backend/cpu/reduce_simd.h"
 

@@ -4,7 +4,7 @@
 #include <complex>
 #include <vector>
 
-#include "backend/cpu/parallel.h"
+#include "core/parallel.h"
 #include "backend/cpu/reduce.h"
 #include "backend/cpu/reduce_fast.h"
 

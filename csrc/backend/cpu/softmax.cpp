@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "backend/cpu/parallel.h"
+#include "core/parallel.h"
 #include "backend/cpu/reduce.h"
 #include "backend/cpu/reduce_fast.h"
 #include "backend/cpu/reduce_simd.h"

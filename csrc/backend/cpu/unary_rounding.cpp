@@ -1,22 +1,10 @@
-// Rounding, square, relu, bitwise_not and the predicates (isnan ... logical_not,
-// which write bool).
-#include "backend/cpu/elementwise.h"
-#include "backend/cpu/elementwise_loops.h"
-#include "ops/elementwise.h"
+// Rounding, frac, square, relu and bitwise_not: out has the operand's dtype.
+#include "backend/cpu/kernel_unit.h"
 
 namespace lucid::cpu {
 
 void unary_rounding(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
-  switch (op) {
-#define LUCID_CASE(name, Fn, rule)                                          \
-  case ops::UnaryOp::Fn:                                                    \
-    if constexpr (unary_unit(ops::UnaryOp::Fn) == Unit::Rounding)              \
-      return run_unary<ops::fn::Fn>(#name, out, a);                         \
-    break;
-    LUCID_UNARY_OPS(LUCID_CASE)
-#undef LUCID_CASE
-  }
-  fail<RuntimeError>("internal: unary_rounding given ", ops::op_name(op));
+  run_unary_unit<Unit::Rounding>("unary_rounding", op, out, a);
 }
 
 }  // namespace lucid::cpu

@@ -240,6 +240,29 @@ from .losses_more import __all__ as _losses  # noqa: E402
 
 __all__ += _losses
 
+from ._functional_batchnorm import *  # noqa: E402,F401,F403
+from ._functional_batchnorm import __all__ as _batchnorm  # noqa: E402
+from ._functional_embedding import *  # noqa: E402,F401,F403
+from ._functional_embedding import __all__ as _embedding  # noqa: E402
+from ._functional_dropout import *  # noqa: E402,F401,F403
+from ._functional_dropout import __all__ as _dropout_nd  # noqa: E402
+
+__all__ += _batchnorm + _embedding + _dropout_nd
+from ._functional_seq import *  # noqa: E402,F401,F403
+from ._functional_seq import __all__ as _seq  # noqa: E402
+
+__all__ += _seq
+
+from ._functional_resample import *  # noqa: E402,F401,F403
+from ._functional_resample import __all__ as _resample  # noqa: E402
+
+__all__ += _resample
+
+from ._functional_misc import *  # noqa: E402,F401,F403
+from ._functional_misc import __all__ as _misc  # noqa: E402
+
+__all__ += _misc
+
 from ._functional_conv import *  # noqa: E402,F401,F403
 from ._functional_conv import __all__ as _conv  # noqa: E402
 

@@ -1,0 +1,10 @@
+// lt, le, gt, ge: computed in the operands' common dtype, written as bool.
+#include "backend/cpu/kernel_unit.h"
+
+namespace lucid::cpu {
+
+void binary_order(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
+  run_binary_unit<Unit::Order>("binary_order", op, out, a, b);
+}
+
+}  // namespace lucid::cpu

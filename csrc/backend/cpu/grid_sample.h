@@ -1,0 +1,25 @@
+// grid_sample's 2-D kernels (bilinear and nearest; zeros / border / reflection padding),
+// with ATen's coordinate formulas (ATen/native/GridSampler.h). input [N, C, H, W], grid
+// [N, P, 2] (x, y), out / grad_out [N, C, P]; all contiguous.
+#pragma once
+
+#include <cstdint>
+
+namespace lucid::cpu {
+
+struct GridSampleArgs {
+  int64_t n, c, h, w, p;
+  int mode;     // 0 bilinear, 1 nearest
+  int padding;  // 0 zeros, 1 border, 2 reflection
+  bool align_corners;
+};
+
+template <typename T>
+void grid_sample2d_forward(T* out, const T* input, const T* grid, const GridSampleArgs& a);
+
+// grad_input (zeroed by the caller) and grad_grid (written) from grad_out.
+template <typename T>
+void grid_sample2d_backward(T* grad_input, T* grad_grid, const T* grad_out, const T* input, const T* grid,
+                            const GridSampleArgs& a);
+
+}  // namespace lucid::cpu

@@ -1,0 +1,34 @@
+// The sequence-layer ops (ops/seq_ops.h) as lucid._C._<op>; argument checking in
+// PyTorch's spellings lives in python/lucid/nn/_functional_seq.py.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings/common.h"
+#include "ops/seq_ops.h"
+
+namespace lucid::bindings {
+
+void init_seq(nb::module_& m) {
+  m.def("_norm_last_dims", [](TensorPtr x, int64_t k, std::optional<TensorPtr> w, std::optional<TensorPtr> b,
+                              double eps, bool rms) {
+    return ops::norm_last_dims(x, k, w.value_or(nullptr), b.value_or(nullptr), eps, rms);
+  }, nb::arg("x"), nb::arg("k"), nb::arg("weight").none(), nb::arg("bias").none(), nb::arg("eps"), nb::arg("rms"));
+  m.def("_lstm_cell_fused", [](TensorPtr gates, TensorPtr c_prev) {
+    auto r = ops::lstm_cell_fused(gates, c_prev);
+    return nb::make_tuple(r[0], r[1]);
+  });
+  m.def("_ctc_loss_nll", [](TensorPtr lp, TensorPtr targets, std::vector<int64_t> il, std::vector<int64_t> tl,
+                            int64_t blank) { return ops::ctc_loss_nll(lp, targets, il, tl, blank); });
+  m.def("_lstm_layer", [](TensorPtr gx, TensorPtr h0, TensorPtr c0, TensorPtr w_hh, bool reverse) {
+    auto r = ops::lstm_layer(gx, h0, c0, w_hh, reverse);
+    return nb::make_tuple(r[0], r[1], r[2]);
+  });
+  m.def("_gru_layer", [](TensorPtr gx, TensorPtr h0, TensorPtr w_hh, std::optional<TensorPtr> b_hh, bool reverse) {
+    auto r = ops::gru_layer(gx, h0, w_hh, b_hh.value_or(nullptr), reverse);
+    return nb::make_tuple(r[0], r[1]);
+  }, nb::arg("gx"), nb::arg("h0"), nb::arg("w_hh"), nb::arg("b_hh").none(), nb::arg("reverse"));
+  m.def("_gru_cell_fused", [](TensorPtr gx, TensorPtr gh, TensorPtr h_prev) { return ops::gru_cell_fused(gx, gh, h_prev); });
+}
+
+}  // namespace lucid::bindings

@@ -1,0 +1,111 @@
+// layer_norm / rms_norm over the last dims: one fused forward kernel (rows over the
+// thread pool) that also keeps each row's mean and 1/std. The backward is the fused
+// kernel when no graph is being built (the usual loss.backward()), and the same formula
+// written with differentiable ops under create_graph, so double backward works.
+#include "autograd/record.h"
+#include "backend/cpu/seq_kernels.h"
+#include "ops/copy_ops.h"
+#include "ops/elementwise.h"
+#include "ops/reduce.h"
+#include "ops/reduce_plan.h"
+#include "ops/require_cpu.h"
+#include "ops/seq_ops.h"
+
+namespace lucid::ops {
+
+namespace {
+
+using autograd::Grads;
+
+template <class T>
+const T* ptr_or_null(const TensorPtr& t) {
+  return t ? reinterpret_cast<const T*>(t->host_ptr()) : nullptr;
+}
+template <class T>
+T* mut(const TensorPtr& t) {
+  return t ? reinterpret_cast<T*>(t->host_ptr()) : nullptr;
+}
+
+// dx (and dw, db) of the normalisation with differentiable ops, from the inputs.
+Grads norm_grads_with_ops(const TensorPtr& g, const TensorPtr& x, const TensorPtr& w, bool has_b, int64_t k,
+                          double eps, bool rms) {
+  std::vector<int64_t> dims;
+  for (int64_t d = x->ndim() - k; d < x->ndim(); ++d) dims.push_back(d);
+  TensorPtr xc = rms ? x : sub(x, mean(x, dims, true, std::nullopt));
+  TensorPtr rstd = rsqrt(add(mean(mul(xc, xc), dims, true, std::nullopt), Scalar(eps)));
+  TensorPtr xhat = mul(xc, rstd);
+  TensorPtr gw = w ? mul(g, w) : g;
+  TensorPtr inner = mul(xhat, mean(mul(gw, xhat), dims, true, std::nullopt));
+  if (!rms) inner = add(inner, mean(gw, dims, true, std::nullopt));
+  TensorPtr dx = mul(rstd, sub(gw, inner));
+  // dw, db in the broadcast shape: the engine sums them down to the weight's shape.
+  return Grads{dx, w ? mul(g, xhat) : nullptr, has_b ? g : nullptr};
+}
+
+template <class T>
+Grads norm_grads_fused(const TensorPtr& g0, const TensorPtr& x0, const TensorPtr& w0, bool want_w, bool has_b,
+                       const Shape& bias_shape, const TensorPtr& mean_t, const TensorPtr& rstd_t, int64_t rows, int64_t n, Dtype ct,
+                       bool rms) {
+  TensorPtr g = contiguous_as(g0, ct), x = contiguous_as(x0, ct);
+  TensorPtr w = w0 ? contiguous_as(w0, ct) : nullptr;
+  TensorPtr dx = TensorImpl::empty(x->shape(), ct, Device::cpu());
+  TensorPtr dw = w && want_w ? TensorImpl::empty(w0->shape(), ct, Device::cpu()) : nullptr;
+  TensorPtr db = has_b ? TensorImpl::empty(bias_shape, ct, Device::cpu()) : nullptr;
+  cpu::norm_rows_backward<T>(ptr_or_null<T>(g), ptr_or_null<T>(x), ptr_or_null<T>(w), ptr_or_null<T>(mean_t),
+                             ptr_or_null<T>(rstd_t), mut<T>(dx), mut<T>(dw), mut<T>(db), rows, n, rms);
+  return Grads{dx, dw, db};
+}
+
+}  // namespace
+
+TensorPtr norm_last_dims(const TensorPtr& x, int64_t k, const TensorPtr& weight, const TensorPtr& bias, double eps,
+                         bool rms) {
+  const char* name = rms ? "rms_norm" : "layer_norm";
+  require_cpu(name, *x);
+  LUCID_CHECK(is_floating(x->dtype()), RuntimeError, name, "(): expected a floating-point input, got ",
+              dtype_name(x->dtype()));
+  LUCID_CHECK(k >= 0 && k <= x->ndim(), RuntimeError, name, "(): cannot normalise over the last ", k,
+              " dims of an input with ", x->ndim(), " dims");
+  int64_t n = 1;
+  for (int64_t d = x->ndim() - k; d < x->ndim(); ++d) n *= x->shape()[d];
+  for (const TensorPtr* p : {&weight, &bias})
+    if (*p) {
+      require_cpu(name, **p);
+      LUCID_CHECK((*p)->numel() == n, RuntimeError, name, "(): weight/bias must have ", n,
+                  " elements (the normalized shape), got shape ", shape_str((*p)->shape()));
+    }
+  const Dtype ct = x->dtype() == Dtype::F64 ? Dtype::F64 : Dtype::F32;
+  const int64_t rows = n == 0 ? 0 : x->numel() / n;
+  TensorPtr xc = contiguous_as(x, ct);
+  TensorPtr wc = weight ? contiguous_as(weight, ct) : nullptr, bc = bias ? contiguous_as(bias, ct) : nullptr;
+  TensorPtr y = TensorImpl::empty(x->shape(), ct, Device::cpu());
+  TensorPtr mean_t = rms ? nullptr : TensorImpl::empty({rows}, ct, Device::cpu());
+  TensorPtr rstd_t = TensorImpl::empty({rows}, ct, Device::cpu());
+  if (ct == Dtype::F32)
+    cpu::norm_rows_forward<float>(ptr_or_null<float>(xc), ptr_or_null<float>(wc), ptr_or_null<float>(bc),
+                                  mut<float>(y), mut<float>(mean_t), mut<float>(rstd_t), rows, n, eps, rms);
+  else
+    cpu::norm_rows_forward<double>(ptr_or_null<double>(xc), ptr_or_null<double>(wc), ptr_or_null<double>(bc),
+                                   mut<double>(y), mut<double>(mean_t), mut<double>(rstd_t), rows, n, eps, rms);
+  TensorPtr out = ct == x->dtype() ? y : y->clone(x->dtype());
+  if (autograd::needs_grad({&x, &weight, &bias})) {
+    const bool has_w = weight != nullptr, has_b = bias != nullptr;
+    const Shape bshape = has_b ? bias->shape() : Shape{};
+    auto node = autograd::record(rms ? "RmsNormBackward0" : "NativeLayerNormBackward0", {x, weight, bias}, {out},
+                                 [=](const Node& nd, const Grads& g) {
+      TensorPtr xs = nd.saved(0), ws = has_w ? nd.saved(1) : nullptr;
+      if (autograd::grad_enabled()) return norm_grads_with_ops(g[0], xs, ws, has_b, k, eps, rms);
+      TensorPtr ms = nd.saved(2), rs = nd.saved(3);
+      if (ct == Dtype::F32)
+        return norm_grads_fused<float>(g[0], xs, ws, has_w, has_b, bshape, ms, rs, rows, n, ct, rms);
+      return norm_grads_fused<double>(g[0], xs, ws, has_w, has_b, bshape, ms, rs, rows, n, ct, rms);
+    });
+    node->save(x);
+    node->save(weight);
+    node->save(mean_t);
+    node->save(rstd_t);
+  }
+  return out;
+}
+
+}  // namespace lucid::ops

@@ -1,0 +1,59 @@
+// The sequence-layer ops of issue 5 with fused CPU kernels: layer_norm / rms_norm
+// and the pointwise LSTM / GRU cells (ops/seq_norm.cpp, ops/seq_cells.cpp).
+#pragma once
+
+#include <vector>
+
+#include "core/tensor_impl.h"
+
+namespace lucid::ops {
+
+// Normalises over the last `norm_ndim` dims of x; weight/bias (may be null) have that
+// shape. rms: y = x / sqrt(mean(x^2) + eps) * weight (bias must be null).
+TensorPtr norm_last_dims(const TensorPtr& x, int64_t norm_ndim, const TensorPtr& weight, const TensorPtr& bias,
+                         double eps, bool rms);
+
+// gates [B, 4H] (i, f, g, o pre-activations, biases included), c_prev [B, H] -> {h, c}.
+std::vector<TensorPtr> lstm_cell_fused(const TensorPtr& gates, const TensorPtr& c_prev);
+// gx, gh [B, 3H] (r, z, n; biases included), h_prev [B, H] -> h.
+TensorPtr gru_cell_fused(const TensorPtr& gx, const TensorPtr& gh, const TensorPtr& h_prev);
+
+}  // namespace lucid::ops
+
+namespace lucid::ops {
+
+// CTC negative log-likelihood per batch entry ([N], log_probs' dtype) of log_probs
+// [T, N, C] (float32/float64) and padded int64 targets [N, smax]. Impossible
+// alignments give inf. The gradient is torch's (for logits through log_softmax).
+TensorPtr ctc_loss_nll(const TensorPtr& log_probs, const TensorPtr& targets, const std::vector<int64_t>& input_lengths,
+                       const std::vector<int64_t>& target_lengths, int64_t blank);
+
+}  // namespace lucid::ops
+
+namespace lucid::ops {
+
+// One direction of one LSTM layer over a whole sequence: gx [T, B, 4H] (the input
+// projections, biases included), h0, c0 [B, H], w_hh [4H, H] -> {out [T, B, H], h_T, c_T}.
+// The loop runs in C++ (a gemm and the fused cell per step); the backward runs the
+// reverse loop and forms d w_hh as one gemm over all steps (ops/seq_lstm_layer.cpp).
+std::vector<TensorPtr> lstm_layer(const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& c0,
+                                  const TensorPtr& w_hh, bool reverse);
+
+// d gates and d c_prev of the LSTM cell, written with differentiable ops (create_graph).
+std::vector<TensorPtr> lstm_cell_grads_with_ops(const TensorPtr& gates, const TensorPtr& c_prev,
+                                                const TensorPtr& gh, const TensorPtr& gc);
+
+}  // namespace lucid::ops
+
+namespace lucid::ops {
+
+// One direction of one GRU layer: gx [T, B, 3H] (input projections with b_ih), h0 [B, H],
+// w_hh [3H, H], b_hh [3H] or null -> {out [T, B, H], h_T} (ops/seq_gru_layer.cpp).
+std::vector<TensorPtr> gru_layer(const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& w_hh,
+                                 const TensorPtr& b_hh, bool reverse);
+
+// d gx, d gh, d h_prev of the GRU cell with differentiable ops (create_graph).
+std::vector<TensorPtr> gru_cell_grads_with_ops(const TensorPtr& gx, const TensorPtr& gh, const TensorPtr& h_prev,
+                                               const TensorPtr& g);
+
+}  // namespace lucid::ops

@@ -1,0 +1,137 @@
+"""layer_norm / rms_norm (one fused engine op) against torch: outputs, input and
+parameter gradients, float32 and float64, double backward, gradcheck, bad input."""
+
+import pytest
+import torch
+
+import lucid
+import lucid.nn as lnn
+import lucid.nn.functional as LF
+import torch.nn.functional as TF
+from conftest import to_lucid, to_torch
+
+
+def same(l, t, tol=1e-9):
+    assert tuple(l.shape) == tuple(t.shape)
+    assert torch.allclose(to_torch(l.detach()).double(), t.detach().double(), atol=tol, rtol=tol), (l, t)
+
+
+def leaf(t):
+    return to_lucid(t.detach()).requires_grad_()
+
+
+@pytest.mark.parametrize("shape,norm", [((4, 7), (7,)), ((2, 3, 5), (5,)), ((2, 3, 4), (3, 4)), ((3, 1), (1,)),
+                                        ((0, 5), (5,)), ((6,), (6,))])
+@pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 2e-5)])
+def test_layer_norm_matches_torch(shape, norm, affine, dtype, tol):
+    x = torch.randn(*shape, dtype=dtype, requires_grad=True) * 3 + 1
+    x.retain_grad()
+    w = torch.randn(*norm, dtype=dtype, requires_grad=True) if affine in ("both", "weight") else None
+    b = torch.randn(*norm, dtype=dtype, requires_grad=True) if affine in ("both", "bias") else None
+    lx, lw, lb = leaf(x), leaf(w) if w is not None else None, leaf(b) if b is not None else None
+    t = TF.layer_norm(x, norm, w, b, 1e-5)
+    l = LF.layer_norm(lx, norm, lw, lb, 1e-5)
+    same(l, t, tol)
+    g = torch.randn(*shape, dtype=dtype)
+    t.backward(g)
+    l.backward(to_lucid(g))
+    same(lx.grad, x.grad, tol * 10)
+    if w is not None:
+        same(lw.grad, w.grad, tol * 10)
+    if b is not None:
+        same(lb.grad, b.grad, tol * 10)
+
+
+@pytest.mark.parametrize("eps", [None, 1e-3])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 2e-5)])
+def test_rms_norm_matches_torch(eps, affine, dtype, tol):
+    x = torch.randn(3, 4, 6, dtype=dtype, requires_grad=True)
+    w = torch.randn(4, 6, dtype=dtype, requires_grad=True) if affine else None
+    lx, lw = leaf(x), leaf(w) if affine else None
+    t = TF.rms_norm(x, (4, 6), w, eps)
+    l = LF.rms_norm(lx, (4, 6), lw, eps)
+    same(l, t, tol)
+    t.sum().backward()
+    (l * 1.0).sum().backward()
+    same(lx.grad, x.grad, tol * 10)
+    if affine:
+        same(lw.grad, w.grad, tol * 10)
+
+
+def test_layer_norm_float16_input_keeps_dtype():
+    x = torch.randn(4, 8).half()
+    l = LF.layer_norm(to_lucid(x), (8,))
+    assert l.dtype == lucid.float16
+    same(l, TF.layer_norm(x.float(), (8,)), 2e-3)
+
+
+def test_layer_norm_non_contiguous_input():
+    x = torch.randn(6, 5, dtype=torch.float64).t()
+    same(LF.layer_norm(to_lucid(x), (6,)), TF.layer_norm(x, (6,)))
+
+
+@pytest.mark.parametrize("rms", [False, True])
+def test_norm_gradcheck_and_double_backward(rms):
+    x = lucid.randn(3, 5, dtype=lucid.float64, requires_grad=True)
+    w = lucid.randn(5, dtype=lucid.float64, requires_grad=True)
+    b = lucid.randn(5, dtype=lucid.float64, requires_grad=True)
+    if rms:
+        fn = lambda x, w: LF.rms_norm(x, (5,), w, 1e-6)  # noqa: E731
+        args = (x, w)
+    else:
+        fn = lambda x, w, b: LF.layer_norm(x, (5,), w, b)  # noqa: E731
+        args = (x, w, b)
+    assert lucid.autograd.gradcheck(fn, args)
+    assert lucid.autograd.gradgradcheck(fn, args)
+    # double backward against torch
+    tx = to_torch(x.detach()).requires_grad_()
+    tw = to_torch(w.detach()).requires_grad_()
+    targs = (tx, tw) if rms else (tx, tw, to_torch(b.detach()))
+    tfn = (lambda x, w: TF.rms_norm(x, (5,), w, 1e-6)) if rms else (lambda x, w, b: TF.layer_norm(x, (5,), w, b))
+    tgx, = torch.autograd.grad((tfn(*targs) ** 2).sum(), tx, create_graph=True)
+    (tgx ** 2).sum().backward()
+    lgx, = lucid.autograd.grad((fn(*args) ** 2).sum(), x, create_graph=True)
+    (lgx ** 2).sum().backward()
+    same(lgx, tgx, 1e-9)
+    same(x.grad, tx.grad, 1e-8)
+    same(w.grad, tw.grad, 1e-8)
+
+
+@pytest.mark.parametrize("kw", [{}, {"elementwise_affine": False}, {"bias": False}, {"eps": 1e-3}])
+def test_layernorm_module_matches_torch(kw):
+    tm = torch.nn.LayerNorm((3, 4), **kw).double()
+    lm = lnn.LayerNorm((3, 4), **kw).double()
+    if kw.get("elementwise_affine", True):
+        with torch.no_grad():
+            tm.weight.uniform_(0.5, 1.5)
+            if tm.bias is not None:
+                tm.bias.uniform_(-1, 1)
+    lm.load_state_dict({k: to_lucid(v) for k, v in tm.state_dict().items()})
+    assert set(lm.state_dict()) == set(tm.state_dict())
+    # (older torch releases leave bias= out of the repr)
+    assert repr(lm) == repr(tm) or repr(lm).rsplit(", bias=", 1)[0] + ")" == repr(tm)
+    x = torch.randn(2, 3, 4, dtype=torch.float64)
+    same(lm(to_lucid(x)), tm(x))
+
+
+def test_rmsnorm_module_matches_torch():
+    tm = torch.nn.RMSNorm(6).double()
+    lm = lnn.RMSNorm(6).double()
+    assert repr(lm) == repr(tm)
+    lm.load_state_dict({k: to_lucid(v) for k, v in tm.state_dict().items()})
+    x = torch.randn(2, 6, dtype=torch.float64)
+    same(lm(to_lucid(x)), tm(x))
+
+
+def test_norm_bad_input():
+    x = lucid.randn(2, 3)
+    with pytest.raises(RuntimeError, match="normalized_shape"):
+        LF.layer_norm(x, (4,))
+    with pytest.raises(RuntimeError, match="weight"):
+        LF.layer_norm(x, (3,), lucid.ones(4))
+    with pytest.raises(RuntimeError, match="normalized_shape"):
+        LF.rms_norm(x, (2, 3, 4))
+    with pytest.raises(RuntimeError):
+        LF.layer_norm(lucid.ones(2, 3, dtype=lucid.int64), (3,))
