@@ -1,8 +1,10 @@
-// im2col / col2im and the GEMM-based convolution loops (conv_kernels.h). The batch
-// and the groups run one after another, each product threaded inside BLAS (one
-// large GEMM per sample keeps both cores busy; running samples in parallel would
-// need a single-threaded BLAS per worker, which OpenBLAS cannot give per call);
-// im2col/col2im split their rows/channels over lucid's pool.
+// im2col / col2im and the GEMM-based convolution loops (conv_kernels.h). Threading:
+//  - large products (per sample and group, m * n * k > kSmallProduct): samples and
+//    groups run one after another, each product threaded inside BLAS, im2col /
+//    col2im split over lucid's pool (OpenBLAS cannot be told to use one thread for
+//    one call, so samples cannot run side by side with threaded products);
+//  - small products (depthwise, few channels): (sample, group) pairs are split among
+//    lucid's threads; OpenBLAS runs products that small on the calling thread.
 #include "backend/cpu/conv_kernels.h"
 
 #include <algorithm>
