@@ -277,3 +277,41 @@ def test_conv_bad_input():
         lnn.Conv1d(4, 4, 3, padding="full")
     with pytest.raises(ValueError, match="zeros"):
         lnn.ConvTranspose2d(4, 4, 3, padding_mode="reflect")
+
+
+@pytest.mark.parametrize("which", ["input", "weight", "bias"])
+def test_conv_partial_requires_grad(which):
+    x = torch.randn(2, 4, 6, 5, dtype=torch.float64, requires_grad=which == "input")
+    w = torch.randn(6, 2, 3, 3, dtype=torch.float64, requires_grad=which == "weight")
+    b = torch.randn(6, dtype=torch.float64, requires_grad=which == "bias")
+    lx, lw, lb = (to_lucid(t.detach()).requires_grad_(t.requires_grad) for t in (x, w, b))
+    tout = TF.conv2d(x, w, b, padding=1, groups=2)
+    lout = LF.conv2d(lx, lw, lb, padding=1, groups=2)
+    g = torch.randn_like(tout)
+    tout.backward(g.permute(0, 1, 3, 2).contiguous().permute(0, 1, 3, 2))  # a strided gradient
+    lout.backward(to_lucid(g).permute(0, 1, 3, 2).contiguous().permute(0, 1, 3, 2))
+    for lt, tt in ((lx, x), (lw, w), (lb, b)):
+        if tt.requires_grad:
+            same(lt.grad, tt.grad)
+        else:
+            assert lt.grad is None
+
+
+def test_conv_empty_batch_and_large_small_paths():
+    x = lucid.randn(0, 3, 5, 5).requires_grad_()
+    w = lucid.randn(4, 3, 3, 3).requires_grad_()
+    out = LF.conv2d(x, w)
+    assert tuple(out.shape) == (0, 4, 3, 3)
+    out.sum().backward()
+    assert tuple(x.grad.shape) == (0, 3, 5, 5) and float(w.grad.abs().sum()) == 0.0
+    # a convolution big enough for the BLAS-threaded path and one in the split (small product) path
+    for shape, wshape, groups in [((2, 32, 20, 20), (32, 32, 3, 3), 1), ((3, 8, 12, 12), (8, 1, 3, 3), 8)]:
+        tx = torch.randn(*shape, requires_grad=True)
+        tw = torch.randn(*wshape, requires_grad=True)
+        lx, lw = leaf(tx), leaf(tw)
+        tout, lout = TF.conv2d(tx, tw, padding=1, groups=groups), LF.conv2d(lx, lw, padding=1, groups=groups)
+        same(lout, tout, 1e-4)
+        tout.sum().backward()
+        lout.sum().backward()
+        same(lx.grad, tx.grad, 1e-4)
+        same(lw.grad, tw.grad, 1e-3)
