@@ -364,6 +364,24 @@ class _TensorAPI:
     def clone(self, *, memory_format=None):
         return self._clone()
 
+    def __deepcopy__(self, memo):
+        """copy.deepcopy (and so deepcopy of a Module): a new leaf with its own copy of
+        the data and of .grad, keeping requires_grad and the Parameter flag. As in
+        torch, a tensor inside an autograd graph cannot be deep-copied."""
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment")
+        if id(self) in memo:
+            return memo[id(self)]
+        import copy
+        new = self.detach().clone()
+        new.requires_grad_(self.requires_grad)
+        new._is_param = self._is_param
+        if self.grad is not None:
+            new.grad = copy.deepcopy(self.grad, memo)
+        memo[id(self)] = new
+        return new
+
     def copy_(self, src, non_blocking=False):
         if not isinstance(src, Tensor):
             raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")

@@ -226,3 +226,29 @@ def test_parameter_is_a_leaf_tensor_sharing_memory():
     assert repr(p).startswith("Parameter containing:\ntensor(")
     assert not lnn.Parameter(data, requires_grad=False).requires_grad
     assert not isinstance(data, lnn.Parameter)
+
+
+def test_deepcopy_of_a_module_copies_parameters_buffers_and_grads():
+    import copy
+    m = lnn.Sequential(lnn.Linear(3, 4), lnn.BatchNorm1d(4))
+    m(lucid.randn(5, 3)).sum().backward()
+    c = copy.deepcopy(m)
+    for (name, p), (_, q) in zip(m.named_parameters(), c.named_parameters()):
+        assert isinstance(q, lnn.Parameter) and q.requires_grad and q.is_leaf, name
+        assert q.tolist() == p.tolist() and q.grad.tolist() == p.grad.tolist()
+        assert q.data_ptr() != p.data_ptr() and q.grad.data_ptr() != p.grad.data_ptr()
+    assert c[1].running_mean.tolist() == m[1].running_mean.tolist()
+    assert not isinstance(c[1].running_mean, lnn.Parameter)
+    with lucid.no_grad():
+        c[0].weight.add_(1.0)
+    assert c[0].weight.tolist() != m[0].weight.tolist()
+    shared = lnn.Linear(2, 2)
+    twice = copy.deepcopy(lnn.Sequential(shared, shared))  # shared modules stay shared
+    assert twice[0].weight is twice[1].weight
+
+
+def test_deepcopy_of_a_non_leaf_raises_as_torch():
+    import copy
+    x = lucid.ones(2, requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(x)

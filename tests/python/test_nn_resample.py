@@ -263,7 +263,12 @@ def test_grid_sample_double_backward(mode, padding_mode):
     lgx, lgg = lucid.autograd.grad(fn(lx, lg).pow(2).sum(), (lx, lg), create_graph=True)
     same(lgx, tgx)
     same(lgg, tgg)
-    (tgx.pow(2).sum() + tgg.pow(2).sum()).backward()
+    try:
+        (tgx.pow(2).sum() + tgg.pow(2).sum()).backward()
+    except RuntimeError as e:  # torch 2.11 has no double backward for grid_sampler_2d
+        if "not implemented" not in str(e):
+            raise
+        return  # gradgradcheck above has checked lucid's second derivatives
     (lgx.pow(2).sum() + lgg.pow(2).sum()).backward()
     same(lx.grad, x.grad)
     same(lg.grad, g.grad)

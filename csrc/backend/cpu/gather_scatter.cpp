@@ -6,44 +6,14 @@
 #include <type_traits>
 
 #include "backend/cpu/bytes.h"
+#include "backend/cpu/row_walk.h"
 #include "core/copy.h"
 #include "core/error.h"
+#include "core/parallel.h"
 
 namespace lucid::cpu {
 
 namespace {
-
-// Calls row(p, n, step) for every row of `shape`'s last dimension: p[k] points at
-// the row's first element in operand k (byte strides st[k]), step[k] is that
-// operand's stride along the row, n its length. The kernels keep their per-element
-// work in a tight inner loop; the odometer runs once per row.
-template <size_t K, typename F>
-void walk_rows(const Shape& shape, const std::array<const Stride*, K>& st, const std::array<std::byte*, K>& base,
-               F row) {
-  for (int64_t s : shape)
-    if (s == 0) return;
-  const size_t nd = shape.size();
-  std::array<int64_t, K> step{};
-  const int64_t n = nd ? shape[nd - 1] : 1;
-  for (size_t k = 0; k < K; ++k) step[k] = nd ? (*st[k])[nd - 1] : 0;
-  const size_t outer_nd = nd ? nd - 1 : 0;
-  std::vector<int64_t> idx(outer_nd, 0);
-  std::array<std::byte*, K> p = base;
-  while (true) {
-    row(p, n, step);
-    size_t d = outer_nd;
-    while (true) {
-      if (d == 0) return;
-      --d;
-      if (++idx[d] < shape[d]) {
-        for (size_t k = 0; k < K; ++k) p[k] += (*st[k])[d];
-        break;
-      }
-      for (size_t k = 0; k < K; ++k) p[k] -= (*st[k])[d] * (shape[d] - 1);
-      idx[d] = 0;
-    }
-  }
-}
 
 // An unsigned integer as wide as an element: moving elements needs no more.
 template <typename Fn>
@@ -87,12 +57,18 @@ void gather(TensorImpl& out, const TensorImpl& src, const TensorImpl& index, int
   const int64_t size = src.shape()[dim], at = src.stride()[dim];
   Stride ss = without_dim(src, dim);
   visit_width(src.itemsize(), [&]<typename U>() {
-    walk_rows<3>(index.shape(), {&out.stride(), &ss, &index.stride()},
-                 {out.host_ptr(), src.host_ptr(), index.host_ptr()},
-                 [&](const std::array<std::byte*, 3>& p, int64_t n, const std::array<int64_t, 3>& st) {
-                   for (int64_t j = 0; j < n; ++j)
-                     store<U>(p[0] + j * st[0], load<U>(p[1] + j * st[1] + checked_index(p[2] + j * st[2], size, dim) * at));
-                 });
+    walk_rows_parallel(index.shape(), {out.host_ptr(), src.host_ptr(), index.host_ptr()},
+                       {&out.stride(), &ss, &index.stride()},
+                       [size, at, dim](std::byte* const* p, int64_t n, const int64_t* st) {
+                         // Locals: the byte stores below may alias anything reached
+                         // through a pointer, so the compiler would reload those.
+                         std::byte* o = p[0];
+                         const std::byte* s = p[1];
+                         const std::byte* i = p[2];
+                         const int64_t so = st[0], ssrc = st[1], si = st[2];
+                         for (int64_t j = 0; j < n; ++j)
+                           store<U>(o + j * so, load<U>(s + j * ssrc + checked_index(i + j * si, size, dim) * at));
+                       });
   });
 }
 
@@ -102,9 +78,8 @@ void scatter(TensorImpl& out, int64_t dim, const TensorImpl& index, const Tensor
   // Elements are visited in index order, so with repeated indices the last write
   // wins (Assign) and sums accumulate in a fixed order: results are deterministic.
   auto run = [&](auto&& write) {
-    walk_rows<3>(index.shape(), {&os, &src.stride(), &index.stride()},
-                 {out.host_ptr(), src.host_ptr(), index.host_ptr()},
-                 [&](const std::array<std::byte*, 3>& p, int64_t n, const std::array<int64_t, 3>& st) {
+    walk_rows(index.shape(), {out.host_ptr(), src.host_ptr(), index.host_ptr()}, {&os, &src.stride(), &index.stride()},
+                 [&](std::byte* const* p, int64_t n, const int64_t* st) {
                    for (int64_t j = 0; j < n; ++j)
                      write(p[0] + j * st[0] + checked_index(p[2] + j * st[2], size, dim) * at, p[1] + j * st[1]);
                  });
@@ -136,16 +111,22 @@ void index_select_slices(TensorImpl& out, const TensorImpl& src, const int64_t* 
   shape.erase(shape.begin() + dim);
   os.erase(os.begin() + dim);
   ss.erase(ss.begin() + dim);
-  for (int64_t j = 0; j < k; ++j)  // indices were checked by the caller
-    host_strided_copy(out.host_ptr() + j * ostep, os, out.dtype(), src.host_ptr() + index[j] * sstep, ss,
-                      src.dtype(), shape);
+  int64_t slice = 1;
+  for (int64_t s : shape) slice *= s;
+  // Slices are disjoint in out: split them over the pool (each copy of a large slice
+  // then runs inline, as the pool does not nest).
+  parallel_for(k, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(slice, 1)), [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j)  // indices were checked by the caller
+      host_strided_copy(out.host_ptr() + j * ostep, os, out.dtype(), src.host_ptr() + index[j] * sstep, ss,
+                        src.dtype(), shape);
+  });
 }
 
 void masked_fill(TensorImpl& out, const TensorImpl& mask, const TensorImpl& value) {
   visit_width(out.itemsize(), [&]<typename U>() {
     const U v = load<U>(value.host_ptr());
-    walk_rows<2>(out.shape(), {&out.stride(), &mask.stride()}, {out.host_ptr(), mask.host_ptr()},
-                 [&](const std::array<std::byte*, 2>& p, int64_t n, const std::array<int64_t, 2>& st) {
+    walk_rows_parallel(out.shape(), {out.host_ptr(), mask.host_ptr()}, {&out.stride(), &mask.stride()},
+                 [&](std::byte* const* p, int64_t n, const int64_t* st) {
                    for (int64_t j = 0; j < n; ++j) {  // branch-free: a random mask mispredicts
                      std::byte* o = p[0] + j * st[0];
                      store<U>(o, load<bool>(p[1] + j * st[1]) ? v : load<U>(o));

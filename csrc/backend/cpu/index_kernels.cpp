@@ -2,44 +2,12 @@
 
 #include <cstring>
 
+#include "backend/cpu/row_walk.h"
 #include "core/error.h"
 
 namespace lucid::cpu {
 
 namespace {
-
-// Walks `shape` in row-major order one innermost row at a time: calls
-// f(ptrs, n, inner) with ptrs[i] at the row's first element of operand i (which
-// starts at cur[i] and moves by strides[i], in bytes), n the row length and inner[i]
-// operand i's stride along the row.
-template <typename F>
-void walk_rows(const Shape& shape, std::vector<std::byte*> cur, const std::vector<const Stride*>& strides, F&& f) {
-  int64_t nd = int64_t(shape.size());
-  for (int64_t s : shape)
-    if (s == 0) return;
-  size_t nops = cur.size();
-  std::vector<int64_t> inner_stride(nops, 0);
-  if (nd == 0) {
-    f(cur.data(), int64_t(1), inner_stride.data());
-    return;
-  }
-  std::vector<int64_t> counter(nd, 0);
-  int64_t inner = shape[nd - 1];
-  for (size_t i = 0; i < nops; ++i) inner_stride[i] = (*strides[i])[nd - 1];
-  while (true) {
-    f(cur.data(), inner, inner_stride.data());
-    int64_t d = nd - 2;
-    for (; d >= 0; --d) {
-      if (++counter[d] < shape[d]) {
-        for (size_t i = 0; i < nops; ++i) cur[i] += (*strides[i])[d];
-        break;
-      }
-      for (size_t i = 0; i < nops; ++i) cur[i] -= (shape[d] - 1) * (*strides[i])[d];
-      counter[d] = 0;
-    }
-    if (d < 0) return;
-  }
-}
 
 // Element by element, on top of walk_rows.
 template <typename F>
@@ -111,14 +79,15 @@ inline T add_values(T a, T b) {
 // Runs a plan one row at a time. When no index
 // tensor varies along the row (the innermost dimension is not an indexed one, as in
 // x[idx] on rows), the index offset is computed once per row; otherwise per element.
-// elem(data, self_elem) gets the data operand's element and self's element.
+// elem(data, self_elem) gets the data operand's element and self's element. Reads
+// (`parallel`) split the rows over the pool; writes keep their order, which decides
+// the result when indices repeat.
 template <typename Elem>
 void run_plan(std::byte* data, const Stride& data_stride, const TensorImpl& self, const IndexPlan& plan,
-              Elem&& elem) {
+              bool parallel, Elem&& elem) {
   Operands o = operands(data, data_stride, self, plan);
-  size_t nops = o.ptr.size();
-  std::vector<std::byte*> p(nops);
-  walk_rows(plan.shape, o.ptr, o.stride, [&](std::byte* const* row, int64_t n, const int64_t* inner) {
+  const size_t nops = o.ptr.size();
+  auto row = [&](std::byte* const* row, int64_t n, const int64_t* inner) {
     bool row_constant = true;
     for (size_t i = 2; i < nops; ++i) row_constant = row_constant && inner[i] == 0;
     if (row_constant) {
@@ -127,12 +96,14 @@ void run_plan(std::byte* data, const Stride& data_stride, const TensorImpl& self
       for (int64_t j = 0; j < n; ++j, d += inner[0], s += inner[1]) elem(d, s);
       return;
     }
-    for (size_t i = 0; i < nops; ++i) p[i] = row[i];
+    std::vector<std::byte*> p(row, row + nops);
     for (int64_t j = 0; j < n; ++j) {
       elem(p[0], p[1] + index_offset(p.data(), plan));
       for (size_t i = 0; i < nops; ++i) p[i] += inner[i];
     }
-  });
+  };
+  if (parallel) walk_rows_parallel(plan.shape, o.ptr, o.stride, row);
+  else walk_rows(plan.shape, o.ptr, o.stride, row);
 }
 
 }  // namespace
@@ -148,7 +119,7 @@ void check_index_bounds(const TensorImpl& idx, int64_t size, int64_t dim) {
 
 void index_gather(TensorImpl& out, const TensorImpl& self, const IndexPlan& plan) {
   visit_size(self.itemsize(), [&]<typename U>() {
-    run_plan(out.host_ptr(), out.stride(), self, plan,
+    run_plan(out.host_ptr(), out.stride(), self, plan, /*parallel=*/true,
              [](std::byte* d, const std::byte* s) { std::memcpy(d, s, sizeof(U)); });
   });
 }
@@ -156,13 +127,13 @@ void index_gather(TensorImpl& out, const TensorImpl& self, const IndexPlan& plan
 void index_scatter(TensorImpl& self, const TensorImpl& values, const IndexPlan& plan, bool accumulate) {
   if (!accumulate) {
     visit_size(self.itemsize(), [&]<typename U>() {
-      run_plan(values.host_ptr(), values.stride(), self, plan,
+      run_plan(values.host_ptr(), values.stride(), self, plan, /*parallel=*/false,
                [](const std::byte* v, std::byte* dst) { std::memcpy(dst, v, sizeof(U)); });
     });
     return;
   }
   visit_dtype(self.dtype(), [&]<typename T>() {
-    run_plan(values.host_ptr(), values.stride(), self, plan, [](const std::byte* v, std::byte* dst) {
+    run_plan(values.host_ptr(), values.stride(), self, plan, /*parallel=*/false, [](const std::byte* v, std::byte* dst) {
       T a, b;
       std::memcpy(&a, dst, sizeof(T));
       std::memcpy(&b, v, sizeof(T));

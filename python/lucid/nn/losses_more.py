@@ -4,11 +4,12 @@ Each takes reduction='mean' | 'sum' | 'none' as torch does."""
 import math
 
 from .. import _C
+from ._functional_misc import cosine_similarity, pairwise_distance
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "huber_loss", "smooth_l1_loss",
            "soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss", "multi_margin_loss",
            "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss", "triplet_margin_loss",
-           "poisson_nll_loss", "gaussian_nll_loss", "cosine_similarity", "pairwise_distance"]
+           "poisson_nll_loss", "gaussian_nll_loss"]
 
 
 def _reduce(loss, reduction):
@@ -142,17 +143,6 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if input.dim() == 1:
         loss = loss.squeeze(0)
     return _reduce(loss, reduction)
-
-
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    n1 = (x1 * x1).sum(dim=dim).sqrt().clamp(min=eps)
-    n2 = (x2 * x2).sum(dim=dim).sqrt().clamp(min=eps)
-    return (x1 * x2).sum(dim=dim) / (n1 * n2)
-
-
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    d = x1 - x2 + eps
-    return _C.norm(d, p, dim=-1, keepdim=keepdim)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):

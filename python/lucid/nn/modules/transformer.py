@@ -193,20 +193,8 @@ class TransformerDecoderLayer(Module):
         return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
-def _clone(module):
-    """A deep copy whose parameters and buffers are fresh tensors with the same values
-    (torch's _get_clones); the engine tensors are copied here, not by copy.deepcopy."""
-    memo = {}
-    for t in list(module.parameters()) + list(module.buffers()):
-        c = t.detach().clone()
-        if isinstance(t, Parameter):
-            c = Parameter(c, requires_grad=t.requires_grad)
-        memo[id(t)] = c
-    return copy.deepcopy(module, memo)
-
-
 def _get_clones(module, n):
-    return ModuleList([_clone(module) for _ in range(n)])
+    return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
 
 class TransformerEncoder(Module):

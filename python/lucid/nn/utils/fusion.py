@@ -9,25 +9,11 @@ from ..parameter import Parameter
 __all__ = ["fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights"]
 
 
-def _deepcopy_module(module):
-    """copy.deepcopy, with the module's parameters and buffers cloned up front (lucid tensors
-    do not pickle, and deepcopy consults the memo first)."""
-    memo = {}
-    for m in module.modules():
-        for p in m._parameters.values():
-            if p is not None and id(p) not in memo:
-                memo[id(p)] = Parameter(p.detach().clone(), p.requires_grad)
-        for b in m._buffers.values():
-            if b is not None and id(b) not in memo:
-                memo[id(b)] = b.clone()
-    return copy.deepcopy(module, memo)
-
-
 def fuse_conv_bn_eval(conv, bn, transpose=False):
     """A new conv module equivalent to bn(conv(x)) in eval mode."""
     if conv.training or bn.training:
         raise AssertionError("Fusion only for eval!")
-    fused = _deepcopy_module(conv)
+    fused = copy.deepcopy(conv)
     if bn.running_mean is None or bn.running_var is None:
         raise AssertionError("fuse_conv_bn_eval needs a BatchNorm that tracks running stats")
     fused.weight, fused.bias = fuse_conv_bn_weights(fused.weight, fused.bias, bn.running_mean, bn.running_var,
@@ -60,7 +46,7 @@ def fuse_linear_bn_eval(linear, bn):
         raise AssertionError("Fusion only for eval!")
     if not (linear.out_features == bn.num_features or bn.num_features == 1):
         raise AssertionError("To fuse, linear.out_features == bn.num_features or bn.num_features == 1")
-    fused = _deepcopy_module(linear)
+    fused = copy.deepcopy(linear)
     if bn.running_mean is None or bn.running_var is None:
         raise AssertionError("fuse_linear_bn_eval needs a BatchNorm that tracks running stats")
     fused.weight, fused.bias = fuse_linear_bn_weights(fused.weight, fused.bias, bn.running_mean, bn.running_var,
