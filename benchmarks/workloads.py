@@ -203,3 +203,4 @@ workload(f"D2H {GB >> 20} MiB pageable", "gpu", inputs((G, G), device="gpu"), la
 import workloads_norm  # noqa: E402,F401
 import workloads_seq  # noqa
 import workloads_resample  # noqa
+import workloads_conv  # noqa

@@ -17,3 +17,5 @@ from .modules.loss_seq import *  # noqa: F401,F403
 from .modules.resample import *  # noqa: F401,F403
 from .modules.padding import *  # noqa: F401,F403
 from .modules.distance import *  # noqa: F401,F403
+from .modules.conv import *  # noqa: F401,F403
+from .modules.pooling import *  # noqa: F401,F403

@@ -262,3 +262,8 @@ from ._functional_misc import *  # noqa: E402,F401,F403
 from ._functional_misc import __all__ as _misc  # noqa: E402
 
 __all__ += _misc
+
+from ._functional_conv import *  # noqa: E402,F401,F403
+from ._functional_conv import __all__ as _conv  # noqa: E402
+
+__all__ += _conv

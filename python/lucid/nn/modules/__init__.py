@@ -15,3 +15,5 @@ from .loss_seq import *  # noqa: F401,F403
 from .resample import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403

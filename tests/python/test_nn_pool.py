@@ -1,0 +1,224 @@
+"""Pooling (max, avg, adaptive, lp, unpool; functional and modules) against torch:
+values, indices, input gradients, float64 gradcheck, bad input."""
+
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import lucid
+import lucid.nn as lnn
+import lucid.nn.functional as LF
+from lucid.autograd import gradcheck, gradgradcheck
+from conftest import to_lucid, to_torch
+
+
+def same(l, t, tol=1e-9):
+    assert tuple(l.shape) == tuple(t.shape), (tuple(l.shape), tuple(t.shape))
+    assert torch.allclose(to_torch(l.detach()).double(), t.detach().double(), atol=tol, rtol=tol), (l, t)
+
+
+def leaf(t):
+    return to_lucid(t.detach()).requires_grad_()
+
+
+def check(lfn, tfn, shape, tol=1e-9):
+    # distinct values so max ties cannot pick different elements
+    x = (torch.randperm(torch.Size(shape).numel(), dtype=torch.float64) / 7).reshape(shape).requires_grad_()
+    lx = leaf(x)
+    tout, lout = tfn(x), lfn(lx)
+    if isinstance(tout, tuple):
+        assert to_torch(lout[1]).tolist() == tout[1].tolist()
+        assert lout[1].dtype == lucid.int64
+        tout, lout = tout[0], lout[0]
+    same(lout, tout, tol)
+    g = torch.randn_like(tout)
+    tout.backward(g)
+    lout.backward(to_lucid(g))
+    same(lx.grad, x.grad, tol)
+
+
+MAX_CASES = [
+    (1, (2, 3, 11), dict(kernel_size=3)),
+    (1, (3, 10), dict(kernel_size=3, stride=2, padding=1, dilation=2, ceil_mode=True)),
+    (2, (2, 3, 9, 8), dict(kernel_size=2)),
+    (2, (2, 2, 9, 8), dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1))),
+    (2, (1, 2, 10, 9), dict(kernel_size=3, stride=2, dilation=(2, 1), ceil_mode=True)),
+    (2, (2, 7, 7), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    (3, (1, 2, 5, 6, 7), dict(kernel_size=2, stride=(1, 2, 2), padding=(1, 0, 1))),
+    (3, (2, 4, 5, 5), dict(kernel_size=3, stride=2, ceil_mode=True, dilation=1)),
+]
+
+
+@pytest.mark.parametrize("nsp,shape,kw", MAX_CASES)
+def test_max_pool_matches_torch(nsp, shape, kw):
+    name = f"max_pool{nsp}d"
+    check(lambda x: getattr(LF, name)(x, **kw, return_indices=True),
+          lambda x: getattr(TF, name)(x, **kw, return_indices=True), shape)
+    check(lambda x: getattr(LF, name)(x, **kw), lambda x: getattr(TF, name)(x, **kw), shape)
+
+
+AVG_CASES = [
+    (1, (2, 3, 11), dict(kernel_size=3)),
+    (1, (3, 10), dict(kernel_size=4, stride=3, padding=2, ceil_mode=True, count_include_pad=False)),
+    (2, (2, 3, 9, 8), dict(kernel_size=2)),
+    (2, (2, 2, 9, 8), dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1))),
+    (2, (2, 2, 9, 8), dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), count_include_pad=False)),
+    (2, (1, 2, 10, 9), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    (2, (1, 2, 10, 9), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    (2, (2, 7, 7), dict(kernel_size=3, padding=1, divisor_override=4)),
+    (3, (1, 2, 5, 6, 7), dict(kernel_size=2, stride=(1, 2, 2), padding=(1, 0, 1))),
+    (3, (2, 4, 5, 5), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+]
+
+
+@pytest.mark.parametrize("nsp,shape,kw", AVG_CASES)
+def test_avg_pool_matches_torch(nsp, shape, kw):
+    name = f"avg_pool{nsp}d"
+    check(lambda x: getattr(LF, name)(x, **kw), lambda x: getattr(TF, name)(x, **kw), shape)
+
+
+@pytest.mark.parametrize("nsp,shape,out", [(1, (2, 3, 10), 4), (1, (3, 7), 7), (2, (2, 3, 9, 7), (4, 3)),
+                                           (2, (2, 5, 6), (None, 4)), (2, (1, 2, 5, 5), 1),
+                                           (3, (1, 2, 5, 6, 7), (2, 3, 4)), (3, (2, 4, 5, 3), 2)])
+def test_adaptive_pools_match_torch(nsp, shape, out):
+    for kind in ("avg", "max"):
+        name = f"adaptive_{kind}_pool{nsp}d"
+        check(lambda x: getattr(LF, name)(x, out), lambda x: getattr(TF, name)(x, out), shape)
+    name = f"adaptive_max_pool{nsp}d"
+    check(lambda x: getattr(LF, name)(x, out, return_indices=True),
+          lambda x: getattr(TF, name)(x, out, return_indices=True), shape)
+
+
+@pytest.mark.parametrize("nsp,shape,kw", [(1, (2, 3, 10), dict(norm_type=2, kernel_size=3, stride=2)),
+                                           (2, (2, 3, 9, 8), dict(norm_type=3, kernel_size=(2, 3))),
+                                           (2, (2, 3, 9, 8), dict(norm_type=1.5, kernel_size=2, ceil_mode=True,
+                                                                  stride=2)),
+                                           (3, (1, 2, 4, 6, 5), dict(norm_type=2, kernel_size=2))])
+def test_lp_pool_matches_torch(nsp, shape, kw):
+    name = f"lp_pool{nsp}d"
+    x = torch.rand(*shape, dtype=torch.float64) + 0.1
+    x.requires_grad_()
+    lx = leaf(x)
+    tout, lout = getattr(TF, name)(x, **kw), getattr(LF, name)(lx, **kw)
+    same(lout, tout)
+    tout.sum().backward()
+    lout.sum().backward()
+    same(lx.grad, x.grad)
+
+
+@pytest.mark.parametrize("nsp,shape,kw,out", [(1, (2, 3, 10), dict(kernel_size=2), None),
+                                               (2, (2, 3, 9, 8), dict(kernel_size=2, stride=2), [9, 8]),
+                                               (2, (3, 8, 8), dict(kernel_size=3, stride=2, padding=1), [8, 8]),
+                                               (3, (1, 2, 4, 6, 6), dict(kernel_size=2), None)])
+def test_max_unpool_matches_torch(nsp, shape, kw, out):
+    x = (torch.randperm(torch.Size(shape).numel(), dtype=torch.float64) / 7).reshape(shape)
+    pooled, idx = getattr(TF, f"max_pool{nsp}d")(x, **kw, return_indices=True)
+    p = pooled.clone().requires_grad_()
+    lp = leaf(p)
+    tout = getattr(TF, f"max_unpool{nsp}d")(p, idx, **kw, output_size=out)
+    lout = getattr(LF, f"max_unpool{nsp}d")(lp, to_lucid(idx), **kw, output_size=out)
+    same(lout, tout)
+    g = torch.randn_like(tout)
+    tout.backward(g)
+    lout.backward(to_lucid(g))
+    same(lp.grad, p.grad)
+    tm = getattr(torch.nn, f"MaxUnpool{nsp}d")(**kw)
+    lm = getattr(lnn, f"MaxUnpool{nsp}d")(**kw)
+    assert repr(lm) == repr(tm)
+    same(lm(to_lucid(pooled), to_lucid(idx), out), tm(pooled, idx, out))
+
+
+def test_pool_gradcheck_and_double_backward():
+    x = lucid.randn(1, 2, 6, 5, dtype=lucid.float64).requires_grad_()
+    for fn in [lambda t: LF.max_pool2d(t, 3, 2, 1, ceil_mode=True),
+               lambda t: LF.avg_pool2d(t, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+               lambda t: LF.avg_pool2d(t, 2, divisor_override=3),
+               lambda t: LF.adaptive_avg_pool2d(t, (4, 3)),
+               lambda t: LF.adaptive_max_pool2d(t, (2, 3)),
+               lambda t: LF.lp_pool2d(t.abs() + 0.5, 2, 2),
+               lambda t: LF.avg_pool1d(t[0], 3, 1, 1),
+               lambda t: LF.max_pool3d(t.unsqueeze(0), 2, 1)]:
+        assert gradcheck(fn, (x,))
+        assert gradgradcheck(fn, (x,))
+
+
+MODULES = [
+    ("MaxPool1d", (3,), dict(stride=2, padding=1, dilation=1, ceil_mode=True), (2, 3, 10)),
+    ("MaxPool2d", (3, 2, 1), {}, (2, 3, 9, 8)),
+    ("MaxPool2d", ((2, 3),), dict(return_indices=True), (2, 3, 9, 8)),
+    ("MaxPool3d", (2,), {}, (1, 2, 4, 6, 6)),
+    ("AvgPool1d", (3,), dict(stride=2, padding=1, count_include_pad=False), (2, 3, 10)),
+    ("AvgPool2d", (3,), dict(stride=2, padding=1, ceil_mode=True), (2, 3, 9, 8)),
+    ("AvgPool2d", ((2, 3),), dict(divisor_override=2), (2, 3, 9, 8)),
+    ("AvgPool3d", (2,), dict(stride=1), (1, 2, 4, 6, 6)),
+    ("AdaptiveAvgPool1d", (4,), {}, (2, 3, 10)),
+    ("AdaptiveAvgPool2d", ((3, None),), {}, (2, 3, 9, 8)),
+    ("AdaptiveAvgPool3d", (2,), {}, (1, 2, 4, 6, 6)),
+    ("AdaptiveMaxPool1d", (4,), {}, (2, 3, 10)),
+    ("AdaptiveMaxPool2d", ((3, 2),), dict(return_indices=True), (2, 3, 9, 8)),
+    ("AdaptiveMaxPool3d", (2,), {}, (1, 2, 4, 6, 6)),
+    ("LPPool1d", (2, 3), dict(stride=2), (2, 3, 10)),
+    ("LPPool2d", (2, 2), {}, (2, 3, 9, 8)),
+    ("LPPool3d", (3, 2), {}, (1, 2, 4, 6, 6)),
+]
+
+
+@pytest.mark.parametrize("name,args,kw,shape", MODULES)
+def test_pool_modules_match_torch(name, args, kw, shape):
+    tm = getattr(torch.nn, name)(*args, **kw)
+    lm = getattr(lnn, name)(*args, **kw)
+    assert repr(lm) == repr(tm)
+    if name.startswith("LP"):
+        x = torch.rand(*shape, dtype=torch.float64) + 0.1
+    else:
+        x = torch.randperm(torch.Size(shape).numel(), dtype=torch.float64).reshape(shape) / 7
+    check(lm, tm, shape) if not name.startswith("LP") else same(lm(to_lucid(x)), tm(x))
+
+
+def test_pool_float32():
+    x = torch.randn(2, 3, 8, 8)
+    same(LF.max_pool2d(to_lucid(x), 2), TF.max_pool2d(x, 2), 1e-6)
+    out = LF.avg_pool2d(to_lucid(x), 3, 1, 1)
+    assert out.dtype == lucid.float32
+    same(out, TF.avg_pool2d(x, 3, 1, 1), 1e-5)
+
+
+@pytest.mark.parametrize("dt", [torch.int64, torch.int32, torch.uint8, torch.int8])
+def test_max_pool_integer_dtypes(dt):
+    x = torch.randint(-100, 100, (2, 3, 7, 6)).to(dt)
+    lo, li = LF.max_pool2d(to_lucid(x), 3, 2, 1, return_indices=True)
+    to, ti = TF.max_pool2d(x, 3, 2, 1, return_indices=True)
+    assert lo.dtype == getattr(lucid, str(dt).split(".")[-1])
+    assert to_torch(lo).equal(to) and to_torch(li).equal(ti)
+    with pytest.raises(NotImplementedError):  # as torch
+        LF.adaptive_max_pool2d(to_lucid(x), 2)
+
+
+def test_max_pool_nan_propagates():
+    x = torch.tensor([[[1.0, float("nan"), 3.0, 2.0]]])
+    lo, li = LF.max_pool1d(to_lucid(x), 2, return_indices=True)
+    to, ti = TF.max_pool1d(x, 2, return_indices=True)
+    assert str(to_torch(lo).tolist()) == str(to.tolist())
+    assert to_torch(li).tolist() == ti.tolist()
+
+
+def test_pool_bad_input():
+    with pytest.raises(RuntimeError):
+        LF.max_pool2d(lucid.randn(4, 4), 2)  # 2-D input to a 2-d pool
+    with pytest.raises(RuntimeError, match="pad should be at most half"):
+        LF.max_pool2d(lucid.randn(1, 1, 4, 4), 2, padding=2)
+    with pytest.raises(RuntimeError, match="Output size is too small"):
+        LF.avg_pool2d(lucid.randn(1, 1, 2, 2), 3)
+    with pytest.raises(RuntimeError):
+        LF.max_pool1d(lucid.randn(1, 1, 4), 0)
+    with pytest.raises(NotImplementedError):
+        LF.avg_pool2d(lucid.ones(1, 1, 4, 4, dtype=lucid.complex64), 2)
+    with pytest.raises(RuntimeError, match="divisor must be not zero"):
+        LF.avg_pool2d(lucid.randn(1, 1, 4, 4), 2, divisor_override=0)
+    with pytest.raises(RuntimeError):
+        LF.adaptive_avg_pool2d(lucid.randn(1, 0, 4), 2)
+    with pytest.raises(ValueError, match="invalid output_size"):
+        LF.max_unpool2d(lucid.randn(1, 1, 2, 2), lucid.zeros(1, 1, 2, 2, dtype=lucid.int64), 2,
+                        output_size=[7, 7])
+    with pytest.raises(RuntimeError):
+        LF.max_unpool2d(lucid.randn(1, 1, 2, 2), lucid.full((1, 1, 2, 2), 99, dtype=lucid.int64), 2)
