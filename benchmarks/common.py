@@ -69,9 +69,19 @@ def time_pair(lucid_fn, torch_fn, samples=5, target=0.02, sync_l=None, sync_t=No
     cl, ct = calls_for(lucid_fn, target, sync_l), calls_for(torch_fn, target, sync_t)
     tl, tt = [], []
     for _ in range(samples):
+        idle()
         tl.append(per_call(lucid_fn, cl, sync_l))
+        idle()
         tt.append(per_call(torch_fn, ct, sync_t))
     return tl, tt
+
+
+def idle():
+    """Lets the framework that just ran go quiet before the other is timed. Idle threads
+    spin a while before they sleep (PyTorch's OpenMP threads ~10 ms, OpenBLAS's and
+    lucid's pool ~0.2 ms): in one process, the spinners of one framework would otherwise
+    take cores from the other's first calls, which neither suffers when run alone."""
+    time.sleep(0.03)
 
 
 # A chain of tiny recorded ops: the framework's own per-op cost (dispatch, allocation,

@@ -191,6 +191,8 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   Pool::get().run(n, grain, fn);
 }
 
+bool in_parallel() { return t_in_parallel; }
+
 int pool_threads() { return Pool::get().threads(); }
 
 void set_pool_threads(int n) { Pool::get().resize(std::max(1, n)); }

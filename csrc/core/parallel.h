@@ -15,6 +15,10 @@ namespace lucid::cpu {
 // every piece has finished.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
+// Whether the calling thread is running a piece of a parallel_for (a nested
+// parallel_for would run inline).
+bool in_parallel();
+
 // Threads the pool uses (the caller counts as one); set by lucid.set_num_threads,
 // which also sets the BLAS library's count so the two never oversubscribe.
 int pool_threads();

@@ -1,11 +1,20 @@
-"""Chooses OpenBLAS's CPU kernels before the engine loads OpenBLAS.
+"""Configures OpenBLAS before the engine loads it: its CPU kernels and how long its
+idle threads spin.
 
 Debian 12's OpenBLAS (0.3.21, DYNAMIC_ARCH) picks its kernels from the CPU model
 number when the library loads, and falls back to "Prescott" (SSE3, ~4x slower sgemm)
 for CPUs newer than it knows, even when they have AVX-512. The choice is made once, in
 the library's constructor, from the OPENBLAS_CORETYPE environment variable when set,
 so lucid sets it from the CPU's feature flags before `lucid._C` (which links OpenBLAS)
-is imported. A value the user set is left alone.
+is imported.
+
+After each product OpenBLAS's worker threads spin (calling sched_yield) for
+2^OPENBLAS_THREAD_TIMEOUT cycles, 2^28 (~0.1 s) by default, before they sleep. A
+spinning worker takes a core from the elementwise op that follows a matmul on lucid's
+own pool, so lucid caps the spin at 2^19 cycles (~0.2 ms), the same time its own pool
+threads spin before sleeping (core/parallel.cpp): long enough that back-to-back
+products (an RNN's steps) never pay a wake-up, short enough that other work gets the
+cores. A value the user set is left alone.
 """
 
 import os
@@ -20,6 +29,7 @@ def _kernel_for_flags(flags):
 
 
 def configure():
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "19")
     if "OPENBLAS_CORETYPE" in os.environ:
         return
     try:

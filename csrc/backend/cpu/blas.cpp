@@ -22,15 +22,21 @@ namespace {
 std::atomic<int> g_threads{0};
 std::once_flag g_threads_once;
 
+// Note [One pool for products]
+// OpenBLAS runs single-threaded; lucid's pool splits each product into blocks of
+// output rows (or columns), one BLAS call per block, and splits batches of small
+// products across threads. With OpenBLAS's own threads, two pools shared the cores:
+// each spun after its work (OpenBLAS's for ~0.1 s) and took a core from the other's
+// next job, and batched or skinny products were not threaded at all.
 void apply_threads(int n) {
 #ifdef LUCID_HAVE_OPENBLAS
-  openblas_set_num_threads(n);
+  openblas_set_num_threads(1);
 #endif
   set_pool_threads(n);
   g_threads.store(n);
 }
 
-// OpenBLAS is told the engine's thread count once, before the first product.
+// The thread counts are set once, before the first product.
 void init_threads() {
   std::call_once(g_threads_once, [] {
     if (g_threads.load() == 0) apply_threads(std::max(1, int(std::thread::hardware_concurrency())));
@@ -66,40 +72,55 @@ struct Mat {
   T at(int64_t r, int64_t c) const { return p[r * rs + c * cs]; }
 };
 
-// Walks the batch dimensions (every dim but the last two) of a, b and the
-// contiguous out together, calling fn(a_byte_offset, b_byte_offset, batch_index).
-template <typename Fn>
-void for_each_batch(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b, Fn&& fn) {
-  const int64_t nb = out.ndim() - 2;
-  int64_t count = 1;
-  for (int64_t d = 0; d < nb; ++d) count *= out.shape()[d];
-  std::vector<int64_t> idx(size_t(nb), 0);
+// The byte offsets in a and b of matrix i of the batch (the dims but the last two,
+// row-major over out's batch shape).
+std::pair<int64_t, int64_t> batch_offsets(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b, int64_t i) {
   int64_t ao = 0, bo = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    fn(ao, bo, i);
-    for (int64_t d = nb - 1; d >= 0; --d) {  // odometer increment
-      ao += a.stride()[d];
-      bo += b.stride()[d];
-      if (++idx[d] < out.shape()[d]) break;
-      ao -= a.stride()[d] * out.shape()[d];
-      bo -= b.stride()[d] * out.shape()[d];
-      idx[d] = 0;
-    }
+  for (int64_t d = out.ndim() - 3; d >= 0; --d) {
+    const int64_t x = i % out.shape()[d];
+    i /= out.shape()[d];
+    ao += x * a.stride()[d];
+    bo += x * b.stride()[d];
   }
+  return {ao, bo};
 }
 
-// C (m x n, contiguous) = alpha * A @ B + beta * C with a blocked i-p-j loop whose
-// inner loop runs along a row of B and C. Integers (and builds without BLAS).
+// A product smaller than this many multiply-adds per thread is not split: the
+// split's cost (waking a thread, packing an operand twice) would exceed the gain.
+constexpr double kMinMacsPerPart = double(1 << 18);
+
+// Calls part(r0, r1, c0, c1) for blocks that tile an m x n output, on the pool's
+// threads: row blocks when m >= n, else column blocks (each block packs the other
+// operand whole, so the split runs along the longer side).
+template <typename Fn>
+void split_output(int64_t m, int64_t n, int64_t k, Fn&& part) {
+  const double macs = double(m) * double(n) * double(std::max<int64_t>(k, 1));
+  int64_t parts = in_parallel() ? 1 : std::min<int64_t>(pool_threads(), int64_t(macs / kMinMacsPerPart));
+  const bool rows = m >= n;
+  parts = std::min(parts, rows ? m : n);
+  if (parts <= 1) return part(int64_t(0), m, int64_t(0), n);
+  parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      if (rows) part(m * p / parts, m * (p + 1) / parts, int64_t(0), n);
+      else part(int64_t(0), m, n * p / parts, n * (p + 1) / parts);
+    }
+  });
+}
+
+// C (m x n, rows ldc apart) = alpha * A @ B + beta * C with a blocked i-p-j loop
+// whose inner loop runs along a row of B and C. Integers (and builds without BLAS).
 template <typename T>
-void loop_gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<T> A, Mat<T> B, T beta, bool beta_zero, T* C) {
-  for (int64_t i = 0; i < m * n; ++i) C[i] = beta_zero ? T(0) : T(beta * C[i]);
+void loop_gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<T> A, Mat<T> B, T beta, bool beta_zero, T* C,
+               int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) C[i * ldc + j] = beta_zero ? T(0) : T(beta * C[i * ldc + j]);
   constexpr int64_t kBlockK = 128, kBlockN = 512;
   for (int64_t j0 = 0; j0 < n; j0 += kBlockN) {
     const int64_t j1 = std::min(n, j0 + kBlockN);
     for (int64_t p0 = 0; p0 < k; p0 += kBlockK) {
       const int64_t p1 = std::min(k, p0 + kBlockK);
       for (int64_t i = 0; i < m; ++i) {
-        T* crow = C + i * n;
+        T* crow = C + i * ldc;
         for (int64_t p = p0; p < p1; ++p) {
           const T av = T(alpha * A.at(i, p));
           const T* brow = B.p + p * B.rs;
@@ -220,22 +241,35 @@ void gemm_typed(TensorImpl& out, const TensorImpl& a_in, const TensorImpl& b_in,
   const std::byte* a_base = a->host_ptr();
   const std::byte* b_base = b->host_ptr();
   const bool fits_int = m <= INT_MAX && n <= INT_MAX && k <= INT_MAX;
-  for_each_batch(out, *a, *b, [&](int64_t ao, int64_t bo, int64_t i) {
-    const T* A = reinterpret_cast<const T*>(a_base + ao);
-    const T* B = reinterpret_cast<const T*>(b_base + bo);
-    T* C = c_base + i * m * n;
+  // Block [r0, r1) x [c0, c1) of product i.
+  auto block = [&](int64_t i, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    auto [ao, bo] = batch_offsets(out, *a, *b, i);
+    const T* A = reinterpret_cast<const T*>(a_base + ao) + r0 * la.rs;
+    const T* B = reinterpret_cast<const T*>(b_base + bo) + c0 * lb.cs;
+    T* C = c_base + i * m * n + r0 * n + c0;
 #ifdef LUCID_HAVE_OPENBLAS
     if constexpr (kBlasType) {
       if (fits_int) {
-        blas_call(la.trans, lb.trans, int(m), int(n), int(k), alpha, A, int(la.ld), B, int(lb.ld),
+        blas_call(la.trans, lb.trans, int(r1 - r0), int(c1 - c0), int(k), alpha, A, int(la.ld), B, int(lb.ld),
                   beta_zero ? T(0) : beta, C, int(n));
         return;
       }
     }
 #endif
     (void)fits_int;
-    loop_gemm<T>(m, n, k, alpha, Mat<T>{A, la.rs, la.cs}, Mat<T>{B, lb.rs, lb.cs}, beta, beta_zero, C);
-  });
+    loop_gemm<T>(r1 - r0, c1 - c0, k, alpha, Mat<T>{A, la.rs, la.cs}, Mat<T>{B, lb.rs, lb.cs}, beta, beta_zero, C, n);
+  };
+  const int64_t count = out.numel() / (m * n);
+  // Enough products to go round: whole products per thread. Else each product is
+  // split into blocks.
+  if (count >= pool_threads() && !in_parallel()) {
+    parallel_for(count, 1, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) block(i, 0, m, 0, n);
+    });
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i)
+    split_output(m, n, k, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) { block(i, r0, r1, c0, c1); });
 }
 
 }  // namespace
@@ -268,6 +302,28 @@ void gemm(TensorImpl& out, const TensorImpl& a, const TensorImpl& b, const Scala
   }
   fail<RuntimeError>("\"addmm_impl_cpu_\" not implemented for 'Bool'");
 }
+
+template <typename T>
+void gemm_raw(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t lda, const T* B,
+              int64_t ldb, T beta, T* C, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  init_threads();
+  split_output(m, n, k, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    const T* a = ta ? A + r0 : A + r0 * lda;  // rows r0.. of op(A)
+    const T* b = tb ? B + c0 * ldb : B + c0;  // columns c0.. of op(B)
+    T* c = C + r0 * ldc + c0;
+#ifdef LUCID_HAVE_OPENBLAS
+    blas_call(ta, tb, int(r1 - r0), int(c1 - c0), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+#else
+    loop_gemm<T>(r1 - r0, c1 - c0, k, alpha, Mat<T>{a, ta ? 1 : lda, ta ? lda : 1}, Mat<T>{b, tb ? 1 : ldb, tb ? ldb : 1},
+                 beta, beta == T(0), c, ldc);
+#endif
+  });
+}
+template void gemm_raw<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,
+                              int64_t, float, float*, int64_t);
+template void gemm_raw<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t, const double*,
+                               int64_t, double, double*, int64_t);
 
 int get_num_threads() {
   init_threads();

@@ -19,9 +19,17 @@ namespace lucid::cpu {
 // BLAS cannot describe are copied first.
 void gemm(TensorImpl& out, const TensorImpl& a, const TensorImpl& b, const Scalar& alpha, const Scalar& beta);
 
+// C = alpha * op(A) @ op(B) + beta * C on raw row-major float/double matrices
+// (leading dimensions lda, ldb, ldc; op transposes when ta / tb), split over the pool
+// like gemm (Note [One pool for products] in blas.cpp); dimensions must fit an int.
+// Called from inside a parallel_for, it runs on the calling thread.
+template <typename T>
+void gemm_raw(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t lda, const T* B,
+              int64_t ldb, T beta, T* C, int64_t ldc);
+
 // The engine's thread count: std::thread::hardware_concurrency() until
-// set_num_threads() says otherwise. It sets both lucid's pool (parallel.h) and
-// BLAS's, so the two never oversubscribe the machine.
+// set_num_threads() says otherwise. It sizes lucid's pool (parallel.h), which
+// threads the products too: BLAS itself runs single-threaded.
 int get_num_threads();
 void set_num_threads(int n);  // RuntimeError unless n >= 1
 

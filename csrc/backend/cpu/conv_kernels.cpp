@@ -18,9 +18,6 @@
 #include "core/parallel.h"
 #include "backend/cpu/simd.h"
 
-#ifdef LUCID_HAVE_OPENBLAS
-#include <cblas.h>
-#endif
 
 namespace lucid::cpu {
 
@@ -161,40 +158,6 @@ void col2im(const T* col, T* img, int64_t channels, const ConvGeom& g, bool over
   });
 }
 
-template <typename T>
-void gemm_raw(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t lda, const T* B,
-              int64_t ldb, T beta, T* C, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-#ifdef LUCID_HAVE_OPENBLAS
-  (void)get_num_threads();  // first use: gives OpenBLAS lucid's thread count (blas.cpp)
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
-                alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
-    return;
-  } else {
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
-                alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
-    return;
-  }
-#endif
-  // Builds without BLAS: an i-p-j loop, rows of C split among threads.
-  parallel_for(m, 1, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      T* c = C + i * ldc;
-      for (int64_t j = 0; j < n; ++j) c[j] = beta == T(0) ? T(0) : T(beta * c[j]);
-      for (int64_t p = 0; p < k; ++p) {
-        const T a = alpha * (ta ? A[p * lda + i] : A[i * lda + p]);
-        if (tb) {
-          for (int64_t j = 0; j < n; ++j) c[j] += a * B[j * ldb + p];
-        } else {
-          const T* b = B + p * ldb;
-          for (int64_t j = 0; j < n; ++j) c[j] += a * b[j];
-        }
-      }
-    }
-  });
-}
-
 namespace {
 
 // A serial product for the small per-(sample, group) matrices of depthwise and
@@ -260,9 +223,8 @@ void small_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, cons
 }
 
 // One product of a convolution. `serial`: called from several of lucid's threads at
-// once. OpenBLAS runs products this small (m * n * k below its threading threshold,
-// 65536 * 4) on the calling thread, which is safe from several threads; without
-// BLAS, small_gemm.
+// once, where gemm_raw runs on the calling thread (OpenBLAS is single-threaded:
+// Note [One pool for products] in blas.cpp); without BLAS, small_gemm.
 template <typename T>
 void product(bool serial, bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t lda,
              const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
@@ -275,7 +237,7 @@ void product(bool serial, bool ta, bool tb, int64_t m, int64_t n, int64_t k, T a
 
 // Below this many multiply-adds per (sample, group) product, (sample, group) pairs
 // are split among lucid's threads, each running serial products; above, they run
-// one after another and BLAS threads each product.
+// one after another and gemm_raw splits each product over the pool.
 constexpr int64_t kSmallProduct = int64_t(1) << 17;
 
 // Runs item(i, col) for i in [0, count): serially with one scratch column matrix
@@ -402,8 +364,6 @@ void conv_weight_grad(const T* big, const T* small, T* gw, int64_t n, int64_t c_
 #define LUCID_CONV_INSTANTIATE(T)                                                                                  \
   template void im2col<T>(const T*, T*, int64_t, const ConvGeom&);                                                \
   template void col2im<T>(const T*, T*, int64_t, const ConvGeom&, bool);                                                \
-  template void gemm_raw<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, \
-                            int64_t);                                                                              \
   template void conv_forward<T>(const T*, const T*, const T*, T*, int64_t, int64_t, int64_t, const ConvGeom&);     \
   template void conv_transpose_forward<T>(const T*, const T*, const T*, T*, int64_t, int64_t, int64_t,             \
                                           const ConvGeom&);                                                        \

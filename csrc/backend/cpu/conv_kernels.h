@@ -33,11 +33,6 @@ void im2col(const T* img, T* col, int64_t channels, const ConvGeom& g);
 template <typename T>
 void col2im(const T* col, T* img, int64_t channels, const ConvGeom& g, bool overwrite = false);
 
-// C = alpha * op(A) @ op(B) + beta * C, row-major, leading dimensions given.
-template <typename T>
-void gemm_raw(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t lda, const T* B,
-              int64_t ldb, T beta, T* C, int64_t ldc);
-
 // small [N, Cs, L] = conv(big [N, Cb, big], w) (+ bias [Cs] when given).
 template <typename T>
 void conv_forward(const T* big, const T* w, const T* bias, T* small, int64_t n, int64_t c_big, int64_t c_small,
