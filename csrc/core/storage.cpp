@@ -30,11 +30,17 @@ struct InlineBlock {  // 16-byte aligned: an over-aligned type would cost a mema
 // Note [Large-block cache]
 // A fresh 64 MiB buffer costs page faults and zero-filling by the kernel on first
 // touch, about a third of an elementwise op over it; a training loop frees and
-// reallocates the same sizes every step. So freed blocks of 2 MiB and more (which
-// are 2 MiB-aligned multiples of 2 MiB) are kept, keyed by size, and handed out
-// again for the same size: no syscall, no page fault. The cache is bounded
-// (kCacheLimit) and emptied by lucid's empty_cache; a forked child starts empty.
+// reallocates the same sizes every step. So freed blocks of 128 KiB and more are
+// kept, keyed by size, and handed out again for the same size: no syscall, no page
+// fault. Blocks below 2 MiB are rounded up to 64 KiB multiples; from 2 MiB they are
+// 2 MiB-aligned multiples of 2 MiB. (glibc hands blocks this size back to the kernel
+// on free, mmap'd or trimmed from the heap top, so without the cache a 64K-element
+// op faulted its output in on every call, costing as much as the op.) The cache is
+// bounded (kCacheLimit) and emptied by lucid's empty_cache; a forked child starts
+// empty.
 constexpr size_t kHuge = size_t(2) << 20;
+constexpr size_t kCachedMin = size_t(128) << 10;
+constexpr size_t kCachedUnit = size_t(64) << 10;
 constexpr size_t kCacheLimit = size_t(2) << 30;
 
 class LargeBlockCache {
@@ -116,14 +122,16 @@ CpuStorage allocate_cpu(size_t nbytes) {
   // 64-byte alignment keeps SIMD loads aligned. Large buffers are 2 MiB aligned and
   // asked to be backed by huge pages: a fresh 64 MiB tensor then takes 32 page faults
   // instead of 16384, which otherwise cost more than the first pass over the data.
-  size_t align = nbytes >= kHuge ? kHuge : 64;
-  size_t rounded = (nbytes + align - 1) / align * align;
+  const size_t align = nbytes >= kHuge ? kHuge : 64;
+  const bool cached = nbytes >= kCachedMin;
+  const size_t unit = nbytes >= kHuge ? kHuge : cached ? kCachedUnit : align;
+  const size_t rounded = (nbytes + unit - 1) / unit * unit;
   auto block = std::make_shared<HeapBlock>();
   void* p = nullptr;
-  if (align == kHuge) p = LargeBlockCache::get().take(rounded);  // Note [Large-block cache]
+  if (cached) p = LargeBlockCache::get().take(rounded);  // Note [Large-block cache]
   if (!p) {
     p = std::aligned_alloc(align, rounded);
-    if (!p && align == kHuge) {  // memory may be sitting in the cache: give it back and retry
+    if (!p && cached) {  // memory may be sitting in the cache: give it back and retry
       LargeBlockCache::get().release_all();
       p = std::aligned_alloc(align, rounded);
     }
@@ -131,7 +139,7 @@ CpuStorage allocate_cpu(size_t nbytes) {
     if (align == kHuge) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
   }
   block->bytes = p;
-  if (align == kHuge) block->cached_size = rounded;
+  if (cached) block->cached_size = rounded;
   s.data = DataPtr(block, static_cast<std::byte*>(p));
   s.version = std::shared_ptr<VersionCounter>(block, &block->counter);
   return s;

@@ -54,7 +54,7 @@ inline StorageBase& storage_base(Storage& s) {
 }
 
 // Allocates uninitialised host memory: 64-byte aligned, 16 for tiny sizes. Blocks of
-// 2 MiB and more come from, and return to, a bounded cache (Note [Large-block cache]).
+// 128 KiB and more come from, and return to, a bounded cache (Note [Large-block cache]).
 CpuStorage allocate_cpu(size_t nbytes);
 size_t cpu_cached_bytes();  // bytes held by that cache
 void cpu_empty_cache();     // returns them to the system
