@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -25,25 +26,38 @@ inline void cpu_relax() {
 }
 
 // Note [Thread pool]
-// One job at a time (callers serialise on `submit_`): the job is a function, a
-// piece count and a claim counter. Every thread, the caller included, claims
-// pieces until none are left; the caller then waits for the others to finish
-// theirs. Static pieces of equal size suit elementwise kernels, whose cost per
-// element is uniform.
+// One job at a time (callers serialise on `submit_`). A job is split into equal
+// pieces, one per thread, and piece p belongs to thread p (the caller is thread 0):
+// the same thread gets the same part of the data on every call, so a kernel run
+// again over the same tensors finds its part in its own core's cache (stealing
+// pieces first-come first-served halved the speed of 256K-element ops). A piece
+// whose owner is asleep, or has not started after kSteal, is run by the caller.
 //
-// Waking a sleeping thread (a futex) costs 5-50 us, as much as a 64K-element add
-// takes, so after a job a worker spins for kSpin before it sleeps on a condition
-// variable, and the caller spins while it waits for the last piece: a kernel
-// followed by another (the common case: a chain of ops) hands its workers the next
-// job in well under a microsecond. Spinning yields the core (sched_yield) after a
-// short while, so a spinning worker never keeps a runnable thread — BLAS's, or
-// another process's — off a core it needs.
+// Waking a sleeping thread (a futex) costs 5-50 us, as much as a 64K-element add,
+// so after a job a worker spins for kSpin before it sleeps on a condition variable,
+// and the caller spins while it waits for the last piece: a kernel followed by
+// another (a chain of ops) hands its workers the next job in well under a
+// microsecond. Spinning yields the core (sched_yield) after a short while, so a
+// spinning worker never keeps a runnable thread off a core it needs.
 //
-// Claiming is one compare-and-swap on a word that packs the job's generation, its
-// piece count and the next piece: a worker that read an old job and runs late can
-// neither claim a piece of the new job nor count the new job's pieces against the
-// old one (with the count in a separate field, a late worker could read the new
-// count while the word still named the old job, and run a piece that was not there).
+// The job lives on the caller's stack. A worker publishes the job it is about to
+// read in its slot and re-checks that it is still current (a hazard pointer); the
+// caller retracts the job and waits until no slot names it before returning.
+constexpr int kMaxPieces = 256;  // threads the pool will use at most
+
+struct Job {
+  const std::function<void(int64_t, int64_t)>* fn;
+  int64_t n, pieces;
+  std::atomic<int64_t> pending;
+  std::atomic<bool> claimed[kMaxPieces];
+  std::exception_ptr error;  // guarded by Pool::state_
+};
+
+struct alignas(64) Slot {
+  std::atomic<Job*> using_{nullptr};
+  std::atomic<bool> sleeping{false};
+};
+
 class Pool {
  public:
   // Never destroyed: workers sleep in it until the process ends. A forked child
@@ -60,10 +74,9 @@ class Pool {
 
   void resize(int n) {
     std::lock_guard<std::mutex> submit(submit_);
+    n = std::min(n, kMaxPieces);
     threads_.store(n);
-    // Workers beyond n - 1 stay idle: they only take jobs whose `workers` count
-    // includes them. New ones start on demand.
-    while (int(workers_.size()) < n - 1) {
+    while (int(workers_.size()) < n - 1) {  // workers beyond n - 1 stay idle
       int id = int(workers_.size());
       workers_.emplace_back([this, id] { work(id); });
       workers_.back().detach();
@@ -71,116 +84,113 @@ class Pool {
   }
 
   void run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
-    int64_t pieces = std::min<int64_t>({threads(), n / std::max<int64_t>(grain, 1), kMaxPieces});
+    int64_t pieces = std::min<int64_t>(threads(), n / std::max<int64_t>(grain, 1));
     if (pieces < 2 || t_in_parallel) return fn(0, n);
     std::lock_guard<std::mutex> submit(submit_);
-    fn_.store(&fn, std::memory_order_relaxed);
-    n_.store(n, std::memory_order_relaxed);
-    pending_.store(pieces, std::memory_order_relaxed);
-    error_ = nullptr;
-    active_workers_.store(int(pieces) - 1, std::memory_order_relaxed);
-    uint32_t gen = ++generation_;
-    claim_.store(claim_word(gen, pieces, 0), std::memory_order_release);  // publishes the fields above
-    job_.store(gen, std::memory_order_seq_cst);
+    Job job;
+    job.fn = &fn;
+    job.n = n;
+    job.pieces = pieces;
+    job.pending.store(pieces, std::memory_order_relaxed);
+    for (int64_t p = 0; p < pieces; ++p) job.claimed[p].store(false, std::memory_order_relaxed);
+    current_.store(&job, std::memory_order_seq_cst);
+    seq_.fetch_add(1, std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
       std::lock_guard<std::mutex> g(state_);
       wake_.notify_all();
     }
-    take_pieces(gen);
-    if (!spin_until([this] { return pending_.load(std::memory_order_acquire) == 0; })) {
-      std::unique_lock<std::mutex> lock(state_);
-      done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+    t_in_parallel = true;
+    run_piece(job, 0);
+    // The others' pieces: run those whose owner sleeps (or is slow) here.
+    const auto start = std::chrono::steady_clock::now();
+    for (int round = 0; job.pending.load(std::memory_order_acquire) != 0; ++round) {
+      const bool late = round > kPauseRounds && std::chrono::steady_clock::now() - start > kSteal;
+      for (int64_t p = 1; p < pieces; ++p)
+        if (!job.claimed[p].load(std::memory_order_relaxed) &&
+            (late || slots_[p - 1].sleeping.load(std::memory_order_relaxed)))
+          run_piece(job, p);
+      if (round < kPauseRounds) {
+        cpu_relax();
+      } else if (std::chrono::steady_clock::now() - start < kSpin) {
+        sched_yield();
+      } else {
+        std::unique_lock<std::mutex> lock(state_);
+        done_.wait(lock, [&] { return job.pending.load(std::memory_order_acquire) == 0; });
+      }
     }
-    if (error_) std::rethrow_exception(error_);
+    t_in_parallel = false;
+    current_.store(nullptr, std::memory_order_seq_cst);
+    for (size_t w = 0; w < workers_.size(); ++w)  // no worker may still be reading the job
+      while (slots_[w].using_.load(std::memory_order_seq_cst) == &job) cpu_relax();
+    if (job.error) std::rethrow_exception(job.error);
   }
 
  private:
-  static constexpr int64_t kMaxPieces = 0xffff;  // the claim word's piece fields
   static constexpr auto kSpin = std::chrono::microseconds(200);
+  static constexpr auto kSteal = std::chrono::microseconds(50);
   static constexpr int kPauseRounds = 2000;  // ~ a few us of pause before yielding
 
-  Pool() : threads_(std::max(1, int(std::thread::hardware_concurrency()))) { resize(threads()); }
-
-  template <class Ready>
-  static bool spin_until(Ready ready) {
-    for (int i = 0; i < kPauseRounds; ++i) {
-      if (ready()) return true;
-      cpu_relax();
-    }
-    auto deadline = std::chrono::steady_clock::now() + kSpin;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (ready()) return true;
-      sched_yield();
-    }
-    return ready();
+  Pool() : threads_(std::min(kMaxPieces, std::max(1, int(std::thread::hardware_concurrency())))),
+           slots_(new Slot[kMaxPieces]) {
+    resize(threads());
   }
 
-  // The claim word: generation (32 bits) | piece count (16) | next piece (16).
-  static uint64_t claim_word(uint32_t gen, int64_t pieces, int64_t next) {
-    return uint64_t(gen) << 32 | uint64_t(pieces) << 16 | uint64_t(next);
-  }
-
-  // Claims and runs pieces of job `gen` until none are left (or a newer job began).
-  void take_pieces(uint32_t gen) {
-    t_in_parallel = true;
-    uint64_t c = claim_.load(std::memory_order_acquire);
-    for (;;) {
-      int64_t pieces = int64_t(c >> 16 & 0xffff), p = int64_t(c & 0xffff);
-      if (uint32_t(c >> 32) != gen || p >= pieces) break;
-      if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
-      // fn_ and n_ were written before the claim word was published, and cannot
-      // change until this piece is done (the job ends when pending_ reaches zero).
-      int64_t n = n_.load(std::memory_order_relaxed);
-      try {
-        (*fn_.load(std::memory_order_relaxed))(n * p / pieces, n * (p + 1) / pieces);
-      } catch (...) {
-        std::lock_guard<std::mutex> g(state_);
-        if (!error_) error_ = std::current_exception();
-      }
-      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        std::lock_guard<std::mutex> g(state_);
-        done_.notify_all();
-      }
-      c = claim_.load(std::memory_order_acquire);
+  void run_piece(Job& job, int64_t p) {
+    if (job.claimed[p].exchange(true, std::memory_order_acq_rel)) return;  // someone has it
+    const int64_t n = job.n, pieces = job.pieces;
+    try {
+      (*job.fn)(n * p / pieces, n * (p + 1) / pieces);
+    } catch (...) {
+      std::lock_guard<std::mutex> g(state_);
+      if (!job.error) job.error = std::current_exception();
     }
-    t_in_parallel = false;
+    if (job.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> g(state_);
+      done_.notify_all();
+    }
   }
 
   void work(int id) {
-    uint32_t seen = 0;
+    Slot& slot = slots_[id];
+    uint64_t seen = 0;
+    auto has_job = [&] { return seq_.load(std::memory_order_seq_cst) != seen; };
     for (;;) {
-      auto has_job = [&] {
-        uint32_t gen = job_.load(std::memory_order_seq_cst);
-        if (gen == seen) return false;
-        if (id < active_workers_.load(std::memory_order_relaxed)) return true;
-        seen = gen;  // a job for fewer threads: not ours
-        return false;
-      };
-      if (!spin_until(has_job)) {
+      bool ready = false;
+      for (int i = 0; i < kPauseRounds && !(ready = has_job()); ++i) cpu_relax();
+      for (auto deadline = std::chrono::steady_clock::now() + kSpin;
+           !ready && std::chrono::steady_clock::now() < deadline;)
+        if (!(ready = has_job())) sched_yield();
+      if (!ready) {
         std::unique_lock<std::mutex> lock(state_);
+        slot.sleeping.store(true, std::memory_order_seq_cst);
         sleepers_.fetch_add(1, std::memory_order_seq_cst);
         wake_.wait(lock, has_job);
         sleepers_.fetch_sub(1, std::memory_order_relaxed);
+        slot.sleeping.store(false, std::memory_order_seq_cst);
       }
-      seen = job_.load(std::memory_order_acquire);
-      take_pieces(seen);
+      seen = seq_.load(std::memory_order_seq_cst);
+      Job* job = current_.load(std::memory_order_seq_cst);
+      if (!job) continue;
+      slot.using_.store(job, std::memory_order_seq_cst);
+      if (current_.load(std::memory_order_seq_cst) == job && id + 1 < job->pieces) {
+        t_in_parallel = true;
+        run_piece(*job, id + 1);
+        t_in_parallel = false;
+      }
+      slot.using_.store(nullptr, std::memory_order_seq_cst);
     }
   }
 
   static inline Pool* instance = nullptr;
   std::mutex submit_;  // one job at a time
-  std::mutex state_;   // guards sleeping, waking and error_
+  std::mutex state_;   // guards sleeping, waking and job errors
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;
   std::atomic<int> threads_;
-  std::atomic<int> active_workers_{0};
   std::atomic<int> sleepers_{0};
-  uint32_t generation_ = 0;  // written by the submitting thread only
-  std::atomic<uint32_t> job_{0};
-  std::atomic<uint64_t> claim_{0};
-  std::atomic<const std::function<void(int64_t, int64_t)>*> fn_{nullptr};
-  std::atomic<int64_t> n_{0}, pending_{0};
-  std::exception_ptr error_;
+  std::atomic<uint64_t> seq_{0};  // bumped per job: what spinning workers watch
+  std::atomic<Job*> current_{nullptr};
+  std::unique_ptr<Slot[]> slots_;
 };
 
 }  // namespace
