@@ -178,8 +178,10 @@ void softmax_block_f64(const double* x, double* y, int64_t n, int64_t inner, boo
     }
 }
 
-// ~65K exp-heavy elements per piece: below that, waking a worker costs about what it saves.
-int64_t rows_grain(int64_t work_per_item) { return std::max<int64_t>(1, 65536 / std::max<int64_t>(work_per_item, 1)); }
+// ~8K exp-heavy elements per piece (~4 us of work): with the pool's workers spinning
+// between jobs a split costs well under a microsecond, so the float functions' grain
+// (elementwise_loops.h: unary_grain) serves here too.
+int64_t rows_grain(int64_t work_per_item) { return std::max<int64_t>(1, 8192 / std::max<int64_t>(work_per_item, 1)); }
 
 }  // namespace
 
