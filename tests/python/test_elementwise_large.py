@@ -83,3 +83,20 @@ def test_each_instruction_set(isa):
                         "not instruction_set and float32"],
                        env=env, capture_output=True, text=True, cwd=os.path.dirname(__file__))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("shape,row", [((40, 33), (33,)), ((3, 5, 64), (1, 1, 64)), ((7, 4, 32), (4, 32)),
+                                       ((300, 257), (1, 257)), ((2, 70000), (70000,))])
+@pytest.mark.parametrize("op", ["add", "sub", "div", "lt", "maximum"])
+def test_row_broadcast_fast_path_matches_torch(shape, row, op):
+    # A contiguous tensor with a row repeated over its leading dims, on either side
+    # (the bias-add path of run_binary), against torch, including bool outputs.
+    gen = torch.Generator().manual_seed(len(shape) + row[-1])
+    t = torch.randn(*shape, generator=gen)
+    r = torch.randn(*row, generator=gen)
+    lt, lr = lucid.from_numpy(t.numpy()).clone(), lucid.from_numpy(r.numpy()).clone()
+    for a, b, ta, tb in ((lt, lr, t, r), (lr, lt, r, t)):
+        got = getattr(lucid, op)(a, b)
+        want = getattr(torch, op)(ta, tb)
+        assert got.shape == tuple(want.shape)
+        assert got.tolist() == want.tolist()

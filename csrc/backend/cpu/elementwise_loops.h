@@ -298,6 +298,22 @@ struct UnaryFn {
   auto operator()(T x) const { return Op()(C(x)); }
 };
 
+// The length of t's contiguous trailing block when t is that block repeated along
+// the leading dimensions (stride 0 there: a bias row added to a batch), else 0.
+inline int64_t repeated_block_len(const TensorImpl& out, const TensorImpl& t) {
+  const Shape& shape = out.shape();
+  const Stride& st = t.stride();
+  int64_t expect = int64_t(t.itemsize()), inner = 1;
+  size_t d = shape.size();
+  for (; d > 0 && (shape[d - 1] == 1 || st[d - 1] == expect); --d) {
+    expect *= shape[d - 1];
+    inner *= shape[d - 1];
+  }
+  for (; d > 0; --d)
+    if (shape[d - 1] != 1 && st[d - 1] != 0) return 0;
+  return inner;
+}
+
 // Runs a binary functor over host operands that share one dtype; `out` is bool for
 // comparisons and that dtype otherwise. a and b are already broadcast to out's shape.
 template <typename Op>
@@ -318,6 +334,25 @@ void run_binary(const char* name, TensorImpl& out, const TensorImpl& a, const Te
         maybe_parallel(out.numel(), kParallelGrain,
                        [=](int64_t i, int64_t e) { dense2(o + i, x + i, y + i, e - i, BinaryFn<Op, T>()); });
         return;
+      }
+      // One operand contiguous, the other a row repeated over the leading dimensions
+      // (x + bias): row by row through the dense loop, without the general walk's
+      // stride bookkeeping (which costs more than the arithmetic for small tensors).
+      if (out.is_contiguous() && (a.is_contiguous() || b.is_contiguous())) {
+        const bool row_is_b = a.is_contiguous();
+        const int64_t inner = repeated_block_len(out, row_is_b ? b : a);
+        if (inner >= 16 && inner < out.numel()) {
+          TOut* o = reinterpret_cast<TOut*>(out.host_ptr());
+          const T* x = reinterpret_cast<const T*>(a.host_ptr());
+          const T* y = reinterpret_cast<const T*>(b.host_ptr());
+          maybe_parallel(out.numel() / inner, std::max<int64_t>(1, kParallelGrain / inner), [=](int64_t r, int64_t e) {
+            for (; r < e; ++r) {
+              if (row_is_b) dense2(o + r * inner, x + r * inner, y, inner, BinaryFn<Op, T>());
+              else dense2(o + r * inner, x, y + r * inner, inner, BinaryFn<Op, T>());
+            }
+          });
+          return;
+        }
       }
       const std::byte* const in[2] = {a.host_ptr(), b.host_ptr()};
       elementwise_loop<TOut, T, 2>(out.host_ptr(), in, {out.stride(), a.stride(), b.stride()}, out.shape(),
