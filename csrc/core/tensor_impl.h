@@ -175,4 +175,11 @@ Scalar scalar_from_bytes(const std::byte* p, Dtype dtype);
 // used to validate views and to size transfers of strided GPU data.
 int64_t view_extent_bytes(const Shape& shape, const Stride& stride, size_t itemsize);
 
+// A host tensor's elements as T* (T matching its dtype) for a kernel's raw loop;
+// null for a null tensor (an absent weight or bias).
+template <typename T>
+T* host_data(const TensorPtr& t) {
+  return t ? reinterpret_cast<T*>(t->host_ptr()) : nullptr;
+}
+
 }  // namespace lucid

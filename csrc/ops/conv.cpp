@@ -54,7 +54,7 @@ TensorPtr conv_raw(const TensorPtr& big, const TensorPtr& w, const TensorPtr& bi
   TensorPtr out = TensorImpl::empty(image_shape(N, Cs, G.g.small, G.nsp), cd, Device::cpu());
   dispatch_float(cd, [&](auto tag) {
     using T = decltype(tag);
-    cpu::conv_forward<T>(ptr<T>(x), ptr<T>(wc), bc ? ptr<T>(bc) : nullptr, ptr<T>(out), N, Cb, Cs, G.g);
+    cpu::conv_forward<T>(host_data<T>(x), host_data<T>(wc), host_data<T>(bc), host_data<T>(out), N, Cb, Cs, G.g);
   });
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&big, &w, &bias})) {
@@ -79,7 +79,7 @@ TensorPtr conv_transpose_raw(const TensorPtr& small, const TensorPtr& w, const T
   TensorPtr out = TensorImpl::empty(image_shape(N, Cb, G.g.big, G.nsp), cd, Device::cpu());
   dispatch_float(cd, [&](auto tag) {
     using T = decltype(tag);
-    cpu::conv_transpose_forward<T>(ptr<T>(x), ptr<T>(wc), bc ? ptr<T>(bc) : nullptr, ptr<T>(out), N, Cb, Cs, G.g);
+    cpu::conv_transpose_forward<T>(host_data<T>(x), host_data<T>(wc), host_data<T>(bc), host_data<T>(out), N, Cb, Cs, G.g);
   });
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&small, &w, &bias})) {
@@ -105,7 +105,7 @@ TensorPtr weight_raw(const TensorPtr& big, const TensorPtr& small, const Geo& G)
   TensorPtr out = TensorImpl::empty(ws, cd, Device::cpu());
   dispatch_float(cd, [&](auto tag) {
     using T = decltype(tag);
-    cpu::conv_weight_grad<T>(ptr<T>(x), ptr<T>(y), ptr<T>(out), N, Cb, Cs, G.g);
+    cpu::conv_weight_grad<T>(host_data<T>(x), host_data<T>(y), host_data<T>(out), N, Cb, Cs, G.g);
   });
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&big, &small})) {
@@ -234,7 +234,7 @@ TensorPtr im2col_raw(const TensorPtr& x, const Geo& G) {
   TensorPtr out = TensorImpl::empty(Shape{N, rows, L}, cd, Device::cpu());
   dispatch_float(cd, [&](auto tag) {
     using T = decltype(tag);
-    for (int64_t b = 0; b < N; ++b) cpu::im2col<T>(ptr<T>(xc) + b * C * B, ptr<T>(out) + b * rows * L, C, G.g);
+    for (int64_t b = 0; b < N; ++b) cpu::im2col<T>(host_data<T>(xc) + b * C * B, host_data<T>(out) + b * rows * L, C, G.g);
   });
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&x})) {
@@ -253,7 +253,7 @@ TensorPtr col2im_raw(const TensorPtr& col, const Geo& G, int64_t C) {
   dispatch_float(cd, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t b = 0; b < N; ++b)
-      cpu::col2im<T>(ptr<T>(cc) + b * rows * L, ptr<T>(out) + b * C * B, C, G.g, /*overwrite=*/true);
+      cpu::col2im<T>(host_data<T>(cc) + b * rows * L, host_data<T>(out) + b * C * B, C, G.g, /*overwrite=*/true);
   });
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&col})) {

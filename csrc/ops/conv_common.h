@@ -24,7 +24,4 @@ void dispatch_float(Dtype d, Fn&& fn) {
   else fn(float{});
 }
 
-template <typename T>
-T* ptr(const TensorPtr& t) { return reinterpret_cast<T*>(t->host_ptr()); }
-
 }  // namespace lucid::ops

@@ -31,16 +31,6 @@ cpu::GridSampleArgs args_of(const TensorPtr& input, const TensorPtr& grid, int m
   return {s[0], s[1], s[2], s[3], grid->shape()[1] * grid->shape()[2], mode, padding, align};
 }
 
-template <typename T>
-const T* ptr(const TensorPtr& t) {
-  return reinterpret_cast<const T*>(t->host_ptr());
-}
-
-template <typename T>
-T* mptr(const TensorPtr& t) {
-  return reinterpret_cast<T*>(t->host_ptr());
-}
-
 }  // namespace
 
 TensorPtr grid_sample2d(const TensorPtr& input, const TensorPtr& grid, int mode, int padding, bool align_corners) {
@@ -49,9 +39,9 @@ TensorPtr grid_sample2d(const TensorPtr& input, const TensorPtr& grid, int mode,
   TensorPtr in = contiguous(input), gr = contiguous(grid);
   if (out->numel() > 0) {
     if (input->dtype() == Dtype::F32)
-      cpu::grid_sample2d_forward<float>(mptr<float>(out), ptr<float>(in), ptr<float>(gr), a);
+      cpu::grid_sample2d_forward<float>(host_data<float>(out), host_data<float>(in), host_data<float>(gr), a);
     else
-      cpu::grid_sample2d_forward<double>(mptr<double>(out), ptr<double>(in), ptr<double>(gr), a);
+      cpu::grid_sample2d_forward<double>(host_data<double>(out), host_data<double>(in), host_data<double>(gr), a);
   }
   if (autograd::needs_grad({&input, &grid})) {
     auto node = autograd::record("GridSampler2DBackward0", {input, grid}, {out},
@@ -82,11 +72,11 @@ std::pair<TensorPtr, TensorPtr> grid_sample2d_backward(const TensorPtr& grad_out
   TensorPtr in = contiguous(input), gr = contiguous(grid);
   if (ggrid->numel() > 0 || gin->numel() > 0) {
     if (input->dtype() == Dtype::F32)
-      cpu::grid_sample2d_backward<float>(mptr<float>(gin), mptr<float>(ggrid), ptr<float>(go), ptr<float>(in),
-                                         ptr<float>(gr), a);
+      cpu::grid_sample2d_backward<float>(host_data<float>(gin), host_data<float>(ggrid), host_data<float>(go), host_data<float>(in),
+                                         host_data<float>(gr), a);
     else
-      cpu::grid_sample2d_backward<double>(mptr<double>(gin), mptr<double>(ggrid), ptr<double>(go), ptr<double>(in),
-                                          ptr<double>(gr), a);
+      cpu::grid_sample2d_backward<double>(host_data<double>(gin), host_data<double>(ggrid), host_data<double>(go), host_data<double>(in),
+                                          host_data<double>(gr), a);
   }
   return {gin, ggrid};
 }

@@ -29,15 +29,10 @@ using Vec = std::vector<double>;
 
 Dtype compute_dtype(Dtype d) { return d == Dtype::F64 ? Dtype::F64 : Dtype::F32; }
 
-template <typename T>
-T* ptr(const TensorPtr& t) {
-  return reinterpret_cast<T*>(t->host_ptr());
-}
-
 Vec to_vec(const TensorPtr& t) {
   autograd::GradModeGuard no_grad(false);  // a read of the values, never part of a graph
   TensorPtr c = contiguous_as(t, Dtype::F64);
-  const double* p = ptr<double>(c);
+  const double* p = host_data<double>(c);
   return Vec(p, p + c->numel());
 }
 
@@ -78,20 +73,20 @@ void row_moments(const Rows& r, Vec& mean, Vec& m2) {
   mean.assign(r.units(), 0.0);
   m2.assign(r.units(), 0.0);
   const bool f32 = r.x->dtype() == Dtype::F32;
-  if (r.cols && f32) cpu::norm_col_moments(ptr<float>(r.x), r.n, r.k, mean.data(), m2.data());
-  else if (r.cols) cpu::norm_col_moments(ptr<double>(r.x), r.n, r.k, mean.data(), m2.data());
-  else if (f32) cpu::norm_row_moments(ptr<float>(r.x), r.rows, r.len, mean.data(), m2.data());
-  else cpu::norm_row_moments(ptr<double>(r.x), r.rows, r.len, mean.data(), m2.data());
+  if (r.cols && f32) cpu::norm_col_moments(host_data<float>(r.x), r.n, r.k, mean.data(), m2.data());
+  else if (r.cols) cpu::norm_col_moments(host_data<double>(r.x), r.n, r.k, mean.data(), m2.data());
+  else if (f32) cpu::norm_row_moments(host_data<float>(r.x), r.rows, r.len, mean.data(), m2.data());
+  else cpu::norm_row_moments(host_data<double>(r.x), r.rows, r.len, mean.data(), m2.data());
 }
 
 void row_grad_sums(const Rows& r, const TensorPtr& dy, Vec& s1, Vec& s2) {
   s1.assign(r.units(), 0.0);
   s2.assign(r.units(), 0.0);
   const bool f32 = r.x->dtype() == Dtype::F32;
-  if (r.cols && f32) cpu::norm_col_grad_sums(ptr<float>(dy), ptr<float>(r.x), r.n, r.k, s1.data(), s2.data());
-  else if (r.cols) cpu::norm_col_grad_sums(ptr<double>(dy), ptr<double>(r.x), r.n, r.k, s1.data(), s2.data());
-  else if (f32) cpu::norm_row_grad_sums(ptr<float>(dy), ptr<float>(r.x), r.rows, r.len, s1.data(), s2.data());
-  else cpu::norm_row_grad_sums(ptr<double>(dy), ptr<double>(r.x), r.rows, r.len, s1.data(), s2.data());
+  if (r.cols && f32) cpu::norm_col_grad_sums(host_data<float>(dy), host_data<float>(r.x), r.n, r.k, s1.data(), s2.data());
+  else if (r.cols) cpu::norm_col_grad_sums(host_data<double>(dy), host_data<double>(r.x), r.n, r.k, s1.data(), s2.data());
+  else if (f32) cpu::norm_row_grad_sums(host_data<float>(dy), host_data<float>(r.x), r.rows, r.len, s1.data(), s2.data());
+  else cpu::norm_row_grad_sums(host_data<double>(dy), host_data<double>(r.x), r.rows, r.len, s1.data(), s2.data());
 }
 
 template <typename T>
@@ -104,12 +99,12 @@ TensorPtr row_affine(const Rows& r, const TensorPtr& input, const Vec& scale, co
   TensorPtr y = TensorImpl::empty(input->shape(), r.x->dtype(), Device::cpu());
   if (r.x->dtype() == Dtype::F32) {
     auto s = narrow_vec<float>(scale), t = narrow_vec<float>(shift);
-    if (r.cols) cpu::norm_col_affine(ptr<float>(r.x), ptr<float>(y), r.n, r.k, s.data(), t.data());
-    else cpu::norm_row_affine(ptr<float>(r.x), ptr<float>(y), r.rows, r.len, s.data(), t.data());
+    if (r.cols) cpu::norm_col_affine(host_data<float>(r.x), host_data<float>(y), r.n, r.k, s.data(), t.data());
+    else cpu::norm_row_affine(host_data<float>(r.x), host_data<float>(y), r.rows, r.len, s.data(), t.data());
   } else if (r.cols) {
-    cpu::norm_col_affine(ptr<double>(r.x), ptr<double>(y), r.n, r.k, scale.data(), shift.data());
+    cpu::norm_col_affine(host_data<double>(r.x), host_data<double>(y), r.n, r.k, scale.data(), shift.data());
   } else {
-    cpu::norm_row_affine(ptr<double>(r.x), ptr<double>(y), r.rows, r.len, scale.data(), shift.data());
+    cpu::norm_row_affine(host_data<double>(r.x), host_data<double>(y), r.rows, r.len, scale.data(), shift.data());
   }
   return y->dtype() == input->dtype() ? y : y->clone(input->dtype());
 }
@@ -120,16 +115,16 @@ TensorPtr row_affine2(const Rows& r, const TensorPtr& dy, const Vec& a, const Ve
   if (r.x->dtype() == Dtype::F32) {
     auto a32 = narrow_vec<float>(a), b32 = narrow_vec<float>(b), d32 = narrow_vec<float>(d);
     if (r.cols)
-      cpu::norm_col_affine2(ptr<float>(dy), ptr<float>(r.x), ptr<float>(dx), r.n, r.k, a32.data(), b32.data(),
+      cpu::norm_col_affine2(host_data<float>(dy), host_data<float>(r.x), host_data<float>(dx), r.n, r.k, a32.data(), b32.data(),
                             d32.data());
     else
-      cpu::norm_row_affine2(ptr<float>(dy), ptr<float>(r.x), ptr<float>(dx), r.rows, r.len, a32.data(),
+      cpu::norm_row_affine2(host_data<float>(dy), host_data<float>(r.x), host_data<float>(dx), r.rows, r.len, a32.data(),
                             b32.data(), d32.data());
   } else if (r.cols) {
-    cpu::norm_col_affine2(ptr<double>(dy), ptr<double>(r.x), ptr<double>(dx), r.n, r.k, a.data(), b.data(),
+    cpu::norm_col_affine2(host_data<double>(dy), host_data<double>(r.x), host_data<double>(dx), r.n, r.k, a.data(), b.data(),
                           d.data());
   } else {
-    cpu::norm_row_affine2(ptr<double>(dy), ptr<double>(r.x), ptr<double>(dx), r.rows, r.len, a.data(), b.data(),
+    cpu::norm_row_affine2(host_data<double>(dy), host_data<double>(r.x), host_data<double>(dx), r.rows, r.len, a.data(), b.data(),
                           d.data());
   }
   return dx;

@@ -160,11 +160,11 @@ std::pair<TensorPtr, TensorPtr> max_raw(const char* name, const TensorPtr& input
   TensorPtr out = TensorImpl::empty(os, cd, Device::cpu());
   TensorPtr idx = TensorImpl::empty(os, Dtype::I64, Device::cpu());
   if (integer) {
-    cpu::max_pool<int64_t>(ptr<int64_t>(x), ptr<int64_t>(out), ptr<int64_t>(idx), P.nc, P.dims.data());
+    cpu::max_pool<int64_t>(host_data<int64_t>(x), host_data<int64_t>(out), host_data<int64_t>(idx), P.nc, P.dims.data());
   } else {
     dispatch_float(cd, [&](auto tag) {
       using T = decltype(tag);
-      cpu::max_pool<T>(ptr<T>(x), ptr<T>(out), ptr<int64_t>(idx), P.nc, P.dims.data());
+      cpu::max_pool<T>(host_data<T>(x), host_data<T>(out), host_data<int64_t>(idx), P.nc, P.dims.data());
     });
   }
   if (cd != dt) out = out->clone(dt);
@@ -203,8 +203,8 @@ TensorPtr avg_raw(const char* name, const TensorPtr& x, const Dims& D, const Sha
   else
     dispatch_float(cd, [&](auto tag) {
       using T = decltype(tag);
-      if (adjoint) cpu::avg_pool_adjoint<T>(ptr<T>(xc), ptr<T>(out), nc, D->data(), divisor);
-      else cpu::avg_pool<T>(ptr<T>(xc), ptr<T>(out), nc, D->data(), divisor);
+      if (adjoint) cpu::avg_pool_adjoint<T>(host_data<T>(xc), host_data<T>(out), nc, D->data(), divisor);
+      else cpu::avg_pool<T>(host_data<T>(xc), host_data<T>(out), nc, D->data(), divisor);
     });
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&x})) {

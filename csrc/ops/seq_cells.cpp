@@ -18,11 +18,6 @@ namespace {
 
 using autograd::Grads;
 
-template <class T>
-T* p(const TensorPtr& t) {
-  return reinterpret_cast<T*>(t->host_ptr());
-}
-
 Dtype compute_dtype(const char* name, const std::vector<TensorPtr>& ts) {
   Dtype d = ts[0]->dtype();
   for (const TensorPtr& t : ts) {
@@ -67,9 +62,9 @@ std::vector<TensorPtr> lstm_cell_fused(const TensorPtr& gates, const TensorPtr& 
   TensorPtr h = TensorImpl::empty({B, H}, ct, Device::cpu()), c = TensorImpl::empty({B, H}, ct, Device::cpu());
   TensorPtr act = TensorImpl::empty({B, 4 * H}, ct, Device::cpu());
   if (ct == Dtype::F32)
-    cpu::lstm_cell_forward<float>(p<float>(gc), p<float>(cp), p<float>(h), p<float>(c), p<float>(act), B, H);
+    cpu::lstm_cell_forward<float>(host_data<float>(gc), host_data<float>(cp), host_data<float>(h), host_data<float>(c), host_data<float>(act), B, H);
   else
-    cpu::lstm_cell_forward<double>(p<double>(gc), p<double>(cp), p<double>(h), p<double>(c), p<double>(act), B, H);
+    cpu::lstm_cell_forward<double>(host_data<double>(gc), host_data<double>(cp), host_data<double>(h), host_data<double>(c), host_data<double>(act), B, H);
   const Dtype od = gates->dtype();
   if (od != ct) {
     h = h->clone(od);
@@ -83,11 +78,11 @@ std::vector<TensorPtr> lstm_cell_fused(const TensorPtr& gates, const TensorPtr& 
       TensorPtr gh = contiguous_as(g[0], ct), gcc = contiguous_as(g[1], ct);
       TensorPtr dg = TensorImpl::empty({B, 4 * H}, ct, Device::cpu()), dcp = TensorImpl::empty({B, H}, ct, Device::cpu());
       if (ct == Dtype::F32)
-        cpu::lstm_cell_backward<float>(p<float>(gh), p<float>(gcc), p<float>(acts), p<float>(cs), p<float>(cpc),
-                                       p<float>(dg), p<float>(dcp), B, H);
+        cpu::lstm_cell_backward<float>(host_data<float>(gh), host_data<float>(gcc), host_data<float>(acts), host_data<float>(cs), host_data<float>(cpc),
+                                       host_data<float>(dg), host_data<float>(dcp), B, H);
       else
-        cpu::lstm_cell_backward<double>(p<double>(gh), p<double>(gcc), p<double>(acts), p<double>(cs),
-                                        p<double>(cpc), p<double>(dg), p<double>(dcp), B, H);
+        cpu::lstm_cell_backward<double>(host_data<double>(gh), host_data<double>(gcc), host_data<double>(acts), host_data<double>(cs),
+                                        host_data<double>(cpc), host_data<double>(dg), host_data<double>(dcp), B, H);
       return Grads{dg, dcp};
     });
     node->save(gates);
@@ -123,9 +118,9 @@ TensorPtr gru_cell_fused(const TensorPtr& gx, const TensorPtr& gh, const TensorP
   TensorPtr h = TensorImpl::empty({B, H}, ct, Device::cpu());
   TensorPtr act = TensorImpl::empty({B, 3 * H}, ct, Device::cpu());
   if (ct == Dtype::F32)
-    cpu::gru_cell_forward<float>(p<float>(xc), p<float>(hc), p<float>(hp), p<float>(h), p<float>(act), B, H);
+    cpu::gru_cell_forward<float>(host_data<float>(xc), host_data<float>(hc), host_data<float>(hp), host_data<float>(h), host_data<float>(act), B, H);
   else
-    cpu::gru_cell_forward<double>(p<double>(xc), p<double>(hc), p<double>(hp), p<double>(h), p<double>(act), B, H);
+    cpu::gru_cell_forward<double>(host_data<double>(xc), host_data<double>(hc), host_data<double>(hp), host_data<double>(h), host_data<double>(act), B, H);
   if (gx->dtype() != ct) h = h->clone(gx->dtype());
   if (autograd::needs_grad({&gx, &gh, &h_prev})) {
     auto node = autograd::record("GruCellBackward0", {gx, gh, h_prev}, {h}, [=](const Node& n, const Grads& g) {
@@ -137,11 +132,11 @@ TensorPtr gru_cell_fused(const TensorPtr& gx, const TensorPtr& gh, const TensorP
       TensorPtr dgh = TensorImpl::empty({B, 3 * H}, ct, Device::cpu());
       TensorPtr dhp = TensorImpl::empty({B, H}, ct, Device::cpu());
       if (ct == Dtype::F32)
-        cpu::gru_cell_backward<float>(p<float>(dh), p<float>(acts), p<float>(hsc), p<float>(hpc), p<float>(dgx),
-                                      p<float>(dgh), p<float>(dhp), B, H);
+        cpu::gru_cell_backward<float>(host_data<float>(dh), host_data<float>(acts), host_data<float>(hsc), host_data<float>(hpc), host_data<float>(dgx),
+                                      host_data<float>(dgh), host_data<float>(dhp), B, H);
       else
-        cpu::gru_cell_backward<double>(p<double>(dh), p<double>(acts), p<double>(hsc), p<double>(hpc),
-                                       p<double>(dgx), p<double>(dgh), p<double>(dhp), B, H);
+        cpu::gru_cell_backward<double>(host_data<double>(dh), host_data<double>(acts), host_data<double>(hsc), host_data<double>(hpc),
+                                       host_data<double>(dgx), host_data<double>(dgh), host_data<double>(dhp), B, H);
       return Grads{dgx, dgh, dhp};
     });
     node->save(gx);

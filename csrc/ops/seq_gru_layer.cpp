@@ -22,13 +22,6 @@ namespace {
 using autograd::Grads;
 
 template <class T>
-T* ptr(const TensorPtr& t) {
-  return reinterpret_cast<T*>(t->host_ptr());
-}
-
-inline int64_t step_at(int64_t k, int64_t T, bool reverse) { return reverse ? T - 1 - k : k; }
-
-template <class T>
 void forward_loop(const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& w_t, const TensorPtr& b,
                   const TensorPtr& out, const TensorPtr& gh, const TensorPtr& act, bool reverse) {
   const int64_t Tn = gx->shape()[0], B = gx->shape()[1], G = gx->shape()[2], H = G / 3;
@@ -37,11 +30,11 @@ void forward_loop(const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& w_t
     const int64_t t = step_at(k, Tn, reverse);
     TensorPtr ght = select(gh, 0, t);
     if (b)
-      for (int64_t r = 0; r < B; ++r) std::memcpy(ptr<T>(ght) + r * G, ptr<T>(b), sizeof(T) * G);
+      for (int64_t r = 0; r < B; ++r) std::memcpy(host_data<T>(ght) + r * G, host_data<T>(b), sizeof(T) * G);
     cpu::gemm(*ght, *h_prev, *w_t, Scalar(1.0), Scalar(b ? 1.0 : 0.0));
     TensorPtr h = select(out, 0, t);
-    cpu::gru_cell_forward<T>(ptr<T>(gx) + t * B * G, ptr<T>(ght), ptr<T>(h_prev), ptr<T>(h),
-                             ptr<T>(act) + t * B * G, B, H);
+    cpu::gru_cell_forward<T>(host_data<T>(gx) + t * B * G, host_data<T>(ght), host_data<T>(h_prev), host_data<T>(h),
+                             host_data<T>(act) + t * B * G, B, H);
     h_prev = h;
   }
 }
@@ -55,18 +48,18 @@ Grads backward_loop(const TensorPtr& g_out, const TensorPtr& g_h, const TensorPt
   TensorPtr dgh = TensorImpl::empty({Tn, B, G}, ct, Device::cpu());
   TensorPtr hprev = TensorImpl::empty({Tn, B, H}, ct, Device::cpu());
   TensorPtr dh = g_h->clone(ct), dh_next = TensorImpl::empty({B, H}, ct, Device::cpu());
-  const T* go = ptr<T>(g_out);
+  const T* go = host_data<T>(g_out);
   for (int64_t k = Tn - 1; k >= 0; --k) {
     const int64_t t = step_at(k, Tn, reverse);
     const int64_t tp = k == 0 ? -1 : step_at(k - 1, Tn, reverse);
-    T* dhp = ptr<T>(dh);
+    T* dhp = host_data<T>(dh);
     const T* got = go + t * B * H;
     for (int64_t i = 0; i < B * H; ++i) dhp[i] += got[i];
-    const T* hp = tp < 0 ? ptr<T>(h0) : ptr<T>(out) + tp * B * H;
-    std::memcpy(ptr<T>(hprev) + t * B * H, hp, sizeof(T) * B * H);
+    const T* hp = tp < 0 ? host_data<T>(h0) : host_data<T>(out) + tp * B * H;
+    std::memcpy(host_data<T>(hprev) + t * B * H, hp, sizeof(T) * B * H);
     TensorPtr dght = select(dgh, 0, t);
-    cpu::gru_cell_backward<T>(dhp, ptr<T>(act) + t * B * G, ptr<T>(gh) + t * B * G, hp, ptr<T>(dgx) + t * B * G,
-                              ptr<T>(dght), ptr<T>(dh_next), B, H);
+    cpu::gru_cell_backward<T>(dhp, host_data<T>(act) + t * B * G, host_data<T>(gh) + t * B * G, hp, host_data<T>(dgx) + t * B * G,
+                              host_data<T>(dght), host_data<T>(dh_next), B, H);
     cpu::gemm(*dh_next, *dght, *w, Scalar(1.0), Scalar(1.0));  // + d gh @ w_hh
     std::swap(dh, dh_next);
   }

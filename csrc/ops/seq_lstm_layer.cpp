@@ -28,14 +28,6 @@ namespace {
 using autograd::Grads;
 
 template <class T>
-T* ptr(const TensorPtr& t) {
-  return reinterpret_cast<T*>(t->host_ptr());
-}
-
-// The step that step k of the loop handles, and the one before it.
-inline int64_t step_at(int64_t k, int64_t T, bool reverse) { return reverse ? T - 1 - k : k; }
-
-template <class T>
 void forward_loop(const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& c0, const TensorPtr& w_t,
                   const TensorPtr& out, const TensorPtr& cs, const TensorPtr& act, bool reverse) {
   const int64_t Tn = gx->shape()[0], B = gx->shape()[1], G = gx->shape()[2], H = G / 4;
@@ -43,10 +35,10 @@ void forward_loop(const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& c0,
   for (int64_t k = 0; k < Tn; ++k) {
     const int64_t t = step_at(k, Tn, reverse);
     TensorPtr gates = select(act, 0, t);  // the gates are built in place of the activations
-    std::memcpy(ptr<T>(gates), ptr<T>(gx) + t * B * G, sizeof(T) * B * G);
+    std::memcpy(host_data<T>(gates), host_data<T>(gx) + t * B * G, sizeof(T) * B * G);
     cpu::gemm(*gates, *h_prev, *w_t, Scalar(1.0), Scalar(1.0));
     TensorPtr h = select(out, 0, t), c = select(cs, 0, t);
-    cpu::lstm_cell_forward<T>(ptr<T>(gates), ptr<T>(c_prev), ptr<T>(h), ptr<T>(c), ptr<T>(gates), B, H);
+    cpu::lstm_cell_forward<T>(host_data<T>(gates), host_data<T>(c_prev), host_data<T>(h), host_data<T>(c), host_data<T>(gates), B, H);
     h_prev = h;
     c_prev = c;
   }
@@ -61,19 +53,19 @@ Grads backward_loop(const TensorPtr& g_out, const TensorPtr& g_h, const TensorPt
   TensorPtr hprev = TensorImpl::empty({Tn, B, H}, ct, Device::cpu());
   TensorPtr dh = g_h->clone(ct), dc = g_c->clone(ct);
   TensorPtr dc_next = TensorImpl::empty({B, H}, ct, Device::cpu());
-  const T* go = ptr<T>(g_out);
+  const T* go = host_data<T>(g_out);
   for (int64_t k = Tn - 1; k >= 0; --k) {
     const int64_t t = step_at(k, Tn, reverse);
     const int64_t tp = k == 0 ? -1 : step_at(k - 1, Tn, reverse);
-    T* dhp = ptr<T>(dh);
+    T* dhp = host_data<T>(dh);
     const T* got = go + t * B * H;
     for (int64_t i = 0; i < B * H; ++i) dhp[i] += got[i];
-    const T* cprev = tp < 0 ? ptr<T>(c0) : ptr<T>(cs) + tp * B * H;
-    const T* hp = tp < 0 ? ptr<T>(h0) : ptr<T>(out) + tp * B * H;
-    std::memcpy(ptr<T>(hprev) + t * B * H, hp, sizeof(T) * B * H);
+    const T* cprev = tp < 0 ? host_data<T>(c0) : host_data<T>(cs) + tp * B * H;
+    const T* hp = tp < 0 ? host_data<T>(h0) : host_data<T>(out) + tp * B * H;
+    std::memcpy(host_data<T>(hprev) + t * B * H, hp, sizeof(T) * B * H);
     TensorPtr dg = select(dgx, 0, t);
-    cpu::lstm_cell_backward<T>(dhp, ptr<T>(dc), ptr<T>(act) + t * B * G, ptr<T>(cs) + t * B * H, cprev, ptr<T>(dg),
-                               ptr<T>(dc_next), B, H);
+    cpu::lstm_cell_backward<T>(dhp, host_data<T>(dc), host_data<T>(act) + t * B * G, host_data<T>(cs) + t * B * H, cprev, host_data<T>(dg),
+                               host_data<T>(dc_next), B, H);
     cpu::gemm(*dh, *dg, *w, Scalar(1.0), Scalar(0.0));  // dh_prev = dgates @ w_hh
     std::swap(dc, dc_next);
   }

@@ -17,15 +17,6 @@ namespace {
 
 using autograd::Grads;
 
-template <class T>
-const T* ptr_or_null(const TensorPtr& t) {
-  return t ? reinterpret_cast<const T*>(t->host_ptr()) : nullptr;
-}
-template <class T>
-T* mut(const TensorPtr& t) {
-  return t ? reinterpret_cast<T*>(t->host_ptr()) : nullptr;
-}
-
 // dx (and dw, db) of the normalisation with differentiable ops, from the inputs.
 Grads norm_grads_with_ops(const TensorPtr& g, const TensorPtr& x, const TensorPtr& w, bool has_b, int64_t k,
                           double eps, bool rms) {
@@ -51,8 +42,8 @@ Grads norm_grads_fused(const TensorPtr& g0, const TensorPtr& x0, const TensorPtr
   TensorPtr dx = TensorImpl::empty(x->shape(), ct, Device::cpu());
   TensorPtr dw = w && want_w ? TensorImpl::empty(w0->shape(), ct, Device::cpu()) : nullptr;
   TensorPtr db = has_b ? TensorImpl::empty(bias_shape, ct, Device::cpu()) : nullptr;
-  cpu::norm_rows_backward<T>(ptr_or_null<T>(g), ptr_or_null<T>(x), ptr_or_null<T>(w), ptr_or_null<T>(mean_t),
-                             ptr_or_null<T>(rstd_t), mut<T>(dx), mut<T>(dw), mut<T>(db), rows, n, rms);
+  cpu::norm_rows_backward<T>(host_data<T>(g), host_data<T>(x), host_data<T>(w), host_data<T>(mean_t),
+                             host_data<T>(rstd_t), host_data<T>(dx), host_data<T>(dw), host_data<T>(db), rows, n, rms);
   return Grads{dx, dw, db};
 }
 
@@ -82,11 +73,11 @@ TensorPtr norm_last_dims(const TensorPtr& x, int64_t k, const TensorPtr& weight,
   TensorPtr mean_t = rms ? nullptr : TensorImpl::empty({rows}, ct, Device::cpu());
   TensorPtr rstd_t = TensorImpl::empty({rows}, ct, Device::cpu());
   if (ct == Dtype::F32)
-    cpu::norm_rows_forward<float>(ptr_or_null<float>(xc), ptr_or_null<float>(wc), ptr_or_null<float>(bc),
-                                  mut<float>(y), mut<float>(mean_t), mut<float>(rstd_t), rows, n, eps, rms);
+    cpu::norm_rows_forward<float>(host_data<float>(xc), host_data<float>(wc), host_data<float>(bc),
+                                  host_data<float>(y), host_data<float>(mean_t), host_data<float>(rstd_t), rows, n, eps, rms);
   else
-    cpu::norm_rows_forward<double>(ptr_or_null<double>(xc), ptr_or_null<double>(wc), ptr_or_null<double>(bc),
-                                   mut<double>(y), mut<double>(mean_t), mut<double>(rstd_t), rows, n, eps, rms);
+    cpu::norm_rows_forward<double>(host_data<double>(xc), host_data<double>(wc), host_data<double>(bc),
+                                   host_data<double>(y), host_data<double>(mean_t), host_data<double>(rstd_t), rows, n, eps, rms);
   TensorPtr out = ct == x->dtype() ? y : y->clone(x->dtype());
   if (autograd::needs_grad({&x, &weight, &bias})) {
     const bool has_w = weight != nullptr, has_b = bias != nullptr;

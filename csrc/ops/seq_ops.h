@@ -13,6 +13,11 @@ namespace lucid::ops {
 TensorPtr norm_last_dims(const TensorPtr& x, int64_t norm_ndim, const TensorPtr& weight, const TensorPtr& bias,
                          double eps, bool rms);
 
+// The time step that step k of a layer's loop over T steps handles (from the end
+// for a reverse direction): the LSTM and GRU layers (seq_lstm_layer.cpp,
+// seq_gru_layer.cpp).
+inline int64_t step_at(int64_t k, int64_t T, bool reverse) { return reverse ? T - 1 - k : k; }
+
 // gates [B, 4H] (i, f, g, o pre-activations, biases included), c_prev [B, H] -> {h, c}.
 std::vector<TensorPtr> lstm_cell_fused(const TensorPtr& gates, const TensorPtr& c_prev);
 // gx, gh [B, 3H] (r, z, n; biases included), h_prev [B, H] -> h.
