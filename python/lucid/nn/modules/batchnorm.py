@@ -12,6 +12,25 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "Insta
            "GroupNorm", "LocalResponseNorm"]
 
 
+def register_affine(module, shape, affine, bias=True, device=None, dtype=None):
+    """A normalisation layer's affine map, named as torch's: `weight` and `bias`, each of
+    `shape`, registered as None when the layer is not affine (bias also when bias=False).
+    bias=None: the layer has no bias at all (RMSNorm)."""
+    from ... import empty
+    make = lambda: Parameter(empty(*shape, device=device, dtype=dtype))  # noqa: E731
+    module.register_parameter("weight", make() if affine else None)
+    if bias is not None:
+        module.register_parameter("bias", make() if affine and bias else None)
+
+
+def reset_affine(module):
+    """weight = 1, bias = 0 (those that exist)."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if getattr(module, "bias", None) is not None:
+        init.zeros_(module.bias)
+
+
 class _NormBase(Module):
     """Parameters (weight = 1, bias = 0 when affine) and buffers (running_mean = 0,
     running_var = 1, num_batches_tracked = 0 when track_running_stats), named as torch's
@@ -20,22 +39,14 @@ class _NormBase(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None, *, bias=True):
         super().__init__()
-        from ... import empty, ones, tensor, zeros
+        from ... import ones, tensor, zeros
         from ... import long as _long
         self.num_features = num_features
         self.eps = eps
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:  # bias=False: a scale only (as recent torch)
-            self.weight = Parameter(empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, (num_features,), affine, bias, device, dtype)  # bias=False: a scale only (recent torch)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
@@ -54,10 +65,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
@@ -169,29 +177,17 @@ class GroupNorm(Module):
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
         super().__init__()
-        from ... import empty
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups = num_groups
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, (num_channels,), affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
