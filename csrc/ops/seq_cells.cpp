@@ -19,12 +19,8 @@ namespace {
 using autograd::Grads;
 
 Dtype compute_dtype(const char* name, const std::vector<TensorPtr>& ts) {
-  Dtype d = ts[0]->dtype();
-  for (const TensorPtr& t : ts) {
-    require_cpu(name, *t);
-    LUCID_CHECK(t->dtype() == d, RuntimeError, name, "(): expected all inputs to have dtype ", dtype_name(d),
-                ", got ", dtype_name(t->dtype()));
-  }
+  check_cpu_same_dtype(name, ts);
+  const Dtype d = ts[0]->dtype();
   LUCID_CHECK(is_floating(d), RuntimeError, name, "(): expected floating-point inputs, got ", dtype_name(d));
   return d == Dtype::F64 ? Dtype::F64 : Dtype::F32;
 }
@@ -37,6 +33,16 @@ void check_2d(const char* name, const TensorPtr& t, int64_t batch, int64_t cols,
 TensorPtr one_minus(const TensorPtr& t) { return add(neg(t), Scalar(1.0)); }
 
 }  // namespace
+
+void check_cpu_same_dtype(const char* name, const std::vector<TensorPtr>& ts) {
+  const Dtype d = ts[0]->dtype();
+  for (const TensorPtr& t : ts) {
+    if (!t) continue;
+    require_cpu(name, *t);
+    LUCID_CHECK(t->dtype() == d, RuntimeError, name, "(): expected all inputs to have dtype ", dtype_name(d),
+                ", got ", dtype_name(t->dtype()));
+  }
+}
 
 std::vector<TensorPtr> lstm_cell_grads_with_ops(const TensorPtr& gs, const TensorPtr& cps, const TensorPtr& gh,
                                                 const TensorPtr& gc) {

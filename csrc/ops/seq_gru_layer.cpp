@@ -10,7 +10,6 @@
 #include "ops/linalg.h"
 #include "ops/reduce.h"
 #include "ops/reduce_plan.h"
-#include "ops/require_cpu.h"
 #include "ops/seq_ops.h"
 #include "ops/shape_ops.h"
 #include "ops/views.h"
@@ -102,12 +101,7 @@ Grads backward_with_ops(const Grads& g, const TensorPtr& gx, const TensorPtr& h0
 std::vector<TensorPtr> gru_layer(const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& w_hh,
                                  const TensorPtr& b_hh, bool reverse) {
   const char* name = "gru_layer";
-  for (const TensorPtr* t : {&gx, &h0, &w_hh, &b_hh}) {
-    if (!*t) continue;
-    require_cpu(name, **t);
-    LUCID_CHECK((*t)->dtype() == gx->dtype(), RuntimeError, name, "(): expected all inputs to have dtype ",
-                dtype_name(gx->dtype()), ", got ", dtype_name((*t)->dtype()));
-  }
+  check_cpu_same_dtype(name, {gx, h0, w_hh, b_hh});
   const Dtype ct = gx->dtype();
   LUCID_CHECK(ct == Dtype::F32 || ct == Dtype::F64, RuntimeError, name, "(): float32 or float64 only, got ",
               dtype_name(ct));

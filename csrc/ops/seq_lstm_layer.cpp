@@ -16,7 +16,6 @@
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
 #include "ops/reduce_plan.h"
-#include "ops/require_cpu.h"
 #include "ops/seq_ops.h"
 #include "ops/shape_ops.h"
 #include "ops/views.h"
@@ -111,11 +110,7 @@ Grads backward_with_ops(const Grads& g, const TensorPtr& gx, const TensorPtr& h0
 std::vector<TensorPtr> lstm_layer(const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& c0,
                                   const TensorPtr& w_hh, bool reverse) {
   const char* name = "lstm_layer";
-  for (const TensorPtr* t : {&gx, &h0, &c0, &w_hh}) {
-    require_cpu(name, **t);
-    LUCID_CHECK((*t)->dtype() == gx->dtype(), RuntimeError, name, "(): expected all inputs to have dtype ",
-                dtype_name(gx->dtype()), ", got ", dtype_name((*t)->dtype()));
-  }
+  check_cpu_same_dtype(name, {gx, h0, c0, w_hh});
   const Dtype ct = gx->dtype();
   LUCID_CHECK(ct == Dtype::F32 || ct == Dtype::F64, RuntimeError, name, "(): float32 or float64 only, got ",
               dtype_name(ct));

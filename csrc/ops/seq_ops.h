@@ -13,6 +13,10 @@ namespace lucid::ops {
 TensorPtr norm_last_dims(const TensorPtr& x, int64_t norm_ndim, const TensorPtr& weight, const TensorPtr& bias,
                          double eps, bool rms);
 
+// Every tensor (nulls skipped) is on the CPU and has the first one's dtype, else a
+// RuntimeError naming `name` (seq_cells.cpp).
+void check_cpu_same_dtype(const char* name, const std::vector<TensorPtr>& ts);
+
 // The time step that step k of a layer's loop over T steps handles (from the end
 // for a reverse direction): the LSTM and GRU layers (seq_lstm_layer.cpp,
 // seq_gru_layer.cpp).
