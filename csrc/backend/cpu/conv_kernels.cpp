@@ -260,6 +260,16 @@ void for_each_item(int64_t count, bool split, int64_t col_size, Fn&& item) {
 
 }  // namespace
 
+// x [channels, len] += bias [channels], one value per row.
+template <typename T>
+void add_channel_bias(T* x, const T* bias, int64_t channels, int64_t len) {
+  for (int64_t c = 0; c < channels; ++c) {
+    const T v = bias[c];
+    T* row = x + c * len;
+    for (int64_t l = 0; l < len; ++l) row[l] += v;
+  }
+}
+
 template <typename T>
 void conv_forward(const T* big, const T* w, const T* bias, T* small, int64_t n, int64_t c_big, int64_t c_small,
                   const ConvGeom& g) {
@@ -277,12 +287,7 @@ void conv_forward(const T* big, const T* w, const T* bias, T* small, int64_t n, 
     }
     T* out = small + (b * c_small + gi * csg) * L;
     product<T>(split, false, false, csg, L, rows, T(1), w + gi * csg * rows, rows, cm, L, T(0), out, L);
-    if (bias)
-      for (int64_t c = 0; c < csg; ++c) {
-        const T v = bias[gi * csg + c];
-        T* o = out + c * L;
-        for (int64_t l = 0; l < L; ++l) o[l] += v;
-      }
+    if (bias) add_channel_bias(out, bias + gi * csg, csg, L);
   });
 }
 
@@ -304,12 +309,7 @@ void conv_transpose_forward(const T* small, const T* w, const T* bias, T* big, i
       product<T>(split, true, false, rows, L, csg, T(1), wg, rows, src, L, T(0), col, L);
       col2im(col, img, cbg, g, /*overwrite=*/true);
     }
-    if (bias)
-      for (int64_t c = 0; c < cbg; ++c) {
-        const T v = bias[gi * cbg + c];
-        T* o = img + c * B;
-        for (int64_t l = 0; l < B; ++l) o[l] += v;
-      }
+    if (bias) add_channel_bias(img, bias + gi * cbg, cbg, B);
   });
 }
 
