@@ -83,6 +83,24 @@ T source_index(T coord, int64_t size, int padding, bool align, T* grad) {
 
 inline bool inside(int64_t y, int64_t x, int64_t h, int64_t w) { return y >= 0 && y < h && x >= 0 && x < w; }
 
+// The four pixels around (ix, iy), their bilinear weights, and which are inside the
+// image: shared by the forward and the backward kernels.
+template <typename T>
+struct Corners {
+  int64_t x0, y0, x1, y1;
+  T nw, ne, sw, se;
+  bool b_nw, b_ne, b_sw, b_se;
+};
+
+template <typename T>
+Corners<T> corners(T ix, T iy, int64_t h, int64_t w) {
+  const int64_t x0 = static_cast<int64_t>(std::floor(ix)), y0 = static_cast<int64_t>(std::floor(iy));
+  const int64_t x1 = x0 + 1, y1 = y0 + 1;
+  return {x0, y0, x1, y1,
+          (x1 - ix) * (y1 - iy), (ix - x0) * (y1 - iy), (x1 - ix) * (iy - y0), (ix - x0) * (iy - y0),
+          inside(y0, x0, h, w), inside(y0, x1, h, w), inside(y1, x0, h, w), inside(y1, x1, h, w)};
+}
+
 }  // namespace
 
 template <typename T>
@@ -103,12 +121,7 @@ void grid_sample2d_forward(T* out, const T* input, const T* grid, const GridSamp
         for (int64_t c = 0; c < a.c; ++c) out_n[c * a.p] = ok ? in_n[c * hw + y * a.w + x] : T(0);
         continue;
       }
-      const int64_t x0 = static_cast<int64_t>(std::floor(ix)), y0 = static_cast<int64_t>(std::floor(iy));
-      const int64_t x1 = x0 + 1, y1 = y0 + 1;
-      const T nw = (x1 - ix) * (y1 - iy), ne = (ix - x0) * (y1 - iy);
-      const T sw = (x1 - ix) * (iy - y0), se = (ix - x0) * (iy - y0);
-      const bool b_nw = inside(y0, x0, a.h, a.w), b_ne = inside(y0, x1, a.h, a.w);
-      const bool b_sw = inside(y1, x0, a.h, a.w), b_se = inside(y1, x1, a.h, a.w);
+      const auto [x0, y0, x1, y1, nw, ne, sw, se, b_nw, b_ne, b_sw, b_se] = corners(ix, iy, a.h, a.w);
       for (int64_t c = 0; c < a.c; ++c) {
         const T* src = in_n + c * hw;
         T v = 0;
@@ -144,12 +157,7 @@ void grid_sample2d_backward(T* grad_input, T* grad_grid, const T* grad_out, cons
           grad_grid[2 * q + 1] = 0;
           continue;
         }
-        const int64_t x0 = static_cast<int64_t>(std::floor(ix)), y0 = static_cast<int64_t>(std::floor(iy));
-        const int64_t x1 = x0 + 1, y1 = y0 + 1;
-        const T nw = (x1 - ix) * (y1 - iy), ne = (ix - x0) * (y1 - iy);
-        const T sw = (x1 - ix) * (iy - y0), se = (ix - x0) * (iy - y0);
-        const bool b_nw = inside(y0, x0, a.h, a.w), b_ne = inside(y0, x1, a.h, a.w);
-        const bool b_sw = inside(y1, x0, a.h, a.w), b_se = inside(y1, x1, a.h, a.w);
+        const auto [x0, y0, x1, y1, nw, ne, sw, se, b_nw, b_ne, b_sw, b_se] = corners(ix, iy, a.h, a.w);
         T gx = 0, gy = 0;
         for (int64_t c = 0; c < a.c; ++c) {
           const T go = go_n[c * a.p + p];
