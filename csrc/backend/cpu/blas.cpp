@@ -1,4 +1,5 @@
 #include "backend/cpu/blas.h"
+#include "backend/cpu/sgemm.h"
 #include "core/parallel.h"
 
 #include <algorithm>
@@ -41,6 +42,20 @@ void init_threads() {
   std::call_once(g_threads_once, [] {
     if (g_threads.load() == 0) apply_threads(std::max(1, int(std::thread::hardware_concurrency())));
   });
+}
+
+// Which float32 products run on lucid's own kernel (sgemm.cpp, Note [Own sgemm]):
+// every one it suits, except that with OpenBLAS present the small ones stay there
+// (0.3.21's small-matrix kernels skip packing, which is most of a small product's
+// cost: the CNN step's 9- and 16-deep convolution products ran 1.15x slower packed).
+bool use_own_sgemm(int64_t m, int64_t n, int64_t k) {
+  if (!own_sgemm_suits(m, n)) return false;
+#ifdef LUCID_HAVE_OPENBLAS
+  return std::min({m, n, k}) >= 16 && double(m) * double(n) * double(k) >= double(1 << 18);
+#else
+  (void)k;
+  return true;
+#endif
 }
 
 // ---- scalars and matrices ---------------------------------------------------------
@@ -240,6 +255,28 @@ void gemm_typed(TensorImpl& out, const TensorImpl& a_in, const TensorImpl& b_in,
   }
   const std::byte* a_base = a->host_ptr();
   const std::byte* b_base = b->host_ptr();
+  const int64_t count = out.numel() / (m * n);
+  // Enough products to go round: whole products per thread. Else each product is
+  // split over the pool.
+  const bool whole_products = count >= pool_threads() && !in_parallel();
+  if constexpr (std::is_same_v<T, float>) {
+    if (use_own_sgemm(m, n, k)) {
+      auto product = [&](int64_t i) {
+        auto [ao, bo] = batch_offsets(out, *a, *b, i);
+        own_sgemm(m, n, k, alpha, reinterpret_cast<const T*>(a_base + ao), la.rs, la.cs,
+                  reinterpret_cast<const T*>(b_base + bo), lb.rs, lb.cs, beta_zero ? T(0) : beta, c_base + i * m * n,
+                  n);
+      };
+      if (whole_products) {
+        parallel_for(count, 1, [&](int64_t i0, int64_t i1) {
+          for (int64_t i = i0; i < i1; ++i) product(i);
+        });
+      } else {
+        for (int64_t i = 0; i < count; ++i) product(i);
+      }
+      return;
+    }
+  }
   const bool fits_int = m <= INT_MAX && n <= INT_MAX && k <= INT_MAX;
   // Block [r0, r1) x [c0, c1) of product i.
   auto block = [&](int64_t i, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
@@ -259,10 +296,7 @@ void gemm_typed(TensorImpl& out, const TensorImpl& a_in, const TensorImpl& b_in,
     (void)fits_int;
     loop_gemm<T>(r1 - r0, c1 - c0, k, alpha, Mat<T>{A, la.rs, la.cs}, Mat<T>{B, lb.rs, lb.cs}, beta, beta_zero, C, n);
   };
-  const int64_t count = out.numel() / (m * n);
-  // Enough products to go round: whole products per thread. Else each product is
-  // split into blocks.
-  if (count >= pool_threads() && !in_parallel()) {
+  if (whole_products) {
     parallel_for(count, 1, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) block(i, 0, m, 0, n);
     });
@@ -308,6 +342,10 @@ void gemm_raw(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const 
               int64_t ldb, T beta, T* C, int64_t ldc) {
   if (m == 0 || n == 0) return;
   init_threads();
+  if constexpr (std::is_same_v<T, float>) {
+    if (use_own_sgemm(m, n, k))
+      return own_sgemm(m, n, k, alpha, A, ta ? 1 : lda, ta ? lda : 1, B, tb ? 1 : ldb, tb ? ldb : 1, beta, C, ldc);
+  }
   split_output(m, n, k, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     const T* a = ta ? A + r0 : A + r0 * lda;  // rows r0.. of op(A)
     const T* b = tb ? B + c0 * ldb : B + c0;  // columns c0.. of op(B)

@@ -1,0 +1,456 @@
+#include "backend/cpu/sgemm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <cstdlib>
+#include <new>
+
+#include "backend/cpu/simd.h"
+#include "core/parallel.h"
+
+#if LUCID_X86_DISPATCH
+#include <immintrin.h>
+// GCC 12's AVX-512 headers build vectors from an uninitialised "undefined" value
+// and warn about their own code.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+// Note [Own sgemm]
+// OpenBLAS (Debian's 0.3.21) matches MKL on one core, but lucid has to split each
+// product over its own pool (Note [One pool for products] in blas.cpp), and two
+// independent half-products each pack the whole right operand and stall on each
+// other's memory traffic: 2-thread products ran at 0.75-0.85x PyTorch's. The GPU
+// machine has no OpenBLAS at all. So float32 products have their own GotoBLAS/BLIS
+// layout here:
+//   for each nc-column block of B:           (B panel: kc x nc, shared, in L3)
+//     for each kc-deep slice:                pack B's slice once, threads split it
+//       every thread, for its rows in mc blocks:   pack an A block (L2)
+//         for each nr-column panel of its columns, each mr-row panel of the block:
+//           micro-kernel: an mr x nr tile of C in registers, kc multiply-adds deep.
+// Threads own a rectangle of C's tiles (rows when the output is tall, columns when it
+// is wide); the packed B slice is shared, so it is read from memory once per slice.
+// The micro-kernel keeps its tile in 24 (AVX-512: 12 x 32) or 12 (AVX2: 6 x 16)
+// vector registers, loads a row of the B panel and broadcasts A's column, so every
+// load feeds two fused multiply-adds.
+
+namespace lucid::cpu {
+
+namespace {
+
+// A matrix view: element (r, c) at p[r * rs + c * cs].
+struct View {
+  const float* p;
+  int64_t rs, cs;
+  const float* at(int64_t r, int64_t c) const { return p + r * rs + c * cs; }
+};
+
+// c (mr x nr, rows ldc apart) = alpha * tile (+ beta * c when load_c), where tile is
+// the sum over kc of the outer products of packed A's columns and packed B's rows.
+using Kernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
+                        bool load_c);
+// Packs rows x kc of A into panels of mr rows (panel-major, then k, then row; rows
+// past `rows` are zero) / kc x cols of B into panels of nr columns.
+using PackA = void (*)(View a, int64_t rows, int64_t kc, float* dst);
+using PackB = void (*)(View b, int64_t kc, int64_t cols, float* dst);
+
+// The tile (mr x nr) and the blocking: kc-deep slices of k; A packed mc rows at a
+// time (the A micro-panel, mr x kc, stays in L1 while the kernel sweeps a block of
+// nb B panels, nb x nr x kc floats, that stays in L2).
+struct Micro {
+  int64_t mr, nr, kc, mc, nb;
+  Kernel kernel;
+  PackA pack_a;
+  PackB pack_b;
+};
+
+// ---- packing: the portable loops ------------------------------------------------
+
+template <int MR>
+void pack_a_loop(View a, int64_t rows, int64_t kc, float* dst) {
+  for (int64_t i = 0; i < rows; i += MR, dst += MR * kc) {
+    const int64_t h = std::min<int64_t>(MR, rows - i);
+    for (int64_t p = 0; p < kc; ++p)
+      for (int64_t r = 0; r < MR; ++r) dst[p * MR + r] = r < h ? *a.at(i + r, p) : 0.0f;
+  }
+}
+
+template <int NR>
+void pack_b_loop(View b, int64_t kc, int64_t cols, float* dst) {
+  for (int64_t j = 0; j < cols; j += NR, dst += NR * kc) {
+    const int64_t w = std::min<int64_t>(NR, cols - j);
+    if (b.cs == 1 && w == NR) {  // rows of B are contiguous: straight copies
+      for (int64_t p = 0; p < kc; ++p) {
+        const float* src = b.at(p, j);
+        for (int64_t c = 0; c < NR; ++c) dst[p * NR + c] = src[c];  // vectorised (no memcpy call)
+      }
+      continue;
+    }
+    for (int64_t p = 0; p < kc; ++p)
+      for (int64_t c = 0; c < NR; ++c) dst[p * NR + c] = c < w ? *b.at(p, j + c) : 0.0f;
+  }
+}
+
+#if LUCID_X86_DISPATCH
+#define LUCID_TARGET_AVX512_FMA __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
+#define LUCID_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
+
+// ---- AVX-512: 12 x 32 tiles --------------------------------------------------------
+
+LUCID_TARGET_AVX512_FMA void kernel_12x32(int64_t kc, const float* __restrict a, const float* __restrict b,
+                                          float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c) {
+  __m512 acc[12][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < 12; ++r) {
+    acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    // C's rows are often a power of two apart and share cache sets: fetch them
+    // while the multiply-adds run rather than stall on them at the end.
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + 31), _MM_HINT_T0);
+  }
+#pragma GCC unroll 4
+  for (int64_t p = 0; p < kc; ++p, a += 12, b += 32) {
+    const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+    // B streams from L2 (its panel is used once per A micro-panel): ask ahead.
+    _mm_prefetch(reinterpret_cast<const char*>(b + 256), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(b + 272), _MM_HINT_T0);
+#pragma GCC unroll 12
+    for (int r = 0; r < 12; ++r) {
+      const __m512 av = _mm512_set1_ps(a[r]);
+      acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+    }
+  }
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+  for (int r = 0; r < 12; ++r) {
+    float* cr = c + r * ldc;
+    __m512 x0 = _mm512_mul_ps(va, acc[r][0]), x1 = _mm512_mul_ps(va, acc[r][1]);
+    if (load_c) {
+      x0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(cr), x0);
+      x1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(cr + 16), x1);
+    }
+    _mm512_storeu_ps(cr, x0);
+    _mm512_storeu_ps(cr + 16, x1);
+  }
+}
+
+// Transposes 16 rows of 16 floats in registers: r[i][j] -> r[j][i].
+LUCID_TARGET_AVX512_FMA [[gnu::always_inline]] inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // u[4i + j], 128-bit lane L: rows 4i..4i+3 of column 4L + j.
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    const __m512 lo02 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88), lo13 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
+    const __m512 hi02 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88),
+                 hi13 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
+    r[j] = _mm512_shuffle_f32x4(lo02, hi02, 0x88);
+    r[j + 8] = _mm512_shuffle_f32x4(lo02, hi02, 0xDD);
+    r[j + 4] = _mm512_shuffle_f32x4(lo13, hi13, 0x88);
+    r[j + 12] = _mm512_shuffle_f32x4(lo13, hi13, 0xDD);
+  }
+}
+
+// A with contiguous rows (the usual x @ w): 12 rows x 16 k at a time are loaded,
+// transposed in registers, and stored as 16 k-steps of 12 values.
+LUCID_TARGET_AVX512_FMA void pack_a_12(View a, int64_t rows, int64_t kc, float* dst) {
+  if (a.cs != 1) return pack_a_loop<12>(a, rows, kc, dst);
+  for (int64_t i = 0; i < rows; i += 12, dst += 12 * kc) {
+    if (rows - i < 12) {
+      pack_a_loop<12>(View{a.at(i, 0), a.rs, 1}, rows - i, kc, dst);
+      continue;
+    }
+    int64_t p = 0;
+    for (; p + 16 <= kc; p += 16) {
+      __m512 r[16];
+#pragma GCC unroll 16
+      for (int q = 0; q < 16; ++q) r[q] = q < 12 ? _mm512_loadu_ps(a.at(i + q, p)) : _mm512_setzero_ps();
+      transpose16(r);
+#pragma GCC unroll 16
+      for (int q = 0; q < 16; ++q) _mm512_mask_storeu_ps(dst + (p + q) * 12, 0x0FFF, r[q]);
+    }
+    for (; p < kc; ++p)
+      for (int64_t r = 0; r < 12; ++r) dst[p * 12 + r] = *a.at(i + r, p);
+  }
+}
+
+// B with contiguous columns (x @ w.T, as nn.Linear): 16 columns x 16 k transposed
+// in registers.
+LUCID_TARGET_AVX512_FMA void pack_b_32(View b, int64_t kc, int64_t cols, float* dst) {
+  if (b.cs == 1 && cols == 32) {  // rows of B are contiguous: two vector copies per k
+    for (int64_t p = 0; p < kc; ++p) {
+      _mm512_store_ps(dst + p * 32, _mm512_loadu_ps(b.at(p, 0)));
+      _mm512_store_ps(dst + p * 32 + 16, _mm512_loadu_ps(b.at(p, 16)));
+    }
+    return;
+  }
+  if (b.rs != 1) return pack_b_loop<32>(b, kc, cols, dst);
+  for (int64_t j = 0; j < cols; j += 32, dst += 32 * kc) {
+    if (cols - j < 32) {
+      pack_b_loop<32>(View{b.at(0, j), 1, b.cs}, kc, cols - j, dst);
+      continue;
+    }
+    int64_t p = 0;
+    for (; p + 16 <= kc; p += 16) {
+      for (int half = 0; half < 2; ++half) {
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int q = 0; q < 16; ++q) r[q] = _mm512_loadu_ps(b.at(p, j + 16 * half + q));
+        transpose16(r);
+#pragma GCC unroll 16
+        for (int q = 0; q < 16; ++q) _mm512_store_ps(dst + (p + q) * 32 + 16 * half, r[q]);
+      }
+    }
+    for (; p < kc; ++p)
+      for (int64_t c = 0; c < 32; ++c) dst[p * 32 + c] = *b.at(p, j + c);
+  }
+}
+
+// ---- AVX2: 6 x 16 tiles --------------------------------------------------------------
+
+LUCID_TARGET_AVX2_FMA void kernel_6x16(int64_t kc, const float* __restrict a, const float* __restrict b,
+                                       float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c) {
+  __m256 acc[6][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  for (int64_t p = 0; p < kc; ++p, a += 6, b += 16) {
+    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; ++r) {
+      const __m256 av = _mm256_broadcast_ss(a + r);
+      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+    }
+  }
+  const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; ++r) {
+    float* cr = c + r * ldc;
+    __m256 x0 = _mm256_mul_ps(va, acc[r][0]), x1 = _mm256_mul_ps(va, acc[r][1]);
+    if (load_c) {
+      x0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr), x0);
+      x1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr + 8), x1);
+    }
+    _mm256_storeu_ps(cr, x0);
+    _mm256_storeu_ps(cr + 8, x1);
+  }
+}
+
+const Micro kAvx512{12, 32, 384, 3072, 15, &kernel_12x32, &pack_a_12, &pack_b_32};
+const Micro kAvx2{6, 16, 256, 4080, 10, &kernel_6x16, &pack_a_loop<6>, &pack_b_loop<16>};
+#endif
+
+// The kernel set for this CPU, or nullptr.
+const Micro* micro_for_cpu() {
+#if LUCID_X86_DISPATCH
+  static const Micro* micro = []() -> const Micro* {
+    const Isa isa = cpu_isa();
+    if (isa == Isa::Avx512) return &kAvx512;
+    if (isa == Isa::Avx2 && __builtin_cpu_supports("fma")) return &kAvx2;
+    return nullptr;
+  }();
+  return micro;
+#else
+  return nullptr;
+#endif
+}
+
+// ---- the driver ----------------------------------------------------------------------
+
+// A 64-byte aligned buffer that grows and is kept, one per thread.
+struct PackBuffer {
+  float* data = nullptr;
+  size_t cap = 0;
+  float* get(size_t n) {
+    if (n > cap) {
+      std::free(data);
+      data = static_cast<float*>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64));
+      if (!data) {
+        cap = 0;
+        throw std::bad_alloc();
+      }
+      cap = n;
+    }
+    return data;
+  }
+  ~PackBuffer() { std::free(data); }
+};
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// A product smaller than this many multiply-adds per thread is not split: waking a
+// thread and packing an operand twice would cost more than the split gains.
+constexpr double kMinMacsPerThread = double(1 << 18);
+
+// Splits threads into a tm x tn grid over the m_tiles x n_tiles tiles of C so that
+// the busiest thread has the fewest tiles; ties go to more row blocks (they share
+// the packed B; column blocks each pack all of A's rows).
+std::pair<int64_t, int64_t> thread_grid(int64_t threads, int64_t m_tiles, int64_t n_tiles) {
+  std::pair<int64_t, int64_t> best{1, 1};
+  int64_t best_cost = m_tiles * n_tiles + 1;
+  for (int64_t tm = threads; tm >= 1; --tm) {
+    if (threads % tm) continue;
+    const int64_t tn = threads / tm;
+    if (tm > m_tiles || tn > n_tiles) continue;
+    const int64_t cost = ceil_div(m_tiles, tm) * ceil_div(n_tiles, tn);
+    if (cost < best_cost) best = {tm, tn}, best_cost = cost;
+  }
+  return best;
+}
+
+// Runs fn(0), ..., fn(pieces - 1), on the pool when pieces > 1.
+template <typename Fn>
+void run_pieces(int64_t pieces, Fn&& fn) {
+  if (pieces <= 1) return fn(int64_t(0));
+  parallel_for(pieces, 1, [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) fn(q);
+  });
+}
+
+// The packed B of one block of columns, every kc slice of it, packed on first use:
+// the first thread to need a panel packs it while any other that needs it waits,
+// so the threads share one copy and one pool dispatch covers the whole block. (A
+// thread waits only for a panel another running thread is packing, so a caller
+// that runs a sleeping worker's piece after its own never waits for itself.)
+class PackedB {
+ public:
+  PackedB(const Micro& u, View b, int64_t kc, int64_t slices, int64_t nc, float* data, std::atomic<uint8_t>* state)
+      : u_(u), b_(b), kc_(kc), nc_(nc), panels_(ceil_div(nc, u.nr)), data_(data), state_(state) {
+    for (int64_t i = 0; i < slices * panels_; ++i) state_[i].store(kEmpty, std::memory_order_relaxed);
+  }
+
+  // Panel q (nr columns) of slice s (rows s * kc .. + kc_s of B).
+  const float* panel(int64_t s, int64_t q, int64_t kc_s) {
+    std::atomic<uint8_t>& st = state_[s * panels_ + q];
+    float* dst = data_ + (s * panels_ + q) * kc_ * u_.nr;
+    if (st.load(std::memory_order_acquire) == kReady) return dst;
+    uint8_t expected = kEmpty;
+    if (st.compare_exchange_strong(expected, kPacking, std::memory_order_acq_rel)) {
+      u_.pack_b(View{b_.at(s * kc_, q * u_.nr), b_.rs, b_.cs}, kc_s, std::min(u_.nr, nc_ - q * u_.nr), dst);
+      st.store(kReady, std::memory_order_release);
+    } else {
+      while (st.load(std::memory_order_acquire) != kReady) {
+#if defined(__x86_64__)
+        __builtin_ia32_pause();
+#endif
+      }
+    }
+    return dst;
+  }
+
+  int64_t panels() const { return panels_; }
+
+ private:
+  static constexpr uint8_t kEmpty = 0, kPacking = 1, kReady = 2;
+  const Micro& u_;
+  View b_;
+  int64_t kc_, nc_, panels_;
+  float* data_;
+  std::atomic<uint8_t>* state_;
+};
+
+// The per-thread scratch: packed A and B, and B's panel states.
+thread_local PackBuffer t_a_pack, t_b_pack;
+thread_local std::unique_ptr<std::atomic<uint8_t>[]> t_panel_state;
+thread_local int64_t t_panel_state_cap = 0;
+
+std::atomic<uint8_t>* panel_states(int64_t n) {
+  if (n > t_panel_state_cap) {
+    t_panel_state.reset(new std::atomic<uint8_t>[size_t(n)]);
+    t_panel_state_cap = n;
+  }
+  return t_panel_state.get();
+}
+
+// The packed B of a column block holds all of k; its width is capped so that it
+// stays within this many floats (8 MiB).
+constexpr int64_t kPackedBFloats = int64_t(2) << 20;
+
+void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, View A, View B, float beta, float* C,
+           int64_t ldc) {
+  const int64_t mr = u.mr, nr = u.nr;
+  const int64_t slices = ceil_div(k, u.kc), kc = ceil_div(k, slices);  // equal slices
+  const int64_t nc_max = std::min(n, std::max(nr, kPackedBFloats / (slices * kc) / nr * nr));
+  const int64_t m_tiles = ceil_div(m, mr);
+  const double macs = double(m) * double(n) * double(k);
+  const int64_t threads =
+      in_parallel() ? 1 : std::min<int64_t>(pool_threads(), int64_t(std::max(1.0, macs / kMinMacsPerThread)));
+  float* b_data = t_b_pack.get(size_t(slices * kc * ceil_div(nc_max, nr) * nr));
+  std::atomic<uint8_t>* states = panel_states(slices * ceil_div(nc_max, nr));
+  for (int64_t j0 = 0; j0 < n; j0 += nc_max) {
+    const int64_t nc = std::min(nc_max, n - j0);
+    PackedB packed(u, View{B.at(0, j0), B.rs, B.cs}, kc, slices, nc, b_data, states);
+    const int64_t panels = packed.panels();
+    const auto [tm, tn] = thread_grid(threads, m_tiles, panels);
+    run_pieces(tm * tn, [&](int64_t t) {
+      const int64_t ti = t / tn, tj = t % tn;
+      const int64_t r0 = std::min(m, m_tiles * ti / tm * mr), r1 = std::min(m, m_tiles * (ti + 1) / tm * mr);
+      const int64_t q0 = panels * tj / tn, q1 = panels * (tj + 1) / tn, width = q1 - q0;
+      if (r0 >= r1 || width == 0) return;
+      // Threads sharing these panels start at different ones, so each packs its own.
+      const int64_t first = width * ti / tm;
+      float* a_pack = t_a_pack.get(size_t(std::min(u.mc, ceil_div(r1 - r0, mr) * mr) * kc));
+      for (int64_t s = 0; s < slices; ++s) {
+        const int64_t p0 = s * kc, kc_s = std::min(kc, k - p0);
+        // The first slice applies beta (and skips reading C when it is 0); later
+        // slices add to what the first wrote.
+        const bool load_c = s > 0 || beta != 0.0f;
+        const float beta_now = s > 0 ? 1.0f : beta;
+        for (int64_t i0 = r0; i0 < r1; i0 += u.mc) {
+          const int64_t mc = std::min(u.mc, r1 - i0);
+          u.pack_a(View{A.at(i0, p0), A.rs, A.cs}, mc, kc_s, a_pack);
+          for (int64_t b0 = 0; b0 < width; b0 += u.nb) {
+            const int64_t b1 = std::min(width, b0 + u.nb);
+            for (int64_t i = 0; i < mc; i += mr) {
+              const int64_t h = std::min(mr, mc - i);
+              for (int64_t step = b0; step < b1; ++step) {
+                const int64_t q = q0 + (first + step) % width;
+                const float* bp = packed.panel(s, q, kc_s);
+                const int64_t j = j0 + q * nr, w = std::min(nr, n - j);
+                float* c = C + (i0 + i) * ldc + j;
+                if (h == mr && w == nr) {
+                  u.kernel(kc_s, a_pack + i * kc_s, bp, c, ldc, alpha, beta_now, load_c);
+                  continue;
+                }
+                // An edge tile: computed whole into a scratch tile, its valid part copied.
+                alignas(64) float tile[12 * 32];
+                u.kernel(kc_s, a_pack + i * kc_s, bp, tile, nr, alpha, 0.0f, false);
+                for (int64_t r = 0; r < h; ++r)
+                  for (int64_t x = 0; x < w; ++x)
+                    c[r * ldc + x] = tile[r * nr + x] + (load_c ? beta_now * c[r * ldc + x] : 0.0f);
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+}
+
+}  // namespace
+
+bool own_sgemm_suits(int64_t m, int64_t n) { return micro_for_cpu() && m >= 4 && n >= 8; }
+
+void own_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t a_rs, int64_t a_cs,
+               const float* B, int64_t b_rs, int64_t b_cs, float beta, float* C, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // an empty sum: beta * C
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+    return;
+  }
+  drive(*micro_for_cpu(), m, n, k, alpha, View{A, a_rs, a_cs}, View{B, b_rs, b_cs}, beta, C, ldc);
+}
+
+}  // namespace lucid::cpu

@@ -1,0 +1,24 @@
+// lucid's own float32 matrix product for x86 CPUs with AVX2+FMA or AVX-512: packed
+// operands, a register-blocked micro-kernel, and lucid's pool threading it with one
+// shared copy of the packed right operand (Note [Own sgemm] in sgemm.cpp).
+#pragma once
+
+#include <cstdint>
+
+namespace lucid::cpu {
+
+// C = alpha * A @ B + beta * C, where A is m x k with element (i, p) at
+// A[i * a_rs + p * a_cs], B is k x n with element (p, j) at B[p * b_rs + j * b_cs]
+// (any strides: a transpose is a stride swap) and C is m x n with rows ldc apart
+// and unit columns. With beta == 0, C is not read (BLAS semantics: NaNs there do
+// not propagate). Threaded over the pool unless called from inside a parallel_for.
+// Call only where own_sgemm_suits(m, n).
+void own_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t a_rs, int64_t a_cs,
+               const float* B, int64_t b_rs, int64_t b_cs, float beta, float* C, int64_t ldc);
+
+// Whether own_sgemm runs on this CPU (AVX2+FMA or AVX-512) and pays for an m x n
+// output: a matrix-vector product (a row or a few columns) is left to BLAS or the
+// loops, which read the matrix once instead of packing it into padded tiles.
+bool own_sgemm_suits(int64_t m, int64_t n);
+
+}  // namespace lucid::cpu

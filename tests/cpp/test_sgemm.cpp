@@ -1,0 +1,77 @@
+// lucid's own float32 product (backend/cpu/sgemm.cpp) against a double-precision
+// loop: edge tiles in both directions, several k slices, several column blocks of the
+// shared packed B, transposed and row-padded operands, alpha/beta (and NaN in C when
+// beta == 0), on 1-3 threads. The operands hold small integers, so every sum is exact
+// and the comparison is too. CTest also runs these with LUCID_CPU_ISA=avx2, which
+// picks the AVX2 kernel on an AVX-512 machine.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "backend/cpu/sgemm.h"
+#include "core/parallel.h"
+
+using namespace lucid;
+
+namespace {
+
+struct Case {
+  int64_t m, n, k;
+  bool ta, tb;  // operand stored transposed (column-major)
+  int64_t pad;  // extra elements at the end of every stored row
+  float alpha, beta;
+};
+
+void check(const Case& c) {
+  // Stored shapes: A is m x k (or k x m when ta), B is k x n (or n x k when tb).
+  const int64_t a_rows = c.ta ? c.k : c.m, a_cols = (c.ta ? c.m : c.k) + c.pad;
+  const int64_t b_rows = c.tb ? c.n : c.k, b_cols = (c.tb ? c.k : c.n) + c.pad;
+  std::vector<float> a(size_t(a_rows * a_cols)), b(size_t(b_rows * b_cols));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = float(int64_t(i * 7 % 9) - 4);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(int64_t(i * 5 % 7) - 3);
+  const int64_t ldc = c.n + 3;
+  std::vector<float> out(size_t(c.m * ldc), c.beta == 0.0f ? std::nanf("") : 1.0f);
+  const int64_t a_rs = c.ta ? 1 : a_cols, a_cs = c.ta ? a_cols : 1;
+  const int64_t b_rs = c.tb ? 1 : b_cols, b_cs = c.tb ? b_cols : 1;
+  cpu::own_sgemm(c.m, c.n, c.k, c.alpha, a.data(), a_rs, a_cs, b.data(), b_rs, b_cs, c.beta, out.data(), ldc);
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < c.n; ++j) {
+      double sum = 0;
+      for (int64_t p = 0; p < c.k; ++p) sum += double(a[size_t(i * a_rs + p * a_cs)]) * b[size_t(p * b_rs + j * b_cs)];
+      const double want = c.alpha * sum + (c.beta == 0.0f ? 0.0 : c.beta * 1.0);
+      ASSERT_EQ(out[size_t(i * ldc + j)], float(want))
+          << "m=" << c.m << " n=" << c.n << " k=" << c.k << " ta=" << c.ta << " tb=" << c.tb << " at (" << i << ", "
+          << j << ")";
+    }
+}
+
+}  // namespace
+
+TEST(Sgemm, AgainstDoubleLoop) {
+  if (!cpu::own_sgemm_suits(64, 64)) GTEST_SKIP() << "this CPU has neither AVX2+FMA nor AVX-512";
+  const int saved = cpu::pool_threads();
+  for (int threads : {1, 2, 3}) {
+    cpu::set_pool_threads(threads);
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        check({4, 8, 1, ta, tb, 0, 1.0f, 0.0f});          // smallest suited product, one k step
+        check({13, 33, 17, ta, tb, 2, 2.0f, 0.0f});       // edge tiles in rows and columns
+        check({100, 70, 800, ta, tb, 1, 0.5f, 3.0f});     // several k slices, beta applied once
+        check({257, 129, 300, ta, tb, 0, -1.0f, 1.0f});   // both kernels' full and edge tiles
+        check({16, 2100, 1100, ta, tb, 5, 1.0f, 0.0f});   // several column blocks of packed B
+      }
+  }
+  cpu::set_pool_threads(saved);
+}
+
+TEST(Sgemm, EmptySumScalesC) {
+  if (!cpu::own_sgemm_suits(64, 64)) GTEST_SKIP() << "this CPU has neither AVX2+FMA nor AVX-512";
+  check({6, 9, 0, false, false, 0, 1.0f, 2.0f});
+  check({6, 9, 0, false, false, 0, 1.0f, 0.0f});
+}
+
+TEST(Sgemm, MatrixVectorShapesAreLeftToBlas) {
+  EXPECT_FALSE(cpu::own_sgemm_suits(1, 4096));
+  EXPECT_FALSE(cpu::own_sgemm_suits(4096, 1));
+}
