@@ -5,7 +5,9 @@
 #include <vector>
 #include <type_traits>
 
+#include "core/isa.h"
 #include "core/parallel.h"
+#include "core/transpose.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include <immintrin.h>
@@ -55,7 +57,7 @@ inline void copy_one(std::byte* dp, const std::byte* sp) {
 // infinities, NaNs and subnormals exactly as Half's scalar conversion does (the
 // scalar bit manipulation does not vectorise and is ~8x slower).
 bool has_f16c() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  static const bool yes = cpu::cpu_isa() >= cpu::Isa::Avx2 && __builtin_cpu_supports("f16c");
   return yes;
 }
 
@@ -101,9 +103,13 @@ void copy_row(std::byte* dp, int64_t dstep, const std::byte* sp, int64_t sstep, 
 // A 2-d block where the source is contiguous along the outer dimension and the
 // destination along the inner one (a transpose): walking tiles keeps both the rows
 // read and the rows written in cache, instead of one cache line per element read.
+// 4-byte elements into contiguous rows go through transpose_4byte (AVX-512).
 template <typename To, typename From>
 void copy_tiled(std::byte* dst, int64_t d0, int64_t d1, const std::byte* src, int64_t s0,
-                int64_t s1, int64_t n0, int64_t n1) {
+                int64_t s1, int64_t n0, int64_t n1, bool stream) {
+  if constexpr (std::is_same_v<To, From> && sizeof(To) == 4) {
+    if (d1 == 4 && transpose_4byte(dst, d0, src, s1, n0, n1, stream)) return;
+  }
   constexpr int64_t kTile = 32;
   for (int64_t i0 = 0; i0 < n0; i0 += kTile) {
     int64_t e0 = std::min(n0, i0 + kTile);
@@ -117,7 +123,7 @@ void copy_tiled(std::byte* dst, int64_t d0, int64_t d1, const std::byte* src, in
 
 template <typename To, typename From>
 void copy_nd(std::byte* dst, const Stride& ds, const std::byte* src, const Stride& ss,
-             const Shape& shape) {
+             const Shape& shape, bool stream = false) {
   const size_t nd = shape.size();
   if (nd == 0) return copy_one<To, From>(dst, src);
   // The innermost one or two dimensions are handled by a row or tile kernel; an
@@ -136,7 +142,7 @@ void copy_nd(std::byte* dst, const Stride& ds, const std::byte* src, const Strid
     }
     if (tiled)
       copy_tiled<To, From>(dst + doff, ds[nd - 2], ds[nd - 1], src + soff, ss[nd - 2], ss[nd - 1],
-                           shape[nd - 2], shape[nd - 1]);
+                           shape[nd - 2], shape[nd - 1], stream);
     else
       copy_row<To, From>(dst + doff, ds[nd - 1], src + soff, ss[nd - 1], shape[nd - 1]);
     for (size_t d = outer_dims; d-- > 0;) {  // odometer
@@ -187,11 +193,12 @@ void host_strided_copy(std::byte* dst, const Stride& dst_stride, Dtype dst_dtype
       // thread pool: one memory stream per core is what saturates the bus.
       int64_t inner = 1;
       for (size_t d = 1; d < cs.size(); ++d) inner *= cs[d];
+      const bool stream = cs[0] * inner * int64_t(sizeof(To)) >= kStreamingStoreBytes;
       const int64_t grain = std::max<int64_t>(1, cpu::kParallelGrain / inner);
       cpu::parallel_for(cs[0], grain, [&](int64_t b, int64_t e) {
         Shape part = cs;
         part[0] = e - b;
-        copy_nd<To, From>(dst + b * ds[0], ds, src + b * ss[0], ss, part);
+        copy_nd<To, From>(dst + b * ds[0], ds, src + b * ss[0], ss, part, stream);
       });
     });
   });

@@ -27,6 +27,7 @@
 #include "core/copy.h"
 #include "core/dtype.h"
 #include "core/shape.h"
+#include "core/transpose.h"
 
 namespace lucid::cpu {
 
@@ -211,32 +212,39 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
           ob += i * strides[0][d];
           for (size_t k = 0; k < N; ++k) pb[k] += i * strides[k + 1][d];
         }
-        for (int64_t c0 = 0; c0 < inner; c0 += kTile) {
-          const int64_t len = std::min(kTile, inner - c0);
-          if constexpr (N == 2) {
-            if (gathered >= 0) {  // see `gathered` below
-              const int k = gathered;
-              const int64_t rs = strides[k + 1][nd - 2], cs = step(k + 1);
-              alignas(64) TIn buf[kTile * kTile];
-              if (c0 + kTile < inner) {  // the next tile's columns: hundreds of misses in flight at once
-                const int64_t next = std::min(kTile, inner - c0 - kTile), span = (r1 - r0) * int64_t(sizeof(TIn));
-                for (int64_t c = 0; c < next; ++c)
-                  for (int64_t b = 0; b < span; b += 64) __builtin_prefetch(pb[k] + (c0 + kTile + c) * cs + r0 * rs + b);
-              }
-              for (int64_t c = 0; c < len; ++c) {  // down the operand's contiguous columns
-                const std::byte* col = pb[k] + (c0 + c) * cs;
-                for (int64_t r = r0; r < r1; ++r) buf[(r - r0) * kTile + c] = load<TIn>(col + r * rs);
-              }
+        if constexpr (N == 2) {
+          if (gathered >= 0) {  // see `gathered` above
+            const int k = gathered;
+            const int64_t rs = strides[k + 1][nd - 2], cs = step(k + 1);
+            // kGatherCols columns of the tile's rows at a time, transposed into a
+            // buffer that stays in L2; then each row runs through the dense loop
+            // along kGatherCols contiguous elements of the output and the other input.
+            constexpr int64_t kGatherCols = 1024;
+            static thread_local std::vector<std::byte> strip_bytes;  // (not vector<TIn>: TIn may be bool)
+            strip_bytes.resize(size_t(kTile * kGatherCols) * sizeof(TIn));
+            TIn* strip = reinterpret_cast<TIn*>(strip_bytes.data());
+            for (int64_t c0 = 0; c0 < inner; c0 += kGatherCols) {
+              const int64_t len = std::min(kGatherCols, inner - c0);
+              const std::byte* src = pb[k] + c0 * cs + r0 * rs;
+              const bool fast = sizeof(TIn) == 4 && rs == 4 &&
+                                transpose_4byte(strip_bytes.data(), kGatherCols * 4, src, cs,
+                                                r1 - r0, len, false);
+              if (!fast)
+                for (int64_t c = 0; c < len; ++c)  // down the operand's contiguous columns
+                  for (int64_t r = 0; r < r1 - r0; ++r) strip[size_t(r * kGatherCols + c)] = load<TIn>(src + c * cs + r * rs);
               for (int64_t r = r0; r < r1; ++r) {
                 const TIn* other = reinterpret_cast<const TIn*>(pb[1 - k] + r * strides[2 - k][nd - 2] + c0 * step(2 - k));
-                const TIn* row = buf + (r - r0) * kTile;
+                const TIn* row = strip + (r - r0) * kGatherCols;
                 TOut* o = reinterpret_cast<TOut*>(ob + r * strides[0][nd - 2] + c0 * os);
                 if (k == 0) dense2(o, row, other, len, f);
                 else dense2(o, other, row, len, f);
               }
-              continue;
             }
+            continue;
           }
+        }
+        for (int64_t c0 = 0; c0 < inner; c0 += kTile) {
+          const int64_t len = std::min(kTile, inner - c0);
           for (int64_t r = r0; r < r1; ++r) {
             const std::byte* p[N];
             p[0] = pb[0] + r * strides[1][nd - 2] + c0 * s1;

@@ -6,13 +6,9 @@
 
 #include <cstdint>
 
+#include "core/isa.h"
+
 namespace lucid::cpu {
-
-enum class Isa : int { Baseline = 0, Avx2 = 1, Avx512 = 2 };
-
-// The best level this CPU (and OS) supports; LUCID_CPU_ISA=baseline|avx2|avx512
-// caps it (the tests use it to run every version). Cached after the first call.
-Isa cpu_isa();
 
 // GCC/Clang on x86-64 only; elsewhere every loop is the baseline one.
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)

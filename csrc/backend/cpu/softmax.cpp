@@ -77,14 +77,17 @@ LUCID_CLONES void softmax_row_f32(const float* x, float* y, int64_t n, bool log)
     s0 += e0;
     if (!log) store(y + k, e0);
   }
+  if (k < n) {  // the last < 16: one vector exp, padded with -inf (exp -> 0)
+    alignas(64) float tail[16];
+    for (int j = 0; j < 16; ++j) tail[j] = k + j < n ? x[k + j] : -kInf;
+    const vf16 e = exp_v(load<vf16>(tail) - mx);
+    s0 += e;
+    if (!log)
+      for (int64_t j = 0; k + j < n; ++j) y[k + j] = e[j];
+  }
   vf16 s = s0 + s1;
   double sum = 0;
   for (int j = 0; j < 16; ++j) sum += s[j];
-  for (; k < n; ++k) {
-    float e = exp1(x[k] - mx);
-    sum += e;
-    if (!log) y[k] = e;
-  }
   k = 0;
   if (log) {
     const float shift = float(double(mx) + std::log(sum));

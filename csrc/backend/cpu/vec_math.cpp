@@ -1,12 +1,10 @@
-// Vector kernels of the unary float ops (vec_math.h) and the ISA probe (simd.h).
+// Vector kernels of the unary float ops (vec_math.h).
 // Each kernel is a small struct K with one function per (ISA, dtype) vector type;
 // the templates below run it over an array, the last partial vector masked.
 #include "backend/cpu/vec_math.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <string_view>
 
 #include "backend/cpu/simd.h"
 
@@ -14,29 +12,6 @@
 #include <immintrin.h>
 #endif
 
-namespace lucid::cpu {
-
-Isa cpu_isa() {
-  static const Isa isa = [] {
-    Isa best = Isa::Baseline;
-#if LUCID_X86_DISPATCH
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) best = Isa::Avx2;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-      best = Isa::Avx512;
-#endif
-    if (const char* env = std::getenv("LUCID_CPU_ISA")) {
-      std::string_view v(env);
-      Isa cap = v == "baseline" ? Isa::Baseline : v == "avx2" ? Isa::Avx2 : Isa::Avx512;
-      if (int(cap) < int(best)) best = cap;
-    }
-    return best;
-  }();
-  return isa;
-}
-
-}  // namespace lucid::cpu
 
 #if LUCID_X86_DISPATCH
 

@@ -1,0 +1,108 @@
+#include "core/transpose.h"
+
+#include <cstring>
+
+#include "core/isa.h"
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <immintrin.h>
+#define LUCID_TRANSPOSE_AVX512 1
+// GCC 12's AVX-512 headers build vectors from an uninitialised "undefined" value
+// and warn about their own code.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace lucid {
+
+#if LUCID_TRANSPOSE_AVX512
+namespace {
+
+#define LUCID_AVX512 __attribute__((target("avx512f")))
+
+// r[i][j] -> r[j][i] for 16 rows of 16 floats.
+LUCID_AVX512 [[gnu::always_inline]] inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // u[4i + j], 128-bit lane L: rows 4i..4i+3 of column 4L + j.
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    const __m512 lo02 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88), lo13 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
+    const __m512 hi02 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88),
+                 hi13 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
+    r[j] = _mm512_shuffle_f32x4(lo02, hi02, 0x88);
+    r[j + 8] = _mm512_shuffle_f32x4(lo02, hi02, 0xDD);
+    r[j + 4] = _mm512_shuffle_f32x4(lo13, hi13, 0x88);
+    r[j + 12] = _mm512_shuffle_f32x4(lo13, hi13, 0xDD);
+  }
+}
+
+// Rows of dst are taken 64 at a time: each source row then gives 256 contiguous
+// bytes (four whole cache lines) per pass, and the next 16 source rows are
+// prefetched while this block is transposed: a miss per line in flight, instead of
+// the hardware prefetcher, which does not follow a column walk.
+constexpr int64_t kRowsPerPass = 64;
+
+template <bool kStream>
+LUCID_AVX512 void transpose_blocks(std::byte* dst, int64_t drs, const std::byte* src, int64_t srs, int64_t rows,
+                                   int64_t cols) {
+  const int64_t rows16 = rows / 16 * 16, cols16 = cols / 16 * 16;
+  for (int64_t r0 = 0; r0 < rows16; r0 += kRowsPerPass) {
+    const int64_t r1 = r0 + kRowsPerPass < rows16 ? r0 + kRowsPerPass : rows16;
+    for (int64_t c0 = 0; c0 < cols16; c0 += 16) {
+      if (c0 + 16 < cols16)
+        for (int q = 0; q < 16; ++q)
+          for (int64_t b = r0 * 4; b < r1 * 4; b += 64) _mm_prefetch(reinterpret_cast<const char*>(src + (c0 + 16 + q) * srs + b), _MM_HINT_T0);
+      for (int64_t r = r0; r < r1; r += 16) {
+        __m512 v[16];
+#pragma GCC unroll 16
+        for (int q = 0; q < 16; ++q) v[q] = _mm512_loadu_ps(reinterpret_cast<const float*>(src + (c0 + q) * srs) + r);
+        transpose16(v);
+#pragma GCC unroll 16
+        for (int q = 0; q < 16; ++q) {
+          float* d = reinterpret_cast<float*>(dst + (r + q) * drs) + c0;
+          if constexpr (kStream) _mm512_stream_ps(d, v[q]);
+          else _mm512_storeu_ps(d, v[q]);
+        }
+      }
+    }
+  }
+  if constexpr (kStream) _mm_sfence();  // streamed stores are weakly ordered: publish them
+}
+
+}  // namespace
+#endif
+
+bool transpose_4byte(std::byte* dst, int64_t drs, const std::byte* src, int64_t srs, int64_t rows, int64_t cols,
+                     bool stream) {
+#if LUCID_TRANSPOSE_AVX512
+  if (cpu::cpu_isa() != cpu::Isa::Avx512) return false;
+  // Streamed stores need 64-byte aligned rows.
+  stream = stream && reinterpret_cast<uintptr_t>(dst) % 64 == 0 && drs % 64 == 0;
+  if (stream) transpose_blocks<true>(dst, drs, src, srs, rows, cols);
+  else transpose_blocks<false>(dst, drs, src, srs, rows, cols);
+  // The edges the 16 x 16 blocks left: the last rows % 16 rows and cols % 16 columns.
+  auto one = [&](int64_t r, int64_t c) { std::memcpy(dst + r * drs + c * 4, src + c * srs + r * 4, 4); };
+  const int64_t rows16 = rows / 16 * 16, cols16 = cols / 16 * 16;
+  for (int64_t r = 0; r < rows16; ++r)
+    for (int64_t c = cols16; c < cols; ++c) one(r, c);
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = rows16; r < rows; ++r) one(r, c);
+  return true;
+#else
+  (void)dst, (void)drs, (void)src, (void)srs, (void)rows, (void)cols, (void)stream;
+  return false;
+#endif
+}
+
+}  // namespace lucid

@@ -1,0 +1,24 @@
+// A transposing copy of 4-byte elements, the inner loop of every copy or
+// elementwise op that reads one operand across its memory order (x.t().contiguous(),
+// x.t() + y): 16 x 16 blocks transposed in AVX-512 registers, the next block's
+// source rows prefetched, and large outputs written with streaming stores.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lucid {
+
+// dst[r][c] = src[c][r] for r < rows, c < cols, 4-byte elements, where dst's row r
+// starts at dst + r * dst_row_bytes and src's row c at src + c * src_row_bytes (both
+// rows contiguous). `stream`: write around the caches (an output too large to be
+// read back from them). Returns false, having written nothing, when the CPU lacks
+// AVX-512: the caller then runs its own loop.
+bool transpose_4byte(std::byte* dst, int64_t dst_row_bytes, const std::byte* src, int64_t src_row_bytes,
+                     int64_t rows, int64_t cols, bool stream);
+
+// Outputs at least this large are streamed (they would evict everything the caches
+// hold, and the write-allocate reads of a scattered output cost as much as the data).
+inline constexpr int64_t kStreamingStoreBytes = int64_t(8) << 20;
+
+}  // namespace lucid

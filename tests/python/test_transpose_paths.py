@@ -1,0 +1,50 @@
+"""Copies and binary ops that read an operand across its memory order (a transposed
+view): the 16 x 16 register transposes (core/transpose.cpp) with their row and
+column edges, the streamed stores of outputs of 8 MiB and more, and the gathered
+strip of run_binary (a transposed operand next to a contiguous one), against torch
+for 4-byte and other dtypes."""
+import pytest
+import torch
+
+import lucid
+from conftest import to_torch
+
+SHAPES = [(1, 1), (3, 17), (16, 16), (17, 33), (64, 64), (100, 130), (65, 1100), (1030, 70), (1500, 1500)]
+DTYPES = ["float32", "int32", "float64", "float16", "bool"]
+
+
+def _pair(shape, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(*shape, generator=g) * 50
+    t = t > 0 if dtype == "bool" else t.to(getattr(torch, dtype))
+    return lucid.from_numpy(t.numpy()).clone(), t
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_transposed_copy(shape, dtype):
+    l, t = _pair(shape, dtype, 1)
+    assert torch.equal(to_torch(l.t().contiguous()), t.t().contiguous())
+    # a batch of transposes (the copy's outer loop) and a transposed slice (offset rows)
+    lb, tb = _pair((3,) + shape, dtype, 2)
+    assert torch.equal(to_torch(lb.transpose(1, 2).contiguous()), tb.transpose(1, 2).contiguous())
+    if shape[0] > 2 and shape[1] > 2:
+        assert torch.equal(to_torch(l[1:, 2:].t().contiguous()), t[1:, 2:].t().contiguous())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_transposed_plus_contiguous(shape, dtype):
+    l, t = _pair(shape, dtype, 3)
+    lo, to = _pair(shape[::-1], dtype, 4)
+    for got, want in ((l.t() + lo, t.t() + to), (lo - l.t(), to - t.t()), (l.t() * lo, t.t() * to)):
+        assert torch.equal(to_torch(got), want)
+
+
+def test_streamed_copy_is_complete():
+    # 2100 x 1100 float32 = 8.8 MiB: past the streaming threshold, with edge rows and
+    # columns; every element checked.
+    t = torch.arange(2100 * 1100, dtype=torch.float32).reshape(2100, 1100)
+    l = lucid.from_numpy(t.numpy())
+    assert torch.equal(to_torch(l.t().contiguous()), t.t().contiguous())
+    assert torch.equal(to_torch(l.t() + l.t()), t.t() * 2)
