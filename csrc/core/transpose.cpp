@@ -1,5 +1,6 @@
 #include "core/transpose.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/isa.h"
@@ -102,6 +103,25 @@ bool transpose_4byte(std::byte* dst, int64_t drs, const std::byte* src, int64_t 
 #else
   (void)dst, (void)drs, (void)src, (void)srs, (void)rows, (void)cols, (void)stream;
   return false;
+#endif
+}
+
+void copy_streaming(std::byte* dst, const std::byte* src, int64_t bytes) {
+#if LUCID_TRANSPOSE_AVX512
+  const int64_t head = std::min<int64_t>(bytes, int64_t((16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16));
+  std::memcpy(dst, src, size_t(head));
+  int64_t i = head;
+  for (; i + 16 <= bytes; i += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+  std::memcpy(dst + i, src + i, size_t(bytes - i));
+#else
+  std::memcpy(dst, src, size_t(bytes));
+#endif
+}
+
+void store_fence() {
+#if LUCID_TRANSPOSE_AVX512
+  _mm_sfence();
 #endif
 }
 

@@ -1,7 +1,8 @@
 // A transposing copy of 4-byte elements, the inner loop of every copy or
 // elementwise op that reads one operand across its memory order (x.t().contiguous(),
 // x.t() + y): 16 x 16 blocks transposed in AVX-512 registers, the next block's
-// source rows prefetched, and large outputs written with streaming stores.
+// source rows prefetched, and large outputs written with streaming stores (which
+// skip the read a cache fills a line with before a write).
 #pragma once
 
 #include <cstddef>
@@ -16,6 +17,12 @@ namespace lucid {
 // AVX-512: the caller then runs its own loop.
 bool transpose_4byte(std::byte* dst, int64_t dst_row_bytes, const std::byte* src, int64_t src_row_bytes,
                      int64_t rows, int64_t cols, bool stream);
+
+// dst[0, bytes) = src[0, bytes), the 16-byte aligned part of dst written with
+// streaming stores (SSE2, every x86-64; elsewhere memcpy). Streamed stores are
+// weakly ordered: call store_fence() before another thread may read dst.
+void copy_streaming(std::byte* dst, const std::byte* src, int64_t bytes);
+void store_fence();
 
 // Outputs at least this large are streamed (they would evict everything the caches
 // hold, and the write-allocate reads of a scattered output cost as much as the data).

@@ -199,6 +199,7 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
   }
   if (scattered && nd >= 2 && inner >= kTile && dims[nd - 2] >= kTile) {
     const int64_t R = dims[nd - 2], row_blocks = (R + kTile - 1) / kTile, outer2 = outer / R;
+    const bool stream_out = gathered >= 0 && outer * inner * int64_t(sizeof(TOut)) >= kStreamingStoreBytes;
     auto tiles = [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t r0 = (t % row_blocks) * kTile, r1 = std::min(R, r0 + kTile);
@@ -235,11 +236,18 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
               for (int64_t r = r0; r < r1; ++r) {
                 const TIn* other = reinterpret_cast<const TIn*>(pb[1 - k] + r * strides[2 - k][nd - 2] + c0 * step(2 - k));
                 const TIn* row = strip + (r - r0) * kGatherCols;
-                TOut* o = reinterpret_cast<TOut*>(ob + r * strides[0][nd - 2] + c0 * os);
-                if (k == 0) dense2(o, row, other, len, f);
-                else dense2(o, other, row, len, f);
+                std::byte* o = ob + r * strides[0][nd - 2] + c0 * os;
+                // A large output goes through a row buffer and streamed stores:
+                // its rows are written 4 KiB at a time, far apart, and the cache's
+                // read of each line before the write was a third of the traffic.
+                alignas(64) TOut row_out[kGatherCols];
+                TOut* dst = stream_out ? row_out : reinterpret_cast<TOut*>(o);
+                if (k == 0) dense2(dst, row, other, len, f);
+                else dense2(dst, other, row, len, f);
+                if (stream_out) copy_streaming(o, reinterpret_cast<const std::byte*>(row_out), len * int64_t(sizeof(TOut)));
               }
             }
+            if (stream_out && t + 1 == t1) store_fence();
             continue;
           }
         }
