@@ -197,7 +197,7 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
     const bool far1 = std::abs(s1) > 64, far2 = std::abs(s2) > 64;
     if (out_dense && far1 != far2 && (far1 ? s2 : s1) == int64_t(sizeof(TIn))) gathered = far1 ? 0 : 1;
   }
-  if (scattered && nd >= 2 && inner >= kTile && dims[nd - 2] >= kTile) {
+  if (scattered && nd >= 2 && ((inner >= kTile && dims[nd - 2] >= kTile) || gathered >= 0)) {
     const int64_t R = dims[nd - 2], row_blocks = (R + kTile - 1) / kTile, outer2 = outer / R;
     const bool stream_out = gathered >= 0 && outer * inner * int64_t(sizeof(TOut)) >= kStreamingStoreBytes;
     auto tiles = [&](int64_t t0, int64_t t1) {
