@@ -100,3 +100,18 @@ def test_row_broadcast_fast_path_matches_torch(shape, row, op):
         want = getattr(torch, op)(ta, tb)
         assert got.shape == tuple(want.shape)
         assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("op", ["exp", "sigmoid", "tanh"])
+def test_activation_range_edges(op):
+    # The float32 activations check four vectors at a time for lanes outside the
+    # polynomial's range (|x| > 87, inf, NaN) and recompute those with the scalar
+    # function: a sweep through the edge, out of place and in place.
+    x = torch.cat([torch.linspace(-100, 100, 100003),
+                   torch.tensor([float("nan"), float("inf"), -float("inf"), 88.7, -87.5, 0.0, -0.0])])
+    want = getattr(torch, op)(x)
+    got = getattr(lucid, op)(lucid.from_numpy(x.numpy()))
+    torch.testing.assert_close(to_torch(got), want, rtol=1.3e-6, atol=1e-30, equal_nan=True)
+    inplace = lucid.from_numpy(x.numpy().copy())
+    getattr(inplace, op + "_")()
+    torch.testing.assert_close(to_torch(inplace), want, rtol=1.3e-6, atol=1e-30, equal_nan=True)

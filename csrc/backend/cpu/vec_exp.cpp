@@ -93,25 +93,56 @@ LUCID_VINLINE V fix_lanes(V x, V y, float lim, F scalar) {
   return y;
 }
 
-template <int W, typename V, typename I>
-LUCID_VINLINE V apply(ops::UnaryOp op, V x) {
+// The polynomial alone, for lanes within its plain range.
+template <typename V, typename I>
+LUCID_VINLINE V core(ops::UnaryOp op, V x) {
   switch (op) {
-    case ops::UnaryOp::Exp:
-      return fix_lanes<W>(x, exp_core<V, I>(x), 87.f, [](float v) { return std::exp(v); });
-    case ops::UnaryOp::Sigmoid:
-      return fix_lanes<W>(x, 1.f / (1.f + exp_core<V, I>(-x)), 87.f,
-                          [](float v) { return 1.f / (1.f + std::exp(-v)); });
-    default:
-      return tanh_core<V, I>(x);
+    case ops::UnaryOp::Exp: return exp_core<V, I>(x);
+    case ops::UnaryOp::Sigmoid: return 1.f / (1.f + exp_core<V, I>(-x));
+    default: return tanh_core<V, I>(x);
   }
 }
 
-// The array loop; the last partial vector goes through a zero-padded buffer.
+// With the out-of-range lanes recomputed by the scalar function (exp, sigmoid).
+template <int W, typename V, typename I>
+LUCID_VINLINE V apply(ops::UnaryOp op, V x) {
+  switch (op) {
+    case ops::UnaryOp::Exp: return fix_lanes<W>(x, core<V, I>(op, x), 87.f, [](float v) { return std::exp(v); });
+    case ops::UnaryOp::Sigmoid:
+      return fix_lanes<W>(x, core<V, I>(op, x), 87.f, [](float v) { return 1.f / (1.f + std::exp(-v)); });
+    default: return core<V, I>(op, x);
+  }
+}
+
+// The array loop. Four vectors at a time share one range check (its OR-fold costs
+// as much as half the polynomial); the last partial vector goes through a
+// zero-padded buffer.
 template <int W, typename V, typename I, ops::UnaryOp kOp>
 LUCID_VINLINE void run(const void* in, void* out, int64_t n) {
   const float* x = static_cast<const float*>(in);
   float* y = static_cast<float*>(out);
   int64_t i = 0;
+  if constexpr (kOp != ops::UnaryOp::Tanh) {  // tanh needs no check
+    for (; i + 4 * W <= n; i += 4 * W) {
+      // |x| > 87 or NaN: the magnitude's bit pattern exceeds 87.0f's (0x42AE0000).
+      I mag = {};
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        I b;
+        std::memcpy(&b, x + i + k * W, sizeof b);
+        b &= 0x7fffffff;
+        mag = b > mag ? b : mag;
+      }
+      const bool bad = any_lane<W>(mag > 0x42AE0000);
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        V v;
+        std::memcpy(&v, x + i + k * W, sizeof v);
+        v = __builtin_expect(bad, 0) ? apply<W, V, I>(kOp, v) : core<V, I>(kOp, v);
+        std::memcpy(y + i + k * W, &v, sizeof v);
+      }
+    }
+  }
   for (; i + W <= n; i += W) {
     V v;
     std::memcpy(&v, x + i, sizeof v);
@@ -129,14 +160,24 @@ LUCID_VINLINE void run(const void* in, void* out, int64_t n) {
   }
 }
 
+// With fused multiply-adds: these are approximations within 1-2 ULP either way, and
+// need not round like any other loop (the elementwise arithmetic, which must, is
+// compiled without them).
 template <ops::UnaryOp kOp>
-LUCID_TARGET_AVX512 void run512(const void* in, void* out, int64_t n) { run<16, f32x16, i32x16, kOp>(in, out, n); }
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void run512(const void* in, void* out,
+                                                                                    int64_t n) {
+  run<16, f32x16, i32x16, kOp>(in, out, n);
+}
 template <ops::UnaryOp kOp>
-LUCID_TARGET_AVX2 void run256(const void* in, void* out, int64_t n) { run<8, f32x8, i32x8, kOp>(in, out, n); }
+__attribute__((target("avx2,fma"))) void run256(const void* in, void* out, int64_t n) {
+  run<8, f32x8, i32x8, kOp>(in, out, n);
+}
 
 template <ops::UnaryOp kOp>
 VecUnaryFn pick(Isa isa) {
-  return isa == Isa::Avx512 ? &run512<kOp> : &run256<kOp>;
+  if (isa == Isa::Avx512) return &run512<kOp>;
+  static const bool fma = __builtin_cpu_supports("fma");  // every AVX2 CPU but a few VIA ones
+  return fma ? &run256<kOp> : nullptr;
 }
 
 }  // namespace
