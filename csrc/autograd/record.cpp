@@ -41,8 +41,7 @@ void set_history(const TensorPtr& t, const std::shared_ptr<Node>& node, uint32_t
   meta->output_nr = nr;
 }
 
-void attach(const std::shared_ptr<Node>& node, const std::vector<TensorPtr>& inputs,
-            const std::vector<TensorPtr>& outputs) {
+void attach(const std::shared_ptr<Node>& node, TensorList inputs, TensorList outputs) {
   node->next_edges.reserve(inputs.size());
   node->inputs.reserve(inputs.size());
   for (const TensorPtr& in : inputs) {
@@ -57,8 +56,7 @@ void attach(const std::shared_ptr<Node>& node, const std::vector<TensorPtr>& inp
   }
 }
 
-std::shared_ptr<Node> record(const char* name, const std::vector<TensorPtr>& inputs,
-                             const std::vector<TensorPtr>& outputs, Vjp vjp) {
+std::shared_ptr<Node> record(const char* name, TensorList inputs, TensorList outputs, Vjp vjp) {
   auto node = std::make_shared<FunctionNode>(name, std::move(vjp));
   attach(node, inputs, outputs);
   return node;

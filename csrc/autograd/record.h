@@ -32,13 +32,29 @@ Edge gradient_edge(const TensorPtr& t);
 // The leaf's AccumulateGrad node, made on first use and kept by the leaf.
 std::shared_ptr<Node> grad_accumulator(const TensorPtr& leaf);
 
+// The tensors an op records, passed as a braced list ({a, b}: an array on the
+// caller's stack, no allocation per recorded op) or as a vector. Read during the
+// call only.
+class TensorList {
+ public:
+  TensorList() = default;
+  TensorList(std::initializer_list<TensorPtr> list) : data_(list.begin()), size_(list.size()) {}
+  TensorList(const std::vector<TensorPtr>& v) : data_(v.data()), size_(v.size()) {}
+  const TensorPtr* begin() const { return data_; }
+  const TensorPtr* end() const { return data_ + size_; }
+  size_t size() const { return size_; }
+  const TensorPtr& operator[](size_t i) const { return data_[i]; }
+
+ private:
+  const TensorPtr* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 // Makes a node whose edges lead to `inputs` (null entries: operands that are not
 // tensors) and makes it the grad_fn of every output of a floating or complex dtype.
-std::shared_ptr<Node> record(const char* name, const std::vector<TensorPtr>& inputs,
-                             const std::vector<TensorPtr>& outputs, Vjp vjp);
+std::shared_ptr<Node> record(const char* name, TensorList inputs, TensorList outputs, Vjp vjp);
 // Attaches an already built node (custom Functions) in the same way.
-void attach(const std::shared_ptr<Node>& node, const std::vector<TensorPtr>& inputs,
-            const std::vector<TensorPtr>& outputs);
+void attach(const std::shared_ptr<Node>& node, TensorList inputs, TensorList outputs);
 // Makes `t` an output of `node` at index nr (in-place ops rebase their target).
 void set_history(const TensorPtr& t, const std::shared_ptr<Node>& node, uint32_t nr);
 

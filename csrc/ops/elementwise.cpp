@@ -138,7 +138,8 @@ BinaryPlan plan_binary(BinaryOp op, const Operand& a, const Operand& b) {
               " not implemented for complex tensors.");
   if (rule == DtypeRule::TrueDiv && is_integral(compute, true)) compute = default_dtype();
   Dtype out = rule == DtypeRule::Compare ? Dtype::Bool : compute;
-  Shape shape = broadcast_shapes(a.tensor ? a.tensor->shape() : Shape{}, b.tensor ? b.tensor->shape() : Shape{});
+  static const Shape kNumber;  // a Python number broadcasts like a 0-d tensor
+  Shape shape = broadcast_shapes(a.tensor ? a.tensor->shape() : kNumber, b.tensor ? b.tensor->shape() : kNumber);
   return {compute, out, std::move(shape), device};
 }
 
