@@ -25,6 +25,10 @@ def leaf(t):
 @pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
 @pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 2e-5)])
 def test_layer_norm_matches_torch(shape, norm, affine, dtype, tol):
+    # Seeded: with one normalised element (shape (3, 1)) the variance is 0 and the
+    # rounding noise of both sides is scaled by 1/sqrt(eps) ~ 316, which some random
+    # draws pushed past the float32 tolerance (seen once on the GPU machine's torch).
+    torch.manual_seed(len(shape) * 10 + len(norm))
     x = torch.randn(*shape, dtype=dtype, requires_grad=True) * 3 + 1
     x.retain_grad()
     w = torch.randn(*norm, dtype=dtype, requires_grad=True) if affine in ("both", "weight") else None
