@@ -6,7 +6,7 @@
 #include "core/isa.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-#include <immintrin.h>
+#include "core/transpose16.h"
 #define LUCID_TRANSPOSE_AVX512 1
 // GCC 12's AVX-512 headers build vectors from an uninitialised "undefined" value
 // and warn about their own code.
@@ -18,36 +18,6 @@ namespace lucid {
 #if LUCID_TRANSPOSE_AVX512
 namespace {
 
-#define LUCID_AVX512 __attribute__((target("avx512f")))
-
-// r[i][j] -> r[j][i] for 16 rows of 16 floats.
-LUCID_AVX512 [[gnu::always_inline]] inline void transpose16(__m512 r[16]) {
-  __m512 t[16], u[16];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  // u[4i + j], 128-bit lane L: rows 4i..4i+3 of column 4L + j.
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; ++i) {
-    u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0x44);
-    u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0xEE);
-    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-    u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-  }
-#pragma GCC unroll 4
-  for (int j = 0; j < 4; ++j) {
-    const __m512 lo02 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88), lo13 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
-    const __m512 hi02 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88),
-                 hi13 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
-    r[j] = _mm512_shuffle_f32x4(lo02, hi02, 0x88);
-    r[j + 8] = _mm512_shuffle_f32x4(lo02, hi02, 0xDD);
-    r[j + 4] = _mm512_shuffle_f32x4(lo13, hi13, 0x88);
-    r[j + 12] = _mm512_shuffle_f32x4(lo13, hi13, 0xDD);
-  }
-}
-
 // Rows of dst are taken 64 at a time: each source row then gives 256 contiguous
 // bytes (four whole cache lines) per pass, and the next 16 source rows are
 // prefetched while this block is transposed: a miss per line in flight, instead of
@@ -55,7 +25,7 @@ LUCID_AVX512 [[gnu::always_inline]] inline void transpose16(__m512 r[16]) {
 constexpr int64_t kRowsPerPass = 64;
 
 template <bool kStream>
-LUCID_AVX512 void transpose_blocks(std::byte* dst, int64_t drs, const std::byte* src, int64_t srs, int64_t rows,
+LUCID_TARGET_TRANSPOSE16 void transpose_blocks(std::byte* dst, int64_t drs, const std::byte* src, int64_t srs, int64_t rows,
                                    int64_t cols) {
   const int64_t rows16 = rows / 16 * 16, cols16 = cols / 16 * 16;
   for (int64_t r0 = 0; r0 < rows16; r0 += kRowsPerPass) {

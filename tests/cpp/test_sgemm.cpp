@@ -60,6 +60,10 @@ TEST(Sgemm, AgainstDoubleLoop) {
         check({100, 70, 800, ta, tb, 1, 0.5f, 3.0f});     // several k slices, beta applied once
         check({257, 129, 300, ta, tb, 0, -1.0f, 1.0f});   // both kernels' full and edge tiles
         check({16, 2100, 1100, ta, tb, 5, 1.0f, 0.0f});   // several column blocks of packed B
+        // AVX-512 has two tile shapes; the padding picks one: 12 x 32 for these two,
+        // 8 x 48 for most of the others.
+        check({24, 64, 500, ta, tb, 0, 1.0f, 0.0f});
+        check({120, 160, 40, ta, tb, 3, 2.0f, 1.0f});
       }
   }
   cpu::set_pool_threads(saved);

@@ -11,6 +11,8 @@
 
 #if LUCID_X86_DISPATCH
 #include <immintrin.h>
+
+#include "core/transpose16.h"
 // GCC 12's AVX-512 headers build vectors from an uninitialised "undefined" value
 // and warn about their own code.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -30,9 +32,11 @@
 //           micro-kernel: an mr x nr tile of C in registers, kc multiply-adds deep.
 // Threads own a rectangle of C's tiles (rows when the output is tall, columns when it
 // is wide); the packed B slice is shared, so it is read from memory once per slice.
-// The micro-kernel keeps its tile in 24 (AVX-512: 12 x 32) or 12 (AVX2: 6 x 16)
-// vector registers, loads a row of the B panel and broadcasts A's column, so every
-// load feeds two fused multiply-adds.
+// The micro-kernel keeps its tile in 24 (AVX-512: 12 x 32 or 8 x 48) or 12 (AVX2:
+// 6 x 16) vector registers, loads a row of the B panel and broadcasts A's column, so
+// every load feeds two or three fused multiply-adds. Of the two AVX-512 shapes each
+// product takes the one that pads its output least: 8 x 48 for 64 rows (a
+// convolution's 64 output channels), where 12 x 32 would compute 72.
 
 namespace lucid::cpu {
 
@@ -63,6 +67,8 @@ struct Micro {
   PackA pack_a;
   PackB pack_b;
 };
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // ---- packing: the portable loops ------------------------------------------------
 
@@ -95,127 +101,104 @@ void pack_b_loop(View b, int64_t kc, int64_t cols, float* dst) {
 #define LUCID_TARGET_AVX512_FMA __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
 #define LUCID_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
 
-// ---- AVX-512: 12 x 32 tiles --------------------------------------------------------
+// ---- AVX-512: MR x (16 NV) tiles -------------------------------------------------------
 
-LUCID_TARGET_AVX512_FMA void kernel_12x32(int64_t kc, const float* __restrict a, const float* __restrict b,
-                                          float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c) {
-  __m512 acc[12][2];
+// Two shapes, picked per product by the padding they waste (Note [Own sgemm]): 12 x 32
+// (24 accumulators) and 8 x 48 (24 accumulators), for row counts that are multiples
+// of 8 but not of 12 (64 output channels, say).
+template <int MR, int NV>
+LUCID_TARGET_AVX512_FMA void kernel_avx512(int64_t kc, const float* __restrict a, const float* __restrict b,
+                                           float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c) {
+  constexpr int NR = 16 * NV;
+  __m512 acc[MR][NV];
 #pragma GCC unroll 12
-  for (int r = 0; r < 12; ++r) {
-    acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
     // C's rows are often a power of two apart and share cache sets: fetch them
     // while the multiply-adds run rather than stall on them at the end.
     _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + 31), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + NR - 1), _MM_HINT_T0);
   }
 #pragma GCC unroll 4
-  for (int64_t p = 0; p < kc; ++p, a += 12, b += 32) {
-    const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
-    // B streams from L2 (its panel is used once per A micro-panel): ask ahead.
-    _mm_prefetch(reinterpret_cast<const char*>(b + 256), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(b + 272), _MM_HINT_T0);
+  for (int64_t p = 0; p < kc; ++p, a += MR, b += NR) {
+    __m512 bv[NV];
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v) {
+      bv[v] = _mm512_load_ps(b + 16 * v);
+      // B streams from L2 (its panel is used once per A micro-panel): ask ahead.
+      _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR + 16 * v), _MM_HINT_T0);
+    }
 #pragma GCC unroll 12
-    for (int r = 0; r < 12; ++r) {
+    for (int r = 0; r < MR; ++r) {
       const __m512 av = _mm512_set1_ps(a[r]);
-      acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
     }
   }
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 12
-  for (int r = 0; r < 12; ++r) {
+  for (int r = 0; r < MR; ++r) {
     float* cr = c + r * ldc;
-    __m512 x0 = _mm512_mul_ps(va, acc[r][0]), x1 = _mm512_mul_ps(va, acc[r][1]);
-    if (load_c) {
-      x0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(cr), x0);
-      x1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(cr + 16), x1);
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v) {
+      __m512 x = _mm512_mul_ps(va, acc[r][v]);
+      if (load_c) x = _mm512_fmadd_ps(vb, _mm512_loadu_ps(cr + 16 * v), x);
+      _mm512_storeu_ps(cr + 16 * v, x);
     }
-    _mm512_storeu_ps(cr, x0);
-    _mm512_storeu_ps(cr + 16, x1);
   }
 }
 
-// Transposes 16 rows of 16 floats in registers: r[i][j] -> r[j][i].
-LUCID_TARGET_AVX512_FMA [[gnu::always_inline]] inline void transpose16(__m512 r[16]) {
-  __m512 t[16], u[16];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  // u[4i + j], 128-bit lane L: rows 4i..4i+3 of column 4L + j.
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; ++i) {
-    u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0x44);
-    u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0xEE);
-    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-    u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-  }
-#pragma GCC unroll 4
-  for (int j = 0; j < 4; ++j) {
-    const __m512 lo02 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88), lo13 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
-    const __m512 hi02 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88),
-                 hi13 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
-    r[j] = _mm512_shuffle_f32x4(lo02, hi02, 0x88);
-    r[j + 8] = _mm512_shuffle_f32x4(lo02, hi02, 0xDD);
-    r[j + 4] = _mm512_shuffle_f32x4(lo13, hi13, 0x88);
-    r[j + 12] = _mm512_shuffle_f32x4(lo13, hi13, 0xDD);
-  }
-}
-
-// A with contiguous rows (the usual x @ w): 12 rows x 16 k at a time are loaded,
-// transposed in registers, and stored as 16 k-steps of 12 values.
-LUCID_TARGET_AVX512_FMA void pack_a_12(View a, int64_t rows, int64_t kc, float* dst) {
-  if (a.cs != 1) return pack_a_loop<12>(a, rows, kc, dst);
-  for (int64_t i = 0; i < rows; i += 12, dst += 12 * kc) {
-    if (rows - i < 12) {
-      pack_a_loop<12>(View{a.at(i, 0), a.rs, 1}, rows - i, kc, dst);
+// A with contiguous rows (the usual x @ w): MR rows x 16 k at a time are loaded,
+// transposed in registers, and stored as 16 k-steps of MR values.
+template <int MR>
+LUCID_TARGET_AVX512_FMA void pack_a_avx512(View a, int64_t rows, int64_t kc, float* dst) {
+  if (a.cs != 1) return pack_a_loop<MR>(a, rows, kc, dst);
+  for (int64_t i = 0; i < rows; i += MR, dst += MR * kc) {
+    if (rows - i < MR) {
+      pack_a_loop<MR>(View{a.at(i, 0), a.rs, 1}, rows - i, kc, dst);
       continue;
     }
     int64_t p = 0;
     for (; p + 16 <= kc; p += 16) {
       __m512 r[16];
 #pragma GCC unroll 16
-      for (int q = 0; q < 16; ++q) r[q] = q < 12 ? _mm512_loadu_ps(a.at(i + q, p)) : _mm512_setzero_ps();
+      for (int q = 0; q < 16; ++q) r[q] = q < MR ? _mm512_loadu_ps(a.at(i + q, p)) : _mm512_setzero_ps();
       transpose16(r);
 #pragma GCC unroll 16
-      for (int q = 0; q < 16; ++q) _mm512_mask_storeu_ps(dst + (p + q) * 12, 0x0FFF, r[q]);
+      for (int q = 0; q < 16; ++q) _mm512_mask_storeu_ps(dst + (p + q) * MR, __mmask16((1u << MR) - 1), r[q]);
     }
     for (; p < kc; ++p)
-      for (int64_t r = 0; r < 12; ++r) dst[p * 12 + r] = *a.at(i + r, p);
+      for (int64_t r = 0; r < MR; ++r) dst[p * MR + r] = *a.at(i + r, p);
   }
 }
 
-// B with contiguous columns (x @ w.T, as nn.Linear): 16 columns x 16 k transposed
-// in registers.
-LUCID_TARGET_AVX512_FMA void pack_b_32(View b, int64_t kc, int64_t cols, float* dst) {
-  if (b.cs == 1 && cols == 32) {  // rows of B are contiguous: two vector copies per k
-    for (int64_t p = 0; p < kc; ++p) {
-      _mm512_store_ps(dst + p * 32, _mm512_loadu_ps(b.at(p, 0)));
-      _mm512_store_ps(dst + p * 32 + 16, _mm512_loadu_ps(b.at(p, 16)));
-    }
+// B, one panel of up to 16 NV columns: vector copies when its rows are contiguous;
+// 16 columns x 16 k transposed in registers when its columns are (x @ w.T, as
+// nn.Linear).
+template <int NV>
+LUCID_TARGET_AVX512_FMA void pack_b_avx512(View b, int64_t kc, int64_t cols, float* dst) {
+  constexpr int NR = 16 * NV;
+  if (cols < NR || (b.cs != 1 && b.rs != 1)) return pack_b_loop<NR>(b, kc, cols, dst);
+  if (b.cs == 1) {
+    for (int64_t p = 0; p < kc; ++p)
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v) _mm512_store_ps(dst + p * NR + 16 * v, _mm512_loadu_ps(b.at(p, 16 * v)));
     return;
   }
-  if (b.rs != 1) return pack_b_loop<32>(b, kc, cols, dst);
-  for (int64_t j = 0; j < cols; j += 32, dst += 32 * kc) {
-    if (cols - j < 32) {
-      pack_b_loop<32>(View{b.at(0, j), 1, b.cs}, kc, cols - j, dst);
-      continue;
-    }
-    int64_t p = 0;
-    for (; p + 16 <= kc; p += 16) {
-      for (int half = 0; half < 2; ++half) {
-        __m512 r[16];
+  int64_t p = 0;
+  for (; p + 16 <= kc; p += 16) {
+    for (int v = 0; v < NV; ++v) {
+      __m512 r[16];
 #pragma GCC unroll 16
-        for (int q = 0; q < 16; ++q) r[q] = _mm512_loadu_ps(b.at(p, j + 16 * half + q));
-        transpose16(r);
+      for (int q = 0; q < 16; ++q) r[q] = _mm512_loadu_ps(b.at(p, 16 * v + q));
+      transpose16(r);
 #pragma GCC unroll 16
-        for (int q = 0; q < 16; ++q) _mm512_store_ps(dst + (p + q) * 32 + 16 * half, r[q]);
-      }
+      for (int q = 0; q < 16; ++q) _mm512_store_ps(dst + (p + q) * NR + 16 * v, r[q]);
     }
-    for (; p < kc; ++p)
-      for (int64_t c = 0; c < 32; ++c) dst[p * 32 + c] = *b.at(p, j + c);
   }
+  for (; p < kc; ++p)
+    for (int64_t c = 0; c < NR; ++c) dst[p * NR + c] = *b.at(p, c);
 }
 
 // ---- AVX2: 6 x 16 tiles --------------------------------------------------------------
@@ -248,23 +231,35 @@ LUCID_TARGET_AVX2_FMA void kernel_6x16(int64_t kc, const float* __restrict a, co
   }
 }
 
-const Micro kAvx512{12, 32, 384, 3072, 15, &kernel_12x32, &pack_a_12, &pack_b_32};
+const Micro kAvx512Wide{12, 32, 384, 3072, 15, &kernel_avx512<12, 2>, &pack_a_avx512<12>, &pack_b_avx512<2>};
+const Micro kAvx512Tall{8, 48, 384, 3072, 10, &kernel_avx512<8, 3>, &pack_a_avx512<8>, &pack_b_avx512<3>};
 const Micro kAvx2{6, 16, 256, 4080, 10, &kernel_6x16, &pack_a_loop<6>, &pack_b_loop<16>};
 #endif
 
-// The kernel set for this CPU, or nullptr.
-const Micro* micro_for_cpu() {
+// The kernel shapes this CPU runs (none: own_sgemm does not suit it).
+struct Shapes {
+  const Micro* first = nullptr;
+  const Micro* second = nullptr;  // or nullptr
+};
+Shapes shapes_for_cpu() {
 #if LUCID_X86_DISPATCH
-  static const Micro* micro = []() -> const Micro* {
+  static const Shapes shapes = []() -> Shapes {
     const Isa isa = cpu_isa();
-    if (isa == Isa::Avx512) return &kAvx512;
-    if (isa == Isa::Avx2 && __builtin_cpu_supports("fma")) return &kAvx2;
-    return nullptr;
+    if (isa == Isa::Avx512) return {&kAvx512Wide, &kAvx512Tall};
+    if (isa == Isa::Avx2 && __builtin_cpu_supports("fma")) return {&kAvx2, nullptr};
+    return {};
   }();
-  return micro;
+  return shapes;
 #else
-  return nullptr;
+  return {};
 #endif
+}
+
+// The shape that pads an m x n output least (ties: the first).
+const Micro& micro_for(int64_t m, int64_t n) {
+  const Shapes s = shapes_for_cpu();
+  auto padded = [&](const Micro* u) { return ceil_div(m, u->mr) * u->mr * (ceil_div(n, u->nr) * u->nr); };
+  return s.second && padded(s.second) < padded(s.first) ? *s.second : *s.first;
 }
 
 // ---- the driver ----------------------------------------------------------------------
@@ -287,8 +282,6 @@ struct PackBuffer {
   }
   ~PackBuffer() { std::free(data); }
 };
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // A product smaller than this many multiply-adds per thread is not split: waking a
 // thread and packing an operand twice would cost more than the split gains.
 constexpr double kMinMacsPerThread = double(1 << 18);
@@ -360,6 +353,9 @@ class PackedB {
   std::atomic<uint8_t>* state_;
 };
 
+// Floats in the largest tile of any shape (12 x 32, 8 x 48), for the edge tiles.
+constexpr int64_t kMaxTile = 384;
+
 // The per-thread scratch: packed A and B, and B's panel states.
 thread_local PackBuffer t_a_pack, t_b_pack;
 thread_local std::unique_ptr<std::atomic<uint8_t>[]> t_panel_state;
@@ -424,7 +420,7 @@ void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, View A,
                   continue;
                 }
                 // An edge tile: computed whole into a scratch tile, its valid part copied.
-                alignas(64) float tile[12 * 32];
+                alignas(64) float tile[kMaxTile];
                 u.kernel(kc_s, a_pack + i * kc_s, bp, tile, nr, alpha, 0.0f, false);
                 for (int64_t r = 0; r < h; ++r)
                   for (int64_t x = 0; x < w; ++x)
@@ -440,7 +436,7 @@ void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, View A,
 
 }  // namespace
 
-bool own_sgemm_suits(int64_t m, int64_t n) { return micro_for_cpu() && m >= 4 && n >= 8; }
+bool own_sgemm_suits(int64_t m, int64_t n) { return shapes_for_cpu().first && m >= 4 && n >= 8; }
 
 void own_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t a_rs, int64_t a_cs,
                const float* B, int64_t b_rs, int64_t b_cs, float beta, float* C, int64_t ldc) {
@@ -450,7 +446,7 @@ void own_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int
       for (int64_t j = 0; j < n; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
     return;
   }
-  drive(*micro_for_cpu(), m, n, k, alpha, View{A, a_rs, a_cs}, View{B, b_rs, b_cs}, beta, C, ldc);
+  drive(micro_for(m, n), m, n, k, alpha, View{A, a_rs, a_cs}, View{B, b_rs, b_cs}, beta, C, ldc);
 }
 
 }  // namespace lucid::cpu
