@@ -34,11 +34,20 @@ std::shared_ptr<Node> grad_accumulator(const TensorPtr& leaf);
 
 // The tensors an op records, passed as a braced list ({a, b}: an array on the
 // caller's stack, no allocation per recorded op) or as a vector. Read during the
-// call only.
+// call only. (The list is taken by reference: a temporary bound to a reference
+// parameter, and so the list's array, lives until the caller's full-expression
+// ends, after the call.)
 class TensorList {
  public:
   TensorList() = default;
-  TensorList(std::initializer_list<TensorPtr> list) : data_(list.begin()), size_(list.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"  // the lifetime is the caller's full-expression (above)
+#endif
+  TensorList(const std::initializer_list<TensorPtr>& list) : data_(list.begin()), size_(list.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
   TensorList(const std::vector<TensorPtr>& v) : data_(v.data()), size_(v.size()) {}
   const TensorPtr* begin() const { return data_; }
   const TensorPtr* end() const { return data_ + size_; }
