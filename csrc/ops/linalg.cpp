@@ -112,9 +112,20 @@ TensorPtr product_forward(const TensorPtr& a, const TensorPtr& b, const TensorPt
     }
   }
   if (nb == 2 && na > 2) {
-    if (auto rs = merged_row_stride(*a)) {
+    // A batch whose rows do not merge (the [S, B, D] input of attention seen as
+    // [B, S, D]) is copied to contiguous rows first: one large gemm packs b once,
+    // where a loop of small products packed it again for every batch entry (128
+    // products of 8 rows in a Transformer layer's input projection).
+    TensorPtr rows_of = a;
+    std::optional<int64_t> rs = merged_row_stride(*a);
+    if (!rs && n >= 8) {
+      rows_of = a->clone();
+      rs = merged_row_stride(*rows_of);
+    }
+    if (rs) {
       const int64_t rows = numel_of(Shape(a->shape().begin(), a->shape().end() - 1));
-      TensorPtr a2 = TensorImpl::view_of(*a, {rows, k}, {*rs, a->stride()[na - 1]}, a->storage_offset());
+      TensorPtr a2 = TensorImpl::view_of(*rows_of, {rows, k}, {*rs, rows_of->stride()[na - 1]},
+                                         rows_of->storage_offset());
       TensorPtr out2 = TensorImpl::view_of(*out, {rows, n}, contiguous_strides({rows, n}, int64_t(out->itemsize())), 0);
       cpu::gemm(*out2, *a2, *b, alpha, eff_beta);
       return out;

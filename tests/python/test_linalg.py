@@ -526,3 +526,24 @@ def test_transposed_input_gradients():
 def test_ger_is_outer():
     a, b = rand((3,), "float64"), rand((4,), "float64", 1)
     check(lucid.ger(to_lucid(a), to_lucid(b)), torch.outer(a, b))
+
+
+@pytest.mark.parametrize("n", [3, 8, 40])
+def test_unmergeable_batch_times_matrix(n):
+    # [S, B, D] seen as [B, S, D] (a transposed batch) times a 2-D matrix: copied to
+    # contiguous rows and run as one product when n >= 8, a loop of products below.
+    # Values and both gradients against torch.
+    g = torch.Generator().manual_seed(n)
+    x = torch.randn(6, 5, 7, generator=g, dtype=torch.float64).transpose(0, 1)
+    w = torch.randn(7, n, generator=g, dtype=torch.float64)
+    lx = to_lucid(x.transpose(0, 1).contiguous()).transpose(0, 1).requires_grad_()
+    lw = to_lucid(w).requires_grad_()
+    tx, tw = x.clone().requires_grad_(), w.clone().requires_grad_()
+    out, want = lucid.matmul(lx, lw), torch.matmul(tx, tw)
+    torch.testing.assert_close(to_torch(out.detach()), want.detach())
+    gout = torch.randn(*want.shape, generator=g, dtype=torch.float64)
+    out.backward(to_lucid(gout))
+    want.backward(gout)
+    torch.testing.assert_close(to_torch(lx.grad), tx.grad)
+    torch.testing.assert_close(to_torch(lw.grad), tw.grad)
+    assert lucid.matmul(lx.detach().float(), lw.detach().float()).shape == (5, 6, n)
