@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <memory>
 #include <cstdlib>
+#include <memory>
 #include <new>
 
 #include "backend/cpu/simd.h"
@@ -21,17 +21,23 @@
 // Note [Own sgemm]
 // OpenBLAS (Debian's 0.3.21) matches MKL on one core, but lucid has to split each
 // product over its own pool (Note [One pool for products] in blas.cpp), and two
-// independent half-products each pack the whole right operand and stall on each
+// independent half-products each packed the whole right operand and stalled on each
 // other's memory traffic: 2-thread products ran at 0.75-0.85x PyTorch's. The GPU
 // machine has no OpenBLAS at all. So float32 products have their own GotoBLAS/BLIS
 // layout here:
-//   for each nc-column block of B:           (B panel: kc x nc, shared, in L3)
-//     for each kc-deep slice:                pack B's slice once, threads split it
-//       every thread, for its rows in mc blocks:   pack an A block (L2)
-//         for each nr-column panel of its columns, each mr-row panel of the block:
-//           micro-kernel: an mr x nr tile of C in registers, kc multiply-adds deep.
-// Threads own a rectangle of C's tiles (rows when the output is tall, columns when it
-// is wide); the packed B slice is shared, so it is read from memory once per slice.
+//   for each block of B's columns (its packed copy, all of k, within 8 MiB):
+//     one pool dispatch; every thread, for its rectangle of C's tiles:
+//       for each kc-deep slice of k:
+//         for its rows, mc at a time:               pack that A block (per thread)
+//           for each block of nb B panels (L2):
+//             for each mr-row micro-panel of A (L1):
+//               for each nr-column panel of the block:   micro-kernel, kc deep
+// B's panels are packed on first use by whichever thread needs one first (the others
+// wait for that panel only), so B is packed once, shared, without a separate pass.
+// Keeping the A micro-panel in L1 and streaming B from L2 is BLIS's order (its
+// vector operand is our B); the reverse, B's panel in L1, ran 1.2x slower than
+// OpenBLAS at 1024-2048 from the traffic of C's tiles. Threads own a rectangle of C's
+// tiles (rows when the output is tall, columns when it is wide).
 // The micro-kernel keeps its tile in 24 (AVX-512: 12 x 32 or 8 x 48) or 12 (AVX2:
 // 6 x 16) vector registers, loads a row of the B panel and broadcasts A's column, so
 // every load feeds two or three fused multiply-adds. Of the two AVX-512 shapes each
@@ -282,6 +288,7 @@ struct PackBuffer {
   }
   ~PackBuffer() { std::free(data); }
 };
+
 // A product smaller than this many multiply-adds per thread is not split: waking a
 // thread and packing an operand twice would cost more than the split gains.
 constexpr double kMinMacsPerThread = double(1 << 18);
