@@ -57,7 +57,7 @@ struct View {
 
 // c (mr x nr, rows ldc apart) = alpha * tile (+ beta * c when load_c), where tile is
 // the sum over kc of the outer products of packed A's columns and packed B's rows.
-using Kernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
+using Kernel = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* c, int64_t ldc, float alpha, float beta,
                         bool load_c);
 // Packs rows x kc of A into panels of mr rows (panel-major, then k, then row; rows
 // past `rows` are zero) / kc x cols of B into panels of nr columns.
@@ -114,7 +114,7 @@ void pack_b_loop(View b, int64_t kc, int64_t cols, float* dst) {
 // of 8 but not of 12 (64 output channels, say).
 template <int MR, int NV>
 LUCID_TARGET_AVX512_FMA void kernel_avx512(int64_t kc, const float* __restrict a, const float* __restrict b,
-                                           float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c) {
+                                           int64_t ldb, float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c) {
   constexpr int NR = 16 * NV;
   __m512 acc[MR][NV];
 #pragma GCC unroll 12
@@ -127,13 +127,13 @@ LUCID_TARGET_AVX512_FMA void kernel_avx512(int64_t kc, const float* __restrict a
     _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + NR - 1), _MM_HINT_T0);
   }
 #pragma GCC unroll 4
-  for (int64_t p = 0; p < kc; ++p, a += MR, b += NR) {
+  for (int64_t p = 0; p < kc; ++p, a += MR, b += ldb) {
     __m512 bv[NV];
 #pragma GCC unroll 3
     for (int v = 0; v < NV; ++v) {
-      bv[v] = _mm512_load_ps(b + 16 * v);
+      bv[v] = _mm512_loadu_ps(b + 16 * v);
       // B streams from L2 (its panel is used once per A micro-panel): ask ahead.
-      _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR + 16 * v), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(b + 8 * ldb + 16 * v), _MM_HINT_T0);
     }
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
@@ -210,12 +210,12 @@ LUCID_TARGET_AVX512_FMA void pack_b_avx512(View b, int64_t kc, int64_t cols, flo
 // ---- AVX2: 6 x 16 tiles --------------------------------------------------------------
 
 LUCID_TARGET_AVX2_FMA void kernel_6x16(int64_t kc, const float* __restrict a, const float* __restrict b,
-                                       float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c) {
+                                       int64_t ldb, float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c) {
   __m256 acc[6][2];
 #pragma GCC unroll 6
   for (int r = 0; r < 6; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  for (int64_t p = 0; p < kc; ++p, a += 6, b += 16) {
-    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+  for (int64_t p = 0; p < kc; ++p, a += 6, b += ldb) {
+    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < 6; ++r) {
       const __m256 av = _mm256_broadcast_ss(a + r);
@@ -330,11 +330,22 @@ class PackedB {
     for (int64_t i = 0; i < slices * panels_; ++i) state_[i].store(kEmpty, std::memory_order_relaxed);
   }
 
-  // Panel q (nr columns) of slice s (rows s * kc .. + kc_s of B).
-  const float* panel(int64_t s, int64_t q, int64_t kc_s) {
+  // Panel q (nr columns) of slice s (rows s * kc .. + kc_s of B): its first row and
+  // the distance between rows.
+  struct Panel {
+    const float* p;
+    int64_t ld;
+  };
+  Panel panel(int64_t s, int64_t q, int64_t kc_s) {
+    // Short contiguous rows (a [k, 64] B) are read in place: a panel's rows are a
+    // few cache lines apart, so they stream, and packing would copy each element
+    // for only m uses (a k-heavy product with a small output spent as long packing
+    // as multiplying). Edge panels are packed: the kernel reads nr columns.
+    if (b_.cs == 1 && b_.rs <= kInPlaceRowFloats && (q + 1) * u_.nr <= nc_)
+      return {b_.at(s * kc_, q * u_.nr), b_.rs};
     std::atomic<uint8_t>& st = state_[s * panels_ + q];
     float* dst = data_ + (s * panels_ + q) * kc_ * u_.nr;
-    if (st.load(std::memory_order_acquire) == kReady) return dst;
+    if (st.load(std::memory_order_acquire) == kReady) return {dst, u_.nr};
     uint8_t expected = kEmpty;
     if (st.compare_exchange_strong(expected, kPacking, std::memory_order_acq_rel)) {
       u_.pack_b(View{b_.at(s * kc_, q * u_.nr), b_.rs, b_.cs}, kc_s, std::min(u_.nr, nc_ - q * u_.nr), dst);
@@ -346,13 +357,14 @@ class PackedB {
 #endif
       }
     }
-    return dst;
+    return {dst, u_.nr};
   }
 
   int64_t panels() const { return panels_; }
 
  private:
   static constexpr uint8_t kEmpty = 0, kPacking = 1, kReady = 2;
+  static constexpr int64_t kInPlaceRowFloats = 128;
   const Micro& u_;
   View b_;
   int64_t kc_, nc_, panels_;
@@ -419,16 +431,16 @@ void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, View A,
               const int64_t h = std::min(mr, mc - i);
               for (int64_t step = b0; step < b1; ++step) {
                 const int64_t q = q0 + (first + step) % width;
-                const float* bp = packed.panel(s, q, kc_s);
+                const auto [bp, ldb] = packed.panel(s, q, kc_s);
                 const int64_t j = j0 + q * nr, w = std::min(nr, n - j);
                 float* c = C + (i0 + i) * ldc + j;
                 if (h == mr && w == nr) {
-                  u.kernel(kc_s, a_pack + i * kc_s, bp, c, ldc, alpha, beta_now, load_c);
+                  u.kernel(kc_s, a_pack + i * kc_s, bp, ldb, c, ldc, alpha, beta_now, load_c);
                   continue;
                 }
                 // An edge tile: computed whole into a scratch tile, its valid part copied.
                 alignas(64) float tile[kMaxTile];
-                u.kernel(kc_s, a_pack + i * kc_s, bp, tile, nr, alpha, 0.0f, false);
+                u.kernel(kc_s, a_pack + i * kc_s, bp, ldb, tile, nr, alpha, 0.0f, false);
                 for (int64_t r = 0; r < h; ++r)
                   for (int64_t x = 0; x < w; ++x)
                     c[r * ldc + x] = tile[r * nr + x] + (load_c ? beta_now * c[r * ldc + x] : 0.0f);
