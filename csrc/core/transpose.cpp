@@ -7,7 +7,7 @@
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include "core/transpose16.h"
-#define LUCID_TRANSPOSE_AVX512 1
+#define LUCID_TRANSPOSE_X86 1
 // GCC 12's AVX-512 headers build vectors from an uninitialised "undefined" value
 // and warn about their own code.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -15,7 +15,7 @@
 
 namespace lucid {
 
-#if LUCID_TRANSPOSE_AVX512
+#if LUCID_TRANSPOSE_X86
 namespace {
 
 // Rows of dst are taken 64 at a time: each source row then gives 256 contiguous
@@ -56,7 +56,7 @@ LUCID_TARGET_TRANSPOSE16 void transpose_blocks(std::byte* dst, int64_t drs, cons
 
 bool transpose_4byte(std::byte* dst, int64_t drs, const std::byte* src, int64_t srs, int64_t rows, int64_t cols,
                      bool stream) {
-#if LUCID_TRANSPOSE_AVX512
+#if LUCID_TRANSPOSE_X86
   if (cpu::cpu_isa() != cpu::Isa::Avx512) return false;
   // Streamed stores need 64-byte aligned rows.
   stream = stream && reinterpret_cast<uintptr_t>(dst) % 64 == 0 && drs % 64 == 0;
@@ -77,7 +77,7 @@ bool transpose_4byte(std::byte* dst, int64_t drs, const std::byte* src, int64_t 
 }
 
 void copy_streaming(std::byte* dst, const std::byte* src, int64_t bytes) {
-#if LUCID_TRANSPOSE_AVX512
+#if LUCID_TRANSPOSE_X86
   const int64_t head = std::min<int64_t>(bytes, int64_t((16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16));
   std::memcpy(dst, src, size_t(head));
   int64_t i = head;
@@ -90,7 +90,7 @@ void copy_streaming(std::byte* dst, const std::byte* src, int64_t bytes) {
 }
 
 void store_fence() {
-#if LUCID_TRANSPOSE_AVX512
+#if LUCID_TRANSPOSE_X86
   _mm_sfence();
 #endif
 }

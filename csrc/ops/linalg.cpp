@@ -115,7 +115,8 @@ TensorPtr product_forward(const TensorPtr& a, const TensorPtr& b, const TensorPt
     // A batch whose rows do not merge (the [S, B, D] input of attention seen as
     // [B, S, D]) is copied to contiguous rows first: one large gemm packs b once,
     // where a loop of small products packed it again for every batch entry (128
-    // products of 8 rows in a Transformer layer's input projection).
+    // products of 8 rows in a Transformer layer's input projection). Not for a
+    // few output columns: there the copy would cost as much as the products.
     TensorPtr rows_of = a;
     std::optional<int64_t> rs = merged_row_stride(*a);
     if (!rs && n >= 8) {

@@ -547,3 +547,14 @@ def test_unmergeable_batch_times_matrix(n):
     torch.testing.assert_close(to_torch(lx.grad), tx.grad)
     torch.testing.assert_close(to_torch(lw.grad), tw.grad)
     assert lucid.matmul(lx.detach().float(), lw.detach().float()).shape == (5, 6, n)
+
+
+def test_column_stepped_operands_large():
+    # Sizes the own float32 GEMM takes: operands with a column step (a[:, ::2]) are
+    # read in place there (BLAS needs them copied), against torch.
+    g = torch.Generator().manual_seed(7)
+    a, b = torch.randn(70, 300, generator=g), torch.randn(300, 90, generator=g)
+    la, lb = to_lucid(a), to_lucid(b)
+    for x, y, tx, ty in ((la[:, ::2], lb[::2, ::3], a[:, ::2], b[::2, ::3]),
+                         (la[::2, ::3].t()[:50], lb[:35, ::2], a[::2, ::3].t()[:50], b[:35, ::2])):
+        torch.testing.assert_close(to_torch(lucid.mm(x, y)), tx @ ty, rtol=1e-4, atol=1e-4)

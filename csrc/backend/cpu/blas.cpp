@@ -237,21 +237,28 @@ void gemm_typed(TensorImpl& out, const TensorImpl& a_in, const TensorImpl& b_in,
     for (int64_t i = 0; i < out.numel(); ++i) c_base[i] = beta_zero ? T(0) : T(beta * c_base[i]);
     return;
   }
-  // Layouts BLAS cannot take (or odd byte strides) are copied to contiguous rows.
+  // Layouts BLAS cannot take (or odd byte strides) are copied to contiguous rows;
+  // lucid's own float32 GEMM reads any element strides, so only odd byte strides
+  // are copied for it.
   constexpr bool kBlasType = std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, complex64>;
+  bool own = false;
+  if constexpr (std::is_same_v<T, float>) own = use_own_sgemm(m, n, k);
+  auto layout = [&](const TensorImpl& t, int64_t rows, int64_t cols) {
+    return own ? operand_layout<false>(t, rows, cols) : operand_layout<kBlasType>(t, rows, cols);
+  };
   TensorPtr a_copy, b_copy;
   const TensorImpl* a = &a_in;
   const TensorImpl* b = &b_in;
-  Operand la = operand_layout<kBlasType>(*a, m, k), lb = operand_layout<kBlasType>(*b, k, n);
+  Operand la = layout(*a, m, k), lb = layout(*b, k, n);
   if (!la.ok) {
     a_copy = a->clone();
     a = a_copy.get();
-    la = operand_layout<kBlasType>(*a, m, k);
+    la = layout(*a, m, k);
   }
   if (!lb.ok) {
     b_copy = b->clone();
     b = b_copy.get();
-    lb = operand_layout<kBlasType>(*b, k, n);
+    lb = layout(*b, k, n);
   }
   const std::byte* a_base = a->host_ptr();
   const std::byte* b_base = b->host_ptr();
@@ -260,7 +267,7 @@ void gemm_typed(TensorImpl& out, const TensorImpl& a_in, const TensorImpl& b_in,
   // split over the pool.
   const bool whole_products = count >= pool_threads() && !in_parallel();
   if constexpr (std::is_same_v<T, float>) {
-    if (use_own_sgemm(m, n, k)) {
+    if (own) {
       auto product = [&](int64_t i) {
         auto [ao, bo] = batch_offsets(out, *a, *b, i);
         own_sgemm(m, n, k, alpha, reinterpret_cast<const T*>(a_base + ao), la.rs, la.cs,
