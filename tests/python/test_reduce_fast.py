@@ -9,7 +9,9 @@ import torch
 import lucid
 
 SHAPES_DIMS = [((70001,), None), ((3, 70001), 1), ((3, 70001), 0), ((300, 2051), 0), ((300, 2051), 1),
-               ((5, 600, 1100), 1), ((5, 600, 1100), (1, 2)), ((2, 40000, 3), 1), ((7, 33), 0)]
+               ((5, 600, 1100), 1), ((5, 600, 1100), (1, 2)), ((2, 40000, 3), 1), ((7, 33), 0),
+               # tall columns: more row tiles than the cap, so tiles grow taller
+               ((2000, 4100), 0), ((5000, 1030), 0)]
 
 
 def _pair(shape, dtype, seed=0):
@@ -81,6 +83,24 @@ def test_extremum_ties_and_nans_across_blocks(dtype, threads):
     lc = lucid.from_dlpack(c.clone())
     assert torch.equal(_torch(lucid.argmax(lc, 0)), torch.argmax(c, 0))
     assert torch.equal(_torch(lucid.argmin(lc, 0)), torch.argmin(c, 0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_column_amax_amin_nans_and_tails(dtype, threads):
+    # The values-only column walk (amax/amin): a NaN anywhere down a column wins,
+    # in whole vectors, in the tail columns and in every row tile.
+    g = torch.Generator().manual_seed(3)
+    t = torch.randn(5000, 1037, generator=g, dtype=dtype)
+    t[4999, 0] = float("nan")
+    t[1, 5] = float("nan")
+    t[2600, 1036] = float("nan")
+    t[3, 1033] = float("nan")
+    t[:, 9] = -float("inf")
+    t[777, 10] = float("inf")
+    lx = lucid.from_dlpack(t.clone())
+    for name in ["amax", "amin"]:
+        torch.testing.assert_close(_torch(getattr(lucid, name)(lx, 0)), getattr(torch, name)(t, 0),
+                                   rtol=0, atol=0, equal_nan=True)
 
 
 def test_same_bits_for_any_thread_count():

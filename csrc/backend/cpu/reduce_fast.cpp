@@ -2,8 +2,11 @@
 // Rows (inner == 1) are cut into blocks of kRowBlock elements; each (row, block)
 // is one work item whose partial result is combined with the others of its row in
 // block order. Columns (inner > 1) are cut into tiles of kColChunk columns by
-// `tile_rows` rows; a tile streams its rows (contiguous runs, accumulators in L1)
-// and the tiles of one output are combined in row order. Block and tile sizes
+// `tile_rows` rows (taller when a column would have more than kMaxRowTiles tiles);
+// a tile streams its rows four at a time (contiguous runs of up to 16 KiB, so the
+// prefetchers follow whole pages; accumulators in L1) and the tiles of one output
+// are combined in row order. (1024-column tiles, one row per pass and no cap on
+// the tiles ran sum(0) of [4096, 4096] at 2-3 ms against 1.2 ms for sum(1).) Block and tile sizes
 // depend on the shape only, so the pool's thread count never changes the bits.
 // Sums accumulate in double lanes: more precise than float cascade sums, and the
 // conversion is free next to the memory traffic.
@@ -23,7 +26,8 @@ namespace {
 using namespace simd;
 
 constexpr int64_t kRowBlock = 16384;
-constexpr int64_t kColChunk = 1024;
+constexpr int64_t kColChunk = 4096;
+constexpr int64_t kMaxRowTiles = 16;
 constexpr int64_t kItemWork = 32768;  // elements below which an item is not worth a thread
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -100,7 +104,25 @@ LUCID_INLINE double row_block_t(const T* x, int64_t len, double mean) {
 
 template <Moment M, typename T>
 LUCID_INLINE void col_tile_t(double* acc, const T* x, int64_t rows, int64_t stride, int64_t len, const double* mean) {
-  for (int64_t k = 0; k < rows; ++k) {
+  // Four rows per pass: a quarter of the accumulators' loads and stores.
+  int64_t k = 0;
+  for (; k + 4 <= rows; k += 4) {
+    const T* r0 = x + k * stride;
+    const T *r1 = r0 + stride, *r2 = r1 + stride, *r3 = r2 + stride;
+    int64_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+      vd8 m = M == Moment::SqDev ? load<vd8>(mean + i) : vd8{};
+      const vd8 s = (apply<M>(load_d8(r0 + i), m) + apply<M>(load_d8(r1 + i), m)) +
+                    (apply<M>(load_d8(r2 + i), m) + apply<M>(load_d8(r3 + i), m));
+      store(acc + i, load<vd8>(acc + i) + s);
+    }
+    for (; i < len; ++i) {
+      const double mi = M == Moment::SqDev ? mean[i] : 0.0;
+      acc[i] += (apply1<M>(double(r0[i]), mi) + apply1<M>(double(r1[i]), mi)) +
+                (apply1<M>(double(r2[i]), mi) + apply1<M>(double(r3[i]), mi));
+    }
+  }
+  for (; k < rows; ++k) {
     const T* r = x + k * stride;
     int64_t i = 0;
     for (; i + 8 <= len; i += 8) {
@@ -169,7 +191,10 @@ void moments(const T* x, int64_t outer, int64_t n, int64_t inner, Moment m, cons
     return;
   }
   const int64_t chunk = std::min(inner, kColChunk), nch = ceil_div(inner, chunk);
-  const int64_t trows = tile_rows(chunk), nkb = std::max<int64_t>(1, ceil_div(n, trows));
+  // At most kMaxRowTiles tiles down a column: their partials (and the final pass that
+  // adds them) stay small.
+  const int64_t trows = std::max(tile_rows(chunk), ceil_div(n, kMaxRowTiles));
+  const int64_t nkb = std::max<int64_t>(1, ceil_div(n, trows));
   std::vector<double> partial(nkb > 1 ? size_t(outer * nkb * inner) : 0, 0.0);
   double* dest = nkb > 1 ? partial.data() : out;
   if (nkb == 1) std::fill(out, out + outer * inner, 0.0);

@@ -21,6 +21,7 @@ namespace {
 
 constexpr int64_t kRowBlock = 16384;
 constexpr int64_t kColChunk = 1024;
+constexpr int64_t kMaxRowTiles = 16;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -172,6 +173,37 @@ LUCID_AVX2 void col_tile_avx2(typename S::T* bv, typename S::IT* bi, const typen
   col_tile_scalar<kMax>(bv, bi, x, rows, stride, vl, len);
 }
 
+// Values only (amax/amin): the same walk without the indices.
+template <bool kMax, typename S>
+LUCID_AVX2 void col_values_avx2(typename S::T* bv, const typename S::T* x, int64_t rows, int64_t stride,
+                                int64_t len) {
+  constexpr int L = S::L;
+  const int64_t vl = len / L * L;
+  std::memcpy(bv, x, size_t(len) * sizeof(*bv));
+  int64_t k = 1;
+  // Two rows per pass (values have no order to keep: any NaN wins, ties are equal).
+  for (; k + 2 <= rows; k += 2) {
+    const auto *r0 = x + k * stride, *r1 = r0 + stride;
+    for (int64_t i = 0; i < vl; i += L) {
+      auto v0 = S::load(r0 + i), v1 = S::load(r1 + i), b = S::load(bv + i);
+      v0 = S::blend(v0, v1, S::template take<kMax>(v1, v0));
+      b = S::blend(b, v0, S::template take<kMax>(v0, b));
+      std::memcpy(bv + i, &b, sizeof b);
+    }
+  }
+  for (; k < rows; ++k) {
+    const auto* r = x + k * stride;
+    for (int64_t i = 0; i < vl; i += L) {
+      auto v = S::load(r + i), b = S::load(bv + i);
+      b = S::blend(b, v, S::template take<kMax>(v, b));
+      std::memcpy(bv + i, &b, sizeof b);
+    }
+  }
+  for (int64_t r = 1; r < rows; ++r)  // the columns past the last whole vector
+    for (int64_t i = vl; i < len; ++i)
+      if (better<kMax>(x[r * stride + i], 1, bv[i], 0)) bv[i] = x[r * stride + i];
+}
+
 bool have_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
   return yes;
@@ -211,9 +243,57 @@ void col_tile(bool is_max, T* bv, IT* bi, const T* x, int64_t rows, int64_t stri
   else col_tile_scalar<false>(bv, bi, x, rows, stride, 0, len);
 }
 
+// The values-only column tile (amax/amin): no indices to carry.
+template <bool kMax, typename T>
+void col_values_scalar(T* bv, const T* x, int64_t rows, int64_t stride, int64_t len) {
+  std::memcpy(bv, x, size_t(len) * sizeof(*bv));
+  for (int64_t k = 1; k < rows; ++k)
+    for (int64_t i = 0; i < len; ++i)
+      if (better<kMax>(x[k * stride + i], 1, bv[i], 0)) bv[i] = x[k * stride + i];
+}
+
+template <typename T>
+void col_values(bool is_max, T* bv, const T* x, int64_t rows, int64_t stride, int64_t len) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  using S = typename Avx2Of<T>::S;
+  if (have_avx2()) {
+    if (is_max) col_values_avx2<true, S>(bv, x, rows, stride, len);
+    else col_values_avx2<false, S>(bv, x, rows, stride, len);
+    return;
+  }
+#endif
+  if (is_max) col_values_scalar<true>(bv, x, rows, stride, len);
+  else col_values_scalar<false>(bv, x, rows, stride, len);
+}
+
 template <typename T>
 bool better_rt(bool is_max, T v, int64_t i, T rv, int64_t ri) {
   return is_max ? better<true>(v, i, rv, ri) : better<false>(v, i, rv, ri);
+}
+
+// Column tiles of the values alone, combined in tile order (a NaN wins).
+template <typename T>
+void col_extremum_values(const T* x, int64_t outer, int64_t n, int64_t inner, bool is_max, T* values) {
+  const int64_t chunk = std::min(inner, kColChunk), nch = ceil_div(inner, chunk);
+  const int64_t trows = std::max({int64_t(16), 262144 / chunk, ceil_div(n, kMaxRowTiles)}), nkb = ceil_div(n, trows);
+  std::vector<T> pv(size_t(outer * nkb * inner));
+  parallel_for(outer * nch * nkb, std::max<int64_t>(1, 32768 / (trows * chunk)), [&](int64_t b, int64_t e) {
+    for (int64_t it = b; it < e; ++it) {
+      const int64_t o = it / (nch * nkb), c = (it / nkb) % nch, kb = it % nkb;
+      const int64_t i0 = c * chunk, len = std::min(chunk, inner - i0), k0 = kb * trows;
+      col_values(is_max, pv.data() + (o * nkb + kb) * inner + i0, x + (o * n + k0) * inner + i0,
+                 std::min(trows, n - k0), inner, len);
+    }
+  });
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      T r = pv[size_t(o * nkb * inner + i)];
+      for (int64_t kb = 1; kb < nkb; ++kb) {
+        const T v = pv[size_t((o * nkb + kb) * inner + i)];
+        if (better_rt(is_max, v, 1, r, 0)) r = v;
+      }
+      values[o * inner + i] = r;
+    }
 }
 
 template <typename T>
@@ -244,8 +324,11 @@ void extremum(const T* x, int64_t outer, int64_t n, int64_t inner, bool is_max, 
     return;
   }
   using IT = std::conditional_t<std::is_same_v<T, float>, int32_t, int64_t>;
+  if (!indices) return col_extremum_values(x, outer, n, inner, is_max, values);
   const int64_t chunk = std::min(inner, kColChunk), nch = ceil_div(inner, chunk);
-  const int64_t trows = std::max<int64_t>(16, 262144 / chunk), nkb = ceil_div(n, trows);
+  // At most kMaxRowTiles tiles down a column, so that their partials and the serial
+  // pass that combines them stay small.
+  const int64_t trows = std::max({int64_t(16), 262144 / chunk, ceil_div(n, kMaxRowTiles)}), nkb = ceil_div(n, trows);
   std::vector<T> pv(size_t(outer * nkb * inner));
   std::vector<IT> pi(size_t(outer * nkb * inner));
   parallel_for(outer * nch * nkb, std::max<int64_t>(1, 32768 / (trows * chunk)), [&](int64_t b, int64_t e) {
