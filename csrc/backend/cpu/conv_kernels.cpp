@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "backend/cpu/blas.h"
+#include "backend/cpu/conv_direct.h"
+#include "backend/cpu/conv_scratch.h"
 #include "core/parallel.h"
 #include "backend/cpu/simd.h"
 
@@ -40,52 +42,6 @@ inline void valid_range(int64_t n_out, int64_t n_in, int64_t s, int64_t p, int64
   hi = std::clamp(hi, lo, n_out);
 }
 
-// Scratch memory for the column matrix: left uninitialised (im2col / the GEMM
-// overwrite all of it) and kept per thread between calls up to kKeepBytes, so a
-// training loop does not map and page-fault megabytes of fresh memory every call.
-// Nested use on one thread (never happens: the kernels do not recurse) would get
-// a private allocation.
-template <typename T>
-class Buffer {
- public:
-  explicit Buffer(int64_t n) {
-    const size_t bytes = size_t(std::max<int64_t>(n, 0)) * sizeof(T);
-    Cache& c = cache();
-    if (bytes <= kKeepBytes && !c.in_use) {
-      if (c.size < bytes) {
-        c.mem.reset(new std::byte[bytes]);
-        c.size = bytes;
-      }
-      c.in_use = true;
-      cached_ = true;
-      ptr_ = reinterpret_cast<T*>(c.mem.get());
-    } else if (bytes > 0) {
-      own_.reset(new std::byte[bytes]);
-      ptr_ = reinterpret_cast<T*>(own_.get());
-    }
-  }
-  ~Buffer() {
-    if (cached_) cache().in_use = false;
-  }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  T* data() const { return ptr_; }
-
- private:
-  static constexpr size_t kKeepBytes = size_t(64) << 20;
-  struct Cache {
-    std::unique_ptr<std::byte[]> mem;
-    size_t size = 0;
-    bool in_use = false;
-  };
-  static Cache& cache() {
-    thread_local Cache c;
-    return c;
-  }
-  std::unique_ptr<std::byte[]> own_;
-  T* ptr_ = nullptr;
-  bool cached_ = false;
-};
 
 }  // namespace
 
@@ -240,24 +196,6 @@ void product(bool serial, bool ta, bool tb, int64_t m, int64_t n, int64_t k, T a
 // one after another and gemm_raw splits each product over the pool.
 constexpr int64_t kSmallProduct = int64_t(1) << 17;
 
-// Runs item(i, col) for i in [0, count): serially with one scratch column matrix
-// (BLAS threads the products), or split among threads, each with its own scratch.
-template <typename T, typename Fn>
-void for_each_item(int64_t count, bool split, int64_t col_size, Fn&& item) {
-  // The first product of the process sets the thread counts (blas.cpp), which
-  // resizes lucid's pool: that must not happen from inside a parallel_for.
-  (void)get_num_threads();
-  if (split && count > 1) {
-    parallel_for(count, 1, [&](int64_t i0, int64_t i1) {
-      Buffer<T> col(col_size);
-      for (int64_t i = i0; i < i1; ++i) item(i, col.data());
-    });
-    return;
-  }
-  Buffer<T> col(col_size);
-  for (int64_t i = 0; i < count; ++i) item(i, col.data());
-}
-
 }  // namespace
 
 // x [channels, len] += bias [channels], one value per row.
@@ -276,6 +214,8 @@ void conv_forward(const T* big, const T* w, const T* bias, T* small, int64_t n, 
   const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
   const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
   const bool direct = g.is_pointwise();
+  if constexpr (std::is_same_v<T, float>)
+    if (!direct && conv_direct_suits(g, c_small)) return conv_direct_forward(big, w, bias, small, n, c_big, c_small, g);
   const bool split = csg * rows * L <= kSmallProduct;
   for_each_item<T>(n * G, split, direct ? 0 : rows * L, [&](int64_t item, T* col) {
     const int64_t b = item / G, gi = item % G;
@@ -297,6 +237,9 @@ void conv_transpose_forward(const T* small, const T* w, const T* bias, T* big, i
   const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
   const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
   const bool direct = g.is_pointwise();
+  if constexpr (std::is_same_v<T, float>)
+    if (!direct && conv_direct_transpose_suits(g, c_big))
+      return conv_direct_transpose(small, w, bias, big, n, c_big, c_small, g);
   const bool split = csg * rows * L <= kSmallProduct;
   for_each_item<T>(n * G, split, direct ? 0 : rows * L, [&](int64_t item, T* col) {
     const int64_t b = item / G, gi = item % G;
@@ -319,6 +262,9 @@ void conv_weight_grad(const T* big, const T* small, T* gw, int64_t n, int64_t c_
   const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
   const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
   const bool direct = g.is_pointwise();
+  if constexpr (std::is_same_v<T, float>)
+    if (!direct && conv_direct_weight_grad_suits(g, c_big, c_small))
+      return conv_direct_weight_grad(big, small, gw, n, c_big, c_small, g);
   const bool split = csg * rows * L <= kSmallProduct;
   // gw_g [csg, rows] (+)= dy [csg, L] @ col^T [L, rows] for samples [b0, b1) of group gi.
   auto accumulate = [&](int64_t gi, int64_t b0, int64_t b1, T* dst, T* col, bool serial) {

@@ -48,28 +48,24 @@ namespace lucid::cpu {
 
 namespace {
 
-// A matrix view: element (r, c) at p[r * rs + c * cs].
-struct View {
-  const float* p;
-  int64_t rs, cs;
-  const float* at(int64_t r, int64_t c) const { return p + r * rs + c * cs; }
-};
 
 // c (mr x nr, rows ldc apart) = alpha * tile (+ beta * c when load_c), where tile is
-// the sum over kc of the outer products of packed A's columns and packed B's rows.
-using Kernel = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* c, int64_t ldc, float alpha, float beta,
-                        bool load_c);
+// the sum over kc of the outer products of packed A's columns and B's rows: row p at
+// b + p * ldb, or at b + off[p] for the kernels that take row offsets (Note
+// [Direct convolution] in conv_direct.cpp).
+using Kernel = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, const int64_t* off, float* c,
+                        int64_t ldc, float alpha, float beta, bool load_c);
 // Packs rows x kc of A into panels of mr rows (panel-major, then k, then row; rows
 // past `rows` are zero) / kc x cols of B into panels of nr columns.
-using PackA = void (*)(View a, int64_t rows, int64_t kc, float* dst);
-using PackB = void (*)(View b, int64_t kc, int64_t cols, float* dst);
+using PackA = void (*)(MatrixRef a, int64_t rows, int64_t kc, float* dst);
+using PackB = void (*)(MatrixRef b, int64_t kc, int64_t cols, float* dst);
 
 // The tile (mr x nr) and the blocking: kc-deep slices of k; A packed mc rows at a
 // time (the A micro-panel, mr x kc, stays in L1 while the kernel sweeps a block of
 // nb B panels, nb x nr x kc floats, that stays in L2).
 struct Micro {
   int64_t mr, nr, kc, mc, nb;
-  Kernel kernel;
+  Kernel kernel, kernel_at_offsets;
   PackA pack_a;
   PackB pack_b;
 };
@@ -79,7 +75,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // ---- packing: the portable loops ------------------------------------------------
 
 template <int MR>
-void pack_a_loop(View a, int64_t rows, int64_t kc, float* dst) {
+void pack_a_loop(MatrixRef a, int64_t rows, int64_t kc, float* dst) {
   for (int64_t i = 0; i < rows; i += MR, dst += MR * kc) {
     const int64_t h = std::min<int64_t>(MR, rows - i);
     for (int64_t p = 0; p < kc; ++p)
@@ -88,7 +84,7 @@ void pack_a_loop(View a, int64_t rows, int64_t kc, float* dst) {
 }
 
 template <int NR>
-void pack_b_loop(View b, int64_t kc, int64_t cols, float* dst) {
+void pack_b_loop(MatrixRef b, int64_t kc, int64_t cols, float* dst) {
   for (int64_t j = 0; j < cols; j += NR, dst += NR * kc) {
     const int64_t w = std::min<int64_t>(NR, cols - j);
     if (b.cs == 1 && w == NR) {  // rows of B are contiguous: straight copies
@@ -112,9 +108,10 @@ void pack_b_loop(View b, int64_t kc, int64_t cols, float* dst) {
 // Two shapes, picked per product by the padding they waste (Note [Own sgemm]): 12 x 32
 // (24 accumulators) and 8 x 48 (24 accumulators), for row counts that are multiples
 // of 8 but not of 12 (64 output channels, say).
-template <int MR, int NV>
+template <int MR, int NV, bool kOffsets>
 LUCID_TARGET_AVX512_FMA void kernel_avx512(int64_t kc, const float* __restrict a, const float* __restrict b,
-                                           int64_t ldb, float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c) {
+                                           int64_t ldb, const int64_t* __restrict off, float* __restrict c, int64_t ldc,
+                                           float alpha, float beta, bool load_c) {
   constexpr int NR = 16 * NV;
   __m512 acc[MR][NV];
 #pragma GCC unroll 12
@@ -127,13 +124,16 @@ LUCID_TARGET_AVX512_FMA void kernel_avx512(int64_t kc, const float* __restrict a
     _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + NR - 1), _MM_HINT_T0);
   }
 #pragma GCC unroll 4
-  for (int64_t p = 0; p < kc; ++p, a += MR, b += ldb) {
+  for (int64_t p = 0; p < kc; ++p, a += MR) {
+    const float* row = kOffsets ? b + off[p] : b + p * ldb;
     __m512 bv[NV];
 #pragma GCC unroll 3
     for (int v = 0; v < NV; ++v) {
-      bv[v] = _mm512_loadu_ps(b + 16 * v);
+      bv[v] = _mm512_loadu_ps(row + 16 * v);
       // B streams from L2 (its panel is used once per A micro-panel): ask ahead.
-      _mm_prefetch(reinterpret_cast<const char*>(b + 8 * ldb + 16 * v), _MM_HINT_T0);
+      // (Rows at offsets are a convolution's image rows, a few KiB reused by every
+      // row step and window position: they stay in L1.)
+      if constexpr (!kOffsets) _mm_prefetch(reinterpret_cast<const char*>(row + 8 * ldb + 16 * v), _MM_HINT_T0);
     }
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
@@ -158,11 +158,11 @@ LUCID_TARGET_AVX512_FMA void kernel_avx512(int64_t kc, const float* __restrict a
 // A with contiguous rows (the usual x @ w): MR rows x 16 k at a time are loaded,
 // transposed in registers, and stored as 16 k-steps of MR values.
 template <int MR>
-LUCID_TARGET_AVX512_FMA void pack_a_avx512(View a, int64_t rows, int64_t kc, float* dst) {
+LUCID_TARGET_AVX512_FMA void pack_a_avx512(MatrixRef a, int64_t rows, int64_t kc, float* dst) {
   if (a.cs != 1) return pack_a_loop<MR>(a, rows, kc, dst);
   for (int64_t i = 0; i < rows; i += MR, dst += MR * kc) {
     if (rows - i < MR) {
-      pack_a_loop<MR>(View{a.at(i, 0), a.rs, 1}, rows - i, kc, dst);
+      pack_a_loop<MR>(a.sub(i, 0), rows - i, kc, dst);
       continue;
     }
     int64_t p = 0;
@@ -183,7 +183,7 @@ LUCID_TARGET_AVX512_FMA void pack_a_avx512(View a, int64_t rows, int64_t kc, flo
 // 16 columns x 16 k transposed in registers when its columns are (x @ w.T, as
 // nn.Linear).
 template <int NV>
-LUCID_TARGET_AVX512_FMA void pack_b_avx512(View b, int64_t kc, int64_t cols, float* dst) {
+LUCID_TARGET_AVX512_FMA void pack_b_avx512(MatrixRef b, int64_t kc, int64_t cols, float* dst) {
   constexpr int NR = 16 * NV;
   if (cols < NR || (b.cs != 1 && b.rs != 1)) return pack_b_loop<NR>(b, kc, cols, dst);
   if (b.cs == 1) {
@@ -209,13 +209,16 @@ LUCID_TARGET_AVX512_FMA void pack_b_avx512(View b, int64_t kc, int64_t cols, flo
 
 // ---- AVX2: 6 x 16 tiles --------------------------------------------------------------
 
+template <bool kOffsets>
 LUCID_TARGET_AVX2_FMA void kernel_6x16(int64_t kc, const float* __restrict a, const float* __restrict b,
-                                       int64_t ldb, float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c) {
+                                       int64_t ldb, const int64_t* __restrict off, float* __restrict c, int64_t ldc,
+                                       float alpha, float beta, bool load_c) {
   __m256 acc[6][2];
 #pragma GCC unroll 6
   for (int r = 0; r < 6; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  for (int64_t p = 0; p < kc; ++p, a += 6, b += ldb) {
-    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+  for (int64_t p = 0; p < kc; ++p, a += 6) {
+    const float* row = kOffsets ? b + off[p] : b + p * ldb;
+    const __m256 b0 = _mm256_loadu_ps(row), b1 = _mm256_loadu_ps(row + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < 6; ++r) {
       const __m256 av = _mm256_broadcast_ss(a + r);
@@ -237,9 +240,11 @@ LUCID_TARGET_AVX2_FMA void kernel_6x16(int64_t kc, const float* __restrict a, co
   }
 }
 
-const Micro kAvx512Wide{12, 32, 384, 3072, 15, &kernel_avx512<12, 2>, &pack_a_avx512<12>, &pack_b_avx512<2>};
-const Micro kAvx512Tall{8, 48, 384, 3072, 10, &kernel_avx512<8, 3>, &pack_a_avx512<8>, &pack_b_avx512<3>};
-const Micro kAvx2{6, 16, 256, 4080, 10, &kernel_6x16, &pack_a_loop<6>, &pack_b_loop<16>};
+const Micro kAvx512Wide{12, 32, 384, 3072, 15, &kernel_avx512<12, 2, false>, &kernel_avx512<12, 2, true>,
+                        &pack_a_avx512<12>, &pack_b_avx512<2>};
+const Micro kAvx512Tall{8, 48, 384, 3072, 10, &kernel_avx512<8, 3, false>, &kernel_avx512<8, 3, true>,
+                        &pack_a_avx512<8>, &pack_b_avx512<3>};
+const Micro kAvx2{6, 16, 256, 4080, 10, &kernel_6x16<false>, &kernel_6x16<true>, &pack_a_loop<6>, &pack_b_loop<16>};
 #endif
 
 // The kernel shapes this CPU runs (none: own_sgemm does not suit it).
@@ -325,8 +330,12 @@ void run_pieces(int64_t pieces, Fn&& fn) {
 // that runs a sleeping worker's piece after its own never waits for itself.)
 class PackedB {
  public:
-  PackedB(const Micro& u, View b, int64_t kc, int64_t slices, int64_t nc, float* data, std::atomic<uint8_t>* state)
+  // B with row offsets is read in place: row p of panel q at b.p + b.row_off[p] +
+  // q * nr, every panel whole (the caller leaves room past column n).
+  PackedB(const Micro& u, MatrixRef b, int64_t kc, int64_t slices, int64_t nc, float* data,
+          std::atomic<uint8_t>* state)
       : u_(u), b_(b), kc_(kc), nc_(nc), panels_(ceil_div(nc, u.nr)), data_(data), state_(state) {
+    if (b_.row_off) return;
     for (int64_t i = 0; i < slices * panels_; ++i) state_[i].store(kEmpty, std::memory_order_relaxed);
   }
 
@@ -337,6 +346,7 @@ class PackedB {
     int64_t ld;
   };
   Panel panel(int64_t s, int64_t q, int64_t kc_s) {
+    if (b_.row_off) return {b_.p + q * u_.nr, 0};
     // Short contiguous rows (a [k, 64] B) are read in place: a panel's rows are a
     // few cache lines apart, so they stream, and packing would copy each element
     // for only m uses (a k-heavy product with a small output spent as long packing
@@ -348,7 +358,7 @@ class PackedB {
     if (st.load(std::memory_order_acquire) == kReady) return {dst, u_.nr};
     uint8_t expected = kEmpty;
     if (st.compare_exchange_strong(expected, kPacking, std::memory_order_acq_rel)) {
-      u_.pack_b(View{b_.at(s * kc_, q * u_.nr), b_.rs, b_.cs}, kc_s, std::min(u_.nr, nc_ - q * u_.nr), dst);
+      u_.pack_b(b_.sub(s * kc_, q * u_.nr), kc_s, std::min(u_.nr, nc_ - q * u_.nr), dst);
       st.store(kReady, std::memory_order_release);
     } else {
       while (st.load(std::memory_order_acquire) != kReady) {
@@ -366,7 +376,7 @@ class PackedB {
   static constexpr uint8_t kEmpty = 0, kPacking = 1, kReady = 2;
   static constexpr int64_t kInPlaceRowFloats = 128;
   const Micro& u_;
-  View b_;
+  MatrixRef b_;
   int64_t kc_, nc_, panels_;
   float* data_;
   std::atomic<uint8_t>* state_;
@@ -392,20 +402,22 @@ std::atomic<uint8_t>* panel_states(int64_t n) {
 // stays within this many floats (8 MiB).
 constexpr int64_t kPackedBFloats = int64_t(2) << 20;
 
-void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, View A, View B, float beta, float* C,
-           int64_t ldc) {
+void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, MatrixRef A, MatrixRef B, float beta,
+           float* C, int64_t ldc) {
+  const int64_t* b_off = B.row_off;
   const int64_t mr = u.mr, nr = u.nr;
   const int64_t slices = ceil_div(k, u.kc), kc = ceil_div(k, slices);  // equal slices
-  const int64_t nc_max = std::min(n, std::max(nr, kPackedBFloats / (slices * kc) / nr * nr));
+  const int64_t nc_max = b_off ? n : std::min(n, std::max(nr, kPackedBFloats / (slices * kc) / nr * nr));
   const int64_t m_tiles = ceil_div(m, mr);
   const double macs = double(m) * double(n) * double(k);
   const int64_t threads =
       in_parallel() ? 1 : std::min<int64_t>(pool_threads(), int64_t(std::max(1.0, macs / kMinMacsPerThread)));
-  float* b_data = t_b_pack.get(size_t(slices * kc * ceil_div(nc_max, nr) * nr));
-  std::atomic<uint8_t>* states = panel_states(slices * ceil_div(nc_max, nr));
+  float* b_data = b_off ? nullptr : t_b_pack.get(size_t(slices * kc * ceil_div(nc_max, nr) * nr));
+  std::atomic<uint8_t>* states = b_off ? nullptr : panel_states(slices * ceil_div(nc_max, nr));
+  const Kernel kernel = b_off ? u.kernel_at_offsets : u.kernel;
   for (int64_t j0 = 0; j0 < n; j0 += nc_max) {
     const int64_t nc = std::min(nc_max, n - j0);
-    PackedB packed(u, View{B.at(0, j0), B.rs, B.cs}, kc, slices, nc, b_data, states);
+    PackedB packed(u, B.sub(0, j0), kc, slices, nc, b_data, states);
     const int64_t panels = packed.panels();
     const auto [tm, tn] = thread_grid(threads, m_tiles, panels);
     run_pieces(tm * tn, [&](int64_t t) {
@@ -418,13 +430,14 @@ void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, View A,
       float* a_pack = t_a_pack.get(size_t(std::min(u.mc, ceil_div(r1 - r0, mr) * mr) * kc));
       for (int64_t s = 0; s < slices; ++s) {
         const int64_t p0 = s * kc, kc_s = std::min(kc, k - p0);
+        const int64_t* off = b_off ? b_off + p0 : nullptr;
         // The first slice applies beta (and skips reading C when it is 0); later
         // slices add to what the first wrote.
         const bool load_c = s > 0 || beta != 0.0f;
         const float beta_now = s > 0 ? 1.0f : beta;
         for (int64_t i0 = r0; i0 < r1; i0 += u.mc) {
           const int64_t mc = std::min(u.mc, r1 - i0);
-          u.pack_a(View{A.at(i0, p0), A.rs, A.cs}, mc, kc_s, a_pack);
+          u.pack_a(A.sub(i0, p0), mc, kc_s, a_pack);
           for (int64_t b0 = 0; b0 < width; b0 += u.nb) {
             const int64_t b1 = std::min(width, b0 + u.nb);
             for (int64_t i = 0; i < mc; i += mr) {
@@ -435,12 +448,12 @@ void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, View A,
                 const int64_t j = j0 + q * nr, w = std::min(nr, n - j);
                 float* c = C + (i0 + i) * ldc + j;
                 if (h == mr && w == nr) {
-                  u.kernel(kc_s, a_pack + i * kc_s, bp, ldb, c, ldc, alpha, beta_now, load_c);
+                  kernel(kc_s, a_pack + i * kc_s, bp, ldb, off, c, ldc, alpha, beta_now, load_c);
                   continue;
                 }
                 // An edge tile: computed whole into a scratch tile, its valid part copied.
                 alignas(64) float tile[kMaxTile];
-                u.kernel(kc_s, a_pack + i * kc_s, bp, ldb, tile, nr, alpha, 0.0f, false);
+                kernel(kc_s, a_pack + i * kc_s, bp, ldb, off, tile, nr, alpha, 0.0f, false);
                 for (int64_t r = 0; r < h; ++r)
                   for (int64_t x = 0; x < w; ++x)
                     c[r * ldc + x] = tile[r * nr + x] + (load_c ? beta_now * c[r * ldc + x] : 0.0f);
@@ -465,7 +478,17 @@ void own_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int
       for (int64_t j = 0; j < n; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
     return;
   }
-  drive(micro_for(m, n), m, n, k, alpha, View{A, a_rs, a_cs}, View{B, b_rs, b_cs}, beta, C, ldc);
+  drive(micro_for(m, n), m, n, k, alpha, MatrixRef{A, a_rs, a_cs}, MatrixRef{B, b_rs, b_cs}, beta, C, ldc);
+}
+
+void own_sgemm_ref(int64_t m, int64_t n, int64_t k, MatrixRef A, MatrixRef B, float beta, float* C, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+    return;
+  }
+  drive(micro_for(m, n), m, n, k, 1.0f, A, B, beta, C, ldc);
 }
 
 }  // namespace lucid::cpu

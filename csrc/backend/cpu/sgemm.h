@@ -16,6 +16,28 @@ namespace lucid::cpu {
 void own_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t a_rs, int64_t a_cs,
                const float* B, int64_t b_rs, int64_t b_cs, float beta, float* C, int64_t ldc);
 
+// A matrix operand: element (r, c) at p[r * rs + c * cs], or at p[row_off[r] + c * cs]
+// when row_off is given (rows anywhere: a convolution's windows over its padded
+// image, Note [Direct convolution] in conv_direct.cpp).
+struct MatrixRef {
+  const float* p;
+  int64_t rs, cs;
+  const int64_t* row_off = nullptr;
+  const float* at(int64_t r, int64_t c) const { return p + (row_off ? row_off[r] : r * rs) + c * cs; }
+  // The matrix from element (r, c) on.
+  MatrixRef sub(int64_t r, int64_t c) const {
+    return row_off ? MatrixRef{p + c * cs, rs, cs, row_off + r} : MatrixRef{at(r, c), rs, cs, nullptr};
+  }
+};
+
+// C = A @ B + beta * C for operands that may have row offsets. A B with row offsets
+// must have contiguous rows (cs == 1) and is read in place in whole tiles: element
+// (p, j) is read for j up to n + kRowsAtOverread, so its buffer must extend that far
+// (what it holds there only reaches columns past n, which are not written).
+// Same threading and conditions as own_sgemm.
+constexpr int64_t kRowsAtOverread = 48;
+void own_sgemm_ref(int64_t m, int64_t n, int64_t k, MatrixRef A, MatrixRef B, float beta, float* C, int64_t ldc);
+
 // Whether own_sgemm runs on this CPU (AVX2+FMA or AVX-512) and pays for an m x n
 // output: a matrix-vector product (a row or a few columns) is left to BLAS or the
 // loops, which read the matrix once instead of packing it into padded tiles.
