@@ -202,6 +202,30 @@ def test_max_pool_nan_propagates():
     assert to_torch(li).tolist() == ti.tolist()
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
+@pytest.mark.parametrize("shape", [(2, 3, 8, 10), (1, 2, 7, 9), (3, 1, 2, 34)])
+def test_max_pool2d_2x2_windows(dtype, shape):
+    # the 2 x 2, stride-2 path: ties (first wins), NaN anywhere in a window (a later
+    # NaN takes over), -inf, odd sizes (the last row / column is dropped), gradients
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(-3, 4, shape, generator=g).to(dtype)
+    if dtype.is_floating_point:
+        flat = x.view(-1)
+        flat[torch.randperm(flat.numel(), generator=g)[:flat.numel() // 6]] = float("nan")
+        flat[torch.randperm(flat.numel(), generator=g)[:flat.numel() // 6]] = -float("inf")
+    lo, li = LF.max_pool2d(to_lucid(x), 2, return_indices=True)
+    to, ti = TF.max_pool2d(x, 2, return_indices=True)
+    assert to_torch(li).equal(ti)
+    torch.testing.assert_close(to_torch(lo), to, equal_nan=True, rtol=0, atol=0)
+    if dtype == torch.float64:
+        xg = torch.randn(shape, dtype=dtype, generator=g, requires_grad=True)
+        lx = to_lucid(xg.detach()).requires_grad_()
+        gy = torch.randn(to.shape, dtype=dtype, generator=g)
+        TF.max_pool2d(xg, 2).backward(gy)
+        LF.max_pool2d(lx, 2).backward(to_lucid(gy))
+        assert to_torch(lx.grad).equal(xg.grad)
+
+
 def test_pool_bad_input():
     with pytest.raises(RuntimeError):
         LF.max_pool2d(lucid.randn(4, 4), 2)  # 2-D input to a 2-d pool

@@ -165,24 +165,39 @@ void conv_direct_weight_grad(const float* big, const float* small, float* gw, in
   const int64_t B = g.big_numel(), L = g.small_numel();
   const Wide wide = wide_of(g);
   const std::vector<int64_t> off = row_offsets(g, wide, cbg);
-  const int64_t padded = cbg * wide.plane;
+  const int64_t padded = cbg * wide.plane, per = rows * csg;
   // gw_g^T [rows, csg] = sum over samples of windows [rows, w.n] @ dy_wide^T [w.n, csg]:
   // the windows are the A operand, rows at offsets into the padded image (packed by
-  // the product like any A), and the sum over the batch is the product's beta = 1.
-  Buffer<float> scratch(padded + csg * wide.n + rows * csg);
-  float* P = scratch.data();
-  float* dy_wide = P + padded;
-  float* gw_t = dy_wide + csg * wide.n;
-  for (int64_t gi = 0; gi < G; ++gi) {
-    for (int64_t b = 0; b < n; ++b) {
+  // the product like any A), and the sum over samples [b0, b1) is the product's beta.
+  auto accumulate = [&](int64_t gi, int64_t b0, int64_t b1, float* gw_t, float* scratch) {
+    float* P = scratch;
+    float* dy_wide = P + padded;
+    for (int64_t b = b0; b < b1; ++b) {
       pad_image(big + (b * c_big + gi * cbg) * B, P, cbg, g, wide);
       widen(small + (b * c_small + gi * csg) * L, dy_wide, csg, g, wide);
       own_sgemm_ref(rows, csg, wide.n, MatrixRef{P, 0, 1, off.data()}, MatrixRef{dy_wide, 1, wide.n},
-                    b == 0 ? 0.0f : 1.0f, gw_t, csg);
+                    b == b0 ? 0.0f : 1.0f, gw_t, csg);
     }
-    float* dst = gw + gi * csg * rows;
+  };
+  // Small products run whole on one thread each: (group, chunk of the batch) items,
+  // each summing its chunk into its own partial, the chunks added in batch order.
+  // Large ones run one after another, each threaded inside.
+  const int64_t threads = get_num_threads();
+  const int64_t chunks = rows * csg * wide.n <= kSmallProduct ? std::clamp<int64_t>(n, 1, threads) : 1;
+  std::vector<float> partial(size_t(G * chunks * per));
+  for_each_item<float>(G * chunks, chunks > 1 || G >= threads, padded + csg * wide.n, [&](int64_t item, float* scratch) {
+    const int64_t gi = item / chunks, c = item % chunks;
+    accumulate(gi, n * c / chunks, n * (c + 1) / chunks, partial.data() + item * per, scratch);
+  });
+  for (int64_t gi = 0; gi < G; ++gi) {
+    float* dst = gw + gi * per;
     for (int64_t s = 0; s < csg; ++s)
-      for (int64_t p = 0; p < rows; ++p) dst[s * rows + p] = n ? gw_t[p * csg + s] : 0.0f;
+      for (int64_t p = 0; p < rows; ++p) {
+        float sum = 0.0f;
+        for (int64_t c = 0; c < chunks; ++c)
+          if (n * c / chunks < n * (c + 1) / chunks) sum += partial[size_t((gi * chunks + c) * per + p * csg + s)];
+        dst[s * rows + p] = sum;
+      }
   }
 }
 
