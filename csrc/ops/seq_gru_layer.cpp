@@ -25,12 +25,13 @@ void forward_loop(const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& w_t
                   const TensorPtr& out, const TensorPtr& gh, const TensorPtr& act, bool reverse) {
   const int64_t Tn = gx->shape()[0], B = gx->shape()[1], G = gx->shape()[2], H = G / 3;
   TensorPtr h_prev = h0;
+  const cpu::RepeatedRhs w_hh(*w_t, B);  // packed once for the T products
   for (int64_t k = 0; k < Tn; ++k) {
     const int64_t t = step_at(k, Tn, reverse);
     TensorPtr ght = select(gh, 0, t);
     if (b)
       for (int64_t r = 0; r < B; ++r) std::memcpy(host_data<T>(ght) + r * G, host_data<T>(b), sizeof(T) * G);
-    cpu::gemm(*ght, *h_prev, *w_t, Scalar(1.0), Scalar(b ? 1.0 : 0.0));
+    w_hh.gemm(*ght, *h_prev, Scalar(b ? 1.0 : 0.0));
     TensorPtr h = select(out, 0, t);
     cpu::gru_cell_forward<T>(host_data<T>(gx) + t * B * G, host_data<T>(ght), host_data<T>(h_prev), host_data<T>(h),
                              host_data<T>(act) + t * B * G, B, H);
@@ -48,6 +49,7 @@ Grads backward_loop(const TensorPtr& g_out, const TensorPtr& g_h, const TensorPt
   TensorPtr hprev = TensorImpl::empty({Tn, B, H}, ct, Device::cpu());
   TensorPtr dh = g_h->clone(ct), dh_next = TensorImpl::empty({B, H}, ct, Device::cpu());
   const T* go = host_data<T>(g_out);
+  const cpu::RepeatedRhs w_hh(*w, B);
   for (int64_t k = Tn - 1; k >= 0; --k) {
     const int64_t t = step_at(k, Tn, reverse);
     const int64_t tp = k == 0 ? -1 : step_at(k - 1, Tn, reverse);
@@ -59,7 +61,7 @@ Grads backward_loop(const TensorPtr& g_out, const TensorPtr& g_h, const TensorPt
     TensorPtr dght = select(dgh, 0, t);
     cpu::gru_cell_backward<T>(dhp, host_data<T>(act) + t * B * G, host_data<T>(gh) + t * B * G, hp, host_data<T>(dgx) + t * B * G,
                               host_data<T>(dght), host_data<T>(dh_next), B, H);
-    cpu::gemm(*dh_next, *dght, *w, Scalar(1.0), Scalar(1.0));  // + d gh @ w_hh
+    w_hh.gemm(*dh_next, *dght, Scalar(1.0));  // + d gh @ w_hh
     std::swap(dh, dh_next);
   }
   TensorPtr dw = TensorImpl::empty({G, H}, ct, Device::cpu());

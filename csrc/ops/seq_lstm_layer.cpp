@@ -31,11 +31,12 @@ void forward_loop(const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& c0,
                   const TensorPtr& out, const TensorPtr& cs, const TensorPtr& act, bool reverse) {
   const int64_t Tn = gx->shape()[0], B = gx->shape()[1], G = gx->shape()[2], H = G / 4;
   TensorPtr h_prev = h0, c_prev = c0;
+  const cpu::RepeatedRhs w_hh(*w_t, B);  // packed once for the T products
   for (int64_t k = 0; k < Tn; ++k) {
     const int64_t t = step_at(k, Tn, reverse);
     TensorPtr gates = select(act, 0, t);  // the gates are built in place of the activations
     std::memcpy(host_data<T>(gates), host_data<T>(gx) + t * B * G, sizeof(T) * B * G);
-    cpu::gemm(*gates, *h_prev, *w_t, Scalar(1.0), Scalar(1.0));
+    w_hh.gemm(*gates, *h_prev, Scalar(1.0));
     TensorPtr h = select(out, 0, t), c = select(cs, 0, t);
     cpu::lstm_cell_forward<T>(host_data<T>(gates), host_data<T>(c_prev), host_data<T>(h), host_data<T>(c), host_data<T>(gates), B, H);
     h_prev = h;
@@ -53,6 +54,7 @@ Grads backward_loop(const TensorPtr& g_out, const TensorPtr& g_h, const TensorPt
   TensorPtr dh = g_h->clone(ct), dc = g_c->clone(ct);
   TensorPtr dc_next = TensorImpl::empty({B, H}, ct, Device::cpu());
   const T* go = host_data<T>(g_out);
+  const cpu::RepeatedRhs w_hh(*w, B);
   for (int64_t k = Tn - 1; k >= 0; --k) {
     const int64_t t = step_at(k, Tn, reverse);
     const int64_t tp = k == 0 ? -1 : step_at(k - 1, Tn, reverse);
@@ -65,7 +67,7 @@ Grads backward_loop(const TensorPtr& g_out, const TensorPtr& g_h, const TensorPt
     TensorPtr dg = select(dgx, 0, t);
     cpu::lstm_cell_backward<T>(dhp, host_data<T>(dc), host_data<T>(act) + t * B * G, host_data<T>(cs) + t * B * H, cprev, host_data<T>(dg),
                                host_data<T>(dc_next), B, H);
-    cpu::gemm(*dh, *dg, *w, Scalar(1.0), Scalar(0.0));  // dh_prev = dgates @ w_hh
+    w_hh.gemm(*dh, *dg, Scalar(0.0));  // dh_prev = dgates @ w_hh
     std::swap(dc, dc_next);
   }
   TensorPtr dw = TensorImpl::empty({G, H}, ct, Device::cpu());

@@ -117,6 +117,31 @@ def test_rnn_unbatched_and_float32(kind):
         same(lh, th, 1e-5)
 
 
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_rnn_float32_sizes_for_packed_recurrent_weight(kind, bias):
+    # batch and hidden sizes large enough that the per-step products run on lucid's
+    # own GEMM with the recurrent weight packed once per layer (blas.h RepeatedRhs)
+    g = torch.Generator().manual_seed(0)
+    tm = getattr(torch.nn, kind)(20, 64, num_layers=2, bidirectional=True, bias=bias).double()
+    lm = getattr(lnn, kind)(20, 64, num_layers=2, bidirectional=True, bias=bias)
+    copy_weights(lm, tm.float())
+    tm.double()
+    x = torch.randn(5, 32, 20, generator=g)
+    xd = x.double().requires_grad_()
+    to = tm(xd)[0]
+    lx = to_lucid(x).requires_grad_()
+    lo = lm(lx)[0]
+    assert lo.dtype == lucid.float32
+    torch.testing.assert_close(to_torch(lo.detach()).double(), to.detach(), rtol=1e-4, atol=1e-5)
+    gy = torch.randn(to.shape, generator=g)
+    to.backward(gy.double())
+    lo.backward(to_lucid(gy))
+    torch.testing.assert_close(to_torch(lx.grad).double(), xd.grad, rtol=1e-4, atol=1e-5)
+    for (name, lp), tp in zip(lm.named_parameters(), tm.parameters()):
+        torch.testing.assert_close(to_torch(lp.grad).double(), tp.grad, rtol=1e-4, atol=1e-4, msg=name)
+
+
 def test_rnn_dropout_eval_and_train_with_zero():
     tm = torch.nn.LSTM(4, 5, num_layers=2, dropout=0.0).double()
     lm = lnn.LSTM(4, 5, num_layers=2, dropout=0.0).double()

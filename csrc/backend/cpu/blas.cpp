@@ -397,4 +397,28 @@ std::string blas_info() {
 #endif
 }
 
+RepeatedRhs::RepeatedRhs(const TensorImpl& b, int64_t m) : b_(b) {
+  if (b.dtype() != Dtype::F32 || b.ndim() != 2 || !b.device().is_cpu()) return;
+  const int64_t k = b.shape()[0], n = b.shape()[1];
+  const Operand lb = operand_layout<false>(b, k, n);
+  if (!lb.ok || !use_own_sgemm(m, n, k)) return;
+  packed_ = std::make_unique<SgemmPackedB>(m, k, n, MatrixRef{reinterpret_cast<const float*>(b.host_ptr()), lb.rs, lb.cs});
+}
+
+RepeatedRhs::~RepeatedRhs() = default;
+
+void RepeatedRhs::gemm(TensorImpl& out, const TensorImpl& a, const Scalar& beta) const {
+  if (packed_ && a.dtype() == Dtype::F32 && a.ndim() == 2 && out.ndim() == 2 && out.is_contiguous()) {
+    const int64_t m = a.shape()[0];
+    const Operand la = operand_layout<false>(a, m, packed_->k());
+    if (la.ok && a.shape()[1] == packed_->k() && out.shape()[0] == m && out.shape()[1] == packed_->n()) {
+      own_sgemm_packed(m, 1.0f, MatrixRef{reinterpret_cast<const float*>(a.host_ptr()), la.rs, la.cs}, *packed_,
+                       scalar_is_zero(beta) ? 0.0f : scalar_as<float>(beta), reinterpret_cast<float*>(out.host_ptr()),
+                       packed_->n());
+      return;
+    }
+  }
+  cpu::gemm(out, a, b_, Scalar(1.0), beta);
+}
+
 }  // namespace lucid::cpu

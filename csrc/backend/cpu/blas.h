@@ -3,6 +3,7 @@
 // matrices on the CPU, wrapping around like the dtype does).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "core/tensor_impl.h"
@@ -18,6 +19,23 @@ namespace lucid::cpu {
 // to BLAS as they are (a transpose flag and a leading dimension); only layouts
 // BLAS cannot describe are copied first.
 void gemm(TensorImpl& out, const TensorImpl& a, const TensorImpl& b, const Scalar& alpha, const Scalar& beta);
+
+class SgemmPackedB;
+
+// Products out = a @ b + beta * out repeated with one b (an RNN's recurrent weight,
+// once per time step; b must outlive this). The float32 products lucid's own GEMM
+// runs read b packed once, here; the others are gemm's. a: [m, k]; out: contiguous
+// [m, n].
+class RepeatedRhs {
+ public:
+  RepeatedRhs(const TensorImpl& b, int64_t m);
+  ~RepeatedRhs();
+  void gemm(TensorImpl& out, const TensorImpl& a, const Scalar& beta) const;
+
+ private:
+  const TensorImpl& b_;
+  std::unique_ptr<SgemmPackedB> packed_;
+};
 
 // C = alpha * op(A) @ op(B) + beta * C on raw row-major float/double matrices
 // (leading dimensions lda, ldb, ldc; op transposes when ta / tb), split over the pool

@@ -159,6 +159,15 @@ LUCID_TARGET_AVX512_FMA void kernel_avx512(int64_t kc, const float* __restrict a
 // transposed in registers, and stored as 16 k-steps of MR values.
 template <int MR>
 LUCID_TARGET_AVX512_FMA void pack_a_avx512(MatrixRef a, int64_t rows, int64_t kc, float* dst) {
+  if (a.rs == 1 && !a.row_off) {
+    // Contiguous columns (a transposed A: dW = dY^T @ X): each k-step's MR values
+    // are already side by side, one masked copy.
+    for (int64_t i = 0; i < rows; i += MR, dst += MR * kc) {
+      const __mmask16 load = __mmask16((1u << std::min<int64_t>(MR, rows - i)) - 1), all = __mmask16((1u << MR) - 1);
+      for (int64_t p = 0; p < kc; ++p) _mm512_mask_storeu_ps(dst + p * MR, all, _mm512_maskz_loadu_ps(load, a.at(i, p)));
+    }
+    return;
+  }
   if (a.cs != 1) return pack_a_loop<MR>(a, rows, kc, dst);
   for (int64_t i = 0; i < rows; i += MR, dst += MR * kc) {
     if (rows - i < MR) {
@@ -331,11 +340,12 @@ void run_pieces(int64_t pieces, Fn&& fn) {
 class PackedB {
  public:
   // B with row offsets is read in place: row p of panel q at b.p + b.row_off[p] +
-  // q * nr, every panel whole (the caller leaves room past column n).
+  // q * nr, every panel whole (the caller leaves room past column n). With `ready`,
+  // every panel was packed before (SgemmPackedB) and is read from there.
   PackedB(const Micro& u, MatrixRef b, int64_t kc, int64_t slices, int64_t nc, float* data,
-          std::atomic<uint8_t>* state)
-      : u_(u), b_(b), kc_(kc), nc_(nc), panels_(ceil_div(nc, u.nr)), data_(data), state_(state) {
-    if (b_.row_off) return;
+          std::atomic<uint8_t>* state, const float* ready)
+      : u_(u), b_(b), kc_(kc), nc_(nc), panels_(ceil_div(nc, u.nr)), data_(data), state_(state), ready_(ready) {
+    if (b_.row_off || ready_) return;
     for (int64_t i = 0; i < slices * panels_; ++i) state_[i].store(kEmpty, std::memory_order_relaxed);
   }
 
@@ -347,6 +357,7 @@ class PackedB {
   };
   Panel panel(int64_t s, int64_t q, int64_t kc_s) {
     if (b_.row_off) return {b_.p + q * u_.nr, 0};
+    if (ready_) return {ready_ + (s * panels_ + q) * kc_ * u_.nr, u_.nr};
     // Short contiguous rows (a [k, 64] B) are read in place: a panel's rows are a
     // few cache lines apart, so they stream, and packing would copy each element
     // for only m uses (a k-heavy product with a small output spent as long packing
@@ -380,6 +391,7 @@ class PackedB {
   int64_t kc_, nc_, panels_;
   float* data_;
   std::atomic<uint8_t>* state_;
+  const float* ready_;
 };
 
 // Floats in the largest tile of any shape (12 x 32, 8 x 48), for the edge tiles.
@@ -402,22 +414,31 @@ std::atomic<uint8_t>* panel_states(int64_t n) {
 // stays within this many floats (8 MiB).
 constexpr int64_t kPackedBFloats = int64_t(2) << 20;
 
+// The slicing of k: equal slices of at most u.kc.
+std::pair<int64_t, int64_t> k_slices(const Micro& u, int64_t k) {
+  const int64_t slices = ceil_div(k, u.kc);
+  return {slices, ceil_div(k, slices)};
+}
+
+// `ready`: B packed before, all of it (SgemmPackedB), for this u and k.
 void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, MatrixRef A, MatrixRef B, float beta,
-           float* C, int64_t ldc) {
+           float* C, int64_t ldc, const float* ready = nullptr) {
   const int64_t* b_off = B.row_off;
   const int64_t mr = u.mr, nr = u.nr;
-  const int64_t slices = ceil_div(k, u.kc), kc = ceil_div(k, slices);  // equal slices
-  const int64_t nc_max = b_off ? n : std::min(n, std::max(nr, kPackedBFloats / (slices * kc) / nr * nr));
+  const auto [slices, kc] = k_slices(u, k);
+  const int64_t nc_max =
+      b_off || ready ? n : std::min(n, std::max(nr, kPackedBFloats / (slices * kc) / nr * nr));
   const int64_t m_tiles = ceil_div(m, mr);
   const double macs = double(m) * double(n) * double(k);
   const int64_t threads =
       in_parallel() ? 1 : std::min<int64_t>(pool_threads(), int64_t(std::max(1.0, macs / kMinMacsPerThread)));
-  float* b_data = b_off ? nullptr : t_b_pack.get(size_t(slices * kc * ceil_div(nc_max, nr) * nr));
-  std::atomic<uint8_t>* states = b_off ? nullptr : panel_states(slices * ceil_div(nc_max, nr));
+  const bool packs = !b_off && !ready;
+  float* b_data = packs ? t_b_pack.get(size_t(slices * kc * ceil_div(nc_max, nr) * nr)) : nullptr;
+  std::atomic<uint8_t>* states = packs ? panel_states(slices * ceil_div(nc_max, nr)) : nullptr;
   const Kernel kernel = b_off ? u.kernel_at_offsets : u.kernel;
   for (int64_t j0 = 0; j0 < n; j0 += nc_max) {
     const int64_t nc = std::min(nc_max, n - j0);
-    PackedB packed(u, B.sub(0, j0), kc, slices, nc, b_data, states);
+    PackedB packed(u, B.sub(0, j0), kc, slices, nc, b_data, states, ready);
     const int64_t panels = packed.panels();
     const auto [tm, tn] = thread_grid(threads, m_tiles, panels);
     run_pieces(tm * tn, [&](int64_t t) {
@@ -467,6 +488,37 @@ void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, MatrixR
 }
 
 }  // namespace
+
+SgemmPackedB::SgemmPackedB(int64_t m_hint, int64_t k, int64_t n, MatrixRef B)
+    : micro_(&micro_for(m_hint, n)), k_(k), n_(n) {
+  const Micro& u = *static_cast<const Micro*>(micro_);
+  const auto [slices, kc] = k_slices(u, std::max<int64_t>(k, 1));
+  const int64_t panels = ceil_div(n, u.nr), panel_floats = kc * u.nr;
+  const size_t bytes = size_t(slices * panels * panel_floats) * sizeof(float);
+  data_.reset(static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64))));
+  if (!data_) throw std::bad_alloc();
+  parallel_for(slices * panels, std::max<int64_t>(1, 65536 / std::max<int64_t>(panel_floats, 1)),
+               [&](int64_t i0, int64_t i1) {
+                 for (int64_t i = i0; i < i1; ++i) {
+                   const int64_t s = i / panels, q = i % panels;
+                   u.pack_b(B.sub(s * kc, q * u.nr), std::min(kc, k - s * kc), std::min(u.nr, n - q * u.nr),
+                            data_.get() + i * panel_floats);
+                 }
+               });
+}
+
+void own_sgemm_packed(int64_t m, float alpha, MatrixRef A, const SgemmPackedB& B, float beta, float* C, int64_t ldc) {
+  if (m == 0 || B.n_ == 0) return;
+  if (B.k_ == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < B.n_; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+    return;
+  }
+  drive(*static_cast<const Micro*>(B.micro_), m, B.n_, B.k_, alpha, A, MatrixRef{nullptr, 0, 0}, beta, C, ldc,
+        B.data_.get());
+}
+
+void SgemmPackedB::Free::operator()(float* p) const { std::free(p); }
 
 bool own_sgemm_suits(int64_t m, int64_t n) { return shapes_for_cpu().first && m >= 4 && n >= 8; }
 

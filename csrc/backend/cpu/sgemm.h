@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 namespace lucid::cpu {
 
@@ -37,6 +38,28 @@ struct MatrixRef {
 // Same threading and conditions as own_sgemm.
 constexpr int64_t kRowsAtOverread = 48;
 void own_sgemm_ref(int64_t m, int64_t n, int64_t k, MatrixRef A, MatrixRef B, float beta, float* C, int64_t ldc);
+
+// The right operand of many products with one B (an RNN's recurrent weight, once per
+// time step), packed once: own_sgemm_packed then reads it as it is. m_hint is the
+// products' row count (it picks the tile shape). Only where own_sgemm_suits.
+class SgemmPackedB {
+ public:
+  SgemmPackedB(int64_t m_hint, int64_t k, int64_t n, MatrixRef B);
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+
+ private:
+  friend void own_sgemm_packed(int64_t, float, MatrixRef, const SgemmPackedB&, float, float*, int64_t);
+  struct Free {
+    void operator()(float* p) const;
+  };
+  const void* micro_;  // the tile shape and blocking it was packed for
+  int64_t k_, n_;
+  std::unique_ptr<float, Free> data_;  // 64-byte aligned: the kernel's loads stay within lines
+};
+
+// C = alpha * A @ B + beta * C, A m x B.k(), as own_sgemm.
+void own_sgemm_packed(int64_t m, float alpha, MatrixRef A, const SgemmPackedB& B, float beta, float* C, int64_t ldc);
 
 // Whether own_sgemm runs on this CPU (AVX2+FMA or AVX-512) and pays for an m x n
 // output: a matrix-vector product (a row or a few columns) is left to BLAS or the
