@@ -119,3 +119,34 @@ TEST(Sgemm, RowsAtOffsets) {
   }
   cpu::set_pool_threads(saved);
 }
+
+// B packed once (SgemmPackedB) and used by several products, with A of other row
+// counts than the hint, transposed or not, beta 0 and 1.
+TEST(Sgemm, PackedOnceUsedAgain) {
+  if (!cpu::own_sgemm_suits(64, 64)) GTEST_SKIP() << "this CPU has neither AVX2+FMA nor AVX-512";
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (Shape s : {Shape{32, 1024, 256}, Shape{13, 50, 700}, Shape{4, 8, 1}})
+    for (bool tb : {false, true}) {
+      std::vector<float> b(size_t(s.k * s.n));
+      for (size_t i = 0; i < b.size(); ++i) b[i] = float(int64_t(i * 5 % 7) - 3);
+      const cpu::MatrixRef B = tb ? cpu::MatrixRef{b.data(), 1, s.k} : cpu::MatrixRef{b.data(), s.n, 1};
+      const cpu::SgemmPackedB packed(s.m, s.k, s.n, B);
+      for (int64_t m : {s.m, s.m + 5}) {
+        std::vector<float> a(size_t(m * s.k));
+        for (size_t i = 0; i < a.size(); ++i) a[i] = float(int64_t((i + size_t(m)) * 7 % 9) - 4);
+        for (float beta : {0.0f, 1.0f}) {
+          std::vector<float> out(size_t(m * s.n), beta == 0.0f ? std::nanf("") : 1.0f);
+          cpu::own_sgemm_packed(m, 2.0f, cpu::MatrixRef{a.data(), s.k, 1}, packed, beta, out.data(), s.n);
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < s.n; ++j) {
+              double sum = 0;
+              for (int64_t p = 0; p < s.k; ++p) sum += double(a[size_t(i * s.k + p)]) * *B.at(p, j);
+              ASSERT_EQ(out[size_t(i * s.n + j)], float(2.0 * sum + (beta == 0.0f ? 0.0 : 1.0)))
+                  << "m=" << m << " n=" << s.n << " k=" << s.k << " tb=" << tb << " at (" << i << ", " << j << ")";
+            }
+        }
+      }
+    }
+}
