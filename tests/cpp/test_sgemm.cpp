@@ -80,38 +80,43 @@ TEST(Sgemm, MatrixVectorShapesAreLeftToBlas) {
   EXPECT_FALSE(cpu::own_sgemm_suits(4096, 1));
 }
 
-// Operands whose rows sit at arbitrary offsets (MatrixRef::row_off): overlapping rows
-// of one buffer, as a convolution's windows over its padded image. B's rows are read
-// in place in whole tiles, so its buffer extends kRowsAtOverread past the last one.
+// An operand whose rows sit at arbitrary offsets (MatrixRef::row_off): overlapping
+// rows of one buffer, as a convolution's windows over its padded image; either B
+// (read in place in whole tiles, so its buffer extends kRowsAtOverread past the last
+// row) or A (with B plain or transposed).
 TEST(Sgemm, RowsAtOffsets) {
   if (!cpu::own_sgemm_suits(64, 64)) GTEST_SKIP() << "this CPU has neither AVX2+FMA nor AVX-512";
   const int saved = cpu::pool_threads();
   struct Shape {
     int64_t m, n, k;
   };
+  enum Mode { kBAt, kAAt, kAAtBTransposed };
   for (int threads : {1, 2, 3}) {
     cpu::set_pool_threads(threads);
     for (Shape s : {Shape{4, 8, 1}, Shape{13, 33, 17}, Shape{64, 200, 500}, Shape{100, 70, 800}, Shape{9, 50, 30}})
-      for (bool a_at : {false, true}) {
-        // A: rows k long, either at offsets (row i at 3 i + (i % 5)) or plain rows k + 1 apart.
+      for (Mode mode : {kBAt, kAAt, kAAtBTransposed}) {
         std::vector<int64_t> a_off(size_t(s.m)), b_off(size_t(s.k));
         for (int64_t i = 0; i < s.m; ++i) a_off[size_t(i)] = 3 * i + i % 5;
         for (int64_t p = 0; p < s.k; ++p) b_off[size_t(p)] = 2 * p + (p * 7) % 11;
+        const bool a_at = mode != kBAt;
         std::vector<float> a(size_t(a_at ? 3 * s.m + 5 + s.k : s.m * (s.k + 1)));
-        std::vector<float> b(size_t(2 * s.k + 11 + s.n + cpu::kRowsAtOverread));
+        std::vector<float> b(size_t(a_at ? s.k * s.n : 2 * s.k + 11 + s.n + cpu::kRowsAtOverread));
         for (size_t i = 0; i < a.size(); ++i) a[i] = float(int64_t(i * 7 % 9) - 4);
         for (size_t i = 0; i < b.size(); ++i) b[i] = float(int64_t(i * 5 % 7) - 3);
         const cpu::MatrixRef A = a_at ? cpu::MatrixRef{a.data(), 0, 1, a_off.data()} : cpu::MatrixRef{a.data(), s.k + 1, 1};
+        const cpu::MatrixRef B = mode == kBAt ? cpu::MatrixRef{b.data(), 0, 1, b_off.data()}
+                                 : mode == kAAt ? cpu::MatrixRef{b.data(), s.n, 1}
+                                                : cpu::MatrixRef{b.data(), 1, s.k};
         const int64_t ldc = s.n + 2;
         for (float beta : {0.0f, 1.0f}) {
           std::vector<float> out(size_t(s.m * ldc), beta == 0.0f ? std::nanf("") : 2.0f);
-          cpu::own_sgemm_ref(s.m, s.n, s.k, A, cpu::MatrixRef{b.data(), 0, 1, b_off.data()}, beta, out.data(), ldc);
+          cpu::own_sgemm_ref(s.m, s.n, s.k, A, B, beta, out.data(), ldc);
           for (int64_t i = 0; i < s.m; ++i)
             for (int64_t j = 0; j < s.n; ++j) {
               double sum = beta == 0.0f ? 0.0 : 2.0;
-              for (int64_t p = 0; p < s.k; ++p) sum += double(*A.at(i, p)) * b[size_t(b_off[size_t(p)] + j)];
+              for (int64_t p = 0; p < s.k; ++p) sum += double(*A.at(i, p)) * *B.at(p, j);
               ASSERT_EQ(out[size_t(i * ldc + j)], float(sum))
-                  << "m=" << s.m << " n=" << s.n << " k=" << s.k << " a_at=" << a_at << " beta=" << beta << " at (" << i
+                  << "m=" << s.m << " n=" << s.n << " k=" << s.k << " mode=" << mode << " beta=" << beta << " at (" << i
                   << ", " << j << ")";
             }
         }

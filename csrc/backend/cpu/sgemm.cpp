@@ -49,12 +49,16 @@ namespace lucid::cpu {
 namespace {
 
 
+// Where the kernel reads its operands: A packed (a[p * mr + r]) and B's row p at
+// b + p * ldb; or B's row p at b + b_off[p]; or A's row r at a + a_off[r] (a
+// convolution's windows over its padded image: Note [Direct convolution] in
+// conv_direct.cpp).
+enum Rows { kPacked, kBRowsAt, kARowsAt, kRowModes };
+
 // c (mr x nr, rows ldc apart) = alpha * tile (+ beta * c when load_c), where tile is
-// the sum over kc of the outer products of packed A's columns and B's rows: row p at
-// b + p * ldb, or at b + off[p] for the kernels that take row offsets (Note
-// [Direct convolution] in conv_direct.cpp).
-using Kernel = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, const int64_t* off, float* c,
-                        int64_t ldc, float alpha, float beta, bool load_c);
+// the sum over kc of the outer products of A's columns and B's rows.
+using Kernel = void (*)(int64_t kc, const float* a, const int64_t* a_off, const float* b, int64_t ldb,
+                        const int64_t* b_off, float* c, int64_t ldc, float alpha, float beta, bool load_c);
 // Packs rows x kc of A into panels of mr rows (panel-major, then k, then row; rows
 // past `rows` are zero) / kc x cols of B into panels of nr columns.
 using PackA = void (*)(MatrixRef a, int64_t rows, int64_t kc, float* dst);
@@ -65,7 +69,7 @@ using PackB = void (*)(MatrixRef b, int64_t kc, int64_t cols, float* dst);
 // nb B panels, nb x nr x kc floats, that stays in L2).
 struct Micro {
   int64_t mr, nr, kc, mc, nb;
-  Kernel kernel, kernel_at_offsets;
+  Kernel kernels[kRowModes];
   PackA pack_a;
   PackB pack_b;
 };
@@ -108,12 +112,15 @@ void pack_b_loop(MatrixRef b, int64_t kc, int64_t cols, float* dst) {
 // Two shapes, picked per product by the padding they waste (Note [Own sgemm]): 12 x 32
 // (24 accumulators) and 8 x 48 (24 accumulators), for row counts that are multiples
 // of 8 but not of 12 (64 output channels, say).
-template <int MR, int NV, bool kOffsets>
-LUCID_TARGET_AVX512_FMA void kernel_avx512(int64_t kc, const float* __restrict a, const float* __restrict b,
-                                           int64_t ldb, const int64_t* __restrict off, float* __restrict c, int64_t ldc,
-                                           float alpha, float beta, bool load_c) {
+template <int MR, int NV, Rows kRows>
+LUCID_TARGET_AVX512_FMA void kernel_avx512(int64_t kc, const float* __restrict a, const int64_t* __restrict a_off,
+                                           const float* __restrict b, int64_t ldb, const int64_t* __restrict b_off,
+                                           float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c) {
   constexpr int NR = 16 * NV;
   __m512 acc[MR][NV];
+  const float* a_row[MR];
+  if constexpr (kRows == kARowsAt)
+    for (int r = 0; r < MR; ++r) a_row[r] = a + a_off[r];
 #pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 3
@@ -124,8 +131,8 @@ LUCID_TARGET_AVX512_FMA void kernel_avx512(int64_t kc, const float* __restrict a
     _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + NR - 1), _MM_HINT_T0);
   }
 #pragma GCC unroll 4
-  for (int64_t p = 0; p < kc; ++p, a += MR) {
-    const float* row = kOffsets ? b + off[p] : b + p * ldb;
+  for (int64_t p = 0; p < kc; ++p) {
+    const float* row = kRows == kBRowsAt ? b + b_off[p] : b + p * ldb;
     __m512 bv[NV];
 #pragma GCC unroll 3
     for (int v = 0; v < NV; ++v) {
@@ -133,11 +140,11 @@ LUCID_TARGET_AVX512_FMA void kernel_avx512(int64_t kc, const float* __restrict a
       // B streams from L2 (its panel is used once per A micro-panel): ask ahead.
       // (Rows at offsets are a convolution's image rows, a few KiB reused by every
       // row step and window position: they stay in L1.)
-      if constexpr (!kOffsets) _mm_prefetch(reinterpret_cast<const char*>(row + 8 * ldb + 16 * v), _MM_HINT_T0);
+      if constexpr (kRows != kBRowsAt) _mm_prefetch(reinterpret_cast<const char*>(row + 8 * ldb + 16 * v), _MM_HINT_T0);
     }
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
-      const __m512 av = _mm512_set1_ps(a[r]);
+      const __m512 av = _mm512_set1_ps(kRows == kARowsAt ? a_row[r][p] : a[p * MR + r]);
 #pragma GCC unroll 3
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
     }
@@ -218,19 +225,22 @@ LUCID_TARGET_AVX512_FMA void pack_b_avx512(MatrixRef b, int64_t kc, int64_t cols
 
 // ---- AVX2: 6 x 16 tiles --------------------------------------------------------------
 
-template <bool kOffsets>
-LUCID_TARGET_AVX2_FMA void kernel_6x16(int64_t kc, const float* __restrict a, const float* __restrict b,
-                                       int64_t ldb, const int64_t* __restrict off, float* __restrict c, int64_t ldc,
-                                       float alpha, float beta, bool load_c) {
+template <Rows kRows>
+LUCID_TARGET_AVX2_FMA void kernel_6x16(int64_t kc, const float* __restrict a, const int64_t* __restrict a_off,
+                                       const float* __restrict b, int64_t ldb, const int64_t* __restrict b_off,
+                                       float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c) {
   __m256 acc[6][2];
+  const float* a_row[6];
+  if constexpr (kRows == kARowsAt)
+    for (int r = 0; r < 6; ++r) a_row[r] = a + a_off[r];
 #pragma GCC unroll 6
   for (int r = 0; r < 6; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  for (int64_t p = 0; p < kc; ++p, a += 6) {
-    const float* row = kOffsets ? b + off[p] : b + p * ldb;
+  for (int64_t p = 0; p < kc; ++p) {
+    const float* row = kRows == kBRowsAt ? b + b_off[p] : b + p * ldb;
     const __m256 b0 = _mm256_loadu_ps(row), b1 = _mm256_loadu_ps(row + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < 6; ++r) {
-      const __m256 av = _mm256_broadcast_ss(a + r);
+      const __m256 av = _mm256_broadcast_ss(kRows == kARowsAt ? a_row[r] + p : a + p * 6 + r);
       acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
       acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
     }
@@ -249,11 +259,14 @@ LUCID_TARGET_AVX2_FMA void kernel_6x16(int64_t kc, const float* __restrict a, co
   }
 }
 
-const Micro kAvx512Wide{12, 32, 384, 3072, 15, &kernel_avx512<12, 2, false>, &kernel_avx512<12, 2, true>,
+const Micro kAvx512Wide{12, 32, 384, 3072, 15,
+                        {&kernel_avx512<12, 2, kPacked>, &kernel_avx512<12, 2, kBRowsAt>, &kernel_avx512<12, 2, kARowsAt>},
                         &pack_a_avx512<12>, &pack_b_avx512<2>};
-const Micro kAvx512Tall{8, 48, 384, 3072, 10, &kernel_avx512<8, 3, false>, &kernel_avx512<8, 3, true>,
+const Micro kAvx512Tall{8, 48, 384, 3072, 10,
+                        {&kernel_avx512<8, 3, kPacked>, &kernel_avx512<8, 3, kBRowsAt>, &kernel_avx512<8, 3, kARowsAt>},
                         &pack_a_avx512<8>, &pack_b_avx512<3>};
-const Micro kAvx2{6, 16, 256, 4080, 10, &kernel_6x16<false>, &kernel_6x16<true>, &pack_a_loop<6>, &pack_b_loop<16>};
+const Micro kAvx2{6, 16, 256, 4080, 10, {&kernel_6x16<kPacked>, &kernel_6x16<kBRowsAt>, &kernel_6x16<kARowsAt>},
+                  &pack_a_loop<6>, &pack_b_loop<16>};
 #endif
 
 // The kernel shapes this CPU runs (none: own_sgemm does not suit it).
@@ -394,8 +407,9 @@ class PackedB {
   const float* ready_;
 };
 
-// Floats in the largest tile of any shape (12 x 32, 8 x 48), for the edge tiles.
-constexpr int64_t kMaxTile = 384;
+// Floats in the largest tile of any shape (12 x 32, 8 x 48), for the edge tiles, and
+// the most rows.
+constexpr int64_t kMaxTile = 384, kMaxMr = 12;
 
 // The per-thread scratch: packed A and B, and B's panel states.
 thread_local PackBuffer t_a_pack, t_b_pack;
@@ -435,7 +449,9 @@ void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, MatrixR
   const bool packs = !b_off && !ready;
   float* b_data = packs ? t_b_pack.get(size_t(slices * kc * ceil_div(nc_max, nr) * nr)) : nullptr;
   std::atomic<uint8_t>* states = packs ? panel_states(slices * ceil_div(nc_max, nr)) : nullptr;
-  const Kernel kernel = b_off ? u.kernel_at_offsets : u.kernel;
+  // A with row offsets is read in place too (its rows contiguous along k).
+  const int64_t* a_off = A.row_off;
+  const Kernel kernel = u.kernels[b_off ? kBRowsAt : a_off ? kARowsAt : kPacked];
   for (int64_t j0 = 0; j0 < n; j0 += nc_max) {
     const int64_t nc = std::min(nc_max, n - j0);
     PackedB packed(u, B.sub(0, j0), kc, slices, nc, b_data, states, ready);
@@ -448,33 +464,39 @@ void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, MatrixR
       if (r0 >= r1 || width == 0) return;
       // Threads sharing these panels start at different ones, so each packs its own.
       const int64_t first = width * ti / tm;
-      float* a_pack = t_a_pack.get(size_t(std::min(u.mc, ceil_div(r1 - r0, mr) * mr) * kc));
+      float* a_pack = a_off ? nullptr : t_a_pack.get(size_t(std::min(u.mc, ceil_div(r1 - r0, mr) * mr) * kc));
       for (int64_t s = 0; s < slices; ++s) {
         const int64_t p0 = s * kc, kc_s = std::min(kc, k - p0);
-        const int64_t* off = b_off ? b_off + p0 : nullptr;
+        const int64_t* b_rows = b_off ? b_off + p0 : nullptr;
         // The first slice applies beta (and skips reading C when it is 0); later
         // slices add to what the first wrote.
         const bool load_c = s > 0 || beta != 0.0f;
         const float beta_now = s > 0 ? 1.0f : beta;
         for (int64_t i0 = r0; i0 < r1; i0 += u.mc) {
           const int64_t mc = std::min(u.mc, r1 - i0);
-          u.pack_a(A.sub(i0, p0), mc, kc_s, a_pack);
+          if (!a_off) u.pack_a(A.sub(i0, p0), mc, kc_s, a_pack);
           for (int64_t b0 = 0; b0 < width; b0 += u.nb) {
             const int64_t b1 = std::min(width, b0 + u.nb);
             for (int64_t i = 0; i < mc; i += mr) {
               const int64_t h = std::min(mr, mc - i);
+              // The micro-panel: packed, or A's rows in place (an edge one repeats its
+              // first row's offset: those rows are computed and dropped).
+              const float* a_panel = a_off ? A.p + p0 : a_pack + i * kc_s;
+              int64_t a_rows[kMaxMr];
+              if (a_off)
+                for (int64_t r = 0; r < mr; ++r) a_rows[r] = a_off[i0 + i + (r < h ? r : 0)];
               for (int64_t step = b0; step < b1; ++step) {
                 const int64_t q = q0 + (first + step) % width;
                 const auto [bp, ldb] = packed.panel(s, q, kc_s);
                 const int64_t j = j0 + q * nr, w = std::min(nr, n - j);
                 float* c = C + (i0 + i) * ldc + j;
                 if (h == mr && w == nr) {
-                  kernel(kc_s, a_pack + i * kc_s, bp, ldb, off, c, ldc, alpha, beta_now, load_c);
+                  kernel(kc_s, a_panel, a_rows, bp, ldb, b_rows, c, ldc, alpha, beta_now, load_c);
                   continue;
                 }
                 // An edge tile: computed whole into a scratch tile, its valid part copied.
                 alignas(64) float tile[kMaxTile];
-                kernel(kc_s, a_pack + i * kc_s, bp, ldb, off, tile, nr, alpha, 0.0f, false);
+                kernel(kc_s, a_panel, a_rows, bp, ldb, b_rows, tile, nr, alpha, 0.0f, false);
                 for (int64_t r = 0; r < h; ++r)
                   for (int64_t x = 0; x < w; ++x)
                     c[r * ldc + x] = tile[r * nr + x] + (load_c ? beta_now * c[r * ldc + x] : 0.0f);

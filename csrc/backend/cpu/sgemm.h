@@ -31,11 +31,11 @@ struct MatrixRef {
   }
 };
 
-// C = A @ B + beta * C for operands that may have row offsets. A B with row offsets
-// must have contiguous rows (cs == 1) and is read in place in whole tiles: element
-// (p, j) is read for j up to n + kRowsAtOverread, so its buffer must extend that far
-// (what it holds there only reaches columns past n, which are not written).
-// Same threading and conditions as own_sgemm.
+// C = A @ B + beta * C where one operand (not both) may have row offsets; such an
+// operand must have contiguous rows (cs == 1) and is read in place, not packed. B is
+// read in whole tiles: element (p, j) for j up to n + kRowsAtOverread, so its buffer
+// must extend that far (what it holds there only reaches columns past n, which are
+// not written). Same threading and conditions as own_sgemm.
 constexpr int64_t kRowsAtOverread = 48;
 void own_sgemm_ref(int64_t m, int64_t n, int64_t k, MatrixRef A, MatrixRef B, float beta, float* C, int64_t ldc);
 
