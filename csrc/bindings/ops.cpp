@@ -56,13 +56,18 @@ PyObject* translate_errors(F&& f) {
   return nullptr;
 }
 
+// The tensor a lucid.Tensor object holds. Every TensorImpl is owned by shared_ptrs
+// (Python only ever receives them from factories), so shared_from_this is one
+// reference-count increment, where nanobind's caster copies and drops a weak_ptr too.
+TensorPtr held_tensor(PyObject* o) { return nb::inst_ptr<TensorImpl>(nb::handle(o))->shared_from_this(); }
+
 // Both operands known (a tensor, or a number next to a tensor), else NotImplemented.
 PyObject* binary_slot(ops::BinaryOp op, PyObject* a, PyObject* b) {
   return translate_errors([&]() -> PyObject* {
     bool ta = nb::isinstance<TensorImpl>(a), tb = nb::isinstance<TensorImpl>(b);
     if (!(ta || is_number(a)) || !(tb || is_number(b))) return nb::borrow(Py_NotImplemented).release().ptr();
-    ops::Operand x = ta ? ops::Operand{nb::cast<TensorPtr>(nb::handle(a)), {}} : ops::Operand{nullptr, scalar_from_python(a)};
-    ops::Operand y = tb ? ops::Operand{nb::cast<TensorPtr>(nb::handle(b)), {}} : ops::Operand{nullptr, scalar_from_python(b)};
+    ops::Operand x = ta ? ops::Operand{held_tensor(a), {}} : ops::Operand{nullptr, scalar_from_python(a)};
+    ops::Operand y = tb ? ops::Operand{held_tensor(b), {}} : ops::Operand{nullptr, scalar_from_python(b)};
     return nb::cast(ops::binary(op, x, y)).release().ptr();
   });
 }
