@@ -265,6 +265,14 @@ const Micro kAvx512Wide{12, 32, 384, 3072, 15,
 const Micro kAvx512Tall{8, 48, 384, 3072, 10,
                         {&kernel_avx512<8, 3, kPacked>, &kernel_avx512<8, 3, kBRowsAt>, &kernel_avx512<8, 3, kARowsAt>},
                         &pack_a_avx512<8>, &pack_b_avx512<3>};
+// For an A with row offsets: the kernel keeps one pointer per row, and 12 rows left
+// too few registers (GCC parked pointers in vector registers and moved them back on
+// every step, on the multiply-add ports). 8 x 32 fits: the conv weight gradient
+// (64ch, 56x56, batch 8) took 7.4-7.7 ms against 7.8-7.9 with 12 x 32, and 6 x 64
+// (64-float B rows streamed from L2) was slower than both.
+const Micro kAvx512RowsAtA{8, 32, 384, 3072, 15,
+                           {&kernel_avx512<8, 2, kPacked>, &kernel_avx512<8, 2, kBRowsAt>, &kernel_avx512<8, 2, kARowsAt>},
+                           &pack_a_avx512<8>, &pack_b_avx512<2>};
 const Micro kAvx2{6, 16, 256, 4080, 10, {&kernel_6x16<kPacked>, &kernel_6x16<kBRowsAt>, &kernel_6x16<kARowsAt>},
                   &pack_a_loop<6>, &pack_b_loop<16>};
 #endif
@@ -273,13 +281,14 @@ const Micro kAvx2{6, 16, 256, 4080, 10, {&kernel_6x16<kPacked>, &kernel_6x16<kBR
 struct Shapes {
   const Micro* first = nullptr;
   const Micro* second = nullptr;  // or nullptr
+  const Micro* rows_at_a = nullptr;  // for an A with row offsets (else first)
 };
 Shapes shapes_for_cpu() {
 #if LUCID_X86_DISPATCH
   static const Shapes shapes = []() -> Shapes {
     const Isa isa = cpu_isa();
-    if (isa == Isa::Avx512) return {&kAvx512Wide, &kAvx512Tall};
-    if (isa == Isa::Avx2 && __builtin_cpu_supports("fma")) return {&kAvx2, nullptr};
+    if (isa == Isa::Avx512) return {&kAvx512Wide, &kAvx512Tall, &kAvx512RowsAtA};
+    if (isa == Isa::Avx2 && __builtin_cpu_supports("fma")) return {&kAvx2, nullptr, &kAvx2};
     return {};
   }();
   return shapes;
@@ -562,7 +571,7 @@ void own_sgemm_ref(int64_t m, int64_t n, int64_t k, MatrixRef A, MatrixRef B, fl
       for (int64_t j = 0; j < n; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
     return;
   }
-  drive(micro_for(m, n), m, n, k, 1.0f, A, B, beta, C, ldc);
+  drive(A.row_off ? *shapes_for_cpu().rows_at_a : micro_for(m, n), m, n, k, 1.0f, A, B, beta, C, ldc);
 }
 
 }  // namespace lucid::cpu
