@@ -96,6 +96,15 @@ def devices():
     return list(DEVICES)
 
 
+@pytest.fixture(params=[1, 2])
+def threads(request):
+    """lucid's pool at 1 and at 2 threads (the kernels split work differently)."""
+    before = lucid.get_num_threads()
+    lucid.set_num_threads(request.param)
+    yield request.param
+    lucid.set_num_threads(before)
+
+
 @pytest.fixture(autouse=True)
 def _restore_default_dtype():
     """A test that changes the default dtype cannot leak it into the next one."""

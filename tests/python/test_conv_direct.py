@@ -13,14 +13,6 @@ import lucid.nn.functional as LF
 from conftest import to_lucid, to_torch
 
 
-@pytest.fixture(params=[1, 2])
-def threads(request):
-    before = lucid.get_num_threads()
-    lucid.set_num_threads(request.param)
-    yield request.param
-    lucid.set_num_threads(before)
-
-
 def close(l, ref, k):
     # float32 sums of k products against a float64 reference
     got = to_torch(l.detach()).double()
@@ -45,6 +37,32 @@ CASES = [
 ]
 
 
+def check_against_float64(fn, x, w, b, kw, out_window, in_window, seed):
+    """fn (a torch.nn.functional name, the same in lucid) in float32 against float64:
+    output and the three gradients, each sum out_window / in_window / positions long."""
+    g = torch.Generator().manual_seed(seed)
+    xd, wd, bd = (t.double().requires_grad_() for t in (x, w, b))
+    ref = getattr(TF, fn)(xd, wd, bd, **kw)
+    gy = torch.randn(ref.shape, generator=g)
+    ref.backward(gy.double())
+    lx, lw, lb = (to_lucid(t).requires_grad_() for t in (x, w, b))
+    out = getattr(LF, fn)(lx, lw, lb, **kw)
+    assert out.dtype == lucid.float32
+    out.backward(to_lucid(gy))
+    positions = x.shape[0] * out[0, 0].numel()
+    close(out, ref.detach(), out_window)
+    close(lx.grad, xd.grad, in_window)
+    close(lw.grad, wd.grad, positions)
+    close(lb.grad, bd.grad, positions)
+
+
+def window_size(k):
+    size = 1
+    for d in k:
+        size *= d
+    return size
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_direct_conv_matches_torch(case, threads):
     nsp, n, cin, cout, sp, k, kw = case
@@ -53,21 +71,7 @@ def test_direct_conv_matches_torch(case, threads):
     x = torch.randn(n, cin, *sp, generator=g)
     w = torch.randn(cout, cin // groups, *k, generator=g)
     b = torch.randn(cout, generator=g)
-    xd, wd, bd = (t.double().requires_grad_() for t in (x, w, b))
-    ref = getattr(TF, f"conv{nsp}d")(xd, wd, bd, **kw)
-    gy = torch.randn(ref.shape, generator=g)
-    ref.backward(gy.double())
-    lx, lw, lb = (to_lucid(t).requires_grad_() for t in (x, w, b))
-    out = getattr(LF, f"conv{nsp}d")(lx, lw, lb, **kw)
-    assert out.dtype == lucid.float32
-    out.backward(to_lucid(gy))
-    window = cin // groups
-    for d in k:
-        window *= d
-    close(out, ref.detach(), window)
-    close(lx.grad, xd.grad, cout * window // (cin // groups))
-    close(lw.grad, wd.grad, n * out[0, 0].numel())
-    close(lb.grad, bd.grad, n * out[0, 0].numel())
+    check_against_float64(f"conv{nsp}d", x, w, b, kw, cin // groups * window_size(k), cout * window_size(k), 1)
 
 
 TRANSPOSE_CASES = [
@@ -87,19 +91,7 @@ def test_direct_conv_transpose_matches_torch(case, threads):
     x = torch.randn(n, cin, *sp, generator=g)
     w = torch.randn(cin, cout // groups, *k, generator=g)
     b = torch.randn(cout, generator=g)
-    xd, wd, bd = (t.double().requires_grad_() for t in (x, w, b))
-    ref = getattr(TF, f"conv_transpose{nsp}d")(xd, wd, bd, **kw)
-    gy = torch.randn(ref.shape, generator=g)
-    ref.backward(gy.double())
-    lx, lw, lb = (to_lucid(t).requires_grad_() for t in (x, w, b))
-    out = getattr(LF, f"conv_transpose{nsp}d")(lx, lw, lb, **kw)
-    out.backward(to_lucid(gy))
-    window = 1
-    for d in k:
-        window *= d
-    close(out, ref.detach(), cin * window)
-    close(lx.grad, xd.grad, cout * window)
-    close(lw.grad, wd.grad, n * out[0, 0].numel())
+    check_against_float64(f"conv_transpose{nsp}d", x, w, b, kw, cin * window_size(k), cout * window_size(k), 2)
 
 
 def test_direct_conv_empty_batch_and_same_bits_across_threads():

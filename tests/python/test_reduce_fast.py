@@ -24,14 +24,6 @@ def _torch(x):
     return torch.from_dlpack(x) if x.numel() else torch.tensor(x.tolist())
 
 
-@pytest.fixture(params=[1, 2])
-def threads(request):
-    before = lucid.get_num_threads()
-    lucid.set_num_threads(request.param)
-    yield request.param
-    lucid.set_num_threads(before)
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("shape,dim", SHAPES_DIMS)
 def test_moments_match_torch(shape, dim, dtype, threads):
