@@ -1,9 +1,13 @@
 #include "ops/require_cpu.h"
 #include "ops/index_ops.h"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "autograd/record.h"
+#include "backend/cpu/gather_scatter.h"
 #include "backend/cpu/index_kernels.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
@@ -146,8 +150,31 @@ Prepared prepare(const TensorPtr& self, const IndexList& indices) {
   return p;
 }
 
+// Whether the only index is a 1-d one on the first dim of a tensor with rows of at
+// least 64 elements (x[idx] picking rows of a matrix, embeddings).
+bool picks_rows(const TensorPtr& self, const IndexList& idx) {
+  if (idx.empty() || !idx[0] || idx[0]->ndim() != 1 || self->ndim() < 2) return false;
+  for (size_t d = 1; d < idx.size(); ++d)
+    if (idx[d]) return false;
+  return self->numel() / std::max<int64_t>(self->shape()[0], 1) >= 64;
+}
+
 TensorPtr gather(const TensorPtr& self, const Prepared& p) {
   TensorPtr out = TensorImpl::empty(p.plan.shape, self->dtype(), Device::cpu());
+  if (out->numel() > 0 && picks_rows(self, p.idx)) {
+    // Whole rows at a time (streamed when the output is large) rather than element by
+    // element through the plan: [4096, 4096][2048 rows] 3.5-3.7 -> 1.2 ms.
+    const TensorImpl& idx = *p.idx[0];
+    const int64_t n = self->shape()[0];
+    std::vector<int64_t> rows(size_t(idx.numel()));
+    for (int64_t k = 0; k < idx.numel(); ++k) {  // (in bounds: prepare checked)
+      int64_t i;
+      std::memcpy(&i, idx.host_ptr() + k * idx.stride()[0], sizeof i);
+      rows[size_t(k)] = i < 0 ? i + n : i;
+    }
+    cpu::index_select_slices(*out, *self, rows.data(), 0);
+    return out;
+  }
   cpu::index_gather(*out, *self, p.plan);
   return out;
 }

@@ -99,6 +99,33 @@ def test_read_non_contiguous_source_and_index():
     same(lb[:, li], tb[:, ti])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64"])
+def test_read_whole_rows(dtype):
+    # one 1-d index on the first dim of a tensor with rows of 64+ elements copies whole
+    # rows: negative and repeated indices, int32 and bool indices, a strided source,
+    # an output large enough to be streamed, out-of-bounds errors, the gradient
+    g = torch.Generator().manual_seed(0)
+    t = (torch.randn(300, 5, 40, generator=g) * 4).to(getattr(torch, dtype))
+    lt = to_lucid(t)
+    for idx in [torch.tensor([0, -1, 5, 5, 299, -300]), torch.tensor([2, 7], dtype=torch.int32),
+                torch.arange(300) % 3 == 0, torch.tensor([], dtype=torch.int64)]:
+        same(lt[to_lucid(idx)], t[idx])
+    strided = t.transpose(1, 2)[::2]
+    same(to_lucid(t).transpose(1, 2)[::2][to_lucid(torch.tensor([1, 0, -2]))], strided[torch.tensor([1, 0, -2])])
+    big = torch.randn(1100, 2048, generator=g)  # 8.6 MiB selected: streamed stores
+    rows = torch.randint(-1100, 1100, (1100,), generator=g)
+    same(to_lucid(big)[to_lucid(rows)], big[rows])
+    with pytest.raises(IndexError, match="out of bounds"):
+        lt[to_lucid(torch.tensor([300]))]
+    if dtype == "float64":
+        x = t.clone().requires_grad_()
+        lx = to_lucid(t).requires_grad_()
+        idx = torch.tensor([3, 3, -1])
+        x[idx].sum().backward()
+        lx[to_lucid(idx)].sum().backward()
+        same(lx.grad, x.grad)
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_uint8_mask():
     lb, tb = base()
