@@ -1,5 +1,5 @@
-// Kernels of backend/cpu/grid_sample.h: one sample point at a time (its coordinates and
-// corner weights computed once, then applied to every channel), threaded over points
+// Kernels of backend/cpu/grid_sample.h: blocks of sample points (their coordinates and
+// corner weights computed once, then applied channel by channel), threaded over blocks
 // in the forward pass and over the batch in the backward pass (whose scatter into
 // grad_input stays within one batch element).
 #include "backend/cpu/grid_sample.h"
@@ -7,7 +7,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include <type_traits>
+
+#include "backend/cpu/simd.h"
+#include "core/isa.h"
 #include "core/parallel.h"
+
+#if LUCID_X86_DISPATCH
+#include <immintrin.h>
+#endif
 
 namespace lucid::cpu {
 
@@ -103,33 +111,116 @@ Corners<T> corners(T ix, T iy, int64_t h, int64_t w) {
 
 }  // namespace
 
+namespace {
+
+// Points are handled kBlock at a time: their coordinates and corner weights first, then
+// channel by channel, so that each channel's plane is read (and, backward, written) while
+// it is in cache and the output row is written contiguously. (One point at a time through
+// every channel touched a plane 16 KiB apart per channel: 2.4x torch's forward time.)
+constexpr int64_t kBlock = 128;
+
+// One block's points: nearest (the pixel's offset in the plane, or -1 outside) or
+// bilinear (the corners and weights), with d source / d grid for the backward pass.
+// For the forward loop the corners are also laid out as four index / weight / mask
+// arrays (an outside corner at index 0, masked off), which vectorise as gathers.
 template <typename T>
-void grid_sample2d_forward(T* out, const T* input, const T* grid, const GridSampleArgs& a) {
-  const int64_t hw = a.h * a.w;
-  parallel_for(a.n * a.p, std::max<int64_t>(1, kParallelGrain / (8 * std::max<int64_t>(a.c, 1))),
-               [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q) {
-      const int64_t n = q / a.p, p = q % a.p;
-      T gdummy;
-      const T ix = source_index(grid[2 * q], a.w, a.padding, a.align_corners, &gdummy);
-      const T iy = source_index(grid[2 * q + 1], a.h, a.padding, a.align_corners, &gdummy);
-      const T* in_n = input + n * a.c * hw;
-      T* out_n = out + n * a.c * a.p + p;
+struct Points {
+  using M = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;  // a mask lane per value lane
+  int64_t len = 0;
+  int64_t pixel[kBlock];
+  Corners<T> corner[kBlock];
+  T ix[kBlock], iy[kBlock], mx[kBlock], my[kBlock];
+  M at[4][kBlock], on[4][kBlock];
+  T weight[4][kBlock];
+
+  Points(const T* grid, int64_t len_, const GridSampleArgs& a) : len(len_) {
+    for (int64_t j = 0; j < len; ++j) {
+      ix[j] = source_index(grid[2 * j], a.w, a.padding, a.align_corners, &mx[j]);
+      iy[j] = source_index(grid[2 * j + 1], a.h, a.padding, a.align_corners, &my[j]);
       if (a.mode == 1) {
-        const int64_t x = static_cast<int64_t>(std::nearbyint(ix)), y = static_cast<int64_t>(std::nearbyint(iy));
-        const bool ok = inside(y, x, a.h, a.w);
-        for (int64_t c = 0; c < a.c; ++c) out_n[c * a.p] = ok ? in_n[c * hw + y * a.w + x] : T(0);
+        const int64_t x = static_cast<int64_t>(std::nearbyint(ix[j])), y = static_cast<int64_t>(std::nearbyint(iy[j]));
+        pixel[j] = inside(y, x, a.h, a.w) ? y * a.w + x : -1;
         continue;
       }
-      const auto [x0, y0, x1, y1, nw, ne, sw, se, b_nw, b_ne, b_sw, b_se] = corners(ix, iy, a.h, a.w);
+      const Corners<T> k = corners(ix[j], iy[j], a.h, a.w);
+      corner[j] = k;
+      const int64_t offset[4] = {k.y0 * a.w + k.x0, k.y0 * a.w + k.x1, k.y1 * a.w + k.x0, k.y1 * a.w + k.x1};
+      const bool in[4] = {k.b_nw, k.b_ne, k.b_sw, k.b_se};
+      const T w[4] = {k.nw, k.ne, k.sw, k.se};
+      for (int q = 0; q < 4; ++q) {
+        at[q][j] = in[q] ? M(offset[q]) : M(0);
+        on[q][j] = in[q] ? M(-1) : M(0);
+        weight[q][j] = w[q];
+      }
+    }
+  }
+};
+
+// dst[j] = the masked, weighted sum of the four corners of point j in one plane, from
+// j = j0 on.
+template <typename T, typename M>
+void bilinear_plane_loop(T* dst, const T* src, const M (*at)[kBlock], const M (*on)[kBlock],
+                         const T (*weight)[kBlock], int64_t j0, int64_t len) {
+  for (int64_t j = j0; j < len; ++j) {
+    T v = 0;
+    for (int q = 0; q < 4; ++q)
+      if (on[q][j]) v += src[at[q][j]] * weight[q][j];
+    dst[j] = v;
+  }
+}
+
+#if LUCID_X86_DISPATCH
+// The same, 16 points at a time with masked gathers (GCC does not vectorise the loop
+// into gathers itself). Masked-off lanes leave the sum as it is, as the loop does.
+__attribute__((target("avx512f"))) void bilinear_plane_avx512(float* dst, const float* src,
+                                                               const int32_t (*at)[kBlock],
+                                                               const int32_t (*on)[kBlock],
+                                                               const float (*weight)[kBlock], int64_t len) {
+  int64_t j = 0;
+  for (; j + 16 <= len; j += 16) {
+    __m512 v = _mm512_setzero_ps();
+    for (int q = 0; q < 4; ++q) {
+      const __m512i on_q = _mm512_loadu_si512(on[q] + j);
+      const __mmask16 m = _mm512_test_epi32_mask(on_q, on_q);
+      const __m512 c = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, _mm512_loadu_si512(at[q] + j), src, 4);
+      v = _mm512_mask_add_ps(v, m, v, _mm512_mul_ps(c, _mm512_loadu_ps(weight[q] + j)));
+    }
+    _mm512_storeu_ps(dst + j, v);
+  }
+  bilinear_plane_loop(dst, src, at, on, weight, j, len);
+}
+#endif
+
+template <typename T, typename M>
+void bilinear_plane(T* dst, const T* src, const M (*at)[kBlock], const M (*on)[kBlock], const T (*weight)[kBlock],
+                    int64_t len) {
+#if LUCID_X86_DISPATCH
+  if constexpr (std::is_same_v<T, float>) {
+    static const bool avx512 = cpu_isa() == Isa::Avx512;
+    if (avx512) return bilinear_plane_avx512(dst, src, at, on, weight, len);
+  }
+#endif
+  bilinear_plane_loop(dst, src, at, on, weight, 0, len);
+}
+
+}  // namespace
+
+template <typename T>
+void grid_sample2d_forward(T* out, const T* input, const T* grid, const GridSampleArgs& a) {
+  const int64_t hw = a.h * a.w, blocks = (a.p + kBlock - 1) / kBlock;
+  parallel_for(a.n * blocks, std::max<int64_t>(1, kParallelGrain / (8 * kBlock * std::max<int64_t>(a.c, 1))),
+               [&](int64_t i0, int64_t i1) {
+    for (int64_t item = i0; item < i1; ++item) {
+      const int64_t n = item / blocks, p0 = item % blocks * kBlock;
+      const Points<T> pts(grid + 2 * (n * a.p + p0), std::min(kBlock, a.p - p0), a);
       for (int64_t c = 0; c < a.c; ++c) {
-        const T* src = in_n + c * hw;
-        T v = 0;
-        if (b_nw) v += src[y0 * a.w + x0] * nw;
-        if (b_ne) v += src[y0 * a.w + x1] * ne;
-        if (b_sw) v += src[y1 * a.w + x0] * sw;
-        if (b_se) v += src[y1 * a.w + x1] * se;
-        out_n[c * a.p] = v;
+        const T* src = input + (n * a.c + c) * hw;
+        T* dst = out + (n * a.c + c) * a.p + p0;
+        if (a.mode == 1) {
+          for (int64_t j = 0; j < pts.len; ++j) dst[j] = pts.pixel[j] >= 0 ? src[pts.pixel[j]] : T(0);
+          continue;
+        }
+        bilinear_plane(dst, src, pts.at, pts.on, pts.weight, pts.len);
       }
     }
   });
@@ -139,57 +230,55 @@ template <typename T>
 void grid_sample2d_backward(T* grad_input, T* grad_grid, const T* grad_out, const T* input, const T* grid,
                             const GridSampleArgs& a) {
   const int64_t hw = a.h * a.w;
+  // Threads take whole batch elements: the scatter into grad_input stays in one.
   parallel_for(a.n, 1, [&](int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
-      const T* in_n = input + n * a.c * hw;
-      T* gin_n = grad_input + n * a.c * hw;
-      const T* go_n = grad_out + n * a.c * a.p;
-      for (int64_t p = 0; p < a.p; ++p) {
-        const int64_t q = n * a.p + p;
-        T mx, my;
-        const T ix = source_index(grid[2 * q], a.w, a.padding, a.align_corners, &mx);
-        const T iy = source_index(grid[2 * q + 1], a.h, a.padding, a.align_corners, &my);
-        if (a.mode == 1) {
-          const int64_t x = static_cast<int64_t>(std::nearbyint(ix)), y = static_cast<int64_t>(std::nearbyint(iy));
-          if (inside(y, x, a.h, a.w))
-            for (int64_t c = 0; c < a.c; ++c) gin_n[c * hw + y * a.w + x] += go_n[c * a.p + p];
-          grad_grid[2 * q] = 0;
-          grad_grid[2 * q + 1] = 0;
-          continue;
-        }
-        const auto [x0, y0, x1, y1, nw, ne, sw, se, b_nw, b_ne, b_sw, b_se] = corners(ix, iy, a.h, a.w);
-        T gx = 0, gy = 0;
+      for (int64_t p0 = 0; p0 < a.p; p0 += kBlock) {
+        const Points<T> pts(grid + 2 * (n * a.p + p0), std::min(kBlock, a.p - p0), a);
+        T gx[kBlock] = {}, gy[kBlock] = {};
         for (int64_t c = 0; c < a.c; ++c) {
-          const T go = go_n[c * a.p + p];
-          const T* src = in_n + c * hw;
-          T* dst = gin_n + c * hw;
-          if (b_nw) {
-            dst[y0 * a.w + x0] += nw * go;
-            const T v = src[y0 * a.w + x0];
-            gx -= v * (y1 - iy) * go;
-            gy -= v * (x1 - ix) * go;
+          const T* go = grad_out + (n * a.c + c) * a.p + p0;
+          const T* src = input + (n * a.c + c) * hw;
+          T* dst = grad_input + (n * a.c + c) * hw;
+          if (a.mode == 1) {
+            for (int64_t j = 0; j < pts.len; ++j)
+              if (pts.pixel[j] >= 0) dst[pts.pixel[j]] += go[j];
+            continue;
           }
-          if (b_ne) {
-            dst[y0 * a.w + x1] += ne * go;
-            const T v = src[y0 * a.w + x1];
-            gx += v * (y1 - iy) * go;
-            gy -= v * (ix - x0) * go;
-          }
-          if (b_sw) {
-            dst[y1 * a.w + x0] += sw * go;
-            const T v = src[y1 * a.w + x0];
-            gx -= v * (iy - y0) * go;
-            gy += v * (x1 - ix) * go;
-          }
-          if (b_se) {
-            dst[y1 * a.w + x1] += se * go;
-            const T v = src[y1 * a.w + x1];
-            gx += v * (iy - y0) * go;
-            gy += v * (ix - x0) * go;
+          for (int64_t j = 0; j < pts.len; ++j) {
+            const Corners<T>& k = pts.corner[j];
+            const T g = go[j], ix = pts.ix[j], iy = pts.iy[j];
+            if (k.b_nw) {
+              dst[k.y0 * a.w + k.x0] += k.nw * g;
+              const T v = src[k.y0 * a.w + k.x0];
+              gx[j] -= v * (k.y1 - iy) * g;
+              gy[j] -= v * (k.x1 - ix) * g;
+            }
+            if (k.b_ne) {
+              dst[k.y0 * a.w + k.x1] += k.ne * g;
+              const T v = src[k.y0 * a.w + k.x1];
+              gx[j] += v * (k.y1 - iy) * g;
+              gy[j] -= v * (ix - k.x0) * g;
+            }
+            if (k.b_sw) {
+              dst[k.y1 * a.w + k.x0] += k.sw * g;
+              const T v = src[k.y1 * a.w + k.x0];
+              gx[j] -= v * (iy - k.y0) * g;
+              gy[j] += v * (k.x1 - ix) * g;
+            }
+            if (k.b_se) {
+              dst[k.y1 * a.w + k.x1] += k.se * g;
+              const T v = src[k.y1 * a.w + k.x1];
+              gx[j] += v * (iy - k.y0) * g;
+              gy[j] += v * (ix - k.x0) * g;
+            }
           }
         }
-        grad_grid[2 * q] = mx * gx;
-        grad_grid[2 * q + 1] = my * gy;
+        T* gg = grad_grid + 2 * (n * a.p + p0);
+        for (int64_t j = 0; j < pts.len; ++j) {
+          gg[2 * j] = a.mode == 1 ? T(0) : pts.mx[j] * gx[j];
+          gg[2 * j + 1] = a.mode == 1 ? T(0) : pts.my[j] * gy[j];
+        }
       }
     }
   });
