@@ -249,6 +249,32 @@ def test_grid_sample_float32_and_gradcheck():
     assert lucid.autograd.gradcheck(lambda a: LF.grid_sample(a, lg.detach(), mode="nearest", align_corners=True), (lx,))
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_float32_blocks(mode, padding_mode, align_corners):
+    # float32 with enough points for the kernel's 16-wide gathers and its blocks of
+    # points (221 per image: a full block and a partial one), corners off the image
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 9, 11, generator=g)
+    grid = torch.rand(2, 13, 17, 2, generator=g) * 2.6 - 1.3
+    kw = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    run_both(lambda a, b: LF.grid_sample(a, b, **kw), lambda a, b: TF.grid_sample(a, b, **kw), x, grid, tol=2e-5)
+
+
+def test_grid_sample_off_image_corners_ignore_nan():
+    # a NaN at pixel (0, 0) reaches only the points that read it, not those whose
+    # corners fall off the image (zeros padding)
+    x = torch.randn(1, 2, 6, 6)
+    x[:, :, 0, 0] = float("nan")
+    grid = torch.rand(1, 5, 8, 2, generator=torch.Generator().manual_seed(1)) * 6 - 3  # mostly far outside
+    for mode in ("bilinear", "nearest"):
+        out = to_torch(LF.grid_sample(to_lucid(x), to_lucid(grid), mode=mode, align_corners=False))
+        ref = TF.grid_sample(x, grid, mode=mode, align_corners=False)
+        assert torch.equal(out.isnan(), ref.isnan())
+        torch.testing.assert_close(out, ref, equal_nan=True)
+
+
 @pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 def test_grid_sample_double_backward(mode, padding_mode):

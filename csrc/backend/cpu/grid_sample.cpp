@@ -128,29 +128,32 @@ struct Points {
   using M = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;  // a mask lane per value lane
   int64_t len = 0;
   int64_t pixel[kBlock];
-  Corners<T> corner[kBlock];
-  T ix[kBlock], iy[kBlock], mx[kBlock], my[kBlock];
+  T mx[kBlock], my[kBlock];
   M at[4][kBlock], on[4][kBlock];
-  T weight[4][kBlock];
+  // Per corner: its weight, and d weight / d ix, d iy (the backward pass's grid gradient).
+  T weight[4][kBlock], dx[4][kBlock], dy[4][kBlock];
 
   Points(const T* grid, int64_t len_, const GridSampleArgs& a) : len(len_) {
     for (int64_t j = 0; j < len; ++j) {
-      ix[j] = source_index(grid[2 * j], a.w, a.padding, a.align_corners, &mx[j]);
-      iy[j] = source_index(grid[2 * j + 1], a.h, a.padding, a.align_corners, &my[j]);
+      const T ix = source_index(grid[2 * j], a.w, a.padding, a.align_corners, &mx[j]);
+      const T iy = source_index(grid[2 * j + 1], a.h, a.padding, a.align_corners, &my[j]);
       if (a.mode == 1) {
-        const int64_t x = static_cast<int64_t>(std::nearbyint(ix[j])), y = static_cast<int64_t>(std::nearbyint(iy[j]));
+        const int64_t x = static_cast<int64_t>(std::nearbyint(ix)), y = static_cast<int64_t>(std::nearbyint(iy));
         pixel[j] = inside(y, x, a.h, a.w) ? y * a.w + x : -1;
         continue;
       }
-      const Corners<T> k = corners(ix[j], iy[j], a.h, a.w);
-      corner[j] = k;
+      const Corners<T> k = corners(ix, iy, a.h, a.w);
       const int64_t offset[4] = {k.y0 * a.w + k.x0, k.y0 * a.w + k.x1, k.y1 * a.w + k.x0, k.y1 * a.w + k.x1};
       const bool in[4] = {k.b_nw, k.b_ne, k.b_sw, k.b_se};
       const T w[4] = {k.nw, k.ne, k.sw, k.se};
+      const T ddx[4] = {-(k.y1 - iy), k.y1 - iy, -(iy - k.y0), iy - k.y0};
+      const T ddy[4] = {-(k.x1 - ix), -(ix - k.x0), k.x1 - ix, ix - k.x0};
       for (int q = 0; q < 4; ++q) {
         at[q][j] = in[q] ? M(offset[q]) : M(0);
         on[q][j] = in[q] ? M(-1) : M(0);
         weight[q][j] = w[q];
+        dx[q][j] = ddx[q];
+        dy[q][j] = ddy[q];
       }
     }
   }
@@ -203,6 +206,56 @@ void bilinear_plane(T* dst, const T* src, const M (*at)[kBlock], const M (*on)[k
   bilinear_plane_loop(dst, src, at, on, weight, 0, len);
 }
 
+// gx[j] += go[j] * (the sum over in-range corners of value * dx), gy likewise, for
+// one channel's plane; from j = j0 on.
+template <typename T>
+void grid_grad_plane_loop(T* gx, T* gy, const T* go, const T* src, const Points<T>& pts, int64_t j0, int64_t len) {
+  for (int64_t j = j0; j < len; ++j) {
+    T sx = 0, sy = 0;
+    for (int q = 0; q < 4; ++q)
+      if (pts.on[q][j]) {
+        const T v = src[pts.at[q][j]];
+        sx += v * pts.dx[q][j];
+        sy += v * pts.dy[q][j];
+      }
+    gx[j] += sx * go[j];
+    gy[j] += sy * go[j];
+  }
+}
+
+#if LUCID_X86_DISPATCH
+__attribute__((target("avx512f"))) void grid_grad_plane_avx512(float* gx, float* gy, const float* go,
+                                                                const float* src, const Points<float>& pts,
+                                                                int64_t len) {
+  int64_t j = 0;
+  for (; j + 16 <= len; j += 16) {
+    __m512 sx = _mm512_setzero_ps(), sy = _mm512_setzero_ps();
+    for (int q = 0; q < 4; ++q) {
+      const __m512i on_q = _mm512_loadu_si512(pts.on[q] + j);
+      const __mmask16 m = _mm512_test_epi32_mask(on_q, on_q);
+      const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, _mm512_loadu_si512(pts.at[q] + j), src, 4);
+      sx = _mm512_mask_add_ps(sx, m, sx, _mm512_mul_ps(v, _mm512_loadu_ps(pts.dx[q] + j)));
+      sy = _mm512_mask_add_ps(sy, m, sy, _mm512_mul_ps(v, _mm512_loadu_ps(pts.dy[q] + j)));
+    }
+    const __m512 g = _mm512_loadu_ps(go + j);
+    _mm512_storeu_ps(gx + j, _mm512_add_ps(_mm512_loadu_ps(gx + j), _mm512_mul_ps(sx, g)));
+    _mm512_storeu_ps(gy + j, _mm512_add_ps(_mm512_loadu_ps(gy + j), _mm512_mul_ps(sy, g)));
+  }
+  grid_grad_plane_loop(gx, gy, go, src, pts, j, len);
+}
+#endif
+
+template <typename T>
+void grid_grad_plane(T* gx, T* gy, const T* go, const T* src, const Points<T>& pts, int64_t len) {
+#if LUCID_X86_DISPATCH
+  if constexpr (std::is_same_v<T, float>) {
+    static const bool avx512 = cpu_isa() == Isa::Avx512;
+    if (avx512) return grid_grad_plane_avx512(gx, gy, go, src, pts, len);
+  }
+#endif
+  grid_grad_plane_loop(gx, gy, go, src, pts, 0, len);
+}
+
 }  // namespace
 
 template <typename T>
@@ -245,34 +298,13 @@ void grid_sample2d_backward(T* grad_input, T* grad_grid, const T* grad_out, cons
               if (pts.pixel[j] >= 0) dst[pts.pixel[j]] += go[j];
             continue;
           }
-          for (int64_t j = 0; j < pts.len; ++j) {
-            const Corners<T>& k = pts.corner[j];
-            const T g = go[j], ix = pts.ix[j], iy = pts.iy[j];
-            if (k.b_nw) {
-              dst[k.y0 * a.w + k.x0] += k.nw * g;
-              const T v = src[k.y0 * a.w + k.x0];
-              gx[j] -= v * (k.y1 - iy) * g;
-              gy[j] -= v * (k.x1 - ix) * g;
-            }
-            if (k.b_ne) {
-              dst[k.y0 * a.w + k.x1] += k.ne * g;
-              const T v = src[k.y0 * a.w + k.x1];
-              gx[j] += v * (k.y1 - iy) * g;
-              gy[j] -= v * (ix - k.x0) * g;
-            }
-            if (k.b_sw) {
-              dst[k.y1 * a.w + k.x0] += k.sw * g;
-              const T v = src[k.y1 * a.w + k.x0];
-              gx[j] -= v * (iy - k.y0) * g;
-              gy[j] += v * (k.x1 - ix) * g;
-            }
-            if (k.b_se) {
-              dst[k.y1 * a.w + k.x1] += k.se * g;
-              const T v = src[k.y1 * a.w + k.x1];
-              gx[j] += v * (iy - k.y0) * g;
-              gy[j] += v * (ix - k.x0) * g;
-            }
-          }
+          // grad_input: each corner gets its weight times the output's gradient (one at
+          // a time: points may share corners). The grid's gradient: the corners' values
+          // against d weight / d (ix, iy), summed over channels.
+          for (int64_t j = 0; j < pts.len; ++j)
+            for (int q = 0; q < 4; ++q)
+              if (pts.on[q][j]) dst[pts.at[q][j]] += pts.weight[q][j] * go[j];
+          grid_grad_plane(gx, gy, go, src, pts, pts.len);
         }
         T* gg = grad_grid + 2 * (n * a.p + p0);
         for (int64_t j = 0; j < pts.len; ++j) {
