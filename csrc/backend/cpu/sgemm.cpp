@@ -201,26 +201,31 @@ LUCID_TARGET_AVX512_FMA void pack_a_avx512(MatrixRef a, int64_t rows, int64_t kc
 template <int NV>
 LUCID_TARGET_AVX512_FMA void pack_b_avx512(MatrixRef b, int64_t kc, int64_t cols, float* dst) {
   constexpr int NR = 16 * NV;
-  if (cols < NR || (b.cs != 1 && b.rs != 1)) return pack_b_loop<NR>(b, kc, cols, dst);
+  if (b.cs != 1 && b.rs != 1) return pack_b_loop<NR>(b, kc, cols, dst);
   if (b.cs == 1) {
+    if (cols < NR) return pack_b_loop<NR>(b, kc, cols, dst);
     for (int64_t p = 0; p < kc; ++p)
 #pragma GCC unroll 3
       for (int v = 0; v < NV; ++v) _mm512_store_ps(dst + p * NR + 16 * v, _mm512_loadu_ps(b.at(p, 16 * v)));
     return;
   }
+  // Columns contiguous along k: 16 columns x 16 k at a time, transposed in registers;
+  // the columns a narrow panel lacks are zeros (a convolution's 16 output channels
+  // filled a 32-wide panel element by element).
   int64_t p = 0;
   for (; p + 16 <= kc; p += 16) {
     for (int v = 0; v < NV; ++v) {
+      const int64_t valid = std::clamp<int64_t>(cols - 16 * v, 0, 16);
       __m512 r[16];
 #pragma GCC unroll 16
-      for (int q = 0; q < 16; ++q) r[q] = _mm512_loadu_ps(b.at(p, 16 * v + q));
+      for (int q = 0; q < 16; ++q) r[q] = q < valid ? _mm512_loadu_ps(b.at(p, 16 * v + q)) : _mm512_setzero_ps();
       transpose16(r);
 #pragma GCC unroll 16
       for (int q = 0; q < 16; ++q) _mm512_store_ps(dst + (p + q) * NR + 16 * v, r[q]);
     }
   }
   for (; p < kc; ++p)
-    for (int64_t c = 0; c < NR; ++c) dst[p * NR + c] = *b.at(p, c);
+    for (int64_t c = 0; c < NR; ++c) dst[p * NR + c] = c < cols ? *b.at(p, c) : 0.0f;
 }
 
 // ---- AVX2: 6 x 16 tiles --------------------------------------------------------------
