@@ -165,10 +165,11 @@ void conv_direct_weight_grad(const float* big, const float* small, float* gw, in
   const int64_t B = g.big_numel(), L = g.small_numel();
   const Wide wide = wide_of(g);
   const std::vector<int64_t> off = row_offsets(g, wide, cbg);
-  const int64_t padded = cbg * wide.plane, per = rows * csg;
+  // (pad_image zeroes the overread a B at offsets needs; as A the windows need none)
+  const int64_t padded = cbg * wide.plane + kRowsAtOverread, per = rows * csg;
   // gw_g^T [rows, csg] = sum over samples of windows [rows, w.n] @ dy_wide^T [w.n, csg]:
-  // the windows are the A operand, rows at offsets into the padded image (packed by
-  // the product like any A), and the sum over samples [b0, b1) is the product's beta.
+  // the windows are the A operand, rows at offsets into the padded image (read in
+  // place), and the sum over samples [b0, b1) is the product's beta.
   auto accumulate = [&](int64_t gi, int64_t b0, int64_t b1, float* gw_t, float* scratch) {
     float* P = scratch;
     float* dy_wide = P + padded;
