@@ -155,3 +155,30 @@ TEST(Sgemm, PackedOnceUsedAgain) {
       }
     }
 }
+
+// Several products over one set of B row offsets (B and C shifted per product), run as
+// one dispatch: fewer products than threads (each split), as many, and more.
+TEST(Sgemm, BatchOfRowOffsetProducts) {
+  if (!cpu::own_sgemm_suits(64, 64)) GTEST_SKIP() << "this CPU has neither AVX2+FMA nor AVX-512";
+  const int saved = cpu::pool_threads();
+  const int64_t m = 20, n = 70, k = 45, b_step = 2 * k + 11 + n + cpu::kRowsAtOverread, count = 3;
+  std::vector<int64_t> b_off(static_cast<size_t>(k));
+  for (int64_t p = 0; p < k; ++p) b_off[size_t(p)] = 2 * p + (p * 7) % 11;
+  std::vector<float> a(size_t(m * k)), b(size_t(count * b_step));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = float(int64_t(i * 7 % 9) - 4);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(int64_t(i * 5 % 7) - 3);
+  for (int threads : {1, 2, 3, 5}) {
+    cpu::set_pool_threads(threads);
+    std::vector<float> out(size_t(count * m * n), std::nanf(""));
+    cpu::own_sgemm_ref_batch(count, m, n, k, cpu::MatrixRef{a.data(), k, 1}, cpu::MatrixRef{b.data(), 0, 1, b_off.data()},
+                             b_step, out.data(), m * n, n);
+    for (int64_t c = 0; c < count; ++c)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0;
+          for (int64_t p = 0; p < k; ++p) sum += double(a[size_t(i * k + p)]) * b[size_t(c * b_step + b_off[size_t(p)] + j)];
+          ASSERT_EQ(out[size_t(c * m * n + i * n + j)], float(sum)) << "threads=" << threads << " product " << c;
+        }
+  }
+  cpu::set_pool_threads(saved);
+}

@@ -101,17 +101,21 @@ def test_direct_conv_empty_batch_and_same_bits_across_threads():
     assert tuple(out.shape) == (0, 16, 10, 10)
     out.sum().backward()
     assert float(w.grad.abs().sum()) == 0.0 and tuple(x.grad.shape) == (0, 8, 10, 10)
-    # the per-sample split (4 samples) and the threaded product (3 samples) give the
-    # same bits on 1 and 2 threads: every output is one thread's sum in k order
+    # the per-sample split (samples divide among the threads) and the products run
+    # together (they do not: 3 samples on 2 threads, 2 or 3 on 4, where each product
+    # is split too) give the same bits: every output is one thread's sum in k order
     before = lucid.get_num_threads()
     try:
-        for n in [3, 4]:
+        for n in [2, 3, 4]:
             x = lucid.randn(n, 16, 14, 14)
             w = lucid.randn(32, 16, 3, 3)
+            b = lucid.randn(32)
             results = []
-            for t in [1, 2]:
+            for t in [1, 2, 4]:
                 lucid.set_num_threads(t)
-                results.append(to_torch(LF.conv2d(x, w, padding=1)).clone())
-            assert torch.equal(results[0], results[1])
+                results.append(to_torch(LF.conv2d(x, w, b, padding=1)).clone())
+            assert torch.equal(results[0], results[1]) and torch.equal(results[0], results[2])
+            ref = TF.conv2d(to_torch(x).double(), to_torch(w).double(), to_torch(b).double(), padding=1)
+            close(lucid.from_dlpack(results[2]), ref, 16 * 9)
     finally:
         lucid.set_num_threads(before)

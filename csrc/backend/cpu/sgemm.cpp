@@ -449,17 +449,26 @@ std::pair<int64_t, int64_t> k_slices(const Micro& u, int64_t k) {
 }
 
 // `ready`: B packed before, all of it (SgemmPackedB), for this u and k.
+// `count` products at once (B shifted by b_step floats and C by c_step per product),
+// only for a B with row offsets, which needs no shared packing state.
+struct Batch {
+  int64_t count = 1, b_step = 0, c_step = 0;
+};
+
 void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, MatrixRef A, MatrixRef B, float beta,
-           float* C, int64_t ldc, const float* ready = nullptr) {
+           float* C, int64_t ldc, const float* ready = nullptr, Batch batch = {}) {
   const int64_t* b_off = B.row_off;
   const int64_t mr = u.mr, nr = u.nr;
   const auto [slices, kc] = k_slices(u, k);
   const int64_t nc_max =
       b_off || ready ? n : std::min(n, std::max(nr, kPackedBFloats / (slices * kc) / nr * nr));
   const int64_t m_tiles = ceil_div(m, mr);
-  const double macs = double(m) * double(n) * double(k);
+  const double macs = double(m) * double(n) * double(k) * double(batch.count);
   const int64_t threads =
       in_parallel() ? 1 : std::min<int64_t>(pool_threads(), int64_t(std::max(1.0, macs / kMinMacsPerThread)));
+  // Products split the threads among them; with more products than threads, each
+  // thread runs whole products.
+  const int64_t item_threads = std::max<int64_t>(1, threads / batch.count);
   const bool packs = !b_off && !ready;
   float* b_data = packs ? t_b_pack.get(size_t(slices * kc * ceil_div(nc_max, nr) * nr)) : nullptr;
   std::atomic<uint8_t>* states = packs ? panel_states(slices * ceil_div(nc_max, nr)) : nullptr;
@@ -470,9 +479,11 @@ void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, MatrixR
     const int64_t nc = std::min(nc_max, n - j0);
     PackedB packed(u, B.sub(0, j0), kc, slices, nc, b_data, states, ready);
     const int64_t panels = packed.panels();
-    const auto [tm, tn] = thread_grid(threads, m_tiles, panels);
-    run_pieces(tm * tn, [&](int64_t t) {
+    const auto [tm, tn] = thread_grid(item_threads, m_tiles, panels);
+    run_pieces(batch.count * tm * tn, [&](int64_t piece) {
+      const int64_t item = piece / (tm * tn), t = piece % (tm * tn);
       const int64_t ti = t / tn, tj = t % tn;
+      float* const C_item = C + item * batch.c_step;
       const int64_t r0 = std::min(m, m_tiles * ti / tm * mr), r1 = std::min(m, m_tiles * (ti + 1) / tm * mr);
       const int64_t q0 = panels * tj / tn, q1 = panels * (tj + 1) / tn, width = q1 - q0;
       if (r0 >= r1 || width == 0) return;
@@ -501,9 +512,10 @@ void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, MatrixR
                 for (int64_t r = 0; r < mr; ++r) a_rows[r] = a_off[i0 + i + (r < h ? r : 0)];
               for (int64_t step = b0; step < b1; ++step) {
                 const int64_t q = q0 + (first + step) % width;
-                const auto [bp, ldb] = packed.panel(s, q, kc_s);
+                auto [bp, ldb] = packed.panel(s, q, kc_s);
+                bp += item * batch.b_step;
                 const int64_t j = j0 + q * nr, w = std::min(nr, n - j);
-                float* c = C + (i0 + i) * ldc + j;
+                float* c = C_item + (i0 + i) * ldc + j;
                 if (h == mr && w == nr) {
                   kernel(kc_s, a_panel, a_rows, bp, ldb, b_rows, c, ldc, alpha, beta_now, load_c);
                   continue;
@@ -567,6 +579,17 @@ void own_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int
     return;
   }
   drive(micro_for(m, n), m, n, k, alpha, MatrixRef{A, a_rs, a_cs}, MatrixRef{B, b_rs, b_cs}, beta, C, ldc);
+}
+
+void own_sgemm_ref_batch(int64_t count, int64_t m, int64_t n, int64_t k, MatrixRef A, MatrixRef B, int64_t b_step,
+                         float* C, int64_t c_step, int64_t ldc) {
+  if (count == 0 || m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t b = 0; b < count; ++b)
+      for (int64_t i = 0; i < m; ++i) std::fill(C + b * c_step + i * ldc, C + b * c_step + i * ldc + n, 0.0f);
+    return;
+  }
+  drive(micro_for(m, n), m, n, k, 1.0f, A, B, 0.0f, C, ldc, nullptr, Batch{count, b_step, c_step});
 }
 
 void own_sgemm_ref(int64_t m, int64_t n, int64_t k, MatrixRef A, MatrixRef B, float beta, float* C, int64_t ldc) {

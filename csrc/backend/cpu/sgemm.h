@@ -38,6 +38,12 @@ struct MatrixRef {
 // not written). Same threading and conditions as own_sgemm.
 constexpr int64_t kRowsAtOverread = 48;
 void own_sgemm_ref(int64_t m, int64_t n, int64_t k, MatrixRef A, MatrixRef B, float beta, float* C, int64_t ldc);
+// count products C_b = A @ B_b (beta 0), B_b = B with b * b_step added to its pointer,
+// C_b at C + b * c_step, B with row offsets: one pool dispatch whose threads split
+// across the products, and within each when there are fewer products than threads (a
+// convolution's batch on many cores).
+void own_sgemm_ref_batch(int64_t count, int64_t m, int64_t n, int64_t k, MatrixRef A, MatrixRef B, int64_t b_step,
+                         float* C, int64_t c_step, int64_t ldc);
 
 // The right operand of many products with one B (an RNN's recurrent weight, once per
 // time step), packed once: own_sgemm_packed then reads it as it is. m_hint is the
