@@ -33,7 +33,12 @@
 //             for each mr-row micro-panel of A (L1):
 //               for each nr-column panel of the block:   micro-kernel, kc deep
 // B's panels are packed on first use by whichever thread needs one first (the others
-// wait for that panel only), so B is packed once, shared, without a separate pass.
+// wait for that panel only), so B is packed once, shared, without a separate pass; a
+// whole panel of contiguous rows is packed by that first kernel call itself, which
+// stores each row of B as it loads it (kPacksB): B's rows are a row of B apart, in
+// L3 or memory, and a separate pack waited on every one of them (pack_b was 4.4% of
+// a 1-thread 1024 product; fused, the product went from 150-153 to 155-156 GFLOP/s,
+// MKL's 156-159).
 // Keeping the A micro-panel in L1 and streaming B from L2 is BLIS's order (its
 // vector operand is our B); the reverse, B's panel in L1, ran 1.2x slower than
 // OpenBLAS at 1024-2048 from the traffic of C's tiles. Threads own a rectangle of C's
@@ -53,12 +58,16 @@ namespace {
 // b + p * ldb; or B's row p at b + b_off[p]; or A's row r at a + a_off[r] (a
 // convolution's windows over its padded image: Note [Direct convolution] in
 // conv_direct.cpp).
-enum Rows { kPacked, kBRowsAt, kARowsAt, kRowModes };
+// kPacksB: A packed, B's rows read from B itself (row p at b + p * ldb) and stored as
+// they are loaded into the packed panel at pack (the first use of a panel packs it
+// while multiplying: Note [Own sgemm]).
+enum Rows { kPacked, kBRowsAt, kARowsAt, kPacksB, kRowModes };
 
 // c (mr x nr, rows ldc apart) = alpha * tile (+ beta * c when load_c), where tile is
 // the sum over kc of the outer products of A's columns and B's rows.
 using Kernel = void (*)(int64_t kc, const float* a, const int64_t* a_off, const float* b, int64_t ldb,
-                        const int64_t* b_off, float* c, int64_t ldc, float alpha, float beta, bool load_c);
+                        const int64_t* b_off, float* c, int64_t ldc, float alpha, float beta, bool load_c,
+                        float* pack);
 // Packs rows x kc of A into panels of mr rows (panel-major, then k, then row; rows
 // past `rows` are zero) / kc x cols of B into panels of nr columns.
 using PackA = void (*)(MatrixRef a, int64_t rows, int64_t kc, float* dst);
@@ -115,7 +124,8 @@ void pack_b_loop(MatrixRef b, int64_t kc, int64_t cols, float* dst) {
 template <int MR, int NV, Rows kRows>
 LUCID_TARGET_AVX512_FMA void kernel_avx512(int64_t kc, const float* __restrict a, const int64_t* __restrict a_off,
                                            const float* __restrict b, int64_t ldb, const int64_t* __restrict b_off,
-                                           float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c) {
+                                           float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c,
+                                           float* __restrict pack) {
   constexpr int NR = 16 * NV;
   __m512 acc[MR][NV];
   const float* a_row[MR];
@@ -139,8 +149,14 @@ LUCID_TARGET_AVX512_FMA void kernel_avx512(int64_t kc, const float* __restrict a
       bv[v] = _mm512_loadu_ps(row + 16 * v);
       // B streams from L2 (its panel is used once per A micro-panel): ask ahead.
       // (Rows at offsets are a convolution's image rows, a few KiB reused by every
-      // row step and window position: they stay in L1.)
-      if constexpr (kRows != kBRowsAt) _mm_prefetch(reinterpret_cast<const char*>(row + 8 * ldb + 16 * v), _MM_HINT_T0);
+      // row step and window position: they stay in L1. Rows of B itself are far
+      // apart and come from L3 or memory: further ahead.)
+      if constexpr (kRows == kPacksB) {
+        _mm_prefetch(reinterpret_cast<const char*>(row + 24 * ldb + 16 * v), _MM_HINT_T0);
+        _mm512_store_ps(pack + p * NR + 16 * v, bv[v]);
+      } else if constexpr (kRows != kBRowsAt) {
+        _mm_prefetch(reinterpret_cast<const char*>(row + 8 * ldb + 16 * v), _MM_HINT_T0);
+      }
     }
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
@@ -233,7 +249,8 @@ LUCID_TARGET_AVX512_FMA void pack_b_avx512(MatrixRef b, int64_t kc, int64_t cols
 template <Rows kRows>
 LUCID_TARGET_AVX2_FMA void kernel_6x16(int64_t kc, const float* __restrict a, const int64_t* __restrict a_off,
                                        const float* __restrict b, int64_t ldb, const int64_t* __restrict b_off,
-                                       float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c) {
+                                       float* __restrict c, int64_t ldc, float alpha, float beta, bool load_c,
+                                       float* __restrict pack) {
   __m256 acc[6][2];
   const float* a_row[6];
   if constexpr (kRows == kARowsAt)
@@ -243,6 +260,10 @@ LUCID_TARGET_AVX2_FMA void kernel_6x16(int64_t kc, const float* __restrict a, co
   for (int64_t p = 0; p < kc; ++p) {
     const float* row = kRows == kBRowsAt ? b + b_off[p] : b + p * ldb;
     const __m256 b0 = _mm256_loadu_ps(row), b1 = _mm256_loadu_ps(row + 8);
+    if constexpr (kRows == kPacksB) {
+      _mm256_store_ps(pack + p * 16, b0);
+      _mm256_store_ps(pack + p * 16 + 8, b1);
+    }
 #pragma GCC unroll 6
     for (int r = 0; r < 6; ++r) {
       const __m256 av = _mm256_broadcast_ss(kRows == kARowsAt ? a_row[r] + p : a + p * 6 + r);
@@ -265,10 +286,12 @@ LUCID_TARGET_AVX2_FMA void kernel_6x16(int64_t kc, const float* __restrict a, co
 }
 
 const Micro kAvx512Wide{12, 32, 384, 3072, 15,
-                        {&kernel_avx512<12, 2, kPacked>, &kernel_avx512<12, 2, kBRowsAt>, &kernel_avx512<12, 2, kARowsAt>},
+                        {&kernel_avx512<12, 2, kPacked>, &kernel_avx512<12, 2, kBRowsAt>, &kernel_avx512<12, 2, kARowsAt>,
+                         &kernel_avx512<12, 2, kPacksB>},
                         &pack_a_avx512<12>, &pack_b_avx512<2>};
 const Micro kAvx512Tall{8, 48, 384, 3072, 10,
-                        {&kernel_avx512<8, 3, kPacked>, &kernel_avx512<8, 3, kBRowsAt>, &kernel_avx512<8, 3, kARowsAt>},
+                        {&kernel_avx512<8, 3, kPacked>, &kernel_avx512<8, 3, kBRowsAt>, &kernel_avx512<8, 3, kARowsAt>,
+                         &kernel_avx512<8, 3, kPacksB>},
                         &pack_a_avx512<8>, &pack_b_avx512<3>};
 // For an A with row offsets: the kernel keeps one pointer per row, and 12 rows left
 // too few registers (GCC parked pointers in vector registers and moved them back on
@@ -276,9 +299,11 @@ const Micro kAvx512Tall{8, 48, 384, 3072, 10,
 // (64ch, 56x56, batch 8) took 7.4-7.7 ms against 7.8-7.9 with 12 x 32, and 6 x 64
 // (64-float B rows streamed from L2) was slower than both.
 const Micro kAvx512RowsAtA{8, 32, 384, 3072, 15,
-                           {&kernel_avx512<8, 2, kPacked>, &kernel_avx512<8, 2, kBRowsAt>, &kernel_avx512<8, 2, kARowsAt>},
+                           {&kernel_avx512<8, 2, kPacked>, &kernel_avx512<8, 2, kBRowsAt>, &kernel_avx512<8, 2, kARowsAt>,
+                            &kernel_avx512<8, 2, kPacksB>},
                            &pack_a_avx512<8>, &pack_b_avx512<2>};
-const Micro kAvx2{6, 16, 256, 4080, 10, {&kernel_6x16<kPacked>, &kernel_6x16<kBRowsAt>, &kernel_6x16<kARowsAt>},
+const Micro kAvx2{6, 16, 256, 4080, 10,
+                  {&kernel_6x16<kPacked>, &kernel_6x16<kBRowsAt>, &kernel_6x16<kARowsAt>, &kernel_6x16<kPacksB>},
                   &pack_a_loop<6>, &pack_b_loop<16>};
 #endif
 
@@ -369,9 +394,12 @@ class PackedB {
   // B with row offsets is read in place: row p of panel q at b.p + b.row_off[p] +
   // q * nr, every panel whole (the caller leaves room past column n). With `ready`,
   // every panel was packed before (SgemmPackedB) and is read from there.
+  // `fuse`: whole panels of contiguous rows are left to the caller's kernel to pack
+  // as it multiplies (kPacksB, which reads A packed).
   PackedB(const Micro& u, MatrixRef b, int64_t kc, int64_t slices, int64_t nc, float* data,
-          std::atomic<uint8_t>* state, const float* ready)
-      : u_(u), b_(b), kc_(kc), nc_(nc), panels_(ceil_div(nc, u.nr)), data_(data), state_(state), ready_(ready) {
+          std::atomic<uint8_t>* state, const float* ready, bool fuse)
+      : u_(u), b_(b), kc_(kc), nc_(nc), panels_(ceil_div(nc, u.nr)), data_(data), state_(state), ready_(ready),
+        fuse_(fuse) {
     if (b_.row_off || ready_) return;
     for (int64_t i = 0; i < slices * panels_; ++i) state_[i].store(kEmpty, std::memory_order_relaxed);
   }
@@ -381,6 +409,7 @@ class PackedB {
   struct Panel {
     const float* p;
     int64_t ld;
+    float* pack = nullptr;  // set: read B at p, ld and store the panel here (then done())
   };
   Panel panel(int64_t s, int64_t q, int64_t kc_s) {
     if (b_.row_off) return {b_.p + q * u_.nr, 0};
@@ -396,6 +425,8 @@ class PackedB {
     if (st.load(std::memory_order_acquire) == kReady) return {dst, u_.nr};
     uint8_t expected = kEmpty;
     if (st.compare_exchange_strong(expected, kPacking, std::memory_order_acq_rel)) {
+      // A whole panel of contiguous rows: the caller's kernel packs it as it reads it.
+      if (fuse_ && b_.cs == 1 && (q + 1) * u_.nr <= nc_) return {b_.at(s * kc_, q * u_.nr), b_.rs, dst};
       u_.pack_b(b_.sub(s * kc_, q * u_.nr), kc_s, std::min(u_.nr, nc_ - q * u_.nr), dst);
       st.store(kReady, std::memory_order_release);
     } else {
@@ -408,6 +439,9 @@ class PackedB {
     return {dst, u_.nr};
   }
 
+  // The caller packed panel q of slice s (Panel::pack): others may read it now.
+  void done(int64_t s, int64_t q) { state_[s * panels_ + q].store(kReady, std::memory_order_release); }
+
   int64_t panels() const { return panels_; }
 
  private:
@@ -419,6 +453,7 @@ class PackedB {
   float* data_;
   std::atomic<uint8_t>* state_;
   const float* ready_;
+  bool fuse_;
 };
 
 // Floats in the largest tile of any shape (12 x 32, 8 x 48), for the edge tiles, and
@@ -477,7 +512,7 @@ void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, MatrixR
   const Kernel kernel = u.kernels[b_off ? kBRowsAt : a_off ? kARowsAt : kPacked];
   for (int64_t j0 = 0; j0 < n; j0 += nc_max) {
     const int64_t nc = std::min(nc_max, n - j0);
-    PackedB packed(u, B.sub(0, j0), kc, slices, nc, b_data, states, ready);
+    PackedB packed(u, B.sub(0, j0), kc, slices, nc, b_data, states, ready, !a_off);
     const int64_t panels = packed.panels();
     const auto [tm, tn] = thread_grid(item_threads, m_tiles, panels);
     run_pieces(batch.count * tm * tn, [&](int64_t piece) {
@@ -512,17 +547,20 @@ void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, MatrixR
                 for (int64_t r = 0; r < mr; ++r) a_rows[r] = a_off[i0 + i + (r < h ? r : 0)];
               for (int64_t step = b0; step < b1; ++step) {
                 const int64_t q = q0 + (first + step) % width;
-                auto [bp, ldb] = packed.panel(s, q, kc_s);
+                auto [bp, ldb, pack_to] = packed.panel(s, q, kc_s);
                 bp += item * batch.b_step;
+                const Kernel kern = pack_to ? u.kernels[kPacksB] : kernel;
                 const int64_t j = j0 + q * nr, w = std::min(nr, n - j);
                 float* c = C_item + (i0 + i) * ldc + j;
                 if (h == mr && w == nr) {
-                  kernel(kc_s, a_panel, a_rows, bp, ldb, b_rows, c, ldc, alpha, beta_now, load_c);
+                  kern(kc_s, a_panel, a_rows, bp, ldb, b_rows, c, ldc, alpha, beta_now, load_c, pack_to);
+                  if (pack_to) packed.done(s, q);
                   continue;
                 }
                 // An edge tile: computed whole into a scratch tile, its valid part copied.
                 alignas(64) float tile[kMaxTile];
-                kernel(kc_s, a_panel, a_rows, bp, ldb, b_rows, tile, nr, alpha, 0.0f, false);
+                kern(kc_s, a_panel, a_rows, bp, ldb, b_rows, tile, nr, alpha, 0.0f, false, pack_to);
+                if (pack_to) packed.done(s, q);
                 for (int64_t r = 0; r < h; ++r)
                   for (int64_t x = 0; x < w; ++x)
                     c[r * ldc + x] = tile[r * nr + x] + (load_c ? beta_now * c[r * ldc + x] : 0.0f);
