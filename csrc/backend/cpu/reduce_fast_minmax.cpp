@@ -271,31 +271,6 @@ bool better_rt(bool is_max, T v, int64_t i, T rv, int64_t ri) {
   return is_max ? better<true>(v, i, rv, ri) : better<false>(v, i, rv, ri);
 }
 
-// Column tiles of the values alone, combined in tile order (a NaN wins).
-template <typename T>
-void col_extremum_values(const T* x, int64_t outer, int64_t n, int64_t inner, bool is_max, T* values) {
-  const int64_t chunk = std::min(inner, kColChunk), nch = ceil_div(inner, chunk);
-  const int64_t trows = std::max({int64_t(16), 262144 / chunk, ceil_div(n, kMaxRowTiles)}), nkb = ceil_div(n, trows);
-  std::vector<T> pv(size_t(outer * nkb * inner));
-  parallel_for(outer * nch * nkb, std::max<int64_t>(1, 32768 / (trows * chunk)), [&](int64_t b, int64_t e) {
-    for (int64_t it = b; it < e; ++it) {
-      const int64_t o = it / (nch * nkb), c = (it / nkb) % nch, kb = it % nkb;
-      const int64_t i0 = c * chunk, len = std::min(chunk, inner - i0), k0 = kb * trows;
-      col_values(is_max, pv.data() + (o * nkb + kb) * inner + i0, x + (o * n + k0) * inner + i0,
-                 std::min(trows, n - k0), inner, len);
-    }
-  });
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      T r = pv[size_t(o * nkb * inner + i)];
-      for (int64_t kb = 1; kb < nkb; ++kb) {
-        const T v = pv[size_t((o * nkb + kb) * inner + i)];
-        if (better_rt(is_max, v, 1, r, 0)) r = v;
-      }
-      values[o * inner + i] = r;
-    }
-}
-
 template <typename T>
 void extremum(const T* x, int64_t outer, int64_t n, int64_t inner, bool is_max, T* values, int64_t* indices) {
   if (outer * inner == 0 || n == 0) return;  // no outputs (n == 0 is an error upstream)
@@ -324,29 +299,33 @@ void extremum(const T* x, int64_t outer, int64_t n, int64_t inner, bool is_max, 
     return;
   }
   using IT = std::conditional_t<std::is_same_v<T, float>, int32_t, int64_t>;
-  if (!indices) return col_extremum_values(x, outer, n, inner, is_max, values);
   const int64_t chunk = std::min(inner, kColChunk), nch = ceil_div(inner, chunk);
   // At most kMaxRowTiles tiles down a column, so that their partials and the serial
   // pass that combines them stay small.
   const int64_t trows = std::max({int64_t(16), 262144 / chunk, ceil_div(n, kMaxRowTiles)}), nkb = ceil_div(n, trows);
+  // Tiles' partial results; indices only when asked for (amax/amin walk the values
+  // alone, without carrying an index per column).
   std::vector<T> pv(size_t(outer * nkb * inner));
-  std::vector<IT> pi(size_t(outer * nkb * inner));
+  std::vector<IT> pi(indices ? size_t(outer * nkb * inner) : 0);
   parallel_for(outer * nch * nkb, std::max<int64_t>(1, 32768 / (trows * chunk)), [&](int64_t b, int64_t e) {
     for (int64_t it = b; it < e; ++it) {
       const int64_t o = it / (nch * nkb), c = (it / nkb) % nch, kb = it % nkb;
       const int64_t i0 = c * chunk, len = std::min(chunk, inner - i0), k0 = kb * trows;
       const size_t at = size_t((o * nkb + kb) * inner + i0);
-      col_tile(is_max, pv.data() + at, pi.data() + at, x + (o * n + k0) * inner + i0, std::min(trows, n - k0),
-               inner, len);
+      const T* src = x + (o * n + k0) * inner + i0;
+      if (indices) col_tile(is_max, pv.data() + at, pi.data() + at, src, std::min(trows, n - k0), inner, len);
+      else col_values(is_max, pv.data() + at, src, std::min(trows, n - k0), inner, len);
     }
   });
+  // Tiles combine in row order (a value-only tile stands at its first row).
+  auto index_at = [&](size_t at) { return indices ? int64_t(pi[at]) : int64_t(0); };
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       size_t at = size_t(o * nkb * inner + i);
-      Best<T> r{pv[at], int64_t(pi[at])};
+      Best<T> r{pv[at], index_at(at)};
       for (int64_t kb = 1; kb < nkb; ++kb) {
         at = size_t((o * nkb + kb) * inner + i);
-        const int64_t ci = int64_t(pi[at]) + kb * trows;
+        const int64_t ci = index_at(at) + kb * trows;
         if (better_rt(is_max, pv[at], ci, r.v, r.i)) r = {pv[at], ci};
       }
       emit(o * inner + i, r);
