@@ -333,6 +333,11 @@ const Micro& micro_for(int64_t m, int64_t n) {
   return s.second && padded(s.second) < padded(s.first) ? *s.second : *s.first;
 }
 
+// The same, or the shape for an A read in place when A has row offsets.
+const Micro& micro_for(MatrixRef A, int64_t m, int64_t n) {
+  return A.row_off ? *shapes_for_cpu().rows_at_a : micro_for(m, n);
+}
+
 // ---- the driver ----------------------------------------------------------------------
 
 // A 64-byte aligned buffer that grows and is kept, one per thread.
@@ -482,15 +487,25 @@ std::pair<int64_t, int64_t> k_slices(const Micro& u, int64_t k) {
   return {slices, ceil_div(k, slices)};
 }
 
-// `ready`: B packed before, all of it (SgemmPackedB), for this u and k.
 // `count` products at once (B shifted by b_step floats and C by c_step per product),
 // only for a B with row offsets, which needs no shared packing state.
 struct Batch {
   int64_t count = 1, b_step = 0, c_step = 0;
 };
 
+// Every entry point's product. `ready`: B packed before, all of it (SgemmPackedB),
+// for this u and k.
 void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, MatrixRef A, MatrixRef B, float beta,
            float* C, int64_t ldc, const float* ready = nullptr, Batch batch = {}) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // an empty sum: beta * C (not read when beta is 0)
+    for (int64_t item = 0; item < batch.count; ++item)
+      for (int64_t i = 0; i < m; ++i) {
+        float* c = C + item * batch.c_step + i * ldc;
+        for (int64_t j = 0; j < n; ++j) c[j] = beta == 0.0f ? 0.0f : beta * c[j];
+      }
+    return;
+  }
   const int64_t* b_off = B.row_off;
   const int64_t mr = u.mr, nr = u.nr;
   const auto [slices, kc] = k_slices(u, k);
@@ -577,7 +592,7 @@ void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, MatrixR
 SgemmPackedB::SgemmPackedB(int64_t m_hint, int64_t k, int64_t n, MatrixRef B)
     : micro_(&micro_for(m_hint, n)), k_(k), n_(n) {
   const Micro& u = *static_cast<const Micro*>(micro_);
-  const auto [slices, kc] = k_slices(u, std::max<int64_t>(k, 1));
+  const auto [slices, kc] = k_slices(u, std::max<int64_t>(k, 1));  // (k = 0 packs one empty slice)
   const int64_t panels = ceil_div(n, u.nr), panel_floats = kc * u.nr;
   const size_t bytes = size_t(slices * panels * panel_floats) * sizeof(float);
   data_.reset(static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64))));
@@ -593,12 +608,6 @@ SgemmPackedB::SgemmPackedB(int64_t m_hint, int64_t k, int64_t n, MatrixRef B)
 }
 
 void own_sgemm_packed(int64_t m, float alpha, MatrixRef A, const SgemmPackedB& B, float beta, float* C, int64_t ldc) {
-  if (m == 0 || B.n_ == 0) return;
-  if (B.k_ == 0) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < B.n_; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
-    return;
-  }
   drive(*static_cast<const Micro*>(B.micro_), m, B.n_, B.k_, alpha, A, MatrixRef{nullptr, 0, 0}, beta, C, ldc,
         B.data_.get());
 }
@@ -609,34 +618,17 @@ bool own_sgemm_suits(int64_t m, int64_t n) { return shapes_for_cpu().first && m 
 
 void own_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t a_rs, int64_t a_cs,
                const float* B, int64_t b_rs, int64_t b_cs, float beta, float* C, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {  // an empty sum: beta * C
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
-    return;
-  }
   drive(micro_for(m, n), m, n, k, alpha, MatrixRef{A, a_rs, a_cs}, MatrixRef{B, b_rs, b_cs}, beta, C, ldc);
 }
 
 void own_sgemm_ref_batch(int64_t count, int64_t m, int64_t n, int64_t k, MatrixRef A, MatrixRef B, int64_t b_step,
                          float* C, int64_t c_step, int64_t ldc) {
-  if (count == 0 || m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t b = 0; b < count; ++b)
-      for (int64_t i = 0; i < m; ++i) std::fill(C + b * c_step + i * ldc, C + b * c_step + i * ldc + n, 0.0f);
-    return;
-  }
-  drive(micro_for(m, n), m, n, k, 1.0f, A, B, 0.0f, C, ldc, nullptr, Batch{count, b_step, c_step});
+  if (count == 0) return;
+  drive(micro_for(A, m, n), m, n, k, 1.0f, A, B, 0.0f, C, ldc, nullptr, Batch{count, b_step, c_step});
 }
 
 void own_sgemm_ref(int64_t m, int64_t n, int64_t k, MatrixRef A, MatrixRef B, float beta, float* C, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
-    return;
-  }
-  drive(A.row_off ? *shapes_for_cpu().rows_at_a : micro_for(m, n), m, n, k, 1.0f, A, B, beta, C, ldc);
+  drive(micro_for(A, m, n), m, n, k, 1.0f, A, B, beta, C, ldc);
 }
 
 }  // namespace lucid::cpu
