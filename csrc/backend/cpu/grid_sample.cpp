@@ -120,9 +120,10 @@ namespace {
 constexpr int64_t kBlock = 128;
 
 // One block's points: nearest (the pixel's offset in the plane, or -1 outside) or
-// bilinear (the corners and weights), with d source / d grid for the backward pass.
-// For the forward loop the corners are also laid out as four index / weight / mask
-// arrays (an outside corner at index 0, masked off), which vectorise as gathers.
+// bilinear, the corners as four index / mask / weight arrays (an outside corner at
+// index 0, masked off, so they vectorise as gathers), with d source / d grid and the
+// weights' derivatives for the backward pass (a few stores per point, next to the
+// channels' work: the forward pass computes them too rather than keep two layouts).
 template <typename T>
 struct Points {
   using M = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;  // a mask lane per value lane
