@@ -55,8 +55,8 @@ bool pairs(const PoolDim& d) {
 // four window elements in the general loop's order (row by row) with its rule (a
 // later element takes over when greater or NaN), written so that it vectorises.
 template <typename T>
-LUCID_CLONES void max_pool_2x2(const T* x, T* out, int64_t* idx, int64_t planes, int64_t rows_in,
-                                    int64_t cols_in, int64_t rows_out, int64_t cols_out) {
+LUCID_CLONES void max_pool_2x2(const T* x, T* out, int64_t* idx, int64_t planes, int64_t rows_in, int64_t cols_in,
+                               int64_t rows_out, int64_t cols_out) {
   for (int64_t p = 0; p < planes; ++p)
     for (int64_t r = 0; r < rows_out; ++r) {
       const T* x0 = x + (p * rows_in + 2 * r) * cols_in;

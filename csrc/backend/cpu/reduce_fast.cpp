@@ -6,8 +6,9 @@
 // a tile streams its rows four at a time (contiguous runs of up to 16 KiB, so the
 // prefetchers follow whole pages; accumulators in L1) and the tiles of one output
 // are combined in row order. (1024-column tiles, one row per pass and no cap on
-// the tiles ran sum(0) of [4096, 4096] at 2-3 ms against 1.2 ms for sum(1).) Block and tile sizes
-// depend on the shape only, so the pool's thread count never changes the bits.
+// the tiles ran sum(0) of [4096, 4096] at 2-3 ms against 1.2 ms for sum(1).)
+// Block and tile sizes depend on the shape only, so the pool's thread count never
+// changes the bits.
 // Sums accumulate in double lanes: more precise than float cascade sums, and the
 // conversion is free next to the memory traffic.
 #include "backend/cpu/reduce_fast.h"
