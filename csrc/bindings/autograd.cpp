@@ -35,7 +35,7 @@ TensorHook python_tensor_hook(nb::object fn) {
   return [fn = std::move(fn)](const TensorPtr& grad) -> TensorPtr {
     nb::object r = fn(grad);
     if (r.is_none()) return nullptr;
-    LUCID_CHECK(nb::isinstance<TensorImpl>(r), TypeError, "a tensor hook must return None or a Tensor, not ",
+    LUCID_CHECK(is_tensor(r), TypeError, "a tensor hook must return None or a Tensor, not ",
                 type_name_of(r));
     TensorPtr t = nb::cast<TensorPtr>(r);
     LUCID_CHECK(t->shape() == grad->shape(), RuntimeError, "hook has changed the size of value: got ",
@@ -62,12 +62,12 @@ struct PyFunctionNode final : Node {
     std::vector<TensorPtr> out;
     if (nb::isinstance<nb::tuple>(r) || nb::isinstance<nb::list>(r)) {
       for (nb::handle h : nb::iter(r)) {
-        LUCID_CHECK(h.is_none() || nb::isinstance<TensorImpl>(h), TypeError, name_,
+        LUCID_CHECK(h.is_none() || is_tensor(h), TypeError, name_,
                     ": backward must return Tensors or None, not ", type_name_of(h));
         out.push_back(h.is_none() ? nullptr : nb::cast<TensorPtr>(h));
       }
     } else {
-      LUCID_CHECK(r.is_none() || nb::isinstance<TensorImpl>(r), TypeError, name_,
+      LUCID_CHECK(r.is_none() || is_tensor(r), TypeError, name_,
                   ": backward must return Tensors or None, not ", type_name_of(r));
       out.push_back(r.is_none() ? nullptr : nb::cast<TensorPtr>(r));
     }

@@ -25,6 +25,15 @@ Scalar scalar_from_python(nb::handle h);  // bool, int, float or complex; TypeEr
 
 using TensorClass = nb::class_<TensorImpl>;
 
+// lucid.Tensor's Python type, set once by init_tensor. Checking against it is a
+// pointer compare, where nb::isinstance<TensorImpl> first looks the type up in
+// nanobind's type map: 5% of the instructions of a 1-element `a + a`.
+extern PyTypeObject* tensor_type;
+inline bool is_tensor(nb::handle h) {
+  PyTypeObject* t = Py_TYPE(h.ptr());
+  return t == tensor_type || PyType_IsSubtype(t, tensor_type);
+}
+
 TensorClass init_tensor(nb::module_& m);  // defines lucid.Tensor; others add methods to it
 void init_ops(nb::module_& m, TensorClass& cls);
 PyType_Slot* tensor_operator_slots();  // Note [Operator slots] in ops.cpp

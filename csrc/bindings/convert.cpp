@@ -22,7 +22,7 @@ bool is_sequence(nb::handle h) {
 
 // A lucid.Tensor inside a list stands for its values (as torch.tensor accepts).
 nb::object unwrap_tensor(nb::handle h) {
-  if (nb::isinstance<TensorImpl>(h)) return h.attr("tolist")();
+  if (is_tensor(h)) return h.attr("tolist")();
   return nb::borrow(h);
 }
 

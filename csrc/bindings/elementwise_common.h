@@ -15,13 +15,13 @@ inline bool is_number(nb::handle h) {
 }
 
 inline ops::Operand operand(nb::handle h, const char* op, const char* arg) {
-  if (nb::isinstance<TensorImpl>(h)) return {nb::cast<TensorPtr>(h), {}};
+  if (is_tensor(h)) return {nb::cast<TensorPtr>(h), {}};
   if (is_number(h)) return {nullptr, scalar_from_python(h)};
   fail<TypeError>(op, "(): argument '", arg, "' must be Tensor or Number, not ", type_name_of(h));
 }
 
 inline TensorPtr tensor_arg(nb::handle h, const char* op, const char* arg) {
-  LUCID_CHECK(nb::isinstance<TensorImpl>(h), TypeError, op, "(): argument '", arg, "' must be Tensor, not ",
+  LUCID_CHECK(is_tensor(h), TypeError, op, "(): argument '", arg, "' must be Tensor, not ",
               type_name_of(h));
   return nb::cast<TensorPtr>(h);
 }

@@ -11,7 +11,7 @@ namespace {
 
 // A sequence of Tensor or None (PyTorch's Tuple[Optional[Tensor]]).
 ops::IndexList parse_indices(nb::handle indices, const char* op) {
-  LUCID_CHECK(PySequence_Check(indices.ptr()) && !nb::isinstance<TensorImpl>(indices), TypeError, op,
+  LUCID_CHECK(PySequence_Check(indices.ptr()) && !is_tensor(indices), TypeError, op,
               "(): argument 'indices' must be a tuple of Tensors (or None), not ", type_name_of(indices));
   ops::IndexList out;
   for (nb::handle h : nb::iter(indices)) {
@@ -19,7 +19,7 @@ ops::IndexList parse_indices(nb::handle indices, const char* op) {
       out.push_back(nullptr);
       continue;
     }
-    LUCID_CHECK(nb::isinstance<TensorImpl>(h), TypeError, op, "(): argument 'indices' must contain Tensors or "
+    LUCID_CHECK(is_tensor(h), TypeError, op, "(): argument 'indices' must contain Tensors or "
                 "None, not ", type_name_of(h));
     out.push_back(nb::cast<TensorPtr>(h));
   }
@@ -27,7 +27,7 @@ ops::IndexList parse_indices(nb::handle indices, const char* op) {
 }
 
 TensorPtr tensor_arg(nb::handle h, const char* op, const char* arg) {
-  LUCID_CHECK(nb::isinstance<TensorImpl>(h), TypeError, op, "(): argument '", arg, "' must be Tensor, not ",
+  LUCID_CHECK(is_tensor(h), TypeError, op, "(): argument '", arg, "' must be Tensor, not ",
               type_name_of(h));
   return nb::cast<TensorPtr>(h);
 }

@@ -22,7 +22,7 @@ using Addmm = TensorPtr (*)(const TensorPtr&, const TensorPtr&, const TensorPtr&
 // must have the result's dtype, and no input may require grad.
 nb::object with_out(const char* op, Binary fn, const TensorPtr& a, const TensorPtr& b, nb::handle out) {
   if (out.is_none()) return nb::cast(fn(a, b));
-  LUCID_CHECK(nb::isinstance<TensorImpl>(out), TypeError, op, "(): argument 'out' must be Tensor, not ",
+  LUCID_CHECK(is_tensor(out), TypeError, op, "(): argument 'out' must be Tensor, not ",
               type_name_of(out));
   LUCID_CHECK(!(autograd::grad_enabled() && (a->requires_grad() || b->requires_grad())), RuntimeError, op,
               "(): functions with out=... arguments don't support automatic differentiation, but one of the "
@@ -64,7 +64,7 @@ std::vector<int64_t> dim_list(nb::handle h) {
 
 TensorPtr tensordot_py(const TensorPtr& a, const TensorPtr& b, nb::handle dims) {
   if (PyLong_Check(dims.ptr()) && !PyBool_Check(dims.ptr())) return ops::tensordot(a, b, nb::cast<int64_t>(dims));
-  if (nb::isinstance<TensorImpl>(dims) && nb::cast<TensorPtr>(dims)->ndim() == 0)
+  if (is_tensor(dims) && nb::cast<TensorPtr>(dims)->ndim() == 0)
     return ops::tensordot(a, b, nb::cast<int64_t>(nb::int_(dims)));
   LUCID_CHECK(PySequence_Check(dims.ptr()) && PySequence_Size(dims.ptr()) == 2, TypeError,
               "tensordot(): dims must be an int or a pair of lists of ints, not ", type_name_of(dims));
@@ -76,9 +76,9 @@ TensorPtr tensordot_py(const TensorPtr& a, const TensorPtr& b, nb::handle dims) 
 TensorPtr einsum_py(const std::string& equation, nb::args args) {
   std::vector<TensorPtr> operands;
   nb::handle src = args;
-  if (args.size() == 1 && !nb::isinstance<TensorImpl>(args[0]) && PySequence_Check(args[0].ptr())) src = args[0];
+  if (args.size() == 1 && !is_tensor(args[0]) && PySequence_Check(args[0].ptr())) src = args[0];
   for (nb::handle h : nb::iter(src)) {
-    LUCID_CHECK(nb::isinstance<TensorImpl>(h), TypeError, "einsum(): operands must be Tensors, not ",
+    LUCID_CHECK(is_tensor(h), TypeError, "einsum(): operands must be Tensors, not ",
                 type_name_of(h));
     operands.push_back(nb::cast<TensorPtr>(h));
   }
@@ -136,11 +136,11 @@ void init_linalg(nb::module_& m, TensorClass& cls) {
 
   // a @ b: NotImplemented for non-tensors, so Python raises its own TypeError.
   cls.def("__matmul__", [](TensorPtr a, nb::handle b) -> nb::object {
-    if (!nb::isinstance<TensorImpl>(b)) return nb::borrow(Py_NotImplemented);
+    if (!is_tensor(b)) return nb::borrow(Py_NotImplemented);
     return nb::cast(ops::matmul(a, nb::cast<TensorPtr>(b)));
   });
   cls.def("__rmatmul__", [](TensorPtr a, nb::handle b) -> nb::object {
-    if (!nb::isinstance<TensorImpl>(b)) return nb::borrow(Py_NotImplemented);
+    if (!is_tensor(b)) return nb::borrow(Py_NotImplemented);
     return nb::cast(ops::matmul(nb::cast<TensorPtr>(b), a));
   });
 }

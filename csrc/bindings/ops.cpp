@@ -15,7 +15,7 @@ namespace {
 // can try the other side (and finally raise its own TypeError).
 auto operator_fn(ops::BinaryOp op, bool reflected) {
   return [op, reflected](TensorPtr self, nb::handle other) -> nb::object {
-    if (!nb::isinstance<TensorImpl>(other) && !is_number(other)) return nb::borrow(Py_NotImplemented);
+    if (!is_tensor(other) && !is_number(other)) return nb::borrow(Py_NotImplemented);
     ops::Operand a{self, {}}, b = operand(other, ops::op_name(op), "other");
     return nb::cast(reflected ? ops::binary(op, b, a) : ops::binary(op, a, b));
   };
@@ -24,7 +24,7 @@ auto operator_fn(ops::BinaryOp op, bool reflected) {
 // An augmented assignment (t += x): in place, returning self.
 auto inplace_operator_fn(ops::BinaryOp op) {
   return [op](nb::handle self, nb::handle other) -> nb::object {
-    if (!nb::isinstance<TensorImpl>(other) && !is_number(other)) return nb::borrow(Py_NotImplemented);
+    if (!is_tensor(other) && !is_number(other)) return nb::borrow(Py_NotImplemented);
     ops::binary_inplace(op, nb::cast<TensorPtr>(self), operand(other, ops::op_name(op), "other"));
     return nb::borrow(self);
   };
@@ -64,7 +64,7 @@ TensorPtr held_tensor(PyObject* o) { return nb::inst_ptr<TensorImpl>(nb::handle(
 // Both operands known (a tensor, or a number next to a tensor), else NotImplemented.
 PyObject* binary_slot(ops::BinaryOp op, PyObject* a, PyObject* b) {
   return translate_errors([&]() -> PyObject* {
-    bool ta = nb::isinstance<TensorImpl>(a), tb = nb::isinstance<TensorImpl>(b);
+    bool ta = is_tensor(a), tb = is_tensor(b);
     if (!(ta || is_number(a)) || !(tb || is_number(b))) return nb::borrow(Py_NotImplemented).release().ptr();
     ops::Operand x = ta ? ops::Operand{held_tensor(a), {}} : ops::Operand{nullptr, scalar_from_python(a)};
     ops::Operand y = tb ? ops::Operand{held_tensor(b), {}} : ops::Operand{nullptr, scalar_from_python(b)};
@@ -112,7 +112,7 @@ void init_ops(nb::module_& m, TensorClass& cls) {
 #define LUCID_BIND_BINARY(name, Fn, rule, operands)                                                        \
   if constexpr (!hand_bound(#name)) {                                                                      \
     m.def(#name, [](nb::handle a, nb::handle b, nb::handle out) {                                          \
-      LUCID_CHECK(ops::Operands::operands != ops::Operands::Self || nb::isinstance<TensorImpl>(a), TypeError, \
+      LUCID_CHECK(ops::Operands::operands != ops::Operands::Self || is_tensor(a), TypeError, \
                   #name "(): argument 'input' must be Tensor, not ", type_name_of(a));                       \
       return with_out(#name, ops::binary(ops::BinaryOp::Fn, operand(a, #name, "input"), operand(b, #name, "other")), out); \
     }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());                   \

@@ -21,7 +21,7 @@ bool is_int(nb::handle h) { return PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr(
 // dim=None (every dimension), an int, or a sequence of ints.
 std::vector<int64_t> parse_dims(nb::handle dim, const char* op) {
   if (dim.is_none()) return {};
-  if (PyLong_Check(dim.ptr()) || nb::isinstance<TensorImpl>(dim)) return {nb::cast<int64_t>(nb::int_(dim))};
+  if (PyLong_Check(dim.ptr()) || is_tensor(dim)) return {nb::cast<int64_t>(nb::int_(dim))};
   LUCID_CHECK(PySequence_Check(dim.ptr()) && !PyUnicode_Check(dim.ptr()), TypeError, op,
               "(): argument 'dim' must be an int, a tuple of ints or None, not ", type_name_of(dim));
   std::vector<int64_t> dims;
@@ -55,9 +55,9 @@ nb::object values_indices(const char* name, const ops::ValuesIndices& r) {
 auto extremum_fn(bool is_max) {
   return [is_max](TensorPtr a, nb::handle dim, bool keepdim, nb::handle other) -> nb::object {
     const char* name = is_max ? "max" : "min";
-    if (nb::isinstance<TensorImpl>(dim) || !other.is_none()) {
+    if (is_tensor(dim) || !other.is_none()) {
       nb::handle b = other.is_none() ? dim : other;
-      LUCID_CHECK(nb::isinstance<TensorImpl>(b), TypeError, name, "(): argument 'other' must be Tensor, not ",
+      LUCID_CHECK(is_tensor(b), TypeError, name, "(): argument 'other' must be Tensor, not ",
                   type_name_of(b));
       auto op = is_max ? ops::BinaryOp::Maximum : ops::BinaryOp::Minimum;
       return nb::cast(ops::binary(op, {a, {}}, {nb::cast<TensorPtr>(b), {}}));

@@ -33,7 +33,7 @@ void init_shape(nb::module_& m) {
   m.def("_diagonal", [](TensorPtr t, int64_t off, int64_t d1, int64_t d2) { return ops::diagonal(t, off, d1, d2); });
   m.def("_gather", [](TensorPtr t, int64_t dim, TensorPtr index) { return ops::gather(t, dim, index); });
   m.def("_scatter", [](TensorPtr t, int64_t dim, TensorPtr index, nb::handle src, std::string reduce) {
-    if (nb::isinstance<TensorImpl>(src)) return ops::scatter(t, dim, index, nb::cast<TensorPtr>(src), reduce);
+    if (is_tensor(src)) return ops::scatter(t, dim, index, nb::cast<TensorPtr>(src), reduce);
     return ops::scatter(t, dim, index, scalar_from_python(src), reduce);
   });
   m.def("_scatter_add", [](TensorPtr t, int64_t dim, TensorPtr index, TensorPtr src) {
@@ -44,7 +44,7 @@ void init_shape(nb::module_& m) {
     return ops::index_add(t, dim, index, source, scalar_from_python(alpha));
   });
   m.def("_masked_fill", [](TensorPtr t, TensorPtr mask, nb::handle value) {
-    if (nb::isinstance<TensorImpl>(value)) return ops::masked_fill(t, mask, nb::cast<TensorPtr>(value));
+    if (is_tensor(value)) return ops::masked_fill(t, mask, nb::cast<TensorPtr>(value));
     return ops::masked_fill(t, mask, scalar_from_python(value));
   });
 }

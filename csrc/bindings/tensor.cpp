@@ -61,6 +61,8 @@ Scalar scalar_from_python(nb::handle h) {
                   type_name_of(h));
 }
 
+PyTypeObject* tensor_type = nullptr;
+
 TensorClass init_tensor(nb::module_& m) {
   using T = TensorImpl;
   // The Python class lucid.Tensor itself: the methods below are the engine's, and
@@ -73,6 +75,7 @@ TensorClass init_tensor(nb::module_& m) {
     return all;
   }();
   TensorClass cls(m, "Tensor", nb::is_weak_referenceable(), nb::type_slots(slots.data()));
+  tensor_type = (PyTypeObject*)cls.ptr();
   cls
       // metadata
       .def_prop_ro("_shape", [](const T& t) { return to_tuple(t.shape()); })

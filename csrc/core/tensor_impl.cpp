@@ -25,14 +25,13 @@ TensorPtr TensorImpl::empty(Shape shape, Dtype dtype, Device device, bool pinned
   LUCID_CHECK(n <= int64_t(INT64_MAX / int64_t(itemsize)), RuntimeError, "tensor of shape ",
               shape_str(shape), " is too large to allocate");
   size_t nbytes = size_t(n) * itemsize;
-  Storage storage;
-  if (pinned) {
-    storage = gpu_runtime(device.is_gpu() ? device.index : 0).allocate_shared(nbytes, device.index);
-  } else if (device.is_gpu()) {
-    storage = gpu_runtime(device.index).allocate(nbytes, device.index);
-  } else {
-    storage = allocate_cpu(nbytes);
-  }
+  // Built in place: a default-constructed Storage would allocate a version counter
+  // only to drop it.
+  Storage storage = [&]() -> Storage {
+    if (pinned) return gpu_runtime(device.is_gpu() ? device.index : 0).allocate_shared(nbytes, device.index);
+    if (device.is_gpu()) return gpu_runtime(device.index).allocate(nbytes, device.index);
+    return allocate_cpu(nbytes);
+  }();
   Stride stride = contiguous_strides(shape, int64_t(itemsize));
   TensorMeta meta{std::move(shape), std::move(stride), dtype, device, 0};
   return std::make_shared<TensorImpl>(std::move(storage), std::move(meta));
