@@ -87,6 +87,11 @@ class _TensorAPI:
     def untyped_storage(self):
         return UntypedStorage(self)
 
+    def __reduce_ex__(self, protocol):
+        from ._pickle import reduce_tensor
+
+        return reduce_tensor(self)
+
     def is_floating_point(self):
         return self.dtype.is_floating_point
 
