@@ -52,5 +52,6 @@ void init_norm(nb::module_& m);  // bindings/norm.cpp
 void init_seq(nb::module_& m);  // bindings/seq.cpp
 void init_resample(nb::module_& m);  // bindings/resample.cpp
 void init_conv(nb::module_& m);  // bindings/conv.cpp
+void init_optim(nb::module_& m);  // bindings/optim.cpp
 
 }  // namespace lucid::bindings

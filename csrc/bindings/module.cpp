@@ -46,4 +46,5 @@ NB_MODULE(_C, m) {
   lucid::bindings::init_seq(m);
   lucid::bindings::init_resample(m);
   lucid::bindings::init_conv(m);
+  lucid::bindings::init_optim(m);
 }

@@ -1,0 +1,313 @@
+#include "ops/optim.h"
+
+#include <cmath>
+#include <functional>
+
+#include "backend/cpu/optim_kernels.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "ops/require_cpu.h"
+
+namespace lucid::ops::optim {
+
+namespace {
+
+namespace k = cpu::optim;
+
+// Elements per chunk of the one dispatch that covers every tensor of a step: big
+// enough that a chunk's loop dwarfs its scheduling, small enough that a few large
+// tensors still spread over the threads.
+constexpr int64_t kChunk = 1 << 16;
+
+// Every list that a step uses must pair with `params` one to one, each tensor like
+// its parameter. `name` is the optimizer's, for the messages.
+void check(const char* name, const TensorList& params, const TensorList& grads,
+           std::initializer_list<std::pair<const char*, const TensorList*>> states) {
+  LUCID_CHECK(grads.size() == params.size(), ValueError, name, ": got ", grads.size(), " gradients for ",
+              params.size(), " parameters");
+  for (auto [what, list] : states)
+    LUCID_CHECK(list->size() == params.size(), ValueError, name, ": got ", list->size(), " ", what, " for ",
+                params.size(), " parameters");
+  for (size_t i = 0; i < params.size(); ++i) {
+    const TensorPtr& p = params[i];
+    LUCID_CHECK(p && grads[i], ValueError, name, ": parameter ", i, " or its gradient is missing");
+    require_cpu(name, p);
+    LUCID_CHECK(p->dtype() == Dtype::F32 || p->dtype() == Dtype::F64, TypeError, name,
+                ": parameters must be float32 or float64, but parameter ", i, " is ", dtype_name(p->dtype()));
+    auto like = [&](const TensorPtr& t, const char* what) {
+      LUCID_CHECK(t, ValueError, name, ": the ", what, " of parameter ", i, " is missing");
+      LUCID_CHECK(t->shape() == p->shape() && t->dtype() == p->dtype() && t->device() == p->device(), RuntimeError,
+                  name, ": the ", what, " of parameter ", i, " has shape ", shape_str(t->shape()), " and dtype ",
+                  dtype_name(t->dtype()), " on ", t->device().str(), "; expected shape ", shape_str(p->shape()),
+                  " and dtype ", dtype_name(p->dtype()), " on ", p->device().str(), " like the parameter");
+      LUCID_CHECK(t->is_contiguous(), RuntimeError, name, ": the ", what, " of parameter ", i,
+                  " must be contiguous");
+    };
+    like(p, "memory");
+    like(grads[i], "gradient");
+    for (auto [what, list] : states) like((*list)[i], what);
+  }
+}
+
+// The step counter of each parameter, incremented: the t of this step.
+std::vector<double> next_steps(const char* name, const TensorList& steps, size_t count) {
+  LUCID_CHECK(steps.size() == count, ValueError, name, ": got ", steps.size(), " step counters for ", count,
+              " parameters");
+  std::vector<double> t(count);
+  for (size_t i = 0; i < count; ++i) {
+    const TensorPtr& s = steps[i];
+    LUCID_CHECK(s && s->numel() == 1 && s->dtype() == Dtype::F32 && s->device().is_cpu(), RuntimeError, name,
+                ": the step counter of parameter ", i, " must be a one-element float32 CPU tensor");
+    float* v = host_data<float>(s);
+    *v += 1.0f;
+    s->bump_version();
+    t[i] = *v;
+  }
+  return t;
+}
+
+// Runs chunk(i, begin, end) over every parameter's elements, all in one dispatch,
+// then marks the parameters and states as written.
+void run(const TensorList& params, std::initializer_list<const TensorList*> states,
+         const std::function<void(size_t, int64_t, int64_t)>& chunk) {
+  struct Piece {
+    size_t tensor;
+    int64_t begin, end;
+  };
+  std::vector<Piece> pieces;
+  int64_t total = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const int64_t n = params[i]->numel();
+    total += n;
+    for (int64_t b = 0; b < n; b += kChunk) pieces.push_back({i, b, std::min(n, b + kChunk)});
+  }
+  auto body = [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) chunk(pieces[q].tensor, pieces[q].begin, pieces[q].end);
+  };
+  if (total < 2 * cpu::kParallelGrain) body(0, int64_t(pieces.size()));
+  else cpu::parallel_for(int64_t(pieces.size()), 1, body);
+  for (const TensorPtr& p : params) p->bump_version();
+  for (const TensorList* list : states)
+    for (const TensorPtr& t : *list) t->bump_version();
+}
+
+// f(T{}) with T the element type of a float32 or float64 parameter.
+template <typename F>
+void with_type(const TensorPtr& p, F&& f) {
+  if (p->dtype() == Dtype::F32) f(float{});
+  else f(double{});
+}
+
+template <typename T>
+T* at(const TensorPtr& t, int64_t offset) {
+  return t ? host_data<T>(t) + offset : nullptr;
+}
+
+}  // namespace
+
+void sgd(const TensorList& params, const TensorList& grads, const TensorList& momentum_buffers,
+         const std::vector<bool>& fresh, const SgdOptions& o) {
+  const bool momentum = o.momentum != 0;
+  if (momentum) check("SGD", params, grads, {{"momentum buffer", &momentum_buffers}});
+  else check("SGD", params, grads, {});
+  LUCID_CHECK(!momentum || fresh.size() == params.size(), ValueError, "SGD: got ", fresh.size(),
+              " fresh-buffer flags for ", params.size(), " parameters");
+  run(params, {&momentum_buffers}, [&](size_t i, int64_t b, int64_t e) {
+    const k::SgdArgs a{o.lr, o.momentum, o.dampening, o.weight_decay, o.nesterov, o.maximize, momentum && fresh[i]};
+    with_type(params[i], [&](auto z) {
+      using T = decltype(z);
+      k::sgd<T>(a, at<T>(params[i], b), at<T>(grads[i], b), momentum ? at<T>(momentum_buffers[i], b) : nullptr,
+                e - b);
+    });
+  });
+}
+
+void adam(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+          const TensorList& exp_avg_sqs, const TensorList& max_exp_avg_sqs, const TensorList& steps,
+          const AdamOptions& o) {
+  const char* name = o.decoupled ? "AdamW" : "Adam";
+  if (o.amsgrad)
+    check(name, params, grads, {{"exp_avg", &exp_avgs}, {"exp_avg_sq", &exp_avg_sqs},
+                                {"max_exp_avg_sq", &max_exp_avg_sqs}});
+  else
+    check(name, params, grads, {{"exp_avg", &exp_avgs}, {"exp_avg_sq", &exp_avg_sqs}});
+  const std::vector<double> t = next_steps(name, steps, params.size());
+  run(params, {&exp_avgs, &exp_avg_sqs, &max_exp_avg_sqs}, [&](size_t i, int64_t b, int64_t e) {
+    const double bias1 = 1 - std::pow(o.beta1, t[i]), bias2 = 1 - std::pow(o.beta2, t[i]);
+    const k::AdamArgs a{o.lr,        o.beta1,           o.beta2,     o.eps,     o.weight_decay,
+                        o.lr / bias1, std::sqrt(bias2), o.decoupled, o.amsgrad, o.maximize};
+    with_type(params[i], [&](auto z) {
+      using T = decltype(z);
+      k::adam<T>(a, at<T>(params[i], b), at<T>(grads[i], b), at<T>(exp_avgs[i], b), at<T>(exp_avg_sqs[i], b),
+                 o.amsgrad ? at<T>(max_exp_avg_sqs[i], b) : nullptr, e - b);
+    });
+  });
+}
+
+void adamax(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+            const TensorList& exp_infs, const TensorList& steps, const AdamaxOptions& o) {
+  check("Adamax", params, grads, {{"exp_avg", &exp_avgs}, {"exp_inf", &exp_infs}});
+  const std::vector<double> t = next_steps("Adamax", steps, params.size());
+  run(params, {&exp_avgs, &exp_infs}, [&](size_t i, int64_t b, int64_t e) {
+    const k::AdamaxArgs a{o.beta1, o.beta2, o.eps, o.weight_decay, o.lr / (1 - std::pow(o.beta1, t[i])), o.maximize};
+    with_type(params[i], [&](auto z) {
+      using T = decltype(z);
+      k::adamax<T>(a, at<T>(params[i], b), at<T>(grads[i], b), at<T>(exp_avgs[i], b), at<T>(exp_infs[i], b), e - b);
+    });
+  });
+}
+
+void nadam(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+           const TensorList& exp_avg_sqs, const TensorList& mu_products, const TensorList& steps,
+           const NadamOptions& o) {
+  check("NAdam", params, grads, {{"exp_avg", &exp_avgs}, {"exp_avg_sq", &exp_avg_sqs}});
+  LUCID_CHECK(mu_products.size() == params.size(), ValueError, "NAdam: got ", mu_products.size(),
+              " mu_product values for ", params.size(), " parameters");
+  const std::vector<double> t = next_steps("NAdam", steps, params.size());
+  std::vector<k::NadamArgs> args(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const TensorPtr& mp = mu_products[i];
+    LUCID_CHECK(mp && mp->numel() == 1 && mp->dtype() == Dtype::F32 && mp->device().is_cpu(), RuntimeError,
+                "NAdam: the mu_product of parameter ", i, " must be a one-element float32 CPU tensor");
+    const double mu = o.beta1 * (1 - 0.5 * std::pow(0.96, t[i] * o.momentum_decay));
+    const double mu_next = o.beta1 * (1 - 0.5 * std::pow(0.96, (t[i] + 1) * o.momentum_decay));
+    float* prod = host_data<float>(mp);
+    *prod = *prod * float(mu);  // a float32 running product, as torch keeps it
+    mp->bump_version();
+    const double mu_product = *prod;
+    args[i] = {o.beta1,
+               o.beta2,
+               o.eps,
+               o.weight_decay,
+               o.lr,
+               1 - std::pow(o.beta2, t[i]),
+               o.lr * (1 - mu) / (1 - mu_product),
+               o.lr * mu_next / (1 - mu_product * mu_next),
+               o.decoupled,
+               o.maximize};
+  }
+  run(params, {&exp_avgs, &exp_avg_sqs}, [&](size_t i, int64_t b, int64_t e) {
+    with_type(params[i], [&](auto z) {
+      using T = decltype(z);
+      k::nadam<T>(args[i], at<T>(params[i], b), at<T>(grads[i], b), at<T>(exp_avgs[i], b), at<T>(exp_avg_sqs[i], b),
+                  e - b);
+    });
+  });
+}
+
+void radam(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+           const TensorList& exp_avg_sqs, const TensorList& steps, const RadamOptions& o) {
+  check("RAdam", params, grads, {{"exp_avg", &exp_avgs}, {"exp_avg_sq", &exp_avg_sqs}});
+  const std::vector<double> t = next_steps("RAdam", steps, params.size());
+  run(params, {&exp_avgs, &exp_avg_sqs}, [&](size_t i, int64_t b, int64_t e) {
+    const double bias1 = 1 - std::pow(o.beta1, t[i]), bias2 = 1 - std::pow(o.beta2, t[i]);
+    const double rho_inf = 2 / (1 - o.beta2) - 1;
+    const double rho_t = rho_inf - 2 * t[i] * std::pow(o.beta2, t[i]) / bias2;
+    // The variance of the adaptive rate is tractable from rho_t > 5 (torch's rule).
+    const double rect =
+        rho_t > 5 ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) : -1;
+    const k::RadamArgs a{o.beta1, o.beta2, o.eps, o.weight_decay, o.lr, bias1, std::sqrt(bias2), rect,
+                         o.decoupled, o.maximize};
+    with_type(params[i], [&](auto z) {
+      using T = decltype(z);
+      k::radam<T>(a, at<T>(params[i], b), at<T>(grads[i], b), at<T>(exp_avgs[i], b), at<T>(exp_avg_sqs[i], b),
+                  e - b);
+    });
+  });
+}
+
+void adagrad(const TensorList& params, const TensorList& grads, const TensorList& sums, const TensorList& steps,
+             const AdagradOptions& o) {
+  check("Adagrad", params, grads, {{"sum", &sums}});
+  const std::vector<double> t = next_steps("Adagrad", steps, params.size());
+  run(params, {&sums}, [&](size_t i, int64_t b, int64_t e) {
+    const k::AdagradArgs a{o.lr / (1 + (t[i] - 1) * o.lr_decay), o.eps, o.weight_decay, o.maximize};
+    with_type(params[i], [&](auto z) {
+      using T = decltype(z);
+      k::adagrad<T>(a, at<T>(params[i], b), at<T>(grads[i], b), at<T>(sums[i], b), e - b);
+    });
+  });
+}
+
+void adadelta(const TensorList& params, const TensorList& grads, const TensorList& square_avgs,
+              const TensorList& acc_deltas, const TensorList& steps, const AdadeltaOptions& o) {
+  check("Adadelta", params, grads, {{"square_avg", &square_avgs}, {"acc_delta", &acc_deltas}});
+  next_steps("Adadelta", steps, params.size());
+  const k::AdadeltaArgs a{o.lr, o.rho, o.eps, o.weight_decay, o.maximize};
+  run(params, {&square_avgs, &acc_deltas}, [&](size_t i, int64_t b, int64_t e) {
+    with_type(params[i], [&](auto z) {
+      using T = decltype(z);
+      k::adadelta<T>(a, at<T>(params[i], b), at<T>(grads[i], b), at<T>(square_avgs[i], b), at<T>(acc_deltas[i], b),
+                     e - b);
+    });
+  });
+}
+
+void rmsprop(const TensorList& params, const TensorList& grads, const TensorList& square_avgs,
+             const TensorList& grad_avgs, const TensorList& momentum_buffers, const TensorList& steps,
+             const RmspropOptions& o) {
+  const bool momentum = o.momentum > 0;
+  if (o.centered && momentum)
+    check("RMSprop", params, grads, {{"square_avg", &square_avgs}, {"grad_avg", &grad_avgs},
+                                     {"momentum_buffer", &momentum_buffers}});
+  else if (o.centered)
+    check("RMSprop", params, grads, {{"square_avg", &square_avgs}, {"grad_avg", &grad_avgs}});
+  else if (momentum)
+    check("RMSprop", params, grads, {{"square_avg", &square_avgs}, {"momentum_buffer", &momentum_buffers}});
+  else
+    check("RMSprop", params, grads, {{"square_avg", &square_avgs}});
+  next_steps("RMSprop", steps, params.size());
+  const k::RmspropArgs a{o.lr, o.alpha, o.eps, o.weight_decay, o.momentum, o.centered, o.maximize};
+  run(params, {&square_avgs, &grad_avgs, &momentum_buffers}, [&](size_t i, int64_t b, int64_t e) {
+    with_type(params[i], [&](auto z) {
+      using T = decltype(z);
+      k::rmsprop<T>(a, at<T>(params[i], b), at<T>(grads[i], b), at<T>(square_avgs[i], b),
+                    o.centered ? at<T>(grad_avgs[i], b) : nullptr, momentum ? at<T>(momentum_buffers[i], b) : nullptr,
+                    e - b);
+    });
+  });
+}
+
+void rprop(const TensorList& params, const TensorList& grads, const TensorList& prevs,
+           const TensorList& step_sizes, const TensorList& steps, const RpropOptions& o) {
+  check("Rprop", params, grads, {{"prev", &prevs}, {"step_size", &step_sizes}});
+  next_steps("Rprop", steps, params.size());
+  const k::RpropArgs a{o.eta_minus, o.eta_plus, o.step_min, o.step_max, o.maximize};
+  run(params, {&prevs, &step_sizes}, [&](size_t i, int64_t b, int64_t e) {
+    with_type(params[i], [&](auto z) {
+      using T = decltype(z);
+      k::rprop<T>(a, at<T>(params[i], b), at<T>(grads[i], b), at<T>(prevs[i], b), at<T>(step_sizes[i], b), e - b);
+    });
+  });
+}
+
+void asgd(const TensorList& params, const TensorList& grads, const TensorList& axs, const TensorList& etas,
+          const TensorList& mus, const TensorList& steps, const AsgdOptions& o) {
+  check("ASGD", params, grads, {{"ax", &axs}});
+  LUCID_CHECK(etas.size() == params.size() && mus.size() == params.size(), ValueError,
+              "ASGD: got eta and mu values for ", etas.size(), " and ", mus.size(), " of ", params.size(),
+              " parameters");
+  const std::vector<double> t = next_steps("ASGD", steps, params.size());
+  std::vector<k::AsgdArgs> args(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    for (const TensorPtr& s : {etas[i], mus[i]})
+      LUCID_CHECK(s && s->numel() == 1 && s->dtype() == Dtype::F32 && s->device().is_cpu(), RuntimeError,
+                  "ASGD: eta and mu of parameter ", i, " must be one-element float32 CPU tensors");
+    float* eta = host_data<float>(etas[i]);
+    float* mu = host_data<float>(mus[i]);
+    args[i] = {*eta, *mu, o.lambd, o.weight_decay, o.maximize};
+    // The next step's rates (torch's schedule), stored as float32 like torch's state.
+    *eta = float(o.lr / std::pow(1 + o.lambd * o.lr * t[i], o.alpha));
+    *mu = float(1 / std::max(1.0, t[i] - o.t0));
+    etas[i]->bump_version();
+    mus[i]->bump_version();
+  }
+  run(params, {&axs}, [&](size_t i, int64_t b, int64_t e) {
+    with_type(params[i], [&](auto z) {
+      using T = decltype(z);
+      k::asgd<T>(args[i], at<T>(params[i], b), at<T>(grads[i], b), at<T>(axs[i], b), e - b);
+    });
+  });
+}
+
+}  // namespace lucid::ops::optim

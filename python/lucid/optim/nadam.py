@@ -1,0 +1,51 @@
+"""NAdam: Adam with Nesterov momentum and a momentum schedule (torch.optim.NAdam)."""
+
+from .. import _C
+from ._checks import check_betas, check_eps, check_lr, check_no_capturable, check_weight_decay
+from .optimizer import Optimizer, _fused_step, _scalar_state
+from .sgd import _closure_loss
+
+__all__ = ["NAdam"]
+
+
+class NAdam(Optimizer):
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False):
+        check_lr(lr)
+        check_eps(eps)
+        check_betas(betas)
+        check_weight_decay(weight_decay)
+        if not 0.0 <= momentum_decay:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        check_no_capturable("NAdam", capturable, differentiable)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
+                        maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        import lucid
+
+        for group in self.param_groups:
+            params, grads = self._grads(group)
+            if not params:
+                continue
+            m1, m2, mu_products, steps = [], [], [], []
+            for p in params:
+                state = self.state[p]
+                if not state:
+                    state["step"] = _scalar_state(0)
+                    state["mu_product"] = _scalar_state(1)
+                    state["exp_avg"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
+                    state["exp_avg_sq"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
+                m1.append(state["exp_avg"])
+                m2.append(state["exp_avg_sq"])
+                mu_products.append(state["mu_product"])
+                steps.append(state["step"])
+            beta1, beta2 = group["betas"]
+            _fused_step(_C._nadam_step, params, grads, [m1, m2], [mu_products, steps], group["lr"], beta1, beta2,
+                        group["eps"], group["weight_decay"], group["momentum_decay"],
+                        group["decoupled_weight_decay"], group["maximize"])
+        return loss

@@ -1,0 +1,216 @@
+"""Optimizer: PyTorch's base class (param groups, per-parameter state, state_dict).
+
+The update math of every first-order optimizer is one fused C++ call per param group
+(lucid._C._<name>_step, csrc/ops/optim.cpp): each parameter, its gradient and its
+state are read and written once, and all of a group's tensors share one dispatch to
+the thread pool. Python only gathers the lists and creates state on first use, in
+torch.optim's layout, so state_dicts move between the two.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections import defaultdict
+from itertools import chain
+
+from .. import _C
+from .._tensor import Tensor
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """Marks a hyperparameter that has no default (SGD's lr in older torch)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _scalar_state(value):
+    """A 0-d float32 tensor: torch's layout for `step` and the other scalar state."""
+    import lucid
+
+    return lucid.tensor(float(value), dtype=lucid.float32)
+
+
+class Optimizer:
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {type(params).__name__}")
+        if isinstance(params, set):
+            warnings.warn("optimizer parameters need to be organized in ordered collections, but the ordering of "
+                          "tensors in sets will change between runs. Please use a list instead.", FutureWarning,
+                          stacklevel=3)
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def __repr__(self):
+        lines = [self.__class__.__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(group):
+                if key != "params":
+                    lines.append(f"    {key}: {group[key]}")
+        lines.append(")")
+        return "\n".join(lines)
+
+    # ---- param groups ---------------------------------------------------------------
+    def add_param_group(self, param_group):
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                            "of tensors in sets will change between runs. Please use a list instead.")
+        else:
+            param_group["params"] = list(params)
+        for p in param_group["params"]:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+            param_group.setdefault(name, default)
+        params = param_group["params"]
+        if len(params) != len({id(p) for p in params}):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error", stacklevel=3)
+        seen = {id(p) for group in self.param_groups for p in group["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none=True):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad.zero_()
+
+    def step(self, closure=None):
+        raise NotImplementedError(f"{type(self).__name__} does not implement step()")
+
+    # ---- state_dict -------------------------------------------------------------------
+    def state_dict(self):
+        """{"state": {index: {name: value}}, "param_groups": [{..., "params": [index]}]}, as
+        torch: parameters are numbered in group order. Values are the live state (not copies)."""
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {(index[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
+            raise ValueError("an optimizer state_dict is a dict with 'state' and 'param_groups'")
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        by_index = dict(zip(chain.from_iterable(s["params"] for s in saved_groups),
+                            chain.from_iterable(g["params"] for g in groups)))
+        state = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            if key in by_index:
+                param = by_index[key]
+                state[param] = {name: _state_like(param, name, v) for name, v in value.items()}
+            else:
+                state[key] = value
+        new_groups = []
+        for group, saved in zip(groups, saved_groups):
+            saved["params"] = group["params"]
+            new_groups.append(saved)
+        self.__setstate__({"state": state, "param_groups": new_groups})
+
+    # ---- helpers for the subclasses ---------------------------------------------------
+    def _grads(self, group):
+        """The parameters of `group` that have a gradient, with their gradients."""
+        params, grads = [], []
+        for p in group["params"]:
+            if p.grad is not None:
+                params.append(p)
+                grads.append(p.grad)
+        return params, grads
+
+
+def _state_like(param, name, value):
+    """A loaded state value for `param`: tensors copied (the loaded dict stays the caller's)
+    onto the parameter's device, floating ones in its dtype, except the scalar counters."""
+    if not isinstance(value, Tensor):
+        return value
+    value = value.detach().clone()
+    if name in ("step", "mu_product", "eta", "mu") or not value.is_floating_point():
+        return value
+    return value.to(device=param.device, dtype=param.dtype)
+
+
+def _fused_step(kernel, params, grads, states, scalars, *options):
+    """Runs `kernel` (a lucid._C._<name>_step) as kernel(params, grads, *states,
+    *scalars, *options): `states` are lists of per-element state tensors (empty when an
+    option turns one off), `scalars` lists of per-parameter counters or flags.
+    Parameters the fused loops do not take directly (16-bit floats, non-contiguous
+    memory) run on contiguous float32/float64 copies of themselves, their gradients and
+    their state, written back after the step: one mechanism for every optimizer."""
+    staged = [i for i, p in enumerate(params) if not _direct(p)]
+    if not staged:
+        return kernel(params, grads, *states, *scalars, *options)
+    import lucid
+
+    params, grads, states = list(params), list(grads), [list(s) for s in states]
+    originals = []
+    for i in staged:
+        p = params[i]
+        work = lucid.float32 if p.dtype in (lucid.float16, lucid.bfloat16) else p.dtype
+        originals.append((i, p, [s[i] if s else None for s in states]))
+        params[i] = p.detach().to(work).contiguous().clone()
+        grads[i] = grads[i].to(work).contiguous()
+        for s in states:
+            if s:
+                s[i] = s[i].to(work).contiguous().clone()
+    kernel(params, grads, *states, *scalars, *options)
+    with lucid.no_grad():
+        for i, p, old in originals:
+            p.copy_(params[i])
+            for s, o in zip(states, old):
+                if o is not None:
+                    o.copy_(s[i])
+
+
+def _direct(p):
+    import lucid
+
+    return p.dtype in (lucid.float32, lucid.float64) and p.is_contiguous()

@@ -1,0 +1,55 @@
+"""RMSprop, plain or centered, with momentum (torch.optim.RMSprop)."""
+
+from .. import _C
+from ._checks import check_eps, check_lr, check_no_capturable, check_weight_decay
+from .optimizer import Optimizer, _fused_step, _scalar_state
+from .sgd import _closure_loss
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(Optimizer):
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        check_lr(lr)
+        check_eps(eps)
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        check_weight_decay(weight_decay)
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        check_no_capturable("RMSprop", capturable, differentiable)
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, capturable=capturable, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        import lucid
+
+        for group in self.param_groups:
+            params, grads = self._grads(group)
+            if not params:
+                continue
+            momentum, centered = group["momentum"], group["centered"]
+            square_avgs, grad_avgs, bufs, steps = [], [], [], []
+            for p in params:
+                state = self.state[p]
+                if not state:
+                    state["step"] = _scalar_state(0)
+                    state["square_avg"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
+                    if momentum > 0:
+                        state["momentum_buffer"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
+                    if centered:
+                        state["grad_avg"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
+                square_avgs.append(state["square_avg"])
+                if centered:
+                    grad_avgs.append(state["grad_avg"])
+                if momentum > 0:
+                    bufs.append(state["momentum_buffer"])
+                steps.append(state["step"])
+            _fused_step(_C._rmsprop_step, params, grads, [square_avgs, grad_avgs, bufs], [steps], group["lr"],
+                        group["alpha"], group["eps"], group["weight_decay"], momentum, centered,
+                        group["maximize"])
+        return loss
