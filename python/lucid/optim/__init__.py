@@ -1,6 +1,7 @@
 """lucid.optim: torch.optim's optimizers. Every first-order step is one fused C++ pass
 per parameter (csrc/ops/optim.cpp); LBFGS and SparseAdam use tensor ops."""
 
+from . import lr_scheduler  # noqa: F401
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -16,4 +17,4 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "ASGD", "LBFGS", "NAdam", "Optimizer", "RAdam",
-           "RMSprop", "Rprop", "SGD", "SparseAdam"]
+           "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler"]
