@@ -28,6 +28,7 @@ from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode  # 
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401
+from .serialization import load, load_safetensors, save, save_safetensors  # noqa: F401
 
 cuda = gpu
 _sys.modules[__name__ + ".cuda"] = gpu
