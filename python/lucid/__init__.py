@@ -82,3 +82,7 @@ masked_select = _C.masked_select
 from . import _out  # noqa: E402
 _out.install(globals())
 del _out
+
+# Data loading and datasets (python/lucid/utils/); `lucid.data` is lucid.utils.data.
+from . import utils  # noqa: E402
+from .utils import data  # noqa: E402,F401

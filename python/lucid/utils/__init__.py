@@ -1,0 +1,9 @@
+"""lucid.utils: helpers around the core library (torch.utils's counterpart).
+
+`lucid.utils.data` holds datasets, samplers and the DataLoader (also reachable as
+`lucid.data`); `lucid.utils.datasets` the image datasets read from IDX files (MNIST,
+Fashion-MNIST).
+"""
+
+from . import data  # noqa: F401
+from . import datasets  # noqa: F401
