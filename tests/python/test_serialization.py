@@ -514,7 +514,14 @@ def index_edit(path, value):
     return edit
 
 
-DELETE = object()
+class _Delete:
+    """Marks a key to remove (a fixed repr keeps the test ids equal across xdist workers)."""
+
+    def __repr__(self):
+        return "DELETE"
+
+
+DELETE = _Delete()
 HUGE = 2 ** 40
 
 
