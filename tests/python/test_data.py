@@ -26,7 +26,9 @@ from lucid.utils.data import (BatchSampler, ChainDataset, ConcatDataset, DataLoa
                               TensorDataset, WeightedRandomSampler, default_collate,
                               default_convert, get_worker_info, random_split)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The directory holding the lucid this test imported (the installed package under CI,
+# the source tree in a development run): a subprocess must import the same one.
+LUCID_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(lucid.__file__)))
 
 
 # ---- datasets used by the loader tests (module level: workers may need to pickle them) ----
@@ -556,7 +558,7 @@ def test_importing_data_pulls_in_neither_torch_nor_numpy():
     code = ("import sys, lucid.utils.data as d; "
             "assert 'numpy' not in sys.modules and 'torch' not in sys.modules; "
             "print(d.default_collate([1, 2]).tolist())")
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    env = dict(os.environ, PYTHONPATH=LUCID_PARENT)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0, out.stderr
