@@ -2,8 +2,9 @@
 
 `lucid.utils.data` holds datasets, samplers and the DataLoader (also reachable as
 `lucid.data`); `lucid.utils.datasets` the image datasets read from IDX files (MNIST,
-Fashion-MNIST).
+Fashion-MNIST); `lucid.utils.transforms` torchvision's image transforms for tensors.
 """
 
 from . import data  # noqa: F401
 from . import datasets  # noqa: F401
+from . import transforms  # noqa: F401

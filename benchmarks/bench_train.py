@@ -1,0 +1,64 @@
+"""The main job side by side: one epoch of examples/train_fashion_mnist.py's CNN, data
+pipeline and loop in lucid and in PyTorch, in the same process, same thread count.
+
+The training program writes its loop once for any framework with PyTorch's API, so
+both sides run the same code: the same per-image conversion and random flip in 2
+DataLoader workers, the same model, AdamW with a one-cycle schedule, batch 128.
+
+    .venv/bin/python benchmarks/bench_train.py [--limit N] [--epochs 1]
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import torch
+
+import lucid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+import train_fashion_mnist as program  # noqa: E402
+
+
+def epoch_seconds(m, images, labels, args):
+    """Seconds per training epoch (mean over args.epochs) and the last epoch's loss."""
+    m.manual_seed(0)
+    gen = m.Generator()
+    gen.manual_seed(0)
+    loader = program.make_loader(m, images, labels, True, args, gen)
+    model = program.build_model(m)
+    opt = m.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    sched = m.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, epochs=args.epochs, steps_per_epoch=len(loader))
+    start = time.perf_counter()
+    for _ in range(args.epochs):
+        loss, _ = program.train_epoch(m, model, loader, opt, sched, "cpu")
+    return (time.perf_counter() - start) / args.epochs, loss
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--limit", type=int, default=None, help="first N training images (default: all 60000)")
+    ap.add_argument("--batch-size", type=int, default=128)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    args = ap.parse_args()
+    threads = lucid.get_num_threads()
+    torch.set_num_threads(threads)
+    data = lucid.utils.datasets.FashionMNIST()
+    images, labels = data.data, data.targets
+    if args.limit:
+        images, labels = images[:args.limit], labels[:args.limit]
+    l_time, l_loss = epoch_seconds(lucid, images, labels, args)
+    t_time, t_loss = epoch_seconds(torch, torch.from_numpy(images.numpy()), torch.from_numpy(labels.numpy()), args)
+    n = len(images)
+    print(f"Fashion-MNIST CNN, {n} images per epoch, batch {args.batch_size}, {args.workers} workers, "
+          f"{threads} threads")
+    print(f"lucid: {l_time:6.1f} s per epoch ({n / l_time:5.0f} samples/s), last loss {l_loss:.4f}")
+    print(f"torch: {t_time:6.1f} s per epoch ({n / t_time:5.0f} samples/s), last loss {t_loss:.4f}")
+    print(f"lucid/torch time per epoch: {l_time / t_time:.2f}")
+
+
+if __name__ == "__main__":
+    main()
