@@ -106,6 +106,9 @@ void keep_valid(const float* wide, const float* bias, float* out, int64_t channe
 // Below this many multiply-adds a (sample, group) product runs on one thread, the
 // pairs split among threads (as conv_kernels.cpp's kSmallProduct).
 constexpr int64_t kSmallProduct = int64_t(1) << 17;
+// Below this many multiply-adds a weight gradient's per-sample product runs on one
+// thread when there are samples for every thread (conv_direct_weight_grad).
+constexpr int64_t kThreadedProduct = int64_t(32) << 20;
 // Scratch for the padded images and outputs of samples processed together (floats).
 constexpr int64_t kBatchFloats = int64_t(8) << 20;
 
@@ -206,11 +209,17 @@ void conv_direct_weight_grad(const float* big, const float* small, float* gw, in
                     b == b0 ? 0.0f : 1.0f, gw_t, csg);
     }
   };
-  // Small products run whole on one thread each: (group, chunk of the batch) items,
-  // each summing its chunk into its own partial, the chunks added in batch order.
-  // Large ones run one after another, each threaded inside.
+  // Products up to kThreadedProduct run whole on one thread each: (group, chunk of the
+  // batch) items, each summing its chunk into its own partial, the chunks added in
+  // batch order. Larger ones run one after another, each threaded inside. (A 32->64
+  // channel 14x14 layer, 4M multiply-adds a sample, spent more time dispatching 128
+  // threaded products than computing them; a 64->64 56x56 one, 120M, is faster
+  // threaded inside.)
   const int64_t threads = get_num_threads();
-  const int64_t chunks = rows * csg * wide.n <= kSmallProduct ? std::clamp<int64_t>(n, 1, threads) : 1;
+  const int64_t macs = rows * csg * wide.n;
+  const int64_t chunks = macs <= kSmallProduct || (macs <= kThreadedProduct && n >= threads)
+                             ? std::clamp<int64_t>(n, 1, threads)
+                             : 1;
   std::vector<float> partial(size_t(G * chunks * per));
   for_each_item<float>(G * chunks, chunks > 1 || G >= threads, padded + csg * wide.n, [&](int64_t item, float* scratch) {
     const int64_t gi = item / chunks, c = item % chunks;
