@@ -96,7 +96,7 @@ class MNIST(Dataset):
                 return path
         extra = " (lucid does not download datasets)" if download else ""
         raise FileNotFoundError(f"{type(self).__name__}: {os.path.join(self.root, name)}[.gz] not found{extra}: "
-                                f"{self.package_hint}, or pass root= the directory that holds it")
+                                f"{self.package_hint}, or point root= (the examples' --data) at the directory that holds it")
 
     def __len__(self):
         return len(self.data)
