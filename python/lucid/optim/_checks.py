@@ -22,12 +22,10 @@ def check_betas(betas):
             raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
 
 
-def check_no_capturable(name, capturable=False, differentiable=False, fused=None):
-    """CUDA-graph capture, differentiating through the step and torch's fused kernels
-    have no meaning in lucid; every step here is already a fused C++ pass."""
+def check_no_capturable(name, capturable=False, differentiable=False):
+    """CUDA-graph capture and differentiating through the step have no meaning in lucid.
+    (`foreach` and `fused` are accepted and ignored: every lucid step is one fused pass.)"""
     if capturable:
         raise ValueError(f"{name}: capturable=True is not supported by lucid (no CUDA graph capture)")
     if differentiable:
         raise ValueError(f"{name}: differentiable=True is not supported by lucid")
-    if fused:
-        pass  # lucid's step is always fused: accepted for compatibility

@@ -2,8 +2,7 @@
 
 from .. import _C
 from ._checks import check_eps, check_lr, check_no_capturable, check_weight_decay
-from .optimizer import Optimizer, _fused_step, _scalar_state
-from .sgd import _closure_loss
+from .optimizer import Optimizer, _fused_step, _scalar_state, _zeros
 
 __all__ = ["Adadelta"]
 
@@ -22,23 +21,13 @@ class Adadelta(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        loss = _closure_loss(closure)
-        import lucid
+        return self._step_groups(closure, self._step_group)
 
-        for group in self.param_groups:
-            params, grads = self._grads(group)
-            if not params:
-                continue
-            square_avgs, acc_deltas, steps = [], [], []
-            for p in params:
-                state = self.state[p]
-                if not state:
-                    state["step"] = _scalar_state(0)
-                    state["square_avg"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                    state["acc_delta"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                square_avgs.append(state["square_avg"])
-                acc_deltas.append(state["acc_delta"])
-                steps.append(state["step"])
-            _fused_step(_C._adadelta_step, params, grads, [square_avgs, acc_deltas], [steps], group["lr"],
-                        group["rho"], group["eps"], group["weight_decay"], group["maximize"])
-        return loss
+    def _step_group(self, group, params, grads):
+        def init(p, state):
+            state["step"] = _scalar_state(0)
+            state["square_avg"], state["acc_delta"] = _zeros(p), _zeros(p)
+
+        square_avgs, acc_deltas, steps = self._states(params, init, "square_avg", "acc_delta", "step")
+        _fused_step(_C._adadelta_step, params, grads, [square_avgs, acc_deltas], [steps], group["lr"], group["rho"],
+                    group["eps"], group["weight_decay"], group["maximize"])

@@ -3,7 +3,6 @@
 from .. import _C
 from ._checks import check_eps, check_lr, check_no_capturable, check_weight_decay
 from .optimizer import Optimizer, _fused_step, _scalar_state
-from .sgd import _closure_loss
 
 __all__ = ["Adagrad"]
 
@@ -18,7 +17,7 @@ class Adagrad(Optimizer):
         if not 0.0 <= initial_accumulator_value:
             raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
         check_eps(eps)
-        check_no_capturable("Adagrad", differentiable=differentiable, fused=fused)
+        check_no_capturable("Adagrad", differentiable=differentiable)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)
@@ -33,13 +32,9 @@ class Adagrad(Optimizer):
                                           device=p.device)
 
     def step(self, closure=None):
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params, grads = self._grads(group)
-            if not params:
-                continue
-            sums = [self.state[p]["sum"] for p in params]
-            steps = [self.state[p]["step"] for p in params]
-            _fused_step(_C._adagrad_step, params, grads, [sums], [steps], group["lr"], group["lr_decay"],
-                        group["weight_decay"], group["eps"], group["maximize"])
-        return loss
+        return self._step_groups(closure, self._step_group)
+
+    def _step_group(self, group, params, grads):
+        sums, steps = self._states(params, None, "sum", "step")  # made in __init__
+        _fused_step(_C._adagrad_step, params, grads, [sums], [steps], group["lr"], group["lr_decay"],
+                    group["weight_decay"], group["eps"], group["maximize"])

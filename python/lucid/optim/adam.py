@@ -2,8 +2,7 @@
 
 from .. import _C
 from ._checks import check_betas, check_eps, check_lr, check_no_capturable, check_weight_decay
-from .optimizer import Optimizer, _fused_step, _scalar_state
-from .sgd import _closure_loss
+from .optimizer import Optimizer, _fused_step, _scalar_state, _zeros
 
 __all__ = ["Adam", "AdamW"]
 
@@ -18,7 +17,7 @@ class Adam(Optimizer):
         check_eps(eps)
         check_betas(betas)
         check_weight_decay(weight_decay)
-        check_no_capturable(type(self).__name__, capturable, differentiable, fused)
+        check_no_capturable(type(self).__name__, capturable, differentiable)
         if decoupled_weight_decay is None:
             decoupled_weight_decay = self._decoupled_default
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
@@ -27,34 +26,22 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        loss = _closure_loss(closure)
-        import lucid
+        return self._step_groups(closure, self._step_group)
 
-        for group in self.param_groups:
-            params, grads = self._grads(group)
-            if not params:
-                continue
-            amsgrad = group["amsgrad"]
-            m1, m2, vmax, steps = [], [], [], []
-            for p in params:
-                state = self.state[p]
-                if not state:
-                    state["step"] = _scalar_state(0)
-                    state["exp_avg"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                    state["exp_avg_sq"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                m1.append(state["exp_avg"])
-                m2.append(state["exp_avg_sq"])
-                if amsgrad:
-                    vmax.append(state["max_exp_avg_sq"])
-                steps.append(state["step"])
-            beta1, beta2 = group["betas"]
-            _fused_step(_C._adam_step, params, grads, [m1, m2, vmax], [steps], group["lr"], beta1, beta2,
-                        group["eps"], group["weight_decay"], amsgrad, group["maximize"],
-                        group["decoupled_weight_decay"])
-        return loss
+    def _step_group(self, group, params, grads):
+        amsgrad = group["amsgrad"]
 
+        def init(p, state):
+            state["step"] = _scalar_state(0)
+            state["exp_avg"], state["exp_avg_sq"] = _zeros(p), _zeros(p)
+            if amsgrad:
+                state["max_exp_avg_sq"] = _zeros(p)
+
+        m1, m2, steps = self._states(params, init, "exp_avg", "exp_avg_sq", "step")
+        (vmax,) = self._states(params, init, "max_exp_avg_sq") if amsgrad else ([],)
+        beta1, beta2 = group["betas"]
+        _fused_step(_C._adam_step, params, grads, [m1, m2, vmax], [steps], group["lr"], beta1, beta2, group["eps"],
+                    group["weight_decay"], amsgrad, group["maximize"], group["decoupled_weight_decay"])
 
 class AdamW(Adam):
     """Adam with decoupled weight decay (the parameter shrinks by lr * weight_decay)."""

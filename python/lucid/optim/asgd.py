@@ -2,8 +2,7 @@
 
 from .. import _C
 from ._checks import check_lr, check_no_capturable, check_weight_decay
-from .optimizer import Optimizer, _fused_step, _scalar_state
-from .sgd import _closure_loss
+from .optimizer import Optimizer, _fused_step, _scalar_state, _zeros
 
 __all__ = ["ASGD"]
 
@@ -19,25 +18,13 @@ class ASGD(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        loss = _closure_loss(closure)
-        import lucid
+        return self._step_groups(closure, self._step_group)
 
-        for group in self.param_groups:
-            params, grads = self._grads(group)
-            if not params:
-                continue
-            axs, etas, mus, steps = [], [], [], []
-            for p in params:
-                state = self.state[p]
-                if not state:
-                    state["step"] = _scalar_state(0)
-                    state["eta"] = _scalar_state(group["lr"])
-                    state["mu"] = _scalar_state(1)
-                    state["ax"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                axs.append(state["ax"])
-                etas.append(state["eta"])
-                mus.append(state["mu"])
-                steps.append(state["step"])
-            _fused_step(_C._asgd_step, params, grads, [axs], [etas, mus, steps], group["lr"], group["lambd"],
-                        group["alpha"], group["t0"], group["weight_decay"], group["maximize"])
-        return loss
+    def _step_group(self, group, params, grads):
+        def init(p, state):
+            state["step"], state["eta"], state["mu"] = _scalar_state(0), _scalar_state(group["lr"]), _scalar_state(1)
+            state["ax"] = _zeros(p)
+
+        axs, etas, mus, steps = self._states(params, init, "ax", "eta", "mu", "step")
+        _fused_step(_C._asgd_step, params, grads, [axs], [etas, mus, steps], group["lr"], group["lambd"],
+                    group["alpha"], group["t0"], group["weight_decay"], group["maximize"])

@@ -2,8 +2,7 @@
 
 from .. import _C
 from ._checks import check_betas, check_eps, check_lr, check_no_capturable, check_weight_decay
-from .optimizer import Optimizer, _fused_step, _scalar_state
-from .sgd import _closure_loss
+from .optimizer import Optimizer, _fused_step, _scalar_state, _zeros
 
 __all__ = ["NAdam"]
 
@@ -25,27 +24,15 @@ class NAdam(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        loss = _closure_loss(closure)
-        import lucid
+        return self._step_groups(closure, self._step_group)
 
-        for group in self.param_groups:
-            params, grads = self._grads(group)
-            if not params:
-                continue
-            m1, m2, mu_products, steps = [], [], [], []
-            for p in params:
-                state = self.state[p]
-                if not state:
-                    state["step"] = _scalar_state(0)
-                    state["mu_product"] = _scalar_state(1)
-                    state["exp_avg"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                    state["exp_avg_sq"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                m1.append(state["exp_avg"])
-                m2.append(state["exp_avg_sq"])
-                mu_products.append(state["mu_product"])
-                steps.append(state["step"])
-            beta1, beta2 = group["betas"]
-            _fused_step(_C._nadam_step, params, grads, [m1, m2], [mu_products, steps], group["lr"], beta1, beta2,
-                        group["eps"], group["weight_decay"], group["momentum_decay"],
-                        group["decoupled_weight_decay"], group["maximize"])
-        return loss
+    def _step_group(self, group, params, grads):
+        def init(p, state):
+            state["step"], state["mu_product"] = _scalar_state(0), _scalar_state(1)
+            state["exp_avg"], state["exp_avg_sq"] = _zeros(p), _zeros(p)
+
+        m1, m2, mu_products, steps = self._states(params, init, "exp_avg", "exp_avg_sq", "mu_product", "step")
+        beta1, beta2 = group["betas"]
+        _fused_step(_C._nadam_step, params, grads, [m1, m2], [mu_products, steps], group["lr"], beta1, beta2,
+                    group["eps"], group["weight_decay"], group["momentum_decay"], group["decoupled_weight_decay"],
+                    group["maximize"])

@@ -30,6 +30,13 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
+def _zeros(p):
+    """A state tensor for `p`: zeros of its shape, dtype and device, contiguous."""
+    import lucid
+
+    return lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
+
+
 def _scalar_state(value):
     """A 0-d float32 tensor: torch's layout for `step` and the other scalar state."""
     import lucid
@@ -165,6 +172,30 @@ class Optimizer:
                 params.append(p)
                 grads.append(p.grad)
         return params, grads
+
+    def _step_groups(self, closure, step_group):
+        """torch's step(): the closure's loss (re-evaluated with grad enabled), and
+        step_group(group, params, grads) for each group with gradients."""
+        loss = None
+        if closure is not None:
+            import lucid
+
+            with lucid.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params, grads = self._grads(group)
+            if params:
+                step_group(group, params, grads)
+        return loss
+
+    def _states(self, params, init, *names):
+        """One list per name: that state tensor of each parameter. A parameter's state
+        is made by init(p, state) on its first step."""
+        for p in params:
+            state = self.state[p]
+            if not state:
+                init(p, state)
+        return [[self.state[p][name] for p in params] for name in names]
 
 
 def _state_like(param, name, value):

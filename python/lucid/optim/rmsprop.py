@@ -2,8 +2,7 @@
 
 from .. import _C
 from ._checks import check_eps, check_lr, check_no_capturable, check_weight_decay
-from .optimizer import Optimizer, _fused_step, _scalar_state
-from .sgd import _closure_loss
+from .optimizer import Optimizer, _fused_step, _scalar_state, _zeros
 
 __all__ = ["RMSprop"]
 
@@ -25,31 +24,21 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        loss = _closure_loss(closure)
-        import lucid
+        return self._step_groups(closure, self._step_group)
 
-        for group in self.param_groups:
-            params, grads = self._grads(group)
-            if not params:
-                continue
-            momentum, centered = group["momentum"], group["centered"]
-            square_avgs, grad_avgs, bufs, steps = [], [], [], []
-            for p in params:
-                state = self.state[p]
-                if not state:
-                    state["step"] = _scalar_state(0)
-                    state["square_avg"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                    if momentum > 0:
-                        state["momentum_buffer"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                    if centered:
-                        state["grad_avg"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                square_avgs.append(state["square_avg"])
-                if centered:
-                    grad_avgs.append(state["grad_avg"])
-                if momentum > 0:
-                    bufs.append(state["momentum_buffer"])
-                steps.append(state["step"])
-            _fused_step(_C._rmsprop_step, params, grads, [square_avgs, grad_avgs, bufs], [steps], group["lr"],
-                        group["alpha"], group["eps"], group["weight_decay"], momentum, centered,
-                        group["maximize"])
-        return loss
+    def _step_group(self, group, params, grads):
+        momentum, centered = group["momentum"], group["centered"]
+
+        def init(p, state):
+            state["step"] = _scalar_state(0)
+            state["square_avg"] = _zeros(p)
+            if momentum > 0:
+                state["momentum_buffer"] = _zeros(p)
+            if centered:
+                state["grad_avg"] = _zeros(p)
+
+        square_avgs, steps = self._states(params, init, "square_avg", "step")
+        (grad_avgs,) = self._states(params, init, "grad_avg") if centered else ([],)
+        (bufs,) = self._states(params, init, "momentum_buffer") if momentum > 0 else ([],)
+        _fused_step(_C._rmsprop_step, params, grads, [square_avgs, grad_avgs, bufs], [steps], group["lr"],
+                    group["alpha"], group["eps"], group["weight_decay"], momentum, centered, group["maximize"])

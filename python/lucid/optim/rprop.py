@@ -2,8 +2,7 @@
 
 from .. import _C
 from ._checks import check_lr, check_no_capturable
-from .optimizer import Optimizer, _fused_step, _scalar_state
-from .sgd import _closure_loss
+from .optimizer import Optimizer, _fused_step, _scalar_state, _zeros
 
 __all__ = ["Rprop"]
 
@@ -20,25 +19,18 @@ class Rprop(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        loss = _closure_loss(closure)
+        return self._step_groups(closure, self._step_group)
+
+    def _step_group(self, group, params, grads):
         import lucid
 
-        for group in self.param_groups:
-            params, grads = self._grads(group)
-            if not params:
-                continue
-            prevs, step_sizes, steps = [], [], []
-            for p in params:
-                state = self.state[p]
-                if not state:
-                    state["step"] = _scalar_state(0)
-                    state["prev"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                    state["step_size"] = lucid.full(p.shape, float(group["lr"]), dtype=p.dtype, device=p.device)
-                prevs.append(state["prev"])
-                step_sizes.append(state["step_size"])
-                steps.append(state["step"])
-            eta_minus, eta_plus = group["etas"]
-            step_min, step_max = group["step_sizes"]
-            _fused_step(_C._rprop_step, params, grads, [prevs, step_sizes], [steps], eta_minus, eta_plus, step_min,
-                        step_max, group["maximize"])
-        return loss
+        def init(p, state):
+            state["step"] = _scalar_state(0)
+            state["prev"] = _zeros(p)
+            state["step_size"] = lucid.full(p.shape, float(group["lr"]), dtype=p.dtype, device=p.device)
+
+        prevs, step_sizes, steps = self._states(params, init, "prev", "step_size", "step")
+        eta_minus, eta_plus = group["etas"]
+        step_min, step_max = group["step_sizes"]
+        _fused_step(_C._rprop_step, params, grads, [prevs, step_sizes], [steps], eta_minus, eta_plus, step_min,
+                    step_max, group["maximize"])

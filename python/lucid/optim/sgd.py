@@ -2,7 +2,7 @@
 
 from .. import _C
 from ._checks import check_lr, check_no_capturable, check_weight_decay
-from .optimizer import Optimizer, _fused_step
+from .optimizer import Optimizer, _fused_step, _zeros
 
 __all__ = ["SGD"]
 
@@ -16,39 +16,23 @@ class SGD(Optimizer):
         check_weight_decay(weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        check_no_capturable("SGD", differentiable=differentiable, fused=fused)
+        check_no_capturable("SGD", differentiable=differentiable)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                         nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
                         fused=fused)
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        loss = _closure_loss(closure)
-        import lucid
+        return self._step_groups(closure, self._step_group)
 
-        for group in self.param_groups:
-            params, grads = self._grads(group)
-            if not params:
-                continue
-            bufs, fresh = [], []
-            if group["momentum"] != 0:
-                for p in params:
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
-                    fresh.append(buf is None)
-                    if buf is None:
-                        buf = state["momentum_buffer"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                    bufs.append(buf)
-            _fused_step(_C._sgd_step, params, grads, [bufs], [fresh], group["lr"], group["momentum"],
-                        group["dampening"], group["weight_decay"], group["nesterov"], group["maximize"])
-        return loss
-
-
-def _closure_loss(closure):
-    """closure() re-evaluated with grad enabled, as torch's optimizers do."""
-    if closure is None:
-        return None
-    import lucid
-
-    with lucid.enable_grad():
-        return closure()
+    def _step_group(self, group, params, grads):
+        bufs, fresh = [], []
+        if group["momentum"] != 0:  # a buffer's first step stores the gradient itself
+            for p in params:
+                state = self.state[p]
+                fresh.append(state.get("momentum_buffer") is None)  # (older torch state_dicts hold None)
+                if fresh[-1]:
+                    state["momentum_buffer"] = _zeros(p)
+                bufs.append(state["momentum_buffer"])
+        _fused_step(_C._sgd_step, params, grads, [bufs], [fresh], group["lr"], group["momentum"],
+                    group["dampening"], group["weight_decay"], group["nesterov"], group["maximize"])

@@ -8,8 +8,7 @@ the rows the batch looked up, the rows a sparse gradient would list."""
 import math
 
 from ._checks import check_betas, check_eps, check_lr
-from .optimizer import Optimizer, _scalar_state
-from .sgd import _closure_loss
+from .optimizer import Optimizer, _scalar_state, _zeros
 
 __all__ = ["SparseAdam"]
 
@@ -23,30 +22,27 @@ class SparseAdam(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        loss = _closure_loss(closure)
+        return self._step_groups(closure, self._step_group)
+
+    def _step_group(self, group, params, grads):
         import lucid
 
+        def init(p, state):
+            state["step"] = _scalar_state(0)
+            state["exp_avg"], state["exp_avg_sq"] = _zeros(p), _zeros(p)
+
+        beta1, beta2 = group["betas"]
         with lucid.no_grad():
-            for group in self.param_groups:
-                beta1, beta2 = group["betas"]
-                for p, grad in zip(*self._grads(group)):
-                    if group["maximize"]:
-                        grad = -grad
-                    state = self.state[p]
-                    if not state:
-                        state["step"] = _scalar_state(0)
-                        state["exp_avg"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                        state["exp_avg_sq"] = lucid.zeros(p.shape, dtype=p.dtype, device=p.device)
-                    state["step"] += 1
-                    step = state["step"].item()
-                    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                    present = grad != 0
-                    zero = lucid.zeros((), dtype=p.dtype)
-                    avg_update = lucid.where(present, (grad - exp_avg) * (1 - beta1), zero)
-                    sq_update = lucid.where(present, (grad * grad - exp_avg_sq) * (1 - beta2), zero)
-                    exp_avg.add_(avg_update)
-                    exp_avg_sq.add_(sq_update)
-                    step_size = group["lr"] * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
-                    update = exp_avg / (exp_avg_sq.sqrt() + group["eps"])
-                    p.add_(lucid.where(present, update * -step_size, zero))
-        return loss
+            for p, grad, m1, m2, step in zip(params, grads, *self._states(params, init, "exp_avg", "exp_avg_sq",
+                                                                          "step")):
+                if group["maximize"]:
+                    grad = -grad
+                step += 1
+                t = step.item()
+                present = grad != 0
+                zero = lucid.zeros((), dtype=p.dtype)
+                m1.add_(lucid.where(present, (grad - m1) * (1 - beta1), zero))
+                m2.add_(lucid.where(present, (grad * grad - m2) * (1 - beta2), zero))
+                step_size = group["lr"] * math.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
+                update = m1 / (m2.sqrt() + group["eps"])
+                p.add_(lucid.where(present, update * -step_size, zero))
