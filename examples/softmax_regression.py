@@ -1,4 +1,4 @@
-"""Softmax regression on Fashion-MNIST with lucid's autograd: the README's main job.
+"""Softmax regression on Fashion-MNIST with bare autograd (no nn, no optim).
 
 Reads the gzipped IDX files that Debian's dataset-fashion-mnist package installs
 under /usr/share/datasets/fashion-mnist, trains a linear classifier with minibatch
@@ -6,51 +6,20 @@ SGD (gradients from loss.backward()), and prints the test accuracy.
 """
 
 import argparse
-import gzip
-import os
-import struct
 import sys
 import time
 
 import lucid
+from lucid.utils.datasets import FashionMNIST
 
-DEFAULT_ROOT = "/usr/share/datasets/fashion-mnist"
-FILES = {"train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
-         "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")}
-
-
-def read_idx(path, expected_magic):
-    """One IDX file as (dims, raw bytes); ValueError naming the file when malformed."""
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{path} not found: install Debian's dataset-fashion-mnist package "
-                                "(apt-get install dataset-fashion-mnist) or pass --data DIR")
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    if len(data) < 8:
-        raise ValueError(f"{path}: too short for an IDX header")
-    magic, count = struct.unpack(">II", data[:8])
-    if magic != expected_magic:
-        raise ValueError(f"{path}: IDX magic {magic:#x}, expected {expected_magic:#x}")
-    ndims = magic & 0xFF
-    dims = struct.unpack(">" + "I" * ndims, data[4:4 + 4 * ndims])
-    header = 4 + 4 * ndims
-    size = 1
-    for d in dims:
-        size *= d
-    if len(data) - header != size:
-        raise ValueError(f"{path}: {len(data) - header} bytes of data, the header promises {size}")
-    return dims, data[header:]
+DEFAULT_ROOT = FashionMNIST.default_root
 
 
-def load(root, split):
-    images, labels = (os.path.join(root, name) for name in FILES[split])
-    (n, rows, cols), pixels = read_idx(images, 0x803)
-    (m,), targets = read_idx(labels, 0x801)
-    if n != m:
-        raise ValueError(f"{split}: {n} images but {m} labels")
-    x = lucid.frombuffer(bytearray(pixels), dtype=lucid.uint8).reshape(n, rows * cols).float() / 255.0
-    y = lucid.frombuffer(bytearray(targets), dtype=lucid.uint8).long()
-    return x, y
+def load(root, train):
+    """Images as float [N, 784] in [0, 1] and labels as int64 [N] (the IDX reader of
+    lucid.utils.datasets names the file and the problem when one is missing or malformed)."""
+    data = FashionMNIST(root, train=train)
+    return data.data.reshape(len(data), -1).float() / 255.0, data.targets
 
 
 def cross_entropy(logits, onehot):
@@ -74,8 +43,8 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     lucid.manual_seed(args.seed)
-    x_train, y_train = load(args.data, "train")
-    x_test, y_test = load(args.data, "test")
+    x_train, y_train = load(args.data, train=True)
+    x_test, y_test = load(args.data, train=False)
     if args.limit:
         x_train, y_train = x_train[:args.limit], y_train[:args.limit]
     classes = lucid.arange(10)

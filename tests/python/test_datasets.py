@@ -37,7 +37,7 @@ def test_every_idx_type_reads_back(tmp_path, code, dtype, gz):
     (lambda b: b[:3], "too short for an IDX header"),
     (lambda b: b"\x01" + b[1:], "not an IDX file"),
     (lambda b: b[:2] + b"\x07" + b[3:], "not an IDX file"),
-    (lambda b: b[:6], "the header promises 3 dimensions"),
+    (lambda b: b[:6], "the IDX header promises 3 dimensions"),
     (lambda b: b[:-1], "bytes of data, but shape"),
     (lambda b: b + b"\0", "bytes of data, but shape"),
     (lambda b: b[:4] + struct.pack(">I", 1 << 30) + b[8:], "bytes of data, but shape"),  # lying size: no allocation

@@ -45,7 +45,7 @@ def read_idx(path):
                          f"among {', '.join(f'{c:02x}' for c in _IDX_TYPES)} and the number of dimensions)")
     header = 4 + 4 * ndims
     if ndims == 0 or len(data) < header:
-        raise ValueError(f"{path}: the header promises {ndims} dimensions but the file ends at byte {len(data)}")
+        raise ValueError(f"{path}: the IDX header promises {ndims} dimensions but the file ends at byte {len(data)}")
     dims = struct.unpack(f">{ndims}I", data[4:header])
     dtype, typecode, itemsize = _IDX_TYPES[code]
     count = 1
