@@ -69,8 +69,8 @@ TensorPtr TensorImpl::view_of(const TensorImpl& base, Shape shape, Stride stride
   LUCID_CHECK(offset >= 0 && (extent == 0 || (offset <= storage_bytes && extent <= storage_bytes - offset)),
               RuntimeError,
               "view with sizes ", shape_str(shape), ", byte strides ", shape_str(stride),
-              " and byte offset ", offset, " needs ", offset + extent,
-              " bytes of storage, but the storage holds ", storage_bytes, " bytes");
+              " and byte offset ", offset, " spans ", extent,  // (offset + extent may overflow)
+              " bytes from that offset, but the storage holds ", storage_bytes, " bytes");
   TensorMeta meta{std::move(shape), std::move(stride), base.dtype(), base.device(), offset};
   return std::make_shared<TensorImpl>(base.storage_, std::move(meta));
 }

@@ -1,5 +1,6 @@
 #include "backend/cpu/index_kernels.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "backend/cpu/row_walk.h"
@@ -156,7 +157,7 @@ TensorPtr nonzero(const TensorImpl& t) {
   std::vector<int64_t> coord(nd, 0);
   for (int64_t i = 0; i < n; ++i) {
     if (flags[i]) {
-      std::memcpy(rows, coord.data(), nd * sizeof(int64_t));
+      std::copy(coord.begin(), coord.end(), rows);  // (memcpy from an empty vector's null data is UB)
       rows += nd;
     }
     for (int64_t d = nd - 1; d >= 0; --d) {  // row-major odometer
