@@ -49,20 +49,28 @@ void check(const char* name, const TensorList& params, const TensorList& grads,
   }
 }
 
+// Per-parameter scalar state, kept as torch keeps it (one-element float32 CPU
+// tensors): `what` must pair with the parameters. Their values, to be read and
+// written in place (the tensors are marked as written).
+std::vector<float*> scalar_slots(const char* name, const char* what, const TensorList& list, size_t count) {
+  LUCID_CHECK(list.size() == count, ValueError, name, ": got ", list.size(), " ", what, " values for ", count,
+              " parameters");
+  std::vector<float*> slots(count);
+  for (size_t i = 0; i < count; ++i) {
+    const TensorPtr& s = list[i];
+    LUCID_CHECK(s && s->numel() == 1 && s->dtype() == Dtype::F32 && s->device().is_cpu(), RuntimeError, name,
+                ": the ", what, " of parameter ", i, " must be a one-element float32 CPU tensor");
+    s->bump_version();
+    slots[i] = host_data<float>(s);
+  }
+  return slots;
+}
+
 // The step counter of each parameter, incremented: the t of this step.
 std::vector<double> next_steps(const char* name, const TensorList& steps, size_t count) {
-  LUCID_CHECK(steps.size() == count, ValueError, name, ": got ", steps.size(), " step counters for ", count,
-              " parameters");
   std::vector<double> t(count);
-  for (size_t i = 0; i < count; ++i) {
-    const TensorPtr& s = steps[i];
-    LUCID_CHECK(s && s->numel() == 1 && s->dtype() == Dtype::F32 && s->device().is_cpu(), RuntimeError, name,
-                ": the step counter of parameter ", i, " must be a one-element float32 CPU tensor");
-    float* v = host_data<float>(s);
-    *v += 1.0f;
-    s->bump_version();
-    t[i] = *v;
-  }
+  std::vector<float*> slots = scalar_slots(name, "step", steps, count);
+  for (size_t i = 0; i < count; ++i) t[i] = *slots[i] += 1.0f;
   return t;
 }
 
@@ -161,20 +169,13 @@ void nadam(const TensorList& params, const TensorList& grads, const TensorList& 
            const TensorList& exp_avg_sqs, const TensorList& mu_products, const TensorList& steps,
            const NadamOptions& o) {
   check("NAdam", params, grads, {{"exp_avg", &exp_avgs}, {"exp_avg_sq", &exp_avg_sqs}});
-  LUCID_CHECK(mu_products.size() == params.size(), ValueError, "NAdam: got ", mu_products.size(),
-              " mu_product values for ", params.size(), " parameters");
+  std::vector<float*> products = scalar_slots("NAdam", "mu_product", mu_products, params.size());
   const std::vector<double> t = next_steps("NAdam", steps, params.size());
   std::vector<k::NadamArgs> args(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
-    const TensorPtr& mp = mu_products[i];
-    LUCID_CHECK(mp && mp->numel() == 1 && mp->dtype() == Dtype::F32 && mp->device().is_cpu(), RuntimeError,
-                "NAdam: the mu_product of parameter ", i, " must be a one-element float32 CPU tensor");
     const double mu = o.beta1 * (1 - 0.5 * std::pow(0.96, t[i] * o.momentum_decay));
     const double mu_next = o.beta1 * (1 - 0.5 * std::pow(0.96, (t[i] + 1) * o.momentum_decay));
-    float* prod = host_data<float>(mp);
-    *prod = *prod * float(mu);  // a float32 running product, as torch keeps it
-    mp->bump_version();
-    const double mu_product = *prod;
+    const double mu_product = *products[i] *= float(mu);  // a float32 running product, as torch keeps it
     args[i] = {o.beta1,
                o.beta2,
                o.eps,
@@ -284,23 +285,15 @@ void rprop(const TensorList& params, const TensorList& grads, const TensorList& 
 void asgd(const TensorList& params, const TensorList& grads, const TensorList& axs, const TensorList& etas,
           const TensorList& mus, const TensorList& steps, const AsgdOptions& o) {
   check("ASGD", params, grads, {{"ax", &axs}});
-  LUCID_CHECK(etas.size() == params.size() && mus.size() == params.size(), ValueError,
-              "ASGD: got eta and mu values for ", etas.size(), " and ", mus.size(), " of ", params.size(),
-              " parameters");
+  std::vector<float*> eta = scalar_slots("ASGD", "eta", etas, params.size());
+  std::vector<float*> mu = scalar_slots("ASGD", "mu", mus, params.size());
   const std::vector<double> t = next_steps("ASGD", steps, params.size());
   std::vector<k::AsgdArgs> args(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
-    for (const TensorPtr& s : {etas[i], mus[i]})
-      LUCID_CHECK(s && s->numel() == 1 && s->dtype() == Dtype::F32 && s->device().is_cpu(), RuntimeError,
-                  "ASGD: eta and mu of parameter ", i, " must be one-element float32 CPU tensors");
-    float* eta = host_data<float>(etas[i]);
-    float* mu = host_data<float>(mus[i]);
-    args[i] = {*eta, *mu, o.lambd, o.weight_decay, o.maximize};
+    args[i] = {*eta[i], *mu[i], o.lambd, o.weight_decay, o.maximize};
     // The next step's rates (torch's schedule), stored as float32 like torch's state.
-    *eta = float(o.lr / std::pow(1 + o.lambd * o.lr * t[i], o.alpha));
-    *mu = float(1 / std::max(1.0, t[i] - o.t0));
-    etas[i]->bump_version();
-    mus[i]->bump_version();
+    *eta[i] = float(o.lr / std::pow(1 + o.lambd * o.lr * t[i], o.alpha));
+    *mu[i] = float(1 / std::max(1.0, t[i] - o.t0));
   }
   run(params, {&axs}, [&](size_t i, int64_t b, int64_t e) {
     with_type(params[i], [&](auto z) {
