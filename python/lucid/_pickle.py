@@ -6,21 +6,17 @@ memory; its graph history, like PyTorch's, does not travel."""
 from . import _dtype as D
 
 
-def _dtype_name(dtype):
-    return str(dtype).rsplit(".", 1)[-1]
-
-
 def reduce_tensor(t):
     """(callable, args) for Tensor.__reduce_ex__."""
-    return _rebuild_tensor, (bytes(t.detach().to_bytes()), _dtype_name(t.dtype), tuple(t.shape), str(t.device),
+    return _rebuild_tensor, (bytes(t.detach().to_bytes()), t.dtype._name, tuple(t.shape), str(t.device),
                              bool(t.requires_grad), bool(getattr(t, "_is_param", False)))
 
 
 def _rebuild_tensor(data, dtype, shape, device, requires_grad, is_param):
     import lucid
 
-    dt = getattr(lucid, dtype, None)
-    if not isinstance(dt, D.dtype):
+    dt = D._BY_NAME.get(dtype) if isinstance(dtype, str) else None
+    if dt is None:
         raise ValueError(f"cannot rebuild a tensor of unknown dtype {dtype!r}")
     numel = 1
     for s in shape:
