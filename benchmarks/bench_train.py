@@ -1,5 +1,6 @@
 """The main job side by side: one epoch of examples/train_fashion_mnist.py's CNN, data
-pipeline and loop in lucid and in PyTorch, in the same process, same thread count.
+pipeline and loop in lucid and in PyTorch, in the same process, same thread count, and
+the share of the epoch the loop spent waiting for its DataLoader's workers.
 
 The training program writes its loop once for any framework with PyTorch's API, so
 both sides run the same code: the same per-image conversion and random flip in 2
@@ -21,19 +22,43 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import train_fashion_mnist as program  # noqa: E402
 
 
+class Waited:
+    """The loader, counting the seconds the loop spends waiting for its next batch."""
+
+    def __init__(self, loader):
+        self.loader, self.seconds = loader, 0.0
+
+    def __len__(self):
+        return len(self.loader)
+
+    def __iter__(self):
+        it = iter(self.loader)
+        while True:
+            t0 = time.perf_counter()
+            try:
+                batch = next(it)
+            except StopIteration:
+                return
+            finally:
+                self.seconds += time.perf_counter() - t0
+            yield batch
+
+
 def epoch_seconds(m, images, labels, args):
-    """Seconds per training epoch (mean over args.epochs) and the last epoch's loss."""
+    """Seconds per training epoch (mean over args.epochs), the share of them spent
+    waiting for data, and the last epoch's loss."""
     m.manual_seed(0)
     gen = m.Generator()
     gen.manual_seed(0)
-    loader = program.make_loader(m, images, labels, True, args, gen)
+    loader = Waited(program.make_loader(m, images, labels, True, args, gen))
     model = program.build_model(m)
     opt = m.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     sched = m.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, epochs=args.epochs, steps_per_epoch=len(loader))
     start = time.perf_counter()
     for _ in range(args.epochs):
         loss, _ = program.train_epoch(m, model, loader, opt, sched, "cpu")
-    return (time.perf_counter() - start) / args.epochs, loss
+    total = time.perf_counter() - start
+    return total / args.epochs, loader.seconds / total, loss
 
 
 def main():
@@ -50,13 +75,15 @@ def main():
     images, labels = data.data, data.targets
     if args.limit:
         images, labels = images[:args.limit], labels[:args.limit]
-    l_time, l_loss = epoch_seconds(lucid, images, labels, args)
-    t_time, t_loss = epoch_seconds(torch, torch.from_numpy(images.numpy()), torch.from_numpy(labels.numpy()), args)
+    l_time, l_idle, l_loss = epoch_seconds(lucid, images, labels, args)
+    t_time, t_idle, t_loss = epoch_seconds(torch, torch.from_numpy(images.numpy()),
+                                           torch.from_numpy(labels.numpy()), args)
     n = len(images)
     print(f"Fashion-MNIST CNN, {n} images per epoch, batch {args.batch_size}, {args.workers} workers, "
           f"{threads} threads")
-    print(f"lucid: {l_time:6.1f} s per epoch ({n / l_time:5.0f} samples/s), last loss {l_loss:.4f}")
-    print(f"torch: {t_time:6.1f} s per epoch ({n / t_time:5.0f} samples/s), last loss {t_loss:.4f}")
+    for name, sec, idle, loss in (("lucid", l_time, l_idle, l_loss), ("torch", t_time, t_idle, t_loss)):
+        print(f"{name}: {sec:6.1f} s per epoch ({n / sec:5.0f} samples/s), waiting for data {100 * idle:4.1f}% "
+              f"of it, last loss {loss:.4f}")
     print(f"lucid/torch time per epoch: {l_time / t_time:.2f}")
 
 
