@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "autograd/anomaly.h"
 #include "autograd/record.h"
 #include "core/error.h"
 #include "ops/copy_ops.h"
@@ -124,6 +125,16 @@ struct SlotHash {
   size_t operator()(const SlotKey& k) const { return std::hash<const void*>()(k.node) * 31 + k.slot; }
 };
 
+// The node's gradients, after its post-hooks (which may replace them).
+std::vector<TensorPtr> call_node(Node& node, const std::vector<TensorPtr>& grads) {
+  std::vector<TensorPtr> results = node.apply(grads);
+  for (auto& [id, hook] : node.post_hooks) {
+    std::vector<TensorPtr> replaced = hook(results, grads);
+    if (!replaced.empty()) results = std::move(replaced);
+  }
+  return results;
+}
+
 }  // namespace
 
 std::vector<TensorPtr> run_backward(const std::vector<TensorPtr>& outputs, std::vector<TensorPtr> grad_outputs,
@@ -217,12 +228,18 @@ std::vector<TensorPtr> run_backward(const std::vector<TensorPtr>& outputs, std::
       }
       for (size_t slot = 0; slot < grads.size(); ++slot)
         if (!grads[slot]) grads[slot] = zeros_like_spec(node->outputs[slot]);
-      results = node->apply(grads);
-      if (!node->post_hooks.empty()) {
-        for (auto& [id, hook] : node->post_hooks) {
-          std::vector<TensorPtr> replaced = hook(results, grads);
-          if (!replaced.empty()) results = std::move(replaced);
+      if (autograd::anomaly_enabled()) {
+        // Anomaly mode: a node that fails (or, with check_nan, returns NaN) has the
+        // forward call that made it reported before the error propagates.
+        try {
+          results = call_node(*node, grads);
+          if (autograd::anomaly_check_nan()) autograd::check_no_nan(node->name(), results);
+        } catch (...) {
+          autograd::report_anomaly(node->name(), node->forward_stack.get());
+          throw;
         }
+      } else {
+        results = call_node(*node, grads);
       }
       grads.clear();  // AccumulateGrad may take the bytes of a gradient nobody else holds
       if (!options.keep_graph) node->release_saved();

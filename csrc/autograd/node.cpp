@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "autograd/anomaly.h"
 #include "autograd/grad_mode.h"
 #include "core/error.h"
 #include "ops/copy_ops.h"
@@ -23,7 +24,9 @@ std::string tensor_description(const TensorImpl& t) {
 
 }  // namespace
 
-Node::Node() : sequence_nr(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+Node::Node()
+    : sequence_nr(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)),
+      forward_stack(autograd::capture_forward_stack()) {}
 
 // Note [Deep graphs]
 // Freeing a node frees the nodes only it kept alive, through its edges and through

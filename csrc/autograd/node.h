@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/tensor_impl.h"
@@ -80,6 +81,9 @@ struct Node : std::enable_shared_from_this<Node> {
   bool released = false;
   bool is_view = false;  // the node of a view op: its output aliases its input
   uint64_t sequence_nr;  // creation order: the engine runs later nodes first
+  // The stack of the forward call that made this node, recorded in anomaly mode
+  // only (autograd/anomaly.h).
+  std::unique_ptr<std::string> forward_stack;
 
   // Hooks on the gradient of forward output `slot` (Tensor.register_hook), then
   // retain_grad targets, which see the gradient after every hook. Hooks carry an

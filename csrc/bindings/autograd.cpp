@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "autograd/anomaly.h"
 #include "autograd/engine.h"
 #include "autograd/record.h"
 #include "bindings/common.h"
@@ -42,6 +43,27 @@ TensorHook python_tensor_hook(nb::object fn) {
                 shape_str(t->shape()), ", expected ", shape_str(grad->shape()));
     return t;
   };
+}
+
+// Anomaly mode's Python side: the forward stack a node records, and the warning
+// that shows it when the node's backward fails (PyTorch's wording).
+std::string python_stack() {
+  nb::gil_scoped_acquire gil;
+  try {
+    std::string out;
+    for (nb::handle line : nb::module_::import_("traceback").attr("format_stack")()) out += nb::cast<std::string>(line);
+    return out;
+  } catch (nb::python_error& e) {
+    e.discard_as_unraisable("lucid: recording the forward stack for anomaly mode");
+    return {};
+  }
+}
+
+void warn_forward_stack(const std::string& node_name, const std::string& stack) {
+  nb::gil_scoped_acquire gil;
+  const std::string msg =
+      str_cat("Error detected in ", node_name, ". Traceback of forward call that caused the error:\n", stack);
+  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) PyErr_Clear();  // warnings as errors: the error wins
 }
 
 // The node of a lucid.autograd.Function: apply calls the Python `backward_fn(node,
@@ -214,6 +236,10 @@ void init_autograd(nb::module_& m, TensorClass& cls) {
   });
   m.def("is_grad_enabled", &autograd::grad_enabled);
   m.def("_set_grad_enabled", &autograd::set_grad_enabled);
+  m.def("is_anomaly_enabled", &autograd::anomaly_enabled);
+  m.def("is_anomaly_check_nan_enabled", &autograd::anomaly_check_nan);
+  m.def("_set_anomaly_enabled", &autograd::set_anomaly, nb::arg("enabled"), nb::arg("check_nan") = true);
+  autograd::set_anomaly_hooks({python_stack, warn_forward_stack});
   m.def("is_inference_mode_enabled", &autograd::inference_mode_enabled);
   m.def("_set_inference_mode", &autograd::set_inference_mode);
 

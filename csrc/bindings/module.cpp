@@ -2,6 +2,7 @@
 // exceptions and pulls in each binding area.
 #include "bindings/common.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #ifdef LUCID_WITH_CUDA
 #include "backend/cuda/register.h"
 #endif
@@ -30,6 +31,11 @@ NB_MODULE(_C, m) {
 #else
   m.attr("_built_with_cuda") = false;
 #endif
+  // Parallel regions (the long kernels) run without the GIL, so the caller's other
+  // Python threads run meanwhile; a thread that does not hold it (a pool worker, a
+  // region inside an optimizer step that released it) has nothing to release.
+  lucid::cpu::set_blocking_hooks({[]() -> void* { return PyGILState_Check() ? PyEval_SaveThread() : nullptr; },
+                                  [](void* state) { PyEval_RestoreThread(static_cast<PyThreadState*>(state)); }});
   auto tensor_class = lucid::bindings::init_tensor(m);
   lucid::bindings::init_ops(m, tensor_class);
   lucid::bindings::init_elementwise_extra(m, tensor_class);

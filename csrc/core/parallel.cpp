@@ -193,11 +193,30 @@ class Pool {
   std::unique_ptr<Slot[]> slots_;
 };
 
+BlockingHooks g_blocking;
+
+// The GIL (through the hooks), released for a scope.
+class LetOthersRun {
+ public:
+  LetOthersRun() : state_(g_blocking.release ? g_blocking.release() : nullptr) {}
+  ~LetOthersRun() {
+    if (state_) g_blocking.reacquire(state_);
+  }
+  LetOthersRun(const LetOthersRun&) = delete;
+  LetOthersRun& operator=(const LetOthersRun&) = delete;
+
+ private:
+  void* state_;
+};
+
 }  // namespace
+
+void set_blocking_hooks(BlockingHooks hooks) { g_blocking = hooks; }
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
-  if (n < 2 * grain) return fn(0, n);
+  if (n < 2 * grain || t_in_parallel) return fn(0, n);
+  LetOthersRun unlocked;
   Pool::get().run(n, grain, fn);
 }
 

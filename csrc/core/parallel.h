@@ -12,8 +12,20 @@ namespace lucid::cpu {
 // each piece at least `grain` long (except the last). Runs fn(0, n) on the calling
 // thread when one thread is configured, when n < 2 * grain, or when called from
 // inside another parallel_for. Rethrows the first exception a piece threw, after
-// every piece has finished.
+// every piece has finished. A region of at least 2 * grain (one worth threads) runs
+// with the BlockingHooks' lock released, whatever the thread count, so that a long
+// kernel never holds up the caller's other Python threads.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+// A parallel region may let the caller's other threads run meanwhile: the Python
+// bindings install hooks that release the GIL for the region's duration and take
+// it back after (the core has no Python). release returns what reacquire needs, or
+// nullptr when there was nothing to release (the thread did not hold the GIL).
+struct BlockingHooks {
+  void* (*release)() = nullptr;
+  void (*reacquire)(void*) = nullptr;
+};
+void set_blocking_hooks(BlockingHooks hooks);
 
 // Whether the calling thread is running a piece of a parallel_for (a nested
 // parallel_for would run inline).

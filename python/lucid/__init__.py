@@ -26,6 +26,9 @@ from ._shape import *  # noqa: F401,F403
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
+from .autograd.anomaly_mode import (  # noqa: F401
+    is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled,
+)
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401
 from .serialization import load, load_safetensors, save, save_safetensors  # noqa: F401

@@ -12,10 +12,12 @@ from .grad_mode import (  # noqa: F401
 )
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from . import functional, graph  # noqa: F401
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "no_grad", "enable_grad", "set_grad_enabled",
-           "inference_mode", "gradcheck", "gradgradcheck", "functional", "graph", "once_differentiable"]
+           "inference_mode", "gradcheck", "gradgradcheck", "functional", "graph", "once_differentiable",
+           "detect_anomaly", "set_detect_anomaly"]
 
 
 def _as_tuple(x, what):
