@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 
 #include "autograd/anomaly.h"
 #include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
 
@@ -147,6 +149,16 @@ std::vector<TensorPtr> AccumulateGrad::apply(const std::vector<TensorPtr>& grads
 }
 
 void accumulate_grad(TensorImpl& t, const TensorPtr& grad) {
+  // Backward may run in several threads at once (each its own graph over shared
+  // parameters), and the add below runs without the GIL: one accumulation at a
+  // time. The lock is waited for with the GIL released, since its holder may need
+  // the GIL back to finish.
+  static std::mutex accumulating;
+  std::unique_lock<std::mutex> one_at_a_time(accumulating, std::defer_lock);
+  {
+    cpu::LetOthersRun unlocked;
+    one_at_a_time.lock();
+  }
   TensorPtr old = t.grad_to_tensor();
   if (autograd::grad_enabled()) {  // create_graph: the gradient keeps its history
     TensorPtr sum = old ? ops::binary(ops::BinaryOp::Add, {old, {}}, {grad, {}})

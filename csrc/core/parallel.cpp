@@ -195,21 +195,13 @@ class Pool {
 
 BlockingHooks g_blocking;
 
-// The GIL (through the hooks), released for a scope.
-class LetOthersRun {
- public:
-  LetOthersRun() : state_(g_blocking.release ? g_blocking.release() : nullptr) {}
-  ~LetOthersRun() {
-    if (state_) g_blocking.reacquire(state_);
-  }
-  LetOthersRun(const LetOthersRun&) = delete;
-  LetOthersRun& operator=(const LetOthersRun&) = delete;
-
- private:
-  void* state_;
-};
-
 }  // namespace
+
+LetOthersRun::LetOthersRun(bool when) : state_(when && g_blocking.release ? g_blocking.release() : nullptr) {}
+
+LetOthersRun::~LetOthersRun() {
+  if (state_) g_blocking.reacquire(state_);
+}
 
 void set_blocking_hooks(BlockingHooks hooks) { g_blocking = hooks; }
 

@@ -27,6 +27,20 @@ struct BlockingHooks {
 };
 void set_blocking_hooks(BlockingHooks hooks);
 
+// The BlockingHooks' lock (the GIL) released for a scope, when `when` holds: for
+// long work that runs on the calling thread alone (one configured thread, or a
+// product too small to split), which parallel_for does not see.
+class LetOthersRun {
+ public:
+  explicit LetOthersRun(bool when = true);
+  ~LetOthersRun();
+  LetOthersRun(const LetOthersRun&) = delete;
+  LetOthersRun& operator=(const LetOthersRun&) = delete;
+
+ private:
+  void* state_ = nullptr;
+};
+
 // Whether the calling thread is running a piece of a parallel_for (a nested
 // parallel_for would run inline).
 bool in_parallel();

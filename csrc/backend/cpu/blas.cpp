@@ -111,6 +111,7 @@ template <typename Fn>
 void split_output(int64_t m, int64_t n, int64_t k, Fn&& part) {
   const double macs = double(m) * double(n) * double(std::max<int64_t>(k, 1));
   int64_t parts = in_parallel() ? 1 : std::min<int64_t>(pool_threads(), int64_t(macs / kMinMacsPerPart));
+  LetOthersRun unlocked(macs >= 2 * kMinMacsPerPart);  // a long product, even on one thread
   const bool rows = m >= n;
   parts = std::min(parts, rows ? m : n);
   if (parts <= 1) return part(int64_t(0), m, int64_t(0), n);
@@ -168,16 +169,19 @@ std::optional<BlasLayout> blas_layout(int64_t rows, int64_t cols, int64_t rs, in
 
 void blas_call(bool ta, bool tb, int m, int n, int k, float alpha, const float* A, int lda, const float* B,
                int ldb, float beta, float* C, int ldc) {
+  LetOthersRun unlocked(double(m) * n * k >= 2 * kMinMacsPerPart);
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, A,
               lda, B, ldb, beta, C, ldc);
 }
 void blas_call(bool ta, bool tb, int m, int n, int k, double alpha, const double* A, int lda, const double* B,
                int ldb, double beta, double* C, int ldc) {
+  LetOthersRun unlocked(double(m) * n * k >= 2 * kMinMacsPerPart);
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, A,
               lda, B, ldb, beta, C, ldc);
 }
 void blas_call(bool ta, bool tb, int m, int n, int k, complex64 alpha, const complex64* A, int lda,
                const complex64* B, int ldb, complex64 beta, complex64* C, int ldc) {
+  LetOthersRun unlocked(double(m) * n * k >= 2 * kMinMacsPerPart);
   cblas_cgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, &alpha, A,
               lda, B, ldb, &beta, C, ldc);
 }

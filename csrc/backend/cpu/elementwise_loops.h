@@ -100,10 +100,14 @@ inline int64_t unary_grain(ops::UnaryOp op) {
 }
 
 // Runs fn(begin, end) over [0, n): inline below 2 * grain (no std::function, no
-// synchronisation), else split over the pool.
+// synchronisation), else split over the pool (on one thread, inline without the GIL).
 template <typename Fn>
 inline void maybe_parallel(int64_t n, int64_t grain, const Fn& fn) {
-  if (n < 2 * grain || pool_threads() < 2) return fn(int64_t(0), n);
+  if (n < 2 * grain) return fn(int64_t(0), n);
+  if (pool_threads() < 2) {
+    LetOthersRun unlocked;
+    return fn(int64_t(0), n);
+  }
   parallel_for(n, grain, fn);
 }
 

@@ -515,6 +515,7 @@ void drive(const Micro& u, int64_t m, int64_t n, int64_t k, float alpha, MatrixR
   const double macs = double(m) * double(n) * double(k) * double(batch.count);
   const int64_t threads =
       in_parallel() ? 1 : std::min<int64_t>(pool_threads(), int64_t(std::max(1.0, macs / kMinMacsPerThread)));
+  LetOthersRun unlocked(macs >= 2 * kMinMacsPerThread);  // a long product, even on one thread
   // Products split the threads among them; with more products than threads, each
   // thread runs whole products.
   const int64_t item_threads = std::max<int64_t>(1, threads / batch.count);
