@@ -1,6 +1,8 @@
 // Python data <-> tensors without importing NumPy: nested sequences and scalars
 // (with PyTorch's dtype inference and checked conversions), NumPy arrays and other
 // buffer-protocol objects (read through the buffer protocol), and tolist().
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -94,6 +96,13 @@ struct Inferred {
   bool any_scalar = false;
 };
 
+// Item i of a sequence; its __getitem__ may raise (the error propagates).
+nb::object sequence_item(const nb::object& seq, Py_ssize_t i) {
+  PyObject* item = PySequence_GetItem(seq.ptr(), i);
+  if (!item) throw nb::python_error();
+  return nb::steal(item);
+}
+
 void infer(nb::handle h, size_t depth, Dtype default_float, Inferred& out) {
   nb::object o = unwrap_tensor(h);
   if (is_sequence(o)) {
@@ -107,6 +116,13 @@ void infer(nb::handle h, size_t depth, Dtype default_float, Inferred& out) {
       LUCID_CHECK(!out.any_scalar || depth == 0, TypeError, "expected a number at dim ", depth,
                   " but found a sequence (nested sequences must be rectangular)");
       out.shape.push_back(n);
+      // Before walking them: more elements than the machine has bytes cannot be held
+      // (a range(2**62) raises here instead of iterating for years).
+      static const double kHostBytes = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+      double elements = 1;
+      for (int64_t e : out.shape) elements *= double(e);
+      LUCID_CHECK(elements <= kHostBytes, RuntimeError, "out of host memory: data of shape ",
+                  shape_str(out.shape), " needs at least ", elements, " bytes; this machine has ", kHostBytes);
     } else {
       LUCID_CHECK(depth < out.shape.size(), TypeError, "expected a number at dim ", depth,
                   " but found a sequence (nested sequences must be rectangular)");
@@ -114,7 +130,7 @@ void infer(nb::handle h, size_t depth, Dtype default_float, Inferred& out) {
                   " at dim ", depth, " (got ", n, ")");
     }
     for (Py_ssize_t i = 0; i < n; ++i)
-      infer(nb::steal(PySequence_GetItem(o.ptr(), i)), depth + 1, default_float, out);
+      infer(sequence_item(o, i), depth + 1, default_float, out);
     return;
   }
 scalar:
@@ -171,7 +187,7 @@ void fill(nb::handle h, T*& out, Dtype target, Dtype default_float) {
     Py_ssize_t n = PySequence_Size(o.ptr());
     if (n >= 0) {
       for (Py_ssize_t i = 0; i < n; ++i)
-        fill(nb::steal(PySequence_GetItem(o.ptr(), i)), out, target, default_float);
+        fill(sequence_item(o, i), out, target, default_float);
       return;
     }
     PyErr_Clear();  // a 0-d NumPy array: a scalar
@@ -265,7 +281,7 @@ TensorPtr frombuffer(nb::handle obj, Dtype dtype, int64_t count, int64_t offset)
   }
   LUCID_CHECK(count > 0 || len - offset > 0, ValueError, "both buffer length (", len, ") and count (",
               count, ") must not be 0");
-  LUCID_CHECK(offset + count * item <= len, ValueError, "requested buffer length (", count, " * ", item,
+  LUCID_CHECK(count <= (len - offset) / item, ValueError, "requested buffer length (", count, " * ", item,
               " bytes) after offset (", offset, " bytes) must not be greater than actual buffer length (",
               len, " bytes)");
   auto* base = static_cast<std::byte*>(buf->view.buf) + offset;

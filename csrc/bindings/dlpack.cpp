@@ -127,7 +127,8 @@ TensorPtr import_managed(Managed* mt) {
     for (size_t d = 0; d < stride.size(); ++d) {
       LUCID_CHECK(stride[d] >= 0 || shape[d] <= 1, ValueError,
                   "from_dlpack: negative strides are not supported (got stride ", stride[d], " in dim ", d, ")");
-      stride[d] = std::max<int64_t>(stride[d], 0) * item;
+      LUCID_CHECK(!__builtin_mul_overflow(std::max<int64_t>(stride[d], 0), item, &stride[d]), ValueError,
+                  "from_dlpack: stride ", dl.strides[d], " of dim ", d, " overflows as a byte stride");
     }
   } else {
     stride = contiguous_strides(shape, item);
@@ -138,12 +139,12 @@ TensorPtr import_managed(Managed* mt) {
   LUCID_CHECK(kind == kDLCPU || kind == kDLCUDAHost || kind == kDLCUDA, RuntimeError,
               "from_dlpack: unsupported device type ", kind, " (lucid reads CPU, CUDA and CUDA-host memory)");
   if (kind == kDLCUDA) gpu_runtime(dl.device.device_id);
+  const size_t nbytes = size_t(view_extent_bytes(shape, stride, size_t(item)));  // may raise: before `data`
   auto* base = static_cast<std::byte*>(dl.data) + dl.byte_offset;
   DataPtr data(base, [mt](std::byte*) {
     nb::gil_scoped_acquire gil;  // producers' deleters may touch Python objects
     if (mt->deleter) mt->deleter(mt);
   });
-  size_t nbytes = size_t(view_extent_bytes(shape, stride, size_t(item)));
   Storage storage;
   Device device = Device::cpu();
   if (kind == kDLCPU) {

@@ -1,5 +1,9 @@
 // The `lucid._C` extension: registers the engine's error types as Python
 // exceptions and pulls in each binding area.
+#include <new>
+#include <stdexcept>
+#include <typeinfo>
+
 #include "bindings/common.h"
 #include "core/error.h"
 #include "core/parallel.h"
@@ -23,6 +27,14 @@ NB_MODULE(_C, m) {
       PyErr_SetString(PyExc_NotImplementedError, e.what());
     } catch (const lucid::RuntimeError& e) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const std::bad_cast&) {  // nanobind's cast_error: an argument nanobind could not convert
+      PyErr_SetString(PyExc_TypeError,
+                      "an argument has the wrong type: it cannot be converted to what this lucid operation takes "
+                      "(see the function's signature)");
+    } catch (const std::bad_alloc&) {  // as lucid's own allocator reports it
+      PyErr_SetString(PyExc_RuntimeError, "out of host memory: an allocation the operation needs failed");
+    } catch (const std::length_error&) {  // a std::vector asked for more than it can hold
+      PyErr_SetString(PyExc_RuntimeError, "out of host memory: a requested size is too large to allocate");
     }
   });
 #ifdef LUCID_WITH_CUDA

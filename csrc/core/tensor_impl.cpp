@@ -16,8 +16,12 @@ namespace lucid {
 // graph can still mutate bytes that another view saved for backward, and that
 // write must be caught.
 
-TensorImpl::TensorImpl(Storage storage, TensorMeta meta)
-    : storage_(std::move(storage)), meta_(std::move(meta)) {}
+TensorImpl::TensorImpl(Storage storage, TensorMeta meta) : storage_(std::move(storage)), meta_(std::move(meta)) {
+  // Printing, tolist and indexing walk the dims recursively or in ndim^2 steps: a
+  // tensor of 70,000 dims would overflow the stack. NumPy's limit.
+  LUCID_CHECK(meta_.shape.size() <= kMaxDims, RuntimeError, "tensors have at most ", kMaxDims,
+              " dimensions, got ", meta_.shape.size());
+}
 
 TensorPtr TensorImpl::empty(Shape shape, Dtype dtype, Device device, bool pinned) {
   int64_t n = numel_of(shape);

@@ -26,6 +26,9 @@ using TensorPtr = std::shared_ptr<TensorImpl>;
 // complex64 to complex<double>, every integer to int64.
 using Scalar = std::variant<bool, int64_t, double, std::complex<double>>;
 
+// The most dimensions a tensor may have (NumPy's limit).
+inline constexpr size_t kMaxDims = 64;
+
 struct TensorMeta {
   Shape shape;
   Stride stride;  // bytes

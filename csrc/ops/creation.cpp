@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 namespace lucid::ops {
@@ -66,7 +67,7 @@ namespace {
 // second half backward from end so both endpoints are exact. float16/bfloat16
 // arithmetic rounds after every operation, as c10::Half's operators do.
 template <typename T>
-std::vector<double> linspace_values(double start_d, double end_d, int64_t steps) {
+std::function<double(int64_t)> linspace_values(double start_d, double end_d, int64_t steps) {
   constexpr bool kNative = std::is_same_v<T, float> || std::is_same_v<T, double>;
   constexpr bool kReduced = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
   using S = std::conditional_t<kNative, T, std::conditional_t<kReduced, float, double>>;
@@ -77,14 +78,13 @@ std::vector<double> linspace_values(double start_d, double end_d, int64_t steps)
   S start = rd(S(start_d)), end = rd(S(end_d));
   S step = steps > 1 ? rd(rd(end - start) / rd(S(steps - 1))) : S(0);
   int64_t half = steps > 1 ? steps / 2 : 1;  // a single step is `start`
-  std::vector<double> out(size_t(std::max<int64_t>(steps, 0)));
-  for (int64_t i = 0; i < steps; ++i)
-    out[i] = i < half ? double(rd(start + rd(step * rd(S(i)))))
-                      : double(rd(end - rd(step * rd(S(steps - i - 1)))));
-  return out;
+  // Element by element as the output is written: no second array of the output's size.
+  return [=](int64_t i) {
+    return i < half ? double(rd(start + rd(step * rd(S(i))))) : double(rd(end - rd(step * rd(S(steps - i - 1)))));
+  };
 }
 
-std::vector<double> linspace_for(double start, double end, int64_t steps, Dtype dtype) {
+std::function<double(int64_t)> linspace_for(double start, double end, int64_t steps, Dtype dtype) {
   return visit_dtype(dtype, [&]<typename T>() { return linspace_values<T>(start, end, steps); });
 }
 
@@ -92,14 +92,13 @@ std::vector<double> linspace_for(double start, double end, int64_t steps, Dtype 
 
 TensorPtr linspace(double start, double end, int64_t steps, Dtype dtype, Device device) {
   check_steps(steps, "linspace");
-  std::vector<double> v = linspace_for(start, end, steps, dtype);
-  return generate(steps, dtype, device, [&](int64_t i) { return v[i]; });
+  return generate(steps, dtype, device, linspace_for(start, end, steps, dtype));
 }
 
 TensorPtr logspace(double start, double end, int64_t steps, double base, Dtype dtype, Device device) {
   check_steps(steps, "logspace");
-  std::vector<double> v = linspace_for(start, end, steps, dtype);
-  return generate(steps, dtype, device, [&](int64_t i) { return std::pow(base, v[i]); });
+  const std::function<double(int64_t)> exponent = linspace_for(start, end, steps, dtype);
+  return generate(steps, dtype, device, [&](int64_t i) { return std::pow(base, exponent(i)); });
 }
 
 TensorPtr eye(int64_t n, int64_t m, Dtype dtype, Device device) {

@@ -178,11 +178,14 @@ TensorPtr clamp(const TensorPtr& x, const std::optional<Operand>& min, const std
       Operand l = has_lo ? (tlo ? ten(n.saved(ilo)) : num(*nlo)) : Operand{};
       Operand h = has_hi ? (thi ? ten(n.saved(ihi)) : num(*nhi)) : Operand{};
       Operand sv = ten(s);
-      TensorPtr pass;  // where the input's gradient passes: min <= x <= max
-      if (has_lo) pass = binary(BinaryOp::Ge, sv, l);
+      // Where the input's gradient passes: min <= x <= max for tensor bounds, and
+      // strictly inside number bounds (both as torch 2.15; a NaN x passes only the former).
+      const BinaryOp above = tensors ? BinaryOp::Ge : BinaryOp::Gt, below = tensors ? BinaryOp::Le : BinaryOp::Lt;
+      TensorPtr pass;
+      if (has_lo) pass = binary(above, sv, l);
       if (has_hi) {
-        TensorPtr le = binary(BinaryOp::Le, sv, h);
-        pass = pass ? logical_and(pass, le) : le;
+        TensorPtr in = binary(below, sv, h);
+        pass = pass ? logical_and(pass, in) : in;
       }
       Grads out{where(pass, ten(g[0]), num(0.0)), nullptr, nullptr};
       if (tlo) {

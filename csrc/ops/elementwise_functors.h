@@ -86,6 +86,7 @@ struct Pow {
       if (b == T(-1)) return T(1) / a;
       if (b == T(-2)) return T(1) / (a * a);
       if (b == T(0.5)) return std::sqrt(a);
+      if (b == T(-0.5)) return T(1) / std::sqrt(a);
       return std::pow(a, b);
     } else {
       if constexpr (std::is_signed_v<T>) {

@@ -1,6 +1,8 @@
 // The VJPs of the elementwise ops, one case per entry of elementwise_table.h (the
 // switches have no default, so a new op without a gradient is a compiler warning).
 // They are written with ops, so they are differentiable themselves (create_graph).
+#include <limits>
+
 #include "autograd/record.h"
 #include "ops/elementwise.h"
 #include "ops/elementwise_extra.h"
@@ -40,11 +42,12 @@ TensorPtr times(const TensorPtr& g, const Operand& o) { return binary(BinaryOp::
 TensorPtr over(const TensorPtr& g, const Operand& o) { return binary(BinaryOp::Div, {g, {}}, o); }
 TensorPtr one_minus(const TensorPtr& t) { return binary(BinaryOp::Sub, {nullptr, Scalar(1.0)}, {t, {}}); }
 
-// d max(a, b) / da: 1 where a wins, 1/2 where they tie, 0 where b wins (PyTorch's
-// convention, which keeps the gradient symmetric).
-TensorPtr winner_weight(BinaryOp cmp, const Operand& a, const Operand& b) {
-  TensorPtr wins = binary(cmp, a, b), ties = binary(BinaryOp::Eq, a, b);
-  return add(mul(ties, Scalar(0.5)), wins);
+// d max(a, b) / da as PyTorch's max/min backward: the gradient where a wins, half of
+// it where they tie, and zeros (not g * 0: a NaN gradient stops there) where a
+// loses, `loses` being a < b for max. With a NaN on either side neither loses.
+TensorPtr winner_grad(const TensorPtr& g, BinaryOp loses, const Operand& a, const Operand& b) {
+  TensorPtr shared = where(binary(BinaryOp::Eq, a, b), Operand{mul(g, Scalar(0.5)), {}}, Operand{g, {}});
+  return where(binary(loses, a, b), Operand{nullptr, Scalar(0.0)}, Operand{shared, {}});
 }
 
 // Complex gradients follow PyTorch's convention: grad_in = grad_out * conj(f'(z)).
@@ -56,7 +59,8 @@ Operand conj_of(const Operand& o) {
 
 Operand num(double v) { return {nullptr, Scalar(v)}; }
 Operand ten(const TensorPtr& t) { return {t, {}}; }
-TensorPtr zeros_like_grad(const TensorPtr& g) { return mul(g, Scalar(0.0)); }
+// Zeros, not g * 0: a zero derivative stops a NaN or inf gradient (PyTorch's zeros_like).
+TensorPtr zeros_like_grad(const TensorPtr& g) { return TensorImpl::full(g->shape(), Scalar(0.0), g->dtype(), g->device()); }
 // A gradient for a tensor operand only (numbers get none).
 TensorPtr if_tensor(const Operand& o, const std::function<TensorPtr()>& f) { return o.tensor ? f() : nullptr; }
 
@@ -127,10 +131,10 @@ Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, cons
     case BinaryOp::Maximum:
     case BinaryOp::Minimum: {
       Side sa = save(node, a), sb = save(node, b);
-      BinaryOp cmp = op == BinaryOp::Maximum ? BinaryOp::Gt : BinaryOp::Lt;
-      return [sa, sb, cmp](const Node& n, const Grads& g) {
+      BinaryOp loses = op == BinaryOp::Maximum ? BinaryOp::Lt : BinaryOp::Gt;
+      return [sa, sb, loses](const Node& n, const Grads& g) {
         Operand x = sa.get(n), y = sb.get(n);
-        return Grads{mul(g[0], winner_weight(cmp, x, y)), mul(g[0], winner_weight(cmp, y, x))};
+        return Grads{winner_grad(g[0], loses, x, y), winner_grad(g[0], loses, y, x)};
       };
     }
     case BinaryOp::FloorDivide:
@@ -157,14 +161,15 @@ Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, cons
       return [sa, sb, cmp](const Node& n, const Grads& g) {
         Operand x = sa.get(n), y = sb.get(n);
         TensorPtr to_a = logical_or(binary(cmp, x, y), isnan(y.tensor));
-        return Grads{mul(g[0], to_a), mul(g[0], logical_not(to_a))};
+        return Grads{where(to_a, ten(g[0]), num(0.0)), where(to_a, num(0.0), ten(g[0]))};
       };
     }
     case BinaryOp::Atan2: {
       Side sa = save(node, a), sb = save(node, b);
       return [sa, sb](const Node& n, const Grads& g) {
         TensorPtr x = sa.get(n).tensor, y = sb.get(n).tensor;
-        TensorPtr r = div(g[0], add(mul(x, x), mul(y, y)));
+        TensorPtr r2 = add(mul(x, x), mul(y, y));
+        TensorPtr r = where(eq(r2, Scalar(0.0)), num(0.0), ten(div(g[0], r2)));  // at the origin: 0, as torch
         return Grads{mul(r, y), neg(mul(r, x))};
       };
     }
@@ -218,7 +223,7 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
       input();
       return [](const Node& n, const Grads& g) { return Grads{mul(g[0], sign(n.saved(0)))}; };
     case UnaryOp::Sign:
-      return [](const Node&, const Grads& g) { return Grads{mul(g[0], Scalar(0.0))}; };
+      return [](const Node&, const Grads& g) { return Grads{zeros_like_grad(g[0])}; };
     case UnaryOp::Exp:
       result();
       return [](const Node& n, const Grads& g) { return Grads{mul(g[0], n.saved(0))}; };
@@ -334,8 +339,9 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
     case UnaryOp::Logit:  // 1 / (x (1 - x))
       input();
       return [](const Node& n, const Grads& g) {
-        TensorPtr x = n.saved(0);
-        return Grads{div(g[0], mul(x, one_minus(x)))};
+        TensorPtr x = n.saved(0);  // outside [0, 1]: NaN, as torch
+        TensorPtr outside = logical_or(lt(x, Scalar(0.0)), gt(x, Scalar(1.0)));
+        return Grads{where(outside, num(std::numeric_limits<double>::quiet_NaN()), ten(div(g[0], mul(x, one_minus(x)))))};
       };
     case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc:
       return [](const Node&, const Grads& g) { return Grads{zeros_like_grad(g[0])}; };
@@ -344,9 +350,9 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
     case UnaryOp::Square:
       input();
       return [](const Node& n, const Grads& g) { return Grads{mul(g[0], mul(n.saved(0), Scalar(2.0)))}; };
-    case UnaryOp::Relu:  // the gradient passes where the result is positive
+    case UnaryOp::Relu:  // zeros where the result is <= 0 (a NaN input passes), as torch's threshold_backward
       result();
-      return [](const Node& n, const Grads& g) { return Grads{mul(g[0], gt(n.saved(0), Scalar(0.0)))}; };
+      return [](const Node& n, const Grads& g) { return Grads{where(le(n.saved(0), Scalar(0.0)), num(0.0), ten(g[0]))}; };
     case UnaryOp::BitwiseNot: case UnaryOp::Isnan: case UnaryOp::Isinf: case UnaryOp::Isfinite:
     case UnaryOp::Isposinf: case UnaryOp::Isneginf: case UnaryOp::LogicalNot:
       break;  // integer and bool results never record

@@ -114,6 +114,13 @@ template <> struct IsComplexT<std::complex<float>> : std::true_type {};
 template <typename T> inline constexpr bool kIsComplex = IsComplexT<T>::value;
 template <typename T> inline constexpr bool kIsBool = std::is_same_v<T, bool>;
 
+// Signed integer arithmetic that wraps on overflow (two's complement, as PyTorch's
+// results do) without undefined behaviour: computed in the unsigned type. Other
+// types (narrow ints promote to int and cannot overflow) compute as written.
+template <typename T> inline constexpr bool kWrapsSigned = std::is_integral_v<T> && std::is_signed_v<T> &&
+                                                           sizeof(T) >= sizeof(int) && !std::is_same_v<T, bool>;
+template <typename T> using WrapU = std::make_unsigned_t<std::conditional_t<kWrapsSigned<T>, T, int>>;
+
 namespace fn {
 
 // `supports<T>` says which compute types an op is defined for; the others raise
@@ -122,17 +129,22 @@ struct Add {
   template <typename T> static constexpr bool supports = true;
   template <typename T> LUCID_HD T operator()(T a, T b) const {
     if constexpr (kIsBool<T>) return a || b;
+    else if constexpr (kWrapsSigned<T>) return T(WrapU<T>(a) + WrapU<T>(b));
     else return a + b;
   }
 };
 struct Sub {
   template <typename T> static constexpr bool supports = !kIsBool<T>;
-  template <typename T> LUCID_HD T operator()(T a, T b) const { return a - b; }
+  template <typename T> LUCID_HD T operator()(T a, T b) const {
+    if constexpr (kWrapsSigned<T>) return T(WrapU<T>(a) - WrapU<T>(b));
+    else return a - b;
+  }
 };
 struct Mul {
   template <typename T> static constexpr bool supports = true;
   template <typename T> LUCID_HD T operator()(T a, T b) const {
     if constexpr (kIsBool<T>) return a && b;
+    else if constexpr (kWrapsSigned<T>) return T(WrapU<T>(a) * WrapU<T>(b));
     else return a * b;
   }
 };
@@ -182,12 +194,16 @@ struct Ge {
 
 struct Neg {
   template <typename T> static constexpr bool supports = !kIsBool<T>;
-  template <typename T> LUCID_HD T operator()(T a) const { return -a; }
+  template <typename T> LUCID_HD T operator()(T a) const {
+    if constexpr (kWrapsSigned<T>) return T(WrapU<T>(0) - WrapU<T>(a));
+    else return -a;
+  }
 };
 struct Abs {  // complex abs returns a real dtype in PyTorch: not yet here
   template <typename T> static constexpr bool supports = !kIsBool<T> && !kIsComplex<T>;
   template <typename T> LUCID_HD T operator()(T a) const {
     if constexpr (std::is_unsigned_v<T>) return a;
+    else if constexpr (kWrapsSigned<T>) return a < T(0) ? T(WrapU<T>(0) - WrapU<T>(a)) : a;
     else return a < T(0) ? T(-a) : a;
   }
 };

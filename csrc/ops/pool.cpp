@@ -81,12 +81,14 @@ IntVec per_dim(const char* name, const IntVec& v, int nsp, const char* what) {
   return r;
 }
 
-// PyTorch's pooling_output_shape.
+// PyTorch's pooling_output_shape, in 128-bit arithmetic: a kernel, stride or padding
+// near 2^63 must give a size (and its error), not wrap around.
 int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t s, int64_t dil, bool ceil_mode) {
-  const int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
-  int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
-  if (ceil_mode && (out - 1) * s >= in + pad) --out;
-  return out;
+  using Wide = __int128;
+  const Wide num = Wide(in) + 2 * Wide(pad) - Wide(dil) * (k - 1) - 1 + (ceil_mode ? Wide(s) - 1 : 0);
+  Wide out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+  if (ceil_mode && (out - 1) * s >= Wide(in) + pad) --out;
+  return int64_t(std::max<Wide>(out, -1));  // at most in + 1: the padding is at most half the window
 }
 
 // Fills the sliding windows of P's dims; checks as PyTorch does.
@@ -103,7 +105,7 @@ void plan_windows(const char* name, PoolPlan& P, const TensorPtr& input, const I
     LUCID_CHECK(k[i] > 0, RuntimeError, name, "(): kernel_size must be greater than zero, but got ", k[i]);
     LUCID_CHECK(s[i] > 0, RuntimeError, name, "(): stride must be greater than zero, but got ", s[i]);
     LUCID_CHECK(dl[i] > 0, RuntimeError, name, "(): dilation must be greater than zero, but got ", dl[i]);
-    LUCID_CHECK(p[i] >= 0 && p[i] <= (dl[i] * (k[i] - 1) + 1) / 2, RuntimeError, name,
+    LUCID_CHECK(p[i] >= 0 && __int128(p[i]) <= (__int128(dl[i]) * (k[i] - 1) + 1) / 2, RuntimeError, name,
                 "(): pad should be at most half of effective kernel size, but got pad=", p[i],
                 ", kernel_size=", k[i], " and dilation=", dl[i]);
     PoolDim& pd = P.dims[3 - nsp + i];
@@ -115,11 +117,16 @@ void plan_windows(const char* name, PoolPlan& P, const TensorPtr& input, const I
     pd.size.assign(pd.start.size(), 1.0);
     for (int64_t o = 0; o < pd.out; ++o) {
       const int64_t st = o * s[i] - p[i];
-      pd.start[o] = st;
       if (avg) {
         pd.size[o] = count_include_pad ? double(std::min(st + k[i], pd.in + p[i]) - st)
                                        : double(std::min(st + k[i], pd.in) - std::max<int64_t>(st, 0));
       }
+      // Only the taps inside the input: the kernels skip the others, and a window
+      // of 2^62 taps must not be walked tap by tap.
+      const int64_t first = st < 0 ? (-st + dl[i] - 1) / dl[i] : 0;
+      const int64_t last = st > pd.in - 1 ? -1 : std::min<int64_t>(k[i] - 1, (pd.in - 1 - st) / dl[i]);
+      pd.start[o] = st + first * dl[i];
+      pd.len[o] = std::max<int64_t>(last - first + 1, 0);
     }
   }
   if (small) {
@@ -137,9 +144,13 @@ void plan_adaptive(const char* name, PoolPlan& P, const IntVec& out_in) {
     PoolDim& pd = P.dims[3 - P.nsp + i];
     pd.out = out[i];
     pd.step = 1;
-    pd.start.resize(out[i]);
-    pd.len.resize(out[i]);
-    pd.size.resize(out[i]);
+    try {
+      pd.start.resize(out[i]);
+      pd.len.resize(out[i]);
+      pd.size.resize(out[i]);
+    } catch (const std::exception&) {  // bad_alloc, length_error
+      fail<RuntimeError>("out of host memory: ", name, "(): output_size ", out[i], " is too large to plan");
+    }
     for (int64_t o = 0; o < out[i]; ++o) {
       const int64_t a = (o * pd.in) / out[i], b = ((o + 1) * pd.in + out[i] - 1) / out[i];
       pd.start[o] = a;

@@ -5,6 +5,7 @@
 #include "ops/require_cpu.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
+#include "ops/elementwise_extra.h"
 #include "ops/reduce.h"
 #include "ops/reduce_plan.h"
 #include "ops/views.h"
@@ -48,16 +49,25 @@ void check_ordered(const char* name, const TensorImpl& a) {
 }
 
 // amax/amin and the full max/min: the gradient goes evenly to every element equal
-// to the result (PyTorch's evenly_distribute_backward).
-void record_evenly(const char* node_name, const TensorPtr& a, const TensorPtr& out, const ReducePlan& plan) {
+// to the result. The full max/min select as PyTorch's evenly_distribute_backward
+// (a NaN result from the NaNs, zeros elsewhere); amax/amin scale as its
+// scale_grad_by_count (grad * hit / count: a NaN row's gradient is NaN).
+void record_evenly(const char* node_name, const TensorPtr& a, const TensorPtr& out, const ReducePlan& plan,
+                   bool select) {
   if (!autograd::needs_grad({&a}) || !autograd::is_differentiable(out->dtype())) return;
   Shape in_shape = a->shape();
   std::vector<int64_t> dims = reduced_dims(plan);
-  auto node = autograd::record(node_name, {a}, {out}, [plan, in_shape, dims](const Node& n, const autograd::Grads& g) {
-    TensorPtr x = n.saved(0), y = n.saved(1);
-    TensorPtr hit = eq(x, expand_back(y, plan, in_shape));
+  auto node = autograd::record(node_name, {a}, {out}, [plan, in_shape, dims, select](const Node& n,
+                                                                                     const autograd::Grads& g) {
+    TensorPtr x = n.saved(0), y = expand_back(n.saved(1), plan, in_shape);
+    TensorPtr gk = expand_back(g[0], plan, in_shape);
+    if (!select) {
+      TensorPtr hit = eq(x, y);
+      return autograd::Grads{div(mul(gk, hit), sum(hit, dims, true, std::nullopt))};
+    }
+    TensorPtr hit = logical_or(eq(x, y), logical_and(isnan(x), isnan(y)));
     TensorPtr count = sum(hit, dims, true, std::nullopt);
-    return autograd::Grads{div(mul(expand_back(g[0], plan, in_shape), hit), count)};
+    return autograd::Grads{where(hit, Operand{div(gk, count), {}}, Operand{nullptr, Scalar(0.0)})};
   });
   node->save(a);
   node->save(out, true);
@@ -69,7 +79,7 @@ TensorPtr full_extremum(const TensorPtr& a, bool is_max) {
   ReducePlan plan = plan_reduction(*a, {});
   check_nonempty_reduction(name, *a, true, plan);
   TensorPtr out = extremum(a, plan, is_max, true, false).values;
-  record_evenly(is_max ? "MaxBackward1" : "MinBackward1", a, out, plan);
+  record_evenly(is_max ? "MaxBackward1" : "MinBackward1", a, out, plan, true);
   return out;
 }
 
@@ -96,7 +106,7 @@ ValuesIndices dim_extremum(const TensorPtr& a, int64_t dim, bool keepdim, bool i
       pos_shape[wdim] = in_shape[wdim];
       TensorPtr pos = view(arange_int(0, in_shape[wdim], 1, Dtype::I64, Device::cpu()), pos_shape);
       TensorPtr onehot = eq(pos, reshape(n.saved(0), plan.keepdim_shape));
-      return autograd::Grads{mul(gk, onehot)};
+      return autograd::Grads{where(onehot, Operand{gk, {}}, Operand{nullptr, Scalar(0.0)})};
     });
     node->save(r.indices);  // int64: no history, so no cycle through the node
   }
@@ -110,7 +120,7 @@ TensorPtr amax_amin(const TensorPtr& a, const std::vector<int64_t>& dims, bool k
   check_nonempty_reduction(name, *a, dims.empty(), plan);
   TensorPtr out = extremum(a, plan, is_max, true, false).values;
   if (keepdim) out = view(out, plan.keepdim_shape);
-  record_evenly(is_max ? "AmaxBackward0" : "AminBackward0", a, out, plan);
+  record_evenly(is_max ? "AmaxBackward0" : "AminBackward0", a, out, plan, false);
   return out;
 }
 

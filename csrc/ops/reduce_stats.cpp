@@ -11,6 +11,7 @@
 #include "ops/require_cpu.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
+#include "ops/elementwise_extra.h"
 #include "ops/reduce.h"
 #include "ops/reduce_plan.h"
 #include "ops/views.h"
@@ -76,8 +77,9 @@ TensorPtr prod_dims(const TensorPtr& a, const std::vector<int64_t>& dims, bool k
       TensorPtr zeros = sum(z, rdims, true, std::nullopt);
       TensorPtr x1 = add(x, z);
       TensorPtr p1 = prod_dims(x1, rdims, true, x1->dtype());
-      TensorPtr others = add(mul(eq(zeros, Scalar(int64_t(0))), div(p1, x1)),
-                             mul(mul(eq(zeros, Scalar(int64_t(1))), z), p1));
+      TensorPtr others = where(eq(zeros, Scalar(int64_t(0))), Operand{div(p1, x1), {}},
+                               Operand{where(logical_and(eq(zeros, Scalar(int64_t(1))), z), Operand{p1, {}},
+                                             Operand{nullptr, Scalar(0.0)}), {}});
       return Grads{mul(expand_back(g[0], plan, in_shape), others)};
     });
     node->save(a);
@@ -255,9 +257,9 @@ TensorPtr norm(const TensorPtr& a, double p, const std::vector<int64_t>& dims, b
       if (p == 1) return Grads{mul(gk, sign(x))};
       if (p == 2) return Grads{mul(gk, div(x, nonzero_or_one(y)))};
       if (std::isinf(p)) {  // like amax of |x|: split evenly among the extreme elements
-        TensorPtr hit = eq(abs(x), y);
+        TensorPtr hit = eq(abs(x), y);  // none when the norm is NaN: zeros, as torch
         TensorPtr count = sum(hit, rdims, true, std::nullopt);
-        return Grads{div(mul(mul(gk, sign(x)), hit), count)};
+        return Grads{where(hit, Operand{div(mul(gk, sign(x)), count), {}}, Operand{nullptr, Scalar(0.0)})};
       }
       // sign(x) |x|^(p-1) / norm^(p-1); a zero norm means every |x| is 0: gradient 0.
       TensorPtr num = mul(sign(x), power(abs(x), p - 1));

@@ -6,6 +6,7 @@
 #include "ops/require_cpu.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
+#include "ops/elementwise_extra.h"
 #include "ops/reduce.h"
 #include "ops/reduce_plan.h"
 
@@ -58,8 +59,10 @@ TensorPtr scan(const TensorPtr& a, int64_t dim, std::optional<Dtype> dtype, bool
         TensorPtr first_zero = mul(z, eq(zeros_so_far, Scalar(int64_t(1))));
         TensorPtr safe_x = add(x, z);
         TensorPtr c1 = cumprod(add(x, first_zero), d, std::nullopt);
-        TensorPtr gx = add(mul(before, div(reverse_cumsum(mul(g[0], y), d), safe_x)),
-                           mul(first_zero, reverse_cumsum(mul(g[0], c1), d)));
+        TensorPtr at_first_zero = where(first_zero, Operand{reverse_cumsum(mul(g[0], c1), d), {}},
+                                        Operand{nullptr, Scalar(0.0)});
+        TensorPtr gx = where(before, Operand{div(reverse_cumsum(mul(g[0], y), d), safe_x), {}},
+                             Operand{at_first_zero, {}});
         return Grads{gx};
       });
       node->save(a);

@@ -268,12 +268,13 @@ TensorPtr slice(const TensorPtr& t, int64_t dim, std::optional<int64_t> start,
     return std::clamp<int64_t>(x, 0, n);
   };
   int64_t b = clamp(start, 0), e = clamp(stop, n);
-  int64_t len = e > b ? (e - b + step - 1) / step : 0;
+  int64_t len = e > b ? 1 + (e - b - 1) / step : 0;  // (no e - b + step - 1: step may be near 2^63)
   Shape shape = t->shape();
   Stride stride = t->stride();
   shape[dim] = len;
   int64_t offset = t->storage_offset() + b * stride[dim];  // kept for empty slices, as PyTorch
-  stride[dim] *= step;
+  // A step whose stride overflows can only leave one element: its stride is unused.
+  if (__builtin_mul_overflow(stride[dim], step, &stride[dim])) stride[dim] = t->stride()[dim];
   return recorded_pick("SliceBackward0", t, restride(t, std::move(shape), std::move(stride), offset),
                        [dim, b, e, step](const TensorPtr& x) { return slice(x, dim, b, e, step); });
 }

@@ -183,13 +183,15 @@ def _parse_entry(name, entry):
     if missing:
         raise ValueError(f"safetensors entry {name!r} lacks {', '.join(missing)}")
     code, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+    if not isinstance(code, str):
+        raise ValueError(f"safetensors tensor {name!r} has dtype {code!r:.200}; expected a string such as 'F32'")
     if code in _CODES_LUCID_LACKS:
         raise ValueError(f"safetensors tensor {name!r} has dtype {code}, which lucid does not support "
                          f"(lucid reads {', '.join(sorted(_DTYPE_BY_CODE))})")
     if code not in _DTYPE_BY_CODE:
         raise ValueError(f"safetensors tensor {name!r} has unknown dtype {code!r} (expected one of "
                          f"{', '.join(sorted(_DTYPE_BY_CODE))})")
-    if not (isinstance(shape, list) and all(_is_count(s) for s in shape)):
+    if not (isinstance(shape, list) and all(_is_count(s) and s < 2**63 for s in shape)):
         raise ValueError(f"safetensors tensor {name!r} has shape {shape!r:.200}; expected a list of "
                          "non-negative integers")
     if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_count(o) for o in offsets)):

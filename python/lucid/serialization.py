@@ -761,8 +761,12 @@ def _check_pickle_framing(payload, name):
     import pickletools
 
     try:
-        for _ in pickletools.genops(payload):
-            pass
+        for op, arg, _ in pickletools.genops(payload):
+            # The unpickler sizes its memo to the largest index it is told to store
+            # at: every stored object takes at least a byte of the pickle, so a real
+            # index is below its length (LONG_BINPUT 2**31 would be a 16 GiB memo).
+            if op.name in ("PUT", "BINPUT", "LONG_BINPUT") and not 0 <= int(arg) < len(payload):
+                raise ValueError(f"memo index {arg} past the pickle's {len(payload)} bytes")
     except Exception as e:
         raise pickle.UnpicklingError(f"lucid.load: data.pkl in {name} is damaged ({e})") from None
 

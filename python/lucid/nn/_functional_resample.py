@@ -20,7 +20,7 @@ import math
 import struct
 import warnings
 
-from .. import _C
+from .. import _C, _limits
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample", "affine_grid",
            "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
@@ -239,6 +239,9 @@ def _apply_taps(x, d, taps):
 
 def _resample(input, osizes, scales, mode, align_corners, antialias=False):
     nsp = len(osizes)
+    # (the per-position taps are Python lists: ~40 bytes an output position)
+    _limits.check_fits(list(input.shape[:input.ndim - nsp]) + list(osizes), f"interpolate(mode='{mode}') output",
+                       _b.max(40, input.element_size()))
     f32 = input.dtype.itemsize < 8  # float32/half/bfloat16 kernels compute in float
     low = input.dtype.is_floating_point and input.dtype.itemsize == 2 and mode not in ("nearest", "nearest-exact")
     out = input.float() if low else input  # half/bfloat16: accumulate in float, as ATen, round once

@@ -2,7 +2,7 @@
 
 import builtins as _builtins
 
-from .. import _C
+from .. import _C, _limits
 
 __all__ = ["linear", "pad", "relu", "leaky_relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
            "dropout", "mse_loss", "l1_loss", "nll_loss", "cross_entropy"]
@@ -55,6 +55,10 @@ def pad(input, pad, mode="constant", value=None):
     if any(s == 0 for s in input.shape[nd - npad - 1:]):  # a batch dim (the first of npad + 2) may be empty
         raise RuntimeError(f"Expected {npad + 1}D or {npad + 2}D (batch mode) tensor with possibly 0 batch size and "
                            f"other non-zero dimensions for input, but got: {list(input.shape)}")
+    out_shape = list(input.shape)
+    for d, lo, hi in pairs:
+        out_shape[d] += lo + hi
+    _limits.check_fits(out_shape, f"pad(mode='{mode}') output", _builtins.max(40, input.element_size()))
     out = input
     for d, lo, hi in pairs:
         n = input.shape[d]

@@ -12,6 +12,7 @@ import gzip
 import os
 import struct
 import sys
+import zlib
 
 from .data import Dataset
 
@@ -33,7 +34,7 @@ def read_idx(path):
     try:
         with opener(path, "rb") as f:
             data = f.read(_MAX_BYTES + 1)
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise ValueError(f"{path}: cannot be read as a{' gzipped' if opener is gzip.open else 'n'} IDX file: {e}") from e
     if len(data) > _MAX_BYTES:
         raise ValueError(f"{path}: larger than {_MAX_BYTES} bytes, too large for an IDX dataset file")
@@ -61,6 +62,8 @@ def read_idx(path):
         values.frombytes(body)
         values.byteswap()
         body = values.tobytes()
+    if count == 0:  # a dimension of size 0: frombuffer refuses an empty buffer
+        return lucid.empty(list(dims), dtype=getattr(lucid, dtype))
     return lucid.frombuffer(bytearray(body), dtype=getattr(lucid, dtype)).reshape(dims)
 
 

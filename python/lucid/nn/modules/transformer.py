@@ -4,6 +4,7 @@ norm1, ...) and initialisation, so state dicts move between the two."""
 
 import copy
 
+from ... import _limits
 from .. import functional as F
 from .. import init
 from .._functional_seq import multi_head_attention_forward
@@ -194,6 +195,12 @@ class TransformerDecoderLayer(Module):
 
 
 def _get_clones(module, n):
+    if not isinstance(module, Module):
+        raise TypeError(f"the layer to repeat must be an nn.Module, not {type(module).__name__}")
+    if not isinstance(n, int) or n < 0:
+        raise ValueError(f"num_layers must be a non-negative int, got {n!r}")
+    per_layer = sum(p.numel() * p.element_size() for p in module.parameters()) or 1
+    _limits.check_fits([n, per_layer], f"{n} copies of {type(module).__name__} (parameter bytes)")
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
 
