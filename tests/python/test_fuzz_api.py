@@ -16,8 +16,14 @@ FUZZ = os.path.join(ROOT, "scripts", "fuzz_api.py")
 
 
 def _env():
+    # The lucid this test imported (installed, or the source tree with a built
+    # extension), not python/ of the checkout, which has no extension on a fresh clone.
+    import lucid
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(lucid.__file__)))
+    # The short runs check the CPU contract; CUDA start-up in every restarted worker
+    # would eat their time budget on a GPU machine.
+    env["CUDA_VISIBLE_DEVICES"] = ""
     return env
 
 
