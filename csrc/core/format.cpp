@@ -63,9 +63,13 @@ class Reader {
   Cell at(int64_t i) const {
     const std::byte* p = bytes_.data() + size_t(i) * itemsize_;
     return visit_dtype(dtype_, [p]<typename T>() {
+      Cell c;
+      if constexpr (std::is_same_v<T, bool>) {  // foreign bytes (frombuffer, DLPack) may be neither 0 nor 1
+        c.iv = std::to_integer<uint8_t>(*p) != 0;
+        return c;
+      }
       T v;
       std::memcpy(&v, p, sizeof(T));
-      Cell c;
       if constexpr (std::is_same_v<T, complex64>) {
         c.re = v.real();
         c.im = v.imag();
