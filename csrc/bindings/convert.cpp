@@ -302,10 +302,11 @@ TensorPtr frombuffer(nb::handle obj, Dtype dtype, int64_t count, int64_t offset)
 
 template <typename T>
 PyObject* element_to_python(const std::byte* p) {
+  // a bool's byte from foreign memory (frombuffer, DLPack) may be neither 0 nor 1
+  if constexpr (std::is_same_v<T, bool>) return PyBool_FromLong(std::to_integer<uint8_t>(*p) != 0);
   T v;
   std::memcpy(&v, p, sizeof v);
-  if constexpr (std::is_same_v<T, bool>) return PyBool_FromLong(v);
-  else if constexpr (std::is_same_v<T, complex64>) return PyComplex_FromDoubles(v.real(), v.imag());
+  if constexpr (std::is_same_v<T, complex64>) return PyComplex_FromDoubles(v.real(), v.imag());
   else if constexpr (std::is_integral_v<T>) return PyLong_FromLongLong(v);
   else return PyFloat_FromDouble(double(v));
 }
