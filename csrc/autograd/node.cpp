@@ -152,10 +152,10 @@ void accumulate_grad(TensorImpl& t, const TensorPtr& grad) {
   // Backward may run in several threads at once (each its own graph over shared
   // parameters), and the add below runs without the GIL: one accumulation at a
   // time. The lock is waited for with the GIL released, since its holder may need
-  // the GIL back to finish.
+  // the GIL back to finish (only when it is taken: the usual backward finds it free).
   static std::mutex accumulating;
-  std::unique_lock<std::mutex> one_at_a_time(accumulating, std::defer_lock);
-  {
+  std::unique_lock<std::mutex> one_at_a_time(accumulating, std::try_to_lock);
+  if (!one_at_a_time.owns_lock()) {
     cpu::LetOthersRun unlocked;
     one_at_a_time.lock();
   }

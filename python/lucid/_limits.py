@@ -5,6 +5,9 @@ import math
 import os
 
 _HOST_BYTES = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+# What a plan built as Python lists (an int or float object and its list slot) costs
+# per element, at least.
+PY_LIST_BYTES = 40
 
 
 def check_fits(shape, what, bytes_per_element=1):

@@ -239,9 +239,9 @@ def _apply_taps(x, d, taps):
 
 def _resample(input, osizes, scales, mode, align_corners, antialias=False):
     nsp = len(osizes)
-    # (the per-position taps are Python lists: ~40 bytes an output position)
+    # (the per-position taps are Python lists)
     _limits.check_fits(list(input.shape[:input.ndim - nsp]) + list(osizes), f"interpolate(mode='{mode}') output",
-                       _b.max(40, input.element_size()))
+                       _b.max(_limits.PY_LIST_BYTES, input.element_size()))
     f32 = input.dtype.itemsize < 8  # float32/half/bfloat16 kernels compute in float
     low = input.dtype.is_floating_point and input.dtype.itemsize == 2 and mode not in ("nearest", "nearest-exact")
     out = input.float() if low else input  # half/bfloat16: accumulate in float, as ATen, round once

@@ -58,7 +58,7 @@ def pad(input, pad, mode="constant", value=None):
     out_shape = list(input.shape)
     for d, lo, hi in pairs:
         out_shape[d] += lo + hi
-    _limits.check_fits(out_shape, f"pad(mode='{mode}') output", _builtins.max(40, input.element_size()))
+    _limits.check_fits(out_shape, f"pad(mode='{mode}') output", _builtins.max(_limits.PY_LIST_BYTES, input.element_size()))
     out = input
     for d, lo, hi in pairs:
         n = input.shape[d]
