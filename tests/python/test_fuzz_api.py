@@ -1,4 +1,4 @@
-"""The bad-argument fuzzer (scripts/fuzz_api.py): a short fixed-seed run over the whole
+"""The bad-argument fuzzer (scripts/fuzz_api/): a short fixed-seed run over the whole
 public API finds no crash, hang or SystemError; the fuzzer itself detects each kind of
 failure (so this test can fail); impossible allocations raise a clear out-of-memory
 error instead of taking the machine."""
@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FUZZ = os.path.join(ROOT, "scripts", "fuzz_api.py")
+FUZZ = os.path.join(ROOT, "scripts", "fuzz_api")   # a package: python runs its __main__.py
 
 
 def _env():

@@ -1,4 +1,4 @@
-"""What the public-API fuzzer (scripts/fuzz_api.py) found, kept as regression tests:
+"""What the public-API fuzzer (scripts/fuzz_api/) found, kept as regression tests:
 each call used to hang, crash, return a wrong result or raise a raw C++ message; now it
 raises a Python exception saying what was wrong (or, for the slice, returns what a
 Python list gives). The size checks fail fast, before any loop over the size; the
