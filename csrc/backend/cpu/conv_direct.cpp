@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "backend/cpu/conv_scratch.h"
+#include "backend/cpu/conv_winograd.h"
 #include "backend/cpu/sgemm.h"
 #include "core/parallel.h"
 
@@ -271,7 +272,9 @@ void conv_direct_transpose(const float* small, const float* w, const float* bias
         float* dst = flipped.data() + ((gi * cbg + b) * csg + s) * K;
         for (int64_t kk = 0; kk < K; ++kk) dst[kk] = src[K - 1 - kk];
       }
-  conv_direct_forward(small, flipped.data(), bias, big, n, c_small, c_big, transpose_as_conv(g));
+  const ConvGeom t = transpose_as_conv(g);
+  if (conv_winograd_suits(t, c_small, c_big)) return conv_winograd_forward(small, flipped.data(), bias, big, n, c_small, c_big, t);
+  conv_direct_forward(small, flipped.data(), bias, big, n, c_small, c_big, t);
 }
 
 }  // namespace lucid::cpu

@@ -16,6 +16,7 @@
 
 #include "backend/cpu/blas.h"
 #include "backend/cpu/conv_direct.h"
+#include "backend/cpu/conv_winograd.h"
 #include "backend/cpu/conv_scratch.h"
 #include "core/parallel.h"
 #include "backend/cpu/simd.h"
@@ -215,7 +216,10 @@ void conv_forward(const T* big, const T* w, const T* bias, T* small, int64_t n, 
   const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
   const bool direct = g.is_pointwise();
   if constexpr (std::is_same_v<T, float>)
-    if (!direct && conv_direct_suits(g, c_small)) return conv_direct_forward(big, w, bias, small, n, c_big, c_small, g);
+    if (!direct) {
+      if (conv_winograd_suits(g, c_big, c_small)) return conv_winograd_forward(big, w, bias, small, n, c_big, c_small, g);
+      if (conv_direct_suits(g, c_small)) return conv_direct_forward(big, w, bias, small, n, c_big, c_small, g);
+    }
   const bool split = csg * rows * L <= kSmallProduct;
   for_each_item<T>(n * G, split, direct ? 0 : rows * L, [&](int64_t item, T* col) {
     const int64_t b = item / G, gi = item % G;

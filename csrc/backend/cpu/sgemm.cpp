@@ -632,4 +632,21 @@ void own_sgemm_ref(int64_t m, int64_t n, int64_t k, MatrixRef A, MatrixRef B, fl
   drive(micro_for(A, m, n), m, n, k, 1.0f, A, B, beta, C, ldc);
 }
 
+bool sgemm_tile_suits() {
+#if LUCID_X86_DISPATCH
+  return shapes_for_cpu().second == &kAvx512Tall;
+#else
+  return false;
+#endif
+}
+
+void sgemm_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc) {
+#if LUCID_X86_DISPATCH
+  static_assert(kTileRows == 8 && kTileCols == 48, "sgemm_tile runs kAvx512Tall's kernel");
+  kAvx512Tall.kernels[kPacked](kc, a, nullptr, b, kTileCols, nullptr, c, ldc, 1.0f, 0.0f, false, nullptr);
+#else
+  (void)kc, (void)a, (void)b, (void)c, (void)ldc;
+#endif
+}
+
 }  // namespace lucid::cpu

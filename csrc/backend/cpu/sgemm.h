@@ -72,4 +72,13 @@ void own_sgemm_packed(int64_t m, float alpha, MatrixRef A, const SgemmPackedB& B
 // loops, which read the matrix once instead of packing it into padded tiles.
 bool own_sgemm_suits(int64_t m, int64_t n);
 
+// One micro-tile of the AVX-512 kernel, for callers that write their operands in its
+// packed layout themselves (Winograd convolution, conv_winograd.cpp):
+//   c [kTileRows x kTileCols, rows ldc apart] = a [kc][kTileRows] @ b [kc][kTileCols]
+// (a holds A's columns of kTileRows values, b B's rows of kTileCols). c is written,
+// not read. Call only where sgemm_tile_suits().
+constexpr int64_t kTileRows = 8, kTileCols = 48;
+bool sgemm_tile_suits();
+void sgemm_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc);
+
 }  // namespace lucid::cpu
