@@ -10,7 +10,7 @@ import torch
 
 import lucid
 
-from conftest import DTYPE_NAMES, FLOAT_NAMES
+from conftest import DTYPE_NAMES, FLOAT_NAMES, to_lucid
 from test_elementwise import _check, _compare, _pair
 
 NUM_DTYPES = ["bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64"]
@@ -76,6 +76,23 @@ def test_where(dtypes):
     _check(lambda: la.where(lc, lb), lambda: ta.where(tc, tb))
     # non-contiguous and 0-d operands
     _check(lambda: lucid.where(lc.expand(2, 3).t(), la.t(), lb[0]), lambda: torch.where(tc.expand(2, 3).t(), ta.t(), tb[0]))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float16", "float32", "float64", "complex64"])
+def test_where_every_element_size_and_layout(dtype):
+    # 1, 2, 4 and 8-byte elements; long enough rows to be split over threads; the
+    # dense loops (each value operand contiguous or one value) and the strided one.
+    g = torch.Generator().manual_seed(3)
+    tdt = getattr(torch, dtype)
+    tc = torch.rand(3, 70001, generator=g) > 0.5
+    ta = (torch.randn(3, 70001, generator=g) * 5).to(tdt)
+    tb = (torch.randn(3, 70001, generator=g) * 5).to(tdt)
+    lc, la, lb = to_lucid(tc), to_lucid(ta), to_lucid(tb)
+    _check(lambda: lucid.where(lc, la, lb), lambda: torch.where(tc, ta, tb))
+    _check(lambda: lucid.where(lc, la, lb[0, 5]), lambda: torch.where(tc, ta, tb[0, 5]))
+    _check(lambda: lucid.where(lc, la[1, 7], lb), lambda: torch.where(tc, ta[1, 7], tb))
+    _check(lambda: lucid.where(lc[:, ::2], la[:, 1::2], lb[:, ::2]), lambda: torch.where(tc[:, ::2], ta[:, 1::2], tb[:, ::2]))
+    _check(lambda: lucid.where(lc.t(), la.t(), lb.t()), lambda: torch.where(tc.t(), ta.t(), tb.t()))
 
 
 def test_where_needs_a_bool_condition():
