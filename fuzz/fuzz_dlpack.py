@@ -314,11 +314,6 @@ def check_tensor(p, t):
     inside = numel == 0 or (not p.data_null and p.byte_offset + extent <= p.size)
     if not inside or p.device_type == 2:
         return  # the metadata reaches past the buffer: a lying producer; not read
-    if p.device_type == 3 and not lucid.gpu.is_available():
-        # CUDA-host (pinned) memory where there is no GPU: lucid imports it; reading it
-        # may fail, but only with an Exception (noted as unclear).
-        H.attempt(TARGET, p.data, lambda: H.touch_tensor(t), ())
-        return
     if numel <= H.TOUCH_LIMIT:
         got = H.touch_tensor(t)
         if got is not None and got != expected_bytes(p, shape, strides, item):

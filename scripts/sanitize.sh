@@ -42,7 +42,7 @@ if [ ${#tests[@]} -eq 0 ]; then
          tests/python/test_shape_ops.py tests/python/test_random.py tests/python/test_reduce_more.py
          tests/python/test_conv_direct.py tests/python/test_transforms.py tests/python/test_resume.py
          tests/python/test_optim.py tests/python/test_serialization.py tests/python/test_errors.py
-         tests/python/test_pickle.py tests/python/test_datasets.py)
+         tests/python/test_pickle.py tests/python/test_datasets.py tests/python/test_conv_winograd.py)
 fi
 LD_PRELOAD="$runtime" ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
   PYTHONPATH="$pkg" "$PY" -m pytest -q -p no:cacheprovider -n 2 "${tests[@]}"

@@ -20,6 +20,14 @@ inline std::string type_name_of(nb::handle h) {
   return nb::str(nb::handle((PyObject*)Py_TYPE(h.ptr())).attr("__name__")).c_str();
 }
 
+// Foreign memory imported as bool (frombuffer, the buffer protocol) must hold only
+// bytes 0 and 1: the kernels load a bool as C++ bool, and any other byte is undefined
+// behaviour there (and no meaningful answer). Raises ValueError naming `who` and the
+// first other byte. base is the element at index 0, strides in bytes. (DLPack imports
+// are not read: a producer's pointer and extent are trusted until the tensor is used,
+// and reading at import would crash on one whose metadata lies.)
+void check_bool_bytes(const std::byte* base, const Shape& shape, const Stride& stride, const char* who);
+
 nb::object scalar_to_python(const Scalar& s);
 Scalar scalar_from_python(nb::handle h);  // bool, int, float or complex; TypeError otherwise
 

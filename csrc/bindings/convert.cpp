@@ -242,6 +242,7 @@ TensorPtr from_buffer(nb::handle obj, bool copy) {
     negative |= s < 0;
     misaligned |= s % v.itemsize != 0;
   }
+  if (*dtype == Dtype::Bool) check_bool_bytes(static_cast<const std::byte*>(v.buf), shape, stride, "tensor");
   if (!copy && !v.readonly) {
     LUCID_CHECK(!negative, ValueError,
                 "At least one stride in the given numpy array is negative, and tensors with negative "
@@ -285,6 +286,7 @@ TensorPtr frombuffer(nb::handle obj, Dtype dtype, int64_t count, int64_t offset)
               " bytes) after offset (", offset, " bytes) must not be greater than actual buffer length (",
               len, " bytes)");
   auto* base = static_cast<std::byte*>(buf->view.buf) + offset;
+  if (dtype == Dtype::Bool) check_bool_bytes(base, {count}, {1}, "frombuffer");
   TensorMeta meta{{count}, {item}, dtype, Device::cpu(), 0};
   if (buf->view.readonly) {
     TensorPtr out = TensorImpl::empty({count}, dtype, Device::cpu());
@@ -334,6 +336,29 @@ PyObject* build_list(const std::byte*& p, const Shape& shape, size_t depth) {
 }
 
 }  // namespace
+
+// ---- bool bytes of foreign memory (common.h) -------------------------------------
+
+void check_bool_bytes(const std::byte* base, const Shape& shape, const Stride& stride, const char* who) {
+  if (numel_of(shape) == 0) return;
+  const size_t nd = shape.size();
+  std::vector<int64_t> idx(nd, 0);
+  int64_t off = 0;  // byte offset of the element at idx
+  for (;;) {
+    const auto b = std::to_integer<unsigned>(base[off]);
+    LUCID_CHECK(b <= 1, ValueError, who, ": a bool tensor's bytes must be 0 or 1, but the byte at offset ", off,
+                " is ", b, " (import the buffer as uint8 and compare with 0 to read any nonzero byte as True)");
+    size_t d = nd;
+    while (d-- > 0) {  // odometer, innermost first
+      off += stride[d];
+      if (++idx[d] < shape[d]) break;
+      off -= stride[d] * shape[d];
+      idx[d] = 0;
+    }
+    if (d == size_t(-1)) return;
+  }
+}
+
 
 void init_convert(nb::module_& m) {
   // Builds a new CPU tensor from Python data. dtype < 0 infers it; default_float is

@@ -119,8 +119,14 @@ TensorPtr import_managed(Managed* mt) {
   int64_t item = int64_t(dtype_size(dtype));
   LUCID_CHECK(dl.ndim >= 0 && (dl.ndim == 0 || dl.shape), RuntimeError, "from_dlpack: malformed tensor (ndim ",
               dl.ndim, ")");
+  // (TensorImpl raises for more too, but only after the storage owns the producer's
+  // tensor: its deleter would then run here and again from the unconsumed capsule)
+  LUCID_CHECK(size_t(dl.ndim) <= kMaxDims, RuntimeError, "from_dlpack: tensors have at most ", kMaxDims,
+              " dimensions, got ", dl.ndim);
   Shape shape(dl.shape, dl.shape + dl.ndim);
-  numel_of(shape);  // rejects negative sizes and element counts past 2^63
+  // (numel_of rejects negative sizes and element counts past 2^63)
+  LUCID_CHECK(numel_of(shape) == 0 || dl.data, RuntimeError, "from_dlpack: malformed tensor (no data pointer for ",
+              numel_of(shape), " elements)");
   Stride stride;
   if (dl.strides) {
     stride.assign(dl.strides, dl.strides + dl.ndim);
@@ -151,8 +157,12 @@ TensorPtr import_managed(Managed* mt) {
     storage = CpuStorage{{std::move(data), nbytes}};
   } else if (kind == kDLCUDAHost) {
     // Pinned host memory: both devices address it; under unified virtual
-    // addressing the GPU uses the same address.
-    storage = SharedStorage{{std::move(data), nbytes}, base, 0};
+    // addressing the GPU uses the same address. Without a GPU it is host memory
+    // like any other (shared storage would ask the absent GPU to synchronise before
+    // every read).
+    GpuRuntime* rt = gpu_runtime_or_null();
+    if (rt && rt->device_count() > 0) storage = SharedStorage{{std::move(data), nbytes}, base, 0};
+    else storage = CpuStorage{{std::move(data), nbytes}};
   } else {
     storage = GpuStorage{{std::move(data), nbytes}, dl.device.device_id};
     device = Device::gpu(dl.device.device_id);

@@ -63,7 +63,8 @@ Stride dense_strides_like(const Shape& shape, const Stride& stride, int64_t item
   int64_t cur = itemsize;
   for (size_t i = 0; i < nd; ++i) {
     out[perm[i]] = cur;
-    if (shape[perm[i]] > 1) cur *= shape[perm[i]];
+    LUCID_CHECK(shape[perm[i]] <= 1 || !__builtin_mul_overflow(cur, shape[perm[i]], &cur), RuntimeError,
+                "tensor of shape ", shape_str(shape), " is too large to allocate");
   }
   return out;
 }
