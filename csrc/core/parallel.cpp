@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <exception>
 #include <memory>
@@ -130,9 +131,20 @@ class Pool {
   static constexpr auto kSteal = std::chrono::microseconds(50);
   static constexpr int kPauseRounds = 2000;  // ~ a few us of pause before yielding
 
-  Pool() : threads_(std::min(kMaxPieces, std::max(1, int(std::thread::hardware_concurrency())))),
-           slots_(new Slot[kMaxPieces]) {
+  Pool() : threads_(std::min(kMaxPieces, default_threads())), slots_(new Slot[kMaxPieces]) {
     resize(threads());
+  }
+
+  // OMP_NUM_THREADS when it is a positive number, as torch reads it (so that
+  // `OMP_NUM_THREADS=1 python train.py`, or several test workers on one machine, do
+  // not each start a thread per core); else one thread per core.
+  static int default_threads() {
+    if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+      char* end = nullptr;
+      const long n = std::strtol(env, &end, 10);
+      if (end != env && *end == '\0' && n > 0) return int(std::min<long>(n, kMaxPieces));
+    }
+    return std::max(1, int(std::thread::hardware_concurrency()));
   }
 
   void run_piece(Job& job, int64_t p) {

@@ -5,11 +5,21 @@ directory on sys.path, and the module is the same object pytest loaded).
 """
 
 import math
+import os
 
 import pytest
 import torch
 
 import lucid
+
+# Several pytest-xdist workers share the machine: each takes its share of the cores
+# (at least 2, so that threaded code paths still run) instead of a thread per core for
+# both lucid and torch (16 workers x 16 threads spun for minutes on a 16-core host).
+_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _workers > 1:
+    _share = max(2, (os.cpu_count() or 2) // _workers)
+    lucid.set_num_threads(_share)
+    torch.set_num_threads(_share)
 
 # Every dtype lucid has, by name; torch has all of them too.
 DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",

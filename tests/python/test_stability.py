@@ -373,6 +373,20 @@ def test_grad_mode_is_per_thread(how):
         assert seen["lucid_" + k] == v, k
 
 
+@pytest.mark.parametrize("value, expected", [("1", 1), ("3", 3), ("0", None), ("two", None)])
+def test_omp_num_threads_sets_the_default_thread_count(value, expected):
+    # as torch: OMP_NUM_THREADS, when a positive number, is the default; else one a core
+    import subprocess
+    import sys
+    code = "import os, lucid; print(lucid.get_num_threads(), os.cpu_count(), float((lucid.ones(300, 300) @ lucid.ones(300, 300)).sum()))"
+    env = dict(os.environ, OMP_NUM_THREADS=value,
+               PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(lucid.__file__))))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    threads, cores, total = out.stdout.split()
+    assert int(threads) == (expected or int(cores)) and float(total) == 300.0 ** 3
+
+
 def test_new_thread_starts_with_grad_enabled():
     result = {}
     with lucid.no_grad():

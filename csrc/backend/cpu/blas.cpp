@@ -7,7 +7,6 @@
 #include <climits>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <type_traits>
 
 #ifdef LUCID_HAVE_OPENBLAS
@@ -40,7 +39,7 @@ void apply_threads(int n) {
 // The thread counts are set once, before the first product.
 void init_threads() {
   std::call_once(g_threads_once, [] {
-    if (g_threads.load() == 0) apply_threads(std::max(1, int(std::thread::hardware_concurrency())));
+    if (g_threads.load() == 0) apply_threads(pool_threads());  // (its default: parallel.cpp)
   });
 }
 
