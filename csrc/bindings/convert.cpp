@@ -10,6 +10,7 @@
 
 #include <nanobind/stl/shared_ptr.h>
 
+#include "backend/cpu/row_walk.h"
 #include "bindings/common.h"
 #include "core/copy.h"
 
@@ -340,25 +341,17 @@ PyObject* build_list(const std::byte*& p, const Shape& shape, size_t depth) {
 // ---- bool bytes of foreign memory (common.h) -------------------------------------
 
 void check_bool_bytes(const std::byte* base, const Shape& shape, const Stride& stride, const char* who) {
-  if (numel_of(shape) == 0) return;
-  const size_t nd = shape.size();
-  std::vector<int64_t> idx(nd, 0);
-  int64_t off = 0;  // byte offset of the element at idx
-  for (;;) {
-    const auto b = std::to_integer<unsigned>(base[off]);
-    LUCID_CHECK(b <= 1, ValueError, who, ": a bool tensor's bytes must be 0 or 1, but the byte at offset ", off,
-                " is ", b, " (import the buffer as uint8 and compare with 0 to read any nonzero byte as True)");
-    size_t d = nd;
-    while (d-- > 0) {  // odometer, innermost first
-      off += stride[d];
-      if (++idx[d] < shape[d]) break;
-      off -= stride[d] * shape[d];
-      idx[d] = 0;
+  // (only read: const_cast to share the row walker's pointer type)
+  std::byte* const start = const_cast<std::byte*>(base);
+  cpu::walk_rows(shape, {start}, {&stride}, [&](std::byte* const* p, int64_t n, const int64_t* step) {
+    for (int64_t i = 0; i < n; ++i) {
+      const auto b = std::to_integer<unsigned>(p[0][i * step[0]]);
+      LUCID_CHECK(b <= 1, ValueError, who, ": a bool tensor's bytes must be 0 or 1, but the byte at offset ",
+                  p[0] + i * step[0] - start, " is ", b,
+                  " (import the buffer as uint8 and compare with 0 to read any nonzero byte as True)");
     }
-    if (d == size_t(-1)) return;
-  }
+  });
 }
-
 
 void init_convert(nb::module_& m) {
   // Builds a new CPU tensor from Python data. dtype < 0 infers it; default_float is

@@ -124,9 +124,9 @@ TensorPtr import_managed(Managed* mt) {
   LUCID_CHECK(size_t(dl.ndim) <= kMaxDims, RuntimeError, "from_dlpack: tensors have at most ", kMaxDims,
               " dimensions, got ", dl.ndim);
   Shape shape(dl.shape, dl.shape + dl.ndim);
-  // (numel_of rejects negative sizes and element counts past 2^63)
-  LUCID_CHECK(numel_of(shape) == 0 || dl.data, RuntimeError, "from_dlpack: malformed tensor (no data pointer for ",
-              numel_of(shape), " elements)");
+  const int64_t numel = numel_of(shape);  // rejects negative sizes and element counts past 2^63
+  LUCID_CHECK(numel == 0 || dl.data, RuntimeError, "from_dlpack: malformed tensor (no data pointer for ", numel,
+              " elements)");
   Stride stride;
   if (dl.strides) {
     stride.assign(dl.strides, dl.strides + dl.ndim);

@@ -19,16 +19,12 @@ template <typename T> inline constexpr bool kIsFloat = std::is_floating_point_v<
 template <typename T> inline constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
 // The integer ops guard b == -1: INT_MIN / -1 traps on x86 (torch wraps). a / -1 is
-// then -a, wrapped at INT_MIN, computed in the unsigned type: `0 - INT_MIN` in the
-// signed type is undefined (UBSan aborts on it).
-template <typename T> LUCID_HD T wrapping_neg(T a) {
-  return T(std::make_unsigned_t<T>(0) - std::make_unsigned_t<T>(a));
-}
+// then Neg's -a, which wraps at INT_MIN without undefined behaviour.
 struct DivTrunc {
   template <typename T> static constexpr bool supports = kIsFloat<T> || kIsInt<T>;
   template <typename T> LUCID_HD T operator()(T a, T b) const {
     if constexpr (kIsFloat<T>) return std::trunc(a / b);
-    else if constexpr (std::is_signed_v<T>) return b == T(-1) ? wrapping_neg(a) : T(a / b);
+    else if constexpr (std::is_signed_v<T>) return b == T(-1) ? Neg{}(a) : T(a / b);
     else return a / b;
   }
 };
@@ -45,7 +41,7 @@ struct FloorDivide {
       if (div - floordiv > T(0.5)) floordiv += T(1);
       return floordiv;
     } else if constexpr (std::is_signed_v<T>) {
-      if (b == T(-1)) return wrapping_neg(a);
+      if (b == T(-1)) return Neg{}(a);
       T q = T(a / b), r = T(a % b);
       return (r != T(0) && ((a < T(0)) != (b < T(0)))) ? T(q - 1) : q;
     } else {

@@ -31,6 +31,7 @@
 #include "backend/cpu/conv_winograd.h"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstdint>
 #include <vector>
@@ -83,16 +84,12 @@ Plan plan_of(const ConvGeom& g, int64_t c_big, int64_t c_small) {
   return p;
 }
 
-bool finite_weights(const float* w, int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    if (!(w[i] - w[i] == 0.0f)) return false;
-  return true;
-}
-
 #if LUCID_X86_DISPATCH
 
 // U [G][16][csg_pad / kTileRows][cbg][kTileRows] = G g G^T of w [G * csg, cbg, 3, 3]:
 // each (group, xi) an A operand packed for sgemm_tile (rows past csg are zeros).
+// Empty when a value of U is not finite (an inf or NaN weight, or sums past the float
+// range): those convolutions go through the direct product.
 std::vector<float> transform_weights(const float* w, int64_t groups, const Plan& p) {
   std::vector<float> u(size_t(groups * 16 * p.csg_pad * p.cbg), 0.0f);
   for (int64_t gi = 0; gi < groups; ++gi)
@@ -110,6 +107,7 @@ std::vector<float> transform_weights(const float* w, int64_t groups, const Plan&
           const float row[4] = {gk[r][0], 0.5f * (gk[r][0] + gk[r][1] + gk[r][2]),
                                 0.5f * (gk[r][0] - gk[r][1] + gk[r][2]), gk[r][2]};
           for (int c = 0; c < 4; ++c) {
+            if (!std::isfinite(row[c])) return {};
             const int64_t xi = r * 4 + c;
             u[size_t((((gi * 16 + xi) * (p.csg_pad / kTileRows) + o / kTileRows) * p.cbg + i) * kTileRows +
                      o % kTileRows)] = row[c];
@@ -273,9 +271,8 @@ bool winograd_piece(const float* img, const float* u, const float* bias, float* 
       float* last = V + xi * xi_step + (panels - 1) * p.cbg * kTileCols;
       std::fill(last, last + p.cbg * kTileCols, 0.0f);
     }
-  bool finite = true;
-  for (int64_t c = 0; c < p.cbg; ++c) finite &= input_transform(img + c * plane, c, t0, count, g, p, V);
-  if (!finite) return false;
+  for (int64_t c = 0; c < p.cbg; ++c)
+    if (!input_transform(img + c * plane, c, t0, count, g, p, V)) return false;
   const int64_t row_panels = p.csg_pad / kTileRows;
   for (int64_t xi = 0; xi < 16; ++xi)
     for (int64_t q = 0; q < panels; ++q)
@@ -303,11 +300,11 @@ bool conv_winograd_suits(const ConvGeom& g, int64_t c_big, int64_t c_small) {
 
 void conv_winograd_forward(const float* big, const float* w, const float* bias, float* small, int64_t n,
                            int64_t c_big, int64_t c_small, const ConvGeom& g) {
-  const Plan p = plan_of(g, c_big, c_small);
-  if (!finite_weights(w, c_small * p.cbg * 9)) return conv_direct_forward(big, w, bias, small, n, c_big, c_small, g);
 #if LUCID_X86_DISPATCH
+  const Plan p = plan_of(g, c_big, c_small);
   const int64_t G = g.groups, B = g.big_numel(), L = g.small_numel();
   const std::vector<float> u = transform_weights(w, G, p);
+  if (u.empty()) return conv_direct_forward(big, w, bias, small, n, c_big, c_small, g);
   const int64_t pieces = n * G * p.blocks, u_step = 16 * p.csg_pad * p.cbg;
   std::vector<std::atomic<bool>> non_finite(static_cast<size_t>(n));
   (void)get_num_threads();  // (sets the pool's size outside any parallel region: conv_scratch.h)
@@ -325,8 +322,7 @@ void conv_winograd_forward(const float* big, const float* w, const float* bias, 
   for (int64_t b = 0; b < n; ++b)
     if (non_finite[size_t(b)].load())
       conv_direct_forward(big + b * c_big * B, w, bias, small + b * c_small * L, 1, c_big, c_small, g);
-#else
-  (void)p;
+#else  // (conv_winograd_suits is false without the AVX-512 tile)
   conv_direct_forward(big, w, bias, small, n, c_big, c_small, g);
 #endif
 }

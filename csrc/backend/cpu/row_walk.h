@@ -62,10 +62,21 @@ void walk_rows(const Shape& shape, const std::vector<std::byte*>& base, const st
 }
 
 // Rows split over the pool: for kernels whose rows write disjoint elements (gathers).
+// A single row (what contiguous operands collapse to) is split along its length.
 template <typename F>
 void walk_rows_parallel(const Shape& shape, const std::vector<std::byte*>& base,
                         const std::vector<const Stride*>& st, F row) {
   if (has_zero_dim(shape)) return;
+  if (!shape.empty() && row_count(shape) == 1) {
+    std::vector<int64_t> step(base.size());
+    for (size_t k = 0; k < base.size(); ++k) step[k] = st[k]->back();
+    parallel_for(shape.back(), kParallelGrain, [&](int64_t i0, int64_t i1) {
+      std::vector<std::byte*> p(base);
+      for (size_t k = 0; k < p.size(); ++k) p[k] += i0 * step[k];
+      row(p.data(), i1 - i0, step.data());
+    });
+    return;
+  }
   const int64_t n = std::max<int64_t>(1, shape.empty() ? 1 : shape.back());
   parallel_for(row_count(shape), std::max<int64_t>(1, kParallelGrain / n),
                [&](int64_t r0, int64_t r1) { walk_row_range(shape, base, st, r0, r1, row); });

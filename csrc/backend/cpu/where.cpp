@@ -60,17 +60,8 @@ void select_row(std::byte* const* p, int64_t n, const int64_t* step) {
 
 template <typename U>
 void select(const Shape& dims, const std::vector<std::byte*>& base, const std::vector<const Stride*>& st) {
-  auto row = [](std::byte* const* p, int64_t n, const int64_t* step) { select_row<U>(p, n, step); };
-  if (dims.size() > 1) return walk_rows_parallel(dims, base, st, row);
-  // One row (what contiguous operands collapse to): split along it.
-  const int64_t n = dims.empty() ? 1 : dims[0];
-  int64_t step[4];
-  for (int k = 0; k < 4; ++k) step[k] = dims.empty() ? 0 : (*st[size_t(k)])[0];
-  parallel_for(n, kParallelGrain, [&](int64_t i0, int64_t i1) {
-    std::byte* p[4];
-    for (int k = 0; k < 4; ++k) p[k] = base[size_t(k)] + i0 * step[k];
-    row(p, i1 - i0, step);
-  });
+  walk_rows_parallel(dims, base, st,
+                     [](std::byte* const* p, int64_t n, const int64_t* step) { select_row<U>(p, n, step); });
 }
 
 }  // namespace
