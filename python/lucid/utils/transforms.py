@@ -1,17 +1,23 @@
-"""lucid.utils.transforms: torchvision.transforms' image transforms for lucid tensors.
+"""lucid.utils.transforms: torchvision.transforms' image transforms for lucid tensors and PIL images.
 
-An image is a tensor [..., C, H, W] (or [H, W]); the transforms keep torchvision's names,
-arguments, defaults, semantics for tensor images and __repr__. The functional forms are
-module-level functions, also grouped as `lucid.utils.transforms.functional` (importable
-like torchvision.transforms.functional).
+An image is a tensor [..., C, H, W] (or [H, W]) or a PIL image; the transforms keep
+torchvision's names, arguments, defaults, semantics and __repr__. A PIL image in gives a PIL
+image out, computed by the same PIL calls torchvision makes (_transforms_pil.py); Pillow is
+imported only once a PIL image is seen or made. The functional forms are module-level
+functions, also grouped as `lucid.utils.transforms.functional` (importable like
+torchvision.transforms.functional).
 
-Differences from torchvision, all because lucid images are tensors (there is no PIL here):
+Differences from torchvision:
   * ToTensor / to_tensor also take a lucid tensor, read like the NumPy array torchvision
     takes: [H, W] or [H, W, C] -> [C, H, W]; uint8 scaled to [0, 1] in the default float
     dtype, other dtypes keep their values. (torchvision refuses tensors.) A NumPy array is
-    taken only when the caller has imported NumPy, a PIL image only when PIL is imported.
-  * interpolation may also be given as InterpolationMode's string value ("bilinear").
+    taken only when the caller has imported NumPy.
+  * pil_to_tensor gives int32 for mode I;16 (torchvision: uint16, which lucid lacks).
+  * interpolation may also be given as InterpolationMode's string value ("bilinear");
+    there is no BOX, HAMMING or LANCZOS (PIL-only modes in torchvision).
   * resize and rotate take any [..., C, H, W] batch and [H, W].
+  * pad's edge / reflect / symmetric modes keep a PIL image's mode (torchvision's give
+    YCbCr, HSV, CMYK images back labelled RGB / RGBA).
   * pad's "reflect" and "symmetric" modes raise ValueError (not IndexError / RuntimeError)
     when a side's padding exceeds what the mode can mirror.
 Random draws come from lucid's global generator (lucid.rand / lucid.randint), so
@@ -28,10 +34,13 @@ from collections.abc import Sequence
 import lucid
 from ..nn import functional as _F
 from ..nn import Module
+from . import _transforms_pil as _pil
+from ._transforms_pil import PILToTensor, ToPILImage, ToTensor, pil_to_tensor, to_pil_image, to_tensor
 
-__all__ = ["InterpolationMode", "Compose", "Lambda", "ToTensor", "ConvertImageDtype", "Normalize", "Resize",
-           "CenterCrop", "RandomCrop", "Pad", "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation",
-           "functional"]
+__all__ = ["InterpolationMode", "Compose", "Lambda", "ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtype",
+           "Normalize", "Resize", "CenterCrop", "RandomCrop", "RandomResizedCrop", "FiveCrop", "TenCrop", "Pad",
+           "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation", "Grayscale", "RandomGrayscale",
+           "ColorJitter", "functional"]
 
 
 class InterpolationMode(enum.Enum):
@@ -42,8 +51,22 @@ class InterpolationMode(enum.Enum):
     BICUBIC = "bicubic"
 
 
-def _interpolation(mode, allowed, where):
-    """mode (an InterpolationMode or its string value) as an InterpolationMode among allowed."""
+# Pillow's resampling filters for the modes (torchvision's pil_modes_mapping), which also
+# name the modes when given as ints (Image.BILINEAR is 2).
+_PIL_FILTERS = {InterpolationMode.NEAREST: 0, InterpolationMode.NEAREST_EXACT: 0, InterpolationMode.BILINEAR: 2,
+                InterpolationMode.BICUBIC: 3}
+_PIL_FILTER_MODES = {0: InterpolationMode.NEAREST, 2: InterpolationMode.BILINEAR, 3: InterpolationMode.BICUBIC}
+_ALL_MODES = tuple(InterpolationMode)
+
+
+def _interpolation(mode, allowed, where, kind="tensor"):
+    """mode (an InterpolationMode, its string value, or Pillow's int constant for it) as an
+    InterpolationMode among allowed."""
+    if isinstance(mode, int) and not isinstance(mode, bool):
+        if mode not in _PIL_FILTER_MODES:
+            raise ValueError(f"{where}: Pillow resampling filter {mode} has no InterpolationMode in lucid, expected "
+                             f"one of {sorted(_PIL_FILTER_MODES)} (nearest, bilinear, bicubic)")
+        mode = _PIL_FILTER_MODES[mode]
     if isinstance(mode, str):
         try:
             mode = InterpolationMode(mode)
@@ -54,7 +77,7 @@ def _interpolation(mode, allowed, where):
         raise TypeError(f"{where}: interpolation should be an InterpolationMode or its string value, "
                         f"got {type(mode).__name__}")
     if mode not in allowed:
-        raise ValueError(f"{where}: interpolation mode '{mode.value}' is unsupported with tensor input, "
+        raise ValueError(f"{where}: interpolation mode '{mode.value}' is unsupported with {kind} input, "
                          f"expected one of {[m.value for m in allowed]}")
     return mode
 
@@ -62,15 +85,17 @@ def _interpolation(mode, allowed, where):
 # ---- helpers ---------------------------------------------------------------------------------------
 def _assert_image_tensor(img, where):
     if not isinstance(img, lucid.Tensor):
-        raise TypeError(f"{where}: img should be a lucid Tensor image [..., C, H, W] or [H, W], "
-                        f"got {type(img).__name__}")
+        raise TypeError(f"{where}: img should be a lucid Tensor image [..., C, H, W] or [H, W], or a PIL image, "
+                        f"got {type(img).__name__}{_pil.pil_status()}")
     if img.ndim < 2:
         raise TypeError(f"{where}: expected a tensor image [..., C, H, W] or [H, W] (at least 2 dims), got a "
                         f"tensor of shape {list(img.shape)}")
 
 
 def get_dimensions(img):
-    """[channels, height, width] of a tensor image (channels 1 for [H, W])."""
+    """[channels, height, width] of an image (channels 1 for a tensor [H, W])."""
+    if _pil.is_pil_image(img):
+        return _pil.get_dimensions(img)
     _assert_image_tensor(img, "get_dimensions")
     channels = 1 if img.ndim == 2 else img.shape[-3]
     return [channels, img.shape[-2], img.shape[-1]]
@@ -125,12 +150,16 @@ def _setup_size(size, what):
 # ---- functional: geometry ------------------------------------------------------------------------
 def hflip(img):
     """Flips the image left to right (the last dim)."""
+    if _pil.is_pil_image(img):
+        return _pil.hflip(img)
     _assert_image_tensor(img, "hflip")
     return img.flip(-1)
 
 
 def vflip(img):
     """Flips the image top to bottom (the second last dim)."""
+    if _pil.is_pil_image(img):
+        return _pil.vflip(img)
     _assert_image_tensor(img, "vflip")
     return img.flip(-2)
 
@@ -138,7 +167,13 @@ def vflip(img):
 _PADDING_MODES = ("constant", "edge", "reflect", "symmetric")
 
 
-def _check_padding(padding, fill, padding_mode, where):
+def _is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _check_padding(padding, fill, padding_mode, where, tensor=True):
+    """tensor: the image is a tensor, whose fill is one number (a PIL image's may be one per
+    band); the transforms' constructors check with tensor=False, not knowing the image yet."""
     if not isinstance(padding, (int, tuple, list)) or isinstance(padding, bool):
         raise TypeError(f"{where}: padding should be an int or a 1, 2 or 4 element tuple/list, "
                         f"got {type(padding).__name__}")
@@ -148,8 +183,10 @@ def _check_padding(padding, fill, padding_mode, where):
                              f"{len(padding)} element tuple")
         if not all(isinstance(p, int) and not isinstance(p, bool) for p in padding):
             raise TypeError(f"{where}: padding values should be ints, got {padding!r}")
-    if fill is not None and (not isinstance(fill, (int, float)) or isinstance(fill, bool)):
-        raise TypeError(f"{where}: fill should be an int or float for tensor images, got {fill!r}")
+    if fill is not None and not _is_number(fill) and (tensor or not (
+            isinstance(fill, (tuple, list)) and fill and all(_is_number(f) for f in fill))):
+        raise TypeError(f"{where}: fill should be an int or float{'' if tensor else ' or a tuple of them'} "
+                        f"for {'tensor' if tensor else 'tensor or PIL'} images, got {fill!r}")
     if padding_mode not in _PADDING_MODES:
         raise ValueError(f"{where}: padding mode should be either constant, edge, reflect or symmetric, "
                          f"got {padding_mode!r}")
@@ -185,7 +222,10 @@ def pad(img, padding, fill=0, padding_mode="constant"):
     """Pads the last two dims. padding: int, or (left/right, top/bottom), or (left, top,
     right, bottom); a negative value crops. padding_mode: constant (fill), edge, reflect
     (without repeating the edge: a side at most size - 1), symmetric (repeating it: at most
-    size)."""
+    size). A PIL image's fill may be a value per band."""
+    if _pil.is_pil_image(img):
+        _check_padding(padding, fill, padding_mode, "pad", tensor=False)
+        return _pil.pad(img, padding, fill, padding_mode, pad)
     _assert_image_tensor(img, "pad")
     _check_padding(padding, fill, padding_mode, "pad")
     left, right, top, bottom = _parse_padding(padding)
@@ -215,12 +255,15 @@ def pad(img, padding, fill=0, padding_mode="constant"):
 def crop(img, top, left, height, width):
     """The window [top, top + height) x [left, left + width); the parts outside the image
     are zeros (as torchvision)."""
-    _assert_image_tensor(img, "crop")
+    if not _pil.is_pil_image(img):
+        _assert_image_tensor(img, "crop")
     for name, v in (("top", top), ("left", left), ("height", height), ("width", width)):
         if not isinstance(v, int) or isinstance(v, bool):
             raise TypeError(f"crop: {name} should be an int, got {v!r}")
     if height < 0 or width < 0:
         raise ValueError(f"crop: height and width should be non-negative, got {height} and {width}")
+    if _pil.is_pil_image(img):
+        return _pil.crop(img, top, left, height, width)
     _, h, w = get_dimensions(img)
     right, bottom = left + width, top + height
     if left < 0 or top < 0 or right > w or bottom > h:
@@ -233,7 +276,8 @@ def crop(img, top, left, height, width):
 def center_crop(img, output_size):
     """The central (h, w) window; an image smaller than it is zero-padded first (the odd
     pixel of padding going right / bottom), as torchvision."""
-    _assert_image_tensor(img, "center_crop")
+    if not _pil.is_pil_image(img):
+        _assert_image_tensor(img, "center_crop")
     crop_height, crop_width = _setup_size(output_size, "center_crop")
     _, image_height, image_width = get_dimensions(img)
     if crop_width > image_width or crop_height > image_height:
@@ -303,14 +347,18 @@ def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, a
     """Resizes the last two dims to size ((h, w), or an int / [int]: the smaller edge, the
     other keeping the aspect ratio) with F.interpolate (align_corners=False); antialias
     applies to bilinear and bicubic only. Integer images are resampled as float32 and
-    rounded back (bicubic uint8 clamped to [0, 255]), as torchvision."""
-    _assert_image_tensor(img, "resize")
+    rounded back (bicubic uint8 clamped to [0, 255]), as torchvision. A PIL image is resized
+    by PIL's resize with the mode's filter (which always antialiases)."""
+    if not _pil.is_pil_image(img):
+        _assert_image_tensor(img, "resize")
     mode = _interpolation(interpolation, _RESIZE_MODES, "resize")
     size = _check_resize_size(size, max_size, "resize")
     _, h, w = get_dimensions(img)
     output_size = _resized_output_size(h, w, size, max_size)
     if [h, w] == output_size:
         return img
+    if _pil.is_pil_image(img):
+        return _pil.resize(img, output_size, _PIL_FILTERS[mode])
     antialias = bool(antialias) and mode in (InterpolationMode.BILINEAR, InterpolationMode.BICUBIC)
     x, restore = _as_batch(img)
     x = _cast_in(x, (lucid.float32, lucid.float64))
@@ -345,19 +393,30 @@ def _expanded_size(m, w, h):
     return int(extent(xs)), int(extent(ys))
 
 
+_TENSOR_ROTATE_MODES = (InterpolationMode.NEAREST, InterpolationMode.BILINEAR)
+_PIL_ROTATE_MODES = (InterpolationMode.NEAREST, InterpolationMode.NEAREST_EXACT, InterpolationMode.BILINEAR,
+                     InterpolationMode.BICUBIC)
+
+
 def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=None):
     """Rotates by angle degrees counter-clockwise about center ((x, y), torchvision's
     convention: pixel i spans [i, i + 1]; default the image centre, pixel index
     ((W - 1) / 2, (H - 1) / 2)), sampling with grid_sample
     (nearest or bilinear, align_corners=False). expand: the output grows to hold the whole
     rotated image. fill: value(s) (one, or one per channel) for the area outside the image;
-    None leaves grid_sample's zeros (without the mask blend torchvision uses for a fill)."""
-    _assert_image_tensor(img, "rotate")
-    mode = _interpolation(interpolation, (InterpolationMode.NEAREST, InterpolationMode.BILINEAR), "rotate")
+    None leaves grid_sample's zeros (without the mask blend torchvision uses for a fill).
+    A PIL image is rotated by PIL's rotate (nearest, bilinear or bicubic)."""
+    is_pil = _pil.is_pil_image(img)
+    if not is_pil:
+        _assert_image_tensor(img, "rotate")
     if not isinstance(angle, (int, float)) or isinstance(angle, bool):
         raise TypeError(f"rotate: angle should be an int or float, got {type(angle).__name__}")
     if center is not None and (not isinstance(center, (list, tuple)) or len(center) != 2):
         raise TypeError(f"rotate: center should be a sequence (x, y), got {center!r}")
+    if is_pil:
+        mode = _interpolation(interpolation, _PIL_ROTATE_MODES, "rotate", kind="PIL")
+        return _pil.rotate(img, angle, _PIL_FILTERS[mode], expand, center, fill)
+    mode = _interpolation(interpolation, _TENSOR_ROTATE_MODES, "rotate")
     channels, h, w = get_dimensions(img)
     if fill is not None:
         values = [fill] if isinstance(fill, (int, float)) else list(fill) if isinstance(fill, (list, tuple)) else []
@@ -401,58 +460,6 @@ def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, ce
 
 
 # ---- functional: values ------------------------------------------------------------------------------
-def _numpy_array_type():
-    """NumPy's ndarray if the caller imported NumPy (lucid never imports it itself)."""
-    np = sys.modules.get("numpy")
-    return getattr(np, "ndarray", None)
-
-
-def _pil_image_type():
-    mod = sys.modules.get("PIL.Image")
-    return getattr(mod, "Image", None)
-
-
-# PIL modes whose pixels are not one byte per band: mode -> (lucid dtype, bytes)
-_PIL_WIDE_MODES = {"I": (lucid.int32, 4), "F": (lucid.float32, 4), "I;16": (lucid.int16, 2)}
-
-
-def _pil_to_hwc(pic):
-    """A PIL image as an [H, W, bands] tensor (torchvision's dtypes: int32, float32, int16,
-    else uint8; mode '1' as 0 / 255)."""
-    if pic.mode == "1":
-        pic = pic.convert("L")
-    dtype, nbytes = _PIL_WIDE_MODES.get(pic.mode, (lucid.uint8, 1))
-    bands = len(pic.getbands())
-    data = pic.tobytes()
-    if len(data) != pic.size[0] * pic.size[1] * bands * nbytes:
-        raise TypeError(f"to_tensor: PIL mode {pic.mode!r} is not supported (its pixels are not {nbytes}-byte "
-                        f"values per band)")
-    return lucid.frombuffer(bytearray(data), dtype=dtype).reshape(pic.size[1], pic.size[0], bands)
-
-
-def to_tensor(pic):
-    """An image [H, W] or [H, W, C] (lucid tensor, NumPy array, or PIL image) as a tensor
-    [C, H, W]: uint8 becomes the default float dtype divided by 255, other dtypes keep
-    their values (torchvision's rule for arrays)."""
-    ndarray, pil_image = _numpy_array_type(), _pil_image_type()
-    if pil_image is not None and isinstance(pic, pil_image):
-        img = _pil_to_hwc(pic)
-    elif isinstance(pic, lucid.Tensor) or (ndarray is not None and isinstance(pic, ndarray)):
-        if pic.ndim not in (2, 3):
-            raise ValueError(f"to_tensor: pic should be 2/3 dimensional ([H, W] or [H, W, C]). Got {pic.ndim} "
-                             "dimensions.")
-        img = pic if isinstance(pic, lucid.Tensor) else lucid.tensor(pic)  # lucid.tensor copies the array
-    else:
-        raise TypeError(f"to_tensor: pic should be a lucid Tensor, a NumPy array or a PIL image [H, W] or "
-                        f"[H, W, C]. Got {type(pic).__name__}")
-    if img.ndim == 2:
-        img = img.unsqueeze(-1)
-    img = img.permute(2, 0, 1).contiguous()
-    if img.dtype == lucid.uint8:
-        return img.to(lucid.get_default_dtype()).div(255)
-    return img
-
-
 _INT_DTYPES = (lucid.uint8, lucid.int8, lucid.int16, lucid.int32, lucid.int64)
 
 
@@ -554,16 +561,6 @@ class Lambda:
         return f"{self.__class__.__name__}()"
 
 
-class ToTensor:
-    """to_tensor: [H, W] / [H, W, C] image -> [C, H, W], uint8 scaled to [0, 1] floats."""
-
-    def __call__(self, pic):
-        return to_tensor(pic)
-
-    def __repr__(self):
-        return f"{self.__class__.__name__}()"
-
-
 class ConvertImageDtype(Module):
     """convert_image_dtype to dtype, rescaling the values."""
 
@@ -634,7 +631,7 @@ class Pad(Module):
 
     def __init__(self, padding, fill=0, padding_mode="constant"):
         super().__init__()
-        _check_padding(padding, fill, padding_mode, "Pad")
+        _check_padding(padding, fill, padding_mode, "Pad", tensor=False)
         self.padding = padding
         self.fill = fill
         self.padding_mode = padding_mode
@@ -653,7 +650,7 @@ class RandomCrop(Module):
     def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
         super().__init__()
         self.size = _setup_size(size, "RandomCrop")
-        _check_padding(0 if padding is None else padding, fill, padding_mode, "RandomCrop")
+        _check_padding(0 if padding is None else padding, fill, padding_mode, "RandomCrop", tensor=False)
         self.padding = padding
         self.pad_if_needed = pad_if_needed
         self.fill = fill
@@ -685,6 +682,11 @@ class RandomCrop(Module):
 
     def __repr__(self):
         return f"{self.__class__.__name__}(size={self.size}, padding={self.padding})"
+
+
+def _uniform(low, high):
+    """A float uniform in [low, high) from lucid's global generator."""
+    return lucid.empty(1, dtype=lucid.float64).uniform_(low, high).item()
 
 
 def _check_p(p, where):
@@ -740,8 +742,8 @@ class RandomRotation(Module):
         if center is not None and (not isinstance(center, Sequence) or len(center) != 2):
             raise ValueError(f"RandomRotation: center should be a sequence of length 2, got {center!r}")
         self.center = center
-        self.interpolation = _interpolation(interpolation, (InterpolationMode.NEAREST, InterpolationMode.BILINEAR),
-                                            "RandomRotation")
+        # Checked against the image's kind in rotate: PIL images also take bicubic.
+        self.interpolation = _interpolation(interpolation, _ALL_MODES, "RandomRotation")
         self.expand = expand
         if fill is None:
             fill = 0
@@ -757,7 +759,9 @@ class RandomRotation(Module):
 
     def forward(self, img):
         channels = get_dimensions(img)[0]
-        fill = [float(self.fill)] * channels if isinstance(self.fill, (int, float)) else [float(f) for f in self.fill]
+        fill = self.fill
+        if not _pil.is_pil_image(img):  # a PIL image takes fill as given (one value, or one per band)
+            fill = [float(fill)] * channels if isinstance(fill, (int, float)) else [float(f) for f in fill]
         angle = self.get_params(self.degrees)
         return rotate(img, angle, self.interpolation, self.expand, self.center, fill)
 
@@ -769,12 +773,21 @@ class RandomRotation(Module):
         return s + f", fill={self.fill})"
 
 
+# The crops that pick their own windows and the colour transforms live in their own files;
+# they build on the functions above, so they are imported only now.
+from ._transforms_crops import (FiveCrop, RandomResizedCrop, TenCrop, five_crop,  # noqa: E402
+                                resized_crop, ten_crop)
+from ._transforms_color import (ColorJitter, Grayscale, RandomGrayscale, adjust_brightness,  # noqa: E402
+                                adjust_contrast, adjust_hue, adjust_saturation, rgb_to_grayscale, to_grayscale)
+
 # torchvision.transforms.functional's counterpart: the functional forms as a module, so that
 # both `from lucid.utils.transforms import functional as F` and
 # `import lucid.utils.transforms.functional` work.
 functional = types.ModuleType(__name__ + ".functional", "The functional forms of lucid.utils.transforms.")
 for _f in (hflip, vflip, pad, crop, center_crop, resize, rotate, normalize, to_tensor, convert_image_dtype,
-           get_dimensions, get_image_size, get_image_num_channels):
+           get_dimensions, get_image_size, get_image_num_channels, pil_to_tensor, to_pil_image, resized_crop,
+           five_crop, ten_crop, rgb_to_grayscale, to_grayscale, adjust_brightness, adjust_contrast,
+           adjust_saturation, adjust_hue):
     setattr(functional, _f.__name__, _f)
 functional.InterpolationMode = InterpolationMode
 sys.modules[functional.__name__] = functional
