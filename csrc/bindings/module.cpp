@@ -6,6 +6,7 @@
 
 #include "bindings/common.h"
 #include "core/error.h"
+#include "core/isa.h"
 #include "core/parallel.h"
 #ifdef LUCID_WITH_CUDA
 #include "backend/cuda/register.h"
@@ -43,6 +44,14 @@ NB_MODULE(_C, m) {
 #else
   m.attr("_built_with_cuda") = false;
 #endif
+  // lucid.backends.cpu.get_cpu_capability(): the kernels' instruction set, in torch's names
+  m.def("_cpu_capability", [] {
+    switch (lucid::cpu::cpu_isa()) {
+      case lucid::cpu::Isa::Avx512: return "AVX512";
+      case lucid::cpu::Isa::Avx2: return "AVX2";
+      default: return "DEFAULT";
+    }
+  });
   // Parallel regions (the long kernels) run without the GIL, so the caller's other
   // Python threads run meanwhile; a thread that does not hold it (a pool worker, a
   // region inside an optimizer step that released it) has nothing to release.

@@ -31,6 +31,8 @@ from .autograd.anomaly_mode import (  # noqa: F401
 )
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401
+from . import accelerator, backends  # noqa: F401
+from .backends._global import *  # noqa: F401,F403  (use_deterministic_algorithms, ...)
 from .serialization import load, load_safetensors, save, save_safetensors  # noqa: F401
 
 cuda = gpu

@@ -13,7 +13,7 @@ import torch
 
 import lucid
 import lucid.utils.transforms as T
-from conftest import to_lucid, to_torch
+from conftest import to_lucid
 
 Image = pytest.importorskip("PIL.Image")
 from PIL import ImageEnhance, ImageOps  # noqa: E402
@@ -244,6 +244,19 @@ def test_saved_outputs_reload_equal():
     buf = io.BytesIO()
     out.save(buf, format="PNG")
     same(Image.open(io.BytesIO(buf.getvalue())), out)
+
+
+def test_new_transforms_pickle():
+    """DataLoader workers get their transforms pickled."""
+    import pickle
+    t = T.Compose([T.RandomResizedCrop(8), T.ColorJitter(0.1, 0.2), T.RandomGrayscale(), T.ToPILImage(),
+                   T.PILToTensor(), T.FiveCrop(2)])
+    img = T.pil_to_tensor(pil("RGB"))
+    lucid.manual_seed(0)
+    want = t(img)
+    lucid.manual_seed(0)
+    got = pickle.loads(pickle.dumps(t))(img)
+    assert all(a.equal(b) for a, b in zip(got, want))
 
 
 # ---- the example programs' pipelines -----------------------------------------------------------------------

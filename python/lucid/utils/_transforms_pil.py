@@ -108,7 +108,7 @@ def to_pil_image(pic, mode=None):
     if isinstance(pic, lucid.Tensor):
         if pic.ndim == 3:
             pic = pic.permute(1, 2, 0)
-        img = pic.detach()
+        img = pic.detach().cpu()  # the scaling below runs where the bytes are read: on the CPU
     elif ndarray is not None and isinstance(pic, ndarray):
         img = lucid.tensor(pic)
     else:

@@ -1,15 +1,12 @@
-"""Normalisation layers over batches and groups, as torch.nn: BatchNorm1d/2d/3d,
-InstanceNorm1d/2d/3d, GroupNorm, LocalResponseNorm (nn/_functional_batchnorm.py)."""
-
-import warnings
+"""BatchNorm1d/2d/3d (torch.nn.modules.batchnorm), over nn/_functional_batchnorm.py, and the
+parameters and buffers every normalisation layer shares."""
 
 from .. import _functional_batchnorm as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-           "GroupNorm", "LocalResponseNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
 def register_affine(module, shape, affine, bias=True, device=None, dtype=None):
@@ -125,87 +122,3 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
-
-
-class _InstanceNorm(_NormBase):
-    _no_batch_dim = 0
-
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
-                 dtype=None, *, bias=True):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
-
-    def _check_input_dim(self, input):
-        lo = self._no_batch_dim
-        if input.dim() not in (lo, lo + 1):
-            raise ValueError(f"expected {lo}D or {lo + 1}D input (got {input.dim()}D input)")
-
-    def forward(self, input):
-        self._check_input_dim(input)
-        feature_dim = input.dim() - self._no_batch_dim
-        if input.shape[feature_dim] != self.num_features:
-            if self.affine:
-                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
-                                 f"({self.num_features}), but got: {input.shape[feature_dim]}.")
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
-                          "warning by not passing in num_features, which is not used because affine=False")
-        if input.dim() == self._no_batch_dim:
-            return self._apply_norm(input.unsqueeze(0)).squeeze(0)
-        return self._apply_norm(input)
-
-    def _apply_norm(self, input):
-        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
-                               self.training or not self.track_running_stats, self.momentum, self.eps)
-
-
-class InstanceNorm1d(_InstanceNorm):
-    """Instance normalisation of [N, C, L] or [C, L] inputs."""
-    _no_batch_dim = 2
-
-
-class InstanceNorm2d(_InstanceNorm):
-    """Instance normalisation of [N, C, H, W] or [C, H, W] inputs."""
-    _no_batch_dim = 3
-
-
-class InstanceNorm3d(_InstanceNorm):
-    """Instance normalisation of [N, C, D, H, W] or [C, D, H, W] inputs."""
-    _no_batch_dim = 4
-
-
-class GroupNorm(Module):
-    """Normalises each sample over groups of num_channels / num_groups channels."""
-
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
-        super().__init__()
-        if num_channels % num_groups != 0:
-            raise ValueError("num_channels must be divisible by num_groups")
-        self.num_groups = num_groups
-        self.num_channels = num_channels
-        self.eps = eps
-        self.affine = affine
-        register_affine(self, (num_channels,), affine, bias, device, dtype)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        reset_affine(self)
-
-    def forward(self, input):
-        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
-
-    def extra_repr(self):
-        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
-                f"bias={self.bias is not None}")
-
-
-class LocalResponseNorm(Module):
-    """Normalises each element by the squares of its `size` neighbouring channels."""
-
-    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
-        super().__init__()
-        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
-
-    def forward(self, input):
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
-
-    def extra_repr(self):
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

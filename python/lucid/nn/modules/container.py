@@ -1,13 +1,15 @@
-"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
+"""Containers (torch.nn.modules.container): Sequential, ModuleList, ModuleDict, ParameterList,
+ParameterDict, and the deprecated Container."""
 
 import operator
+import warnings
 from collections import OrderedDict
 from itertools import islice
 
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _index(idx, n, what):
@@ -22,6 +24,17 @@ def _renumber(store, modules):
     store.clear()
     for i, m in enumerate(modules):
         store[str(i)] = m
+
+
+class Container(Module):
+    """torch's deprecated container: the keyword arguments become its submodules."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -1,10 +1,11 @@
-"""Channel-wise and alpha dropout modules (nn/_functional_dropout.py); Dropout
-itself is in layers.py."""
+"""The dropout modules (torch.nn.modules.dropout): Dropout over nn.functional.dropout,
+the channel-wise and alpha forms over nn/_functional_dropout.py."""
 
 from .. import _functional_dropout as F
+from .. import functional
 from .module import Module
 
-__all__ = ["Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -21,6 +22,11 @@ class _DropoutNd(Module):
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """Zeroes each element with probability p in training, scaling the rest by 1 / (1 - p)."""
+    _fn = staticmethod(functional.dropout)
 
 
 class Dropout1d(_DropoutNd):

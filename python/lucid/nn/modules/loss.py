@@ -1,12 +1,62 @@
-"""Loss modules over the nn.functional losses: each stores torch's constructor
-arguments and passes them on."""
+"""The loss modules (torch.nn.modules.loss) over the nn.functional losses: each stores
+torch's constructor arguments and passes them on."""
 
 from .. import functional as F
+from .._functional_seq import ctc_loss
 from .module import Module
 
-__all__ = ["BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "HuberLoss", "SmoothL1Loss", "SoftMarginLoss",
-           "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "CosineEmbeddingLoss",
-           "MarginRankingLoss", "HingeEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
+__all__ = ["MSELoss", "L1Loss", "NLLLoss", "CrossEntropyLoss", "CTCLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+           "HuberLoss", "SmoothL1Loss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss",
+           "MultiMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "TripletMarginLoss",
+           "PoissonNLLLoss", "GaussianNLLLoss"]
+
+
+class _Loss(Module):
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+
+class MSELoss(_Loss):
+    def forward(self, input, target):
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    def forward(self, input, target):
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class NLLLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        super().__init__(reduction=reduction)
+        self.register_buffer("weight", weight)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+
+
+class CrossEntropyLoss(NLLLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                 label_smoothing=0.0):
+        super().__init__(weight, ignore_index=ignore_index, reduction=reduction)
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class CTCLoss(Module):
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__()
+        self.blank, self.reduction, self.zero_infinity = blank, reduction, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                        self.zero_infinity)
+
 
 
 def _loss(name, fn, params, buffers=()):
