@@ -76,6 +76,12 @@ TensorClass init_tensor(nb::module_& m) {
   }();
   TensorClass cls(m, "Tensor", nb::is_weak_referenceable(), nb::type_slots(slots.data()));
   tensor_type = (PyTypeObject*)cls.ptr();
+  // lucid.Tensor(...), torch's legacy constructor: nanobind intercepts calls of the
+  // class before any Python __new__, so it is bound here and forwards to Python
+  // (Note [Legacy constructor] in python/lucid/_legacy.py).
+  cls.def(nb::new_([](nb::args args, nb::kwargs kwargs) {
+    return nb::module_::import_("lucid._legacy").attr("tensor_new")(*args, **kwargs);
+  }));
   cls
       // metadata
       .def_prop_ro("_shape", [](const T& t) { return to_tuple(t.shape()); })

@@ -16,6 +16,7 @@ from ._dtype import (  # noqa: F401  (names re-exported as lucid.*)
 from ._device import device
 from ._size import Size
 from ._tensor import Tensor
+from ._legacy import *  # noqa: F401,F403  (FloatTensor, LongTensor, ...; Tensor(...), type, type_as)
 from ._creation import *  # noqa: F401,F403
 from ._random import *  # noqa: F401,F403
 from ._random import Generator, default_generator, manual_seed  # noqa: F401

@@ -118,16 +118,29 @@ def _filled(size, value, dtype, device, requires_grad, pin_memory, what):
     return t
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    return _filled(size, None, dtype, device, requires_grad, pin_memory, "empty")
+def _size_arg(args, size, what):
+    """The size of f(2, 3), f((2, 3)) or f(size=(2, 3)), as _parse_size's varargs.
+    A size= keyword must be a sequence (f(size=2) is a TypeError, as in PyTorch);
+    f() with neither is a 0-d tensor."""
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{what}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{what}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    return (size,)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    return _filled(size, 0, dtype, device, requires_grad, pin_memory, "zeros")
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    return _filled(_size_arg(args, size, "empty"), None, dtype, device, requires_grad, pin_memory, "empty")
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    return _filled(size, 1, dtype, device, requires_grad, pin_memory, "ones")
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    return _filled(_size_arg(args, size, "zeros"), 0, dtype, device, requires_grad, pin_memory, "zeros")
+
+
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    return _filled(_size_arg(args, size, "ones"), 1, dtype, device, requires_grad, pin_memory, "ones")
 
 
 def _scalar_dtype(value):

@@ -2,11 +2,11 @@
 
 Basic parts of a key (ints, slices with positive steps, None, Ellipsis, 0-d integer
 tensors used as ints) are applied first as views. Advanced parts (integer tensors,
-lists, bool masks, Python bools) are collected, one per dimension of that view, and
-handed to the engine's index / index_put_ (csrc/ops/index_ops.h), which places the
-broadcast index shape where PyTorch does (Note [Advanced index placement]). A key
-with only basic parts gives a view of the same storage; one with advanced parts
-gives a copy.
+lists, tuples inside the key, ranges, bool masks, Python bools) are collected, one
+per dimension of that view, and handed to the engine's index / index_put_
+(csrc/ops/index_ops.h), which places the broadcast index shape where PyTorch does
+(Note [Advanced index placement]). A key with only basic parts gives a view of the
+same storage; one with advanced parts gives a copy.
 """
 
 from __future__ import annotations
@@ -30,16 +30,17 @@ def _as_tuple(key):
     if isinstance(key, tuple):
         return key
     if isinstance(key, list) and len(key) < 32 and any(
-            _is_tensor(k) or isinstance(k, (list, tuple, slice)) or k is None or k is Ellipsis for k in key):
+            _is_tensor(k) or isinstance(k, (list, tuple, range, slice)) or k is None or k is Ellipsis for k in key):
         return tuple(key)
     return (key,)
 
 
 def _list_to_index(seq):
-    """A (nested) list used as an index: bools stay a mask, numbers become int64."""
+    """A (nested) list, tuple or range used as an index: bools stay a mask, numbers
+    become int64 (an empty one too)."""
     from ._dtype import get_default_dtype
 
-    t = _C.from_data(seq, -1, get_default_dtype()._code)
+    t = _C.from_data(list(seq) if isinstance(seq, range) else seq, -1, get_default_dtype()._code)
     if t._dtype in (_BOOL, _UINT8, _INT64):
         return t
     if t.dtype.is_complex:
@@ -57,7 +58,7 @@ def _apply(impl, key):
     """Applies the basic parts of `key`; returns (view, indices) where indices is
     None for a purely basic key, else one entry (None or a tensor) per leading
     dimension of the view."""
-    key = tuple(_list_to_index(k) if isinstance(k, (list, tuple)) else k for k in _as_tuple(key))
+    key = tuple(_list_to_index(k) if isinstance(k, (list, tuple, range)) else k for k in _as_tuple(key))
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     specified = 0

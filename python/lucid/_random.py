@@ -9,6 +9,7 @@ import builtins
 from . import _C
 from . import _dtype as D
 from ._device import _resolve as _resolve_device
+from ._creation import _size_arg
 from ._size import _parse_size
 from ._tensor import Tensor
 
@@ -118,15 +119,15 @@ def _done(impl, requires_grad):
     return t
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1)."""
-    impl = _C.uniform(*_spec(size, dtype, device, "rand"), 0.0, 1.0, _gen(generator))
+    impl = _C.uniform(*_spec(_size_arg(args, size, "rand"), dtype, device, "rand"), 0.0, 1.0, _gen(generator))
     return _done(impl, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples."""
-    impl = _C.normal(*_spec(size, dtype, device, "randn"), 0.0, 1.0, _gen(generator))
+    impl = _C.normal(*_spec(_size_arg(args, size, "randn"), dtype, device, "randn"), 0.0, 1.0, _gen(generator))
     return _done(impl, requires_grad)
 
 
@@ -140,23 +141,32 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False):
                  requires_grad=requires_grad)
 
 
-def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
-    """randint(high, size) or randint(low, high, size): integers in [low, high)."""
-    args = list(args)
-    if size is None:
-        if not args:
-            raise TypeError("randint() missing required argument 'size'")
-        size = args.pop()
-    if len(args) == 1:
-        low, high = 0, args[0]
-    elif len(args) == 2:
-        low, high = args
-    else:
-        raise TypeError("randint() expects (high, size) or (low, high, size)")
-    low, high = _int_arg(low, "low"), _int_arg(high, "high")
+def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None,
+            requires_grad=False):
+    """randint(high, size) or randint(low, high, size), any of them by keyword:
+    integers in [low, high)."""
+    given = {k: v for k, v in (("low", low), ("high", high), ("size", size)) if v is not None}
+    bound = _bind(("high", "size"), args, given) or _bind(("low", "high", "size"), args, given)
+    if bound is None:
+        got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in given.items()])
+        raise TypeError(f"randint() received an invalid combination of arguments - got ({got}), but expected "
+                        "one of: (int high, tuple of ints size), (int low, int high, tuple of ints size)")
+    size = bound["size"]
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    low, high = _int_arg(bound.get("low", 0), "low"), _int_arg(bound["high"], "high")
     impl = _C.integers(*_spec((size,), dtype, device, "randint", default=D.int64), low, high,
                        _gen(generator))
     return _done(impl, requires_grad)
+
+
+def _bind(params, args, given):
+    """{param: value} when args (positional) and given (keywords) fill exactly
+    params, else None: one overload of a PyTorch signature."""
+    if len(args) > len(params) or any(k in given for k in params[:len(args)]):
+        return None
+    bound = {**dict(zip(params, args)), **given}
+    return bound if set(bound) == set(params) else None
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):

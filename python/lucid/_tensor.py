@@ -4,7 +4,8 @@ lucid.Tensor *is* the engine's class (`_C.Tensor`, a TensorImpl bound with
 nanobind): no Python wrapper object sits between a tensor and its data, so a call
 costs one nanobind dispatch, and an engine function that returns a tensor the user
 already holds returns that same object. The methods below are written in Python
-where they only parse arguments, and are installed onto the class at import.
+where they only parse arguments, and are installed onto the class at import; the
+legacy API (the constructor lucid.Tensor(...), type, type_as) is _legacy.py's.
 Sizes, strides and offsets are presented in elements, as PyTorch does; the engine
 keeps strides in bytes.
 """
@@ -453,11 +454,6 @@ class _TensorAPI:
         self._eval()
         return self
 
-    def type(self, dtype=None):
-        if dtype is None:
-            return "lucid." + _TYPE_NAMES[self.dtype._name]
-        return self._to(dtype=D._check(dtype))
-
     def float(self):
         return self._to(D.float32)
 
@@ -492,19 +488,19 @@ class _TensorAPI:
         return self._to(D.complex64)
 
     # ---- new_* and random fills --------------------------------------------------------------
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    def new_empty(self, *args, size=None, dtype=None, device=None, requires_grad=False):
         from ._creation import empty
-        return empty(*size, dtype=dtype or self.dtype, device=device or self.device,
+        return empty(*args, size=size, dtype=dtype or self.dtype, device=device or self.device,
                      requires_grad=requires_grad)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    def new_zeros(self, *args, size=None, dtype=None, device=None, requires_grad=False):
         from ._creation import zeros
-        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
+        return zeros(*args, size=size, dtype=dtype or self.dtype, device=device or self.device,
                      requires_grad=requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    def new_ones(self, *args, size=None, dtype=None, device=None, requires_grad=False):
         from ._creation import ones
-        return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
+        return ones(*args, size=size, dtype=dtype or self.dtype, device=device or self.device,
                     requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -566,14 +562,6 @@ class UntypedStorage:
     @property
     def device(self):
         return self._tensor.device
-
-
-_TYPE_NAMES = {
-    "bool": "BoolTensor", "uint8": "ByteTensor", "int8": "CharTensor", "int16": "ShortTensor",
-    "int32": "IntTensor", "int64": "LongTensor", "float16": "HalfTensor",
-    "bfloat16": "BFloat16Tensor", "float32": "FloatTensor", "float64": "DoubleTensor",
-    "complex64": "ComplexFloatTensor",
-}
 
 
 def _wrap_dim(dim, ndim):

@@ -160,7 +160,5 @@ def test_lucid_only_contract():
             lucid.tensor(np.zeros(2, dtype=dt))
     with pytest.raises(TypeError, match="dtype"):
         lucid.from_dlpack(torch.zeros(2, dtype=torch.complex128))
-    with pytest.raises(TypeError, match="Tensor"):
-        lucid.Tensor()
     with pytest.raises(TypeError, match="generator"):
         lucid.rand(2, generator=torch.Generator())
