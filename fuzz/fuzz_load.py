@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Fuzz target: lucid.load's checkpoint format (python/lucid/serialization.py): the zip
-archive, header.json, tensors.json and data.pkl through the weights-only unpickler.
+"""Fuzz target: lucid.load's checkpoint formats (python/lucid/serialization.py): the zip
+archive in PyTorch's layout (data.pkl, version, byteorder, data/<key>) and in lucid's
+format version 1 (header.json, tensors.json, storages/<j>), data.pkl through the
+weights-only unpickler (python/lucid/_unpickle.py).
 
 Each input is a would-be checkpoint, loaded with the default weights_only=True (never
 False: that would run whatever code the bytes name) from a file object, and for a
@@ -69,7 +71,7 @@ def _huge_memo_index(data):
 
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as z:
-            payload = z.read("checkpoint/data.pkl")
+            payload = z.read(next(n for n in z.namelist() if n.endswith("/data.pkl")))
         return any(op.name in ("PUT", "BINPUT", "LONG_BINPUT", "GET", "BINGET", "LONG_BINGET")
                    and isinstance(arg, int) and arg > 1 << 20 for op, arg, _ in pickletools.genops(payload))
     except Exception:  # noqa: BLE001 - not an archive, or a broken pickle: lucid refuses it anyway
@@ -97,7 +99,7 @@ def TestOneInput(data):
 # Every record carries a CRC-32, so a flipped byte inside a record is caught by the CRC
 # check long before the parsers behind it see it. Most of the time the mutator unpacks
 # the archive, mutates one record (or drops, duplicates or renames one) and writes a
-# fresh archive with correct CRCs, in lucid's own layout.
+# fresh archive with correct CRCs.
 
 def _records(data):
     import zipfile
@@ -140,8 +142,9 @@ def CustomMutator(data, max_size, seed):
             elif mode == 8:
                 records.insert(rng.randrange(len(records) + 1), records[i])
             else:
-                records[i] = (rng.choice(["checkpoint/storages/0", "checkpoint/storages/1", "checkpoint/data.pkl",
-                                          "x/data.pkl", "checkpoint/tensors.json", name + "x"]), body)
+                records[i] = (rng.choice(["archive/data/0", "archive/data/1", "archive/data.pkl", "archive/version",
+                                          "archive/byteorder", "x/data.pkl", "checkpoint/storages/0",
+                                          "checkpoint/data.pkl", "checkpoint/tensors.json", name + "x"]), body)
             try:
                 out = _archive(records, rng)
             except Exception:  # noqa: BLE001

@@ -141,28 +141,44 @@ def load_seeds():
 
     with zipfile.ZipFile(io.BytesIO(good)) as z:
         records = [(i.filename, z.read(i)) for i in z.infolist()]
-    by_name = dict(records)
 
     def replaced(name, body):
         return archive([(n, body if n == name else b) for n, b in records])
 
-    index = json.loads(by_name["checkpoint/tensors.json"])
-    bad = json.loads(json.dumps(index))
-    bad["tensors"][0]["strides"] = [2 ** 62, 1]
-    seeds["broken_index_strides.lucid"] = replaced("checkpoint/tensors.json", json.dumps(bad).encode())
-    bad = json.loads(json.dumps(index))
-    bad["tensors"][0]["shape"] = [2 ** 40, 0]
-    bad["tensors"][0]["storage"] = None
-    seeds["broken_index_huge_empty.lucid"] = replaced("checkpoint/tensors.json", json.dumps(bad).encode())
-    bad = json.loads(json.dumps(index))
-    bad["tensors"][0]["dtype"] = "bool"
-    seeds["broken_index_bool.lucid"] = replaced("checkpoint/tensors.json", json.dumps(bad).encode())
-    seeds["broken_pickle_global.lucid"] = replaced("checkpoint/data.pkl", b"\x80\x02cos\nsystem\nq\x00.")
-    seeds["broken_pickle_bytes_size.lucid"] = replaced("checkpoint/data.pkl",
+    def rebuild(pid_numel=6, offset=0, size=(2, 3), stride=(3, 1)):
+        """data.pkl of one float tensor, written by hand: torch._utils._rebuild_tensor_v2
+        over ('storage', torch.FloatStorage, '0', 'cpu', pid_numel)."""
+        ints = b"".join(b"J" + struct.pack("<i", v) for v in (offset,))
+        dims = b"(" + b"".join(b"J" + struct.pack("<i", v) for v in size) + b"t"
+        strides = b"(" + b"".join(b"J" + struct.pack("<i", v) for v in stride) + b"t"
+        return (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\n"
+                b"X\x01\x00\x00\x000X\x03\x00\x00\x00cpuJ" + struct.pack("<i", pid_numel) + b"tQ" + ints + dims
+                + strides + b"\x89ccollections\nOrderedDict\n)RtR.")
+
+    seeds["handmade_tensor.lucid"] = replaced("archive/data.pkl", rebuild())
+    seeds["broken_stride.lucid"] = replaced("archive/data.pkl", rebuild(stride=(2 ** 30, 1)))
+    seeds["broken_numel.lucid"] = replaced("archive/data.pkl", rebuild(pid_numel=2 ** 31 - 1))
+    seeds["broken_offset.lucid"] = replaced("archive/data.pkl", rebuild(offset=5))
+    seeds["broken_pickle_global.lucid"] = replaced("archive/data.pkl", b"\x80\x02cos\nsystem\nq\x00.")
+    seeds["broken_pickle_bytes_size.lucid"] = replaced("archive/data.pkl",
                                                        b"\x80\x02c__builtin__\nbytes\nJ\xff\xff\xff\x7f\x85R.")
-    seeds["broken_pickle_pid.lucid"] = replaced("checkpoint/data.pkl", b"\x80\x02X\x01\x00\x00\x00xK\x05\x86Q.")
-    seeds["broken_header_version.lucid"] = replaced(
-        "checkpoint/header.json", b'{"format": "lucid.checkpoint", "version": 2, "byteorder": "little"}')
+    seeds["broken_pickle_pid.lucid"] = replaced("archive/data.pkl", b"\x80\x02X\x01\x00\x00\x00xK\x05\x86Q.")
+    seeds["broken_version.lucid"] = replaced("archive/version", b"99\n")
+    seeds["broken_storage_size.lucid"] = replaced("archive/data/0", b"\x00" * 8)
+    return seeds
+
+
+def frozen_seeds(target, prefix):
+    """Seeds that lucid can no longer write, kept as committed: for the load target,
+    checkpoints of lucid's format version 1 (v1_*), which lucid.load still reads."""
+    directory = os.path.join(CORPUS, target)
+    if not os.path.isdir(directory):
+        return {}
+    seeds = {}
+    for name in sorted(os.listdir(directory)):
+        if name.startswith(prefix):
+            with open(os.path.join(directory, name), "rb") as f:
+                seeds[name] = f.read()
     return seeds
 
 
@@ -223,9 +239,11 @@ def buffer_seeds():
 
 
 def main():
+    frozen = frozen_seeds("load", "v1_")
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
-    for target, seeds in [("safetensors", safetensors_seeds()), ("load", load_seeds()), ("idx", idx_seeds()),
+    for target, seeds in [("safetensors", safetensors_seeds()), ("load", {**load_seeds(), **frozen}),
+                          ("idx", idx_seeds()),
                           ("dlpack", dlpack_seeds()), ("buffer", buffer_seeds())]:
         os.makedirs(os.path.join(CORPUS, target))
         for name, data in sorted(seeds.items()):

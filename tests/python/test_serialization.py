@@ -1,7 +1,9 @@
 """lucid.save / lucid.load checkpoints and the safetensors format: round trips of every
 dtype, sharing, state dicts, map_location, weights_only refusing code, atomic writes,
-damaged and hostile files refused cleanly (and before any large allocation), and
-safetensors files exchanged with the reference implementation both ways."""
+damaged and hostile files refused cleanly (and before any large allocation), lucid's
+earlier format (version 1) still read, and safetensors files exchanged with the
+reference implementation both ways. Exchange with torch.save / torch.load:
+test_serialization_torch.py."""
 
 import collections
 import io
@@ -22,7 +24,10 @@ import safetensors.torch
 import torch
 
 import lucid
+from lucid import _checkpoint_io as checkpoint_io
 from lucid import serialization as ser
+from lucid import _checkpoint_v1 as v1
+from lucid import _torch_format
 from lucid.serialization import (load, load_safetensors, load_safetensors_from_bytes,
                                  load_safetensors_metadata, save, save_safetensors,
                                  save_safetensors_to_bytes)
@@ -30,6 +35,8 @@ from lucid.serialization import (load, load_safetensors, load_safetensors_from_b
 DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
                "float64", "complex64"]
 FLOATS = {"float16", "bfloat16", "float32", "float64", "complex64"}
+PICKLE = "archive/data.pkl"  # the records lucid.save writes (PyTorch's layout)
+STORAGE = "archive/data/{}"
 # The errors a damaged or hostile checkpoint may raise; anything else is a bug.
 CLEAN_ERRORS = (RuntimeError, pickle.UnpicklingError, ValueError)
 HAS_GPU = lucid.gpu.is_available()
@@ -84,10 +91,53 @@ def with_record(data, name, new_content):
 
 
 def with_index(data, edit):
-    """The checkpoint `data` with tensors.json changed by edit(index)."""
-    index = json.loads(zipfile.ZipFile(io.BytesIO(data)).read(ser._INDEX))
+    """The version-1 checkpoint `data` with tensors.json changed by edit(index)."""
+    index = json.loads(zipfile.ZipFile(io.BytesIO(data)).read(v1.INDEX))
     edit(index)
-    return with_record(data, ser._INDEX, json.dumps(index).encode())
+    return with_record(data, v1.INDEX, json.dumps(index).encode())
+
+
+class _V1Pickler(pickle.Pickler):
+    def __init__(self, file, protocol):
+        super().__init__(file, protocol)
+        self.tensors = []
+
+    def persistent_id(self, obj):
+        if not isinstance(obj, lucid.Tensor):
+            return None
+        if not any(t is obj for t in self.tensors):
+            self.tensors.append(obj)
+        return ("tensor", next(i for i, t in enumerate(self.tensors) if t is obj))
+
+
+def saved_v1_bytes(obj, protocol=2):
+    """`obj` in lucid's format version 1, as lucid.save wrote it before it wrote PyTorch's
+    layout (python/lucid/_checkpoint_v1.py describes it): the files users have."""
+    buffer = io.BytesIO()
+    pickler = _V1Pickler(buffer, protocol)
+    pickler.dump(obj)
+    ends, entries = {}, []  # storage: memory from its start to the furthest element reached
+    for original in pickler.tensors:
+        t = original.detach()
+        entry = {"dtype": t.dtype._name, "device": "cpu" if t.device.type == "cpu" else "gpu:0",
+                 "shape": list(t.shape), "strides": list(t.stride()), "storage": None, "offset": 0,
+                 "requires_grad": bool(original.requires_grad), "parameter": isinstance(original, lucid.nn.Parameter)}
+        if t.numel():
+            key = (t._storage_data_ptr, t.dtype._name)
+            end = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride())) + 1
+            if key not in ends or ends[key][1] < end:
+                ends[key] = (t, end)
+            entry["storage"], entry["offset"] = list(ends).index(key), t.storage_offset()
+        entries.append(entry)
+    storages = [t.as_strided((end,), (1,), 0).to_bytes() for t, end in ends.values()]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+        z.writestr(v1.HEADER, json.dumps({"format": "lucid.checkpoint", "version": 1, "byteorder": "little"}))
+        z.writestr(v1.PICKLE, buffer.getvalue())
+        for j, data in enumerate(storages):
+            z.writestr(v1.STORAGE.format(j), data)
+        z.writestr(v1.INDEX, json.dumps({"storages": [{"nbytes": len(b)} for b in storages], "tensors": entries}))
+    return out.getvalue()
 
 
 # ---- round trips -----------------------------------------------------------------------------
@@ -206,11 +256,31 @@ def test_the_archive_is_a_plain_documented_zip(tmp_path):
     save({"w": w, "v": w[1:]}, tmp_path / "c.lucid")  # one storage for both
     archive = zipfile.ZipFile(tmp_path / "c.lucid")
     assert archive.testzip() is None
-    assert sorted(archive.namelist()) == ["checkpoint/data.pkl", "checkpoint/header.json",
-                                          "checkpoint/storages/0", "checkpoint/tensors.json"]
-    assert json.loads(archive.read("checkpoint/header.json")) == {
-        "format": "lucid.checkpoint", "version": 1, "byteorder": "little"}
+    assert archive.namelist() == ["archive/data.pkl", "archive/.format_version", "archive/.storage_alignment",
+                                  "archive/byteorder", "archive/data/0", "archive/version",
+                                  "archive/.data/serialization_id"]  # torch.save's records, in its order
+    assert [archive.read(f"archive/{n}") for n in (".format_version", ".storage_alignment", "byteorder",
+                                                   "version")] == [b"1", b"64", b"little", b"3\n"]
+    assert archive.read("archive/.data/serialization_id").isdigit()
     assert all(info.compress_type == zipfile.ZIP_STORED for info in archive.infolist())
+
+
+def test_version_1_checkpoints_still_load(tmp_path):
+    base = sample("float32", (4, 5))
+    obj = collections.OrderedDict(
+        w=base, view=base[1:, ::2], p=lucid.nn.Parameter(sample("bfloat16")), flags=sample("bool"),
+        empty=lucid.empty(0, 2), extra=[1, 2.5, "s", None, b"b", {1}, frozenset({2}), slice(1, 2), 1j,
+                                        lucid.float16, lucid.device("cpu"), lucid.Size([2, 3])])
+    path = tmp_path / "old.lucid"
+    path.write_bytes(saved_v1_bytes(obj))
+    for out in (load(path), load(path, mmap=True), load(path, weights_only=False)):
+        assert type(out) is collections.OrderedDict and list(out) == list(obj)
+        for key in ("w", "view", "p", "flags", "empty"):
+            assert same_tensor(out[key], obj[key]), key
+        assert out["view"].stride() == obj["view"].stride()
+        assert out["view"]._storage_data_ptr == out["w"]._storage_data_ptr
+        assert isinstance(out["p"], lucid.nn.Parameter) and out["p"].requires_grad
+        assert out["extra"] == obj["extra"] and out["extra"][9] is lucid.float16
 
 
 def test_mmap_loads_in_place_without_touching_the_file(tmp_path):
@@ -254,9 +324,10 @@ def test_unseekable_file_objects_work():
 # ---- map_location ----------------------------------------------------------------------------
 
 def gpu_checkpoint():
-    """A checkpoint whose tensors were saved on gpu:0, as one from a GPU machine is."""
+    """A version-1 checkpoint whose tensors were saved on gpu:0, as one from a GPU machine
+    is (PyTorch-layout ones: test_serialization_torch.py)."""
     t = sample("float32")
-    data = saved_bytes({"t": t, "view": t[1:], "empty": lucid.empty(0)})
+    data = saved_v1_bytes({"t": t, "view": t[1:], "empty": lucid.empty(0)})
 
     def to_gpu(index):
         for entry in index["tensors"]:
@@ -358,7 +429,7 @@ def test_weights_only_refuses_code_without_running_it(make, tmp_path):
 def test_weights_only_refuses_a_hand_made_global(tmp_path):
     marker = tmp_path / "pwned"
     payload = f"cos\nsystem\n(Vtouch {marker}\ntR.".encode()  # protocol 0, no pickler involved
-    data = with_record(saved_bytes(None), ser._PICKLE, payload)
+    data = with_record(saved_bytes(None), PICKLE, payload)
     with pytest.raises(pickle.UnpicklingError, match="refused the global 'os.system'"):
         load_bytes(data)
     assert not marker.exists()
@@ -371,7 +442,7 @@ def test_weights_only_refuses_a_hand_made_global(tmp_path):
     (b"\x80\x02clucid._dtype\n_dtype_by_name\nX\x06\x00\x00\x00system\x85R.", "unknown lucid dtype"),
 ], ids=["bytearray(n)", "bytes(n)", "codecs", "dtype"])
 def test_weights_only_allowed_globals_build_data_only(payload, message):
-    data = with_record(saved_bytes(None), ser._PICKLE, payload)
+    data = with_record(saved_bytes(None), PICKLE, payload)
     with pytest.raises(pickle.UnpicklingError, match=message):
         load_bytes(data)
 
@@ -410,7 +481,7 @@ def test_a_failure_while_writing_leaves_the_old_file_and_no_temporary(tmp_path, 
     path = tmp_path / "model.lucid"
     save({"w": sample("float32")}, path)
     before = path.read_bytes()
-    real_read, reads = ser._StorageSpan.read, []
+    real_read, reads = _torch_format._StorageSpan.read, []
 
     def fail_on_second(span):
         reads.append(span)
@@ -418,7 +489,7 @@ def test_a_failure_while_writing_leaves_the_old_file_and_no_temporary(tmp_path, 
             raise OSError("disk full (simulated)")
         return real_read(span)
 
-    monkeypatch.setattr(ser._StorageSpan, "read", fail_on_second)
+    monkeypatch.setattr(_torch_format._StorageSpan, "read", fail_on_second)
     with pytest.raises(OSError, match="disk full"):
         save({"a": sample("float64"), "b": sample("int8"), "c": sample("float32")}, path)
     assert len(reads) == 2  # it failed midway through the archive, with a temporary file open
@@ -454,8 +525,8 @@ def record_data_positions(data):
     """The byte positions of the records' contents (not the zip's own headers)."""
     positions = set()
     for info in zipfile.ZipFile(io.BytesIO(data)).infolist():
-        _, name_length, extra_length = ser._LOCAL_HEADER.unpack_from(data, info.header_offset)
-        start = info.header_offset + ser._LOCAL_HEADER.size + name_length + extra_length
+        _, name_length, extra_length = checkpoint_io.LOCAL_HEADER.unpack_from(data, info.header_offset)
+        start = info.header_offset + checkpoint_io.LOCAL_HEADER.size + name_length + extra_length
         positions.update(range(start, start + info.file_size))
     return positions
 
@@ -480,6 +551,7 @@ def test_every_flipped_byte_is_refused_or_harmless():
     assert record_data_positions(data) <= refused
 
 
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # torch.jit's deprecation notice
 def test_other_formats_are_named():
     with pytest.raises(RuntimeError, match="the file is empty"):
         load_bytes(b"")
@@ -487,16 +559,16 @@ def test_other_formats_are_named():
         load_bytes(pickle.dumps({"a": 1}, protocol=2))
     with pytest.raises(RuntimeError, match="use lucid.load_safetensors"):
         load_bytes(save_safetensors_to_bytes({"a": sample("float32")}))
-    torch_file = io.BytesIO()
-    torch.save({"a": torch.zeros(2)}, torch_file)
-    with pytest.raises(RuntimeError, match="PyTorch checkpoint"):
-        load_bytes(torch_file.getvalue())
+    scripted = io.BytesIO()
+    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), scripted)
+    with pytest.raises(RuntimeError, match="TorchScript archive"):
+        load_bytes(scripted.getvalue())
     with pytest.raises(RuntimeError, match="zip signature"):
         load_bytes(b"hello world, not a checkpoint")
 
 
 def test_a_newer_format_version_is_named():
-    data = with_record(saved_bytes(None), ser._HEADER,
+    data = with_record(saved_v1_bytes(None), v1.HEADER,
                        b'{"format": "lucid.checkpoint", "version": 2, "byteorder": "little"}')
     with pytest.raises(RuntimeError, match="format version 2; this lucid reads version 1"):
         load_bytes(data)
@@ -545,7 +617,7 @@ HUGE = 2 ** 40
     (("tensors",), "everything", "lists 'storages' and 'tensors'"),
 ], ids=lambda v: str(v)[:30])
 def test_hostile_tensor_index_is_refused_before_allocating(path, value, message):
-    data = with_index(saved_bytes({"w": sample("float32", (2, 3)), "i": sample("int64", (2,))}),
+    data = with_index(saved_v1_bytes({"w": sample("float32", (2, 3)), "i": sample("int64", (2,))}),
                       index_edit(path, value))
     tracemalloc.start()
     try:
@@ -564,26 +636,27 @@ def test_hostile_pickle_is_refused_before_allocating():
     tracemalloc.start()
     try:
         with pytest.raises(pickle.UnpicklingError, match="data.pkl .* is damaged"):
-            load_bytes(with_record(data, ser._PICKLE, lying))
+            load_bytes(with_record(data, PICKLE, lying))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert peak < 10 << 20
     with pytest.raises(pickle.UnpicklingError, match=r"refers to \('tensor', 5\)"):
-        load_bytes(with_record(data, ser._PICKLE, pickle.dumps(("tensor", 5), protocol=2)[:2]
+        load_bytes(with_record(data, PICKLE, pickle.dumps(("tensor", 5), protocol=2)[:2]
                                + b"(X\x06\x00\x00\x00tensorK\x05tQ."))
     with pytest.raises(pickle.UnpicklingError, match="cannot be unpickled"):
-        load_bytes(with_record(data, ser._PICKLE, b"\x80\x02}q\x00(K\x01e."))  # APPENDS onto a dict
+        load_bytes(with_record(data, PICKLE, b"\x80\x02}q\x00(K\x01e."))  # APPENDS onto a dict
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # pickle's warning for a bad escape in a string
-@pytest.mark.parametrize("record", [ser._PICKLE, ser._INDEX])
-def test_randomly_rewritten_records_fail_cleanly(record):
+@pytest.mark.parametrize("write, record", [(saved_bytes, PICKLE), (saved_v1_bytes, v1.PICKLE),
+                                          (saved_v1_bytes, v1.INDEX)], ids=["data.pkl", "v1-data.pkl", "v1-tensors.json"])
+def test_randomly_rewritten_records_fail_cleanly(write, record):
     """Records edited at random and re-zipped with a valid CRC, as an attacker would:
     each load raises one of the clean errors or loads; nothing else escapes."""
     import random
 
-    data = saved_bytes({"w": sample("float32"), "b": [sample("bool", (5,)), b"xy", {1, 2}, 1 + 2j, lucid.float16],
+    data = write({"w": sample("float32"), "b": [sample("bool", (5,)), b"xy", {1, 2}, 1 + 2j, lucid.float16],
                         "od": collections.OrderedDict(a=(1, None))})
     original = zipfile.ZipFile(io.BytesIO(data)).read(record)
     rng = random.Random(0)
@@ -606,7 +679,7 @@ def test_randomly_rewritten_records_fail_cleanly(record):
 def test_a_bool_storage_with_other_bytes_is_refused():
     data = saved_bytes({"b": sample("bool", (4,))})
     with pytest.raises(RuntimeError, match="bytes other than 0 and 1"):
-        load_bytes(with_record(data, ser._STORAGE.format(0), b"\x00\x01\x02\x01"))
+        load_bytes(with_record(data, STORAGE.format(0), b"\x00\x01\x02\x01"))
 
 
 def test_bad_arguments_are_refused(tmp_path):
