@@ -78,7 +78,14 @@ void ctc_backward(const T* lp, const int64_t* targets, const int64_t* il, const 
       auto at = [&](int64_t t, int64_t c) { return double(lp[(t * N + b) * C + c]); };
       for (int64_t t = 0; t < Tn; ++t)
         for (int64_t c = 0; c < C; ++c) grad[(t * N + b) * C + c] = T(0);
-      if (len == 0 || std::isinf(nb) || gb == 0.0) continue;
+      if (len == 0 || gb == 0.0) continue;  // zero_infinity's where sends 0 here for an infinite loss
+      if (std::isinf(nb)) {
+        // No alignment exists: torch's gradient formula gives exp(-inf + inf) = NaN at
+        // every step of the input, as here (zero_infinity is how to get zeros).
+        for (int64_t t = 0; t < len; ++t)
+          for (int64_t c = 0; c < C; ++c) grad[(t * N + b) * C + c] = std::numeric_limits<T>::quiet_NaN();
+        continue;
+      }
       for (int64_t t = len - 1; t >= 0; --t) {
         // beta_t(s): log-probability of the rest of the labelling from (t, s), emission at t included
         std::fill(beta.begin(), beta.begin() + L, kNegInf);

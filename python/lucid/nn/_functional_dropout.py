@@ -23,18 +23,18 @@ def _dropout_impl(input, p, train, inplace, feature, alpha):
     if feature and input.dim() < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if p == 1:
-        out = input * 0.0
-        return input.copy_(out) if inplace else out
+        return input.mul_(0.0) if inplace else input * 0.0
     from .._random import rand
     shape = list(input.shape[:2]) + [1] * (input.dim() - 2) if feature else list(input.shape)
     keep = (rand(*shape, dtype=input.dtype) >= p).to(input.dtype)  # Bernoulli(1 - p)
+    # The gradient needs only the mask (a multiplier), so the in-place forms are mul_
+    # (and add_), as ATen's: nothing saved reads input.
     if alpha:
         a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
         b = (keep - 1) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p
-        out = input * (keep * a) + b
-    else:
-        out = input * (keep / (1 - p))
-    return input.copy_(out) if inplace else out
+        return input.mul_(keep * a).add_(b) if inplace else input * (keep * a) + b
+    noise = keep / (1 - p)
+    return input.mul_(noise) if inplace else input * noise
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
@@ -47,8 +47,8 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
                            "dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
     if d == 3:
         return _dropout_impl(input, p, training, inplace, True, False)
-    out = _dropout_impl(input.unsqueeze(0), p, training, False, True, False).squeeze(0)
-    return input.copy_(out) if inplace and out is not input else out
+    out = _dropout_impl(input.unsqueeze(0), p, training, inplace, True, False)  # in place: writes input
+    return input if inplace else out.squeeze(0)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
@@ -83,8 +83,8 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
                       "inputs).", stacklevel=2)
     if d == 5:
         return _dropout_impl(input, p, training, inplace, True, False)
-    out = _dropout_impl(input.unsqueeze(0), p, training, False, True, False).squeeze(0)
-    return input.copy_(out) if inplace and out is not input else out
+    out = _dropout_impl(input.unsqueeze(0), p, training, inplace, True, False)  # in place: writes input
+    return input if inplace else out.squeeze(0)
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):

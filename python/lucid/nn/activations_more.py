@@ -18,16 +18,74 @@ def _where(c, a, b):
     return _C.where(c, a, b)
 
 
-def _inplace(input, out, inplace):
-    return input.copy_(out) if inplace else out
+# Note [In-place activations]
+# The forward formulas are compositions of ops, and those ops save what they read
+# (`input * slope` keeps `input`). Writing the result back into `input` bumps
+# input's version under them, and backward rightly refuses the stale saved values.
+# So while a gradient is being recorded the formula runs on a copy of input that
+# carries input's history (what the engine's own in-place ops do, and what torch's
+# autograd does for silu_, hardswish_, mish_, threshold_, hardtanh_), and copy_
+# writes the result into input, the same object, and rebases input's history onto
+# it (through the base when input is a view). copy_ raises where torch raises: a
+# leaf that requires grad (or a view of one); and a tensor an earlier op saved sees
+# its version move on, so that op's backward raises. Without a gradient the
+# formula reads input itself: no copy.
+#
+# torch's relu_, leaky_relu_, elu_, selu_, celu_ and rrelu_ differentiate through their
+# *result* instead, so torch's backward raises when that result is modified again
+# later, and when the slope is negative (the result no longer tells the sides
+# apart). `result_check` reproduces both (the negative-slope message, or "" when
+# the slope is fine): a hook on the formula's result, run in backward, compares
+# input's version with the one after the write (through a history-free alias of
+# input, so that the hook makes no reference cycle).
+def _inplace(input, fn, inplace, result_check=None, kernel=None):
+    """fn(input), or written into input when inplace; `kernel` is an engine in-place op
+    for the case without a gradient."""
+    if not inplace:
+        return fn(input)
+    if not (_C.is_grad_enabled() and input.requires_grad):
+        return kernel(input) if kernel is not None else input.copy_(fn(input))
+    out = fn(input.clone())
+    input.copy_(out)
+    if result_check is not None:
+        out.register_hook(_check_result(input.detach(), result_check))
+    return input
+
+
+def _check_result(alias, negative_slope_message):
+    expected = alias._version
+
+    def check(grad):
+        if negative_slope_message:
+            raise RuntimeError(negative_slope_message)
+        if alias._version != expected:
+            raise RuntimeError("one of the variables needed for gradient computation has been modified by an "
+                               f"inplace operation: the result of an in-place activation is at version "
+                               f"{alias._version}; expected version {expected} instead. Hint: the in-place "
+                               "activation differentiates through its result (as torch's does); look for an "
+                               "in-place op on that tensor after the activation.")
+    return check
+
+
+def _slope_check(what, slope):
+    """result_check for an activation whose negative side has slope (or alpha) `slope`."""
+    if slope >= 0:
+        return ""
+    if what == "leaky_relu":
+        return ("In-place leakyReLu backward calculation is triggered with a negative slope which is not "
+                "supported. This is caused by calling in-place forward function with a negative slope, please "
+                "call out-of-place version instead. File an issue at https://github.com/pytorch/pytorch if you "
+                "do require supporting in-place leakRelu backward calculation with negative slope")
+    return ("In-place elu backward calculation is triggered with a negative slope which is not supported. This "
+            "is caused by calling in-place forward function with a negative slope, please call out-of-place "
+            "version instead.")
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     # torch's hardtanh_backward: zero at and beyond the bounds; a NaN passes
-    out = _where(input <= min_val, min_val, _where(input >= max_val, max_val, input))
-    return _inplace(input, out, inplace)
+    return _inplace(input, lambda x: _where(x <= min_val, min_val, _where(x >= max_val, max_val, x)), inplace)
 
 
 def relu6(input, inplace=False):
@@ -41,18 +99,18 @@ def _exp_linear(input, alpha, input_scale=1.0):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _inplace(input, _exp_linear(input, alpha), inplace)
+    return _inplace(input, lambda x: _exp_linear(x, alpha), inplace, _slope_check("elu", alpha))
 
 
 def selu(input, inplace=False):
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    return _inplace(input, scale * _exp_linear(input, alpha), inplace)
+    return _inplace(input, lambda x: scale * _exp_linear(x, alpha), inplace, "")
 
 
 def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    return _inplace(input, _exp_linear(input, alpha, 1.0 / alpha), inplace)
+    return _inplace(input, lambda x: _exp_linear(x, alpha, 1.0 / alpha), inplace, _slope_check("elu", alpha))
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -64,7 +122,7 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def mish(input, inplace=False):
-    return _inplace(input, input * softplus(input).tanh(), inplace)
+    return _inplace(input, lambda x: x * softplus(x).tanh(), inplace)
 
 
 def softsign(input):
@@ -83,14 +141,13 @@ def hardshrink(input, lambd=0.5):
 
 
 def hardsigmoid(input, inplace=False):
-    return _inplace(input, (input / 6 + 0.5).clamp(0.0, 1.0), inplace)
+    return _inplace(input, lambda x: (x / 6 + 0.5).clamp(0.0, 1.0), inplace)
 
 
 def hardswish(input, inplace=False):
     # torch's hardswish_backward: 0 below -3, x / 3 + 1/2 on [-3, 3], 1 above (and at NaN)
     # (below -3 the value is x * 0 as torch computes it, -0.0 or NaN at -inf, with no gradient)
-    out = _where(input < -3, (input * 0.0).detach(), _where(input <= 3, input * (input + 3) / 6, input))
-    return _inplace(input, out, inplace)
+    return _inplace(input, lambda x: _where(x < -3, (x * 0.0).detach(), _where(x <= 3, x * (x + 3) / 6, x)), inplace)
 
 
 def tanhshrink(input):
@@ -98,7 +155,7 @@ def tanhshrink(input):
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _inplace(input, _where(input <= threshold, value, input), inplace)
+    return _inplace(input, lambda x: _where(x <= threshold, value, x), inplace)
 
 
 def logsigmoid(input):
@@ -135,6 +192,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if training:
         from .._random import rand_like
         slope = rand_like(input) * (upper - lower) + lower
+        check = ""  # torch differentiates through the drawn slopes, whatever their sign
     else:
         slope = (lower + upper) / 2
-    return _inplace(input, _where(input >= 0, input, input * slope), inplace)
+        check = _slope_check("leaky_relu", slope)
+    return _inplace(input, lambda x: _where(x >= 0, x, x * slope), inplace, check)

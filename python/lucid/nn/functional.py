@@ -84,13 +84,16 @@ def _int64():
 
 # ---- activations (compositions of engine ops; fused kernels come with issue 5's C++ work) ----
 def relu(input, inplace=False):
-    return input.relu_() if inplace else _C.relu(input)
+    # Note [In-place activations] (activations_more.py)
+    from .activations_more import _inplace
+    return _inplace(input, _C.relu, inplace, "", kernel=lambda x: x.relu_()) if inplace else _C.relu(input)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    from .. import where
-    out = where(input > 0, input, input * negative_slope)
-    return input.copy_(out) if inplace else out
+    # Note [In-place activations] (activations_more.py)
+    from .activations_more import _inplace, _slope_check
+    return _inplace(input, lambda x: _C.where(x > 0, x, x * negative_slope), inplace,
+                    _slope_check("leaky_relu", negative_slope))
 
 
 def gelu(input, approximate="none"):
@@ -103,8 +106,8 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    out = input * _C.sigmoid(input)
-    return input.copy_(out) if inplace else out
+    from .activations_more import _inplace
+    return _inplace(input, lambda x: x * _C.sigmoid(x), inplace)
 
 
 def sigmoid(input):
@@ -133,12 +136,10 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0.0:
         return input
     from .._random import rand_like
-    if p == 1.0:
-        out = input * 0.0
-    else:
-        keep = (rand_like(input) >= p)
-        out = input * keep / (1.0 - p)
-    return input.copy_(out) if inplace else out
+    # the scaled mask, which the gradient needs; the in-place form multiplies into
+    # input (mul_), as ATen's dropout_ does
+    noise = input.new_zeros(()) if p == 1.0 else (rand_like(input) >= p).to(input.dtype) / (1.0 - p)
+    return input.mul_(noise) if inplace else input * noise
 
 
 # ---- losses --------------------------------------------------------------------------------------
@@ -180,10 +181,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if bool(((safe < 0) | (safe >= n_classes)).any()):
         raise IndexError(f"Target {int(safe.max())} is out of bounds.")
     picked = -gather(logp, 1, safe.unsqueeze(1)).squeeze(1)
+    # Ignored targets give exactly 0, loss and gradient (torch leaves them unwritten):
+    # a where, not a multiplication by 0 (the picked value may be inf, and the mean's
+    # 1 / total_weight is inf when everything is ignored).
     w = valid.to(logp.dtype)
     if weight is not None:
-        w = w * weight[safe]
-    loss = picked * w
+        w = where(valid, weight[safe], w)
+    loss = where(valid, picked * w, zeros_like(picked))
     if not batched:
         loss = loss.squeeze(0)
     return _reduce(loss, reduction, w.sum() if reduction == "mean" else None)
@@ -203,8 +207,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             shape[cls_dim] = n
             term = term * weight.reshape(shape)
         loss = -term.sum(dim=cls_dim)
-        if reduction == "mean":
-            return loss.sum() / (loss.numel() or 1) if loss.dim() else loss
+        if reduction == "mean":  # over the samples (an empty batch gives 0 / 0 = nan, as torch)
+            return loss.sum() / loss.numel() if loss.dim() else loss
         return _reduce(loss, reduction)
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if not label_smoothing:
@@ -212,21 +216,23 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     # PyTorch: (1 - eps) * nll + eps * (mean over classes of -logp, weighted, ignoring ignore_index)
     cls_dim = 1 if input.dim() > 1 else 0
     n = input.shape[cls_dim]
-    valid = (target != ignore_index).to(logp.dtype)
+    from .. import where, zeros_like
+    valid_mask = target != ignore_index
+    valid = valid_mask.to(logp.dtype)
     term = -logp
     if weight is not None:
         shape = [1] * logp.dim()
         shape[cls_dim] = n
         term = term * weight.reshape(shape)
-    smooth = term.sum(dim=cls_dim) * valid
+    smooth = term.sum(dim=cls_dim)
+    smooth = where(valid_mask, smooth, zeros_like(smooth))  # torch's masked_fill: 0 even where smooth is inf
     if reduction == "none":
         smooth_red = smooth
     elif reduction == "sum":
         smooth_red = smooth.sum()
     else:
         if weight is not None:
-            from .. import where, zeros_like
-            safe = where(target != ignore_index, target, zeros_like(target))
+            safe = where(valid_mask, target, zeros_like(target))
             denom = (weight[safe] * valid).sum()
         else:
             denom = valid.sum()

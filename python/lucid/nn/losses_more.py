@@ -4,7 +4,9 @@ Each takes reduction='mean' | 'sum' | 'none' as torch does."""
 import math
 
 from .. import _C
-from ._functional_misc import cosine_similarity, pairwise_distance
+from ..autograd.function import Function
+from ._functional_bce import binary_cross_entropy, binary_cross_entropy_with_logits
+from ._functional_misc import pairwise_distance
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "huber_loss", "smooth_l1_loss",
            "soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss", "multi_margin_loss",
@@ -22,42 +24,29 @@ def _reduce(loss, reduction):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def _check_same_size(input, target, what):
-    if tuple(input.shape) != tuple(target.shape):
-        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
-                         f"({input.shape}) is deprecated. Please ensure they have the same size.")
-
-
 def _where(c, a, b):
     return _C.where(c, a, b)
 
 
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
-    _check_same_size(input, target, "binary_cross_entropy")
-    # torch clamps the logs at -100 so that 0 * log(0) stays finite
-    loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+class _Softplus(Function):
+    """log(1 + e^x) without overflow, with torch's gradient sigmoid(x) everywhere: a
+    composition through max(x, 0) and |x| has no gradient exactly at 0, and the
+    second derivative of logaddexp's gradient is 0 * inf = NaN at x = -inf, where
+    sigmoid's (torch's) is 0."""
 
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _C.logaddexp(x, x.new_zeros(()))
 
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
-                                     pos_weight=None):
-    _check_same_size(input, target, "binary_cross_entropy_with_logits")
-    log_sig = -_softplus(-input)           # log(sigmoid(x))
-    log_one_minus = -_softplus(input)      # log(1 - sigmoid(x))
-    if pos_weight is not None:
-        loss = -(pos_weight * target * log_sig + (1 - target) * log_one_minus)
-    else:
-        loss = -(target * log_sig + (1 - target) * log_one_minus)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * x.sigmoid()
 
 
 def _softplus(x):
-    # log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)): stable everywhere
-    return x.clamp(min=0) + ((-x.abs()).exp() + 1).log()
+    return _Softplus.apply(x)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -114,8 +103,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         for j in labels:
             is_target[j] = 1.0
         total = x[i].sum() * 0
-        for j in labels:
-            total = total + ((1 - (x[i][j] - x[i])).clamp(min=0) * (1 - is_target)).sum()
+        for j in labels:  # only z > 0 counts (ATen's kernel): no gradient exactly at the margin
+            z = 1 - (x[i][j] - x[i])
+            total = total + _where((z > 0) & (is_target == 0), z, 0.0).sum()
         rows.append(total / c)
     from .._shape import stack
     loss = stack(rows)
@@ -132,7 +122,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     t = target if target.dim() == 1 else target.unsqueeze(0)
     c = x.shape[1]
     picked = x.gather(1, t.unsqueeze(1))
-    margins = (margin - picked + x).clamp(min=0)
+    z = margin - picked + x
+    margins = _where(z > 0, z, 0.0)  # only z > 0 counts (ATen's kernel): no gradient exactly at the margin
     if p == 2:
         margins = margins * margins
     if weight is not None:
@@ -146,8 +137,13 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
-    cos = cosine_similarity(input1, input2, dim=-1, eps=1e-12)
-    loss = _where(target == 1, 1 - cos, (cos - margin).clamp(min=0))
+    # ATen's form: eps inside each squared norm, so a zero vector gives cos = 0 and a
+    # zero gradient (not 0 / 0); a target other than +-1 contributes 0
+    eps = 1e-12
+    prod = (input1 * input2).sum(-1)
+    cos = prod / (((input1 * input1).sum(-1) + eps) * ((input2 * input2).sum(-1) + eps)).sqrt()
+    zero = cos.new_zeros(())
+    loss = _where(target == 1, 1 - cos, zero) + _where(target == -1, (cos - margin).clamp(min=0), zero)
     return _reduce(loss, reduction)
 
 
@@ -156,7 +152,9 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
-    loss = _where(target == 1, input, input * 0) + _where(target == -1, (margin - input).clamp(min=0), input * 0)
+    # ATen's form: the margin term wherever target != 1 and the input wherever target != -1
+    zero = input.new_zeros(())
+    loss = _where(target != 1, (margin - input).clamp(min=0), zero) + _where(target != -1, input, zero)
     return _reduce(loss, reduction)
 
 
@@ -175,18 +173,33 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
         loss = input.exp() - target * input
     else:
         loss = input - target * (input + eps).log()
-    if full:
+    if full:  # Stirling's term where target > 1 (torch's masked_fill: 0, not 0 * nan, at target 0)
         stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
-        loss = loss + _where(target > 1, stirling, stirling * 0)
+        loss = loss + _where(target <= 1, 0.0, stirling)
     return _reduce(loss, reduction)
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    if var.dim() == input.dim() - 1 or (var.shape != input.shape and var.shape[-1:] != (1,) and var.dim() < input.dim()):
-        var = var.unsqueeze(-1)
-    if (var < 0).any().item():
+    """torch's gaussian_nll_loss; var is clamped at eps for the value only: the clamp
+    runs without recording (torch's no_grad clamp_ on a clone), so the gradient
+    reaches var as if it had not been clamped."""
+    from .. import no_grad
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * input.new_ones(input.shape)
+    elif bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
-    var = var.clamp(min=eps)
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (input.dim() == var.dim() and sum(y for x, y in zip(input.shape, var.shape) if x != y) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
