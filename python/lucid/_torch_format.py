@@ -395,5 +395,10 @@ class _TorchResolver:
         if not isinstance(state, dict):
             raise pickle.UnpicklingError(f"lucid.load: a tensor's state must be a dict, not {type(state).__name__}")
         for attribute, value in state.items():
-            setattr(t, attribute, value)
+            try:
+                setattr(t, attribute, value)
+            except AttributeError:
+                raise pickle.UnpicklingError(f"lucid.load: a tensor in {self._reader.name} carries the Python "
+                                             f"attribute {attribute!r:.50}, which lucid tensors cannot hold "
+                                             "(they have no per-object attributes)") from None
         return t

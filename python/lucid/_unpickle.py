@@ -313,7 +313,7 @@ class _WeightsOnlyUnpickler(pickle._Unpickler):
     def load_setitems(self):
         items = self.pop_mark()
         target = self._target((dict, collections.OrderedDict, collections.Counter), "SETITEMS")
-        for i in range(0, len(items) - 1, 2):
+        for i in range(0, len(items), 2):
             target[items[i]] = items[i + 1]
     dispatch[pickle.SETITEMS[0]] = load_setitems
 

@@ -114,6 +114,7 @@ def test_lucid_checkpoints_load_in_torch(name):
     assert_views_share(out, lambda t: t.untyped_storage().data_ptr())
     out["base"][1, 0] = 1  # views of one storage again, in torch
     assert out["transposed"][0, 1].item() == 1 and out["row"][0].item() == 1
+    assert_same(obj, to_torch(lucid_bytes(obj), weights_only=False))
 
 
 @pytest.mark.parametrize("name", DTYPE_NAMES)
@@ -285,6 +286,12 @@ def test_torch_files_named_after_their_path_and_other_torch_layouts(tmp_path):
         to_lucid(legacy.getvalue())
     with pytest.raises(pickle.UnpicklingError, match="torch.ComplexDoubleStorage, whose dtype lucid does not have"):
         to_lucid(torch_bytes({"z": torch.zeros(2, dtype=torch.complex128)}))
+    with_attribute = torch.ones(2)
+    with_attribute.note = "x"  # torch pickles it through torch._tensor._rebuild_from_type_v2
+    with pytest.raises(pickle.UnpicklingError, match="carries the Python attribute 'note'"):
+        to_lucid(torch_bytes(with_attribute))
+    subclassed = to_lucid(torch_bytes(torch.ones(2).as_subclass(torch.nn.Parameter)))
+    assert isinstance(subclassed, lucid.nn.Parameter) and subclassed.tolist() == [1.0, 1.0]
 
 
 def test_saving_needs_no_torch(tmp_path):
