@@ -100,14 +100,15 @@ def with_index(data, edit):
 class _V1Pickler(pickle.Pickler):
     def __init__(self, file, protocol):
         super().__init__(file, protocol)
-        self.tensors = []
+        self.tensors, self._index = [], {}
 
     def persistent_id(self, obj):
         if not isinstance(obj, lucid.Tensor):
             return None
-        if not any(t is obj for t in self.tensors):
-            self.tensors.append(obj)
-        return ("tensor", next(i for i, t in enumerate(self.tensors) if t is obj))
+        if id(obj) not in self._index:
+            self._index[id(obj)] = len(self.tensors)
+            self.tensors.append(obj)  # keeps it alive, so its id is not reused
+        return ("tensor", self._index[id(obj)])
 
 
 def saved_v1_bytes(obj, protocol=2):
@@ -263,6 +264,20 @@ def test_the_archive_is_a_plain_documented_zip(tmp_path):
                                                    "version")] == [b"1", b"64", b"little", b"3\n"]
     assert archive.read("archive/.data/serialization_id").isdigit()
     assert all(info.compress_type == zipfile.ZIP_STORED for info in archive.infolist())
+
+
+def test_files_the_version_1_writer_wrote_still_load():
+    # fuzz/corpus/load/v1_*: written by lucid.save before it wrote PyTorch's layout
+    corpus = os.path.join(os.path.dirname(__file__), "..", "..", "fuzz", "corpus", "load")
+    base = lucid.arange(10.0)
+    views = load(os.path.join(corpus, "v1_shared_views.lucid"))
+    for out, want in zip(views, [base[2:5], base[::3], base, base.reshape(2, 5).t()]):
+        assert same_tensor(out, want) and out.stride() == want.stride()
+    assert len({t._storage_data_ptr for t in views}) == 1
+    values = load(os.path.join(corpus, "v1_containers.lucid"))
+    assert values["g"] == lucid.Size([2, 3]) and values["h"] is lucid.float16 and values["c"] == frozenset({"x"})
+    params = load(os.path.join(corpus, "v1_param_grad.lucid"))
+    assert isinstance(params["w"], lucid.nn.Parameter) and params["g"].requires_grad and params["e"].shape == (0, 2)
 
 
 def test_version_1_checkpoints_still_load(tmp_path):
