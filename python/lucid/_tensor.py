@@ -541,6 +541,10 @@ class _TensorAPI:
         from ._random import bernoulli
         return bernoulli(self, p, generator=generator)
 
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        from ._multinomial import multinomial
+        return multinomial(self, num_samples, replacement, generator=generator)
+
 
 class UntypedStorage:
     """The bytes behind a tensor, as torch.UntypedStorage presents them (read side):
