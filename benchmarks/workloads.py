@@ -204,4 +204,5 @@ import workloads_norm  # noqa: E402,F401
 import workloads_seq  # noqa
 import workloads_resample  # noqa
 import workloads_conv  # noqa
+import workloads_conv_small  # noqa
 import workloads_optim  # noqa

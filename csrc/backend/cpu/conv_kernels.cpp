@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/cpu/blas.h"
+#include "backend/cpu/conv_batched.h"
 #include "backend/cpu/conv_direct.h"
 #include "backend/cpu/conv_winograd.h"
 #include "backend/cpu/conv_scratch.h"
@@ -44,75 +45,102 @@ inline void valid_range(int64_t n_out, int64_t n_in, int64_t s, int64_t p, int64
 }
 
 
+// Row r (channel r / K, tap r % K) of one image's column matrix: dst [L].
+template <typename T>
+void im2col_row(const T* img, T* dst, int64_t r, const ConvGeom& g) {
+  const int64_t K = g.kernel_numel(), B = g.big_numel();
+  const int64_t c = r / K, kk = r % K;
+  const int64_t k0 = kk / (g.k[1] * g.k[2]), k1 = (kk / g.k[2]) % g.k[1], k2 = kk % g.k[2];
+  const T* src = img + c * B;
+  int64_t lo2, hi2;
+  valid_range(g.small[2], g.big[2], g.stride[2], g.pad[2], k2 * g.dil[2], lo2, hi2);
+  for (int64_t o0 = 0; o0 < g.small[0]; ++o0) {
+    const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dil[0];
+    for (int64_t o1 = 0; o1 < g.small[1]; ++o1) {
+      const int64_t i1 = o1 * g.stride[1] - g.pad[1] + k1 * g.dil[1];
+      T* d = dst + (o0 * g.small[1] + o1) * g.small[2];
+      if (i0 < 0 || i0 >= g.big[0] || i1 < 0 || i1 >= g.big[1]) {
+        std::fill(d, d + g.small[2], T(0));
+        continue;
+      }
+      const T* s = src + (i0 * g.big[1] + i1) * g.big[2] - g.pad[2] + k2 * g.dil[2];
+      std::fill(d, d + lo2, T(0));
+      if (g.stride[2] == 1) {
+        std::memcpy(d + lo2, s + lo2, size_t(hi2 - lo2) * sizeof(T));
+      } else {
+        for (int64_t o2 = lo2; o2 < hi2; ++o2) d[o2] = s[o2 * g.stride[2]];
+      }
+      std::fill(d + hi2, d + g.small[2], T(0));
+    }
+  }
+}
+
+// One image's plane dst [B] of channel c (+)= the windows of its column rows, which
+// start at col (channel c's first row) and lie ld apart.
+template <typename T>
+void col2im_plane(const T* col, int64_t ld, T* dst, const ConvGeom& g, bool overwrite) {
+  const int64_t K = g.kernel_numel(), B = g.big_numel();
+  // (zeroing one plane right before accumulating into it keeps it in cache)
+  if (overwrite) std::fill(dst, dst + B, T(0));
+  for (int64_t kk = 0; kk < K; ++kk) {
+    const int64_t k0 = kk / (g.k[1] * g.k[2]), k1 = (kk / g.k[2]) % g.k[1], k2 = kk % g.k[2];
+    const T* src = col + kk * ld;
+    int64_t lo2, hi2;
+    valid_range(g.small[2], g.big[2], g.stride[2], g.pad[2], k2 * g.dil[2], lo2, hi2);
+    for (int64_t o0 = 0; o0 < g.small[0]; ++o0) {
+      const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dil[0];
+      if (i0 < 0 || i0 >= g.big[0]) continue;
+      for (int64_t o1 = 0; o1 < g.small[1]; ++o1) {
+        const int64_t i1 = o1 * g.stride[1] - g.pad[1] + k1 * g.dil[1];
+        if (i1 < 0 || i1 >= g.big[1]) continue;
+        const T* s = src + (o0 * g.small[1] + o1) * g.small[2];
+        T* d = dst + (i0 * g.big[1] + i1) * g.big[2] - g.pad[2] + k2 * g.dil[2];
+        if (g.stride[2] == 1) {
+          for (int64_t o2 = lo2; o2 < hi2; ++o2) d[o2] += s[o2];
+        } else {
+          for (int64_t o2 = lo2; o2 < hi2; ++o2) d[o2 * g.stride[2]] += s[o2];
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 template <typename T>
-void im2col(const T* img, T* col, int64_t channels, const ConvGeom& g) {
-  const int64_t K = g.kernel_numel(), L = g.small_numel(), B = g.big_numel();
-  const int64_t rows = channels * K;
-  parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, L)), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t c = r / K, kk = r % K;
-      const int64_t k0 = kk / (g.k[1] * g.k[2]), k1 = (kk / g.k[2]) % g.k[1], k2 = kk % g.k[2];
-      const T* src = img + c * B;
-      T* dst = col + r * L;
-      int64_t lo2, hi2;
-      valid_range(g.small[2], g.big[2], g.stride[2], g.pad[2], k2 * g.dil[2], lo2, hi2);
-      for (int64_t o0 = 0; o0 < g.small[0]; ++o0) {
-        const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dil[0];
-        for (int64_t o1 = 0; o1 < g.small[1]; ++o1) {
-          const int64_t i1 = o1 * g.stride[1] - g.pad[1] + k1 * g.dil[1];
-          T* d = dst + (o0 * g.small[1] + o1) * g.small[2];
-          if (i0 < 0 || i0 >= g.big[0] || i1 < 0 || i1 >= g.big[1]) {
-            std::fill(d, d + g.small[2], T(0));
-            continue;
-          }
-          const T* s = src + (i0 * g.big[1] + i1) * g.big[2] - g.pad[2] + k2 * g.dil[2];
-          std::fill(d, d + lo2, T(0));
-          if (g.stride[2] == 1) {
-            std::memcpy(d + lo2, s + lo2, size_t(hi2 - lo2) * sizeof(T));
-          } else {
-            for (int64_t o2 = lo2; o2 < hi2; ++o2) d[o2] = s[o2 * g.stride[2]];
-          }
-          std::fill(d + hi2, d + g.small[2], T(0));
-        }
-      }
+void im2col_batch(const T* img, int64_t img_stride, int64_t count, T* col, int64_t channels, const ConvGeom& g) {
+  const int64_t L = g.small_numel(), rows = channels * g.kernel_numel(), ld = count * L;
+  // Item r * count + i is row r of image i: consecutive items write consecutive memory.
+  parallel_for(rows * count, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, L)), [&](int64_t i0, int64_t i1) {
+    for (int64_t it = i0; it < i1; ++it) {
+      const int64_t r = it / count, i = it % count;
+      im2col_row(img + i * img_stride, col + r * ld + i * L, r, g);
     }
   });
 }
 
 template <typename T>
-void col2im(const T* col, T* img, int64_t channels, const ConvGeom& g, bool overwrite) {
-  const int64_t K = g.kernel_numel(), L = g.small_numel(), B = g.big_numel();
-  // Channels write disjoint planes, so they split among threads without races.
-  parallel_for(channels, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, K * L)), [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      T* dst = img + c * B;
-      // (zeroing one plane right before accumulating into it keeps it in cache)
-      if (overwrite) std::fill(dst, dst + B, T(0));
-      for (int64_t kk = 0; kk < K; ++kk) {
-        const int64_t k0 = kk / (g.k[1] * g.k[2]), k1 = (kk / g.k[2]) % g.k[1], k2 = kk % g.k[2];
-        const T* src = col + (c * K + kk) * L;
-        int64_t lo2, hi2;
-        valid_range(g.small[2], g.big[2], g.stride[2], g.pad[2], k2 * g.dil[2], lo2, hi2);
-        for (int64_t o0 = 0; o0 < g.small[0]; ++o0) {
-          const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dil[0];
-          if (i0 < 0 || i0 >= g.big[0]) continue;
-          for (int64_t o1 = 0; o1 < g.small[1]; ++o1) {
-            const int64_t i1 = o1 * g.stride[1] - g.pad[1] + k1 * g.dil[1];
-            if (i1 < 0 || i1 >= g.big[1]) continue;
-            const T* s = src + (o0 * g.small[1] + o1) * g.small[2];
-            T* d = dst + (i0 * g.big[1] + i1) * g.big[2] - g.pad[2] + k2 * g.dil[2];
-            if (g.stride[2] == 1) {
-              for (int64_t o2 = lo2; o2 < hi2; ++o2) d[o2] += s[o2];
-            } else {
-              for (int64_t o2 = lo2; o2 < hi2; ++o2) d[o2 * g.stride[2]] += s[o2];
-            }
-          }
-        }
-      }
+void col2im_batch(const T* col, int64_t count, T* img, int64_t img_stride, int64_t channels, const ConvGeom& g,
+                  bool overwrite) {
+  const int64_t K = g.kernel_numel(), L = g.small_numel(), B = g.big_numel(), ld = count * L;
+  // (image, channel) planes are disjoint, so they split among threads without races.
+  parallel_for(count * channels, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, K * L)),
+               [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t i = p / channels, c = p % channels;
+      col2im_plane(col + c * K * ld + i * L, ld, img + i * img_stride + c * B, g, overwrite);
     }
   });
+}
+
+template <typename T>
+void im2col(const T* img, T* col, int64_t channels, const ConvGeom& g) {
+  im2col_batch(img, 0, 1, col, channels, g);
+}
+
+template <typename T>
+void col2im(const T* col, T* img, int64_t channels, const ConvGeom& g, bool overwrite) {
+  col2im_batch(col, 1, img, 0, channels, g, overwrite);
 }
 
 namespace {
@@ -214,6 +242,7 @@ void conv_forward(const T* big, const T* w, const T* bias, T* small, int64_t n, 
                   const ConvGeom& g) {
   const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
   const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
+  if (conv_batched_suits(g, n, c_big, c_small)) return conv_batched_forward(big, w, bias, small, n, c_big, c_small, g);
   const bool direct = g.is_pointwise();
   if constexpr (std::is_same_v<T, float>)
     if (!direct) {
@@ -240,6 +269,8 @@ void conv_transpose_forward(const T* small, const T* w, const T* bias, T* big, i
                             int64_t c_small, const ConvGeom& g) {
   const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
   const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
+  if (conv_batched_suits(g, n, c_big, c_small))
+    return conv_batched_transpose(small, w, bias, big, n, c_big, c_small, g);
   const bool direct = g.is_pointwise();
   if constexpr (std::is_same_v<T, float>)
     if (!direct && conv_direct_transpose_suits(g, c_big))
@@ -265,6 +296,7 @@ void conv_weight_grad(const T* big, const T* small, T* gw, int64_t n, int64_t c_
                       const ConvGeom& g) {
   const int64_t G = g.groups, cbg = c_big / G, csg = c_small / G, K = g.kernel_numel();
   const int64_t L = g.small_numel(), B = g.big_numel(), rows = cbg * K;
+  if (conv_batched_suits(g, n, c_big, c_small)) return conv_batched_weight_grad(big, small, gw, n, c_big, c_small, g);
   const bool direct = g.is_pointwise();
   if constexpr (std::is_same_v<T, float>)
     if (!direct && conv_direct_weight_grad_suits(g, c_big, c_small))
@@ -312,6 +344,8 @@ void conv_weight_grad(const T* big, const T* small, T* gw, int64_t n, int64_t c_
 }
 
 #define LUCID_CONV_INSTANTIATE(T)                                                                                  \
+  template void im2col_batch<T>(const T*, int64_t, int64_t, T*, int64_t, const ConvGeom&);                         \
+  template void col2im_batch<T>(const T*, int64_t, T*, int64_t, int64_t, const ConvGeom&, bool);                   \
   template void im2col<T>(const T*, T*, int64_t, const ConvGeom&);                                                \
   template void col2im<T>(const T*, T*, int64_t, const ConvGeom&, bool);                                                \
   template void conv_forward<T>(const T*, const T*, const T*, T*, int64_t, int64_t, int64_t, const ConvGeom&);     \

@@ -32,6 +32,13 @@ void im2col(const T* img, T* col, int64_t channels, const ConvGeom& g);
 // overwrite, img's old values are not read (it starts from zeros).
 template <typename T>
 void col2im(const T* col, T* img, int64_t channels, const ConvGeom& g, bool overwrite = false);
+// The same for `count` images img + i * img_stride side by side: col is
+// [C * K, count * L], image i's columns at offset i * L of every row.
+template <typename T>
+void im2col_batch(const T* img, int64_t img_stride, int64_t count, T* col, int64_t channels, const ConvGeom& g);
+template <typename T>
+void col2im_batch(const T* col, int64_t count, T* img, int64_t img_stride, int64_t channels, const ConvGeom& g,
+                  bool overwrite);
 
 // small [N, Cs, L] = conv(big [N, Cb, big], w) (+ bias [Cs] when given).
 template <typename T>
