@@ -32,6 +32,7 @@ from .autograd.anomaly_mode import (  # noqa: F401
     is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled,
 )
 from . import nn  # noqa: F401
+from . import distributions  # noqa: F401
 from . import optim  # noqa: F401
 from . import accelerator, backends  # noqa: F401
 from .backends._global import *  # noqa: F401,F403  (use_deterministic_algorithms, ...)

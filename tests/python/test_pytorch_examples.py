@@ -59,8 +59,7 @@ PROGRAMS = {
         [("word_language_model/main.py", WLM_ARGS + ["--model", "GRU", "--emsize", "16", "--nhid", "16"]),
          ("word_language_model/generate.py", ["--data", os.path.join(WLM, "data", "tiny"), "--words", "60",
                                                "--log-interval", "20"])],
-        WLM_LOSS, expect=r"Generated 40/60 words",
-        xfail="generate.py: AttributeError: module 'lucid' has no attribute 'multinomial' (lucid._random)"),
+        WLM_LOSS, expect=r"Generated 40/60 words"),
     "word_language_model_transformer": Program(
         [("word_language_model/main.py", WLM_ARGS + ["--model", "Transformer", "--emsize", "8", "--nhid", "16",
                                                      "--nhead", "2"]),
@@ -106,13 +105,9 @@ PROGRAMS = {
                                            "--lr", "1e-3", "--logging_dir", "./logs/"])],
         r"Train loss: " + FLOAT, needs=("tqdm",), xfail=NO_TRANSFORMER_INIT),
     "reinforce": Program([("reinforcement_learning/reinforce.py", [])], r"Average reward: " + FLOAT,
-                         decreases=False, needs=("numpy",), expect=r"Solved! Running reward is now",
-                         xfail="ModuleNotFoundError: No module named 'lucid.distributions' "
-                               "(torch.distributions.Categorical)"),
+                         decreases=False, needs=("numpy",), expect=r"Solved! Running reward is now"),
     "actor_critic": Program([("reinforcement_learning/actor_critic.py", [])], r"Average reward: " + FLOAT,
-                            decreases=False, needs=("numpy",), expect=r"Solved! Running reward is now",
-                            xfail="ModuleNotFoundError: No module named 'lucid.distributions' "
-                                  "(torch.distributions.Categorical)"),
+                            decreases=False, needs=("numpy",), expect=r"Solved! Running reward is now"),
     "fast_neural_style": Program(
         [("fast_neural_style/neural_style/make_images.py", []),
          ("fast_neural_style/neural_style/neural_style.py",
