@@ -250,8 +250,9 @@ def test_pad_negative_crops_and_errors():
         T.pad(to_lucid(x), 1, padding_mode="wrap")
     with pytest.raises(ValueError, match="1, 2, or 4 element"):
         T.pad(to_lucid(x), [1, 2, 3])
+    # (a tuple fill is for PIL images, as in torchvision: a tensor refuses it when padded)
     with pytest.raises(TypeError, match="fill should be an int or float"):
-        T.Pad(1, fill=(1, 2))
+        T.pad(to_lucid(x), 1, fill=(1, 2))
 
 
 def test_center_crop_and_crop_with_padding():
