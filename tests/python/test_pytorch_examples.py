@@ -65,15 +65,11 @@ PROGRAMS = {
                                                "--log-interval", "20"])],
         WLM_LOSS, expect=r"Generated 40/60 words"),
     "vae": Program([("vae.py", ["--batch-size", "32", "--epochs", "2", "--log-interval", "1"])],
-                   r"Train Epoch: .*Loss: " + FLOAT, needs=("PIL",),
-                   xfail="ImportError: cannot import name 'save_image' from 'lucid.utils' "
-                         "(torchvision.utils.save_image/make_grid have no lucid counterpart)"),
+                   r"Train Epoch: .*Loss: " + FLOAT, needs=("PIL", "numpy")),
     "dcgan": Program([("dcgan.py", ["--dataset", "fake", "--batchSize", "16", "--nz", "16", "--ngf", "8",
                                     "--ndf", "8", "--niter", "2", "--workers", "0", "--manualSeed", "1"])],
-                     r"Loss_D: " + FLOAT, decreases=False, needs=("PIL",),
-                     expect=r"\[1/2\]\[2/3\] Loss_D: .* Loss_G: " + FLOAT,
-                     xfail="AttributeError: module 'lucid.utils' has no attribute 'save_image' "
-                           "(torchvision.utils.save_image/make_grid have no lucid counterpart)"),
+                     r"Loss_D: " + FLOAT, decreases=False, needs=("PIL", "numpy"),
+                     expect=r"\[1/2\]\[2/3\] Loss_D: .* Loss_G: " + FLOAT),
     "siamese_network": Program([("siamese_network.py", ["--batch-size", "16", "--test-batch-size", "32",
                                                         "--epochs", "2", "--log-interval", "1"])],
                                r"Loss: " + FLOAT, decreases=False, needs=("numpy",),
