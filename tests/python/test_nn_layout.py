@@ -18,11 +18,10 @@ import lucid
 TORCH_FILES = sorted(i.name for i in pkgutil.iter_modules(torch.nn.modules.__path__) if not i.name.startswith("_"))
 
 # torch.nn.modules files lucid has no counterpart of (each name in them is missing too)
-MISSING_FILES = {"adaptive", "lazy", "linear_cross_entropy", "linear_cross_entropy_options"}
+MISSING_FILES = {"lazy", "linear_cross_entropy", "linear_cross_entropy_options"}
 
 # names in torch.nn.modules.<file>.__all__ that lucid does not have (yet)
 MISSING = {
-    "adaptive": {"AdaptiveLogSoftmaxWithLoss"},
     "batchnorm": {"LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "SyncBatchNorm"},
     "conv": {"LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
              "LazyConvTranspose3d"},

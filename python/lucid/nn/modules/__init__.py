@@ -4,10 +4,11 @@ pickles that name a layer by its torch path find it. `__all__` joins the files' 
 `from .modules import *` brings the classes and not the submodules (nn.modules.utils would
 otherwise shadow nn.utils)."""
 
-from . import (activation, batchnorm, channelshuffle, container, conv, distance, dropout, flatten, fold,
+from . import (activation, adaptive, batchnorm, channelshuffle, container, conv, distance, dropout, flatten, fold,
                instancenorm, linear, loss, module, normalization, padding, pixelshuffle, pooling, rnn, sparse,
                transformer, upsampling, utils)
 from .activation import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
 from .channelshuffle import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
@@ -29,7 +30,7 @@ from .sparse import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 
-__all__ = [name for file in (module, activation, batchnorm, channelshuffle, container, conv, distance, dropout,
-                             flatten, fold, instancenorm, linear, loss, normalization, padding, pixelshuffle,
-                             pooling, rnn, sparse, transformer, upsampling)
+__all__ = [name for file in (module, activation, adaptive, batchnorm, channelshuffle, container, conv, distance,
+                             dropout, flatten, fold, instancenorm, linear, loss, normalization, padding,
+                             pixelshuffle, pooling, rnn, sparse, transformer, upsampling)
            for name in file.__all__]
