@@ -190,41 +190,47 @@ def test_no_grad_in_place_does_not_record_or_copy():
     assert x._version == before + 1  # one write into x
 
 
-def _dropouts():
-    F = lucid.nn.functional
+def _random_forms():
+    """name -> (form, kind, scale): the random in-place forms (lucid draws the masks)."""
+    F, nn = lucid.nn.functional, lucid.nn
     return {
-        "dropout": (lambda x, ip: F.dropout(x, 0.4, True, ip), 0.0, 1 / 0.6),
-        "dropout_p1": (lambda x, ip: F.dropout(x, 1.0, True, ip), 0.0, None),
-        "dropout1d": (lambda x, ip: F.dropout1d(x, 0.4, True, ip), 0.0, 1 / 0.6),
+        "dropout": (lambda x, ip: F.dropout(x, 0.4, True, ip), "mask", 1 / 0.6),
+        "dropout_module": (lambda x, ip: nn.Dropout(0.4, inplace=ip)(x), "mask", 1 / 0.6),
+        "dropout_p1": (lambda x, ip: F.dropout(x, 1.0, True, ip), "mask", 0.0),
+        "dropout1d": (lambda x, ip: F.dropout1d(x, 0.4, True, ip), "mask", 1 / 0.6),
         # a 4-D view of the linear output: written through the view into its base
-        "dropout2d": (lambda x, ip: F.dropout2d(x[..., None, None], 0.4, True, ip)[..., 0, 0], 0.0, 1 / 0.6),
-        "alpha_dropout": (lambda x, ip: F.alpha_dropout(x, 0.4, True, ip), None, None),
+        "dropout2d": (lambda x, ip: F.dropout2d(x[..., None, None], 0.4, True, ip)[..., 0, 0], "mask", 1 / 0.6),
+        "alpha_dropout": (lambda x, ip: F.alpha_dropout(x, 0.4, True, ip), "alpha", None),
+        "alpha_dropout_module": (lambda x, ip: nn.AlphaDropout(0.4, inplace=ip)(x), "alpha", None),
+        "rrelu_train": (lambda x, ip: F.rrelu(x, 0.1, 0.3, True, ip), "slope", None),
+        "rrelu_module_train": (lambda x, ip: nn.RReLU(0.1, 0.3, inplace=ip)(x), "slope", None),
     }
 
 
 @pytest.mark.parametrize("inplace", [False, True], ids=["out_of_place", "inplace"])
-@pytest.mark.parametrize("name", list(_dropouts()))
-def test_dropout_in_place_after_linear(name, inplace):
-    # the masks are lucid's own, so torch's reference multiplies by the mask lucid drew
-    # (read off the output: the kept elements are the ones not at the dropped value)
+@pytest.mark.parametrize("name", list(_random_forms()))
+def test_random_forms_in_place_after_linear(name, inplace):
+    # the masks (and rrelu's slopes) are lucid's own, so torch's reference multiplies by
+    # what lucid drew, read off the output
     data = _data(1)
-    fn, dropped, scale = _dropouts()[name]
+    fn, kind, scale = _random_forms()[name]
     x, w, b, r = (to_lucid(data[k]) for k in ("x2", "w2", "b2", "r2"))
     x.requires_grad_(True), w.requires_grad_(True)
     y = lucid.nn.functional.linear(x, w, b)
-    y_before = to_torch(y.detach())
+    y_before = to_torch(y.detach()).double()
     out = fn(y, inplace)
     assert (out is y) == (inplace and name != "dropout2d")
     (out * r).sum().backward()
-    o = to_torch(out.detach())
-    if name == "alpha_dropout":  # kept: a * y + c; dropped: the constant -alpha * a + c
+    o = to_torch(out.detach()).double()
+    if kind == "alpha":  # kept: a * y + c; dropped: the constant -alpha * a + c
         alpha, p = 1.7580993408473766, 0.4
         gain = 1.0 / ((alpha * alpha * p + 1) * (1 - p)) ** 0.5
         mult = ((o - (-alpha * gain + alpha * gain * p)).abs() > 1e-6).double() * gain
-    elif scale is None:
-        mult = torch.zeros_like(o)
+    elif kind == "slope":  # y for y >= 0, y * slope below
+        mult = torch.where(y_before >= 0, torch.ones_like(o), o / y_before)
+        assert ((mult >= 0.1 - 1e-6) & (mult <= 0.3 + 1e-6) | (y_before >= 0)).all()
     else:
-        mult = (o != dropped).double() * scale
+        mult = (o != 0).double() * scale
     tx, tw = data["x2"].double().requires_grad_(True), data["w2"].double().requires_grad_(True)
     ty = torch.nn.functional.linear(tx, tw, data["b2"].double())
     (ty * mult * data["r2"].double()).sum().backward()

@@ -171,6 +171,46 @@ CASES = [
                                                                         reduction=r),
      {"a": G([[1., 0.], [3., 4.], [1., 1.]]), "b": G([[.6, .8], [3., 4.], [-1., 2.]]),
       "y": G([-1., -1., 1.], grad=False)}, R3),
+    ("cosine_embedding_other_targets", lambda F, a, r: F.cosine_embedding_loss(a["a"], a["b"], a["y"], reduction=r),
+     {"a": G([[1., 2.], [0., 1.]]), "b": G([[2., 1.], [0., 0.]]), "y": G([0., 2.], grad=False)}, R3),
+    ("multilabel_margin_no_labels", lambda F, a, r: F.multilabel_margin_loss(a["x"], a["t"], reduction=r),
+     {"x": G([[1., 0., 2.], [0., 1., 1.]]), "t": I([[-1, 0, 1], [2, -1, 0]])}, R3),
+    ("multi_margin_unbatched", lambda F, a, r: F.multi_margin_loss(a["x"], a["t"], reduction=r),
+     {"x": G([1., 0., 2.]), "t": I(2)}, R3),
+    ("triplet_swap_p1", lambda F, a, r: F.triplet_margin_loss(a["a"], a["p"], a["n"], margin=0.5, p=1, swap=True,
+                                                              reduction=r),
+     {"a": G([[0., 0.], [1., 1.]]), "p": G([[0., 0.], [1., 2.]]), "n": G([[0., 0.], [1., 1.5]])}, R3),
+    ("nll_unbatched_neg_inf", lambda F, a, r: F.nll_loss(a["lp"], a["t"], reduction=r),
+     {"lp": G([-INF, -.1, -3.]), "t": I(0)}, R3),
+    ("nll_spatial_ignored", lambda F, a, r: F.nll_loss(a["lp"], a["t"], reduction=r, ignore_index=2),
+     {"lp": G([[[0., -INF], [-INF, -1.], [-2., 0.]]]), "t": I([[2, 2]])}, R3),
+    # -- empty batches of the remaining losses: a mean of nothing is nan
+    *[(f"{name}_empty", fn, spec, R3) for name, fn, spec in [
+        ("smooth_l1", lambda F, a, r: F.smooth_l1_loss(a["x"], a["y"], reduction=r),
+         {"x": G(torch.zeros(0)), "y": G(torch.zeros(0))}),
+        ("huber", lambda F, a, r: F.huber_loss(a["x"], a["y"], reduction=r),
+         {"x": G(torch.zeros(0)), "y": G(torch.zeros(0))}),
+        ("soft_margin", lambda F, a, r: F.soft_margin_loss(a["x"], a["y"], reduction=r),
+         {"x": G(torch.zeros(0)), "y": G(torch.zeros(0), grad=False)}),
+        ("margin_ranking", lambda F, a, r: F.margin_ranking_loss(a["a"], a["b"], a["y"], reduction=r),
+         {"a": G(torch.zeros(0)), "b": G(torch.zeros(0)), "y": G(torch.zeros(0), grad=False)}),
+        ("hinge_embedding", lambda F, a, r: F.hinge_embedding_loss(a["x"], a["y"], reduction=r),
+         {"x": G(torch.zeros(0)), "y": G(torch.zeros(0), grad=False)}),
+        ("poisson", lambda F, a, r: F.poisson_nll_loss(a["x"], a["y"], reduction=r),
+         {"x": G(torch.zeros(0)), "y": G(torch.zeros(0))}),
+        ("multilabel_soft_margin", lambda F, a, r: F.multilabel_soft_margin_loss(a["x"], a["y"], reduction=r),
+         {"x": G(torch.zeros(0, 3)), "y": G(torch.zeros(0, 3), grad=False)}),
+        ("cosine_embedding", lambda F, a, r: F.cosine_embedding_loss(a["a"], a["b"], a["y"], reduction=r),
+         {"a": G(torch.zeros(0, 2)), "b": G(torch.zeros(0, 2)), "y": G(torch.zeros(0), grad=False)}),
+        ("triplet", lambda F, a, r: F.triplet_margin_loss(a["a"], a["p"], a["n"], reduction=r),
+         {"a": G(torch.zeros(0, 2)), "p": G(torch.zeros(0, 2)), "n": G(torch.zeros(0, 2))}),
+    ]],
+    # torch's kernels return uninitialised memory for these two reduced over an empty
+    # batch; test_margin_kernels_reduce_empty_batches checks lucid's 0 and nan
+    ("multi_margin_empty", lambda F, a, r: F.multi_margin_loss(a["x"], a["t"], reduction=r),
+     {"x": G(torch.zeros(0, 3)), "t": I(torch.zeros(0, dtype=torch.int64))}, ("none",)),
+    ("multilabel_margin_empty", lambda F, a, r: F.multilabel_margin_loss(a["x"], a["t"], reduction=r),
+     {"x": G(torch.zeros(0, 3)), "t": I(torch.zeros(0, 3, dtype=torch.int64))}, ("none",)),
     # -- CTC: an impossible alignment (target longer than the input), with and without zero_infinity
     ("ctc_impossible", lambda F, a, r: F.ctc_loss(a["lp"], a["t"], [4, 2], [2, 3], reduction=r),
      {"lp": G(_log_probs(4, 2, 5)), "t": I([[1, 2, 0], [3, 3, 4]])}, R3),
@@ -321,6 +361,18 @@ def test_ctc_loss_module_impossible_alignment(zero_infinity):
     t_loss = torch.nn.CTCLoss(zero_infinity=zero_infinity)(tt["lp"], tt["t"], [4, 2], [2, 3])
     _assert_close(l_loss, t_loss, "loss")
     _compare_grads(_grads(l_loss, lt), _grads(t_loss, tt), tt, "grad")
+
+
+@pytest.mark.parametrize("fn", [
+    lambda F, r: F.multi_margin_loss(lucid.zeros(0, 3, requires_grad=True), lucid.zeros(0, dtype=lucid.int64),
+                                     reduction=r),
+    lambda F, r: F.multilabel_margin_loss(lucid.zeros(0, 3, requires_grad=True),
+                                          lucid.zeros(0, 3, dtype=lucid.int64), reduction=r),
+], ids=["multi_margin", "multilabel_margin"])
+def test_margin_kernels_reduce_empty_batches(fn):
+    # a sum of nothing is 0 and a mean of nothing nan, as every other torch loss gives
+    assert fn(lucid.nn.functional, "sum").item() == 0.0
+    assert math.isnan(fn(lucid.nn.functional, "mean").item())
 
 
 def test_soft_margin_past_float_range_stays_finite():

@@ -87,28 +87,24 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """target holds class indices, -1 ends the list of each row."""
-    from .._creation import zeros
+    """target holds class indices; a -1 ends the list of each row. Per row:
+    sum over its labels j and its other classes c of max(0, 1 - (x[j] - x[c])), over C;
+    only z > 0 counts (ATen's kernel): no gradient exactly at the margin."""
+    from .._creation import arange
     x = input if input.dim() == 2 else input.unsqueeze(0)
     t = target if target.dim() == 2 else target.unsqueeze(0)
-    n, c = x.shape
-    rows = []
-    for i in range(n):
-        labels = []
-        for j in t[i].tolist():
-            if j < 0:
-                break
-            labels.append(j)
-        is_target = zeros(c, dtype=x.dtype)
-        for j in labels:
-            is_target[j] = 1.0
-        total = x[i].sum() * 0
-        for j in labels:  # only z > 0 counts (ATen's kernel): no gradient exactly at the margin
-            z = 1 - (x[i][j] - x[i])
-            total = total + _where((z > 0) & (is_target == 0), z, 0.0).sum()
-        rows.append(total / c)
-    from .._shape import stack
-    loss = stack(rows)
+    if tuple(t.shape) != tuple(x.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
+    c = x.shape[1]
+    if t.numel() and bool(((t < -1) | (t >= c)).any()):
+        raise RuntimeError("argument #2 'target' is out of range")
+    listed = (t >= 0).to(x.dtype).cumprod(1) > 0          # [N, K]: before the first -1
+    labels = _where(listed, t, 0)
+    one_hot = (labels.unsqueeze(2) == arange(c)) & listed.unsqueeze(2)  # [N, K, C]
+    is_target = one_hot.any(1)                            # [N, C]
+    z = 1 - (x.gather(1, labels).unsqueeze(2) - x.unsqueeze(1))        # [N, K, C]
+    counted = listed.unsqueeze(2) & ~is_target.unsqueeze(1) & (z > 0)
+    loss = _where(counted, z, 0.0).sum((1, 2)) / c
     if input.dim() == 1:
         loss = loss.squeeze(0)
     return _reduce(loss, reduction)
