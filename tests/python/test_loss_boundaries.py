@@ -17,6 +17,9 @@ from conftest import to_lucid, to_torch
 
 INF, NAN = math.inf, math.nan
 
+# torch warns that kl_div's 'mean' is not 'batchmean'; both are compared here
+pytestmark = pytest.mark.filterwarnings("ignore:reduction. 'mean' divides")
+
 
 class G:
     """An input: values (a torch tensor or a nested list), and whether it takes a gradient."""
@@ -115,6 +118,10 @@ CASES = [
      {"x": G(_rand(3, 4, seed=4)), "p": G(torch.softmax(_rand(3, 4, seed=5), 1))}, R3),
     ("ce_probabilities_empty", lambda F, a, r: F.cross_entropy(a["x"], a["p"], reduction=r),
      {"x": G(torch.zeros(0, 3)), "p": G(torch.zeros(0, 3))}, R3),
+    ("ce_probabilities_weight_smoothing", lambda F, a, r: F.cross_entropy(a["x"], a["p"], a["w"], reduction=r,
+                                                                          label_smoothing=0.1),
+     {"x": G([[0., -INF, 1.], [2., 1., 0.]]), "p": G([[.5, 0., .5], [0., 1., 0.]]), "w": G([1., 2., 0.], grad=False)},
+     R3),
     ("ce_spatial_ignored", lambda F, a, r: F.cross_entropy(a["x"], a["t"], reduction=r, ignore_index=0),
      {"x": G(_rand(2, 3, 2, seed=6)), "t": I([[0, 1], [2, 0]])}, R3),
     ("ce_empty", lambda F, a, r: F.cross_entropy(a["x"], a["t"], reduction=r),
@@ -140,6 +147,8 @@ CASES = [
      {"x": G([0., .5, 2., 1.]), "t": G([0., 1., 2., 7.])}, R3),
     ("gaussian_var_eps", lambda F, a, r: F.gaussian_nll_loss(a["x"], a["y"], a["v"], reduction=r, eps=1e-6),
      {"x": G([1., 2., 3., 4.]), "y": G([1., 0., 3.5, 4.]), "v": G([0., 1e-6, 1e-8, 2.])}, R3),
+    ("gaussian_float_var_zero", lambda F, a, r: F.gaussian_nll_loss(a["x"], a["y"], 0.0, reduction=r),
+     {"x": G([1., 2.]), "y": G([1., 0.])}, R3),
     ("gaussian_full_broadcast", lambda F, a, r: F.gaussian_nll_loss(a["x"], a["y"], a["v"], full=True,
                                                                     reduction=r),
      {"x": G(_rand(3, 2)), "y": G(_rand(3, 2, seed=1)), "v": G([[0.], [1e-7], [.5]])}, R3),
@@ -430,3 +439,14 @@ def test_bce_second_derivative_through_the_target(reduction):
         res[L] = (L.autograd.grad(gp.sum(), [t])[0], L.autograd.grad(gt[2:].sum(), [p])[0])
     for a, b, what in zip(res[lucid], res[torch], ("d2/dp dt", "d2/dt dp")):
         _assert_close(a, b, what)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_bce_gradcheck_inside_the_interval(reduction):
+    # the hand-written first and second derivatives against numerical differences
+    p = lucid.tensor([0.2, 0.7, 0.45], dtype=lucid.float64, requires_grad=True)
+    t = lucid.tensor([0.1, 0.9, 0.3], dtype=lucid.float64, requires_grad=True)
+    w = lucid.tensor([1.0, 0.5, 2.0], dtype=lucid.float64)
+    fn = lambda a, b: lucid.nn.functional.binary_cross_entropy(a, b, w, reduction=reduction)  # noqa: E731
+    assert lucid.autograd.gradcheck(fn, (p, t))
+    assert lucid.autograd.gradgradcheck(fn, (p, t))
