@@ -52,6 +52,7 @@ def _data(seed):
         "w4": torch.randn(4, 3, 3, 3, generator=g),
         "b4": torch.randn(4, generator=g),
         "r4": torch.randn(2, 4, 5, 5, generator=g),
+        "r4_pooled": torch.randn(2, 4, 1, 1, generator=g),
     }
 
 
@@ -59,6 +60,12 @@ def _data(seed):
 PRODUCERS = {
     "linear": (lambda L, t: L.nn.functional.linear(t["x2"], t["w2"], t["b2"]), ("x2", "w2", "b2"), "r2"),
     "conv2d": (lambda L, t: L.nn.functional.conv2d(t["x4"], t["w4"], t["b4"], padding=1), ("x4", "w4", "b4"), "r4"),
+    # DCGAN's discriminator block: convolution, batch norm (training), activation
+    "conv2d_batch_norm": (lambda L, t: L.nn.functional.batch_norm(
+        L.nn.functional.conv2d(t["x4"], t["w4"], t["b4"], padding=1), None, None, training=True),
+        ("x4", "w4", "b4"), "r4"),
+    "conv2d_max_pool": (lambda L, t: L.nn.functional.max_pool2d(L.nn.functional.conv2d(t["x4"], t["w4"], t["b4"]), 2),
+                        ("x4", "w4", "b4"), "r4_pooled"),
     "mul_add": (lambda L, t: t["x2"][:, :5] * 2.0 + t["b2"], ("x2", "b2"), "r2"),
     "add_tensors": (lambda L, t: t["r2"] + t["b2"] * t["b2"], ("b2",), "r2"),
     # a view of a tensor with history: the write must reach the base's gradient
