@@ -72,9 +72,7 @@ PROGRAMS = {
                      expect=r"\[1/2\]\[2/3\] Loss_D: .* Loss_G: " + FLOAT),
     "siamese_network": Program([("siamese_network.py", ["--batch-size", "16", "--test-batch-size", "32",
                                                         "--epochs", "2", "--log-interval", "1"])],
-                               r"Loss: " + FLOAT, decreases=False, needs=("numpy",),
-                               xfail="AttributeError: module 'lucid.utils' has no attribute 'models' "
-                                     "(torchvision.models.resnet18 has no lucid counterpart)"),
+                               r"Loss: " + FLOAT, decreases=False, needs=("numpy",)),
     "super_resolution": Program(
         [("super_resolution/main.py", ["--upscale_factor", "3", "--batchSize", "2", "--testBatchSize", "2",
                                        "--nEpochs", "3", "--threads", "0", "--lr", "0.001"]),

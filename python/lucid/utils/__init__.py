@@ -3,10 +3,12 @@
 `lucid.utils.data` holds datasets, samplers and the DataLoader (also reachable as
 `lucid.data`); `lucid.utils.datasets` the image datasets read from IDX files (MNIST,
 Fashion-MNIST); `lucid.utils.transforms` torchvision's image transforms for tensors;
-make_grid and save_image are torchvision.utils'.
+make_grid and save_image are torchvision.utils'; `lucid.utils.models` torchvision.models'
+ResNet and VGG networks.
 """
 
 from . import data  # noqa: F401
 from . import datasets  # noqa: F401
+from . import models  # noqa: F401
 from . import transforms  # noqa: F401
 from ._image_grid import make_grid, save_image  # noqa: F401
