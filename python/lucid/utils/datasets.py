@@ -14,15 +14,29 @@ import struct
 import sys
 import zlib
 
+from ._image_folder import DatasetFolder, ImageFolder  # noqa: F401  (torchvision's folder datasets)
 from .data import Dataset
 
-__all__ = ["MNIST", "FashionMNIST", "read_idx"]
+__all__ = ["MNIST", "FashionMNIST", "read_idx", "DatasetFolder", "ImageFolder"]
 
 # IDX element types: code -> (lucid dtype name, array typecode, bytes per element)
 _IDX_TYPES = {0x08: ("uint8", "B", 1), 0x09: ("int8", "b", 1), 0x0B: ("int16", "h", 2), 0x0C: ("int32", "i", 4),
               0x0D: ("float32", "f", 4), 0x0E: ("float64", "d", 8)}
 # A file larger than this is refused before it is read (MNIST's largest is 47 MB).
 _MAX_BYTES = 1 << 31
+
+
+def _read_at_most(f, limit, chunk=1 << 20):
+    """Up to `limit` bytes of f, read a chunk at a time: f.read(limit) would allocate
+    the whole limit (2 GiB) up front, and write all of it where malloc fills new memory
+    (MALLOC_PERTURB_, the API fuzzer's workers: 5 s to open a dataset)."""
+    data = bytearray()
+    while len(data) < limit:
+        piece = f.read(min(chunk, limit - len(data)))
+        if not piece:
+            break
+        data += piece
+    return bytes(data)
 
 
 def read_idx(path):
@@ -33,7 +47,7 @@ def read_idx(path):
     opener = gzip.open if path.endswith(".gz") else open
     try:
         with opener(path, "rb") as f:
-            data = f.read(_MAX_BYTES + 1)
+            data = _read_at_most(f, _MAX_BYTES + 1)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise ValueError(f"{path}: cannot be read as a{' gzipped' if opener is gzip.open else 'n'} IDX file: {e}") from e
     if len(data) > _MAX_BYTES:
