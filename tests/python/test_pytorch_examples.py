@@ -105,9 +105,7 @@ PROGRAMS = {
          ("fast_neural_style/neural_style/neural_style.py",
           ["train", "--dataset", "dataset", "--style-image", "style.png", "--save-model-dir", "models",
            "--epochs", "1", "--batch-size", "2", "--image-size", "32", "--log-interval", "1"])],
-        r"total: " + FLOAT, needs=("PIL", "numpy"),
-        xfail="ImportError: cannot import name 'models' from 'lucid.utils' (torchvision.models.vgg16 has no "
-              "lucid counterpart; torchvision.datasets.ImageFolder neither)"),
+        r"total: " + FLOAT, needs=("PIL", "numpy")),
     "time_sequence_prediction": Program(
         [("time_sequence_prediction/generate_sine_wave.py", []),
          ("time_sequence_prediction/train.py", ["--steps", "2"])],
