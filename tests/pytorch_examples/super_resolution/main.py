@@ -1,6 +1,6 @@
 # Upstream: github.com/pytorch/examples, super_resolution/main.py.
 # Changed: only the imports (torch -> lucid). The data is made in data.py.
-# Shrunk: --upscale_factor 3 --batchSize 4 --testBatchSize 2 --nEpochs 2 --threads 0 --lr 0.001.
+# Shrunk: --upscale_factor 3 --batchSize 2 --testBatchSize 2 --nEpochs 3 --threads 0 --lr 0.001.
 from __future__ import print_function
 import argparse
 from math import log10

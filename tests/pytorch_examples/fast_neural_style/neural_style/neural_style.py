@@ -4,7 +4,7 @@
 # (run first, in the same folder) writes the training folder and the style image; vgg.py
 # builds VGG-16 with random weights instead of downloading ImageNet ones.
 # Shrunk: train --dataset dataset --style-image style.png --save-model-dir models
-# --epochs 2 --batch-size 2 --image-size 64 --log-interval 1.
+# --epochs 1 --batch-size 2 --image-size 32 --log-interval 1.
 import argparse
 import os
 import sys
