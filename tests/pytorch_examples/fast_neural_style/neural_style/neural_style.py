@@ -4,7 +4,8 @@
 # (run first, in the same folder) writes the training folder and the style image; vgg.py
 # builds VGG-16 with random weights instead of downloading ImageNet ones.
 # Shrunk: train --dataset dataset --style-image style.png --save-model-dir models
-# --epochs 1 --batch-size 2 --image-size 32 --log-interval 1.
+# --epochs 1 --batch-size 2 --image-size 32 --log-interval 1 --checkpoint-model-dir ckpt
+# --checkpoint-interval 3; then eval on the checkpoint.
 import argparse
 import os
 import sys
