@@ -1,6 +1,6 @@
 # Upstream: github.com/pytorch/examples, dcgan/main.py.
 # Changed: the imports (torch -> lucid; torchvision.transforms -> lucid.utils.transforms,
-# torchvision.utils -> lucid.utils), and the data: upstream's own offline mode,
+# torchvision.utils -> lucid.utils, torchvision.datasets -> the stand-in below), and the data: upstream's own offline mode,
 # `--dataset fake` (torchvision.datasets.FakeData), is served by `dset.FakeData` below,
 # random RGB PIL images made in memory like torchvision's; it holds 48 images (torchvision's
 # holds 1,000). Nothing else differs from upstream.
@@ -13,6 +13,7 @@ import random
 import lucid as torch
 import lucid.nn as nn
 import lucid.nn.parallel
+import lucid.backends.cudnn as cudnn
 import lucid.optim as optim
 import lucid.utils.data
 import lucid.utils.transforms as transforms
@@ -44,8 +45,8 @@ parser.add_argument('--workers', type=int, help='number of data loading workers'
 parser.add_argument('--batchSize', type=int, default=64, help='input batch size')
 parser.add_argument('--imageSize', type=int, default=64, help='the height / width of the input image to network')
 parser.add_argument('--nz', type=int, default=100, help='size of the latent z vector')
-parser.add_argument('--ngf', type=int, default=64)
-parser.add_argument('--ndf', type=int, default=64)
+parser.add_argument('--ngf', type=int, default=64, help='number of generator filters')
+parser.add_argument('--ndf', type=int, default=64, help='number of discriminator filters')
 parser.add_argument('--niter', type=int, default=25, help='number of epochs to train for')
 parser.add_argument('--lr', type=float, default=0.0002, help='learning rate, default=0.0002')
 parser.add_argument('--beta1', type=float, default=0.5, help='beta1 for adam. default=0.5')
@@ -71,6 +72,8 @@ if opt.manualSeed is None:
 print("Random Seed: ", opt.manualSeed)
 random.seed(opt.manualSeed)
 torch.manual_seed(opt.manualSeed)
+
+cudnn.benchmark = True
 
 if opt.accel and torch.accelerator.is_available():
     device = torch.accelerator.current_accelerator()
@@ -128,6 +131,7 @@ elif opt.dataset == 'fake':
 assert dataset
 dataloader = torch.utils.data.DataLoader(dataset, batch_size=opt.batchSize,
                                          shuffle=True, num_workers=int(opt.workers))
+
 ngpu = int(opt.ngpu)
 nz = int(opt.nz)
 ngf = int(opt.ngf)
@@ -172,7 +176,8 @@ class Generator(nn.Module):
         )
 
     def forward(self, input):
-        if input.is_cuda and self.ngpu > 1:
+        
+        if (input.is_cuda or input.is_xpu) and self.ngpu > 1:
             output = nn.parallel.data_parallel(self.main, input, range(self.ngpu))
         else:
             output = self.main(input)
@@ -212,7 +217,7 @@ class Discriminator(nn.Module):
         )
 
     def forward(self, input):
-        if input.is_cuda and self.ngpu > 1:
+        if (input.is_cuda or input.is_xpu) and self.ngpu > 1:
             output = nn.parallel.data_parallel(self.main, input, range(self.ngpu))
         else:
             output = self.main(input)
@@ -241,9 +246,7 @@ if opt.dry_run:
 
 for epoch in range(opt.niter):
     for i, data in enumerate(dataloader, 0):
-        ############################
         # (1) Update D network: maximize log(D(x)) + log(1 - D(G(z)))
-        ###########################
         # train with real
         netD.zero_grad()
         real_cpu = data[0].to(device)
@@ -267,9 +270,7 @@ for epoch in range(opt.niter):
         errD = errD_real + errD_fake
         optimizerD.step()
 
-        ############################
         # (2) Update G network: maximize log(D(G(z)))
-        ###########################
         netG.zero_grad()
         label.fill_(real_label)  # fake labels are real for generator cost
         output = netD(fake)
