@@ -100,9 +100,8 @@ class Layer(nn.Linear):
         for i in range(self.num_epochs):
             g_pos = self.forward(x_pos).pow(2).mean(1)
             g_neg = self.forward(x_neg).pow(2).mean(1)
-            loss = torch.log(
-                1
-                + torch.exp(
+            loss = torch.log1p(
+                torch.exp(
                     torch.cat([-g_pos + self.threshold, g_neg - self.threshold])
                 )
             ).mean()
@@ -131,7 +130,7 @@ if __name__ == "__main__":
         help="learning rate (default: 0.03)",
     )
     parser.add_argument(
-        "--no_accel", action="store_true", default=False, help="disables accelerator"
+        "--no_accel", action="store_true", help="disables accelerator"
     )
     parser.add_argument(
         "--seed", type=int, default=1, metavar="S", help="random seed (default: 1)"
@@ -139,7 +138,6 @@ if __name__ == "__main__":
     parser.add_argument(
         "--save_model",
         action="store_true",
-        default=False,
         help="For saving the current Model",
     )
     parser.add_argument(
@@ -163,15 +161,11 @@ if __name__ == "__main__":
         help="how many batches to wait before logging training status",
     )
     args = parser.parse_args()
-
     use_accel = not args.no_accel and torch.accelerator.is_available()
-
     if use_accel:
         device = torch.accelerator.current_accelerator()
     else:
         device = torch.device("cpu")
-
-    print(f"Using device: {device}")
 
     train_kwargs = {"batch_size": args.train_size}
     test_kwargs = {"batch_size": args.test_size}
@@ -200,7 +194,6 @@ if __name__ == "__main__":
     x_pos = overlay_y_on_x(x, y)
     y_neg = get_y_neg(y)
     x_neg = overlay_y_on_x(x, y_neg)
-
     net.train(x_pos, x_neg)
     print("train error:", 1.0 - net.predict(x).eq(y).float().mean().item())
     x_te, y_te = next(iter(test_loader))

@@ -115,7 +115,7 @@ def train(model, train_dl, loss_fn, optim, special_symbols, opts):
     # Object for accumulating losses
     losses = 0
 
-    # Put model into inference mode
+    # Put model into training mode
     model.train()
     for src, tgt in tqdm(train_dl, ascii=True):
 
@@ -276,6 +276,8 @@ if __name__ == "__main__":
                         help="Default learning rate")
     parser.add_argument("--batch", type=int, default=128,
                         help="Batch size")
+    parser.add_argument("--backend", type=str, default="cpu",
+                        help="Batch size")
 
     # Transformer settings
     parser.add_argument("--attn_heads", type=int, default=8,
@@ -299,6 +301,8 @@ if __name__ == "__main__":
     parser.add_argument("--dry_run", action="store_true")
 
     args = parser.parse_args()
+
+    DEVICE = torch.device("cuda" if args.backend == "gpu" and torch.cuda.is_available() else "cpu")
 
     if args.inference:
         inference(args)
