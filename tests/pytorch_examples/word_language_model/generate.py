@@ -1,5 +1,7 @@
 # Upstream: github.com/pytorch/examples, word_language_model/generate.py.
-# Changed: only `import torch` -> `import lucid as torch`. Run after main.py, on its model.pt.
+# Changed: `import torch` -> `import lucid as torch`; torch.load is given weights_only=False
+# (the file pickles a whole model, which torch >= 2.6's weights_only default refuses; some
+# upstream revisions omit it and fail there). Run after main.py, on its model.pt.
 # Shrunk: --words 60 --log-interval 20.
 ###############################################################################
 # Language Modeling on Wikitext-2
