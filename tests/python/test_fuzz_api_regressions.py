@@ -24,8 +24,10 @@ RAISES = [
     ("interpolate x 2^31", RuntimeError, "out of host memory",
      lambda: F.interpolate(lucid.zeros(1, 1, 8), scale_factor=2**31 - 1)),
     ("tensor(range(2^62))", RuntimeError, "out of host memory", lambda: lucid.tensor(range(2**62))),
-    ("TransformerEncoder 2^31 layers", RuntimeError, "out of host memory",
-     lambda: lucid.nn.TransformerEncoder(lucid.nn.Linear(2, 2), 2**31)),
+    # (2^40 copies of 24 bytes: more than any host has; 2^31 fits a 128 GiB host, which
+    # then deep-copied for hours)
+    ("TransformerEncoder 2^40 layers", RuntimeError, "out of host memory",
+     lambda: lucid.nn.TransformerEncoder(lucid.nn.Linear(2, 2), 2**40)),
     ("TransformerEncoder of a dtype", TypeError, "nn.Module", lambda: lucid.nn.TransformerEncoder(lucid.float32, 2)),
     ("var(unbiased=1.0)", TypeError, "wrong type", lambda: lucid.zeros(3).var(unbiased=1.0)),
     ("conv2d with a string bias", TypeError, "wrong type",

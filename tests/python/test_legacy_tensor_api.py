@@ -244,9 +244,10 @@ KEYS = ["range(3)", "range(0, 4, 2)", "range(3, 0, -1)", "range(-1, -4, -1)", "r
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_range_index_get(key, device):
+def test_range_index_get(key):
+    # (CPU: a range is an advanced index, and those have no CUDA kernel yet, issue 19)
     src = torch.arange(20).reshape(4, 5)
-    assert_same(to_lucid(src, device)[eval(key)], src[eval(key)])
+    assert_same(to_lucid(src)[eval(key)], src[eval(key)])
 
 
 @pytest.mark.parametrize("key", KEYS)

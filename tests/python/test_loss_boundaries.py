@@ -279,8 +279,20 @@ def _cases():
     return [pytest.param(c[0], r, id=f"{c[0]}-{r}") for c in CASES for r in c[3]]
 
 
+# torch before 2.15 (the GPU machine's 2.11) differentiates these two losses' clamp
+# exactly at the margin the other way; lucid follows 2.15's ATen formulas.
+_MARGIN_CHANGED_IN_215 = {"margin_ranking_at_margin", "cosine_embedding_margin"}
+_TORCH_BEFORE_215 = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) < (2, 15)
+
+
+def _skip_where_torch_differs(case):
+    if _TORCH_BEFORE_215 and case in _MARGIN_CHANGED_IN_215:
+        pytest.skip(f"torch {torch.__version__} differentiates {case} at the margin as torch < 2.15 did")
+
+
 @pytest.mark.parametrize("case, reduction", _cases())
 def test_forward_and_backward_match_torch(case, reduction):
+    _skip_where_torch_differs(case)
     _, fn, spec, _ = IDS[case]
     lt, tt = _inputs(lucid, spec), _inputs(torch, spec)
     l_loss = fn(lucid.nn.functional, lt, reduction)
@@ -300,6 +312,7 @@ SECOND_ORDER = ["bce_boundaries", "bce_weight", "bce_logits_inf", "bce_logits_po
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 @pytest.mark.parametrize("case", SECOND_ORDER)
 def test_double_backward_matches_torch(case, reduction):
+    _skip_where_torch_differs(case)
     _, fn, spec, _ = IDS[case]
     results = {}
     for lib in (torch, lucid):
@@ -354,6 +367,7 @@ MODULES = [
 
 @pytest.mark.parametrize("name, kwargs, case, args", MODULES, ids=[m[0] for m in MODULES])
 def test_loss_modules_match_torch(name, kwargs, case, args):
+    _skip_where_torch_differs(case)
     spec = IDS[case][2]
     lt, tt = _inputs(lucid, spec), _inputs(torch, spec)
     l_loss = getattr(lucid.nn, name)(**kwargs)(*[lt[a] for a in args])
