@@ -30,10 +30,10 @@ namespace {
 // The columns one product aims at: enough for the product kernel to run at speed
 // (and to read the weights once per kBatchColumns columns, not once per image).
 constexpr int64_t kBatchColumns = 1024;
-// Images of more output positions than this keep their image-by-image paths: at
-// 14x14 the per-image Winograd and direct products (conv_winograd.cpp,
-// conv_direct.cpp) are faster than one im2col product over the batch, at 7x7 the
-// batched product is (3x3, 256-512 channels, batch 64: docs/PERFORMANCE.md).
+// Images of more output positions than this keep their image-by-image paths: from
+// 10x10 on, the per-image direct products (conv_direct.cpp, which write no column
+// matrix) are faster than one im2col product over the batch; up to 8x8 the batched
+// product is (3x3, 64-512 channels, batch 32-64: docs/PERFORMANCE.md, issue 18).
 constexpr int64_t kMaxPositions = 64;
 // Weight matrices per group below this many elements are cheap to stream per image:
 // the image-by-image paths (threaded over images) handle those.

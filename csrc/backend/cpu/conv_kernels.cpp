@@ -107,9 +107,53 @@ void col2im_plane(const T* col, int64_t ld, T* dst, const ConvGeom& g, bool over
 
 }  // namespace
 
+namespace {
+
+// Windows of small images (K * L up to kWindowTable entries) move through a table
+// of source offsets: window position (kk, l) reads plane[table[kk * L + l]], or
+// the padding's zero where the entry is -1. The row walk below pays its index
+// arithmetic per row of L values, which for a 2x2 image is more than the copy.
+constexpr int64_t kWindowTable = 4096;
+
+std::vector<int64_t> window_table(const ConvGeom& g) {
+  const int64_t K = g.kernel_numel(), L = g.small_numel();
+  std::vector<int64_t> table(size_t(K * L));
+  for (int64_t kk = 0; kk < K; ++kk) {
+    const int64_t k0 = kk / (g.k[1] * g.k[2]), k1 = (kk / g.k[2]) % g.k[1], k2 = kk % g.k[2];
+    for (int64_t l = 0; l < L; ++l) {
+      const int64_t o0 = l / (g.small[1] * g.small[2]), o1 = (l / g.small[2]) % g.small[1], o2 = l % g.small[2];
+      const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dil[0];
+      const int64_t i1 = o1 * g.stride[1] - g.pad[1] + k1 * g.dil[1];
+      const int64_t i2 = o2 * g.stride[2] - g.pad[2] + k2 * g.dil[2];
+      const bool inside = i0 >= 0 && i0 < g.big[0] && i1 >= 0 && i1 < g.big[1] && i2 >= 0 && i2 < g.big[2];
+      table[size_t(kk * L + l)] = inside ? (i0 * g.big[1] + i1) * g.big[2] + i2 : -1;
+    }
+  }
+  return table;
+}
+
+}  // namespace
+
 template <typename T>
 void im2col_batch(const T* img, int64_t img_stride, int64_t count, T* col, int64_t channels, const ConvGeom& g) {
-  const int64_t L = g.small_numel(), rows = channels * g.kernel_numel(), ld = count * L;
+  const int64_t K = g.kernel_numel(), L = g.small_numel(), B = g.big_numel();
+  const int64_t rows = channels * K, ld = count * L;
+  if (K * L <= kWindowTable) {
+    const std::vector<int64_t> table = window_table(g);
+    // Item c * count + i is channel c of image i: its K rows' columns [i * L, (i+1) * L).
+    parallel_for(channels * count, std::max<int64_t>(1, 4096 / (K * L)), [&](int64_t i0, int64_t i1) {
+      for (int64_t it = i0; it < i1; ++it) {
+        const int64_t c = it / count, i = it % count;
+        const T* plane = img + i * img_stride + c * B;
+        for (int64_t kk = 0; kk < K; ++kk) {
+          const int64_t* t = table.data() + kk * L;
+          T* dst = col + (c * K + kk) * ld + i * L;
+          for (int64_t l = 0; l < L; ++l) dst[l] = t[l] >= 0 ? plane[t[l]] : T(0);
+        }
+      }
+    });
+    return;
+  }
   // Item r * count + i is row r of image i: consecutive items write consecutive memory.
   parallel_for(rows * count, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, L)), [&](int64_t i0, int64_t i1) {
     for (int64_t it = i0; it < i1; ++it) {
@@ -123,12 +167,25 @@ template <typename T>
 void col2im_batch(const T* col, int64_t count, T* img, int64_t img_stride, int64_t channels, const ConvGeom& g,
                   bool overwrite) {
   const int64_t K = g.kernel_numel(), L = g.small_numel(), B = g.big_numel(), ld = count * L;
+  const std::vector<int64_t> table = K * L <= kWindowTable ? window_table(g) : std::vector<int64_t>();
   // (image, channel) planes are disjoint, so they split among threads without races.
   parallel_for(count * channels, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, K * L)),
                [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t i = p / channels, c = p % channels;
-      col2im_plane(col + c * K * ld + i * L, ld, img + i * img_stride + c * B, g, overwrite);
+      const T* src = col + c * K * ld + i * L;
+      T* plane = img + i * img_stride + c * B;
+      if (table.empty()) {
+        col2im_plane(src, ld, plane, g, overwrite);
+        continue;
+      }
+      if (overwrite) std::fill(plane, plane + B, T(0));
+      for (int64_t kk = 0; kk < K; ++kk) {
+        const int64_t* t = table.data() + kk * L;
+        const T* s = src + kk * ld;
+        for (int64_t l = 0; l < L; ++l)
+          if (t[l] >= 0) plane[t[l]] += s[l];
+      }
     }
   });
 }
