@@ -95,73 +95,70 @@ bool conv_batched_suits(const ConvGeom& g, int64_t n, int64_t c_big, int64_t c_s
   return n > 1 && L > 0 && g.big_numel() > 0 && L <= kMaxPositions && csg * rows >= kMinWeights;
 }
 
-template <typename T>
-void conv_batched_forward(const T* big, const T* w, const T* bias, T* small, int64_t n, int64_t c_big,
-                          int64_t c_small, const ConvGeom& g) {
-  const Plan p = plan_of<T>(g, n, c_big, c_small);
+namespace {
+
+// Runs step(b0, count, gi, col, small_cols) for each chunk [b0, b0 + count) of the
+// batch and each group gi, with one scratch buffer for the chunk's column matrix
+// col [rows, count * L] and its small-image matrix small_cols [csg, count * L].
+template <typename T, typename Step>
+void for_each_chunk(const Plan& p, int64_t n, Step&& step) {
   const int64_t max_cols = p.per_chunk * p.L;
   (void)get_num_threads();  // (sets the pool's size outside any parallel region: conv_scratch.h)
   Buffer<T> scratch(p.rows * max_cols + p.csg * max_cols);
   T* col = scratch.data();
-  T* out = col + p.rows * max_cols;
-  for (int64_t b0 = 0; b0 < n; b0 += p.per_chunk) {
-    const int64_t count = std::min(p.per_chunk, n - b0), cols = count * p.L;
-    for (int64_t gi = 0; gi < p.groups; ++gi) {
-      im2col_batch(big + (b0 * c_big + gi * p.cbg) * p.B, c_big * p.B, count, col, p.cbg, g);
-      gemm_raw<T>(false, false, p.csg, cols, p.rows, T(1), w + gi * p.csg * p.rows, p.rows, col, cols, T(0), out,
-                  cols);
-      scatter_images(out, count, p.csg, p.L, bias ? bias + gi * p.csg : nullptr,
-                     small + (b0 * c_small + gi * p.csg) * p.L, c_small * p.L);
-    }
-  }
+  T* small_cols = col + p.rows * max_cols;
+  for (int64_t b0 = 0; b0 < n; b0 += p.per_chunk)
+    for (int64_t gi = 0; gi < p.groups; ++gi) step(b0, std::min(p.per_chunk, n - b0), gi, col, small_cols);
+}
+
+}  // namespace
+
+template <typename T>
+void conv_batched_forward(const T* big, const T* w, const T* bias, T* small, int64_t n, int64_t c_big,
+                          int64_t c_small, const ConvGeom& g) {
+  const Plan p = plan_of<T>(g, n, c_big, c_small);
+  for_each_chunk<T>(p, n, [&](int64_t b0, int64_t count, int64_t gi, T* col, T* out) {
+    const int64_t cols = count * p.L;
+    im2col_batch(big + (b0 * c_big + gi * p.cbg) * p.B, c_big * p.B, count, col, p.cbg, g);
+    gemm_raw<T>(false, false, p.csg, cols, p.rows, T(1), w + gi * p.csg * p.rows, p.rows, col, cols, T(0), out,
+                cols);
+    scatter_images(out, count, p.csg, p.L, bias ? bias + gi * p.csg : nullptr,
+                   small + (b0 * c_small + gi * p.csg) * p.L, c_small * p.L);
+  });
 }
 
 template <typename T>
 void conv_batched_transpose(const T* small, const T* w, const T* bias, T* big, int64_t n, int64_t c_big,
                             int64_t c_small, const ConvGeom& g) {
   const Plan p = plan_of<T>(g, n, c_big, c_small);
-  const int64_t max_cols = p.per_chunk * p.L;
-  (void)get_num_threads();
-  Buffer<T> scratch(p.rows * max_cols + p.csg * max_cols);
-  T* col = scratch.data();
-  T* dy = col + p.rows * max_cols;
-  for (int64_t b0 = 0; b0 < n; b0 += p.per_chunk) {
-    const int64_t count = std::min(p.per_chunk, n - b0), cols = count * p.L;
-    for (int64_t gi = 0; gi < p.groups; ++gi) {
-      gather_images(small + (b0 * c_small + gi * p.csg) * p.L, c_small * p.L, count, p.csg, p.L, dy);
-      gemm_raw<T>(true, false, p.rows, cols, p.csg, T(1), w + gi * p.csg * p.rows, p.rows, dy, cols, T(0), col,
-                  cols);
-      T* img = big + (b0 * c_big + gi * p.cbg) * p.B;
-      col2im_batch(col, count, img, c_big * p.B, p.cbg, g, /*overwrite=*/true);
-      if (!bias) continue;
-      for (int64_t i = 0; i < count; ++i)
-        for (int64_t c = 0; c < p.cbg; ++c) {
-          T* plane = img + i * c_big * p.B + c * p.B;
-          const T v = bias[gi * p.cbg + c];
-          for (int64_t l = 0; l < p.B; ++l) plane[l] += v;
-        }
-    }
-  }
+  for_each_chunk<T>(p, n, [&](int64_t b0, int64_t count, int64_t gi, T* col, T* dy) {
+    const int64_t cols = count * p.L;
+    gather_images(small + (b0 * c_small + gi * p.csg) * p.L, c_small * p.L, count, p.csg, p.L, dy);
+    gemm_raw<T>(true, false, p.rows, cols, p.csg, T(1), w + gi * p.csg * p.rows, p.rows, dy, cols, T(0), col,
+                cols);
+    T* img = big + (b0 * c_big + gi * p.cbg) * p.B;
+    col2im_batch(col, count, img, c_big * p.B, p.cbg, g, /*overwrite=*/true);
+    if (!bias) return;
+    for (int64_t i = 0; i < count; ++i)
+      for (int64_t c = 0; c < p.cbg; ++c) {
+        T* plane = img + i * c_big * p.B + c * p.B;
+        const T v = bias[gi * p.cbg + c];
+        for (int64_t l = 0; l < p.B; ++l) plane[l] += v;
+      }
+  });
 }
 
 template <typename T>
 void conv_batched_weight_grad(const T* big, const T* small, T* gw, int64_t n, int64_t c_big, int64_t c_small,
                               const ConvGeom& g) {
   const Plan p = plan_of<T>(g, n, c_big, c_small);
-  const int64_t max_cols = p.per_chunk * p.L;
-  (void)get_num_threads();
-  Buffer<T> scratch(p.rows * max_cols + p.csg * max_cols);
-  T* col = scratch.data();
-  T* dy = col + p.rows * max_cols;
-  for (int64_t b0 = 0; b0 < n; b0 += p.per_chunk) {
-    const int64_t count = std::min(p.per_chunk, n - b0), cols = count * p.L;
-    for (int64_t gi = 0; gi < p.groups; ++gi) {
-      gather_images(small + (b0 * c_small + gi * p.csg) * p.L, c_small * p.L, count, p.csg, p.L, dy);
-      im2col_batch(big + (b0 * c_big + gi * p.cbg) * p.B, c_big * p.B, count, col, p.cbg, g);
-      gemm_raw<T>(false, true, p.csg, p.rows, cols, T(1), dy, cols, col, cols, b0 == 0 ? T(0) : T(1),
-                  gw + gi * p.csg * p.rows, p.rows);
-    }
-  }
+  for_each_chunk<T>(p, n, [&](int64_t b0, int64_t count, int64_t gi, T* col, T* dy) {
+    const int64_t cols = count * p.L;
+    gather_images(small + (b0 * c_small + gi * p.csg) * p.L, c_small * p.L, count, p.csg, p.L, dy);
+    im2col_batch(big + (b0 * c_big + gi * p.cbg) * p.B, c_big * p.B, count, col, p.cbg, g);
+    gemm_raw<T>(false, true, p.csg, p.rows, cols, T(1), dy, cols, col, cols, b0 == 0 ? T(0) : T(1),
+                gw + gi * p.csg * p.rows, p.rows);
+  });
 }
 
 #define LUCID_CONV_BATCHED_INSTANTIATE(T)                                                                    \
