@@ -279,15 +279,16 @@ def _cases():
     return [pytest.param(c[0], r, id=f"{c[0]}-{r}") for c in CASES for r in c[3]]
 
 
-# torch before 2.15 (the GPU machine's 2.11) differentiates these two losses' clamp
-# exactly at the margin the other way; lucid follows 2.15's ATen formulas.
-_MARGIN_CHANGED_IN_215 = {"margin_ranking_at_margin", "cosine_embedding_margin"}
+# torch before 2.15 (the GPU machine's 2.11) differentiates these losses at their
+# margins and at zero vectors the other way; lucid follows 2.15's ATen formulas.
+_MARGIN_CHANGED_IN_215 = {"margin_ranking_at_margin", "cosine_embedding_margin", "hinge_embedding_at_margin",
+                          "cosine_embedding_zero_vectors"}
 _TORCH_BEFORE_215 = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) < (2, 15)
 
 
 def _skip_where_torch_differs(case):
     if _TORCH_BEFORE_215 and case in _MARGIN_CHANGED_IN_215:
-        pytest.skip(f"torch {torch.__version__} differentiates {case} at the margin as torch < 2.15 did")
+        pytest.skip(f"torch {torch.__version__} differentiates {case} as torch before 2.15 did")
 
 
 @pytest.mark.parametrize("case, reduction", _cases())
