@@ -70,7 +70,9 @@ def test_every_name_torch_exports_from_a_file_lucid_exports_from_the_same_file(f
 
 def test_missing_lists_name_only_torch_names():
     for file, names in MISSING.items():
-        assert file in TORCH_FILES and names <= set(torch_names(file)), (file, names - set(torch_names(file)))
+        if file not in TORCH_FILES:
+            continue  # a file of a newer torch than this one (linear_cross_entropy_options came in 2.15)
+        assert names <= set(torch_names(file)), (file, names - set(torch_names(file)))
 
 
 def test_every_lucid_layer_lives_in_torchs_file():
@@ -110,7 +112,8 @@ def test_container_is_deprecated_as_in_torch():
         ours = lucid.nn.Container(act=lucid.nn.ReLU())
         theirs = torch.nn.Container(act=torch.nn.ReLU())
     assert [w.category for w in caught] == [FutureWarning, FutureWarning]
-    assert str(caught[0].message) == str(caught[1].message)
+    # (torch before 2.15 spelled it "All of it's functionality")
+    assert str(caught[0].message) == str(caught[1].message).replace("it's", "its")
     assert repr(ours) == repr(theirs) and isinstance(ours.act, lucid.nn.ReLU)
 
 
