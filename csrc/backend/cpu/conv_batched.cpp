@@ -138,13 +138,8 @@ void conv_batched_transpose(const T* small, const T* w, const T* bias, T* big, i
                 cols);
     T* img = big + (b0 * c_big + gi * p.cbg) * p.B;
     col2im_batch(col, count, img, c_big * p.B, p.cbg, g, /*overwrite=*/true);
-    if (!bias) return;
-    for (int64_t i = 0; i < count; ++i)
-      for (int64_t c = 0; c < p.cbg; ++c) {
-        T* plane = img + i * c_big * p.B + c * p.B;
-        const T v = bias[gi * p.cbg + c];
-        for (int64_t l = 0; l < p.B; ++l) plane[l] += v;
-      }
+    if (bias)
+      for (int64_t i = 0; i < count; ++i) add_channel_bias(img + i * c_big * p.B, bias + gi * p.cbg, p.cbg, p.B);
   });
 }
 

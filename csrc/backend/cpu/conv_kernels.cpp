@@ -284,16 +284,6 @@ constexpr int64_t kSmallProduct = int64_t(1) << 17;
 
 }  // namespace
 
-// x [channels, len] += bias [channels], one value per row.
-template <typename T>
-void add_channel_bias(T* x, const T* bias, int64_t channels, int64_t len) {
-  for (int64_t c = 0; c < channels; ++c) {
-    const T v = bias[c];
-    T* row = x + c * len;
-    for (int64_t l = 0; l < len; ++l) row[l] += v;
-  }
-}
-
 template <typename T>
 void conv_forward(const T* big, const T* w, const T* bias, T* small, int64_t n, int64_t c_big, int64_t c_small,
                   const ConvGeom& g) {

@@ -40,6 +40,16 @@ template <typename T>
 void col2im_batch(const T* col, int64_t count, T* img, int64_t img_stride, int64_t channels, const ConvGeom& g,
                   bool overwrite);
 
+// x [channels, len] += bias [channels], one value per row.
+template <typename T>
+void add_channel_bias(T* x, const T* bias, int64_t channels, int64_t len) {
+  for (int64_t c = 0; c < channels; ++c) {
+    const T v = bias[c];
+    T* row = x + c * len;
+    for (int64_t l = 0; l < len; ++l) row[l] += v;
+  }
+}
+
 // small [N, Cs, L] = conv(big [N, Cb, big], w) (+ bias [Cs] when given).
 template <typename T>
 void conv_forward(const T* big, const T* w, const T* bias, T* small, int64_t n, int64_t c_big, int64_t c_small,
