@@ -29,6 +29,10 @@ FLOAT_NAMES = ["float16", "bfloat16", "float32", "float64"]
 
 DEVICES = ["cpu"] + (["gpu"] if lucid.gpu.is_available() else [])
 
+# (major, minor) of the reference torch: CI's is 2.15, the GPU machine's 2.11, and a few
+# of torch's own answers changed between them.
+TORCH_VERSION = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2])
+
 
 def dtype_name(d):
     """'float32' for lucid.float32 and torch.float32 alike."""

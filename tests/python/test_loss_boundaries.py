@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import lucid
-from conftest import to_lucid, to_torch
+from conftest import TORCH_VERSION, to_lucid, to_torch
 
 INF, NAN = math.inf, math.nan
 
@@ -283,7 +283,7 @@ def _cases():
 # margins and at zero vectors the other way; lucid follows 2.15's ATen formulas.
 _MARGIN_CHANGED_IN_215 = {"margin_ranking_at_margin", "cosine_embedding_margin", "hinge_embedding_at_margin",
                           "cosine_embedding_zero_vectors"}
-_TORCH_BEFORE_215 = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) < (2, 15)
+_TORCH_BEFORE_215 = TORCH_VERSION < (2, 15)
 
 
 def _skip_where_torch_differs(case):

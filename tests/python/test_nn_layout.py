@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import lucid
+from conftest import TORCH_VERSION
 
 TORCH_FILES = sorted(i.name for i in pkgutil.iter_modules(torch.nn.modules.__path__) if not i.name.startswith("_"))
 
@@ -68,7 +69,7 @@ def test_every_name_torch_exports_from_a_file_lucid_exports_from_the_same_file(f
             assert obj.__module__ == f"lucid.nn.modules.{file}", f"{name} is defined in {obj.__module__}"
 
 
-@pytest.mark.skipif(tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) < (2, 15),
+@pytest.mark.skipif(TORCH_VERSION < (2, 15),
                     reason="MISSING names torch 2.15's modules (LinearCrossEntropyLoss and its file came in 2.15)")
 def test_missing_lists_name_only_torch_names():
     for file, names in MISSING.items():
