@@ -4,10 +4,12 @@
 #include <stdexcept>
 #include <typeinfo>
 
+#include "backend/cpu/register.h"
 #include "bindings/common.h"
 #include "core/error.h"
 #include "core/isa.h"
 #include "core/parallel.h"
+#include "ops/primitive.h"
 #ifdef LUCID_WITH_CUDA
 #include "backend/cuda/register.h"
 #endif
@@ -38,12 +40,21 @@ NB_MODULE(_C, m) {
       PyErr_SetString(PyExc_RuntimeError, "out of host memory: a requested size is too large to allocate");
     }
   });
+  lucid::cpu::register_kernels();
 #ifdef LUCID_WITH_CUDA
   lucid::cuda::register_runtime();
   m.attr("_built_with_cuda") = true;
 #else
   m.attr("_built_with_cuda") = false;
 #endif
+  // The (primitive, device) pairs of the kernel table, as [("Unary", "cpu"), ...];
+  // _primitives lists every primitive (tests check each has its kernels).
+  m.def("_kernels", [] { return lucid::ops::registered_kernels(); });
+  m.def("_primitives", [] {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < lucid::ops::kPrimCount; ++i) names.emplace_back(lucid::ops::prim_name(lucid::ops::Prim(i)));
+    return names;
+  });
   // lucid.backends.cpu.get_cpu_capability(): the kernels' instruction set, in torch's names
   m.def("_cpu_capability", [] {
     switch (lucid::cpu::cpu_isa()) {

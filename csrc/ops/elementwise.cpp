@@ -1,10 +1,9 @@
 #include "ops/elementwise.h"
 
-#include "backend/cpu/elementwise.h"
 #include "core/default_dtype.h"
 #include "ops/copy_ops.h"
 #include "ops/promotion.h"
-#include "ops/require_cpu.h"
+#include "ops/prims/elementwise.h"
 #include "ops/views.h"
 #include "autograd/record.h"
 #include "autograd/node.h"
@@ -46,8 +45,8 @@ TensorPtr number_tensor(const Scalar& s, Dtype dtype) {
   return t->dtype() == dtype ? t : t->clone(dtype);
 }
 
-// The device an op runs on: that of its tensors. 0-d CPU tensors may join tensors
-// of another device (they are moved), as in PyTorch.
+}  // namespace
+
 Device op_device(const char* name, std::initializer_list<const TensorImpl*> ts) {
   const TensorImpl* lead = nullptr;
   for (const TensorImpl* t : ts)
@@ -60,10 +59,12 @@ Device op_device(const char* name, std::initializer_list<const TensorImpl*> ts) 
   return lead->device();
 }
 
+namespace {
+
 
 // `t` cast to `dtype` (one pass, only if needed) and broadcast to `shape`.
 TensorPtr prepare(const TensorPtr& t, Dtype dtype, const Shape& shape) {
-  TensorPtr c = t->dtype() == dtype ? t : t->clone(dtype);  // CPU only: require_cpu ran first
+  TensorPtr c = t->dtype() == dtype ? t : t->clone(dtype);
   return c->shape() == shape ? c : expand(c, shape);
 }
 
@@ -120,7 +121,6 @@ BinaryPlan plan_binary(BinaryOp op, const Operand& a, const Operand& b) {
               "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
               "invert a mask, use the `~` or `logical_not()` operator instead.");
   Device device = op_device(name, {a.tensor.get(), b.tensor.get()});
-  require_cpu(name, device);
 
   ResultType promotion(default_dtype());
   for (const Operand* o : {&a, &b}) {
@@ -143,41 +143,45 @@ BinaryPlan plan_binary(BinaryOp op, const Operand& a, const Operand& b) {
   return {compute, out, std::move(shape), device};
 }
 
-TensorPtr prepare_operand(const Operand& o, const BinaryPlan& plan) {
-  return o.tensor ? prepare(o.tensor, plan.compute, plan.shape)
-                  : expand(number_tensor(o.number, plan.compute), plan.shape);
+// The number an operand stands for, as a parameter in the compute dtype: a Python
+// number always; a 0-d CPU tensor when the op runs on another device (PyTorch lets it
+// join, and a GPU kernel takes it by value rather than as a one-element upload).
+std::optional<Scalar> number_param(const Operand& o, const BinaryPlan& plan) {
+  if (!o.tensor) return number_tensor(o.number, plan.compute)->item();
+  if (o.tensor->device() != plan.device) return o.tensor->clone(plan.compute)->item();
+  return std::nullopt;
 }
 
-// An operand ready for the kernel: the caller's tensor itself when it already has
-// the compute dtype and shape (the common case: no reference-count traffic), else
+// A tensor operand ready for the kernel: the caller's tensor itself when it already
+// has the compute dtype and shape (the common case: no reference-count traffic), else
 // the converted tensor, kept alive by `holder`.
 struct ReadyOperand {
   TensorPtr holder;
   const TensorImpl* impl;
 };
 
-ReadyOperand ready_operand(const Operand& o, const BinaryPlan& plan) {
-  if (o.tensor && o.tensor->dtype() == plan.compute && o.tensor->shape() == plan.shape) return {nullptr, o.tensor.get()};
-  TensorPtr t = prepare_operand(o, plan);
-  const TensorImpl* impl = t.get();
-  return {std::move(t), impl};
+ReadyOperand ready_operand(const TensorPtr& t, const BinaryPlan& plan) {
+  if (t->dtype() == plan.compute && t->shape() == plan.shape) return {nullptr, t.get()};
+  TensorPtr c = prepare(t, plan.compute, plan.shape);
+  const TensorImpl* impl = c.get();
+  return {std::move(c), impl};
 }
 
-// Integer division by zero raises (RuntimeError "ZeroDivisionError", as torch),
-// where floats give inf or NaN.
-void check_integer_divisor(BinaryOp op, const TensorImpl& y) {
-  if (op != BinaryOp::FloorDivide && op != BinaryOp::DivTrunc && op != BinaryOp::Remainder && op != BinaryOp::Fmod)
-    return;
-  if (!is_integral(y.dtype(), false) || y.numel() == 0) return;
-  TensorPtr nonzero = y.clone(Dtype::Bool);  // contiguous, 0/1 bytes
-  const std::byte* p = nonzero->host_ptr();
-  for (int64_t i = 0, n = nonzero->numel(); i < n; ++i)
-    LUCID_CHECK(p[i] != std::byte{0}, RuntimeError, "ZeroDivisionError");
-}
-
-void run_binary_kernel(BinaryOp op, TensorImpl& out, const TensorImpl& x, const TensorImpl& y) {
-  check_integer_divisor(op, y);
-  cpu::binary(op, out, x, y);
+// out = op(a, b) through the Binary primitive.
+void run_binary(BinaryOp op, const BinaryPlan& plan, TensorImpl& out, const Operand& a, const Operand& b) {
+  Binary p;
+  p.op = op;
+  p.compute = plan.compute;
+  p.lhs = number_param(a, plan);
+  p.rhs = number_param(b, plan);
+  ReadyOperand x = p.lhs ? ReadyOperand{} : ready_operand(a.tensor, plan);
+  ReadyOperand y = p.rhs ? ReadyOperand{} : ready_operand(b.tensor, plan);
+  const TensorImpl* ins[2];
+  size_t n = 0;
+  if (x.impl) ins[n++] = x.impl;
+  if (y.impl) ins[n++] = y.impl;
+  TensorImpl* outs[1] = {&out};
+  launch(p, outs, Inputs(ins, n));
 }
 
 // A tensor with self's bytes copied and self's place in the graph: what an in-place
@@ -193,9 +197,8 @@ TensorPtr copy_with_history(const TensorPtr& self) {
 
 TensorPtr binary(BinaryOp op, const Operand& a, const Operand& b) {
   BinaryPlan plan = plan_binary(op, a, b);
-  ReadyOperand x = ready_operand(a, plan), y = ready_operand(b, plan);
-  TensorPtr out = make_output(std::move(plan.shape), plan.out, plan.device, a.tensor ? a.tensor.get() : b.tensor.get());
-  run_binary_kernel(op, *out, *x.impl, *y.impl);
+  TensorPtr out = make_output(plan.shape, plan.out, plan.device, a.tensor ? a.tensor.get() : b.tensor.get());
+  run_binary(op, plan, *out, a, b);
   record_binary(op, a, b, out);
   return out;
 }
@@ -225,9 +228,7 @@ void binary_inplace(BinaryOp op, const TensorPtr& self, const Operand& other) {
     write_inplace_result(self, binary(op, {self, {}}, src));
     return;
   }
-  TensorPtr y = prepare_operand(src, plan);
-  TensorPtr x = self->dtype() == plan.compute ? self : self->clone(plan.compute);
-  run_binary_kernel(op, *self, *x, *y);
+  run_binary(op, plan, *self, {self, {}}, src);
   self->bump_version();
 }
 
@@ -248,18 +249,19 @@ Dtype unary_dtype(UnaryOp op, const TensorPtr& a) {
 }  // namespace
 
 TensorPtr unary(UnaryOp op, const TensorPtr& a) {
-  require_cpu(op_name(op), a->device());
   TensorPtr out;
   if (op == UnaryOp::Abs && is_complex(a->dtype())) {  // |z| is real, as in PyTorch
     TensorPtr x = prepare(a, a->dtype(), a->shape());
     out = make_output(a->shape(), Dtype::F32, a->device(), a.get());
-    cpu::complex_abs(*out, *x);
+    launch(ComplexAbs{}, {out.get()}, {x.get()});
   } else {
     Dtype dtype = unary_dtype(op, a);
     TensorPtr x = prepare(a, dtype, a->shape());
     out = make_output(a->shape(), kUnaryRule[int(op)] == DtypeRule::Predicate ? Dtype::Bool : dtype, a->device(),
                       a.get());
-    cpu::unary(op, *out, *x);
+    Unary p;
+    p.op = op;
+    launch(p, {out.get()}, {x.get()});
   }
   record_unary(op, a, out);
   return out;
@@ -267,7 +269,6 @@ TensorPtr unary(UnaryOp op, const TensorPtr& a) {
 
 void unary_inplace(UnaryOp op, const TensorPtr& self) {
   const char* name = op_name(op);
-  require_cpu(name, self->device());
   check_inplace_target(name, self, nullptr);
   Dtype dtype = op == UnaryOp::Abs && is_complex(self->dtype()) ? Dtype::F32
                 : kUnaryRule[int(op)] == DtypeRule::Predicate ? Dtype::Bool
@@ -279,7 +280,9 @@ void unary_inplace(UnaryOp op, const TensorPtr& self) {
     write_inplace_result(self, unary(op, record ? copy_with_history(self) : self));
     return;
   }
-  cpu::unary(op, *self, *self);
+  Unary p;
+  p.op = op;
+  launch(p, {self.get()}, {self.get()});
   self->bump_version();
 }
 
@@ -312,11 +315,6 @@ void write_out(const char* name, const TensorPtr& out, const TensorPtr& result, 
     out->set_data(*TensorImpl::empty(result->shape(), out->dtype(), out->device()));
   }
   out->copy_from(*result);
-}
-
-void require_cpu(const char* op, const Device& device) {
-  LUCID_CHECK(device.is_cpu(), NotImplementedError, "no CUDA kernel for ", op, " on ", device.str(),
-              " yet: move the tensors with .cpu()");
 }
 
 }  // namespace lucid::ops

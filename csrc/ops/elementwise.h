@@ -15,6 +15,11 @@ struct Operand {
   Scalar number;
 };
 
+// The device an op runs on: that of its tensors (null entries are skipped). 0-d CPU
+// tensors may join tensors of another device, as in PyTorch; any other mix raises
+// PyTorch's "Expected all tensors to be on the same device" naming both devices.
+Device op_device(const char* name, std::initializer_list<const TensorImpl*> ts);
+
 Shape broadcast_shapes(const Shape& a, const Shape& b);  // RuntimeError when incompatible
 
 TensorPtr binary(BinaryOp op, const Operand& a, const Operand& b);

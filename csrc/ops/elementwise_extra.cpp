@@ -1,11 +1,11 @@
-#include "ops/require_cpu.h"
 #include "ops/elementwise_extra.h"
 
 #include <cmath>
 #include <limits>
 
 #include "autograd/record.h"
-#include "backend/cpu/elementwise.h"
+#include "ops/prims/elementwise.h"
+#include "ops/reduce.h"
 #include "core/default_dtype.h"
 #include "ops/copy_ops.h"
 #include "ops/promotion.h"
@@ -21,18 +21,20 @@ Operand ten(const TensorPtr& t) { return {t, {}}; }
 Operand num(const Scalar& s) { return {nullptr, s}; }
 TensorPtr one_minus_t(const TensorPtr& t) { return binary(BinaryOp::Sub, num(Scalar(1.0)), ten(t)); }
 
-// 0-d CPU tensors may join tensors of any device, as in PyTorch.
-void require_cpu(const char* name, std::initializer_list<const TensorPtr*> ts) {
-  for (const TensorPtr* t : ts)
-    if (t && *t && (*t)->ndim() > 0) ops::require_cpu(name, **t);
-}
-
 // An operand as a tensor of `dtype` (numbers as 0-d tensors, converted unchecked
 // as wrapped numbers are), broadcast to `shape`. No autograd: callers record.
 TensorPtr as_tensor(const Operand& o, Dtype dtype, const Shape& shape) {
   TensorPtr t = o.tensor ? o.tensor : scalar_tensor(o.number);
   if (t->dtype() != dtype) t = t->clone(dtype);
   return t->shape() == shape ? t : expand(t, shape);
+}
+
+// A number operand as a kernel parameter in `dtype` (Python numbers, and 0-d CPU
+// tensors joining an op on another device); nullopt for a tensor the kernel reads.
+std::optional<Scalar> number_param(const Operand& o, Dtype dtype, const Device& device) {
+  if (!o.tensor) return scalar_tensor(o.number)->clone(dtype)->item();
+  if (o.tensor->device() != device) return o.tensor->clone(dtype)->item();
+  return std::nullopt;
 }
 
 // Runs `compute` without autograd and makes its result the output of one node with
@@ -53,13 +55,8 @@ TensorPtr fused(const char* name, const std::vector<TensorPtr>& inputs, const st
   return out;
 }
 
-bool all_true(const TensorPtr& t) {
-  TensorPtr b = t->clone(Dtype::Bool);
-  const std::byte* p = b->host_ptr();
-  for (int64_t i = 0, n = b->numel(); i < n; ++i)
-    if (p[i] == std::byte{0}) return false;
-  return true;
-}
+// Reduced on the tensor's device; only the one answer is read by the host.
+bool all_true(const TensorPtr& t) { return std::get<bool>(all(t, {}, false)->item()); }
 
 bool is_zero_scalar(const Scalar& s) {
   return std::visit([](auto v) { return v == decltype(v)(0); }, s);
@@ -98,17 +95,27 @@ TensorPtr where(const TensorPtr& cond, const Operand& a, const Operand& b) {
   LUCID_CHECK(cond->dtype() == Dtype::Bool, RuntimeError,
               "where expected condition to be a boolean tensor, but got a tensor with dtype ",
               dtype_name(cond->dtype()));
-  require_cpu("where", {&cond, &a.tensor, &b.tensor});
   Dtype dtype = result_type({&a, &b});
   TensorPtr out;
   {
     autograd::GradModeGuard no_grad(false);
     Shape shape = broadcast_shapes(cond->shape(), broadcast_shapes(a.tensor ? a.tensor->shape() : Shape{},
                                                                    b.tensor ? b.tensor->shape() : Shape{}));
-    TensorPtr c = cond->shape() == shape ? cond : expand(cond, shape);
-    TensorPtr x = as_tensor(a, dtype, shape), y = as_tensor(b, dtype, shape);
-    out = TensorImpl::empty(shape, dtype, cond->device());
-    cpu::where(*out, *c, *x, *y);
+    Device device = op_device("where", {cond.get(), a.tensor.get(), b.tensor.get()});
+    // A 0-d CPU condition joining a GPU op moves (one element) before it is broadcast.
+    TensorPtr c = cond->device() == device ? cond : cond->clone(std::nullopt, device);
+    if (c->shape() != shape) c = expand(c, shape);
+    Where p;
+    p.lhs = number_param(a, dtype, device);
+    p.rhs = number_param(b, dtype, device);
+    TensorPtr x = p.lhs ? nullptr : as_tensor(a, dtype, shape), y = p.rhs ? nullptr : as_tensor(b, dtype, shape);
+    out = TensorImpl::empty(shape, dtype, device);
+    const TensorImpl* ins[3] = {c.get()};
+    size_t n = 1;
+    if (x) ins[n++] = x.get();
+    if (y) ins[n++] = y.get();
+    TensorImpl* outs[1] = {out.get()};
+    launch(p, outs, Inputs(ins, n));
   }
   if (autograd::needs_grad({&a.tensor, &b.tensor}) && autograd::is_differentiable(dtype)) {
     bool ga = bool(a.tensor), gb = bool(b.tensor);
@@ -131,7 +138,6 @@ TensorPtr clamp(const TensorPtr& x, const std::optional<Operand>& min, const std
   Operand self = ten(x);
   Dtype dtype = result_type({&self, lo, hi});
   LUCID_CHECK(!is_complex(dtype), NotImplementedError, "clamp is not supported for complex types");
-  require_cpu("clamp", {&x, lo ? &lo->tensor : nullptr, hi ? &hi->tensor : nullptr});
   // An integer bound outside the integer result's range: one that cannot bind is
   // dropped (clamp(uint8, -1, 2)), one that would empty the range raises, as torch.
   std::optional<Operand> lo_kept = min, hi_kept = max;

@@ -1,0 +1,9 @@
+#include "backend/cpu/register.h"
+
+namespace lucid::cpu {
+
+void register_kernels() {
+  register_elementwise_kernels();
+}
+
+}  // namespace lucid::cpu

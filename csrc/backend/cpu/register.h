@@ -1,0 +1,14 @@
+// The CPU backend's entries in the (primitive, device) kernel table (ops/primitive.h).
+// Called once at import (bindings/module.cpp) and by the C++ tests' main: the library
+// is static, so registration is an explicit call, not a static initialiser the linker
+// could drop.
+#pragma once
+
+namespace lucid::cpu {
+
+void register_kernels();
+
+// One per family, each in register_<family>.cpp beside the kernels it adapts.
+void register_elementwise_kernels();
+
+}  // namespace lucid::cpu

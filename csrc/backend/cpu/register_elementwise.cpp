@@ -1,0 +1,75 @@
+// CPU kernels of the elementwise primitives (ops/prims/elementwise.h): adapters from
+// the primitive to the loops of backend/cpu/elementwise.h.
+#include "backend/cpu/elementwise.h"
+#include "backend/cpu/register.h"
+#include "core/error.h"
+#include "ops/prims/elementwise.h"
+
+namespace lucid::cpu {
+
+namespace {
+
+using ops::Inputs;
+using ops::Outputs;
+
+// A number parameter as the stride-0 host view the loops read (they take tensors).
+TensorPtr number_view(const Scalar& value, Dtype dtype, const Shape& shape) {
+  TensorPtr t = TensorImpl::full({}, value, dtype, Device::cpu());
+  return TensorImpl::view_of(*t, shape, Stride(shape.size(), 0), 0);
+}
+
+// Integer division by zero raises, where floats give inf or NaN (torch's CPU does the
+// same: RuntimeError "ZeroDivisionError").
+void check_integer_divisor(ops::BinaryOp op, Dtype dtype, const TensorImpl* y, const std::optional<Scalar>& number) {
+  using B = ops::BinaryOp;
+  if (op != B::FloorDivide && op != B::DivTrunc && op != B::Remainder && op != B::Fmod) return;
+  if (!is_integral(dtype, false)) return;
+  if (number) {
+    LUCID_CHECK(std::visit([](auto v) { return v != decltype(v)(0); }, *number), RuntimeError, "ZeroDivisionError");
+    return;
+  }
+  if (y->numel() == 0) return;
+  TensorPtr nonzero = y->clone(Dtype::Bool);  // contiguous, 0/1 bytes
+  const std::byte* p = nonzero->host_ptr();
+  for (int64_t i = 0, n = nonzero->numel(); i < n; ++i)
+    LUCID_CHECK(p[i] != std::byte{0}, RuntimeError, "ZeroDivisionError");
+}
+
+void unary_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
+  unary(ops::prim_cast<ops::Unary>(p).op, *outs[0], *ins[0]);
+}
+
+void binary_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = ops::prim_cast<ops::Binary>(prim);
+  TensorImpl& out = *outs[0];
+  TensorPtr lhs = p.lhs ? number_view(*p.lhs, p.compute, out.shape()) : nullptr;
+  TensorPtr rhs = p.rhs ? number_view(*p.rhs, p.compute, out.shape()) : nullptr;
+  const TensorImpl& x = lhs ? *lhs : *ins[0];
+  const TensorImpl& y = rhs ? *rhs : *ins[lhs ? 0 : 1];
+  check_integer_divisor(p.op, p.compute, &y, p.rhs);
+  binary(p.op, out, x, y);
+}
+
+void complex_abs_kernel(const ops::Primitive&, Outputs outs, Inputs ins) { complex_abs(*outs[0], *ins[0]); }
+
+void where_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = ops::prim_cast<ops::Where>(prim);
+  TensorImpl& out = *outs[0];
+  TensorPtr lhs = p.lhs ? number_view(*p.lhs, out.dtype(), out.shape()) : nullptr;
+  TensorPtr rhs = p.rhs ? number_view(*p.rhs, out.dtype(), out.shape()) : nullptr;
+  const TensorImpl& x = lhs ? *lhs : *ins[1];
+  const TensorImpl& y = rhs ? *rhs : *ins[lhs ? 1 : 2];
+  where(out, *ins[0], x, y);
+}
+
+}  // namespace
+
+void register_elementwise_kernels() {
+  using ops::Prim;
+  ops::register_kernel(Prim::Unary, DeviceType::CPU, unary_kernel);
+  ops::register_kernel(Prim::Binary, DeviceType::CPU, binary_kernel);
+  ops::register_kernel(Prim::ComplexAbs, DeviceType::CPU, complex_abs_kernel);
+  ops::register_kernel(Prim::Where, DeviceType::CPU, where_kernel);
+}
+
+}  // namespace lucid::cpu

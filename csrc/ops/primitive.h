@@ -1,0 +1,91 @@
+// The compute seam between ops and kernels (Note [The compute seam], docs/ENGINE.md).
+//
+// An op function checks its arguments, decides the output's shape, dtype and device,
+// allocates the outputs on its inputs' device and calls launch(primitive, outs, ins).
+// A primitive is an op id plus parameters held by value (no pointers, no references
+// to the caller's stack), so it can run now or, on a lazy device, be recorded and run
+// later. Each backend fills the (primitive, device) kernel table at import; a missing
+// entry is the one place that raises "no CUDA kernel for <op> on gpu:N".
+//
+// Ops and autograd include this header, never a backend header.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor_impl.h"
+
+namespace lucid::ops {
+
+// Every kernel-level computation, listed once: the enum, the names, the coverage list
+// of lucid._C._kernels(). One block per family; the parameter structs are in
+// ops/prims/<family>.h.
+#define LUCID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(ComplexAbs) X(Where)
+
+#define LUCID_PRIMITIVES(X) \
+  LUCID_ELEMENTWISE_PRIMITIVES(X)
+
+enum class Prim : uint16_t {
+#define LUCID_PRIM_ENUM(name) name,
+  LUCID_PRIMITIVES(LUCID_PRIM_ENUM)
+#undef LUCID_PRIM_ENUM
+};
+inline constexpr size_t kPrimCount = 0
+#define LUCID_PRIM_COUNT(name) +1
+    LUCID_PRIMITIVES(LUCID_PRIM_COUNT)
+#undef LUCID_PRIM_COUNT
+    ;
+
+const char* prim_name(Prim p);  // "Unary", "Binary", ...
+
+struct Primitive {
+  virtual ~Primitive() = default;
+  virtual Prim kind() const = 0;
+  // The name a user knows (torch's op name, "exp", "add"), for errors and profiles.
+  virtual const char* name() const { return prim_name(kind()); }
+  // A copy that outlives the caller's stack: what a lazy device records.
+  virtual std::unique_ptr<Primitive> clone() const = 0;
+};
+
+// Base of every parameter struct: `struct Gather : PrimitiveOf<Prim::Gather, Gather> {...}`.
+template <Prim K, class Self>
+struct PrimitiveOf : Primitive {
+  static constexpr Prim kKind = K;
+  Prim kind() const final { return K; }
+  std::unique_ptr<Primitive> clone() const final {
+    return std::make_unique<Self>(static_cast<const Self&>(*this));
+  }
+};
+
+using Outputs = std::span<TensorImpl* const>;
+using Inputs = std::span<const TensorImpl* const>;
+
+// A kernel: runs `p` (its dynamic type is the struct registered for p.kind()) on
+// tensors that all live on the kernel's device. Outputs are allocated by the op;
+// kernels write bytes only (the op bumps versions).
+using Kernel = void (*)(const Primitive& p, Outputs outs, Inputs ins);
+
+void register_kernel(Prim p, DeviceType device, Kernel kernel);
+bool has_kernel(Prim p, DeviceType device);
+// The registered (primitive name, device name) pairs, in enum order.
+std::vector<std::pair<std::string, std::string>> registered_kernels();
+
+// Runs p on the device of its outputs (of its first input when it has none). Every
+// tensor given must be on that device: ops move 0-d CPU operands into parameters
+// first. NotImplementedError when that device has no kernel for p.
+void launch(const Primitive& p, std::initializer_list<TensorImpl*> outs,
+            std::initializer_list<const TensorImpl*> ins);
+void launch(const Primitive& p, Outputs outs, Inputs ins);
+
+// The typed view of a primitive inside a kernel: `const auto& g = prim_cast<Gather>(p);`.
+template <class P>
+const P& prim_cast(const Primitive& p) {
+  return static_cast<const P&>(p);
+}
+
+}  // namespace lucid::ops
