@@ -188,7 +188,7 @@ def mlp_step(m, x, onehot, w1, b1, w2, b2, lr=0.01):
 workload(f"MLP training step [{B},{D}] -> {HID} -> {K}", "training", _mlp_setup, mlp_step,
          flops=2 * B * (2 * D * HID + 3 * HID * K))
 
-# -- GPU (lucid has GPU copies only so far) -------------------------------------------------------------------
+# -- GPU copies (the ops are in workloads_gpu.py) ---------------------------------------------------------------
 
 G = 8192  # 256 MiB of float32
 GB = G * G * F32
@@ -206,3 +206,4 @@ import workloads_resample  # noqa
 import workloads_conv  # noqa
 import workloads_conv_small  # noqa
 import workloads_optim  # noqa
+import workloads_gpu  # noqa

@@ -1,5 +1,9 @@
 // The `lucid._C` extension: registers the engine's error types as Python
 // exceptions and pulls in each binding area.
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
 #include <new>
 #include <stdexcept>
 #include <typeinfo>
@@ -43,6 +47,7 @@ NB_MODULE(_C, m) {
   lucid::cpu::register_kernels();
 #ifdef LUCID_WITH_CUDA
   lucid::cuda::register_runtime();
+  lucid::cuda::register_kernels();
   m.attr("_built_with_cuda") = true;
 #else
   m.attr("_built_with_cuda") = false;

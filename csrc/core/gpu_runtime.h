@@ -39,8 +39,17 @@ class GpuRuntime {
   // the host's cast rules (core/copy.h).
   virtual void cast_copy(std::byte* dst, const Stride& dst_stride, Dtype dst_dtype, const std::byte* src,
                          const Stride& src_stride, Dtype src_dtype, const Shape& shape, int device) = 0;
-  virtual void memset_zero(void* dst, size_t nbytes, int device) = 0;
+  // Writes the itemsize-byte pattern `bits` (a value already converted to the dtype)
+  // into every element of `shape` at dst (byte strides). The value travels as a
+  // kernel argument: no upload, so no host synchronisation (fill_, zeros, full, the
+  // seeds and zero gradients of backward).
+  virtual void fill(std::byte* dst, const Stride& stride, const Shape& shape, uint64_t bits, size_t itemsize,
+                    int device) = 0;
   virtual void synchronize(int device) = 0;  // waits for all work queued on the device
+  // Work queued on `waiting` from now on starts only after the work queued so far on
+  // `producer` (an event, no host wait): copies between two GPUs (Note [Copies between
+  // GPUs] in tensor_impl.cpp).
+  virtual void order_after(int waiting, int producer) = 0;
   // The device's stream as an integer (a cudaStream_t), for DLPack consumers and
   // producers that must order their work with lucid's.
   virtual uintptr_t stream_handle(int device) = 0;

@@ -194,12 +194,17 @@ void TensorImpl::write_from(const TensorImpl& src) {
   }
   if (device_addressable(*this) && device_addressable(src)) {
     int dev = is_gpu_storage() ? gpu_index_of(*this) : gpu_index_of(src);
+    int src_dev = gpu_index_of(src);
+    GpuRuntime& rt = gpu_runtime(dev);
+    // Note [Copies between GPUs]: the copy runs on the destination's stream, so it
+    // first waits for the source's producers on the other GPU's stream; afterwards that
+    // stream waits for the copy, so the source's block is not reused while it is read.
+    if (src_dev != dev) rt.order_after(dev, src_dev);
     if (dtype() == src.dtype())
-      gpu_runtime(dev).strided_copy(device_ptr(*this), meta_.stride, device_ptr(src), src_stride,
-                                    shape, itemsize(), dev);
+      rt.strided_copy(device_ptr(*this), meta_.stride, device_ptr(src), src_stride, shape, itemsize(), dev);
     else
-      gpu_runtime(dev).cast_copy(device_ptr(*this), meta_.stride, dtype(), device_ptr(src), src_stride,
-                                 src.dtype(), shape, dev);
+      rt.cast_copy(device_ptr(*this), meta_.stride, dtype(), device_ptr(src), src_stride, src.dtype(), shape, dev);
+    if (src_dev != dev) rt.order_after(src_dev, dev);
     return;
   }
   // One side is GPU-only memory, the other host-only memory. Casts happen on the host
@@ -294,10 +299,17 @@ TensorPtr TensorImpl::full(const Shape& shape, const Scalar& value, Dtype dtype,
 
 void TensorImpl::initialize(const Scalar& unchecked) {
   Scalar value = checked_for(unchecked, dtype());
-  // One mechanism: fill is a copy from a one-element source broadcast with stride 0.
+  // The value in the dtype's bytes, converted on the host by the one cast routine.
   TensorPtr one = scalar_tensor(value);
-  if (is_gpu_storage()) one = one->clone(dtype(), meta_.device);  // upload one element
-  write_from(*one);
+  if (is_gpu_storage()) {
+    // Written on the device with the value as a kernel argument: an upload of one
+    // element from pageable memory would wait for the whole stream.
+    uint64_t bits = 0;
+    std::memcpy(&bits, one->clone(dtype())->host_ptr(), itemsize());
+    gpu_runtime(meta_.device.index).fill(data_ptr(), stride(), shape(), bits, itemsize(), meta_.device.index);
+    return;
+  }
+  write_from(*one);  // a copy from a one-element source broadcast with stride 0
 }
 
 TensorPtr TensorImpl::clone(std::optional<Dtype> dtype, std::optional<Device> device,

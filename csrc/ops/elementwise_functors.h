@@ -15,6 +15,20 @@
 
 namespace lucid::ops::fn {
 
+// Complex math for the complex branches below: std:: on the host, ::cuda::std:: in the
+// CUDA units, whose complex64 is ::cuda::std::complex<float> (std::complex has no device
+// code: its kernels would compile to empty bodies).
+namespace cmath {
+#if defined(__CUDACC__)
+using ::cuda::std::acos, ::cuda::std::acosh, ::cuda::std::asin, ::cuda::std::asinh, ::cuda::std::atan, ::cuda::std::atanh,
+    ::cuda::std::cosh, ::cuda::std::exp, ::cuda::std::log, ::cuda::std::log10, ::cuda::std::pow, ::cuda::std::sinh,
+    ::cuda::std::sqrt, ::cuda::std::tan;
+#else
+using std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atanh, std::cosh, std::exp, std::log,
+    std::log10, std::pow, std::sinh, std::sqrt, std::tan;
+#endif
+}  // namespace cmath
+
 template <typename T> inline constexpr bool kIsFloat = std::is_floating_point_v<T>;
 template <typename T> inline constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
@@ -86,9 +100,15 @@ struct Pow {
       if (b == T(3)) return a * a * a;
       if (b == T(-1)) return T(1) / a;
       if (b == T(-2)) return T(1) / (a * a);
-      if (b == T(0.5)) return std::sqrt(a);
-      if (b == T(-0.5)) return T(1) / std::sqrt(a);
-      return std::pow(a, b);
+      if constexpr (kIsComplex<T>) {
+        if (b == T(0.5)) return cmath::sqrt(a);
+        if (b == T(-0.5)) return T(1) / cmath::sqrt(a);
+        return cmath::pow(a, b);
+      } else {
+        if (b == T(0.5)) return std::sqrt(a);
+        if (b == T(-0.5)) return T(1) / std::sqrt(a);
+        return std::pow(a, b);
+      }
     } else {
       if constexpr (std::is_signed_v<T>) {
         if (b < T(0)) return a == T(1) ? T(1) : a == T(-1) ? T((b & 1) ? -1 : 1) : T(0);
@@ -140,7 +160,7 @@ struct LogAddExpT {
     if constexpr (kIsComplex<T>) {  // the operand of larger real part factored out
       T m = a.real() >= b.real() ? a : b, o = a.real() >= b.real() ? b : a;
       if (std::isinf(m.real()) && a == b) return a;
-      return m + std::log(T(1) + std::exp(o - m));
+      return m + cmath::log(T(1) + cmath::exp(o - m));
     } else {
       if (std::isinf(a) && a == b) return a;  // inf - inf would be NaN
       T m = a > b ? a : b;
@@ -217,22 +237,22 @@ constexpr double kLn2 = 0.6931471805599453, kLn10 = 2.302585092994046;
     template <typename T> static constexpr bool supports = kIsFloat<T>;                      \
     template <typename T> LUCID_HD T operator()(T a) const { return real; }                  \
   };
-LUCID_UNARY_FC(Exp2, std::exp2(a), std::exp(a * T(kLn2)))
-LUCID_UNARY_FC(Expm1, std::expm1(a), std::exp(a) - T(1))
-LUCID_UNARY_FC(Log2, std::log2(a), std::log(a) / T(kLn2))
-LUCID_UNARY_FC(Log10, std::log10(a), std::log10(a))
-LUCID_UNARY_FC(Log1p, std::log1p(a), std::log(T(1) + a))
-LUCID_UNARY_FC(Tan, std::tan(a), std::tan(a))
-LUCID_UNARY_FC(Asin, std::asin(a), std::asin(a))
-LUCID_UNARY_FC(Acos, std::acos(a), std::acos(a))
-LUCID_UNARY_FC(Atan, std::atan(a), std::atan(a))
-LUCID_UNARY_FC(Sinh, std::sinh(a), std::sinh(a))
-LUCID_UNARY_FC(Cosh, std::cosh(a), std::cosh(a))
-LUCID_UNARY_FC(Asinh, std::asinh(a), std::asinh(a))
-LUCID_UNARY_FC(Acosh, std::acosh(a), std::acosh(a))
-LUCID_UNARY_FC(Atanh, std::atanh(a), std::atanh(a))
+LUCID_UNARY_FC(Exp2, std::exp2(a), cmath::exp(a * T(kLn2)))
+LUCID_UNARY_FC(Expm1, std::expm1(a), cmath::exp(a) - T(1))
+LUCID_UNARY_FC(Log2, std::log2(a), cmath::log(a) / T(kLn2))
+LUCID_UNARY_FC(Log10, std::log10(a), cmath::log10(a))
+LUCID_UNARY_FC(Log1p, std::log1p(a), cmath::log(T(1) + a))
+LUCID_UNARY_FC(Tan, std::tan(a), cmath::tan(a))
+LUCID_UNARY_FC(Asin, std::asin(a), cmath::asin(a))
+LUCID_UNARY_FC(Acos, std::acos(a), cmath::acos(a))
+LUCID_UNARY_FC(Atan, std::atan(a), cmath::atan(a))
+LUCID_UNARY_FC(Sinh, std::sinh(a), cmath::sinh(a))
+LUCID_UNARY_FC(Cosh, std::cosh(a), cmath::cosh(a))
+LUCID_UNARY_FC(Asinh, std::asinh(a), cmath::asinh(a))
+LUCID_UNARY_FC(Acosh, std::acosh(a), cmath::acosh(a))
+LUCID_UNARY_FC(Atanh, std::atanh(a), cmath::atanh(a))
 LUCID_UNARY_FC(Reciprocal, T(1) / a, T(1) / a)
-LUCID_UNARY_FC(Rsqrt, T(1) / std::sqrt(a), T(1) / std::sqrt(a))
+LUCID_UNARY_FC(Rsqrt, T(1) / std::sqrt(a), T(1) / cmath::sqrt(a))
 LUCID_UNARY_F(Erf, std::erf(a))
 LUCID_UNARY_F(Erfc, std::erfc(a))
 LUCID_UNARY_F(Logit, std::log(a / (T(1) - a)))

@@ -8,6 +8,9 @@
 
 #include <cmath>
 #include <complex>
+#if defined(__CUDACC__)
+#include <cuda/std/complex>
+#endif
 
 #include "core/half.h"
 
@@ -111,6 +114,9 @@ enum class Operands { Any, Self, Tensors };
 
 template <typename T> struct IsComplexT : std::false_type {};
 template <> struct IsComplexT<std::complex<float>> : std::true_type {};
+#if defined(__CUDACC__)
+template <> struct IsComplexT<::cuda::std::complex<float>> : std::true_type {};  // the CUDA units' complex64
+#endif
 template <typename T> inline constexpr bool kIsComplex = IsComplexT<T>::value;
 template <typename T> inline constexpr bool kIsBool = std::is_same_v<T, bool>;
 

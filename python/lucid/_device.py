@@ -1,10 +1,12 @@
-"""lucid.device: "cpu", "gpu", "gpu:N", with "cuda" / "cuda:N" as aliases."""
+"""lucid.device: "cpu", "gpu", "gpu:N", with "cuda" / "cuda:N" as aliases (PyTorch's
+names) and "metal" / "metal:N" too: upstream Lucid called its GPU device "metal", so its
+programs run unchanged on an NVIDIA GPU."""
 
 from __future__ import annotations
 
 __all__ = ["device"]
 
-_ALIASES = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu"}
+_ALIASES = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu", "metal": "gpu"}
 
 
 class device:
@@ -25,7 +27,7 @@ class device:
         kind = _ALIASES.get(name)
         if kind is None or (sep and not idx.isdigit()):
             raise RuntimeError(f"Invalid device string: '{type}' (expected 'cpu', 'gpu', 'gpu:N', "
-                               "'cuda' or 'cuda:N')")
+                               "'cuda', 'cuda:N' or 'metal')")
         if sep:
             if index is not None:
                 raise RuntimeError(f"device(): index given twice, in '{type}' and as index={index}")

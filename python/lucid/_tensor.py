@@ -171,9 +171,8 @@ class _TensorAPI:
         return _C.tolist(self)
 
     def numpy(self, *, force=False):
-        if self.requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
-                               "Use tensor.detach().numpy() instead.")
+        # A tensor that requires grad gives its data (detached), as upstream Lucid and the
+        # engine contract do; PyTorch raises there (docs/API.md, "numpy()").
         if self.dtype is D.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16: NumPy has no bfloat16; "
                             "convert first, e.g. tensor.float().numpy()")

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   lucid::cpu::register_kernels();
 #ifdef LUCID_WITH_CUDA
   lucid::cuda::register_runtime();
+  lucid::cuda::register_kernels();
 #endif
   testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();

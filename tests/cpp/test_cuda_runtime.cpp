@@ -287,8 +287,16 @@ TEST_F(CudaRuntimeTest, HostDeviceRoundTrip) {
   auto b = rt_->allocate(v.size() * sizeof(float), 0);
   rt_->copy(b.ptr(), a.ptr(), v.size() * sizeof(float), CopyKind::DeviceToDevice, 0);
   EXPECT_EQ(download<float>(b.ptr(), v.size()), v);
-  rt_->memset_zero(b.ptr(), v.size() * sizeof(float), 0);
+  rt_->fill(b.ptr(), {4}, {int64_t(v.size())}, 0, sizeof(float), 0);
   EXPECT_EQ(download<float>(b.ptr(), v.size()), std::vector<float>(v.size(), 0.0f));
+  // A pattern the bytes of which differ takes the kernel, not a memset; every other
+  // element of a strided view only.
+  const float x = 2.5f;
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  rt_->fill(b.ptr(), {8}, {int64_t(v.size() / 2)}, bits, sizeof(float), 0);
+  const auto got = download<float>(b.ptr(), v.size());
+  for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(got[i], i % 2 == 0 && i / 2 < v.size() / 2 ? x : 0.0f) << i;
   rt_->synchronize(0);
 }
 
@@ -299,7 +307,7 @@ TEST_F(CudaRuntimeTest, StridedCopyMatchesReference) {
     auto src = rt_->allocate(c.src_bytes, 0);
     auto dst = rt_->allocate(c.dst_bytes, 0);
     rt_->copy(src.ptr(), data.data(), c.src_bytes, CopyKind::HostToDevice, 0);
-    rt_->memset_zero(dst.ptr(), c.dst_bytes, 0);
+    rt_->fill(dst.ptr(), {1}, {int64_t(c.dst_bytes)}, 0, 1, 0);
     rt_->strided_copy(dst.ptr() + c.dst_off, c.dst_stride, src.ptr() + c.src_off, c.src_stride,
                       c.shape, c.itemsize, 0);
     std::vector<std::byte> want(c.dst_bytes);

@@ -4,6 +4,7 @@ every dtype, broadcasting, non-contiguous and 0-d inputs and Python numbers,
 comparing values, dtype and shape, or the exception type when PyTorch raises."""
 
 import math
+import types
 
 import pytest
 import torch
@@ -70,16 +71,22 @@ def _values(name, shape, seed):
     return t.tolist()
 
 
-def _pair(name, shape, seed):
+def _pair(name, shape, seed, device="cpu"):
+    """The same values as a lucid and a torch tensor, on `device` ("gpu": torch's CUDA)."""
     data = _values(name, shape, seed)
     # reshape: tolist() of an empty tensor forgets its shape
-    return (lucid.tensor(data, dtype=getattr(lucid, name)).reshape(shape),
-            torch.tensor(data, dtype=getattr(torch, name)).reshape(shape))
+    return (lucid.tensor(data, dtype=getattr(lucid, name), device=device).reshape(shape),
+            torch.tensor(data, dtype=getattr(torch, name), device=_torch_device(device)).reshape(shape))
+
+
+def _torch_device(device):
+    return "cuda" if device == "gpu" else "cpu"
 
 
 def _compare(lt, tt, tol=None):
     assert str(lt.dtype).split(".")[-1] == str(tt.dtype).split(".")[-1], (lt.dtype, tt.dtype)
     assert tuple(lt.shape) == tuple(tt.shape)
+    assert lt.device.type == ("gpu" if tt.is_cuda else "cpu"), (lt.device, tt.device)
     ref = tt.to(torch.complex128 if tt.is_complex() else torch.float64).tolist() if tt.numel() else []
     got = lt.tolist()
     tol = tol or {"float16": 2e-3, "bfloat16": 1e-2}.get(str(tt.dtype).split(".")[-1], 1e-6)
@@ -98,9 +105,25 @@ def _compare(lt, tt, tol=None):
     assert close(got, ref), (got, ref)
 
 
+def _on_cpu(fn):
+    """`fn` (a lambda over torch tensors) with each CUDA tensor it closes over moved to the CPU."""
+    cells = tuple(types.CellType(c.cell_contents.cpu() if isinstance(c.cell_contents, torch.Tensor)
+                                 else c.cell_contents) for c in fn.__closure__ or ())
+    return types.FunctionType(fn.__code__, fn.__globals__, None, None, cells)
+
+
 def _check(lucid_fn, torch_fn):
     try:
         expected = torch_fn()
+        if expected.is_cuda:
+            # lucid's GPU raises where torch's CPU does (an integer divisor of zero, abs of
+            # bool); torch's CUDA kernels return something there instead.
+            try:
+                _on_cpu(torch_fn)()
+            except (RuntimeError, NotImplementedError) as e:
+                with pytest.raises(type(e)):
+                    lucid_fn().tolist()  # a divisor of zero is raised at the next synchronisation
+                return
     except Exception as e:  # lucid must raise the same type
         if "ComplexHalf" in str(e):
             # torch's complex32 lacks kernels, so it cannot referee: lucid computes in
@@ -128,9 +151,9 @@ SHAPES = [((2, 3), (2, 3)), ((2, 3), (3,)), ((4, 1), (1, 5)), ((), (3,)), ((0, 2
 
 @pytest.mark.parametrize("op", BINARY)
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
-def test_binary_same_dtype(op, dtype):
+def test_binary_same_dtype(op, dtype, device):
     for k, (sa, sb) in enumerate(SHAPES):
-        (la, ta), (lb, tb) = _pair(dtype, sa, k), _pair(dtype, sb, k + 10)
+        (la, ta), (lb, tb) = _pair(dtype, sa, k, device), _pair(dtype, sb, k + 10, device)
         _check(lambda: getattr(lucid, op)(la, lb), lambda: _torch_fn(op)(ta, tb))
         if op in OPERATORS:
             meth = OPERATORS[op]
@@ -140,19 +163,25 @@ def test_binary_same_dtype(op, dtype):
 @pytest.mark.parametrize("op", BINARY)
 @pytest.mark.parametrize("dtypes", [("int32", "float32"), ("uint8", "int8"), ("float16", "bfloat16"),
                                     ("bool", "int64"), ("int64", "complex64"), ("float64", "float16")])
-def test_binary_mixed_dtypes(op, dtypes):
-    (la, ta), (lb, tb) = _pair(dtypes[0], (3, 4), 1), _pair(dtypes[1], (4,), 2)
+def test_binary_mixed_dtypes(op, dtypes, device):
+    (la, ta), (lb, tb) = _pair(dtypes[0], (3, 4), 1, device), _pair(dtypes[1], (4,), 2, device)
     _check(lambda: getattr(lucid, op)(la, lb), lambda: _torch_fn(op)(ta, tb))
     # a 0-d tensor of a higher category still promotes; of the same category it does not
-    (lz, tz) = _pair(dtypes[1], (), 3)
+    (lz, tz) = _pair(dtypes[1], (), 3, device)
     _check(lambda: getattr(lucid, op)(la, lz), lambda: _torch_fn(op)(ta, tz))
+    # a 0-d CPU tensor joins an op on any device, as a number parameter would (torch
+    # refuses it in some ops: the reference moves it)
+    (lz, tz) = _pair(dtypes[1], (), 3)
+    tz = tz.to(ta.device)
+    _check(lambda: getattr(lucid, op)(la, lz), lambda: _torch_fn(op)(ta, tz))
+    _check(lambda: getattr(lucid, op)(lz, la), lambda: _torch_fn(op)(tz, ta))
 
 
 @pytest.mark.parametrize("op", BINARY)
 @pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "float16", "float32", "complex64"])
 @pytest.mark.parametrize("number", [True, 3, -2, 2.5, 1.5 - 2j])
-def test_binary_with_python_numbers(op, dtype, number):
-    la, ta = _pair(dtype, (2, 3), 4)
+def test_binary_with_python_numbers(op, dtype, number, device):
+    la, ta = _pair(dtype, (2, 3), 4, device)
     _check(lambda: getattr(lucid, op)(la, number), lambda: _torch_fn(op)(ta, number))
     if op in OPERATORS:
         meth = OPERATORS[op]
@@ -163,12 +192,12 @@ def test_binary_with_python_numbers(op, dtype, number):
 
 
 @pytest.mark.parametrize("op", BINARY)
-def test_binary_non_contiguous_and_expanded(op):
-    la, ta = _pair("float32", (4, 3), 5)
-    lb, tb = _pair("float32", (3, 4), 6)
+def test_binary_non_contiguous_and_expanded(op, device):
+    la, ta = _pair("float32", (4, 3), 5, device)
+    lb, tb = _pair("float32", (3, 4), 6, device)
     _check(lambda: getattr(lucid, op)(la, lb.t()), lambda: _torch_fn(op)(ta, tb.t()))
     _check(lambda: getattr(lucid, op)(la[::2], lb.t()[1::2]), lambda: _torch_fn(op)(ta[::2], tb.t()[1::2]))
-    lc, tc = _pair("float32", (3,), 7)
+    lc, tc = _pair("float32", (3,), 7, device)
     _check(lambda: getattr(lucid, op)(lc.expand(4, 3), la), lambda: _torch_fn(op)(tc.expand(4, 3), ta))
 
 
@@ -179,9 +208,9 @@ def test_output_keeps_the_input_memory_order():
 
 @pytest.mark.parametrize("op", UNARY)
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
-def test_unary(op, dtype):
+def test_unary(op, dtype, device):
     for k, shape in enumerate([(2, 3), (), (0, 4)]):
-        la, ta = _pair(dtype, shape, 20 + k)
+        la, ta = _pair(dtype, shape, 20 + k, device)
         la, ta = _in_domain(op, dtype, la), _in_domain(op, dtype, ta)
         _check(lambda: getattr(lucid, op)(la), lambda: _torch_fn(op)(ta))
         _check(lambda: getattr(la, op)(), lambda: getattr(ta, op)())
@@ -222,8 +251,8 @@ def test_tensors_stay_hashable():
 
 
 @pytest.mark.parametrize("op", UNARY)
-def test_unary_non_contiguous(op):
-    la, ta = _pair("float32", (3, 4), 30)
+def test_unary_non_contiguous(op, device):
+    la, ta = _pair("float32", (3, 4), 30, device)
     la, ta = _in_domain(op, "float32", la), _in_domain(op, "float32", ta)
     _check(lambda: getattr(lucid, op)(la.t()), lambda: _torch_fn(op)(ta.t()))
     _check(lambda: getattr(lucid, op)(la[:, ::2]), lambda: _torch_fn(op)(ta[:, ::2]))
@@ -233,8 +262,8 @@ def test_unary_non_contiguous(op):
 
 @pytest.mark.parametrize("op", [o for o in BINARY if not o.startswith("_")])
 @pytest.mark.parametrize("number", [2, 1.5, True])
-def test_binary_number_first(op, number):
-    la, ta = _pair("int32", (2, 3), 31)
+def test_binary_number_first(op, number, device):
+    la, ta = _pair("int32", (2, 3), 31, device)
     la, ta = abs(la) + 1, ta.abs() + 1
     _check(lambda: getattr(lucid, op)(number, la), lambda: getattr(torch, op)(number, ta))
 
@@ -242,8 +271,8 @@ def test_binary_number_first(op, number):
 @pytest.mark.parametrize("op", [o for o in BINARY if hasattr(torch.Tensor, o + "_")])
 @pytest.mark.parametrize("dtypes", [("float32", "float32"), ("int64", "int32"), ("int32", "float32"),
                                     ("bool", "bool"), ("float64", "float16")])
-def test_binary_inplace_methods(op, dtypes):
-    (la, ta), (lb, tb) = _pair(dtypes[0], (2, 3), 32), _pair(dtypes[1], (3,), 33)
+def test_binary_inplace_methods(op, dtypes, device):
+    (la, ta), (lb, tb) = _pair(dtypes[0], (2, 3), 32, device), _pair(dtypes[1], (3,), 33, device)
     _check(lambda: getattr(la.clone(), op + "_")(lb), lambda: getattr(ta.clone(), op + "_")(tb))
     _check(lambda: getattr(la.clone(), op + "_")(3), lambda: getattr(ta.clone(), op + "_")(3))
 

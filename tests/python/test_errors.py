@@ -83,8 +83,6 @@ CASES = [
     ("float_multi", ValueError, "one element", lambda M: float(M.zeros(3))),
     ("len_0d", TypeError, "0-d", lambda M: len(M.tensor(1))),
     # grad-tracking tensors
-    ("numpy_requires_grad", RuntimeError, "requires grad",
-     lambda M: M.ones(2, requires_grad=True).numpy()),
     ("int_requires_grad", RuntimeError, "floating point",
      lambda M: M.zeros(2, dtype=M.int64).requires_grad_()),
     # DLPack

@@ -8,34 +8,14 @@
 #pragma once
 
 #include "core/tensor_impl.h"
+#include "backend/common/elementwise_units.h"
 #include "ops/elementwise_table.h"
 
 namespace lucid::cpu {
 
-enum class Unit { Arith, Division, Equality, Order, Math, Bitwise, Basic, Trig, Rounding, Predicate };
-
-constexpr Unit binary_unit(ops::BinaryOp op) {
-  using B = ops::BinaryOp;
-  switch (op) {
-    case B::Pow: case B::Fmax: case B::Fmin: case B::Atan2: case B::Hypot: case B::Xlogy:
-    case B::Logaddexp: case B::Logaddexp2:
-      return Unit::Math;
-    case B::BitwiseAnd: case B::BitwiseOr: case B::BitwiseXor: case B::LeftShift: case B::RightShift:
-      return Unit::Bitwise;
-    case B::FloorDivide: case B::DivTrunc: case B::Remainder: case B::Fmod:
-      return Unit::Division;
-    case B::Lt: case B::Le: case B::Gt: case B::Ge:
-      return Unit::Order;
-    default:
-      return ops::rule_of(op) == ops::DtypeRule::Compare ? Unit::Equality : Unit::Arith;
-  }
-}
-constexpr Unit unary_unit(ops::UnaryOp op) {
-  if (int(op) <= int(ops::UnaryOp::Sigmoid)) return Unit::Basic;
-  if (int(op) >= int(ops::UnaryOp::Tan) && int(op) <= int(ops::UnaryOp::Atanh)) return Unit::Trig;
-  if (ops::rule_of(op) == ops::DtypeRule::Predicate) return Unit::Predicate;
-  return ops::rule_of(op) == ops::DtypeRule::Float ? Unit::Math : Unit::Rounding;
-}
+using backend::Unit;
+using backend::binary_unit;
+using backend::unary_unit;
 
 void binary_arith(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);    // binary_arith.cpp
 void binary_division(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // binary_division.cpp

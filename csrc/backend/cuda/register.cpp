@@ -13,4 +13,8 @@ void register_runtime() {
   register_gpu_runtime(runtime);
 }
 
+void register_kernels() {
+  register_elementwise_kernels();
+}
+
 }  // namespace lucid::cuda

@@ -10,4 +10,10 @@ namespace lucid::cuda {
 // (device_count() then reports 0) and creates contexts only on first GPU use.
 void register_runtime();
 
+// Fills the GPU column of the (primitive, device) kernel table (ops/primitive.h).
+// Also initialises no CUDA context.
+void register_kernels();
+// One per family, each in register_<family>.cpp beside the kernels it adapts.
+void register_elementwise_kernels();
+
 }  // namespace lucid::cuda

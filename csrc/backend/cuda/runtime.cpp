@@ -5,6 +5,7 @@
 #include "backend/cuda/cast_kernel.cuh"
 #include "backend/cuda/caching_allocator.h"
 #include "backend/cuda/check.h"
+#include "backend/cuda/device_error.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/pinned_memory.h"
 #include "backend/cuda/stream.h"
@@ -38,7 +39,10 @@ void CudaRuntime::copy(void* dst, const void* src, size_t nbytes, CopyKind kind,
   // The host side may be pageable memory the caller reads or frees as soon as we
   // return (a NumPy array, a temporary vector), so host copies are synchronous.
   // Device-to-device stays queued: later work on the same stream is ordered after it.
-  if (kind != CopyKind::DeviceToDevice) LUCID_CUDA_CHECK(cudaStreamSynchronize(s));
+  if (kind != CopyKind::DeviceToDevice) {
+    LUCID_CUDA_CHECK(cudaStreamSynchronize(s));
+    raise_device_error(device);  // Note [Errors found on the device]
+  }
 }
 
 void CudaRuntime::strided_copy(std::byte* dst, const Stride& dst_stride, const std::byte* src,
@@ -73,12 +77,39 @@ void CudaRuntime::cast_copy(std::byte* dst, const Stride& dst_stride, Dtype dst_
                                        stream(device)));
 }
 
-void CudaRuntime::memset_zero(void* dst, size_t nbytes, int device) {
-  if (nbytes == 0) return;
+void CudaRuntime::fill(std::byte* dst, const Stride& stride, const Shape& shape, uint64_t bits, size_t itemsize,
+                       int device) {
+  LUCID_CHECK(itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8, RuntimeError,
+              "internal: GPU fill of ", itemsize, "-byte items");
+  // The copy planner with a source that never moves (stride 0 on the same address).
+  const StridedCopyPlan plan = plan_strided_copy(dst, stride, dst, Stride(shape.size(), 0), shape, itemsize);
+  if (plan.numel == 0) return;
+  LUCID_CHECK(dst != nullptr, RuntimeError, "internal: GPU fill with a null pointer");
+  LUCID_CHECK(plan.elem_size == itemsize, RuntimeError, "internal: GPU fill of a view not aligned to its items");
   check_device(device);
-  LUCID_CHECK(dst != nullptr, RuntimeError, "internal: GPU memset with a null pointer");
   DeviceGuard guard(device);
-  LUCID_CUDA_CHECK(cudaMemsetAsync(dst, 0, nbytes, stream(device)));
+  bool bytes_repeat = true;  // every byte of the pattern alike: a memset does it
+  for (size_t i = 1; i < itemsize; ++i) bytes_repeat = bytes_repeat && ((bits >> (8 * i)) & 0xff) == (bits & 0xff);
+  if (plan.contiguous && bytes_repeat) {
+    LUCID_CUDA_CHECK(cudaMemsetAsync(dst, int(bits & 0xff), size_t(plan.numel) * itemsize, stream(device)));
+    return;
+  }
+  LUCID_CUDA_CHECK(launch_strided_fill(dst, bits, plan.numel, itemsize, plan.params, stream(device)));
+}
+
+void CudaRuntime::order_after(int waiting, int producer) {
+  if (waiting == producer) return;  // one stream per device: already in order
+  check_device(waiting);
+  check_device(producer);
+  cudaEvent_t done = nullptr;
+  {
+    DeviceGuard guard(producer);
+    LUCID_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    LUCID_CUDA_CHECK(cudaEventRecord(done, stream(producer)));
+  }
+  DeviceGuard guard(waiting);
+  LUCID_CUDA_CHECK(cudaStreamWaitEvent(stream(waiting), done, 0));
+  LUCID_CUDA_CHECK(cudaEventDestroy(done));  // released once the wait is satisfied
 }
 
 void CudaRuntime::synchronize(int device) {

@@ -19,8 +19,10 @@ class CudaRuntime final : public GpuRuntime {
                     int device) override;
   void cast_copy(std::byte* dst, const Stride& dst_stride, Dtype dst_dtype, const std::byte* src,
                  const Stride& src_stride, Dtype src_dtype, const Shape& shape, int device) override;
-  void memset_zero(void* dst, size_t nbytes, int device) override;
+  void fill(std::byte* dst, const Stride& stride, const Shape& shape, uint64_t bits, size_t itemsize,
+            int device) override;
   void synchronize(int device) override;
+  void order_after(int waiting, int producer) override;
   uintptr_t stream_handle(int device) override;
   MemoryStats memory_stats(int device) override;
   void reset_peak_memory_stats(int device) override;

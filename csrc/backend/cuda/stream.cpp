@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "backend/cuda/check.h"
+#include "backend/cuda/device_error.h"
 #include "backend/cuda/device_guard.h"
 
 namespace lucid::cuda {
@@ -47,6 +48,7 @@ cudaStream_t stream_if_created(int device) noexcept {
 void sync_stream(int device) {
   check_device(device);
   if (cudaStream_t s = stream_if_created(device)) LUCID_CUDA_CHECK(cudaStreamSynchronize(s));
+  raise_device_error(device);  // Note [Errors found on the device]
 }
 
 }  // namespace lucid::cuda

@@ -31,7 +31,31 @@ void launch(void* dst, const void* src, int64_t numel, const StridedCopyParams& 
       static_cast<char*>(dst), static_cast<const char*>(src), numel, p);
 }
 
+template <typename T>
+__global__ void strided_fill_kernel(char* dst, T value, int64_t numel, StridedCopyParams p) {
+  for_each_strided(numel, p, [&](int64_t d_off, int64_t) { *reinterpret_cast<T*>(dst + d_off) = value; });
+}
+
+template <typename T>
+void launch_fill(void* dst, uint64_t bits, int64_t numel, const StridedCopyParams& p, cudaStream_t stream) {
+  strided_fill_kernel<T><<<copy_grid(numel), kCopyThreads, 0, stream>>>(static_cast<char*>(dst), T(bits), numel, p);
+}
+
 }  // namespace
+
+cudaError_t launch_strided_fill(void* dst, uint64_t bits, int64_t numel, size_t elem_size,
+                                const StridedCopyParams& params, cudaStream_t stream) {
+  if (numel <= 0) return cudaSuccess;
+  if (params.ndim < 1 || params.ndim > kMaxCopyDims) return cudaErrorInvalidValue;
+  switch (elem_size) {
+    case 1: launch_fill<uint8_t>(dst, bits, numel, params, stream); break;
+    case 2: launch_fill<uint16_t>(dst, bits, numel, params, stream); break;
+    case 4: launch_fill<uint32_t>(dst, bits, numel, params, stream); break;
+    case 8: launch_fill<uint64_t>(dst, bits, numel, params, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
 
 cudaError_t launch_strided_copy(void* dst, const void* src, int64_t numel, size_t elem_size,
                                 const StridedCopyParams& params, cudaStream_t stream) {

@@ -82,4 +82,9 @@ __device__ __forceinline__ void for_each_strided(int64_t numel, const StridedCop
 cudaError_t launch_strided_copy(void* dst, const void* src, int64_t numel, size_t elem_size,
                                 const StridedCopyParams& params, cudaStream_t stream);
 
+// Queues dst[i] = the elem_size-byte pattern `bits` (1, 2, 4 or 8 bytes) for numel
+// elements, dst walked by params.dst_strides; returns cudaGetLastError().
+cudaError_t launch_strided_fill(void* dst, uint64_t bits, int64_t numel, size_t elem_size,
+                                const StridedCopyParams& params, cudaStream_t stream);
+
 }  // namespace lucid::cuda

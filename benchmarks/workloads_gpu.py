@@ -1,0 +1,44 @@
+"""GPU rows of the suite (issue 19's targets): the host cost of a tiny op, and the
+elementwise kernels at 16M and 256M float32 elements against the device copy ceiling."""
+
+from workloads import F32, inputs, workload
+
+
+def _tiny_gpu(requires_grad):
+    def setup():
+        import lucid
+        import torch
+        return ((lucid.tensor([1.0], device="gpu", requires_grad=requires_grad),),
+                (torch.tensor([1.0], device="cuda", requires_grad=requires_grad),))
+    return setup
+
+
+workload("GPU tiny: 1-element add (host time)", "gpu overhead", _tiny_gpu(False), lambda m, a: a + a, device="gpu")
+workload("GPU tiny: 1-element add * 2, recorded for autograd", "gpu overhead", _tiny_gpu(True),
+         lambda m, a: (a + a) * 2.0, ops=2, device="gpu")
+
+for n, label in ((1 << 24, "16M"), (1 << 28, "256M")):
+    shape = (n // 4096, 4096)
+    nb = n * F32
+    workload(f"GPU add {label} float32", "gpu elementwise", inputs(shape, shape, device="gpu"),
+             lambda m, a, b: a + b, nbytes=3 * nb, device="gpu", ceiling="gpu_copy")
+    workload(f"GPU mul by a number {label} float32", "gpu elementwise", inputs(shape, device="gpu"),
+             lambda m, a: a * 1.5, nbytes=2 * nb, device="gpu", ceiling="gpu_copy")
+    workload(f"GPU exp {label} float32", "gpu elementwise", inputs(shape, device="gpu"),
+             lambda m, a: m.exp(a), nbytes=2 * nb, device="gpu", ceiling="gpu_copy")
+    workload(f"GPU sigmoid {label} float32", "gpu elementwise", inputs(shape, device="gpu"),
+             lambda m, a: m.sigmoid(a), nbytes=2 * nb, device="gpu", ceiling="gpu_copy")
+
+G = 1 << 24
+workload("GPU add of a row (x + bias) [4096, 4096]", "gpu elementwise",
+         inputs((4096, 4096), (4096,), device="gpu"), lambda m, a, b: a + b, nbytes=2 * G * F32 + 4096 * F32,
+         device="gpu", ceiling="gpu_copy")
+workload("GPU add, transposed operand [4096, 4096]", "gpu elementwise",
+         inputs((4096, 4096), (4096, 4096), device="gpu", view=lambda a, b: (a, b.t())),
+         lambda m, a, b: a + b, nbytes=3 * G * F32, device="gpu", ceiling="gpu_copy")
+workload("GPU add bfloat16 16M", "gpu elementwise",
+         inputs((4096, 4096), (4096, 4096), device="gpu", view=lambda a, b: (a.bfloat16(), b.bfloat16())),
+         lambda m, a, b: a + b, nbytes=3 * G * 2, device="gpu", ceiling="gpu_copy")
+workload("GPU where [4096, 4096]", "gpu elementwise",
+         inputs((4096, 4096), (4096, 4096), device="gpu"), lambda m, a, b: m.where(a > 0, a, b),
+         nbytes=G * (4 * F32 + 2), ops=1, device="gpu", ceiling="gpu_copy")

@@ -1,0 +1,35 @@
+// Which compile unit holds an elementwise op's kernels, on every backend: the op x
+// dtype instantiations are spread over several translation units so that none is
+// slow to compile (backend/cpu/binary_*.cpp, backend/cuda/binary_*.cu, ...).
+#pragma once
+
+#include "ops/elementwise_table.h"
+
+namespace lucid::backend {
+
+enum class Unit { Arith, Division, Equality, Order, Math, Bitwise, Basic, Trig, Rounding, Predicate };
+
+constexpr Unit binary_unit(ops::BinaryOp op) {
+  using B = ops::BinaryOp;
+  switch (op) {
+    case B::Pow: case B::Fmax: case B::Fmin: case B::Atan2: case B::Hypot: case B::Xlogy:
+    case B::Logaddexp: case B::Logaddexp2:
+      return Unit::Math;
+    case B::BitwiseAnd: case B::BitwiseOr: case B::BitwiseXor: case B::LeftShift: case B::RightShift:
+      return Unit::Bitwise;
+    case B::FloorDivide: case B::DivTrunc: case B::Remainder: case B::Fmod:
+      return Unit::Division;
+    case B::Lt: case B::Le: case B::Gt: case B::Ge:
+      return Unit::Order;
+    default:
+      return ops::rule_of(op) == ops::DtypeRule::Compare ? Unit::Equality : Unit::Arith;
+  }
+}
+constexpr Unit unary_unit(ops::UnaryOp op) {
+  if (int(op) <= int(ops::UnaryOp::Sigmoid)) return Unit::Basic;
+  if (int(op) >= int(ops::UnaryOp::Tan) && int(op) <= int(ops::UnaryOp::Atanh)) return Unit::Trig;
+  if (ops::rule_of(op) == ops::DtypeRule::Predicate) return Unit::Predicate;
+  return ops::rule_of(op) == ops::DtypeRule::Float ? Unit::Math : Unit::Rounding;
+}
+
+}  // namespace lucid::backend

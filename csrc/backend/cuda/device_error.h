@@ -1,0 +1,42 @@
+// Note [Errors found on the device]
+// A kernel that meets bad data (an integer divisor of zero; later an index out of
+// range) cannot throw, and PyTorch's device-side assert poisons the CUDA context for
+// the rest of the process. lucid's kernels instead record the first such error in a
+// small slot of pinned, mapped host memory (one per device), skip the bad element,
+// and carry on. The host reads the slot whenever it waits for the device's stream
+// (a download, item(), tolist(), synchronize()) and raises the error there: the op is
+// asynchronous, so the error surfaces at the next synchronisation point, and the
+// process keeps working.
+#pragma once
+
+#include <cstdint>
+
+namespace lucid::cuda {
+
+enum class DeviceErrorCode : int32_t { None = 0, ZeroDivision = 1, IndexOutOfRange = 2 };
+
+struct DeviceErrorSlot {
+  int32_t code;  // DeviceErrorCode; the first kernel to set it wins (atomicCAS)
+  int32_t dim;   // IndexOutOfRange: the dimension indexed
+  int64_t index;  // IndexOutOfRange: the bad index
+  int64_t size;   // IndexOutOfRange: the size of that dimension
+};
+
+// The slot of `device`, addressable by its kernels (made on first use).
+DeviceErrorSlot* device_error_slot(int device);
+// Raises (and clears) the error a kernel of `device` recorded, if any. Call only after
+// the device's stream has been waited for.
+void raise_device_error(int device);
+
+#if defined(__CUDACC__)
+__device__ inline void report_device_error(DeviceErrorSlot* slot, DeviceErrorCode code, int32_t dim = 0,
+                                           int64_t index = 0, int64_t size = 0) {
+  if (atomicCAS(&slot->code, 0, int32_t(code)) == 0) {
+    slot->dim = dim;
+    slot->index = index;
+    slot->size = size;
+  }
+}
+#endif
+
+}  // namespace lucid::cuda

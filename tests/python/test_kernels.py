@@ -1,0 +1,32 @@
+"""The (primitive, device) kernel table behind every op (docs/ENGINE.md, Note [The
+compute seam]): every primitive has a CPU kernel, and a CUDA build has a CUDA kernel
+for every primitive not on the allowlist below, which only shrinks."""
+
+import pytest
+
+import lucid
+
+# Primitives without a CUDA kernel yet (issue 19). A primitive that gains one must
+# leave this list: the test checks the list exactly, both ways.
+CUDA_PENDING = set()
+
+
+def _kernels(device):
+    return {prim for prim, dev in lucid._C._kernels() if dev == device}
+
+
+def test_every_primitive_has_a_cpu_kernel():
+    assert set(lucid._C._primitives()) - _kernels("cpu") == set()
+
+
+def test_primitive_names_are_unique():
+    names = lucid._C._primitives()
+    assert len(names) == len(set(names)) and "Binary" in names
+
+
+@pytest.mark.skipif(not lucid._C._built_with_cuda, reason="lucid was built without CUDA")
+def test_every_primitive_has_a_cuda_kernel_but_the_pending_ones():
+    missing = set(lucid._C._primitives()) - _kernels("gpu")
+    assert missing == CUDA_PENDING, (
+        f"no CUDA kernel and not listed: {sorted(missing - CUDA_PENDING)}; "
+        f"listed but has one now (remove from CUDA_PENDING): {sorted(CUDA_PENDING - missing)}")
