@@ -1,13 +1,10 @@
-#include "ops/require_cpu.h"
 #include "ops/reduce.h"
 
-#include <algorithm>
 #include <limits>
 
 #include "autograd/record.h"
-#include "backend/cpu/reduce.h"
-#include "backend/cpu/reduce_fast.h"
 #include "ops/elementwise.h"
+#include "ops/prims/reduce.h"
 #include "ops/reduce_plan.h"
 #include "ops/views.h"
 
@@ -15,9 +12,8 @@ namespace lucid::ops {
 
 namespace {
 
-TensorPtr reduce_sum(const char* name, const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim,
+TensorPtr reduce_sum(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim,
                      Dtype out_dtype, bool average) {
-  require_cpu(name, a);
   const int64_t nd = a->ndim();
   std::vector<bool> mask = reduced_mask(dims, nd);
   std::vector<int64_t> order;
@@ -36,19 +32,22 @@ TensorPtr reduce_sum(const char* name, const TensorPtr& a, const std::vector<int
   size_t reduced = 0;
   for (int64_t d = 0; d < nd; ++d)
     if (mask[d]) order.push_back(d), ++reduced;
-  TensorPtr out = TensorImpl::empty(kept_shape, out_dtype, Device::cpu());
+  TensorPtr out = TensorImpl::empty(kept_shape, out_dtype, a->device());
   double scale = average ? (count ? 1.0 / double(count) : std::numeric_limits<double>::quiet_NaN()) : 1.0;
   std::optional<DimPlan> block;
-  if (a->dtype() == out_dtype && cpu::fast_reduce_dtype(out_dtype)) block = contiguous_block(*a, plan_reduction(*a, dims));
+  if (a->dtype() == out_dtype && block_reduce_dtype(out_dtype)) block = contiguous_block(*a, plan_reduction(*a, dims));
   if (block) {  // float32/64 over a's own memory, vectorised and threaded
-    std::vector<double> acc(size_t(block->outer * block->inner));
-    cpu::moment_reduce(out_dtype, a->host_ptr(), block->outer, block->n, block->inner, cpu::Moment::Sum, nullptr,
-                       acc.data());
-    cpu::store_scaled(out_dtype, acc.data(), int64_t(acc.size()), scale, out->host_ptr());
+    MomentBlock p;
+    p.moment = average ? BlockMoment::Mean : BlockMoment::Sum;
+    p.outer = block->outer, p.n = block->n, p.inner = block->inner;
+    launch(p, {out.get()}, {a.get()});
   } else {
     TensorPtr src = a->dtype() == out_dtype ? a : a->clone(out_dtype);
     TensorPtr moved = nd ? permute(src, order) : src;
-    cpu::sum_last_dims(*out, *moved, reduced, scale);
+    SumLastDims p;
+    p.reduced = int64_t(reduced);
+    p.mean = average;
+    launch(p, {out.get()}, {moved.get()});
   }
   if (keepdim) out = view(out, keepdim_shape);
   if (autograd::needs_grad({&a}) && autograd::is_differentiable(out_dtype)) {
@@ -69,7 +68,7 @@ TensorPtr reduce_sum(const char* name, const TensorPtr& a, const std::vector<int
 
 TensorPtr sum(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim, std::optional<Dtype> dtype) {
   Dtype out = dtype.value_or(is_integral(a->dtype(), true) ? Dtype::I64 : a->dtype());
-  return reduce_sum("sum", a, dims, keepdim, out, false);
+  return reduce_sum(a, dims, keepdim, out, false);
 }
 
 TensorPtr mean(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim, std::optional<Dtype> dtype) {
@@ -77,7 +76,7 @@ TensorPtr mean(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdi
   LUCID_CHECK(!is_integral(out, true), NotImplementedError, "mean(): could not infer output dtype. ",
               dtype ? "Optional" : "Input", " dtype must be either a floating point or complex dtype. Got: ",
               dtype_name(out));
-  return reduce_sum("mean", a, dims, keepdim, out, true);
+  return reduce_sum(a, dims, keepdim, out, true);
 }
 
 }  // namespace lucid::ops

@@ -1,11 +1,9 @@
 // max/min (full and along a dim), amax/amin, argmax/argmin, all/any, count_nonzero.
 #include "autograd/record.h"
-#include "backend/cpu/reduce.h"
-#include "backend/cpu/reduce_fast.h"
-#include "ops/require_cpu.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/elementwise_extra.h"
+#include "ops/prims/reduce.h"
 #include "ops/reduce.h"
 #include "ops/reduce_plan.h"
 #include "ops/views.h"
@@ -24,26 +22,33 @@ std::vector<int64_t> reduced_dims(const ReducePlan& plan) {
 // The extremum of each row (values and/or first indices), shaped plan.kept_shape.
 ValuesIndices extremum(const TensorPtr& a, const ReducePlan& plan, bool is_max, bool values, bool indices) {
   ValuesIndices r;
-  if (values) r.values = TensorImpl::empty(plan.kept_shape, a->dtype(), Device::cpu());
-  if (indices) r.indices = TensorImpl::empty(plan.kept_shape, Dtype::I64, Device::cpu());
-  if (plan.outer > 0 && cpu::fast_reduce_dtype(a->dtype())) {
+  TensorImpl* out_list[2];
+  size_t n_outs = 0;
+  if (values) out_list[n_outs++] = (r.values = TensorImpl::empty(plan.kept_shape, a->dtype(), a->device())).get();
+  if (indices) out_list[n_outs++] = (r.indices = TensorImpl::empty(plan.kept_shape, Dtype::I64, a->device())).get();
+  const Outputs outs(out_list, n_outs);
+  if (plan.outer > 0 && block_reduce_dtype(a->dtype())) {
     if (std::optional<DimPlan> b = contiguous_block(*a, plan)) {  // in place, vectorised, threaded
-      cpu::extremum_reduce(a->dtype(), a->host_ptr(), b->outer, b->n, b->inner, is_max,
-                           values ? r.values->host_ptr() : nullptr,
-                           indices ? reinterpret_cast<int64_t*>(r.indices->host_ptr()) : nullptr);
+      ExtremumBlock p;
+      p.outer = b->outer, p.n = b->n, p.inner = b->inner;
+      p.is_max = is_max, p.values = values, p.indices = indices;
+      const TensorImpl* ins[] = {a.get()};
+      launch(p, outs, ins);
       return r;
     }
   }
   TensorPtr rows = reduction_rows(a, plan, a->dtype());
-  if (plan.outer > 0)
-    cpu::minmax_rows(a->dtype(), rows->host_ptr(), plan.outer, plan.n, is_max,
-                     values ? r.values->host_ptr() : nullptr,
-                     indices ? reinterpret_cast<int64_t*>(r.indices->host_ptr()) : nullptr);
+  if (plan.outer > 0) {
+    ExtremumRows p;
+    p.outer = plan.outer, p.n = plan.n;
+    p.is_max = is_max, p.values = values, p.indices = indices;
+    const TensorImpl* ins[] = {rows.get()};
+    launch(p, outs, ins);
+  }
   return r;
 }
 
 void check_ordered(const char* name, const TensorImpl& a) {
-  require_cpu(name, a);
   LUCID_CHECK(!is_complex(a.dtype()), NotImplementedError, name, "(): not implemented for complex tensors (",
               dtype_name(a.dtype()), "): complex numbers have no order");
 }
@@ -102,10 +107,11 @@ ValuesIndices dim_extremum(const TensorPtr& a, int64_t dim, bool keepdim, bool i
                                  [plan, in_shape, nd, wdim](const Node& n, const autograd::Grads& g) {
       TensorPtr gk = expand_back(g[0], plan, in_shape);
       if (nd == 0) return autograd::Grads{gk};
+      TensorPtr idx = n.saved(0);  // on the input's device: the positions are made there too
       Shape pos_shape(size_t(nd), 1);
       pos_shape[wdim] = in_shape[wdim];
-      TensorPtr pos = view(arange_int(0, in_shape[wdim], 1, Dtype::I64, Device::cpu()), pos_shape);
-      TensorPtr onehot = eq(pos, reshape(n.saved(0), plan.keepdim_shape));
+      TensorPtr pos = view(arange_int(0, in_shape[wdim], 1, Dtype::I64, idx->device()), pos_shape);
+      TensorPtr onehot = eq(pos, reshape(idx, plan.keepdim_shape));
       return autograd::Grads{where(onehot, Operand{gk, {}}, Operand{nullptr, Scalar(0.0)})};
     });
     node->save(r.indices);  // int64: no history, so no cycle through the node
@@ -126,7 +132,6 @@ TensorPtr amax_amin(const TensorPtr& a, const std::vector<int64_t>& dims, bool k
 
 TensorPtr arg_extremum(const TensorPtr& a, std::optional<int64_t> dim, bool keepdim, bool is_max) {
   const char* name = is_max ? "argmax" : "argmin";
-  require_cpu(name, *a);
   LUCID_CHECK(!is_complex(a->dtype()), TypeError, name, "(): does not support complex input");
   LUCID_CHECK(a->dtype() != Dtype::Bool, NotImplementedError, name, "(): does not support bool input");
   ReducePlan plan = dim ? plan_reduction(*a, {*dim}) : plan_reduction(*a, {});
@@ -136,13 +141,14 @@ TensorPtr arg_extremum(const TensorPtr& a, std::optional<int64_t> dim, bool keep
 }
 
 TensorPtr all_any(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim, bool is_all) {
-  require_cpu(is_all ? "all" : "any", *a);
   ReducePlan plan = plan_reduction(*a, dims);
   TensorPtr rows = reduction_rows(a, plan, Dtype::Bool);
-  TensorPtr out = TensorImpl::empty(plan.kept_shape, Dtype::Bool, Device::cpu());
-  if (plan.outer > 0)
-    cpu::all_any_rows(reinterpret_cast<const bool*>(rows->host_ptr()), plan.outer, plan.n, is_all,
-                      reinterpret_cast<bool*>(out->host_ptr()));
+  TensorPtr out = TensorImpl::empty(plan.kept_shape, Dtype::Bool, a->device());
+  if (plan.outer > 0) {
+    AllAnyRows p;
+    p.outer = plan.outer, p.n = plan.n, p.is_all = is_all;
+    launch(p, {out.get()}, {rows.get()});
+  }
   if (a->dtype() == Dtype::U8) out = out->clone(Dtype::U8);  // PyTorch keeps uint8
   return keepdim ? view(out, plan.keepdim_shape) : out;
 }
@@ -173,7 +179,6 @@ TensorPtr any(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim
 }
 
 TensorPtr count_nonzero(const TensorPtr& a, const std::vector<int64_t>& dims) {
-  require_cpu("count_nonzero", *a);
   return sum(ne(a, Scalar(int64_t(0))), dims, false, std::nullopt);
 }
 

@@ -1,8 +1,8 @@
 // What every reduction shares (internal to ops/): which dims are reduced, the
 // output shapes with and without keepdim, and the input laid out as contiguous
 // rows [outer, n] whose last axis is the reduced block, or, for the ops along one
-// dim (scans, softmax), as a contiguous [outer, n, inner] block. The CPU kernels
-// are plain loops over these layouts.
+// dim (scans, softmax), as a contiguous [outer, n, inner] block: the layouts the
+// primitives of ops/prims/reduce.h take.
 #pragma once
 
 #include <optional>
@@ -45,7 +45,7 @@ TensorPtr contiguous_as(const TensorPtr& a, Dtype dtype);
 
 // When `a` is contiguous and its reduced dims (size-1 dims aside) are adjacent, the
 // reduction as one [outer, n, inner] block of a's own memory: no copy, and the
-// outer-axis case streams rows (backend/cpu/reduce_fast.h). dim is unused.
+// outer-axis case streams rows (MomentBlock, ExtremumBlock). dim is unused.
 std::optional<DimPlan> contiguous_block(const TensorImpl& a, const ReducePlan& plan);
 
 // Keepdim-shaped reduction result `r` broadcast back over the input's shape

@@ -1,17 +1,15 @@
 // prod, var/std, logsumexp, norm: kernels over double (int64 / complex) rows, VJPs
 // written with differentiable ops.
+#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "autograd/record.h"
-#include "backend/cpu/reduce.h"
-#include "backend/cpu/reduce_fast.h"
 #include "core/default_dtype.h"
-#include "ops/require_cpu.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
 #include "ops/elementwise_extra.h"
+#include "ops/prims/reduce.h"
 #include "ops/reduce.h"
 #include "ops/reduce_plan.h"
 #include "ops/views.h"
@@ -33,14 +31,20 @@ Dtype accumulate_dtype(Dtype d) {
   return is_complex(d) ? Dtype::C64 : is_floating(d) ? Dtype::F64 : Dtype::I64;
 }
 
-// Runs `kernel(rows_f64, out_f64)` over a's rows in double and returns the result
-// as `out_dtype`, shaped by keepdim.
-template <typename Kernel>
-TensorPtr double_rows(const TensorPtr& a, const ReducePlan& plan, bool keepdim, Dtype out_dtype, Kernel kernel) {
-  TensorPtr rows = reduction_rows(a, plan, Dtype::F64);
-  TensorPtr out = TensorImpl::empty(plan.kept_shape, Dtype::F64, Device::cpu());
-  if (plan.outer > 0)
-    kernel(reinterpret_cast<const double*>(rows->host_ptr()), reinterpret_cast<double*>(out->host_ptr()));
+RowStat row_stat_params(RowStatKind stat, double correction, double p) {
+  RowStat r;
+  r.stat = stat, r.correction = correction, r.p = p;
+  return r;
+}
+
+// The RowStat `p` of a's rows laid out as `rows_dtype` (float64, or complex64 for
+// complex inputs), computed in float64 and returned as `out_dtype`, shaped by keepdim.
+TensorPtr row_stat(const TensorPtr& a, const ReducePlan& plan, bool keepdim, RowStat p, Dtype rows_dtype,
+                   Dtype out_dtype) {
+  TensorPtr rows = reduction_rows(a, plan, rows_dtype);
+  TensorPtr out = TensorImpl::empty(plan.kept_shape, Dtype::F64, a->device());
+  p.outer = plan.outer, p.n = plan.n;
+  if (plan.outer > 0) launch(p, {out.get()}, {rows.get()});
   if (out_dtype != Dtype::F64) out = out->clone(out_dtype);
   return keepdim ? view(out, plan.keepdim_shape) : out;
 }
@@ -53,12 +57,15 @@ TensorPtr power(const TensorPtr& t, double e) { return exp(mul(log(t), Scalar(e)
 
 // Product over plan's dims, in the dtype `out`, keeping the reduced dims.
 TensorPtr prod_dims(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim, Dtype out_dtype) {
-  require_cpu("prod", *a);
   ReducePlan plan = plan_reduction(*a, dims);
   const Dtype acc = accumulate_dtype(out_dtype);
   TensorPtr rows = reduction_rows(a, plan, acc);
-  TensorPtr out = TensorImpl::empty(plan.kept_shape, acc, Device::cpu());
-  if (plan.outer > 0) cpu::prod_rows(acc, rows->host_ptr(), plan.outer, plan.n, out->host_ptr());
+  TensorPtr out = TensorImpl::empty(plan.kept_shape, acc, a->device());
+  if (plan.outer > 0) {
+    ProdRows p;
+    p.outer = plan.outer, p.n = plan.n;
+    launch(p, {out.get()}, {rows.get()});
+  }
   if (out_dtype != acc) out = out->clone(out_dtype);
   if (keepdim) out = view(out, plan.keepdim_shape);
   if (autograd::needs_grad({&a}) && autograd::is_differentiable(out_dtype)) {
@@ -87,83 +94,45 @@ TensorPtr prod_dims(const TensorPtr& a, const std::vector<int64_t>& dims, bool k
   return out;
 }
 
-void check_var_input(const char* name, const TensorImpl& a) {
-  require_cpu(name, a);
+void check_var_input(const TensorImpl& a) {
   LUCID_CHECK(!is_integral(a.dtype(), true), NotImplementedError,
               "std and var only support floating point and complex dtypes, got ", dtype_name(a.dtype()));
 }
 
 // Complex inputs reduce to a real result (float32 for complex64): magnitudes for
 // norms, |z - mean|^2 for variances. Forward only: their VJPs need conj().
-TensorPtr complex_rows_to_real(const TensorPtr& a, const ReducePlan& plan, bool keepdim, bool sqrt_result,
-                               double correction, bool variance, double p) {
-  TensorPtr rows = reduction_rows(a, plan, Dtype::C64);
-  auto* z = reinterpret_cast<const complex64*>(rows->host_ptr());
-  TensorPtr out = TensorImpl::empty(plan.kept_shape, Dtype::F64, Device::cpu());
-  auto* y = reinterpret_cast<double*>(out->host_ptr());
-  if (plan.outer > 0) {
-    if (variance) {
-      cpu::var_rows_complex(z, plan.outer, plan.n, correction, y);
-      if (sqrt_result)
-        for (int64_t o = 0; o < plan.outer; ++o) y[o] = std::sqrt(y[o]);
-    } else {
-      std::vector<double> mags(size_t(plan.outer * plan.n));
-      cpu::complex_abs(z, plan.outer * plan.n, mags.data());
-      cpu::norm_rows(mags.data(), plan.outer, plan.n, p, y);
-    }
-  }
-  out = out->clone(Dtype::F32);
-  if (keepdim) out = view(out, plan.keepdim_shape);
-  LUCID_CHECK(!autograd::needs_grad({&a}), NotImplementedError, variance ? (sqrt_result ? "std" : "var") : "norm",
+TensorPtr complex_rows_to_real(const TensorPtr& a, const ReducePlan& plan, bool keepdim, const RowStat& p) {
+  TensorPtr out = row_stat(a, plan, keepdim, p, Dtype::C64, Dtype::F32);
+  LUCID_CHECK(!autograd::needs_grad({&a}), NotImplementedError, p.name(),
               "(): backward of complex inputs is not implemented yet");
   return out;
 }
 
-// float32/64 var/std (kind 0) or 1-/2-norm (kind 1, 2) straight from a's memory when
-// its reduced dims form one block (reduce_fast.h); null otherwise.
-TensorPtr fast_moment(const TensorPtr& a, const ReducePlan& plan, bool keepdim, int kind, double correction,
-                      bool take_sqrt) {
-  if (!cpu::fast_reduce_dtype(a->dtype())) return nullptr;
+// float32/64 var/std or 1-/2-norm straight from a's memory when its reduced dims form
+// one block (MomentBlock); null otherwise.
+TensorPtr fast_moment(const TensorPtr& a, const ReducePlan& plan, bool keepdim, BlockMoment moment,
+                      double correction) {
+  if (!block_reduce_dtype(a->dtype())) return nullptr;
   std::optional<DimPlan> b = contiguous_block(*a, plan);
   if (!b) return nullptr;
-  const int64_t count = b->outer * b->inner, n = b->n;
-  std::vector<double> r(static_cast<size_t>(count));
-  const std::byte* x = a->host_ptr();
-  if (kind == 0) {
-    std::vector<double> mean(static_cast<size_t>(count));
-    cpu::moment_reduce(a->dtype(), x, b->outer, n, b->inner, cpu::Moment::Sum, nullptr, mean.data());
-    for (double& m : mean) m = n ? m / double(n) : std::numeric_limits<double>::quiet_NaN();
-    cpu::moment_reduce(a->dtype(), x, b->outer, n, b->inner, cpu::Moment::SqDev, mean.data(), r.data());
-    const double dof = std::max(double(n) - correction, 0.0);
-    for (double& v : r) {
-      v = n ? v / dof : std::numeric_limits<double>::quiet_NaN();
-      if (take_sqrt) v = std::sqrt(v);
-    }
-  } else {
-    cpu::moment_reduce(a->dtype(), x, b->outer, n, b->inner, kind == 1 ? cpu::Moment::Abs : cpu::Moment::Sq,
-                       nullptr, r.data());
-    if (kind == 2)
-      for (double& v : r) v = std::sqrt(v);
-  }
-  TensorPtr out = TensorImpl::empty(plan.kept_shape, a->dtype(), Device::cpu());
-  cpu::store_scaled(a->dtype(), r.data(), count, 1.0, out->host_ptr());
+  TensorPtr out = TensorImpl::empty(plan.kept_shape, a->dtype(), a->device());
+  MomentBlock p;
+  p.moment = moment;
+  p.outer = b->outer, p.n = b->n, p.inner = b->inner;
+  p.correction = correction;
+  launch(p, {out.get()}, {a.get()});
   return keepdim ? view(out, plan.keepdim_shape) : out;
 }
 
 TensorPtr var_std(const TensorPtr& a, const std::vector<int64_t>& dims, double correction, bool keepdim,
                   bool take_sqrt) {
-  const char* name = take_sqrt ? "std" : "var";
-  check_var_input(name, *a);
+  check_var_input(*a);
   ReducePlan plan = plan_reduction(*a, dims);
-  if (is_complex(a->dtype())) return complex_rows_to_real(a, plan, keepdim, take_sqrt, correction, true, 0);
+  const RowStat stat = row_stat_params(take_sqrt ? RowStatKind::Std : RowStatKind::Var, correction, 2);
+  if (is_complex(a->dtype())) return complex_rows_to_real(a, plan, keepdim, stat);
   const int64_t n = plan.n;
-  TensorPtr out = fast_moment(a, plan, keepdim, 0, correction, take_sqrt);
-  if (!out)
-    out = double_rows(a, plan, keepdim, a->dtype(), [&](const double* x, double* y) {
-      cpu::var_rows(x, plan.outer, n, correction, y, nullptr);
-      if (take_sqrt)
-        for (int64_t o = 0; o < plan.outer; ++o) y[o] = std::sqrt(y[o]);
-    });
+  TensorPtr out = fast_moment(a, plan, keepdim, take_sqrt ? BlockMoment::Std : BlockMoment::Var, correction);
+  if (!out) out = row_stat(a, plan, keepdim, stat, Dtype::F64, a->dtype());
   if (autograd::needs_grad({&a})) {
     // d var / dx = 2 (x - mean) / dof;  d std / dx = (x - mean) / (dof * std).
     Shape in_shape = a->shape();
@@ -203,13 +172,10 @@ TensorPtr std(const TensorPtr& a, const std::vector<int64_t>& dims, double corre
 }
 
 TensorPtr logsumexp(const TensorPtr& a, const std::vector<int64_t>& dims, bool keepdim) {
-  require_cpu("logsumexp", *a);
   LUCID_CHECK(!is_complex(a->dtype()), NotImplementedError, "logsumexp(): complex inputs are not supported yet");
   const Dtype out_dtype = is_integral(a->dtype(), true) ? default_dtype() : a->dtype();
   ReducePlan plan = plan_reduction(*a, dims);
-  TensorPtr out = double_rows(a, plan, keepdim, out_dtype, [&](const double* x, double* y) {
-    cpu::logsumexp_rows(x, plan.outer, plan.n, y);
-  });
+  TensorPtr out = row_stat(a, plan, keepdim, row_stat_params(RowStatKind::LogSumExp, 0, 2), Dtype::F64, out_dtype);
   if (autograd::needs_grad({&a}) && autograd::is_differentiable(a->dtype())) {
     Shape in_shape = a->shape();
     auto node = autograd::record("LogsumexpBackward0", {a}, {out}, [plan, in_shape](const Node& n, const Grads& g) {
@@ -224,7 +190,6 @@ TensorPtr logsumexp(const TensorPtr& a, const std::vector<int64_t>& dims, bool k
 
 TensorPtr norm(const TensorPtr& a, double p, const std::vector<int64_t>& dims, bool keepdim,
                std::optional<Dtype> dtype) {
-  require_cpu("norm", *a);
   LUCID_CHECK(!is_integral(a->dtype(), true), NotImplementedError, "linalg.vector_norm: Expected a floating "
               "point or complex tensor as input. Got ", dtype_name(a->dtype()));
   if (dtype && *dtype != a->dtype()) {
@@ -240,12 +205,11 @@ TensorPtr norm(const TensorPtr& a, double p, const std::vector<int64_t>& dims, b
     for (int64_t d = 0; d < std::max<int64_t>(a->ndim(), 0); ++d)
       LUCID_CHECK(!(plan.mask[d] && a->shape()[d] == 0), RuntimeError, "linalg.vector_norm cannot compute the ",
                   p > 0 ? "inf" : "-inf", " norm on the dimension ", d, " because it is empty (no identity)");
-  if (is_complex(a->dtype())) return complex_rows_to_real(a, plan, keepdim, false, 0, false, p);
-  TensorPtr out = p == 1 || p == 2 ? fast_moment(a, plan, keepdim, int(p), 0, false) : nullptr;
-  if (!out)
-    out = double_rows(a, plan, keepdim, a->dtype(), [&](const double* x, double* y) {
-      cpu::norm_rows(x, plan.outer, plan.n, p, y);
-    });
+  const RowStat stat = row_stat_params(RowStatKind::Norm, 0, p);
+  if (is_complex(a->dtype())) return complex_rows_to_real(a, plan, keepdim, stat);
+  TensorPtr out = p == 1 || p == 2 ? fast_moment(a, plan, keepdim, p == 1 ? BlockMoment::Norm1 : BlockMoment::Norm2, 0)
+                                   : nullptr;
+  if (!out) out = row_stat(a, plan, keepdim, stat, Dtype::F64, a->dtype());
   if (autograd::needs_grad({&a})) {
     Shape in_shape = a->shape();
     std::vector<int64_t> rdims = reduced_dims(plan);

@@ -1,12 +1,10 @@
 // cumsum / cumprod along one dim. Integers and bool accumulate in int64 (and give
 // int64, as PyTorch), floats in double, complex in complex64.
 #include "autograd/record.h"
-#include "backend/cpu/reduce.h"
-#include "backend/cpu/reduce_fast.h"
-#include "ops/require_cpu.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
 #include "ops/elementwise_extra.h"
+#include "ops/prims/reduce.h"
 #include "ops/reduce.h"
 #include "ops/reduce_plan.h"
 
@@ -22,21 +20,21 @@ TensorPtr reverse_cumsum(const TensorPtr& v, int64_t dim) {
 }
 
 TensorPtr scan(const TensorPtr& a, int64_t dim, std::optional<Dtype> dtype, bool is_prod) {
-  const char* name = is_prod ? "cumprod" : "cumsum";
-  require_cpu(name, *a);
   if (dtype && *dtype != a->dtype()) return scan(copy_to(a, *dtype, std::nullopt), dim, dtype, is_prod);
   // An explicit dtype is kept (cumsum(int32, dtype=int32) stays int32).
   const Dtype out_dtype = dtype ? *dtype : is_integral(a->dtype(), true) ? Dtype::I64 : a->dtype();
   const Dtype acc = is_complex(out_dtype) ? Dtype::C64 : is_floating(out_dtype) ? Dtype::F64 : Dtype::I64;
   DimPlan p = plan_dim(*a, dim);
+  ScanDim prim;
+  prim.outer = p.outer, prim.n = p.n, prim.inner = p.inner, prim.is_prod = is_prod;
   TensorPtr out;
-  if (a->dtype() == out_dtype && cpu::fast_reduce_dtype(out_dtype)) {  // float: no double copy, threaded
+  if (a->dtype() == out_dtype && block_reduce_dtype(out_dtype)) {  // float: no double copy, threaded
     TensorPtr x = contiguous_as(a, out_dtype);
-    out = TensorImpl::empty(a->shape(), out_dtype, Device::cpu());
-    if (a->numel() > 0) cpu::scan_float(out_dtype, x->host_ptr(), out->host_ptr(), p.outer, p.n, p.inner, is_prod);
+    out = TensorImpl::empty(a->shape(), out_dtype, a->device());
+    if (a->numel() > 0) launch(prim, {out.get()}, {x.get()});
   } else {
     TensorPtr buf = a->clone(acc);  // contiguous, and ours to scan in place
-    if (a->numel() > 0) cpu::scan_inplace(acc, buf->host_ptr(), p.outer, p.n, p.inner, is_prod);
+    if (a->numel() > 0) launch(prim, {buf.get()}, {buf.get()});
     out = acc == out_dtype ? buf : buf->clone(out_dtype);
   }
   if (autograd::needs_grad({&a}) && autograd::is_differentiable(out_dtype)) {

@@ -1,0 +1,127 @@
+// Primitives of the reductions, scans and softmax (ops/reduce.cpp, reduce_minmax.cpp,
+// reduce_stats.cpp, scan.cpp, softmax.cpp).
+//
+// The op lays the input out first (ops/reduce_plan.h) and the primitive says which
+// layout it takes; the sizes of that layout travel as parameters:
+// - rows: a contiguous [outer, n] tensor, each row reduced to one element;
+// - a block: a contiguous tensor read as [outer, n, inner], reduced or run along n,
+//   one result per (o, i). A block is often the input's own memory (no copy).
+// Outputs are contiguous; a reduction's output holds outer (* inner) elements.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/primitive.h"
+
+namespace lucid::ops {
+
+// The dtypes MomentBlock, ExtremumBlock and ScanDim (with a separate output) read
+// as they are: float32 and float64. Other dtypes go through a copy in an accumulate
+// dtype first (rows, or a block scanned in place).
+inline bool block_reduce_dtype(Dtype d) { return d == Dtype::F32 || d == Dtype::F64; }
+
+// out = the sum of x over its last `reduced` dims (divided by their element count for
+// the mean: NaN when there are none). x is a view with any strides whose leading dims
+// are out's; out has x's dtype. Accumulates in double (int64 for integers,
+// complex<double> for complex). ins: {x}.
+struct SumLastDims : PrimitiveOf<Prim::SumLastDims, SumLastDims> {
+  int64_t reduced = 0;
+  bool mean = false;
+  const char* name() const override { return mean ? "mean" : "sum"; }
+};
+
+// What MomentBlock computes for each (o, i), in double: Sum, Mean (NaN when n == 0),
+// Var and Std (two passes: sum (x - mean)^2 / max(n - correction, 0)), Norm1 (sum |x|),
+// Norm2 (sqrt(sum x^2)).
+enum class BlockMoment : uint8_t { Sum, Mean, Var, Std, Norm1, Norm2 };
+
+// A moment of each [o, :, i] of a float32/64 block; out has x's dtype. ins: {x}.
+struct MomentBlock : PrimitiveOf<Prim::MomentBlock, MomentBlock> {
+  BlockMoment moment = BlockMoment::Sum;
+  int64_t outer = 1, n = 1, inner = 1;
+  double correction = 0;  // Var, Std
+  const char* name() const override;
+};
+
+// The largest (is_max) or smallest element of each [o, :, i] of a float32/64 block
+// and/or its first index along n; a NaN wins (its first occurrence), as in PyTorch.
+// n >= 1. outs: {values (x's dtype)} if values, then {indices (int64)} if indices.
+// ins: {x}.
+struct ExtremumBlock : PrimitiveOf<Prim::ExtremumBlock, ExtremumBlock> {
+  int64_t outer = 1, n = 1, inner = 1;
+  bool is_max = true, values = true, indices = false;
+  const char* name() const override { return is_max ? "max" : "min"; }
+};
+
+// ExtremumBlock for rows of any real dtype (inner == 1). outs and ins as there.
+struct ExtremumRows : PrimitiveOf<Prim::ExtremumRows, ExtremumRows> {
+  int64_t outer = 1, n = 1;
+  bool is_max = true, values = true, indices = false;
+  const char* name() const override { return is_max ? "max" : "min"; }
+};
+
+// Whether every (is_all) or some element of each bool row is true. outs: {bool}.
+struct AllAnyRows : PrimitiveOf<Prim::AllAnyRows, AllAnyRows> {
+  int64_t outer = 1, n = 1;
+  bool is_all = true;
+  const char* name() const override { return is_all ? "all" : "any"; }
+};
+
+// The product of each row, in the row's dtype: int64, float64 or complex64.
+struct ProdRows : PrimitiveOf<Prim::ProdRows, ProdRows> {
+  int64_t outer = 1, n = 1;
+  const char* name() const override { return "prod"; }
+};
+
+// What RowStat computes for each row: Var and Std (sum |x - mean|^2 /
+// max(n - correction, 0), its sqrt), LogSumExp (max + log(sum(exp(x - max)))), Norm
+// (the p-norm; p may be 0, +-inf or any other number).
+enum class RowStatKind : uint8_t { Var, Std, LogSumExp, Norm };
+
+// A statistic of each float64 row (complex64 rows for Var, Std and Norm, which reduce
+// their magnitudes), as float64. outs: {float64}. ins: {rows}.
+struct RowStat : PrimitiveOf<Prim::RowStat, RowStat> {
+  RowStatKind stat = RowStatKind::Var;
+  int64_t outer = 1, n = 1;
+  double correction = 0;  // Var, Std
+  double p = 2;           // Norm
+  const char* name() const override;
+};
+
+// The cumulative sum (or product) along n of a block, in its dtype. Either out is a
+// separate float32/64 tensor, or out is x itself, scanned in place, in an accumulate
+// dtype (int64, float64 or complex64). ins: {x}.
+struct ScanDim : PrimitiveOf<Prim::ScanDim, ScanDim> {
+  int64_t outer = 1, n = 1, inner = 1;
+  bool is_prod = false;
+  const char* name() const override { return is_prod ? "cumprod" : "cumsum"; }
+};
+
+// Softmax (or log-softmax) along n of a float32/64 block, max-subtracted; out has
+// x's dtype. ins: {x}.
+struct SoftmaxDim : PrimitiveOf<Prim::SoftmaxDim, SoftmaxDim> {
+  int64_t outer = 1, n = 1, inner = 1;
+  bool log = false;
+  const char* name() const override { return log ? "log_softmax" : "softmax"; }
+};
+
+inline const char* MomentBlock::name() const {
+  switch (moment) {
+    case BlockMoment::Sum: return "sum";
+    case BlockMoment::Mean: return "mean";
+    case BlockMoment::Var: return "var";
+    case BlockMoment::Std: return "std";
+    default: return "norm";
+  }
+}
+
+inline const char* RowStat::name() const {
+  switch (stat) {
+    case RowStatKind::Var: return "var";
+    case RowStatKind::Std: return "std";
+    case RowStatKind::LogSumExp: return "logsumexp";
+    default: return "norm";
+  }
+}
+
+}  // namespace lucid::ops
