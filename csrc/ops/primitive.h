@@ -27,10 +27,13 @@ namespace lucid::ops {
 // ops/prims/<family>.h.
 #define LUCID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(ComplexAbs) X(Where)
 #define LUCID_LINALG_PRIMITIVES(X) X(Gemm) X(Conj)
+#define LUCID_SPATIAL_PRIMITIVES(X) X(ConvForward) X(ConvTranspose) X(ConvWeightGrad) X(Im2Col) X(Col2Im) \
+  X(MaxPool) X(AvgPool) X(ResampleTaps) X(GridSample) X(GridSampleBackward)
 
 #define LUCID_PRIMITIVES(X) \
   LUCID_ELEMENTWISE_PRIMITIVES(X) \
-  LUCID_LINALG_PRIMITIVES(X)
+  LUCID_LINALG_PRIMITIVES(X) \
+  LUCID_SPATIAL_PRIMITIVES(X)
 
 enum class Prim : uint16_t {
 #define LUCID_PRIM_ENUM(name) name,
