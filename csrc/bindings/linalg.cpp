@@ -1,12 +1,12 @@
 // Matrix products (ops/linalg.h) as lucid.<op>(...) functions, Tensor methods and the
-// @ operator, plus the BLAS thread count (lucid.get_num_threads / set_num_threads).
+// @ operator, plus the CPU backend's thread count (lucid.get_num_threads /
+// set_num_threads) and BLAS build (ops::cpu_settings).
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "autograd/grad_mode.h"
-#include "backend/cpu/blas.h"
 #include "bindings/common.h"
 #include "ops/linalg.h"
 
@@ -119,10 +119,10 @@ void init_linalg(nb::module_& m, TensorClass& cls) {
     return ops::linear(input, weight, bias.value_or(nullptr));
   }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none());
 
-  m.def("get_num_threads", &cpu::get_num_threads);
-  m.def("set_num_threads", &cpu::set_num_threads, nb::arg("int"));
-  m.def("_has_blas", &cpu::has_blas);
-  m.def("_blas_info", &cpu::blas_info);
+  m.def("get_num_threads", [] { return ops::cpu_settings().get_num_threads(); });
+  m.def("set_num_threads", [](int n) { ops::cpu_settings().set_num_threads(n); }, nb::arg("int"));
+  m.def("_has_blas", [] { return ops::cpu_settings().has_blas(); });
+  m.def("_blas_info", [] { return ops::cpu_settings().blas_info(); });
 
   // Tensor methods.
   cls.def("matmul", [](TensorPtr a, TensorPtr b) { return ops::matmul(a, b); }, nb::arg("other"));

@@ -1,4 +1,5 @@
-// Convolution as three differentiable primitives over the im2col + GEMM kernels:
+// Convolution as three differentiable ops over the im2col + GEMM kernels, each one
+// launch of its primitive (ops/prims/spatial.h):
 //   conv_raw   (big -> small),  conv_transpose_raw (small -> big),
 //   weight_raw (big, small -> weight gradient).
 // Each one's VJP is written with the other two, so gradients of gradients (double
@@ -9,27 +10,26 @@
 #include "ops/conv.h"
 
 #include "autograd/record.h"
-#include "backend/cpu/conv_kernels.h"
 #include "core/error.h"
 #include "ops/conv_common.h"
+#include "ops/elementwise.h"
+#include "ops/prims/spatial.h"
 #include "ops/reduce.h"
 #include "ops/reduce_plan.h"
-#include "ops/require_cpu.h"
 #include "ops/views.h"
 
 namespace lucid::ops {
 
 using autograd::Grads;
-using cpu::ConvGeom;
 
 namespace {
 
 struct Geo {
-  ConvGeom g;
+  ConvGeometry g;
   int nsp = 2;
 };
 
-Shape image_shape(int64_t n, int64_t c, const int64_t* sizes3, int nsp) {
+Shape image_shape(int64_t n, int64_t c, const std::array<int64_t, 3>& sizes3, int nsp) {
   Shape s{n, c};
   for (int d = 3 - nsp; d < 3; ++d) s.push_back(sizes3[d]);
   return s;
@@ -47,15 +47,21 @@ TensorPtr weight_raw(const TensorPtr& big, const TensorPtr& small, const Geo& G)
 
 bool wants(const Node& n, size_t i) { return i < n.next_edges.size() && n.next_edges[i].valid(); }
 
+// Launches a convolution primitive on (x, w) and the bias when there is one.
+void launch_conv(const Primitive& p, const TensorPtr& out, const TensorPtr& x, const TensorPtr& w,
+                 const TensorPtr& bias) {
+  if (bias) launch(p, {out.get()}, {x.get(), w.get(), bias.get()});
+  else launch(p, {out.get()}, {x.get(), w.get()});
+}
+
 TensorPtr conv_raw(const TensorPtr& big, const TensorPtr& w, const TensorPtr& bias, const Geo& G) {
   const Dtype dt = big->dtype(), cd = conv_compute_dtype("conv", dt);
-  const int64_t N = big->shape()[0], Cb = big->shape()[1], Cs = w->shape()[0];
+  const int64_t N = big->shape()[0], Cs = w->shape()[0];
   TensorPtr x = contiguous_as(big, cd), wc = contiguous_as(w, cd), bc = bias ? contiguous_as(bias, cd) : nullptr;
-  TensorPtr out = TensorImpl::empty(image_shape(N, Cs, G.g.small, G.nsp), cd, Device::cpu());
-  dispatch_float(cd, [&](auto tag) {
-    using T = decltype(tag);
-    cpu::conv_forward<T>(host_data<T>(x), host_data<T>(wc), host_data<T>(bc), host_data<T>(out), N, Cb, Cs, G.g);
-  });
+  TensorPtr out = TensorImpl::empty(image_shape(N, Cs, G.g.small, G.nsp), cd, big->device());
+  ConvForward p;
+  p.geom = G.g;
+  launch_conv(p, out, x, wc, bc);
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&big, &w, &bias})) {
     auto node = autograd::record("ConvolutionBackward0", {big, w, bias}, {out}, [G](const Node& n, const Grads& g) {
@@ -74,13 +80,12 @@ TensorPtr conv_raw(const TensorPtr& big, const TensorPtr& w, const TensorPtr& bi
 
 TensorPtr conv_transpose_raw(const TensorPtr& small, const TensorPtr& w, const TensorPtr& bias, const Geo& G) {
   const Dtype dt = small->dtype(), cd = conv_compute_dtype("conv_transpose", dt);
-  const int64_t N = small->shape()[0], Cs = small->shape()[1], Cb = w->shape()[1] * G.g.groups;
+  const int64_t N = small->shape()[0], Cb = w->shape()[1] * G.g.groups;
   TensorPtr x = contiguous_as(small, cd), wc = contiguous_as(w, cd), bc = bias ? contiguous_as(bias, cd) : nullptr;
-  TensorPtr out = TensorImpl::empty(image_shape(N, Cb, G.g.big, G.nsp), cd, Device::cpu());
-  dispatch_float(cd, [&](auto tag) {
-    using T = decltype(tag);
-    cpu::conv_transpose_forward<T>(host_data<T>(x), host_data<T>(wc), host_data<T>(bc), host_data<T>(out), N, Cb, Cs, G.g);
-  });
+  TensorPtr out = TensorImpl::empty(image_shape(N, Cb, G.g.big, G.nsp), cd, small->device());
+  ConvTranspose p;
+  p.geom = G.g;
+  launch_conv(p, out, x, wc, bc);
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&small, &w, &bias})) {
     auto node = autograd::record("ConvolutionBackward0", {small, w, bias}, {out}, [G](const Node& n, const Grads& g) {
@@ -98,15 +103,14 @@ TensorPtr conv_transpose_raw(const TensorPtr& small, const TensorPtr& w, const T
 
 TensorPtr weight_raw(const TensorPtr& big, const TensorPtr& small, const Geo& G) {
   const Dtype dt = big->dtype(), cd = conv_compute_dtype("conv", dt);
-  const int64_t N = big->shape()[0], Cb = big->shape()[1], Cs = small->shape()[1];
+  const int64_t Cb = big->shape()[1], Cs = small->shape()[1];
   TensorPtr x = contiguous_as(big, cd), y = contiguous_as(small, cd);
   Shape ws{Cs, Cb / G.g.groups};
   for (int d = 3 - G.nsp; d < 3; ++d) ws.push_back(G.g.k[d]);
-  TensorPtr out = TensorImpl::empty(ws, cd, Device::cpu());
-  dispatch_float(cd, [&](auto tag) {
-    using T = decltype(tag);
-    cpu::conv_weight_grad<T>(host_data<T>(x), host_data<T>(y), host_data<T>(out), N, Cb, Cs, G.g);
-  });
+  TensorPtr out = TensorImpl::empty(ws, cd, big->device());
+  ConvWeightGrad p;
+  p.geom = G.g;
+  launch(p, {out.get()}, {x.get(), y.get()});
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&big, &small})) {
     auto node = autograd::record("ConvolutionBackwardBackward0", {big, small}, {out},
@@ -132,8 +136,7 @@ std::string dims_str(const std::vector<int64_t>& v) {
 TensorPtr convolution(const char* name, const TensorPtr& input, const TensorPtr& weight, const TensorPtr& bias,
                       const IntVec& stride, const IntVec& padding, const IntVec& dilation, bool transposed,
                       const IntVec& output_padding, int64_t groups) {
-  require_cpu(name, *input);
-  require_cpu(name, *weight);
+  op_device(name, {input.get(), weight.get(), bias.get()});
   const int64_t wdim = weight->ndim();
   LUCID_CHECK(wdim >= 3 && wdim <= 5, RuntimeError, name, "(): expected weight to be 3-, 4- or 5-dimensional, but got ",
               wdim, "-dimensional weight of size ", shape_str(weight->shape()));
@@ -230,12 +233,10 @@ TensorPtr im2col_raw(const TensorPtr& x, const Geo& G) {
   const Dtype dt = x->dtype(), cd = conv_compute_dtype("unfold", dt);
   const int64_t N = x->shape()[0], C = x->shape()[1];
   TensorPtr xc = contiguous_as(x, cd);
-  const int64_t rows = C * G.g.kernel_numel(), L = G.g.small_numel(), B = G.g.big_numel();
-  TensorPtr out = TensorImpl::empty(Shape{N, rows, L}, cd, Device::cpu());
-  dispatch_float(cd, [&](auto tag) {
-    using T = decltype(tag);
-    for (int64_t b = 0; b < N; ++b) cpu::im2col<T>(host_data<T>(xc) + b * C * B, host_data<T>(out) + b * rows * L, C, G.g);
-  });
+  TensorPtr out = TensorImpl::empty(Shape{N, C * G.g.kernel_numel(), G.g.small_numel()}, cd, x->device());
+  Im2Col p;
+  p.geom = G.g;
+  launch(p, {out.get()}, {xc.get()});
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&x})) {
     autograd::record("Im2ColBackward0", {x}, {out},
@@ -248,13 +249,10 @@ TensorPtr col2im_raw(const TensorPtr& col, const Geo& G, int64_t C) {
   const Dtype dt = col->dtype(), cd = conv_compute_dtype("fold", dt);
   const int64_t N = col->shape()[0];
   TensorPtr cc = contiguous_as(col, cd);
-  const int64_t rows = C * G.g.kernel_numel(), L = G.g.small_numel(), B = G.g.big_numel();
-  TensorPtr out = TensorImpl::empty(image_shape(N, C, G.g.big, G.nsp), cd, Device::cpu());
-  dispatch_float(cd, [&](auto tag) {
-    using T = decltype(tag);
-    for (int64_t b = 0; b < N; ++b)
-      cpu::col2im<T>(host_data<T>(cc) + b * rows * L, host_data<T>(out) + b * C * B, C, G.g, /*overwrite=*/true);
-  });
+  TensorPtr out = TensorImpl::empty(image_shape(N, C, G.g.big, G.nsp), cd, col->device());
+  Col2Im p;
+  p.geom = G.g;
+  launch(p, {out.get()}, {cc.get()});
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&col})) {
     autograd::record("Col2ImBackward0", {col}, {out},
@@ -295,7 +293,6 @@ Geo unfold_geo(const char* name, const IntVec& kernel, const IntVec& dilation, c
 
 TensorPtr unfold_im2col(const TensorPtr& input, const IntVec& kernel, const IntVec& dilation, const IntVec& padding,
                         const IntVec& stride) {
-  require_cpu("unfold", *input);
   LUCID_CHECK(input->ndim() == 3 || input->ndim() == 4, NotImplementedError,
               "Input Error: Only 3D or 4D input Tensors are supported (got ", input->ndim(), "D)");
   if (input->ndim() == 3) return squeeze(unfold_im2col(unsqueeze(input, 0), kernel, dilation, padding, stride), {0});
@@ -314,7 +311,6 @@ TensorPtr unfold_im2col(const TensorPtr& input, const IntVec& kernel, const IntV
 
 TensorPtr fold_col2im(const TensorPtr& input, const IntVec& output_size, const IntVec& kernel,
                       const IntVec& dilation, const IntVec& padding, const IntVec& stride) {
-  require_cpu("fold", *input);
   LUCID_CHECK(input->ndim() == 2 || input->ndim() == 3, NotImplementedError,
               "Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported (got ", input->ndim(),
               "D)");

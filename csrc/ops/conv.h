@@ -1,5 +1,5 @@
 // Convolution, unfold/fold and pooling with PyTorch's semantics, all differentiable.
-// Spatial ranks 1-3; kernels in backend/cpu/conv_kernels.h. Vectors of per-dim
+// Spatial ranks 1-3; their primitives are in ops/prims/spatial.h. Vectors of per-dim
 // parameters (stride, padding, ...) have one entry per spatial dim.
 #pragma once
 

@@ -1,5 +1,5 @@
-// Helpers shared by the convolution and pooling ops (conv.cpp, pool.cpp): the dtype
-// the kernels compute in, and dispatch to the float/double kernel.
+// The dtype the convolution and pooling kernels compute in, shared by their ops
+// (conv.cpp, pool.cpp).
 #pragma once
 
 #include "core/error.h"
@@ -16,12 +16,6 @@ inline Dtype conv_compute_dtype(const char* name, Dtype d) {
   if (d == Dtype::F32 || d == Dtype::F16 || d == Dtype::BF16) return Dtype::F32;
   fail<NotImplementedError>("\"", name, "\" not implemented for dtype ", dtype_name(d),
                             " (lucid computes it in floating dtypes only)");
-}
-
-template <typename Fn>
-void dispatch_float(Dtype d, Fn&& fn) {
-  if (d == Dtype::F64) fn(double{});
-  else fn(float{});
 }
 
 }  // namespace lucid::ops

@@ -1,20 +1,21 @@
-// ops/grid_sample.h: checks, layout and autograd around backend/cpu/grid_sample.h.
+// ops/grid_sample.h: checks, layout and autograd around the GridSample primitives
+// (ops/prims/spatial.h).
 #include "ops/grid_sample.h"
 
 #include "autograd/record.h"
-#include "backend/cpu/grid_sample.h"
 #include "core/error.h"
 #include "core/shape.h"
-#include "ops/require_cpu.h"
+#include "ops/elementwise.h"
+#include "ops/prims/spatial.h"
 #include "ops/views.h"
 
 namespace lucid::ops {
 
 namespace {
 
-cpu::GridSampleArgs args_of(const TensorPtr& input, const TensorPtr& grid, int mode, int padding, bool align) {
-  require_cpu("grid_sample", input);
-  require_cpu("grid_sample", grid);
+// The primitives' options, checked with input and grid.
+GridSampleOptions options_of(const TensorPtr& input, const TensorPtr& grid, int mode, int padding, bool align) {
+  op_device("grid_sample", {input.get(), grid.get()});
   LUCID_CHECK(input->ndim() == 4 && grid->ndim() == 4 && grid->shape()[3] == 2 &&
                   grid->shape()[0] == input->shape()[0],
               RuntimeError, "grid_sampler_2d(): expected input [N, C, H, W] and grid [N, H_out, W_out, 2], but got "
@@ -27,22 +28,18 @@ cpu::GridSampleArgs args_of(const TensorPtr& input, const TensorPtr& grid, int m
   LUCID_CHECK(padding >= 0 && padding <= 2, ValueError, "grid_sampler_2d(): padding must be 0, 1 or 2, got ", padding);
   LUCID_CHECK(input->shape()[2] > 0 && input->shape()[3] > 0, RuntimeError, "grid_sampler_2d(): expected input to "
               "have non-empty spatial dimensions, but input has sizes ", shape_str(input->shape()));
-  const Shape& s = input->shape();
-  return {s[0], s[1], s[2], s[3], grid->shape()[1] * grid->shape()[2], mode, padding, align};
+  return {mode, padding, align};
 }
 
 }  // namespace
 
 TensorPtr grid_sample2d(const TensorPtr& input, const TensorPtr& grid, int mode, int padding, bool align_corners) {
-  cpu::GridSampleArgs a = args_of(input, grid, mode, padding, align_corners);
-  TensorPtr out = TensorImpl::empty({a.n, a.c, grid->shape()[1], grid->shape()[2]}, input->dtype(), input->device());
+  GridSample p;
+  p.options = options_of(input, grid, mode, padding, align_corners);
+  TensorPtr out = TensorImpl::empty({input->shape()[0], input->shape()[1], grid->shape()[1], grid->shape()[2]},
+                                    input->dtype(), input->device());
   TensorPtr in = contiguous(input), gr = contiguous(grid);
-  if (out->numel() > 0) {
-    if (input->dtype() == Dtype::F32)
-      cpu::grid_sample2d_forward<float>(host_data<float>(out), host_data<float>(in), host_data<float>(gr), a);
-    else
-      cpu::grid_sample2d_forward<double>(host_data<double>(out), host_data<double>(in), host_data<double>(gr), a);
-  }
+  if (out->numel() > 0) launch(p, {out.get()}, {in.get(), gr.get()});
   if (autograd::needs_grad({&input, &grid})) {
     auto node = autograd::record("GridSampler2DBackward0", {input, grid}, {out},
                                  [mode, padding, align_corners](const Node& n, const autograd::Grads& g) {
@@ -62,22 +59,17 @@ TensorPtr grid_sample2d(const TensorPtr& input, const TensorPtr& grid, int mode,
 std::pair<TensorPtr, TensorPtr> grid_sample2d_backward(const TensorPtr& grad_out, const TensorPtr& input,
                                                        const TensorPtr& grid, int mode, int padding,
                                                        bool align_corners) {
-  cpu::GridSampleArgs a = args_of(input, grid, mode, padding, align_corners);
-  LUCID_CHECK(grad_out->ndim() == 4 && grad_out->shape()[0] == a.n && grad_out->shape()[1] == a.c &&
-                  grad_out->shape()[2] * grad_out->shape()[3] == a.p,
+  GridSampleBackward p;
+  p.options = options_of(input, grid, mode, padding, align_corners);
+  LUCID_CHECK(grad_out->ndim() == 4 && grad_out->shape()[0] == input->shape()[0] &&
+                  grad_out->shape()[1] == input->shape()[1] &&
+                  grad_out->shape()[2] * grad_out->shape()[3] == grid->shape()[1] * grid->shape()[2],
               RuntimeError, "grid_sampler_2d_backward(): grad_output has sizes ", shape_str(grad_out->shape()));
   TensorPtr gin = TensorImpl::full(input->shape(), Scalar(0.0), input->dtype(), input->device());
   TensorPtr ggrid = TensorImpl::empty(grid->shape(), grid->dtype(), grid->device());
   TensorPtr go = contiguous(grad_out->dtype() == input->dtype() ? grad_out : grad_out->clone(input->dtype()));
   TensorPtr in = contiguous(input), gr = contiguous(grid);
-  if (ggrid->numel() > 0 || gin->numel() > 0) {
-    if (input->dtype() == Dtype::F32)
-      cpu::grid_sample2d_backward<float>(host_data<float>(gin), host_data<float>(ggrid), host_data<float>(go), host_data<float>(in),
-                                         host_data<float>(gr), a);
-    else
-      cpu::grid_sample2d_backward<double>(host_data<double>(gin), host_data<double>(ggrid), host_data<double>(go), host_data<double>(in),
-                                          host_data<double>(gr), a);
-  }
+  if (ggrid->numel() > 0 || gin->numel() > 0) launch(p, {gin.get(), ggrid.get()}, {go.get(), in.get(), gr.get()});
   return {gin, ggrid};
 }
 

@@ -1,5 +1,5 @@
 // grid_sample for 4-D input (N, C, H, W) and grid (N, Ho, Wo, 2), bilinear or nearest,
-// padding zeros / border / reflection (backend/cpu/grid_sample.h); float32 and float64
+// padding zeros / border / reflection (the GridSample primitives); float32 and float64
 // on the CPU. The other cases (bicubic, 5-D) are compositions in
 // nn/_functional_grid.py. The kernel's backward is not differentiable again: the Python
 // grid_sample differentiates its composition when create_graph asks for second order.

@@ -1,9 +1,8 @@
-#include "ops/require_cpu.h"
 #include "ops/linalg.h"
 
 #include "autograd/record.h"
-#include "backend/cpu/blas.h"
 #include "ops/elementwise.h"
+#include "ops/prims/linalg.h"
 #include "ops/views.h"
 
 namespace lucid::ops {
@@ -34,8 +33,7 @@ const char* scalar_type_name(Dtype d) {
 
 // The checks every product makes on its two matrix operands.
 void check_operands(const char* op, const char* kernel, const TensorPtr& a, const TensorPtr& b) {
-  require_cpu(op, a);
-  require_cpu(op, b);
+  op_device(op, {a.get(), b.get()});
   LUCID_CHECK(a->dtype() == b->dtype(), RuntimeError, "expected m1 and m2 to have the same dtype, but got: ",
               dtype_name(a->dtype()), " != ", dtype_name(b->dtype()));
   LUCID_CHECK(a->dtype() != Dtype::Bool, NotImplementedError, "\"", kernel, "\" not implemented for 'Bool'");
@@ -71,7 +69,7 @@ TensorPtr scaled(const TensorPtr& t, const Scalar& s) { return is_one(s) ? t : m
 // The conjugate transpose of the last two dims (a view for real dtypes).
 TensorPtr mH(const TensorPtr& t) { return transpose(conj(t), -2, -1); }
 
-// ---- the primitive --------------------------------------------------------------------
+// ---- the product -----------------------------------------------------------------------
 
 // When a's batch and row dims can merge into one strided dim (a contiguous batch of
 // matrices, the usual input of a linear layer), the element stride of that dim;
@@ -102,13 +100,14 @@ TensorPtr product_forward(const TensorPtr& a, const TensorPtr& b, const TensorPt
   Shape out_shape = batch;
   out_shape.push_back(m);
   out_shape.push_back(n);
-  TensorPtr out = TensorImpl::empty(out_shape, a->dtype(), Device::cpu());
-  Scalar eff_beta = Scalar(int64_t(0));
+  TensorPtr out = TensorImpl::empty(out_shape, a->dtype(), a->device());
+  Gemm gemm;
+  gemm.alpha = alpha;
   if (input) {
     TensorPtr spread = expand(input, out_shape);  // raises PyTorch's message when it cannot
     if (!is_zero(beta)) {
       out->copy_from(*spread);
-      eff_beta = beta;
+      gemm.beta = beta;
     }
   }
   if (nb == 2 && na > 2) {
@@ -128,18 +127,18 @@ TensorPtr product_forward(const TensorPtr& a, const TensorPtr& b, const TensorPt
       TensorPtr a2 = TensorImpl::view_of(*rows_of, {rows, k}, {*rs, rows_of->stride()[na - 1]},
                                          rows_of->storage_offset());
       TensorPtr out2 = TensorImpl::view_of(*out, {rows, n}, contiguous_strides({rows, n}, int64_t(out->itemsize())), 0);
-      cpu::gemm(*out2, *a2, *b, alpha, eff_beta);
+      launch(gemm, {out2.get()}, {a2.get(), b.get()});
       return out;
     }
   }
   Shape a_shape = batch, b_shape = batch;
   a_shape.insert(a_shape.end(), {m, k});
   b_shape.insert(b_shape.end(), {k, n});
-  cpu::gemm(*out, *expand(a, a_shape), *expand(b, b_shape), alpha, eff_beta);
+  launch(gemm, {out.get()}, {expand(a, a_shape).get(), expand(b, b_shape).get()});
   return out;
 }
 
-// The recorded primitive: out = alpha * a @ b (+ beta * input). The gradients are
+// The recorded product: out = alpha * a @ b (+ beta * input). The gradients are
 // products again (g @ b^H and a^H @ g), so double backward works; the engine sums
 // gradients of broadcast batch dims down to each input's shape.
 TensorPtr product(const char* name, const TensorPtr& a, const TensorPtr& b, const TensorPtr& input = nullptr,
@@ -187,8 +186,8 @@ void check_bmm(const TensorPtr& a, const TensorPtr& b) {
               a->shape()[2], "] but got: [", b->shape()[0], ", ", b->shape()[1], "].");
 }
 
-void check_input_dtype(const TensorPtr& input, const TensorPtr& m) {
-  require_cpu("addmm", input);
+void check_input(const char* op, const TensorPtr& input, const TensorPtr& m) {
+  op_device(op, {input.get(), m.get()});
   LUCID_CHECK(input->dtype() == m->dtype(), RuntimeError, "self and mat2 must have the same dtype, but got ",
               scalar_type_name(input->dtype()), " and ", scalar_type_name(m->dtype()));
 }
@@ -197,10 +196,8 @@ void check_input_dtype(const TensorPtr& input, const TensorPtr& m) {
 
 TensorPtr conj(const TensorPtr& t) {
   if (!is_complex(t->dtype())) return t;
-  require_cpu("conj", t);
-  TensorPtr out = t->clone();  // contiguous
-  auto* p = reinterpret_cast<complex64*>(out->host_ptr());
-  for (int64_t i = 0, n = out->numel(); i < n; ++i) p[i] = std::conj(p[i]);
+  TensorPtr out = t->clone();  // contiguous, conjugated in place
+  launch(Conj{}, {out.get()}, {out.get()});
   if (autograd::needs_grad({&t}))
     autograd::record("ConjBackward0", {t}, {out}, [](const Node&, const Grads& g) { return Grads{conj(g[0])}; });
   return out;
@@ -273,8 +270,7 @@ TensorPtr mv(const TensorPtr& mat, const TensorPtr& vec) {
 TensorPtr dot(const TensorPtr& a, const TensorPtr& b) {
   LUCID_CHECK(a->ndim() == 1 && b->ndim() == 1, RuntimeError, "1D tensors expected, but got ", a->ndim(), "D and ",
               b->ndim(), "D tensors");
-  require_cpu("dot", a);
-  require_cpu("dot", b);
+  op_device("dot", {a.get(), b.get()});
   LUCID_CHECK(a->dtype() == b->dtype(), RuntimeError, "dot : expected both vectors to have same dtype, but found ",
               scalar_type_name(a->dtype()), " and ", scalar_type_name(b->dtype()));
   LUCID_CHECK(a->dtype() != Dtype::Bool, NotImplementedError, "\"dot\" not implemented for 'Bool'");
@@ -312,7 +308,7 @@ TensorPtr addmm(const TensorPtr& input, const TensorPtr& m1, const TensorPtr& m2
   check_matrix(m1, "mat1");
   check_matrix(m2, "mat2");
   check_operands("addmm", "addmm_impl_cpu_", m1, m2);
-  check_input_dtype(input, m2);
+  check_input("addmm", input, m2);
   check_mm_shapes(m1, m2);
   check_coefficient(beta, m1->dtype());
   check_coefficient(alpha, m1->dtype());
@@ -324,7 +320,7 @@ TensorPtr addmv(const TensorPtr& input, const TensorPtr& mat, const TensorPtr& v
   LUCID_CHECK(mat->ndim() == 2 && vec->ndim() == 1 && input->ndim() <= 1, RuntimeError,
               "vector + matrix @ vector expected, got ", input->ndim(), ", ", mat->ndim(), ", ", vec->ndim());
   check_operands("addmv", "addmv_impl_cpu", mat, vec);
-  check_input_dtype(input, mat);
+  check_input("addmv", input, mat);
   LUCID_CHECK(mat->shape()[1] == vec->shape()[0], RuntimeError, "size mismatch, got input (",
               input->ndim() ? input->shape()[0] : 1, "), mat (", dims_str(mat->shape(), 0), "), vec (",
               vec->shape()[0], ")");
@@ -338,7 +334,7 @@ TensorPtr baddbmm(const TensorPtr& input, const TensorPtr& b1, const TensorPtr& 
                   const Scalar& alpha) {
   check_bmm(b1, b2);
   check_operands("baddbmm", "baddbmm_cpu", b1, b2);
-  check_input_dtype(input, b2);
+  check_input("baddbmm", input, b2);
   check_coefficient(beta, b1->dtype());
   check_coefficient(alpha, b1->dtype());
   return product("BaddbmmBackward0", b1, b2, input, beta, alpha);
@@ -352,5 +348,18 @@ TensorPtr linear(const TensorPtr& input, const TensorPtr& weight, const TensorPt
   TensorPtr out = matmul(input, weight->ndim() == 2 ? transpose(weight, 0, 1) : weight);
   return bias ? add(out, bias) : out;
 }
+
+namespace {
+
+CpuSettings& settings() {
+  static CpuSettings s;  // written at import, read-only afterwards
+  return s;
+}
+
+}  // namespace
+
+void register_cpu_settings(const CpuSettings& s) { settings() = s; }
+
+const CpuSettings& cpu_settings() { return settings(); }
 
 }  // namespace lucid::ops

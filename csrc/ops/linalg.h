@@ -1,7 +1,7 @@
 // Matrix products with PyTorch's semantics (shapes, broadcasting, dtypes, errors),
 // all differentiable. One primitive does the arithmetic: a batched, broadcasting
-// alpha * a @ b + beta * input over cpu::gemm (linalg.cpp); everything else is that
-// primitive plus views. einsum and tensordot (einsum.cpp) reduce to it as well.
+// alpha * a @ b + beta * input, launched as Gemm (ops/prims/linalg.h); everything else
+// is that product plus views. einsum and tensordot (einsum.cpp) reduce to it as well.
 #pragma once
 
 #include <string>
@@ -43,5 +43,19 @@ TensorPtr conj(const TensorPtr& t);
 // The batched product primitive, for einsum/tensordot: a [..., m, k] @ b [..., k, n]
 // with broadcast batches; both at least 2-D, one dtype (checked).
 TensorPtr batched_product(const TensorPtr& a, const TensorPtr& b);
+
+// The settings of the backend that runs the products, behind lucid.get_num_threads,
+// set_num_threads, _has_blas and _blas_info: the CPU backend registers them at import
+// (backend/cpu/register_linalg.cpp), as it registers its kernels, so that neither the
+// ops nor the bindings include a backend header. The thread count sizes the pool that
+// threads every CPU kernel; BLAS itself runs single-threaded.
+struct CpuSettings {
+  int (*get_num_threads)() = nullptr;
+  void (*set_num_threads)(int n) = nullptr;  // RuntimeError unless n >= 1
+  bool (*has_blas)() = nullptr;              // built with OpenBLAS (otherwise lucid's own loops)
+  std::string (*blas_info)() = nullptr;      // the BLAS build and the kernels it chose
+};
+void register_cpu_settings(const CpuSettings& settings);
+const CpuSettings& cpu_settings();
 
 }  // namespace lucid::ops

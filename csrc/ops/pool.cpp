@@ -1,5 +1,5 @@
 // Pooling ops (max, average, adaptive) over 1-3 trailing spatial dims. Every pool is
-// a list of windows per dim (cpu::PoolDim); the kernels walk them.
+// a list of windows per dim (PoolWindows, ops/prims/spatial.h); the kernels walk them.
 //   max:  the values and flat spatial indices; d input = scatter_add of g at the
 //         indices (differentiable: its own VJP is a gather).
 //   avg:  a linear map whose adjoint is its own kernel run backwards; each one's VJP
@@ -9,29 +9,27 @@
 #include <memory>
 
 #include "autograd/record.h"
-#include "backend/cpu/conv_kernels.h"
 #include "core/error.h"
 #include "ops/conv.h"
 #include "ops/conv_common.h"
 #include "ops/gather_ops.h"
+#include "ops/prims/spatial.h"
 #include "ops/reduce_plan.h"
-#include "ops/require_cpu.h"
 #include "ops/views.h"
 
 namespace lucid::ops {
 
 using autograd::Grads;
-using cpu::PoolDim;
 
 namespace {
 
-using Dims = std::shared_ptr<const std::array<PoolDim, 3>>;
+// An average pool's windows, shared by its VJP chain (each adjoint launches them again).
+using Dims = std::shared_ptr<const PoolDims>;
 
 struct PoolPlan {
   int nsp = 2;
   Shape lead;  // the non-spatial dims ([N, C] or [C])
-  int64_t nc = 1;
-  std::array<PoolDim, 3> dims;
+  PoolDims dims;
   Shape out_shape() const {
     Shape s = lead;
     for (int d = 3 - nsp; d < 3; ++d) s.push_back(dims[d].out);
@@ -49,7 +47,6 @@ std::string sizes_str(const Shape& s, size_t from) {
 }
 
 PoolPlan plan_input(const char* name, const TensorPtr& input, int nsp) {
-  require_cpu(name, *input);
   const int64_t nd = input->ndim();
   bool ok = nd == nsp + 1 || nd == nsp + 2;
   for (int64_t i = (nd == nsp + 2 ? 1 : 0); ok && i < nd; ++i) ok = input->shape()[i] > 0;
@@ -58,12 +55,9 @@ PoolPlan plan_input(const char* name, const TensorPtr& input, int nsp) {
               "dims, but got input of size: ", shape_str(input->shape()));
   PoolPlan P;
   P.nsp = nsp;
-  for (int64_t i = 0; i < nd - nsp; ++i) {
-    P.lead.push_back(input->shape()[i]);
-    P.nc *= input->shape()[i];
-  }
+  for (int64_t i = 0; i < nd - nsp; ++i) P.lead.push_back(input->shape()[i]);
   for (int d = 0; d < 3; ++d) {
-    PoolDim& pd = P.dims[d];
+    PoolWindows& pd = P.dims[d];
     pd.in = d < 3 - nsp ? 1 : input->shape()[nd - 3 + d];
     pd.out = 1;
     pd.start = {0};
@@ -108,7 +102,7 @@ void plan_windows(const char* name, PoolPlan& P, const TensorPtr& input, const I
     LUCID_CHECK(p[i] >= 0 && __int128(p[i]) <= (__int128(dl[i]) * (k[i] - 1) + 1) / 2, RuntimeError, name,
                 "(): pad should be at most half of effective kernel size, but got pad=", p[i],
                 ", kernel_size=", k[i], " and dilation=", dl[i]);
-    PoolDim& pd = P.dims[3 - nsp + i];
+    PoolWindows& pd = P.dims[3 - nsp + i];
     pd.out = pooled_size(pd.in, k[i], p[i], s[i], dl[i], ceil_mode);
     small = small || pd.out < 1;
     pd.step = dl[i];
@@ -141,7 +135,7 @@ void plan_adaptive(const char* name, PoolPlan& P, const IntVec& out_in) {
   for (int i = 0; i < P.nsp; ++i) {
     LUCID_CHECK(out[i] >= 0, RuntimeError, name, "(): elements of output_size must be greater than or equal to 0 ",
                 "but received ", out[i]);
-    PoolDim& pd = P.dims[3 - P.nsp + i];
+    PoolWindows& pd = P.dims[3 - P.nsp + i];
     pd.out = out[i];
     pd.step = 1;
     try {
@@ -168,21 +162,17 @@ std::pair<TensorPtr, TensorPtr> max_raw(const char* name, const TensorPtr& input
   const Dtype cd = integer ? Dtype::I64 : conv_compute_dtype(name, dt);
   TensorPtr x = contiguous_as(input, cd);
   Shape os = P.out_shape();
-  TensorPtr out = TensorImpl::empty(os, cd, Device::cpu());
-  TensorPtr idx = TensorImpl::empty(os, Dtype::I64, Device::cpu());
-  if (integer) {
-    cpu::max_pool<int64_t>(host_data<int64_t>(x), host_data<int64_t>(out), host_data<int64_t>(idx), P.nc, P.dims.data());
-  } else {
-    dispatch_float(cd, [&](auto tag) {
-      using T = decltype(tag);
-      cpu::max_pool<T>(host_data<T>(x), host_data<T>(out), host_data<int64_t>(idx), P.nc, P.dims.data());
-    });
-  }
+  const Device device = input->device();
+  TensorPtr out = TensorImpl::empty(os, cd, device);
+  TensorPtr idx = TensorImpl::empty(os, Dtype::I64, device);
+  MaxPool p;
+  p.dims = P.dims;
+  launch(p, {out.get(), idx.get()}, {x.get()});
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&input})) {
     const Shape in_shape = input->shape();
     const int nsp = P.nsp;
-    autograd::record(node_name, {input}, {out}, [in_shape, nsp, idx](const Node&, const Grads& g) {
+    autograd::record(node_name, {input}, {out}, [in_shape, nsp, idx, device](const Node&, const Grads& g) {
       const int64_t lead = int64_t(in_shape.size()) - nsp;
       Shape flat(in_shape.begin(), in_shape.begin() + lead);
       int64_t in_n = 1;
@@ -190,7 +180,7 @@ std::pair<TensorPtr, TensorPtr> max_raw(const char* name, const TensorPtr& input
       Shape zs = flat;
       zs.push_back(in_n);
       TensorPtr gflat = flatten(g[0], lead, -1), iflat = flatten(idx, lead, -1);
-      TensorPtr z = TensorImpl::full(zs, Scalar(0.0), g[0]->dtype(), Device::cpu());
+      TensorPtr z = TensorImpl::full(zs, Scalar(0.0), g[0]->dtype(), device);
       return Grads{reshape(scatter_add(z, lead, iflat, gflat), in_shape)};
     });
   }
@@ -207,16 +197,16 @@ TensorPtr avg_raw(const char* name, const TensorPtr& x, const Dims& D, const Sha
                   bool adjoint) {
   const Dtype dt = x->dtype(), cd = conv_compute_dtype(name, dt);
   TensorPtr xc = contiguous_as(x, cd);
-  TensorPtr out = TensorImpl::empty(out_shape, cd, Device::cpu());
-  const int64_t per = (*D)[0].out * (*D)[1].out * (*D)[2].out;
-  const int64_t nc = per == 0 ? 0 : (adjoint ? x->numel() : out->numel()) / per;
-  if (per == 0) out->initialize(Scalar(0.0));
-  else
-    dispatch_float(cd, [&](auto tag) {
-      using T = decltype(tag);
-      if (adjoint) cpu::avg_pool_adjoint<T>(host_data<T>(xc), host_data<T>(out), nc, D->data(), divisor);
-      else cpu::avg_pool<T>(host_data<T>(xc), host_data<T>(out), nc, D->data(), divisor);
-    });
+  TensorPtr out = TensorImpl::empty(out_shape, cd, x->device());
+  if ((*D)[0].out * (*D)[1].out * (*D)[2].out == 0) {
+    out->initialize(Scalar(0.0));
+  } else {
+    AvgPool p;
+    p.dims = *D;
+    p.divisor = divisor;
+    p.adjoint = adjoint;
+    launch(p, {out.get()}, {xc.get()});
+  }
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&x})) {
     const Shape in_shape = x->shape();
@@ -244,14 +234,14 @@ TensorPtr avg_pool(const char* name, const TensorPtr& input, const IntVec& kerne
   PoolPlan P = plan_input(name, input, int(kernel.size()));
   LUCID_CHECK(!divisor_override || *divisor_override != 0, RuntimeError, name, "(): divisor must be not zero");
   plan_windows(name, P, input, kernel, stride, padding, IntVec{1}, ceil_mode, true, count_include_pad);
-  auto D = std::make_shared<const std::array<PoolDim, 3>>(P.dims);
+  auto D = std::make_shared<const PoolDims>(P.dims);
   return avg_raw(name, input, D, P.out_shape(), divisor_override ? double(*divisor_override) : 0.0, false);
 }
 
 TensorPtr adaptive_avg_pool(const char* name, const TensorPtr& input, const IntVec& output_size) {
   PoolPlan P = plan_input(name, input, int(output_size.size()));
   plan_adaptive(name, P, output_size);
-  auto D = std::make_shared<const std::array<PoolDim, 3>>(P.dims);
+  auto D = std::make_shared<const PoolDims>(P.dims);
   return avg_raw(name, input, D, P.out_shape(), 0.0, false);
 }
 

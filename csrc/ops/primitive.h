@@ -28,10 +28,15 @@ namespace lucid::ops {
 #define LUCID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(ComplexAbs) X(Where)
 #define LUCID_REDUCE_PRIMITIVES(X) X(SumLastDims) X(MomentBlock) X(ExtremumBlock) X(ExtremumRows) \
   X(AllAnyRows) X(ProdRows) X(RowStat) X(ScanDim) X(SoftmaxDim)
+#define LUCID_LINALG_PRIMITIVES(X) X(Gemm) X(Conj)
+#define LUCID_SPATIAL_PRIMITIVES(X) X(ConvForward) X(ConvTranspose) X(ConvWeightGrad) X(Im2Col) X(Col2Im) \
+  X(MaxPool) X(AvgPool) X(ResampleTaps) X(GridSample) X(GridSampleBackward)
 
 #define LUCID_PRIMITIVES(X) \
   LUCID_ELEMENTWISE_PRIMITIVES(X) \
-  LUCID_REDUCE_PRIMITIVES(X)
+  LUCID_REDUCE_PRIMITIVES(X) \
+  LUCID_LINALG_PRIMITIVES(X) \
+  LUCID_SPATIAL_PRIMITIVES(X)
 
 enum class Prim : uint16_t {
 #define LUCID_PRIM_ENUM(name) name,

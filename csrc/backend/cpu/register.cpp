@@ -5,6 +5,8 @@ namespace lucid::cpu {
 void register_kernels() {
   register_elementwise_kernels();
   register_reduce_kernels();
+  register_linalg_kernels();
+  register_spatial_kernels();
 }
 
 }  // namespace lucid::cpu

@@ -11,5 +11,7 @@ void register_kernels();
 // One per family, each in register_<family>.cpp beside the kernels it adapts.
 void register_elementwise_kernels();
 void register_reduce_kernels();
+void register_linalg_kernels();
+void register_spatial_kernels();
 
 }  // namespace lucid::cpu

@@ -1,0 +1,27 @@
+// Primitives of the matrix products (ops/linalg.cpp; einsum and tensordot reduce to
+// them too).
+#pragma once
+
+#include "ops/primitive.h"
+
+namespace lucid::ops {
+
+// out[i] = alpha * a[i] @ b[i] + beta * out[i] for every index i of a batch.
+// ins: {a, b}: a is batch + [m, k] and b is batch + [k, n] with one batch shape, any
+// strides (a broadcast batch is a stride-0 view, read in place, never copied); out is
+// a contiguous batch + [m, n]. One dtype for all three, not bool. With beta == 0,
+// out's old values are not read (BLAS semantics: a NaN there does not propagate), so
+// out may be uninitialised; otherwise out holds the addend on entry.
+struct Gemm : PrimitiveOf<Prim::Gemm, Gemm> {
+  Scalar alpha = Scalar(int64_t(1));
+  Scalar beta = Scalar(int64_t(0));
+  const char* name() const override { return "matmul"; }
+};
+
+// out = conj(x) for complex64 x. ins: {x}; x and out contiguous, of one shape; out may
+// be x itself (in place).
+struct Conj : PrimitiveOf<Prim::Conj, Conj> {
+  const char* name() const override { return "conj"; }
+};
+
+}  // namespace lucid::ops
