@@ -26,9 +26,11 @@ namespace lucid::ops {
 // of lucid._C._kernels(). One block per family; the parameter structs are in
 // ops/prims/<family>.h.
 #define LUCID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(ComplexAbs) X(Where)
+#define LUCID_CREATION_PRIMITIVES(X) X(Arange) X(Linspace) X(Eye)
 
 #define LUCID_PRIMITIVES(X) \
-  LUCID_ELEMENTWISE_PRIMITIVES(X)
+  LUCID_ELEMENTWISE_PRIMITIVES(X) \
+  LUCID_CREATION_PRIMITIVES(X)
 
 enum class Prim : uint16_t {
 #define LUCID_PRIM_ENUM(name) name,
