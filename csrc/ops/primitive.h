@@ -26,10 +26,15 @@ namespace lucid::ops {
 // of lucid._C._kernels(). One block per family; the parameter structs are in
 // ops/prims/<family>.h.
 #define LUCID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(ComplexAbs) X(Where)
+#define LUCID_INDEX_PRIMITIVES(X) X(Gather) X(Scatter) X(IndexSelect) X(IndexAdd) X(MaskedFill) \
+  X(Index) X(IndexPut) X(CountNonzero) X(Nonzero)
+#define LUCID_SHAPE_PRIMITIVES(X) X(Flip) X(Tri)
 #define LUCID_CREATION_PRIMITIVES(X) X(Arange) X(Linspace) X(Eye)
 
 #define LUCID_PRIMITIVES(X) \
   LUCID_ELEMENTWISE_PRIMITIVES(X) \
+  LUCID_INDEX_PRIMITIVES(X) \
+  LUCID_SHAPE_PRIMITIVES(X) \
   LUCID_CREATION_PRIMITIVES(X)
 
 enum class Prim : uint16_t {

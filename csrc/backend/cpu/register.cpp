@@ -4,6 +4,8 @@ namespace lucid::cpu {
 
 void register_kernels() {
   register_elementwise_kernels();
+  register_index_kernels();
+  register_shape_kernels();
   register_creation_kernels();
 }
 

@@ -10,6 +10,8 @@ void register_kernels();
 
 // One per family, each in register_<family>.cpp beside the kernels it adapts.
 void register_elementwise_kernels();
+void register_index_kernels();
+void register_shape_kernels();
 void register_creation_kernels();
 
 }  // namespace lucid::cpu
