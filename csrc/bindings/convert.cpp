@@ -10,8 +10,8 @@
 
 #include <nanobind/stl/shared_ptr.h>
 
-#include "backend/cpu/row_walk.h"
 #include "bindings/common.h"
+#include "core/bool_bytes.h"
 #include "core/copy.h"
 
 namespace lucid::bindings {
@@ -341,16 +341,10 @@ PyObject* build_list(const std::byte*& p, const Shape& shape, size_t depth) {
 // ---- bool bytes of foreign memory (common.h) -------------------------------------
 
 void check_bool_bytes(const std::byte* base, const Shape& shape, const Stride& stride, const char* who) {
-  // (only read: const_cast to share the row walker's pointer type)
-  std::byte* const start = const_cast<std::byte*>(base);
-  cpu::walk_rows(shape, {start}, {&stride}, [&](std::byte* const* p, int64_t n, const int64_t* step) {
-    for (int64_t i = 0; i < n; ++i) {
-      const auto b = std::to_integer<unsigned>(p[0][i * step[0]]);
-      LUCID_CHECK(b <= 1, ValueError, who, ": a bool tensor's bytes must be 0 or 1, but the byte at offset ",
-                  p[0] + i * step[0] - start, " is ", b,
-                  " (import the buffer as uint8 and compare with 0 to read any nonzero byte as True)");
-    }
-  });
+  const int64_t at = find_non_bool_byte(base, shape, stride);
+  LUCID_CHECK(at < 0, ValueError, who, ": a bool tensor's bytes must be 0 or 1, but the byte at offset ", at, " is ",
+              std::to_integer<unsigned>(base[at]),
+              " (import the buffer as uint8 and compare with 0 to read any nonzero byte as True)");
 }
 
 void init_convert(nb::module_& m) {

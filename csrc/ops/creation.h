@@ -1,5 +1,5 @@
 // Creation ops that compute their values (the rest of lucid's creation functions are
-// empty() plus fill()). Each fills on the CPU and moves the result to `device`.
+// empty() plus fill()). Each fills its result on `device` (ops/prims/creation.h).
 #pragma once
 
 #include "core/tensor_impl.h"

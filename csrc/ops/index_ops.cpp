@@ -1,16 +1,13 @@
-#include "ops/require_cpu.h"
 #include "ops/index_ops.h"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "autograd/record.h"
-#include "backend/cpu/gather_scatter.h"
-#include "backend/cpu/index_kernels.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
+#include "ops/prims/index.h"
 
 namespace lucid::ops {
 
@@ -32,17 +29,18 @@ bool same_storage(const TensorImpl& a, const TensorImpl& b) {
 }
 
 // The index list in its working form: one entry per dimension of self, each null or
-// an int64 tensor. Bool/uint8 masks become one column of their nonzero() per
+// an int64 tensor on self's device (a CPU index may index a tensor on another device,
+// as in PyTorch). Bool/uint8 masks become one column of their nonzero() per
 // dimension they cover (PyTorch's expandTensors).
 IndexList expand_indices(const TensorPtr& self, const IndexList& indices) {
   IndexList out;
   int64_t nd = self->ndim();
-  for (const TensorPtr& idx : indices) {
-    if (!idx) {
+  for (const TensorPtr& given : indices) {
+    if (!given) {
       out.push_back(nullptr);
       continue;
     }
-    require_cpu("index", idx);
+    TensorPtr idx = given->device() == self->device() ? given : given->clone(std::nullopt, self->device());
     Dtype d = idx->dtype();
     if (d == Dtype::Bool || d == Dtype::U8) {
       int64_t k = idx->ndim(), start = int64_t(out.size());
@@ -53,7 +51,7 @@ IndexList expand_indices(const TensorPtr& self, const IndexList& indices) {
         LUCID_CHECK(idx->shape()[j] == self->shape()[start + j], IndexError, "The shape of the mask ",
                     shape_str(idx->shape()), " at index ", j, " does not match the shape of the indexed tensor ",
                     shape_str(self->shape()), " at index ", start + j);
-      TensorPtr nz = cpu::nonzero(*idx);  // (N, k)
+      TensorPtr nz = nonzero(idx);  // (N, k)
       for (int64_t j = 0; j < k; ++j)
         out.push_back(TensorImpl::view_of(*nz, {nz->shape()[0]}, {nz->stride()[0]},
                                           nz->storage_offset() + j * nz->stride()[1]));
@@ -96,13 +94,23 @@ Shape broadcast_indices(const IndexList& idx) {
   return b;
 }
 
-// An index list ready for the kernels: the expanded indices and the loop plan (which
-// points into `views`, the index tensors broadcast to B).
+// An index list ready for the kernels: the expanded indices (entry d indexes
+// dimension d of self, or is null), the defined ones in order (the kernels' index
+// operands) and the loop over them.
 struct Prepared {
   IndexList idx;
-  std::vector<TensorPtr> views;
-  cpu::IndexPlan plan;
+  std::vector<const TensorImpl*> operands;
+  IndexLoop loop;
 };
+
+// Whether the only index is a 1-d one on the first dim of a tensor with rows of at
+// least 64 elements (x[idx] picking rows of a matrix, embeddings).
+bool picks_rows(const TensorPtr& self, const IndexList& idx) {
+  if (idx.empty() || !idx[0] || idx[0]->ndim() != 1 || self->ndim() < 2) return false;
+  for (size_t d = 1; d < idx.size(); ++d)
+    if (idx[d]) return false;
+  return self->numel() / std::max<int64_t>(self->shape()[0], 1) >= 64;
+}
 
 // Note [Advanced index placement]: as in NumPy and PyTorch, the broadcast index
 // shape B replaces the indexed dimensions where they are adjacent (x[:, i, j]
@@ -116,12 +124,11 @@ Prepared prepare(const TensorPtr& self, const IndexList& indices) {
   for (int64_t d = 0; d < nd; ++d)
     if (p.idx[d]) pos.push_back(d);
   Shape b = broadcast_indices(p.idx);
-  for (int64_t d : pos) cpu::check_index_bounds(*p.idx[d], self->shape()[d], d);
 
   bool adjacent = pos.empty() || pos.back() - pos.front() + 1 == int64_t(pos.size());
   int64_t insert_at = adjacent && !pos.empty() ? pos.front() : 0;  // rest dims before B
   int64_t nb = int64_t(b.size());
-  cpu::IndexPlan& plan = p.plan;
+  IndexLoop& plan = p.loop;
   int64_t rest = 0;
   auto push_rest = [&](int64_t d) {
     plan.shape.push_back(self->shape()[d]);
@@ -137,45 +144,30 @@ Prepared prepare(const TensorPtr& self, const IndexList& indices) {
   }
   for (; rest < int64_t(rest_dims.size()); ++rest) push_rest(rest_dims[rest]);
 
+  // The index tensors themselves are the operands: a broadcast view would start at
+  // the same element, and its strides are in idx_stride.
   for (int64_t d : pos) {
     TensorPtr v = broadcast_view(p.idx[d], b);
     Stride s(plan.shape.size(), 0);
     for (int64_t i = 0; i < nb; ++i) s[insert_at + i] = v->stride()[i];
-    p.views.push_back(v);
-    plan.idx.push_back(v.get());
+    p.operands.push_back(p.idx[d].get());
     plan.idx_stride.push_back(s);
-    plan.idx_dim_size.push_back(self->shape()[d]);
-    plan.idx_dim_stride.push_back(self->stride()[d]);
+    plan.dim.push_back(d);
+    plan.dim_size.push_back(self->shape()[d]);
+    plan.dim_stride.push_back(self->stride()[d]);
   }
   return p;
 }
 
-// Whether the only index is a 1-d one on the first dim of a tensor with rows of at
-// least 64 elements (x[idx] picking rows of a matrix, embeddings).
-bool picks_rows(const TensorPtr& self, const IndexList& idx) {
-  if (idx.empty() || !idx[0] || idx[0]->ndim() != 1 || self->ndim() < 2) return false;
-  for (size_t d = 1; d < idx.size(); ++d)
-    if (idx[d]) return false;
-  return self->numel() / std::max<int64_t>(self->shape()[0], 1) >= 64;
-}
-
 TensorPtr gather(const TensorPtr& self, const Prepared& p) {
-  TensorPtr out = TensorImpl::empty(p.plan.shape, self->dtype(), Device::cpu());
-  if (out->numel() > 0 && picks_rows(self, p.idx)) {
-    // Whole rows at a time (streamed when the output is large) rather than element by
-    // element through the plan: [4096, 4096][2048 rows] 3.5-3.7 -> 1.2 ms.
-    const TensorImpl& idx = *p.idx[0];
-    const int64_t n = self->shape()[0];
-    std::vector<int64_t> rows(size_t(idx.numel()));
-    for (int64_t k = 0; k < idx.numel(); ++k) {  // (in bounds: prepare checked)
-      int64_t i;
-      std::memcpy(&i, idx.host_ptr() + k * idx.stride()[0], sizeof i);
-      rows[size_t(k)] = i < 0 ? i + n : i;
-    }
-    cpu::index_select_slices(*out, *self, rows.data(), 0);
-    return out;
-  }
-  cpu::index_gather(*out, *self, p.plan);
+  TensorPtr out = TensorImpl::empty(p.loop.shape, self->dtype(), self->device());
+  Index prim;
+  prim.loop = p.loop;
+  prim.loop.whole_rows = picks_rows(self, p.idx);
+  std::vector<const TensorImpl*> ins{self.get()};
+  ins.insert(ins.end(), p.operands.begin(), p.operands.end());
+  TensorImpl* outs[] = {out.get()};
+  launch(prim, outs, ins);
   return out;
 }
 
@@ -200,7 +192,6 @@ TensorPtr zeros(const Shape& shape, const TensorPtr& like) {
 }  // namespace
 
 TensorPtr index(const TensorPtr& self, const IndexList& indices) {
-  require_cpu("index", self);
   Prepared p = prepare(self, indices);
   TensorPtr out = gather(self, p);
   if (autograd::needs_grad({&self})) {
@@ -216,8 +207,6 @@ TensorPtr index(const TensorPtr& self, const IndexList& indices) {
 }
 
 TensorPtr index_put_(const TensorPtr& self, const IndexList& indices, const TensorPtr& values, bool accumulate) {
-  require_cpu("index_put_", self);
-  require_cpu("index_put_", values);
   LUCID_CHECK(values->dtype() == self->dtype(), RuntimeError, "Index put requires the source and destination "
               "dtypes match, got ", dtype_name(self->dtype()), " for the destination and ",
               dtype_name(values->dtype()), " for the source.");
@@ -234,7 +223,7 @@ TensorPtr index_put_(const TensorPtr& self, const IndexList& indices, const Tens
   for (TensorPtr& t : safe)
     if (t && same_storage(*t, *self)) t = t->clone();
   Prepared p = prepare(self, safe);
-  const Shape& r = p.plan.shape;
+  const Shape& r = p.loop.shape;
   bool fits = values->ndim() <= int64_t(r.size());
   for (int64_t i = 0; fits && i < values->ndim(); ++i) {
     int64_t v = values->shape()[values->ndim() - 1 - i], want = r[r.size() - 1 - i];
@@ -260,7 +249,14 @@ TensorPtr index_put_(const TensorPtr& self, const IndexList& indices, const Tens
       return autograd::Grads{g_self, g_values};
     });
   }
-  cpu::index_scatter(*self, *broadcast_view(src, r), p.plan, accumulate);
+  IndexPut put;
+  put.loop = p.loop;
+  put.accumulate = accumulate;
+  TensorPtr values_r = broadcast_view(src, r);
+  std::vector<const TensorImpl*> ins{values_r.get()};
+  ins.insert(ins.end(), p.operands.begin(), p.operands.end());
+  TensorImpl* outs[] = {self.get()};
+  launch(put, outs, ins);
   self->bump_version();
   if (record) {
     node->outputs.push_back(TensorSpec::of(*self));
@@ -274,13 +270,19 @@ TensorPtr index_put(const TensorPtr& self, const IndexList& indices, const Tenso
 }
 
 TensorPtr nonzero(const TensorPtr& t) {
-  require_cpu("nonzero", t);
-  return cpu::nonzero(*t);
+  // The cast to bool (core/copy.cpp) decides what is nonzero for every dtype:
+  // NaN is, -0.0 is not, a complex number is when either part is.
+  TensorPtr flags = t->clone(Dtype::Bool);  // contiguous
+  TensorPtr count = TensorImpl::empty({}, Dtype::I64, t->device());
+  launch(CountNonzero{}, {count.get()}, {flags.get()});
+  // The result's shape depends on the data: the count is read on the host (one sync
+  // on an accelerator, as in PyTorch).
+  TensorPtr out = TensorImpl::empty({std::get<int64_t>(count->item()), t->ndim()}, Dtype::I64, t->device());
+  launch(Nonzero{}, {out.get()}, {flags.get()});
+  return out;
 }
 
 TensorPtr masked_select(const TensorPtr& t, const TensorPtr& mask) {
-  require_cpu("masked_select", t);
-  require_cpu("masked_select", mask);
   LUCID_CHECK(mask->dtype() == Dtype::Bool, RuntimeError, "masked_select: expected BoolTensor for mask");
   Shape b = broadcast_shapes(t->shape(), mask->shape());
   if (b.empty()) b = {1};  // a 0-d mask selects like a one-element one

@@ -31,12 +31,19 @@ namespace lucid::ops {
 #define LUCID_LINALG_PRIMITIVES(X) X(Gemm) X(Conj)
 #define LUCID_SPATIAL_PRIMITIVES(X) X(ConvForward) X(ConvTranspose) X(ConvWeightGrad) X(Im2Col) X(Col2Im) \
   X(MaxPool) X(AvgPool) X(ResampleTaps) X(GridSample) X(GridSampleBackward)
+#define LUCID_INDEX_PRIMITIVES(X) X(Gather) X(Scatter) X(IndexSelect) X(IndexAdd) X(MaskedFill) \
+  X(Index) X(IndexPut) X(CountNonzero) X(Nonzero)
+#define LUCID_SHAPE_PRIMITIVES(X) X(Flip) X(Tri)
+#define LUCID_CREATION_PRIMITIVES(X) X(Arange) X(Linspace) X(Eye)
 
 #define LUCID_PRIMITIVES(X) \
   LUCID_ELEMENTWISE_PRIMITIVES(X) \
   LUCID_REDUCE_PRIMITIVES(X) \
   LUCID_LINALG_PRIMITIVES(X) \
-  LUCID_SPATIAL_PRIMITIVES(X)
+  LUCID_SPATIAL_PRIMITIVES(X) \
+  LUCID_INDEX_PRIMITIVES(X) \
+  LUCID_SHAPE_PRIMITIVES(X) \
+  LUCID_CREATION_PRIMITIVES(X)
 
 enum class Prim : uint16_t {
 #define LUCID_PRIM_ENUM(name) name,

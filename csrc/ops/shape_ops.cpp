@@ -1,11 +1,9 @@
-#include "ops/require_cpu.h"
 #include "ops/shape_ops.h"
 
 #include <algorithm>
 
 #include "autograd/record.h"
-#include "backend/cpu/gather_scatter.h"
-#include "core/copy.h"
+#include "ops/prims/shape.h"
 #include "ops/reduce.h"
 #include "ops/views.h"
 
@@ -167,28 +165,18 @@ std::vector<TensorPtr> unbind(const TensorPtr& t, int64_t dim) {
 // ---- flip, roll, repeat ------------------------------------------------------------------
 
 TensorPtr flip(const TensorPtr& t, const std::vector<int64_t>& dims) {
-  require_cpu("flip", t);
   const int64_t nd = t->ndim();
   std::vector<bool> flipped(size_t(std::max<int64_t>(nd, 0)), false);
+  Flip p;
   for (int64_t d : dims) {
     int64_t w = wrap_dim(d, nd);
     if (nd == 0) continue;
     LUCID_CHECK(!flipped[w], RuntimeError, "dim ", w, " appears multiple times in the list of dims");
     flipped[w] = true;
+    p.dims.push_back(w);
   }
   TensorPtr out = empty_like(t, t->dtype());
-  if (t->numel() > 0) {
-    // Read t backwards along the flipped dims: start at their last element and walk
-    // with negated strides (the copy takes signed byte strides).
-    Stride src_stride = t->stride();
-    const std::byte* src = t->host_ptr();
-    for (int64_t d = 0; d < nd; ++d) {
-      if (!flipped[d]) continue;
-      src += (t->shape()[d] - 1) * src_stride[d];
-      src_stride[d] = -src_stride[d];
-    }
-    host_strided_copy(out->host_ptr(), out->stride(), out->dtype(), src, src_stride, t->dtype(), t->shape());
-  }
+  launch(p, {out.get()}, {t.get()});
   if (autograd::needs_grad({&t}))
     autograd::record("FlipBackward0", {t}, {out}, [dims](const Node&, const Grads& g) {
       return Grads{flip(g[0], dims)};
@@ -268,10 +256,12 @@ TensorPtr repeat(const TensorPtr& t, const Shape& repeats) {
 // ---- tril / triu ------------------------------------------------------------------------
 
 static TensorPtr tri(const char* op, const char* node, const TensorPtr& t, int64_t diagonal, bool lower) {
-  require_cpu(op, t);
   LUCID_CHECK(t->ndim() >= 2, RuntimeError, op, ": input tensor must have at least 2 dimensions");
   TensorPtr out = t->clone();  // contiguous
-  cpu::tri_zero(*out, diagonal, lower);
+  Tri p;
+  p.diagonal = diagonal;
+  p.lower = lower;
+  launch(p, {out.get()}, {});
   if (autograd::needs_grad({&t}))
     autograd::record(node, {t}, {out}, [diagonal, lower](const Node&, const Grads& g) {
       return Grads{lower ? tril(g[0], diagonal) : triu(g[0], diagonal)};

@@ -150,6 +150,19 @@ void masked_fill(TensorImpl& out, const TensorImpl& mask, const TensorImpl& valu
   });
 }
 
+void flip(TensorImpl& out, const TensorImpl& src, const std::vector<int64_t>& dims) {
+  if (src.numel() == 0) return;
+  // Read src backwards along the flipped dims: start at their last element and walk
+  // with negated strides (the copy takes signed byte strides).
+  Stride src_stride = src.stride();
+  const std::byte* from = src.host_ptr();
+  for (int64_t d : dims) {
+    from += (src.shape()[d] - 1) * src_stride[d];
+    src_stride[d] = -src_stride[d];
+  }
+  host_strided_copy(out.host_ptr(), out.stride(), out.dtype(), from, src_stride, src.dtype(), src.shape());
+}
+
 void tri_zero(TensorImpl& out, int64_t diagonal, bool lower) {
   const int64_t nd = out.ndim(), rows = out.shape()[nd - 2], cols = out.shape()[nd - 1];
   const int64_t n = out.numel();

@@ -1,15 +1,18 @@
-// CPU kernels of the index ops (gather, scatter, masked_fill) and of tril/triu.
+// CPU kernels of the index ops (gather, scatter, masked_fill) and of flip and tril/triu.
 // They move whole elements: only the reductions of scatter look at the dtype.
 // The ops layer (ops/gather_ops.cpp) has already checked shapes and dtypes; these
 // kernels still check every index they read, so bad input never reads or writes
 // out of bounds.
 #pragma once
 
+#include <vector>
+
 #include "core/tensor_impl.h"
+#include "ops/prims/index.h"
 
 namespace lucid::cpu {
 
-enum class ScatterReduce { Assign, Add, Multiply };
+using ops::ScatterReduce;
 
 // out[i][j][k] = src[index[i][j][k]][j][k] (dim = 0), over index's shape; out has
 // index's shape. RuntimeError for an index outside [0, src.size(dim)).
@@ -27,6 +30,9 @@ void scatter(TensorImpl& out, int64_t dim, const TensorImpl& index, const Tensor
 // out[i] = value where mask[i]; mask (bool) is already broadcast to out's shape and
 // value is a one-element tensor of out's dtype.
 void masked_fill(TensorImpl& out, const TensorImpl& mask, const TensorImpl& value);
+
+// out (contiguous) = src reversed along each of `dims` (wrapped, distinct).
+void flip(TensorImpl& out, const TensorImpl& src, const std::vector<int64_t>& dims);
 
 // Zeroes, in a contiguous tensor of >= 2 dims, the elements of each trailing matrix
 // above (lower=true: tril) or below (triu) the given diagonal.

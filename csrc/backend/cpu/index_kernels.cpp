@@ -144,28 +144,28 @@ void index_scatter(TensorImpl& self, const TensorImpl& values, const IndexPlan& 
   });
 }
 
-TensorPtr nonzero(const TensorImpl& t) {
-  // The cast to bool (core/copy.cpp) decides what is nonzero for every dtype:
-  // NaN is, -0.0 is not, a complex number is when either part is.
-  TensorPtr b = t.clone(Dtype::Bool, Device::cpu());
-  const auto* flags = reinterpret_cast<const uint8_t*>(b->host_ptr());
-  int64_t n = b->numel(), count = 0;
-  for (int64_t i = 0; i < n; ++i) count += flags[i] != 0;
-  int64_t nd = t.ndim();
-  TensorPtr out = TensorImpl::empty({count, nd}, Dtype::I64, Device::cpu());
-  auto* rows = reinterpret_cast<int64_t*>(out->host_ptr());
+int64_t count_true(const TensorImpl& flags) {
+  const auto* f = reinterpret_cast<const uint8_t*>(flags.host_ptr());
+  int64_t count = 0;
+  for (int64_t i = 0, n = flags.numel(); i < n; ++i) count += f[i] != 0;
+  return count;
+}
+
+void nonzero(TensorImpl& out, const TensorImpl& flags) {
+  const auto* f = reinterpret_cast<const uint8_t*>(flags.host_ptr());
+  const int64_t n = flags.numel(), nd = flags.ndim();
+  auto* rows = reinterpret_cast<int64_t*>(out.host_ptr());
   std::vector<int64_t> coord(nd, 0);
   for (int64_t i = 0; i < n; ++i) {
-    if (flags[i]) {
+    if (f[i]) {
       std::copy(coord.begin(), coord.end(), rows);  // (memcpy from an empty vector's null data is UB)
       rows += nd;
     }
     for (int64_t d = nd - 1; d >= 0; --d) {  // row-major odometer
-      if (++coord[d] < t.shape()[d]) break;
+      if (++coord[d] < flags.shape()[d]) break;
       coord[d] = 0;
     }
   }
-  return out;
 }
 
 }  // namespace lucid::cpu

@@ -32,7 +32,10 @@ void index_gather(TensorImpl& out, const TensorImpl& self, const IndexPlan& plan
 // has self's dtype and shape R (a broadcast view is fine).
 void index_scatter(TensorImpl& self, const TensorImpl& values, const IndexPlan& plan, bool accumulate);
 
-// The row-major coordinates of the nonzero elements of t: an (N, t.ndim) int64 tensor.
-TensorPtr nonzero(const TensorImpl& t);
+// nonzero's two passes over `flags`, a contiguous bool tensor (the input cast to bool,
+// which decides what is nonzero for every dtype): the number of true elements, then
+// their row-major coordinates into out (count, flags.ndim, int64).
+int64_t count_true(const TensorImpl& flags);
+void nonzero(TensorImpl& out, const TensorImpl& flags);
 
 }  // namespace lucid::cpu

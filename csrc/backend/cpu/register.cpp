@@ -7,6 +7,9 @@ void register_kernels() {
   register_reduce_kernels();
   register_linalg_kernels();
   register_spatial_kernels();
+  register_index_kernels();
+  register_shape_kernels();
+  register_creation_kernels();
 }
 
 }  // namespace lucid::cpu

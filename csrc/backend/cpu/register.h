@@ -13,5 +13,8 @@ void register_elementwise_kernels();
 void register_reduce_kernels();
 void register_linalg_kernels();
 void register_spatial_kernels();
+void register_index_kernels();
+void register_shape_kernels();
+void register_creation_kernels();
 
 }  // namespace lucid::cpu
