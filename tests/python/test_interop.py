@@ -153,11 +153,11 @@ def test_array_protocol():
     assert c.dtype == np.int16 and c.tolist() == [[1, 2], [3, 4]]
 
 
-def test_array_protocol_requires_grad():
-    with pytest.raises(RuntimeError) as te:
+def test_array_protocol_of_a_tensor_that_requires_grad():
+    # numpy()'s choice (upstream Lucid's): the data, where torch raises
+    with pytest.raises(RuntimeError):
         np.asarray(torch.ones(2, requires_grad=True))
-    with pytest.raises(type(te.value), match="requires grad"):
-        np.asarray(lucid.ones(2, requires_grad=True))
+    assert np.asarray(lucid.ones(2, requires_grad=True)).tolist() == [1.0, 1.0]
 
 
 # ---- DLPack with torch --------------------------------------------------------------------

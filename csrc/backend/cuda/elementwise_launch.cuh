@@ -24,11 +24,11 @@ namespace lucid::cuda {
 // The storage type a dtype's elements have in device code: complex64 is
 // ::cuda::std::complex<float> there (the same bytes as std::complex<float>).
 template <typename T>
-struct DeviceType { using type = T; };
+struct DeviceStorage { using type = T; };
 template <>
-struct DeviceType<complex64> { using type = ::cuda::std::complex<float>; };
+struct DeviceStorage<complex64> { using type = ::cuda::std::complex<float>; };
 template <typename T>
-using device_t = typename DeviceType<T>::type;
+using device_t = typename DeviceStorage<T>::type;
 
 template <typename C>
 C scalar_as(const Scalar& s) {

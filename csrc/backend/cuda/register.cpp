@@ -15,6 +15,8 @@ void register_runtime() {
 
 void register_kernels() {
   register_elementwise_kernels();
+  register_creation_kernels();
+  register_reduce_kernels();
 }
 
 }  // namespace lucid::cuda

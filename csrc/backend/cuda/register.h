@@ -15,5 +15,7 @@ void register_runtime();
 void register_kernels();
 // One per family, each in register_<family>.cpp beside the kernels it adapts.
 void register_elementwise_kernels();
+void register_creation_kernels();
+void register_reduce_kernels();
 
 }  // namespace lucid::cuda

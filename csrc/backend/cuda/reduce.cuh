@@ -1,0 +1,147 @@
+// The CUDA reduction engine: every (o, i) of a contiguous [outer, n, inner] block
+// reduced along n by a reducer R, deterministically (Note [Deterministic reductions]).
+//
+// A reducer provides
+//   using Acc;                                   a trivially copyable accumulator
+//   Acc init() const;                            the identity
+//   Acc load(int64_t e, int64_t j) const;        element e = (o * n + j) * inner + i, at j along n
+//   Acc combine(Acc a, Acc b) const;             associative; b's indices follow a's
+//   void store(int64_t out, Acc a) const;        the result of output out = o * inner + i
+//
+// Note [Deterministic reductions]
+// No atomics: each block reduces a fixed slice with a fixed tree, and when one output
+// is split over several blocks (few outputs, long rows: a full sum), the partial
+// results go to a scratch buffer that one thread per output combines in order. The
+// same input gives the same bits on every run, as on the CPU.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backend/cuda/check.h"
+#include "backend/cuda/device_guard.h"
+#include "backend/cuda/stream.h"
+#include "core/tensor_impl.h"
+
+namespace lucid::cuda {
+
+inline constexpr int kReduceThreads = 256;
+
+#if defined(__CUDACC__)
+
+// Tree reduction of one Acc per thread in shared memory; thread 0 gets the result.
+template <class R, typename Acc>
+__device__ Acc block_tree(const R& r, Acc* s, Acc a, int tid, int count) {
+  s[tid] = a;
+  __syncthreads();
+  for (int stride = count / 2; stride > 0; stride /= 2) {
+    if (tid < stride) s[tid] = r.combine(s[tid], s[tid + stride]);
+    __syncthreads();
+  }
+  Acc out = s[0];
+  __syncthreads();
+  return out;
+}
+
+// inner == 1: block (o, split) reduces its part of row o with 256 threads.
+template <class R>
+__global__ void __launch_bounds__(kReduceThreads) reduce_rows_kernel(R r, int64_t outer, int64_t n, int splits,
+                                                                     typename R::Acc* partial) {
+  using Acc = typename R::Acc;
+  __shared__ Acc s[kReduceThreads];
+  const int tid = threadIdx.x;
+  const int64_t chunk = (n + splits - 1) / splits;
+  const int64_t j0 = int64_t(blockIdx.y) * chunk, j1 = j0 + chunk < n ? j0 + chunk : n;
+  for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {
+    Acc a = r.init();
+    for (int64_t j = j0 + tid; j < j1; j += kReduceThreads) a = r.combine(a, r.load(o * n + j, j));
+    a = block_tree(r, s, a, tid, kReduceThreads);
+    if (tid == 0) {
+      if (splits == 1) r.store(o, a);
+      else partial[o * splits + blockIdx.y] = a;
+    }
+  }
+}
+
+// inner > 1: a block of 32 x 8 threads takes 32 neighbouring columns (coalesced) of
+// one o; its 8 rows of threads split n, then meet in shared memory.
+template <class R>
+__global__ void __launch_bounds__(kReduceThreads) reduce_cols_kernel(R r, int64_t outer, int64_t n, int64_t inner,
+                                                                     int splits, typename R::Acc* partial) {
+  using Acc = typename R::Acc;
+  __shared__ Acc s[8][32];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t i = int64_t(blockIdx.x) * 32 + tx;
+  const int64_t chunk = (n + splits - 1) / splits;
+  const int64_t j0 = int64_t(blockIdx.z) * chunk, j1 = j0 + chunk < n ? j0 + chunk : n;
+  for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
+    Acc a = r.init();
+    if (i < inner)
+      for (int64_t j = j0 + ty; j < j1; j += 8) a = r.combine(a, r.load((o * n + j) * inner + i, j));
+    s[ty][tx] = a;
+    __syncthreads();
+    for (int stride = 4; stride > 0; stride /= 2) {
+      if (ty < stride) s[ty][tx] = r.combine(s[ty][tx], s[ty + stride][tx]);
+      __syncthreads();
+    }
+    if (ty == 0 && i < inner) {
+      if (splits == 1) r.store(o * inner + i, s[0][tx]);
+      else partial[(o * inner + i) * splits + blockIdx.z] = s[0][tx];
+    }
+    __syncthreads();
+  }
+}
+
+// The second pass of split reductions: one thread per output, partials in order.
+template <class R>
+__global__ void reduce_partials_kernel(R r, int64_t outputs, int splits, const typename R::Acc* partial) {
+  for (int64_t out = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; out < outputs;
+       out += int64_t(gridDim.x) * blockDim.x) {
+    typename R::Acc a = partial[out * splits];
+    for (int k = 1; k < splits; ++k) a = r.combine(a, partial[out * splits + k]);
+    r.store(out, a);
+  }
+}
+
+// Runs r over the block on `device`'s stream.
+template <class R>
+void reduce_block(const R& r, int64_t outer, int64_t n, int64_t inner, int device) {
+  using Acc = typename R::Acc;
+  const int64_t outputs = outer * inner;
+  if (outputs == 0) return;
+  DeviceGuard guard(device);
+  cudaStream_t stream = cuda::stream(device);
+  // About four blocks per multiprocessor (132 on an H200) keep the memory busy; long
+  // reductions with fewer outputs than that are split, each part at least 4096 long.
+  constexpr int64_t kWantBlocks = 528;
+  const int64_t col_blocks = inner > 1 ? (inner + 31) / 32 * outer : outer;
+  int64_t splits = 1;
+  if (col_blocks < kWantBlocks && n > 4096)
+    splits = std::min<int64_t>({(kWantBlocks + col_blocks - 1) / col_blocks, (n + 4095) / 4096, 1024});
+  TensorPtr scratch;
+  Acc* partial = nullptr;
+  if (splits > 1) {
+    scratch = TensorImpl::empty({int64_t(outputs * splits * int64_t(sizeof(Acc)))}, Dtype::U8, Device::gpu(device));
+    partial = reinterpret_cast<Acc*>(scratch->data_ptr());
+  }
+  const int s = int(splits);
+  if (inner == 1) {
+    dim3 grid(unsigned(std::min<int64_t>(outer, 65535)), unsigned(s));
+    reduce_rows_kernel<R><<<grid, kReduceThreads, 0, stream>>>(r, outer, n, s, partial);
+  } else {
+    dim3 grid(unsigned((inner + 31) / 32), unsigned(std::min<int64_t>(outer, 65535)), unsigned(s));
+    reduce_cols_kernel<R><<<grid, dim3(32, 8), 0, stream>>>(r, outer, n, inner, s, partial);
+  }
+  LUCID_CUDA_CHECK(cudaGetLastError());
+  if (splits > 1) {
+    const unsigned blocks = unsigned(std::min<int64_t>((outputs + 255) / 256, 65535));
+    reduce_partials_kernel<R><<<blocks, 256, 0, stream>>>(r, outputs, s, partial);
+    LUCID_CUDA_CHECK(cudaGetLastError());
+  }
+  // scratch goes back to the caching allocator now: stream order keeps it alive for
+  // the kernels queued above (one stream per device).
+}
+
+#endif  // __CUDACC__
+
+}  // namespace lucid::cuda
