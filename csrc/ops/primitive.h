@@ -27,8 +27,13 @@ namespace lucid::ops {
 // ops/prims/<family>.h.
 #define LUCID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(ComplexAbs) X(Where)
 
+#define LUCID_NORM_PRIMITIVES(X)                                                                       \
+  X(NormMoments) X(NormAffine) X(NormGradSums) X(NormAffine2) X(BatchNormStats) X(BatchNormGradCoeffs) \
+  X(GroupNormStats) X(GroupNormGradCoeffs)
+
 #define LUCID_PRIMITIVES(X) \
-  LUCID_ELEMENTWISE_PRIMITIVES(X)
+  LUCID_ELEMENTWISE_PRIMITIVES(X) \
+  LUCID_NORM_PRIMITIVES(X)
 
 enum class Prim : uint16_t {
 #define LUCID_PRIM_ENUM(name) name,

@@ -4,6 +4,7 @@ namespace lucid::cpu {
 
 void register_kernels() {
   register_elementwise_kernels();
+  register_norm_kernels();
 }
 
 }  // namespace lucid::cpu
