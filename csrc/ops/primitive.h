@@ -31,9 +31,12 @@ namespace lucid::ops {
   X(NormMoments) X(NormAffine) X(NormGradSums) X(NormAffine2) X(BatchNormStats) X(BatchNormGradCoeffs) \
   X(GroupNormStats) X(GroupNormGradCoeffs)
 
+#define LUCID_OPTIM_PRIMITIVES(X) X(OptimStep)
+
 #define LUCID_PRIMITIVES(X) \
   LUCID_ELEMENTWISE_PRIMITIVES(X) \
-  LUCID_NORM_PRIMITIVES(X)
+  LUCID_NORM_PRIMITIVES(X) \
+  LUCID_OPTIM_PRIMITIVES(X)
 
 enum class Prim : uint16_t {
 #define LUCID_PRIM_ENUM(name) name,

@@ -11,5 +11,6 @@ void register_kernels();
 // One per family, each in register_<family>.cpp beside the kernels it adapts.
 void register_elementwise_kernels();
 void register_norm_kernels();
+void register_optim_kernels();
 
 }  // namespace lucid::cpu
