@@ -33,10 +33,14 @@ namespace lucid::ops {
 
 #define LUCID_OPTIM_PRIMITIVES(X) X(OptimStep)
 
+#define LUCID_RANDOM_PRIMITIVES(X)                                                                         \
+  X(RandomUniform) X(RandomNormal) X(RandomIntegers) X(RandomBernoulli) X(RandomPermutation) X(RandomCheck)
+
 #define LUCID_PRIMITIVES(X) \
   LUCID_ELEMENTWISE_PRIMITIVES(X) \
   LUCID_NORM_PRIMITIVES(X) \
-  LUCID_OPTIM_PRIMITIVES(X)
+  LUCID_OPTIM_PRIMITIVES(X) \
+  LUCID_RANDOM_PRIMITIVES(X)
 
 enum class Prim : uint16_t {
 #define LUCID_PRIM_ENUM(name) name,

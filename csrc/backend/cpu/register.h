@@ -12,5 +12,6 @@ void register_kernels();
 void register_elementwise_kernels();
 void register_norm_kernels();
 void register_optim_kernels();
+void register_random_kernels();
 
 }  // namespace lucid::cpu
