@@ -31,6 +31,10 @@ namespace lucid::ops {
   X(NormMoments) X(NormAffine) X(NormGradSums) X(NormAffine2) X(BatchNormStats) X(BatchNormGradCoeffs) \
   X(GroupNormStats) X(GroupNormGradCoeffs)
 
+#define LUCID_SEQ_PRIMITIVES(X)                                                                        \
+  X(NormRows) X(NormRowsBackward) X(LstmCell) X(LstmCellBackward) X(GruCell) X(GruCellBackward)       \
+  X(LstmLayer) X(LstmLayerBackward) X(GruLayer) X(GruLayerBackward) X(CtcLoss) X(CtcLossBackward)
+
 #define LUCID_OPTIM_PRIMITIVES(X) X(OptimStep)
 
 #define LUCID_RANDOM_PRIMITIVES(X)                                                                         \
@@ -39,6 +43,7 @@ namespace lucid::ops {
 #define LUCID_PRIMITIVES(X) \
   LUCID_ELEMENTWISE_PRIMITIVES(X) \
   LUCID_NORM_PRIMITIVES(X) \
+  LUCID_SEQ_PRIMITIVES(X) \
   LUCID_OPTIM_PRIMITIVES(X) \
   LUCID_RANDOM_PRIMITIVES(X)
 

@@ -11,6 +11,7 @@ void register_kernels();
 // One per family, each in register_<family>.cpp beside the kernels it adapts.
 void register_elementwise_kernels();
 void register_norm_kernels();
+void register_seq_kernels();
 void register_optim_kernels();
 void register_random_kernels();
 
