@@ -1,23 +1,16 @@
+// The optimizers' steps (ops/optim.h): the per-parameter numbers on the host, then
+// one OptimStep launch for the element loops of every parameter.
 #include "ops/optim.h"
 
+#include <algorithm>
 #include <cmath>
-#include <functional>
 
-#include "backend/cpu/optim_kernels.h"
 #include "core/error.h"
-#include "core/parallel.h"
-#include "ops/require_cpu.h"
+#include "ops/prims/optim.h"
 
 namespace lucid::ops::optim {
 
 namespace {
-
-namespace k = cpu::optim;
-
-// Elements per chunk of the one dispatch that covers every tensor of a step: big
-// enough that a chunk's loop dwarfs its scheduling, small enough that a few large
-// tensors still spread over the threads.
-constexpr int64_t kChunk = 1 << 16;
 
 // Every list that a step uses must pair with `params` one to one, each tensor like
 // its parameter. `name` is the optimizer's, for the messages.
@@ -31,7 +24,6 @@ void check(const char* name, const TensorList& params, const TensorList& grads,
   for (size_t i = 0; i < params.size(); ++i) {
     const TensorPtr& p = params[i];
     LUCID_CHECK(p && grads[i], ValueError, name, ": parameter ", i, " or its gradient is missing");
-    require_cpu(name, p);
     LUCID_CHECK(p->dtype() == Dtype::F32 || p->dtype() == Dtype::F64, TypeError, name,
                 ": parameters must be float32 or float64, but parameter ", i, " is ", dtype_name(p->dtype()));
     auto like = [&](const TensorPtr& t, const char* what) {
@@ -51,7 +43,9 @@ void check(const char* name, const TensorList& params, const TensorList& grads,
 
 // Per-parameter scalar state, kept as torch keeps it (one-element float32 CPU
 // tensors): `what` must pair with the parameters. Their values, to be read and
-// written in place (the tensors are marked as written).
+// written in place (the tensors are marked as written). They are host numbers on
+// every device: a step reads them here and passes what it derives by value in
+// OptimStep's arguments, so no kernel reads them.
 std::vector<float*> scalar_slots(const char* name, const char* what, const TensorList& list, size_t count) {
   LUCID_CHECK(list.size() == count, ValueError, name, ": got ", list.size(), " ", what, " values for ", count,
               " parameters");
@@ -74,44 +68,36 @@ std::vector<double> next_steps(const char* name, const TensorList& steps, size_t
   return t;
 }
 
-// Runs chunk(i, begin, end) over every parameter's elements, all in one dispatch,
-// then marks the parameters and states as written.
-void run(const TensorList& params, std::initializer_list<const TensorList*> states,
-         const std::function<void(size_t, int64_t, int64_t)>& chunk) {
-  struct Piece {
-    size_t tensor;
-    int64_t begin, end;
-  };
-  std::vector<Piece> pieces;
-  int64_t total = 0;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const int64_t n = params[i]->numel();
-    total += n;
-    for (int64_t b = 0; b < n; b += kChunk) pieces.push_back({i, b, std::min(n, b + kChunk)});
-  }
-  auto body = [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q) chunk(pieces[q].tensor, pieces[q].begin, pieces[q].end);
-  };
-  if (total < 2 * cpu::kParallelGrain) body(0, int64_t(pieces.size()));
-  else cpu::parallel_for(int64_t(pieces.size()), 1, body);
-  for (const TensorPtr& p : params) p->bump_version();
+using States = std::vector<const TensorList*>;
+
+// Launches one OptimStep over every parameter (outs: the parameters, then each
+// state list; ins: the gradients), then marks the parameters and states as written.
+void step(const TensorList& params, const TensorList& grads, const States& states, std::vector<StepArgs> args) {
+  if (params.empty()) return;
+  std::vector<TensorImpl*> outs;
+  std::vector<const TensorImpl*> ins;
+  outs.reserve(params.size() * (1 + states.size()));
+  for (const TensorPtr& p : params) outs.push_back(p.get());
+  for (const TensorList* list : states)
+    for (const TensorPtr& t : *list) outs.push_back(t.get());
+  for (const TensorPtr& g : grads) ins.push_back(g.get());
+  OptimStep p;
+  p.args = std::move(args);
+  launch(p, outs, ins);
+  for (const TensorPtr& t : params) t->bump_version();
   for (const TensorList* list : states)
     for (const TensorPtr& t : *list) t->bump_version();
 }
 
-// f(T{}) with T the element type of a float32 or float64 parameter.
-template <typename F>
-void with_type(const TensorPtr& p, F&& f) {
-  if (p->dtype() == Dtype::F32) f(float{});
-  else f(double{});
-}
-
-template <typename T>
-T* at(const TensorPtr& t, int64_t offset) {
-  return t ? host_data<T>(t) + offset : nullptr;
-}
-
 }  // namespace
+
+const char* OptimStep::name() const {
+  static constexpr const char* kNames[] = {"SGD",     "Adam",     "Adamax",  "NAdam", "RAdam",
+                                           "Adagrad", "Adadelta", "RMSprop", "Rprop", "ASGD"};
+  if (args.empty()) return "OptimStep";
+  if (const auto* a = std::get_if<AdamArgs>(&args[0]); a && a->decoupled) return "AdamW";
+  return kNames[args[0].index()];
+}
 
 void sgd(const TensorList& params, const TensorList& grads, const TensorList& momentum_buffers,
          const std::vector<bool>& fresh, const SgdOptions& o) {
@@ -120,14 +106,11 @@ void sgd(const TensorList& params, const TensorList& grads, const TensorList& mo
   else check("SGD", params, grads, {});
   LUCID_CHECK(!momentum || fresh.size() == params.size(), ValueError, "SGD: got ", fresh.size(),
               " fresh-buffer flags for ", params.size(), " parameters");
-  run(params, {&momentum_buffers}, [&](size_t i, int64_t b, int64_t e) {
-    const k::SgdArgs a{o.lr, o.momentum, o.dampening, o.weight_decay, o.nesterov, o.maximize, momentum && fresh[i]};
-    with_type(params[i], [&](auto z) {
-      using T = decltype(z);
-      k::sgd<T>(a, at<T>(params[i], b), at<T>(grads[i], b), momentum ? at<T>(momentum_buffers[i], b) : nullptr,
-                e - b);
-    });
-  });
+  std::vector<StepArgs> args;
+  for (size_t i = 0; i < params.size(); ++i)
+    args.push_back(SgdArgs{o.lr, o.momentum, o.dampening, o.weight_decay, o.nesterov, o.maximize,
+                           momentum && fresh[i]});
+  step(params, grads, momentum ? States{&momentum_buffers} : States{}, std::move(args));
 }
 
 void adam(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
@@ -140,29 +123,26 @@ void adam(const TensorList& params, const TensorList& grads, const TensorList& e
   else
     check(name, params, grads, {{"exp_avg", &exp_avgs}, {"exp_avg_sq", &exp_avg_sqs}});
   const std::vector<double> t = next_steps(name, steps, params.size());
-  run(params, {&exp_avgs, &exp_avg_sqs, &max_exp_avg_sqs}, [&](size_t i, int64_t b, int64_t e) {
+  std::vector<StepArgs> args;
+  for (size_t i = 0; i < params.size(); ++i) {
     const double bias1 = 1 - std::pow(o.beta1, t[i]), bias2 = 1 - std::pow(o.beta2, t[i]);
-    const k::AdamArgs a{o.lr,        o.beta1,           o.beta2,     o.eps,     o.weight_decay,
-                        o.lr / bias1, std::sqrt(bias2), o.decoupled, o.amsgrad, o.maximize};
-    with_type(params[i], [&](auto z) {
-      using T = decltype(z);
-      k::adam<T>(a, at<T>(params[i], b), at<T>(grads[i], b), at<T>(exp_avgs[i], b), at<T>(exp_avg_sqs[i], b),
-                 o.amsgrad ? at<T>(max_exp_avg_sqs[i], b) : nullptr, e - b);
-    });
-  });
+    args.push_back(AdamArgs{o.lr, o.beta1, o.beta2, o.eps, o.weight_decay, o.lr / bias1, std::sqrt(bias2),
+                            o.decoupled, o.amsgrad, o.maximize});
+  }
+  step(params, grads,
+       o.amsgrad ? States{&exp_avgs, &exp_avg_sqs, &max_exp_avg_sqs} : States{&exp_avgs, &exp_avg_sqs},
+       std::move(args));
 }
 
 void adamax(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
             const TensorList& exp_infs, const TensorList& steps, const AdamaxOptions& o) {
   check("Adamax", params, grads, {{"exp_avg", &exp_avgs}, {"exp_inf", &exp_infs}});
   const std::vector<double> t = next_steps("Adamax", steps, params.size());
-  run(params, {&exp_avgs, &exp_infs}, [&](size_t i, int64_t b, int64_t e) {
-    const k::AdamaxArgs a{o.beta1, o.beta2, o.eps, o.weight_decay, o.lr / (1 - std::pow(o.beta1, t[i])), o.maximize};
-    with_type(params[i], [&](auto z) {
-      using T = decltype(z);
-      k::adamax<T>(a, at<T>(params[i], b), at<T>(grads[i], b), at<T>(exp_avgs[i], b), at<T>(exp_infs[i], b), e - b);
-    });
-  });
+  std::vector<StepArgs> args;
+  for (size_t i = 0; i < params.size(); ++i)
+    args.push_back(
+        AdamaxArgs{o.beta1, o.beta2, o.eps, o.weight_decay, o.lr / (1 - std::pow(o.beta1, t[i])), o.maximize});
+  step(params, grads, {&exp_avgs, &exp_infs}, std::move(args));
 }
 
 void nadam(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
@@ -171,77 +151,59 @@ void nadam(const TensorList& params, const TensorList& grads, const TensorList& 
   check("NAdam", params, grads, {{"exp_avg", &exp_avgs}, {"exp_avg_sq", &exp_avg_sqs}});
   std::vector<float*> products = scalar_slots("NAdam", "mu_product", mu_products, params.size());
   const std::vector<double> t = next_steps("NAdam", steps, params.size());
-  std::vector<k::NadamArgs> args(params.size());
+  std::vector<StepArgs> args;
   for (size_t i = 0; i < params.size(); ++i) {
     const double mu = o.beta1 * (1 - 0.5 * std::pow(0.96, t[i] * o.momentum_decay));
     const double mu_next = o.beta1 * (1 - 0.5 * std::pow(0.96, (t[i] + 1) * o.momentum_decay));
     const double mu_product = *products[i] *= float(mu);  // a float32 running product, as torch keeps it
-    args[i] = {o.beta1,
-               o.beta2,
-               o.eps,
-               o.weight_decay,
-               o.lr,
-               1 - std::pow(o.beta2, t[i]),
-               o.lr * (1 - mu) / (1 - mu_product),
-               o.lr * mu_next / (1 - mu_product * mu_next),
-               o.decoupled,
-               o.maximize};
+    args.push_back(NadamArgs{o.beta1,
+                             o.beta2,
+                             o.eps,
+                             o.weight_decay,
+                             o.lr,
+                             1 - std::pow(o.beta2, t[i]),
+                             o.lr * (1 - mu) / (1 - mu_product),
+                             o.lr * mu_next / (1 - mu_product * mu_next),
+                             o.decoupled,
+                             o.maximize});
   }
-  run(params, {&exp_avgs, &exp_avg_sqs}, [&](size_t i, int64_t b, int64_t e) {
-    with_type(params[i], [&](auto z) {
-      using T = decltype(z);
-      k::nadam<T>(args[i], at<T>(params[i], b), at<T>(grads[i], b), at<T>(exp_avgs[i], b), at<T>(exp_avg_sqs[i], b),
-                  e - b);
-    });
-  });
+  step(params, grads, {&exp_avgs, &exp_avg_sqs}, std::move(args));
 }
 
 void radam(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
            const TensorList& exp_avg_sqs, const TensorList& steps, const RadamOptions& o) {
   check("RAdam", params, grads, {{"exp_avg", &exp_avgs}, {"exp_avg_sq", &exp_avg_sqs}});
   const std::vector<double> t = next_steps("RAdam", steps, params.size());
-  run(params, {&exp_avgs, &exp_avg_sqs}, [&](size_t i, int64_t b, int64_t e) {
+  std::vector<StepArgs> args;
+  for (size_t i = 0; i < params.size(); ++i) {
     const double bias1 = 1 - std::pow(o.beta1, t[i]), bias2 = 1 - std::pow(o.beta2, t[i]);
     const double rho_inf = 2 / (1 - o.beta2) - 1;
     const double rho_t = rho_inf - 2 * t[i] * std::pow(o.beta2, t[i]) / bias2;
     // The variance of the adaptive rate is tractable from rho_t > 5 (torch's rule).
     const double rect =
         rho_t > 5 ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) : -1;
-    const k::RadamArgs a{o.beta1, o.beta2, o.eps, o.weight_decay, o.lr, bias1, std::sqrt(bias2), rect,
-                         o.decoupled, o.maximize};
-    with_type(params[i], [&](auto z) {
-      using T = decltype(z);
-      k::radam<T>(a, at<T>(params[i], b), at<T>(grads[i], b), at<T>(exp_avgs[i], b), at<T>(exp_avg_sqs[i], b),
-                  e - b);
-    });
-  });
+    args.push_back(RadamArgs{o.beta1, o.beta2, o.eps, o.weight_decay, o.lr, bias1, std::sqrt(bias2), rect,
+                             o.decoupled, o.maximize});
+  }
+  step(params, grads, {&exp_avgs, &exp_avg_sqs}, std::move(args));
 }
 
 void adagrad(const TensorList& params, const TensorList& grads, const TensorList& sums, const TensorList& steps,
              const AdagradOptions& o) {
   check("Adagrad", params, grads, {{"sum", &sums}});
   const std::vector<double> t = next_steps("Adagrad", steps, params.size());
-  run(params, {&sums}, [&](size_t i, int64_t b, int64_t e) {
-    const k::AdagradArgs a{o.lr / (1 + (t[i] - 1) * o.lr_decay), o.eps, o.weight_decay, o.maximize};
-    with_type(params[i], [&](auto z) {
-      using T = decltype(z);
-      k::adagrad<T>(a, at<T>(params[i], b), at<T>(grads[i], b), at<T>(sums[i], b), e - b);
-    });
-  });
+  std::vector<StepArgs> args;
+  for (size_t i = 0; i < params.size(); ++i)
+    args.push_back(AdagradArgs{o.lr / (1 + (t[i] - 1) * o.lr_decay), o.eps, o.weight_decay, o.maximize});
+  step(params, grads, {&sums}, std::move(args));
 }
 
 void adadelta(const TensorList& params, const TensorList& grads, const TensorList& square_avgs,
               const TensorList& acc_deltas, const TensorList& steps, const AdadeltaOptions& o) {
   check("Adadelta", params, grads, {{"square_avg", &square_avgs}, {"acc_delta", &acc_deltas}});
   next_steps("Adadelta", steps, params.size());
-  const k::AdadeltaArgs a{o.lr, o.rho, o.eps, o.weight_decay, o.maximize};
-  run(params, {&square_avgs, &acc_deltas}, [&](size_t i, int64_t b, int64_t e) {
-    with_type(params[i], [&](auto z) {
-      using T = decltype(z);
-      k::adadelta<T>(a, at<T>(params[i], b), at<T>(grads[i], b), at<T>(square_avgs[i], b), at<T>(acc_deltas[i], b),
-                     e - b);
-    });
-  });
+  std::vector<StepArgs> args(params.size(), AdadeltaArgs{o.lr, o.rho, o.eps, o.weight_decay, o.maximize});
+  step(params, grads, {&square_avgs, &acc_deltas}, std::move(args));
 }
 
 void rmsprop(const TensorList& params, const TensorList& grads, const TensorList& square_avgs,
@@ -258,28 +220,20 @@ void rmsprop(const TensorList& params, const TensorList& grads, const TensorList
   else
     check("RMSprop", params, grads, {{"square_avg", &square_avgs}});
   next_steps("RMSprop", steps, params.size());
-  const k::RmspropArgs a{o.lr, o.alpha, o.eps, o.weight_decay, o.momentum, o.centered, o.maximize};
-  run(params, {&square_avgs, &grad_avgs, &momentum_buffers}, [&](size_t i, int64_t b, int64_t e) {
-    with_type(params[i], [&](auto z) {
-      using T = decltype(z);
-      k::rmsprop<T>(a, at<T>(params[i], b), at<T>(grads[i], b), at<T>(square_avgs[i], b),
-                    o.centered ? at<T>(grad_avgs[i], b) : nullptr, momentum ? at<T>(momentum_buffers[i], b) : nullptr,
-                    e - b);
-    });
-  });
+  States states{&square_avgs};
+  if (o.centered) states.push_back(&grad_avgs);
+  if (momentum) states.push_back(&momentum_buffers);
+  std::vector<StepArgs> args(params.size(),
+                             RmspropArgs{o.lr, o.alpha, o.eps, o.weight_decay, o.momentum, o.centered, o.maximize});
+  step(params, grads, states, std::move(args));
 }
 
 void rprop(const TensorList& params, const TensorList& grads, const TensorList& prevs,
            const TensorList& step_sizes, const TensorList& steps, const RpropOptions& o) {
   check("Rprop", params, grads, {{"prev", &prevs}, {"step_size", &step_sizes}});
   next_steps("Rprop", steps, params.size());
-  const k::RpropArgs a{o.eta_minus, o.eta_plus, o.step_min, o.step_max, o.maximize};
-  run(params, {&prevs, &step_sizes}, [&](size_t i, int64_t b, int64_t e) {
-    with_type(params[i], [&](auto z) {
-      using T = decltype(z);
-      k::rprop<T>(a, at<T>(params[i], b), at<T>(grads[i], b), at<T>(prevs[i], b), at<T>(step_sizes[i], b), e - b);
-    });
-  });
+  std::vector<StepArgs> args(params.size(), RpropArgs{o.eta_minus, o.eta_plus, o.step_min, o.step_max, o.maximize});
+  step(params, grads, {&prevs, &step_sizes}, std::move(args));
 }
 
 void asgd(const TensorList& params, const TensorList& grads, const TensorList& axs, const TensorList& etas,
@@ -288,19 +242,14 @@ void asgd(const TensorList& params, const TensorList& grads, const TensorList& a
   std::vector<float*> eta = scalar_slots("ASGD", "eta", etas, params.size());
   std::vector<float*> mu = scalar_slots("ASGD", "mu", mus, params.size());
   const std::vector<double> t = next_steps("ASGD", steps, params.size());
-  std::vector<k::AsgdArgs> args(params.size());
+  std::vector<StepArgs> args;
   for (size_t i = 0; i < params.size(); ++i) {
-    args[i] = {*eta[i], *mu[i], o.lambd, o.weight_decay, o.maximize};
+    args.push_back(AsgdArgs{*eta[i], *mu[i], o.lambd, o.weight_decay, o.maximize});
     // The next step's rates (torch's schedule), stored as float32 like torch's state.
     *eta[i] = float(o.lr / std::pow(1 + o.lambd * o.lr * t[i], o.alpha));
     *mu[i] = float(1 / std::max(1.0, t[i] - o.t0));
   }
-  run(params, {&axs}, [&](size_t i, int64_t b, int64_t e) {
-    with_type(params[i], [&](auto z) {
-      using T = decltype(z);
-      k::asgd<T>(args[i], at<T>(params[i], b), at<T>(grads[i], b), at<T>(axs[i], b), e - b);
-    });
-  });
+  step(params, grads, {&axs}, std::move(args));
 }
 
 }  // namespace lucid::ops::optim

@@ -7,7 +7,7 @@
 // Every list is indexed like `params`; state lists an optimizer does not use for
 // its options (max_exp_avg_sqs without amsgrad, momentum buffers without momentum)
 // are empty. `steps` are 0-d float32 tensors: each is incremented here and its new
-// value is the t of the bias corrections. Parameters are CPU float32 or float64
+// value is the t of the bias corrections. Parameters are float32 or float64
 // tensors, contiguous; gradients and states match their parameter in shape, dtype
 // and device.
 #pragma once

@@ -36,6 +36,19 @@ namespace lucid::ops {
 #define LUCID_SHAPE_PRIMITIVES(X) X(Flip) X(Tri)
 #define LUCID_CREATION_PRIMITIVES(X) X(Arange) X(Linspace) X(Eye)
 
+#define LUCID_NORM_PRIMITIVES(X)                                                                       \
+  X(NormMoments) X(NormAffine) X(NormGradSums) X(NormAffine2) X(BatchNormStats) X(BatchNormGradCoeffs) \
+  X(GroupNormStats) X(GroupNormGradCoeffs)
+
+#define LUCID_SEQ_PRIMITIVES(X)                                                                        \
+  X(NormRows) X(NormRowsBackward) X(LstmCell) X(LstmCellBackward) X(GruCell) X(GruCellBackward)       \
+  X(LstmLayer) X(LstmLayerBackward) X(GruLayer) X(GruLayerBackward) X(CtcLoss) X(CtcLossBackward)
+
+#define LUCID_OPTIM_PRIMITIVES(X) X(OptimStep)
+
+#define LUCID_RANDOM_PRIMITIVES(X)                                                                         \
+  X(RandomUniform) X(RandomNormal) X(RandomIntegers) X(RandomBernoulli) X(RandomPermutation) X(RandomCheck)
+
 #define LUCID_PRIMITIVES(X) \
   LUCID_ELEMENTWISE_PRIMITIVES(X) \
   LUCID_REDUCE_PRIMITIVES(X) \
@@ -43,7 +56,11 @@ namespace lucid::ops {
   LUCID_SPATIAL_PRIMITIVES(X) \
   LUCID_INDEX_PRIMITIVES(X) \
   LUCID_SHAPE_PRIMITIVES(X) \
-  LUCID_CREATION_PRIMITIVES(X)
+  LUCID_CREATION_PRIMITIVES(X) \
+  LUCID_NORM_PRIMITIVES(X) \
+  LUCID_SEQ_PRIMITIVES(X) \
+  LUCID_OPTIM_PRIMITIVES(X) \
+  LUCID_RANDOM_PRIMITIVES(X)
 
 enum class Prim : uint16_t {
 #define LUCID_PRIM_ENUM(name) name,

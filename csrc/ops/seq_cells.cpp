@@ -3,11 +3,10 @@
 // backward is a fused kernel from the saved activations when no graph is being built,
 // and the same derivatives written with differentiable ops under create_graph.
 #include "autograd/record.h"
-#include "backend/cpu/seq_kernels.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
+#include "ops/prims/seq.h"
 #include "ops/reduce_plan.h"
-#include "ops/require_cpu.h"
 #include "ops/seq_ops.h"
 #include "ops/shape_ops.h"
 #include "ops/views.h"
@@ -19,7 +18,7 @@ namespace {
 using autograd::Grads;
 
 Dtype compute_dtype(const char* name, const std::vector<TensorPtr>& ts) {
-  check_cpu_same_dtype(name, ts);
+  check_same_device_and_dtype(name, ts);
   const Dtype d = ts[0]->dtype();
   LUCID_CHECK(is_floating(d), RuntimeError, name, "(): expected floating-point inputs, got ", dtype_name(d));
   return d == Dtype::F64 ? Dtype::F64 : Dtype::F32;
@@ -34,11 +33,11 @@ TensorPtr one_minus(const TensorPtr& t) { return add(neg(t), Scalar(1.0)); }
 
 }  // namespace
 
-void check_cpu_same_dtype(const char* name, const std::vector<TensorPtr>& ts) {
+void check_same_device_and_dtype(const char* name, const std::vector<TensorPtr>& ts) {
   const Dtype d = ts[0]->dtype();
   for (const TensorPtr& t : ts) {
     if (!t) continue;
-    require_cpu(name, *t);
+    op_device(name, {ts[0].get(), t.get()});
     LUCID_CHECK(t->dtype() == d, RuntimeError, name, "(): expected all inputs to have dtype ", dtype_name(d),
                 ", got ", dtype_name(t->dtype()));
   }
@@ -65,12 +64,10 @@ std::vector<TensorPtr> lstm_cell_fused(const TensorPtr& gates, const TensorPtr& 
   const int64_t B = gates->shape()[0], H = gates->shape()[1] / 4;
   check_2d(name, c_prev, B, H, "c_prev");
   TensorPtr gc = contiguous_as(gates, ct), cp = contiguous_as(c_prev, ct);
-  TensorPtr h = TensorImpl::empty({B, H}, ct, Device::cpu()), c = TensorImpl::empty({B, H}, ct, Device::cpu());
-  TensorPtr act = TensorImpl::empty({B, 4 * H}, ct, Device::cpu());
-  if (ct == Dtype::F32)
-    cpu::lstm_cell_forward<float>(host_data<float>(gc), host_data<float>(cp), host_data<float>(h), host_data<float>(c), host_data<float>(act), B, H);
-  else
-    cpu::lstm_cell_forward<double>(host_data<double>(gc), host_data<double>(cp), host_data<double>(h), host_data<double>(c), host_data<double>(act), B, H);
+  const Device device = gates->device();
+  TensorPtr h = TensorImpl::empty({B, H}, ct, device), c = TensorImpl::empty({B, H}, ct, device);
+  TensorPtr act = TensorImpl::empty({B, 4 * H}, ct, device);
+  launch(LstmCell{}, {h.get(), c.get(), act.get()}, {gc.get(), cp.get()});
   const Dtype od = gates->dtype();
   if (od != ct) {
     h = h->clone(od);
@@ -82,13 +79,8 @@ std::vector<TensorPtr> lstm_cell_fused(const TensorPtr& gates, const TensorPtr& 
       if (autograd::grad_enabled()) return lstm_cell_grads_with_ops(gs, cps, g[0], g[1]);
       TensorPtr acts = n.saved(2), cs = contiguous_as(n.saved(3), ct), cpc = contiguous_as(cps, ct);
       TensorPtr gh = contiguous_as(g[0], ct), gcc = contiguous_as(g[1], ct);
-      TensorPtr dg = TensorImpl::empty({B, 4 * H}, ct, Device::cpu()), dcp = TensorImpl::empty({B, H}, ct, Device::cpu());
-      if (ct == Dtype::F32)
-        cpu::lstm_cell_backward<float>(host_data<float>(gh), host_data<float>(gcc), host_data<float>(acts), host_data<float>(cs), host_data<float>(cpc),
-                                       host_data<float>(dg), host_data<float>(dcp), B, H);
-      else
-        cpu::lstm_cell_backward<double>(host_data<double>(gh), host_data<double>(gcc), host_data<double>(acts), host_data<double>(cs),
-                                        host_data<double>(cpc), host_data<double>(dg), host_data<double>(dcp), B, H);
+      TensorPtr dg = TensorImpl::empty({B, 4 * H}, ct, device), dcp = TensorImpl::empty({B, H}, ct, device);
+      launch(LstmCellBackward{}, {dg.get(), dcp.get()}, {gh.get(), gcc.get(), acts.get(), cs.get(), cpc.get()});
       return Grads{dg, dcp};
     });
     node->save(gates);
@@ -121,12 +113,10 @@ TensorPtr gru_cell_fused(const TensorPtr& gx, const TensorPtr& gh, const TensorP
   check_2d(name, gh, B, 3 * H, "hidden gates");
   check_2d(name, h_prev, B, H, "h_prev");
   TensorPtr xc = contiguous_as(gx, ct), hc = contiguous_as(gh, ct), hp = contiguous_as(h_prev, ct);
-  TensorPtr h = TensorImpl::empty({B, H}, ct, Device::cpu());
-  TensorPtr act = TensorImpl::empty({B, 3 * H}, ct, Device::cpu());
-  if (ct == Dtype::F32)
-    cpu::gru_cell_forward<float>(host_data<float>(xc), host_data<float>(hc), host_data<float>(hp), host_data<float>(h), host_data<float>(act), B, H);
-  else
-    cpu::gru_cell_forward<double>(host_data<double>(xc), host_data<double>(hc), host_data<double>(hp), host_data<double>(h), host_data<double>(act), B, H);
+  const Device device = gx->device();
+  TensorPtr h = TensorImpl::empty({B, H}, ct, device);
+  TensorPtr act = TensorImpl::empty({B, 3 * H}, ct, device);
+  launch(GruCell{}, {h.get(), act.get()}, {xc.get(), hc.get(), hp.get()});
   if (gx->dtype() != ct) h = h->clone(gx->dtype());
   if (autograd::needs_grad({&gx, &gh, &h_prev})) {
     auto node = autograd::record("GruCellBackward0", {gx, gh, h_prev}, {h}, [=](const Node& n, const Grads& g) {
@@ -134,15 +124,10 @@ TensorPtr gru_cell_fused(const TensorPtr& gx, const TensorPtr& gh, const TensorP
       if (autograd::grad_enabled()) return gru_cell_grads_with_ops(xs, hs, hps, g[0]);
       TensorPtr acts = n.saved(3), hsc = contiguous_as(hs, ct), hpc = contiguous_as(hps, ct);
       TensorPtr dh = contiguous_as(g[0], ct);
-      TensorPtr dgx = TensorImpl::empty({B, 3 * H}, ct, Device::cpu());
-      TensorPtr dgh = TensorImpl::empty({B, 3 * H}, ct, Device::cpu());
-      TensorPtr dhp = TensorImpl::empty({B, H}, ct, Device::cpu());
-      if (ct == Dtype::F32)
-        cpu::gru_cell_backward<float>(host_data<float>(dh), host_data<float>(acts), host_data<float>(hsc), host_data<float>(hpc), host_data<float>(dgx),
-                                      host_data<float>(dgh), host_data<float>(dhp), B, H);
-      else
-        cpu::gru_cell_backward<double>(host_data<double>(dh), host_data<double>(acts), host_data<double>(hsc), host_data<double>(hpc),
-                                       host_data<double>(dgx), host_data<double>(dgh), host_data<double>(dhp), B, H);
+      TensorPtr dgx = TensorImpl::empty({B, 3 * H}, ct, device);
+      TensorPtr dgh = TensorImpl::empty({B, 3 * H}, ct, device);
+      TensorPtr dhp = TensorImpl::empty({B, H}, ct, device);
+      launch(GruCellBackward{}, {dgx.get(), dgh.get(), dhp.get()}, {dh.get(), acts.get(), hsc.get(), hpc.get()});
       return Grads{dgx, dgh, dhp};
     });
     node->save(gx);

@@ -2,19 +2,16 @@
 //
 // Why: recorded step by step, a layer costs T addmm nodes whose backward makes two
 // small gemms per step plus T accumulations of a [4H, H] gradient for w_hh. Here the
-// forward loop runs in C++ (per step: copy the step's input projection, one gemm
+// forward loop is one primitive (per step: copy the step's input projection, one gemm
 // adding h @ w_hh^T, the fused cell kernel), keeping every step's activations; the
-// backward runs the reverse loop (the fused cell backward and one gemm for dh) and
-// then forms d w_hh = dGates^T @ H_prev as ONE large gemm over all T * B rows.
+// backward is another (the reverse loop of the fused cell backward and one gemm for
+// dh, then d w_hh = dGates^T @ H_prev as ONE large gemm over all T * B rows).
 // Under create_graph the backward is the same recurrence written with differentiable
 // ops, so double backward works.
-#include <cstring>
-
 #include "autograd/record.h"
-#include "backend/cpu/blas.h"
-#include "backend/cpu/seq_kernels.h"
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
+#include "ops/prims/seq.h"
 #include "ops/reduce_plan.h"
 #include "ops/seq_ops.h"
 #include "ops/shape_ops.h"
@@ -25,55 +22,6 @@ namespace lucid::ops {
 namespace {
 
 using autograd::Grads;
-
-template <class T>
-void forward_loop(const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& c0, const TensorPtr& w_t,
-                  const TensorPtr& out, const TensorPtr& cs, const TensorPtr& act, bool reverse) {
-  const int64_t Tn = gx->shape()[0], B = gx->shape()[1], G = gx->shape()[2], H = G / 4;
-  TensorPtr h_prev = h0, c_prev = c0;
-  const cpu::RepeatedRhs w_hh(*w_t, B);  // packed once for the T products
-  for (int64_t k = 0; k < Tn; ++k) {
-    const int64_t t = step_at(k, Tn, reverse);
-    TensorPtr gates = select(act, 0, t);  // the gates are built in place of the activations
-    std::memcpy(host_data<T>(gates), host_data<T>(gx) + t * B * G, sizeof(T) * B * G);
-    w_hh.gemm(*gates, *h_prev, Scalar(1.0));
-    TensorPtr h = select(out, 0, t), c = select(cs, 0, t);
-    cpu::lstm_cell_forward<T>(host_data<T>(gates), host_data<T>(c_prev), host_data<T>(h), host_data<T>(c), host_data<T>(gates), B, H);
-    h_prev = h;
-    c_prev = c;
-  }
-}
-
-template <class T>
-Grads backward_loop(const TensorPtr& g_out, const TensorPtr& g_h, const TensorPtr& g_c, const TensorPtr& h0,
-                    const TensorPtr& c0, const TensorPtr& w, const TensorPtr& out, const TensorPtr& cs,
-                    const TensorPtr& act, bool reverse, Dtype ct) {
-  const int64_t Tn = act->shape()[0], B = act->shape()[1], G = act->shape()[2], H = G / 4;
-  TensorPtr dgx = TensorImpl::empty({Tn, B, G}, ct, Device::cpu());
-  TensorPtr hprev = TensorImpl::empty({Tn, B, H}, ct, Device::cpu());
-  TensorPtr dh = g_h->clone(ct), dc = g_c->clone(ct);
-  TensorPtr dc_next = TensorImpl::empty({B, H}, ct, Device::cpu());
-  const T* go = host_data<T>(g_out);
-  const cpu::RepeatedRhs w_hh(*w, B);
-  for (int64_t k = Tn - 1; k >= 0; --k) {
-    const int64_t t = step_at(k, Tn, reverse);
-    const int64_t tp = k == 0 ? -1 : step_at(k - 1, Tn, reverse);
-    T* dhp = host_data<T>(dh);
-    const T* got = go + t * B * H;
-    for (int64_t i = 0; i < B * H; ++i) dhp[i] += got[i];
-    const T* cprev = tp < 0 ? host_data<T>(c0) : host_data<T>(cs) + tp * B * H;
-    const T* hp = tp < 0 ? host_data<T>(h0) : host_data<T>(out) + tp * B * H;
-    std::memcpy(host_data<T>(hprev) + t * B * H, hp, sizeof(T) * B * H);
-    TensorPtr dg = select(dgx, 0, t);
-    cpu::lstm_cell_backward<T>(dhp, host_data<T>(dc), host_data<T>(act) + t * B * G, host_data<T>(cs) + t * B * H, cprev, host_data<T>(dg),
-                               host_data<T>(dc_next), B, H);
-    w_hh.gemm(*dh, *dg, Scalar(0.0));  // dh_prev = dgates @ w_hh
-    std::swap(dc, dc_next);
-  }
-  TensorPtr dw = TensorImpl::empty({G, H}, ct, Device::cpu());
-  cpu::gemm(*dw, *transpose(view(dgx, {Tn * B, G}), 0, 1), *view(hprev, {Tn * B, H}), Scalar(1.0), Scalar(0.0));
-  return {dgx, dh, dc, dw};
-}
 
 // The same backward with differentiable ops, from the inputs (create_graph).
 Grads backward_with_ops(const Grads& g, const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& c0,
@@ -112,7 +60,7 @@ Grads backward_with_ops(const Grads& g, const TensorPtr& gx, const TensorPtr& h0
 std::vector<TensorPtr> lstm_layer(const TensorPtr& gx, const TensorPtr& h0, const TensorPtr& c0,
                                   const TensorPtr& w_hh, bool reverse) {
   const char* name = "lstm_layer";
-  check_cpu_same_dtype(name, {gx, h0, c0, w_hh});
+  check_same_device_and_dtype(name, {gx, h0, c0, w_hh});
   const Dtype ct = gx->dtype();
   LUCID_CHECK(ct == Dtype::F32 || ct == Dtype::F64, RuntimeError, name, "(): float32 or float64 only, got ",
               dtype_name(ct));
@@ -124,14 +72,13 @@ std::vector<TensorPtr> lstm_layer(const TensorPtr& gx, const TensorPtr& h0, cons
               shape_str(h0->shape()), ", ", shape_str(c0->shape()), ", ", shape_str(w_hh->shape()));
   TensorPtr gxc = contiguous_as(gx, ct), h0c = contiguous_as(h0, ct), c0c = contiguous_as(c0, ct);
   TensorPtr wc = contiguous_as(w_hh, ct);
-  TensorPtr out = TensorImpl::empty({Tn, B, H}, ct, Device::cpu());
-  TensorPtr cs = TensorImpl::empty({Tn, B, H}, ct, Device::cpu());
-  TensorPtr act = TensorImpl::empty({Tn, B, G}, ct, Device::cpu());
-  TensorPtr w_t = transpose(wc, 0, 1);
-  if (ct == Dtype::F32)
-    forward_loop<float>(gxc, h0c, c0c, w_t, out, cs, act, reverse);
-  else
-    forward_loop<double>(gxc, h0c, c0c, w_t, out, cs, act, reverse);
+  const Device device = gx->device();
+  TensorPtr out = TensorImpl::empty({Tn, B, H}, ct, device);
+  TensorPtr cs = TensorImpl::empty({Tn, B, H}, ct, device);
+  TensorPtr act = TensorImpl::empty({Tn, B, G}, ct, device);
+  LstmLayer p;
+  p.reverse = reverse;
+  launch(p, {out.get(), cs.get(), act.get()}, {gxc.get(), h0c.get(), c0c.get(), wc.get()});
   const int64_t last = step_at(Tn - 1, Tn, reverse);
   TensorPtr h_n = select(out, 0, last)->clone(ct), c_n = select(cs, 0, last)->clone(ct);
   if (autograd::needs_grad({&gx, &h0, &c0, &w_hh})) {
@@ -142,8 +89,14 @@ std::vector<TensorPtr> lstm_layer(const TensorPtr& gx, const TensorPtr& h0, cons
       TensorPtr outs = n.saved(4), css = n.saved(5), acts = n.saved(6);
       TensorPtr go = contiguous_as(g[0], ct), gh = contiguous_as(g[1], ct), gc = contiguous_as(g[2], ct);
       TensorPtr h0x = contiguous_as(h0s, ct), c0x = contiguous_as(c0s, ct), wx = contiguous_as(ws, ct);
-      if (ct == Dtype::F32) return backward_loop<float>(go, gh, gc, h0x, c0x, wx, outs, css, acts, reverse, ct);
-      return backward_loop<double>(go, gh, gc, h0x, c0x, wx, outs, css, acts, reverse, ct);
+      TensorPtr dgx = TensorImpl::empty({Tn, B, G}, ct, device);
+      TensorPtr dh = TensorImpl::empty({B, H}, ct, device), dc = TensorImpl::empty({B, H}, ct, device);
+      TensorPtr dw = TensorImpl::empty({G, H}, ct, device);
+      LstmLayerBackward p;
+      p.reverse = reverse;
+      launch(p, {dgx.get(), dh.get(), dc.get(), dw.get()},
+             {go.get(), gh.get(), gc.get(), h0x.get(), c0x.get(), wx.get(), outs.get(), css.get(), acts.get()});
+      return Grads{dgx, dh, dc, dw};
     });
     node->save(gx);
     node->save(h0);

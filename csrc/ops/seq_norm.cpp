@@ -3,12 +3,11 @@
 // kernel when no graph is being built (the usual loss.backward()), and the same formula
 // written with differentiable ops under create_graph, so double backward works.
 #include "autograd/record.h"
-#include "backend/cpu/seq_kernels.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
+#include "ops/prims/seq.h"
 #include "ops/reduce.h"
 #include "ops/reduce_plan.h"
-#include "ops/require_cpu.h"
 #include "ops/seq_ops.h"
 
 namespace lucid::ops {
@@ -33,17 +32,27 @@ Grads norm_grads_with_ops(const TensorPtr& g, const TensorPtr& x, const TensorPt
   return Grads{dx, w ? mul(g, xhat) : nullptr, has_b ? g : nullptr};
 }
 
-template <class T>
-Grads norm_grads_fused(const TensorPtr& g0, const TensorPtr& x0, const TensorPtr& w0, bool want_w, bool has_b,
-                       const Shape& bias_shape, const TensorPtr& mean_t, const TensorPtr& rstd_t, int64_t rows, int64_t n, Dtype ct,
+// The fused backward, from the saved row statistics.
+Grads norm_grads_fused(const TensorPtr& g0, const TensorPtr& x0, const TensorPtr& w0, bool has_b,
+                       const Shape& bias_shape, const TensorPtr& mean_t, const TensorPtr& rstd_t, int64_t n, Dtype ct,
                        bool rms) {
   TensorPtr g = contiguous_as(g0, ct), x = contiguous_as(x0, ct);
   TensorPtr w = w0 ? contiguous_as(w0, ct) : nullptr;
-  TensorPtr dx = TensorImpl::empty(x->shape(), ct, Device::cpu());
-  TensorPtr dw = w && want_w ? TensorImpl::empty(w0->shape(), ct, Device::cpu()) : nullptr;
-  TensorPtr db = has_b ? TensorImpl::empty(bias_shape, ct, Device::cpu()) : nullptr;
-  cpu::norm_rows_backward<T>(host_data<T>(g), host_data<T>(x), host_data<T>(w), host_data<T>(mean_t),
-                             host_data<T>(rstd_t), host_data<T>(dx), host_data<T>(dw), host_data<T>(db), rows, n, rms);
+  TensorPtr dx = TensorImpl::empty(x->shape(), ct, x->device());
+  TensorPtr dw = w ? TensorImpl::empty(w0->shape(), ct, x->device()) : nullptr;
+  TensorPtr db = has_b ? TensorImpl::empty(bias_shape, ct, x->device()) : nullptr;
+  NormRowsBackward p;
+  p.n = n;
+  p.rms = rms;
+  p.has_weight = bool(w);
+  p.has_bias = has_b;
+  std::vector<TensorImpl*> outs{dx.get()};
+  for (const TensorPtr& t : {dw, db})
+    if (t) outs.push_back(t.get());
+  std::vector<const TensorImpl*> ins{g.get(), x.get()};
+  for (const TensorPtr& t : {w, mean_t, rstd_t})
+    if (t) ins.push_back(t.get());
+  launch(p, outs, ins);
   return Grads{dx, dw, db};
 }
 
@@ -52,32 +61,37 @@ Grads norm_grads_fused(const TensorPtr& g0, const TensorPtr& x0, const TensorPtr
 TensorPtr norm_last_dims(const TensorPtr& x, int64_t k, const TensorPtr& weight, const TensorPtr& bias, double eps,
                          bool rms) {
   const char* name = rms ? "rms_norm" : "layer_norm";
-  require_cpu(name, *x);
   LUCID_CHECK(is_floating(x->dtype()), RuntimeError, name, "(): expected a floating-point input, got ",
               dtype_name(x->dtype()));
   LUCID_CHECK(k >= 0 && k <= x->ndim(), RuntimeError, name, "(): cannot normalise over the last ", k,
               " dims of an input with ", x->ndim(), " dims");
+  const Device device = op_device(name, {x.get(), weight.get(), bias.get()});
   int64_t n = 1;
   for (int64_t d = x->ndim() - k; d < x->ndim(); ++d) n *= x->shape()[d];
   for (const TensorPtr* p : {&weight, &bias})
-    if (*p) {
-      require_cpu(name, **p);
+    if (*p)
       LUCID_CHECK((*p)->numel() == n, RuntimeError, name, "(): weight/bias must have ", n,
                   " elements (the normalized shape), got shape ", shape_str((*p)->shape()));
-    }
   const Dtype ct = x->dtype() == Dtype::F64 ? Dtype::F64 : Dtype::F32;
   const int64_t rows = n == 0 ? 0 : x->numel() / n;
   TensorPtr xc = contiguous_as(x, ct);
   TensorPtr wc = weight ? contiguous_as(weight, ct) : nullptr, bc = bias ? contiguous_as(bias, ct) : nullptr;
-  TensorPtr y = TensorImpl::empty(x->shape(), ct, Device::cpu());
-  TensorPtr mean_t = rms ? nullptr : TensorImpl::empty({rows}, ct, Device::cpu());
-  TensorPtr rstd_t = TensorImpl::empty({rows}, ct, Device::cpu());
-  if (ct == Dtype::F32)
-    cpu::norm_rows_forward<float>(host_data<float>(xc), host_data<float>(wc), host_data<float>(bc),
-                                  host_data<float>(y), host_data<float>(mean_t), host_data<float>(rstd_t), rows, n, eps, rms);
-  else
-    cpu::norm_rows_forward<double>(host_data<double>(xc), host_data<double>(wc), host_data<double>(bc),
-                                   host_data<double>(y), host_data<double>(mean_t), host_data<double>(rstd_t), rows, n, eps, rms);
+  TensorPtr y = TensorImpl::empty(x->shape(), ct, device);
+  TensorPtr mean_t = rms ? nullptr : TensorImpl::empty({rows}, ct, device);
+  TensorPtr rstd_t = TensorImpl::empty({rows}, ct, device);
+  NormRows p;
+  p.n = n;
+  p.eps = eps;
+  p.rms = rms;
+  p.has_weight = bool(weight);
+  p.has_bias = bool(bias);
+  std::vector<TensorImpl*> outs{y.get()};
+  if (mean_t) outs.push_back(mean_t.get());
+  outs.push_back(rstd_t.get());
+  std::vector<const TensorImpl*> ins{xc.get()};
+  for (const TensorPtr& t : {wc, bc})
+    if (t) ins.push_back(t.get());
+  launch(p, outs, ins);
   TensorPtr out = ct == x->dtype() ? y : y->clone(x->dtype());
   if (autograd::needs_grad({&x, &weight, &bias})) {
     const bool has_w = weight != nullptr, has_b = bias != nullptr;
@@ -86,10 +100,7 @@ TensorPtr norm_last_dims(const TensorPtr& x, int64_t k, const TensorPtr& weight,
                                  [=](const Node& nd, const Grads& g) {
       TensorPtr xs = nd.saved(0), ws = has_w ? nd.saved(1) : nullptr;
       if (autograd::grad_enabled()) return norm_grads_with_ops(g[0], xs, ws, has_b, k, eps, rms);
-      TensorPtr ms = nd.saved(2), rs = nd.saved(3);
-      if (ct == Dtype::F32)
-        return norm_grads_fused<float>(g[0], xs, ws, has_w, has_b, bshape, ms, rs, rows, n, ct, rms);
-      return norm_grads_fused<double>(g[0], xs, ws, has_w, has_b, bshape, ms, rs, rows, n, ct, rms);
+      return norm_grads_fused(g[0], xs, ws, has_b, bshape, nd.saved(2), nd.saved(3), n, ct, rms);
     });
     node->save(x);
     node->save(weight);

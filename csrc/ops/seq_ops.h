@@ -1,5 +1,5 @@
-// The sequence-layer ops of issue 5 with fused CPU kernels: layer_norm / rms_norm
-// and the pointwise LSTM / GRU cells (ops/seq_norm.cpp, ops/seq_cells.cpp).
+// The sequence-layer ops of issue 5 with fused kernels (ops/prims/seq.h): layer_norm /
+// rms_norm and the pointwise LSTM / GRU cells (ops/seq_norm.cpp, ops/seq_cells.cpp).
 #pragma once
 
 #include <vector>
@@ -13,13 +13,13 @@ namespace lucid::ops {
 TensorPtr norm_last_dims(const TensorPtr& x, int64_t norm_ndim, const TensorPtr& weight, const TensorPtr& bias,
                          double eps, bool rms);
 
-// Every tensor (nulls skipped) is on the CPU and has the first one's dtype, else a
+// Every tensor (nulls skipped) is on the first one's device and has its dtype, else a
 // RuntimeError naming `name` (seq_cells.cpp).
-void check_cpu_same_dtype(const char* name, const std::vector<TensorPtr>& ts);
+void check_same_device_and_dtype(const char* name, const std::vector<TensorPtr>& ts);
 
 // The time step that step k of a layer's loop over T steps handles (from the end
 // for a reverse direction): the LSTM and GRU layers (seq_lstm_layer.cpp,
-// seq_gru_layer.cpp).
+// seq_gru_layer.cpp, and their loops in backend/cpu/seq_layers.cpp).
 inline int64_t step_at(int64_t k, int64_t T, bool reverse) { return reverse ? T - 1 - k : k; }
 
 // gates [B, 4H] (i, f, g, o pre-activations, biases included), c_prev [B, H] -> {h, c}.

@@ -1,4 +1,4 @@
-// Philox generator and the CPU random kernels: known answers, determinism, state
+// Philox generator and the random ops on the CPU: known answers, determinism, state
 // round-trips, distribution moments and the PyTorch-style argument errors.
 #include <gtest/gtest.h>
 
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/random.h"
 #include "core/generator.h"
 #include "core/philox.h"
 #include "core/tensor_impl.h"
+#include "ops/random.h"
 
 using namespace lucid;
 
@@ -126,9 +126,9 @@ TEST(Random, DeterministicAndCounterBased) {
   Generator a(42), b(42), c(43);
   auto ta = cpu_tensor(1001, Dtype::F32), tb = cpu_tensor(1001, Dtype::F32),
        tc = cpu_tensor(1001, Dtype::F32);
-  cpu::uniform_(*ta, 0, 1, a);
-  cpu::uniform_(*tb, 0, 1, b);
-  cpu::uniform_(*tc, 0, 1, c);
+  ops::uniform_(ta, 0, 1, a);
+  ops::uniform_(tb, 0, 1, b);
+  ops::uniform_(tc, 0, 1, c);
   EXPECT_EQ(values<float>(*ta), values<float>(*tb));
   EXPECT_NE(values<float>(*ta), values<float>(*tc));
   EXPECT_EQ(a.offset(), 251u);  // ceil(1001 / 4) blocks
@@ -136,27 +136,27 @@ TEST(Random, DeterministicAndCounterBased) {
   // Element i depends only on (seed, offset, i): a shorter draw is a prefix.
   Generator p(42);
   auto shorter = cpu_tensor(7, Dtype::F32);
-  cpu::uniform_(*shorter, 0, 1, p);
+  ops::uniform_(shorter, 0, 1, p);
   auto full = values<float>(*ta);
   EXPECT_EQ(values<float>(*shorter), std::vector<float>(full.begin(), full.begin() + 7));
 
   // The next draw uses new counters.
-  cpu::uniform_(*tb, 0, 1, b);
+  ops::uniform_(tb, 0, 1, b);
   EXPECT_NE(values<float>(*ta), values<float>(*tb));
 }
 
 TEST(Random, StateRoundTripReplays) {
   Generator g(5);
   auto t = cpu_tensor(100, Dtype::F64);
-  cpu::normal_(*t, 0, 1, g);
+  ops::normal_(t, 0, 1, g);
   std::vector<uint8_t> state = g.get_state();
   auto first = cpu_tensor(100, Dtype::F64), second = cpu_tensor(100, Dtype::I64);
-  cpu::normal_(*first, 0, 1, g);
-  cpu::random_(*second, 0, 1000, g);
+  ops::normal_(first, 0, 1, g);
+  ops::random_(second, 0, 1000, g);
   g.set_state(state);
   auto first2 = cpu_tensor(100, Dtype::F64), second2 = cpu_tensor(100, Dtype::I64);
-  cpu::normal_(*first2, 0, 1, g);
-  cpu::random_(*second2, 0, 1000, g);
+  ops::normal_(first2, 0, 1, g);
+  ops::random_(second2, 0, 1000, g);
   EXPECT_EQ(values<double>(*first), values<double>(*first2));
   EXPECT_EQ(values<int64_t>(*second), values<int64_t>(*second2));
 }
@@ -165,8 +165,8 @@ TEST(Random, UniformMomentsAndBounds) {
   const int64_t n = 100000;
   Generator g(1);
   auto f32 = cpu_tensor(n, Dtype::F32), f64 = cpu_tensor(n, Dtype::F64);
-  cpu::uniform_(*f32, 2, 5, g);
-  cpu::uniform_(*f64, 2, 5, g);
+  ops::uniform_(f32, 2, 5, g);
+  ops::uniform_(f64, 2, 5, g);
   // Mean 3.5, variance 9/12; standard error of the mean sqrt(0.75 / n) ~ 0.0027.
   for (const Moments& m : {moments(values<float>(*f32)), moments(values<double>(*f64))}) {
     EXPECT_NEAR(m.mean, 3.5, 5 * std::sqrt(0.75 / n));
@@ -177,13 +177,13 @@ TEST(Random, UniformMomentsAndBounds) {
 
   // Half-open even where the 16-bit rounding would reach `to`.
   auto h = cpu_tensor(20000, Dtype::F16), bf = cpu_tensor(20000, Dtype::BF16);
-  cpu::uniform_(*h, 1, 2, g);
-  cpu::uniform_(*bf, 1, 2, g);
+  ops::uniform_(h, 1, 2, g);
+  ops::uniform_(bf, 1, 2, g);
   for (Half x : values<Half>(*h)) ASSERT_TRUE(float(x) >= 1.0f && float(x) < 2.0f) << float(x);
   for (BFloat16 x : values<BFloat16>(*bf)) ASSERT_TRUE(float(x) >= 1.0f && float(x) < 2.0f);
 
   auto c = cpu_tensor(n, Dtype::C64);  // real and imaginary parts both uniform
-  cpu::uniform_(*c, -1, 1, g);
+  ops::uniform_(c, -1, 1, g);
   auto cv = values<complex64>(*c);
   std::vector<float> re, im;
   for (auto z : cv) re.push_back(z.real()), im.push_back(z.imag());
@@ -195,8 +195,8 @@ TEST(Random, NormalMoments) {
   const int64_t n = 100000;
   Generator g(2);
   auto f32 = cpu_tensor(n, Dtype::F32), f64 = cpu_tensor(n + 1, Dtype::F64);  // odd count too
-  cpu::normal_(*f32, 1.0, 2.0, g);
-  cpu::normal_(*f64, 1.0, 2.0, g);
+  ops::normal_(f32, 1.0, 2.0, g);
+  ops::normal_(f64, 1.0, 2.0, g);
   // se(mean) = 2/sqrt(n) ~ 0.0063; se(var) = 4*sqrt(2/n) ~ 0.018.
   for (const Moments& m : {moments(values<float>(*f32)), moments(values<double>(*f64))}) {
     EXPECT_NEAR(m.mean, 1.0, 5 * 2.0 / std::sqrt(double(n)));
@@ -205,20 +205,20 @@ TEST(Random, NormalMoments) {
   for (double x : values<double>(*f64)) ASSERT_TRUE(std::isfinite(x));
 
   auto c = cpu_tensor(n, Dtype::C64);  // torch.randn(complex): each part has variance 1/2
-  cpu::normal_(*c, 0, 1, g);
+  ops::normal_(c, 0, 1, g);
   std::vector<float> re;
   for (auto z : values<complex64>(*c)) re.push_back(z.real());
   EXPECT_NEAR(moments(re).var, 0.5, 0.02);
 
   auto z = cpu_tensor(9, Dtype::F32);  // std 0 gives the mean exactly
-  cpu::normal_(*z, 3.0, 0.0, g);
+  ops::normal_(z, 3.0, 0.0, g);
   for (float x : values<float>(*z)) EXPECT_EQ(x, 3.0f);
 }
 
 TEST(Random, RandintRange) {
   Generator g(3);
   auto t = cpu_tensor(20000, Dtype::I8);
-  cpu::random_(*t, -5, 7, g);
+  ops::random_(t, -5, 7, g);
   std::vector<int> counts(12);
   for (int8_t x : values<int8_t>(*t)) {
     ASSERT_TRUE(x >= -5 && x < 7) << int(x);
@@ -227,15 +227,15 @@ TEST(Random, RandintRange) {
   for (int c : counts) EXPECT_NEAR(c, 20000 / 12, 200);  // ~5 binomial sd
 
   auto big = cpu_tensor(1000, Dtype::I64);  // the widest span must not overflow
-  cpu::random_(*big, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), g);
+  ops::random_(big, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), g);
   auto bv = values<int64_t>(*big);
   EXPECT_TRUE(std::any_of(bv.begin(), bv.end(), [](int64_t x) { return x < 0; }));
   EXPECT_TRUE(std::any_of(bv.begin(), bv.end(), [](int64_t x) { return x > 0; }));
 
   auto f = cpu_tensor(1000, Dtype::F32), b = cpu_tensor(1000, Dtype::Bool);
-  cpu::random_(*f, 10, 20, g);
+  ops::random_(f, 10, 20, g);
   for (float x : values<float>(*f)) ASSERT_TRUE(x >= 10 && x < 20 && x == std::floor(x));
-  cpu::random_(*b, 0, 2, g);
+  ops::random_(b, 0, 2, g);
   auto bools = values<uint8_t>(*b);
   EXPECT_TRUE(std::all_of(bools.begin(), bools.end(), [](uint8_t x) { return x <= 1; }));
   EXPECT_NE(std::count(bools.begin(), bools.end(), 1), 0);
@@ -245,35 +245,35 @@ TEST(Random, Bernoulli) {
   const int64_t n = 100000;
   Generator g(4);
   auto t = cpu_tensor(n, Dtype::F32);
-  cpu::bernoulli_(*t, 0.3, g);
+  ops::bernoulli_(t, 0.3, g);
   Moments m = moments(values<float>(*t));
   EXPECT_NEAR(m.mean, 0.3, 5 * std::sqrt(0.21 / n));
   auto zeros = cpu_tensor(100, Dtype::Bool), ones = cpu_tensor(100, Dtype::I32);
-  cpu::bernoulli_(*zeros, 0.0, g);
-  cpu::bernoulli_(*ones, 1.0, g);
+  ops::bernoulli_(zeros, 0.0, g);
+  ops::bernoulli_(ones, 1.0, g);
   for (uint8_t x : values<uint8_t>(*zeros)) EXPECT_EQ(x, 0);
   for (int32_t x : values<int32_t>(*ones)) EXPECT_EQ(x, 1);
 
   auto probs = cpu_tensor(100, Dtype::F64), out = cpu_tensor(100, Dtype::I64);
   auto* pp = reinterpret_cast<double*>(probs->host_ptr());
   for (int i = 0; i < 100; ++i) pp[i] = i % 2;  // certain outcomes
-  cpu::bernoulli_tensor(*out, *probs, g);
+  ops::bernoulli_(out, probs, g);
   auto ov = values<int64_t>(*out);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(ov[i], i % 2);
 
   pp[37] = 1.5;
   uint64_t before = g.offset();
-  expect_runtime_error([&] { cpu::bernoulli_tensor(*out, *probs, g); },
+  expect_runtime_error([&] { ops::bernoulli_(out, probs, g); },
                        "Expected p_in >= 0 && p_in <= 1 to be true, but got false");
   EXPECT_EQ(g.offset(), before);  // checked before drawing
-  expect_runtime_error([&] { cpu::bernoulli_(*t, -0.1, g); },
+  expect_runtime_error([&] { ops::bernoulli_(t, -0.1, g); },
                        "bernoulli_ expects p to be in [0, 1]");
 }
 
 TEST(Random, Randperm) {
   Generator g(6);
   for (Dtype d : {Dtype::I64, Dtype::I32, Dtype::F32}) {
-    TensorPtr t = cpu::randperm(1000, d, g);
+    TensorPtr t = ops::randperm(1000, d, Device::cpu(), g);
     std::vector<int64_t> v;
     if (d == Dtype::I64)
       for (auto x : values<int64_t>(*t)) v.push_back(x);
@@ -286,13 +286,13 @@ TEST(Random, Randperm) {
     for (int64_t i = 0; i < 1000; ++i) ASSERT_EQ(sorted[size_t(i)], i);
     EXPECT_NE(v, sorted);  // shuffled (a sorted result has probability 1/1000!)
   }
-  EXPECT_EQ(cpu::randperm(0, Dtype::I64, g)->numel(), 0);
-  EXPECT_EQ(values<int64_t>(*cpu::randperm(1, Dtype::I64, g)), std::vector<int64_t>{0});
-  EXPECT_EQ(cpu::randperm(256, Dtype::U8, g)->numel(), 256);  // values up to 255 fit
+  EXPECT_EQ(ops::randperm(0, Dtype::I64, Device::cpu(), g)->numel(), 0);
+  EXPECT_EQ(values<int64_t>(*ops::randperm(1, Dtype::I64, Device::cpu(), g)), std::vector<int64_t>{0});
+  EXPECT_EQ(ops::randperm(256, Dtype::U8, Device::cpu(), g)->numel(), 256);  // values up to 255 fit
 
-  expect_runtime_error([&] { cpu::randperm(-1, Dtype::I64, g); }, "n must be non-negative");
-  expect_runtime_error([&] { cpu::randperm(300, Dtype::I8, g); }, "too large");
-  expect_not_implemented([&] { cpu::randperm(3, Dtype::Bool, g); },
+  expect_runtime_error([&] { ops::randperm(-1, Dtype::I64, Device::cpu(), g); }, "n must be non-negative");
+  expect_runtime_error([&] { ops::randperm(300, Dtype::I8, Device::cpu(), g); }, "too large");
+  expect_not_implemented([&] { ops::randperm(3, Dtype::Bool, Device::cpu(), g); },
                        "randperm is not implemented for dtype bool");
 }
 
@@ -301,24 +301,24 @@ TEST(Random, BadInputs) {
   auto i64 = cpu_tensor(4, Dtype::I64), f32 = cpu_tensor(4, Dtype::F32),
        b = cpu_tensor(4, Dtype::Bool);
   auto c = cpu_tensor(4, Dtype::C64), i8 = cpu_tensor(4, Dtype::I8);
-  expect_not_implemented([&] { cpu::normal_(*i64, 0, 1, g); },
+  expect_not_implemented([&] { ops::normal_(i64, 0, 1, g); },
                        "normal_ is not implemented for dtype int64");
-  expect_not_implemented([&] { cpu::normal_(*b, 0, 1, g); },
+  expect_not_implemented([&] { ops::normal_(b, 0, 1, g); },
                        "normal_ is not implemented for dtype bool");
-  expect_runtime_error([&] { cpu::normal_(*f32, 0, -1, g); },
+  expect_runtime_error([&] { ops::normal_(f32, 0, -1, g); },
                        "normal expects std >= 0.0, but found std -1");
-  expect_not_implemented([&] { cpu::uniform_(*i64, 0, 1, g); },
+  expect_not_implemented([&] { ops::uniform_(i64, 0, 1, g); },
                        "uniform_ is not implemented for dtype int64");
-  expect_runtime_error([&] { cpu::uniform_(*f32, 1, 0, g); },
+  expect_runtime_error([&] { ops::uniform_(f32, 1, 0, g); },
                        "expects to return a [from, to) range");
-  expect_runtime_error([&] { cpu::random_(*f32, 5, 5, g); },
+  expect_runtime_error([&] { ops::random_(f32, 5, 5, g); },
                        "random_ expects 'from' to be less than 'to', but got from=5 >= to=5");
-  expect_runtime_error([&] { cpu::random_(*i8, -200, 0, g); }, "for dtype int8, but got from=-200");
-  expect_runtime_error([&] { cpu::random_(*i8, 0, 300, g); }, "but got to=300");
-  expect_not_implemented([&] { cpu::random_(*c, 0, 3, g); },
+  expect_runtime_error([&] { ops::random_(i8, -200, 0, g); }, "for dtype int8, but got from=-200");
+  expect_runtime_error([&] { ops::random_(i8, 0, 300, g); }, "but got to=300");
+  expect_not_implemented([&] { ops::random_(c, 0, 3, g); },
                        "random_ is not implemented for dtype complex64");
-  expect_not_implemented([&] { cpu::bernoulli_(*c, 0.5, g); },
+  expect_not_implemented([&] { ops::bernoulli_(c, 0.5, g); },
                        "bernoulli_ is not implemented for dtype complex64");
-  expect_runtime_error([&] { cpu::bernoulli_tensor(*f32, *i64, g); }, "floating dtype");
+  expect_runtime_error([&] { ops::bernoulli_(f32, i64, g); }, "floating dtype");
   EXPECT_EQ(g.offset(), 0u);  // no failed call consumed randomness
 }

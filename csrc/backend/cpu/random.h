@@ -1,49 +1,47 @@
-// CPU kernels that fill a tensor with random values in place (torch's uniform_,
-// normal_, random_, bernoulli_, randperm). Distributions and argument checks follow
-// PyTorch; the bit stream is lucid's own Philox layout (core/generator.h), so values
-// differ from torch's for the same seed.
+// CPU kernels that fill a tensor with random values (torch's uniform_, normal_,
+// random_, bernoulli_, randperm) from a Philox draw the op reserved (ops/random.cpp,
+// ops/prims/random.h). Distributions follow PyTorch; the bit stream is lucid's own
+// Philox layout (core/generator.h), so values differ from torch's for the same seed.
 //
-// Kernels write bytes only: an in-place caller bumps the version counter, a
-// creation function (rand, randn, ...) does not, so fresh tensors start at version 0.
 // Every kernel needs a contiguous tensor in host memory (CpuStorage or SharedStorage),
-// writes all its elements, bumps its version counter, and draws a fixed number of
-// random words per element, so element i depends only on (seed, offset, i).
-// Errors are RuntimeError, as in PyTorch, with lucid's dtype names.
+// writes all its elements (bytes only: the op bumps versions) and takes a fixed number
+// of random words per element (ops::philox_words), so element i depends only on
+// (seed, offset, i). The op checks the arguments; these kernels assume them valid.
 #pragma once
 
 #include <cstdint>
 
-#include "core/dtype.h"
 #include "core/generator.h"
 #include "core/tensor_impl.h"
 
 namespace lucid::cpu {
 
 // [from, to) for floating dtypes; complex64 fills real and imaginary parts alike.
-// Needs from <= to and to - from <= the dtype's max. A value that rounds up to `to`
-// in the output dtype is replaced by `from` (as PyTorch's CUDA kernel does).
-void uniform_(TensorImpl& t, double from, double to, Generator& gen);
+// A value that rounds up to `to` in the output dtype is replaced by `from` (as
+// PyTorch's CUDA kernel does).
+void uniform_fill(TensorImpl& t, double from, double to, const PhiloxDraw& draw);
 
 // Normal(mean, std) by Box-Muller, floating dtypes and complex64 (each part gets
-// std / sqrt(2), as torch.randn does for complex). Needs std >= 0.
-void normal_(TensorImpl& t, double mean, double std, Generator& gen);
+// std / sqrt(2), as torch.randn does for complex).
+void normal_fill(TensorImpl& t, double mean, double std, const PhiloxDraw& draw);
+// float64 t = mean + std * z, z ~ N(0, 1); mean and std float64 with t's numel.
+void normal_fill(TensorImpl& t, const TensorImpl& mean, const TensorImpl& std, const PhiloxDraw& draw);
 
-// Integers uniform in [low, high) for bool, integer and floating dtypes. Needs
-// low < high, with low and high - 1 representable in the dtype (exactly, for floats).
-void random_(TensorImpl& t, int64_t low, int64_t high, Generator& gen);
+// Integers uniform in [low, high) for bool, integer and floating dtypes.
+void integers_fill(TensorImpl& t, int64_t low, int64_t high, const PhiloxDraw& draw);
 
-// 1 with probability p, else 0, for bool, integer and floating dtypes; p in [0, 1].
-void bernoulli_(TensorImpl& t, double p, Generator& gen);
+// 1 with probability p, else 0, for bool, integer and floating dtypes.
+void bernoulli_fill(TensorImpl& t, double p, const PhiloxDraw& draw);
+// t[i] = 1 with probability probs[i] (a floating tensor with t's numel).
+void bernoulli_fill(TensorImpl& t, const TensorImpl& probs, const PhiloxDraw& draw);
 
-// out[i] = 1 with probability probs[i]. `probs` is a contiguous host tensor of a
-// floating dtype with out's numel; every probability is checked before anything is
-// written or drawn.
-void bernoulli_tensor(TensorImpl& out, const TensorImpl& probs, Generator& gen);
+// A uniformly random permutation of 0..n-1 into t (numel n, integer or floating
+// dtype able to hold n - 1 exactly). Fisher-Yates over the Philox stream.
+void randperm_fill(TensorImpl& t, const PhiloxDraw& draw);
 
-// Writes a uniformly random permutation of 0..n-1 into `out` (numel n, integer or
-// floating dtype able to hold n - 1 exactly). Fisher-Yates over the Philox stream.
-void randperm_(TensorImpl& out, int64_t n, Generator& gen);
-// A new contiguous CPU tensor of shape [n] filled by randperm_.
-TensorPtr randperm(int64_t n, Dtype dtype, Generator& gen);
+// RuntimeError at the first probability outside [0, 1] / negative standard deviation
+// of a floating tensor.
+void check_probabilities(const TensorImpl& probs);
+void check_standard_deviations(const TensorImpl& std);
 
 }  // namespace lucid::cpu

@@ -10,6 +10,10 @@ void register_kernels() {
   register_index_kernels();
   register_shape_kernels();
   register_creation_kernels();
+  register_norm_kernels();
+  register_seq_kernels();
+  register_optim_kernels();
+  register_random_kernels();
 }
 
 }  // namespace lucid::cpu

@@ -16,5 +16,9 @@ void register_spatial_kernels();
 void register_index_kernels();
 void register_shape_kernels();
 void register_creation_kernels();
+void register_norm_kernels();
+void register_seq_kernels();
+void register_optim_kernels();
+void register_random_kernels();
 
 }  // namespace lucid::cpu

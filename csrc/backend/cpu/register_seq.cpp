@@ -1,0 +1,179 @@
+// CPU kernels of the sequence-layer primitives (ops/prims/seq.h): adapters to the
+// fused row and cell kernels and CTC of seq_kernels.h, and to the layer loops of
+// seq_layers.h.
+#include "backend/cpu/register.h"
+#include "backend/cpu/seq_kernels.h"
+#include "backend/cpu/seq_layers.h"
+#include "core/error.h"
+#include "ops/prims/seq.h"
+
+namespace lucid::cpu {
+
+namespace {
+
+using ops::Inputs;
+using ops::Outputs;
+using ops::prim_cast;
+
+// Element 0 of a host tensor as T*; null for an absent (null) tensor.
+template <class T>
+T* data(const TensorImpl* t) {
+  return t ? reinterpret_cast<T*>(t->host_ptr()) : nullptr;
+}
+
+// f(T{}) with T the element type of a float32 or float64 tensor.
+template <typename F>
+void with_type(const TensorImpl* t, F&& f) {
+  if (t->dtype() == Dtype::F32) f(float{});
+  else f(double{});
+}
+
+// The next of a primitive's tensors when `present`, else null.
+template <class Span>
+auto take(const Span& s, size_t& i, bool present = true) {
+  return present ? s[i++] : nullptr;
+}
+
+void norm_rows_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = prim_cast<ops::NormRows>(prim);
+  size_t i = 0, o = 0;
+  const TensorImpl* x = take(ins, i);
+  const TensorImpl* w = take(ins, i, p.has_weight);
+  const TensorImpl* b = take(ins, i, p.has_bias);
+  TensorImpl* y = take(outs, o);
+  TensorImpl* mean = take(outs, o, !p.rms);
+  TensorImpl* rstd = take(outs, o);
+  const int64_t rows = p.n == 0 ? 0 : x->numel() / p.n;
+  with_type(x, [&](auto z) {
+    using T = decltype(z);
+    norm_rows_forward<T>(data<T>(x), data<T>(w), data<T>(b), data<T>(y), data<T>(mean), data<T>(rstd), rows, p.n,
+                         p.eps, p.rms);
+  });
+}
+
+void norm_rows_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = prim_cast<ops::NormRowsBackward>(prim);
+  size_t i = 0, o = 0;
+  const TensorImpl* g = take(ins, i);
+  const TensorImpl* x = take(ins, i);
+  const TensorImpl* w = take(ins, i, p.has_weight);
+  const TensorImpl* mean = take(ins, i, !p.rms);
+  const TensorImpl* rstd = take(ins, i);
+  TensorImpl* dx = take(outs, o);
+  TensorImpl* dw = take(outs, o, p.has_weight);
+  TensorImpl* db = take(outs, o, p.has_bias);
+  const int64_t rows = p.n == 0 ? 0 : x->numel() / p.n;
+  with_type(x, [&](auto z) {
+    using T = decltype(z);
+    norm_rows_backward<T>(data<T>(g), data<T>(x), data<T>(w), data<T>(mean), data<T>(rstd), data<T>(dx), data<T>(dw),
+                          data<T>(db), rows, p.n, p.rms);
+  });
+}
+
+void lstm_cell_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
+  const int64_t B = ins[1]->shape()[0], H = ins[1]->shape()[1];
+  with_type(ins[0], [&](auto z) {
+    using T = decltype(z);
+    lstm_cell_forward<T>(data<T>(ins[0]), data<T>(ins[1]), data<T>(outs[0]), data<T>(outs[1]), data<T>(outs[2]), B, H);
+  });
+}
+
+void lstm_cell_backward_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
+  const int64_t B = outs[1]->shape()[0], H = outs[1]->shape()[1];
+  with_type(ins[0], [&](auto z) {
+    using T = decltype(z);
+    lstm_cell_backward<T>(data<T>(ins[0]), data<T>(ins[1]), data<T>(ins[2]), data<T>(ins[3]), data<T>(ins[4]),
+                          data<T>(outs[0]), data<T>(outs[1]), B, H);
+  });
+}
+
+void gru_cell_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
+  const int64_t B = ins[2]->shape()[0], H = ins[2]->shape()[1];
+  with_type(ins[0], [&](auto z) {
+    using T = decltype(z);
+    gru_cell_forward<T>(data<T>(ins[0]), data<T>(ins[1]), data<T>(ins[2]), data<T>(outs[0]), data<T>(outs[1]), B, H);
+  });
+}
+
+void gru_cell_backward_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
+  const int64_t B = outs[2]->shape()[0], H = outs[2]->shape()[1];
+  with_type(ins[0], [&](auto z) {
+    using T = decltype(z);
+    gru_cell_backward<T>(data<T>(ins[0]), data<T>(ins[1]), data<T>(ins[2]), data<T>(ins[3]), data<T>(outs[0]),
+                         data<T>(outs[1]), data<T>(outs[2]), B, H);
+  });
+}
+
+void lstm_layer_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  lstm_layer_forward(*ins[0], *ins[1], *ins[2], *ins[3], *outs[0], *outs[1], *outs[2],
+                     prim_cast<ops::LstmLayer>(prim).reverse);
+}
+
+void lstm_layer_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  lstm_layer_backward(*ins[0], *ins[1], *ins[2], *ins[3], *ins[4], *ins[5], *ins[6], *ins[7], *ins[8], *outs[0],
+                      *outs[1], *outs[2], *outs[3], prim_cast<ops::LstmLayerBackward>(prim).reverse);
+}
+
+void gru_layer_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = prim_cast<ops::GruLayer>(prim);
+  gru_layer_forward(*ins[0], *ins[1], *ins[2], p.has_bias ? ins[3] : nullptr, *outs[0], *outs[1], *outs[2],
+                    p.reverse);
+}
+
+void gru_layer_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  gru_layer_backward(*ins[0], *ins[1], *ins[2], *ins[3], *ins[4], *ins[5], *ins[6], *outs[0], *outs[1], *outs[2],
+                     *outs[3], prim_cast<ops::GruLayerBackward>(prim).reverse);
+}
+
+// Every target label of every entry in [0, C), before anything is computed.
+void check_target_labels(const int64_t* targets, const std::vector<int64_t>& tl, int64_t smax, int64_t C) {
+  for (size_t b = 0; b < tl.size(); ++b)
+    for (int64_t j = 0; j < tl[b]; ++j) {
+      const int64_t label = targets[int64_t(b) * smax + j];
+      LUCID_CHECK(label >= 0 && label < C, RuntimeError, "ctc_loss(): target label ", label,
+                  " is out of the class range [0, ", C, ")");
+    }
+}
+
+void ctc_loss_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = prim_cast<ops::CtcLoss>(prim);
+  const TensorImpl *lp = ins[0], *tg = ins[1];
+  const int64_t Tn = lp->shape()[0], N = lp->shape()[1], C = lp->shape()[2], smax = tg->shape()[1];
+  check_target_labels(data<int64_t>(tg), p.target_lengths, smax, C);
+  with_type(lp, [&](auto z) {
+    using T = decltype(z);
+    ctc_forward<T>(data<T>(lp), data<int64_t>(tg), p.input_lengths.data(), p.target_lengths.data(), Tn, N, C, smax,
+                   p.blank, data<double>(outs[0]), data<double>(outs[1]));
+  });
+}
+
+void ctc_loss_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = prim_cast<ops::CtcLossBackward>(prim);
+  const TensorImpl *lp = ins[0], *tg = ins[1];
+  const int64_t Tn = lp->shape()[0], N = lp->shape()[1], C = lp->shape()[2], smax = tg->shape()[1];
+  with_type(lp, [&](auto z) {
+    using T = decltype(z);
+    ctc_backward<T>(data<T>(lp), data<int64_t>(tg), p.input_lengths.data(), p.target_lengths.data(), Tn, N, C, smax,
+                    p.blank, data<double>(ins[2]), data<double>(ins[3]), data<T>(ins[4]), data<T>(outs[0]));
+  });
+}
+
+}  // namespace
+
+void register_seq_kernels() {
+  using ops::Prim;
+  ops::register_kernel(Prim::NormRows, DeviceType::CPU, norm_rows_kernel);
+  ops::register_kernel(Prim::NormRowsBackward, DeviceType::CPU, norm_rows_backward_kernel);
+  ops::register_kernel(Prim::LstmCell, DeviceType::CPU, lstm_cell_kernel);
+  ops::register_kernel(Prim::LstmCellBackward, DeviceType::CPU, lstm_cell_backward_kernel);
+  ops::register_kernel(Prim::GruCell, DeviceType::CPU, gru_cell_kernel);
+  ops::register_kernel(Prim::GruCellBackward, DeviceType::CPU, gru_cell_backward_kernel);
+  ops::register_kernel(Prim::LstmLayer, DeviceType::CPU, lstm_layer_kernel);
+  ops::register_kernel(Prim::LstmLayerBackward, DeviceType::CPU, lstm_layer_backward_kernel);
+  ops::register_kernel(Prim::GruLayer, DeviceType::CPU, gru_layer_kernel);
+  ops::register_kernel(Prim::GruLayerBackward, DeviceType::CPU, gru_layer_backward_kernel);
+  ops::register_kernel(Prim::CtcLoss, DeviceType::CPU, ctc_loss_kernel);
+  ops::register_kernel(Prim::CtcLossBackward, DeviceType::CPU, ctc_loss_backward_kernel);
+}
+
+}  // namespace lucid::cpu

@@ -1,0 +1,96 @@
+// Primitives of the sequence layers (ops/seq_norm.cpp, seq_cells.cpp,
+// seq_lstm_layer.cpp, seq_gru_layer.cpp, ctc_loss.cpp). Every tensor is contiguous
+// and float32 or float64 (CTC's targets int64, its alpha and nll float64); shapes come
+// from the tensors. Optional tensors are listed only when present (the has_* flags).
+#pragma once
+
+#include <vector>
+
+#include "ops/primitive.h"
+
+namespace lucid::ops {
+
+// layer_norm / rms_norm of the rows of n elements (each row's mean and 1/std kept).
+// ins: {x [rows, n], [weight [n]], [bias [n]]}; outs: {y, [mean [rows]] (not rms), rstd [rows]}.
+struct NormRows : PrimitiveOf<Prim::NormRows, NormRows> {
+  int64_t n = 0;
+  double eps = 0;
+  bool rms = false, has_weight = false, has_bias = false;
+  const char* name() const override { return rms ? "rms_norm" : "layer_norm"; }
+};
+
+// Its fused backward. ins: {dy, x, [weight], [mean] (not rms), rstd};
+// outs: {dx, [dweight] (has_weight), [dbias] (has_bias)}.
+struct NormRowsBackward : PrimitiveOf<Prim::NormRowsBackward, NormRowsBackward> {
+  int64_t n = 0;
+  bool rms = false, has_weight = false, has_bias = false;
+  const char* name() const override { return rms ? "rms_norm_backward" : "layer_norm_backward"; }
+};
+
+// The pointwise LSTM cell. ins: {gates [B, 4H] (pre-activation i, f, g, o), c_prev [B, H]};
+// outs: {h, c [B, H], act [B, 4H] (the activated gates, for the backward)}.
+struct LstmCell : PrimitiveOf<Prim::LstmCell, LstmCell> {
+  const char* name() const override { return "lstm_cell"; }
+};
+// ins: {dh, dc, act, c, c_prev}; outs: {d gates [B, 4H], d c_prev [B, H]}.
+struct LstmCellBackward : PrimitiveOf<Prim::LstmCellBackward, LstmCellBackward> {
+  const char* name() const override { return "lstm_cell_backward"; }
+};
+
+// The pointwise GRU cell. ins: {gx, gh [B, 3H] (r, z, n; biases included), h_prev [B, H]};
+// outs: {h [B, H], act [B, 3H] (r, z, n)}.
+struct GruCell : PrimitiveOf<Prim::GruCell, GruCell> {
+  const char* name() const override { return "gru_cell"; }
+};
+// ins: {dh, act, gh, h_prev}; outs: {d gx, d gh [B, 3H], d h_prev [B, H]}.
+struct GruCellBackward : PrimitiveOf<Prim::GruCellBackward, GruCellBackward> {
+  const char* name() const override { return "gru_cell_backward"; }
+};
+
+// One direction of one LSTM layer over the whole sequence: per step a gemm adding
+// h @ w_hh^T to the step's input projection and the fused cell; one primitive, so the
+// CPU loop stays one call. ins: {gx [T, B, 4H], h0, c0 [B, H], w_hh [4H, H]};
+// outs: {out [T, B, H], cs [T, B, H] (every step's c), act [T, B, 4H]}.
+struct LstmLayer : PrimitiveOf<Prim::LstmLayer, LstmLayer> {
+  bool reverse = false;
+  const char* name() const override { return "lstm_layer"; }
+};
+// The reverse loop, then d w_hh as one gemm over all steps.
+// ins: {d out [T, B, H], d h_T, d c_T, h0, c0, w_hh, out, cs, act};
+// outs: {d gx [T, B, 4H], d h0, d c0 [B, H], d w_hh [4H, H]}.
+struct LstmLayerBackward : PrimitiveOf<Prim::LstmLayerBackward, LstmLayerBackward> {
+  bool reverse = false;
+  const char* name() const override { return "lstm_layer_backward"; }
+};
+
+// One direction of one GRU layer. ins: {gx [T, B, 3H] (b_ih included), h0 [B, H],
+// w_hh [3H, H], [b_hh [3H]]}; outs: {out [T, B, H], gh [T, B, 3H] (every step's
+// hidden projection), act [T, B, 3H]}.
+struct GruLayer : PrimitiveOf<Prim::GruLayer, GruLayer> {
+  bool reverse = false, has_bias = false;
+  const char* name() const override { return "gru_layer"; }
+};
+// ins: {d out [T, B, H], d h_T, h0, w_hh, out, gh, act};
+// outs: {d gx, d gh [T, B, 3H], d h0 [B, H], d w_hh [3H, H]}.
+struct GruLayerBackward : PrimitiveOf<Prim::GruLayerBackward, GruLayerBackward> {
+  bool reverse = false;
+  const char* name() const override { return "gru_layer_backward"; }
+};
+
+// CTC's negative log-likelihood per batch entry, in log space. ins: {log_probs
+// [T, N, C], targets [N, smax] (int64)}; outs: {alpha [N, T, 2 smax + 1], nll [N]}
+// (float64). RuntimeError for a target label outside [0, C).
+struct CtcLoss : PrimitiveOf<Prim::CtcLoss, CtcLoss> {
+  std::vector<int64_t> input_lengths, target_lengths;
+  int64_t blank = 0;
+  const char* name() const override { return "ctc_loss"; }
+};
+// d log_probs of sum_b g[b] nll[b]. ins: {log_probs, targets, alpha, nll, g [N]};
+// outs: {grad [T, N, C]}.
+struct CtcLossBackward : PrimitiveOf<Prim::CtcLossBackward, CtcLossBackward> {
+  std::vector<int64_t> input_lengths, target_lengths;
+  int64_t blank = 0;
+  const char* name() const override { return "ctc_loss_backward"; }
+};
+
+}  // namespace lucid::ops

@@ -1,0 +1,257 @@
+// The random ops (ops/random.h): argument checks, the host-side Philox reservation,
+// and one fill primitive (ops/prims/random.h).
+#include "ops/random.h"
+
+#include <limits>
+#include <type_traits>
+
+#include "core/error.h"
+#include "ops/prims/random.h"
+#include "ops/views.h"
+
+namespace lucid::ops {
+
+namespace {
+
+template <typename T>
+constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <typename T>
+constexpr bool kIsFloat = kIsHalf<T> || std::is_floating_point_v<T>;
+
+// std::numeric_limits knows nothing of Half and BFloat16.
+template <typename T>
+double max_finite() {
+  if constexpr (std::is_same_v<T, Half>) return 65504.0;
+  else if constexpr (std::is_same_v<T, BFloat16>) return 3.3895313892515355e38;
+  else return double(std::numeric_limits<T>::max());
+}
+template <typename T>
+int mantissa_digits() {  // every integer of magnitude <= 2^digits is exact
+  if constexpr (std::is_same_v<T, Half>) return 11;
+  else if constexpr (std::is_same_v<T, BFloat16>) return 8;
+  else return std::numeric_limits<T>::digits;
+}
+
+[[noreturn]] void not_implemented(const char* op, Dtype d) {
+  fail<NotImplementedError>(op, " is not implemented for dtype ", dtype_name(d));
+}
+
+// ---- argument checks ------------------------------------------------------------------
+
+template <typename T>  // T: the element type whose limits apply (float for complex64)
+void check_uniform_bounds(double from, double to, Dtype d) {
+  const double mx = max_finite<T>();
+  LUCID_CHECK(from >= -mx && from <= mx, RuntimeError, "uniform_: from=", from,
+              " is out of bounds for dtype ", dtype_name(d));
+  LUCID_CHECK(to >= -mx && to <= mx, RuntimeError, "uniform_: to=", to,
+              " is out of bounds for dtype ", dtype_name(d));
+  LUCID_CHECK(from <= to, RuntimeError,
+              "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  LUCID_CHECK(to - from <= mx, RuntimeError, "uniform_ expects to-from <= the largest ",
+              dtype_name(d), " (", mx, "), but found to=", to, " and from=", from,
+              " which result in to-from to exceed the limit");
+}
+
+void check_uniform(Dtype d, double from, double to) {
+  visit_dtype(d, [&]<typename T>() {
+    if constexpr (std::is_same_v<T, complex64>) check_uniform_bounds<float>(from, to, d);
+    else if constexpr (kIsFloat<T>) check_uniform_bounds<T>(from, to, d);
+    else not_implemented("uniform_", d);
+  });
+}
+
+void check_normal(Dtype d, double std) {
+  if (!is_floating(d) && !is_complex(d)) not_implemented("normal_", d);
+  LUCID_CHECK(std >= 0.0, RuntimeError, "normal expects std >= 0.0, but found std ", std);
+}
+
+void check_integers(Dtype d, int64_t low, int64_t high) {
+  if (is_complex(d)) not_implemented("random_", d);
+  LUCID_CHECK(low < high, RuntimeError,
+              "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
+  visit_dtype(d, [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, complex64>) {
+      int64_t lo, hi;
+      if constexpr (kIsFloat<T>) {  // only integers the float type holds exactly
+        hi = int64_t(1) << mantissa_digits<T>();
+        lo = -hi;
+      } else {
+        lo = int64_t(std::numeric_limits<T>::min());
+        hi = int64_t(std::numeric_limits<T>::max());
+      }
+      LUCID_CHECK(low >= lo && low <= hi, RuntimeError, "random_ expects 'from' to be in [", lo, ", ",
+                  hi, "] for dtype ", dtype_name(d), ", but got from=", low);
+      LUCID_CHECK(high - 1 >= lo && high - 1 <= hi, RuntimeError, "random_ expects 'to' - 1 to be in [",
+                  lo, ", ", hi, "] for dtype ", dtype_name(d), ", but got to=", high);
+    }
+  });
+}
+
+void check_bernoulli(Dtype d, double p) {
+  if (is_complex(d)) not_implemented("bernoulli_", d);
+  LUCID_CHECK(p >= 0.0 && p <= 1.0, RuntimeError, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+}
+
+// Everything of bernoulli with per-element probabilities but their values, then the
+// values (one pass, before anything is drawn or written).
+void check_bernoulli(Dtype d, const TensorPtr& probs, int64_t numel) {
+  if (is_complex(d)) not_implemented("bernoulli_", d);
+  LUCID_CHECK(is_floating(probs->dtype()), RuntimeError,
+              "bernoulli expects probabilities of a floating dtype, but got ", dtype_name(probs->dtype()));
+  LUCID_CHECK(probs->numel() == numel, RuntimeError, "bernoulli: expected ", numel,
+              " probabilities, but got ", probs->numel());
+  RandomCheck check;
+  check.what = RandomArgument::Probabilities;
+  launch(check, {}, {probs.get()});
+}
+
+void check_randperm(Dtype d, int64_t n) {
+  if (d == Dtype::Bool || is_complex(d)) not_implemented("randperm", d);
+  visit_dtype(d, [&]<typename T>() {
+    if constexpr (kIsFloat<T>) {
+      LUCID_CHECK(n <= (int64_t(1) << mantissa_digits<T>()), RuntimeError,
+                  "randperm: n cannot be greater than 2^", mantissa_digits<T>(), " for dtype ",
+                  dtype_name(d), ", but got n=", n);
+    } else if constexpr (!std::is_same_v<T, complex64> && !std::is_same_v<T, bool>) {
+      LUCID_CHECK(n == 0 || n - 1 <= int64_t(std::numeric_limits<T>::max()), RuntimeError,
+                  "randperm: n=", n, " is too large for result tensor type ", dtype_name(d));
+    }
+  });
+}
+
+// ---- launching ------------------------------------------------------------------------
+
+// The fill `p` with its draw of `words` reserved from gen now (so the values do not
+// depend on when its kernel runs), or of the words a fill of t takes (philox_words).
+template <class P>
+P drawn(P p, Generator& gen, uint64_t words) {
+  p.draw = gen.draw(words);
+  return p;
+}
+template <class P>
+P drawn(P p, Generator& gen, RandomFill fill, const TensorImpl& t) {
+  return drawn(p, gen, philox_words(fill, t.dtype(), t.numel()));
+}
+
+// Launches a fill into t: into t itself when contiguous, else into a contiguous
+// tensor then written back; the version is bumped once either way.
+void fill_in_place(const TensorPtr& t, const Primitive& fill, std::initializer_list<const TensorImpl*> ins = {}) {
+  TensorPtr target = t->is_contiguous() ? t : TensorImpl::empty(t->shape(), t->dtype(), t->device());
+  launch(fill, {target.get()}, ins);
+  if (target == t) t->bump_version();
+  else t->copy_from(*target);
+}
+
+// A new tensor (version 0), given to `fill` once `check` passed.
+template <typename Check, typename Fill>
+TensorPtr fresh(const Shape& shape, Dtype dtype, Device device, Check check, Fill fill) {
+  TensorPtr t = TensorImpl::empty(shape, dtype, device);
+  check();
+  fill(t);
+  return t;
+}
+
+RandomUniform uniform_fill(double from, double to) {
+  RandomUniform p;
+  p.from = from;
+  p.to = to;
+  return p;
+}
+RandomNormal normal_fill(double mean, double std) {
+  RandomNormal p;
+  p.mean = mean;
+  p.std = std;
+  return p;
+}
+RandomIntegers integers_fill(int64_t low, int64_t high) {
+  RandomIntegers p;
+  p.low = low;
+  p.high = high;
+  return p;
+}
+RandomBernoulli bernoulli_fill(double prob) {
+  RandomBernoulli p;
+  p.p = prob;
+  return p;
+}
+
+}  // namespace
+
+void uniform_(const TensorPtr& t, double from, double to, Generator& gen) {
+  check_uniform(t->dtype(), from, to);
+  fill_in_place(t, drawn(uniform_fill(from, to), gen, RandomFill::Uniform, *t));
+}
+
+void normal_(const TensorPtr& t, double mean, double std, Generator& gen) {
+  check_normal(t->dtype(), std);
+  fill_in_place(t, drawn(normal_fill(mean, std), gen, RandomFill::Normal, *t));
+}
+
+void random_(const TensorPtr& t, int64_t low, int64_t high, Generator& gen) {
+  check_integers(t->dtype(), low, high);
+  fill_in_place(t, drawn(integers_fill(low, high), gen, RandomFill::Integers, *t));
+}
+
+void bernoulli_(const TensorPtr& t, double prob, Generator& gen) {
+  check_bernoulli(t->dtype(), prob);
+  fill_in_place(t, drawn(bernoulli_fill(prob), gen, RandomFill::Bernoulli, *t));
+}
+
+void bernoulli_(const TensorPtr& t, const TensorPtr& probs, Generator& gen) {
+  TensorPtr pr = probs->clone();  // contiguous
+  check_bernoulli(t->dtype(), pr, t->numel());
+  fill_in_place(t, drawn(RandomBernoulli{}, gen, RandomFill::Bernoulli, *t), {pr.get()});
+}
+
+TensorPtr uniform(const Shape& shape, Dtype dtype, Device device, double from, double to, Generator& gen) {
+  return fresh(shape, dtype, device, [&] { check_uniform(dtype, from, to); }, [&](const TensorPtr& t) {
+    launch(drawn(uniform_fill(from, to), gen, RandomFill::Uniform, *t), {t.get()}, {});
+  });
+}
+
+TensorPtr normal(const Shape& shape, Dtype dtype, Device device, double mean, double std, Generator& gen) {
+  return fresh(shape, dtype, device, [&] { check_normal(dtype, std); }, [&](const TensorPtr& t) {
+    launch(drawn(normal_fill(mean, std), gen, RandomFill::Normal, *t), {t.get()}, {});
+  });
+}
+
+TensorPtr integers(const Shape& shape, Dtype dtype, Device device, int64_t low, int64_t high, Generator& gen) {
+  return fresh(shape, dtype, device, [&] { check_integers(dtype, low, high); }, [&](const TensorPtr& t) {
+    launch(drawn(integers_fill(low, high), gen, RandomFill::Integers, *t), {t.get()}, {});
+  });
+}
+
+TensorPtr bernoulli(const TensorPtr& probs, std::optional<double> prob, Generator& gen) {
+  const Dtype dtype = probs->dtype();
+  if (prob)
+    return fresh(probs->shape(), dtype, probs->device(), [&] { check_bernoulli(dtype, *prob); },
+                 [&](const TensorPtr& t) {
+                   launch(drawn(bernoulli_fill(*prob), gen, RandomFill::Bernoulli, *t), {t.get()}, {});
+                 });
+  TensorPtr pr = probs->clone();  // contiguous
+  return fresh(probs->shape(), dtype, probs->device(), [&] { check_bernoulli(dtype, pr, pr->numel()); },
+               [&](const TensorPtr& t) {
+                 launch(drawn(RandomBernoulli{}, gen, RandomFill::Bernoulli, *t), {t.get()}, {pr.get()});
+               });
+}
+
+TensorPtr normal(const TensorPtr& mean, const TensorPtr& std, const Shape& shape, Dtype dtype, Device device,
+                 Generator& gen) {
+  // Both as float64 on the output's device, broadcast to `shape` (contiguous copies).
+  TensorPtr m = expand(mean, shape)->clone(Dtype::F64, device), s = expand(std, shape)->clone(Dtype::F64, device);
+  RandomCheck check;
+  check.what = RandomArgument::StandardDeviations;
+  launch(check, {}, {s.get()});
+  TensorPtr z = TensorImpl::empty(shape, Dtype::F64, device);
+  launch(drawn(RandomNormal{}, gen, RandomFill::Normal, *z), {z.get()}, {m.get(), s.get()});
+  return dtype == Dtype::F64 ? z : z->clone(dtype);
+}
+
+TensorPtr randperm(int64_t n, Dtype dtype, Device device, Generator& gen) {
+  LUCID_CHECK(n >= 0, RuntimeError, "randperm: n must be non-negative, got ", n);
+  return fresh({n}, dtype, device, [&] { check_randperm(dtype, n); }, [&](const TensorPtr& t) {
+    launch(drawn(RandomPermutation{}, gen, permutation_words(n)), {t.get()}, {});
+  });
+}
+
+}  // namespace lucid::ops
