@@ -42,3 +42,21 @@ workload("GPU add bfloat16 16M", "gpu elementwise",
 workload("GPU where [4096, 4096]", "gpu elementwise",
          inputs((4096, 4096), (4096, 4096), device="gpu"), lambda m, a, b: m.where(a > 0, a, b),
          nbytes=G * (4 * F32 + 2), ops=1, device="gpu", ceiling="gpu_copy")
+
+# -- reductions and softmax (issue 19's targets) --
+R = 8192
+RB = R * R * F32
+for label, fn in (("sum", lambda m, x: x.sum()), ("sum dim=0", lambda m, x: x.sum(0)),
+                  ("sum dim=1", lambda m, x: x.sum(1)), ("mean dim=1", lambda m, x: x.mean(1)),
+                  ("max", lambda m, x: x.max()), ("max dim=0", lambda m, x: x.amax(0)),
+                  ("max dim=1", lambda m, x: x.amax(1)), ("argmax", lambda m, x: x.argmax()),
+                  ("argmax dim=0", lambda m, x: x.argmax(0)), ("argmax dim=1", lambda m, x: x.argmax(1))):
+    workload(f"GPU {label} [{R}, {R}]", "gpu reduce", inputs((R, R), device="gpu"), fn, nbytes=RB, device="gpu",
+             ceiling="gpu_copy")
+
+for shape in ((4096, 4096), (64, 1000)):
+    nb = 2 * shape[0] * shape[1] * F32
+    workload(f"GPU softmax {list(shape)}", "gpu softmax", inputs(shape, device="gpu"),
+             lambda m, x: m.softmax(x, 1), nbytes=nb, device="gpu", ceiling="gpu_copy")
+    workload(f"GPU log_softmax {list(shape)}", "gpu softmax", inputs(shape, device="gpu"),
+             lambda m, x: m.log_softmax(x, 1), nbytes=nb, device="gpu", ceiling="gpu_copy")

@@ -333,11 +333,43 @@ def test_dlpack_gpu_strided_and_capsule_once():
         torch.from_dlpack(cap)
 
 
-def test_random_on_gpu_matches_host_draw():
+@pytest.mark.parametrize("draw", [
+    lambda d: lucid.rand(1001, device=d), lambda d: lucid.rand(7, dtype=lucid.float64, device=d),
+    lambda d: lucid.rand(33, dtype=lucid.float16, device=d), lambda d: lucid.randint(-5, 9, (513,), device=d),
+    lambda d: lucid.randperm(300, device=d), lambda d: lucid.bernoulli(lucid.full((257,), 0.3, device=d)),
+    lambda d: lucid.empty(64, dtype=lucid.complex64, device=d).uniform_(-1, 2),
+    lambda d: lucid.zeros(9, 5, device=d).bernoulli_(0.7)])
+def test_random_on_gpu_is_drawn_there_with_the_cpu_values(draw):
+    # Philox on the device, the same stream of numbers as the CPU's: equal bits
     lucid.manual_seed(5)
-    g = lucid.randn(100, device="gpu")
+    g = draw("gpu")
+    used_g = lucid.default_generator.get_offset()
     lucid.manual_seed(5)
-    assert g.device.type == "gpu" and g.tolist() == lucid.randn(100).tolist()
+    c = draw("cpu")
+    assert g.device.type == "gpu" and g.tolist() == c.tolist()
+    assert used_g == lucid.default_generator.get_offset() > 0  # the same share of the stream
+
+
+@pytest.mark.parametrize("dtype", [lucid.float32, lucid.float64, lucid.bfloat16, lucid.complex64])
+def test_normal_on_gpu_matches_the_cpu_up_to_its_math_library(dtype):
+    # Box-Muller's log/cos/sin are CUDA's on the device: the last bits may differ
+    lucid.manual_seed(11)
+    g = lucid.randn(1000, dtype=dtype, device="gpu")
+    lucid.manual_seed(11)
+    c = lucid.randn(1000, dtype=dtype)
+    tol = 1e-2 if dtype is lucid.bfloat16 else 1e-5
+    torch.testing.assert_close(torch.tensor(g.cpu().tolist()), torch.tensor(c.tolist()), rtol=tol, atol=tol)
+    lucid.manual_seed(3)
+    m = lucid.normal(lucid.zeros(50, dtype=lucid.float64, device="gpu"), lucid.ones(50, dtype=lucid.float64, device="gpu"))
+    assert m.device.type == "gpu" and abs(m.mean().item()) < 1
+
+
+def test_bad_random_arguments_on_gpu_raise_and_draw_nothing():
+    p = lucid.tensor([0.5, 1.5], device="gpu")
+    with pytest.raises(RuntimeError, match="p_in"):
+        lucid.bernoulli(p)
+    with pytest.raises(RuntimeError, match="std >= 0"):
+        lucid.normal(lucid.zeros(2, dtype=lucid.float64, device="gpu"), -lucid.ones(2, dtype=lucid.float64, device="gpu"))
 
 
 def test_metal_is_an_alias_of_the_gpu():

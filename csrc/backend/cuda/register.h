@@ -17,5 +17,6 @@ void register_kernels();
 void register_elementwise_kernels();
 void register_creation_kernels();
 void register_reduce_kernels();
+void register_random_kernels();
 
 }  // namespace lucid::cuda
