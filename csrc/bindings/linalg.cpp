@@ -123,6 +123,7 @@ void init_linalg(nb::module_& m, TensorClass& cls) {
   m.def("set_num_threads", [](int n) { ops::cpu_settings().set_num_threads(n); }, nb::arg("int"));
   m.def("_has_blas", [] { return ops::cpu_settings().has_blas(); });
   m.def("_blas_info", [] { return ops::cpu_settings().blas_info(); });
+  m.def("_set_matmul_allow_tf32", &ops::set_matmul_allow_tf32, nb::arg("allow"));
 
   // Tensor methods.
   cls.def("matmul", [](TensorPtr a, TensorPtr b) { return ops::matmul(a, b); }, nb::arg("other"));

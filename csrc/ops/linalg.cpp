@@ -1,11 +1,21 @@
 #include "ops/linalg.h"
 
+#include <atomic>
+
 #include "autograd/record.h"
 #include "ops/elementwise.h"
 #include "ops/prims/linalg.h"
 #include "ops/views.h"
 
 namespace lucid::ops {
+
+namespace {
+std::atomic<bool> g_allow_tf32{false};
+}  // namespace
+
+void set_matmul_allow_tf32(bool allow) { g_allow_tf32.store(allow, std::memory_order_relaxed); }
+bool matmul_allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); }
+
 
 namespace {
 
@@ -103,6 +113,7 @@ TensorPtr product_forward(const TensorPtr& a, const TensorPtr& b, const TensorPt
   TensorPtr out = TensorImpl::empty(out_shape, a->dtype(), a->device());
   Gemm gemm;
   gemm.alpha = alpha;
+  gemm.allow_tf32 = matmul_allow_tf32();
   if (input) {
     TensorPtr spread = expand(input, out_shape);  // raises PyTorch's message when it cannot
     if (!is_zero(beta)) {

@@ -44,6 +44,10 @@ TensorPtr conj(const TensorPtr& t);
 // with broadcast batches; both at least 2-D, one dtype (checked).
 TensorPtr batched_product(const TensorPtr& a, const TensorPtr& b);
 
+// lucid.backends.cuda.matmul.allow_tf32 (torch's default: False, products exact).
+void set_matmul_allow_tf32(bool allow);
+bool matmul_allow_tf32();
+
 // The settings of the backend that runs the products, behind lucid.get_num_threads,
 // set_num_threads, _has_blas and _blas_info: the CPU backend registers them at import
 // (backend/cpu/register_linalg.cpp), as it registers its kernels, so that neither the

@@ -408,3 +408,59 @@ def test_fill_makes_values_on_the_device():
     v[:, ::2].fill_(-1.5)  # a strided view: the kernel, not a memset
     assert v.cpu().tolist() == [[-1.5, 0.0] * 3] * 4
 
+
+
+@pytest.mark.parametrize("dtype", [lucid.float32, lucid.float16, lucid.int64, lucid.bool, lucid.complex64])
+def test_masked_fill_on_gpu_matches_cpu(dtype):
+    lucid.manual_seed(2)
+    x = lucid.randint(0, 5, (6, 8)).to(dtype)
+    mask = lucid.rand(8) > 0.5  # broadcast over the rows
+    want = x.masked_fill(mask, 1)
+    got = x.to("gpu").masked_fill(mask.to("gpu"), 1)
+    assert got.device.type == "gpu" and got.cpu().tolist() == want.tolist()
+    g = x.to("gpu").t()
+    g.masked_fill_(mask.reshape(8, 1).to("gpu"), 0)  # in place, through a transposed view
+    assert g.cpu().tolist() == x.t().masked_fill(mask.reshape(8, 1), 0).tolist()
+
+
+@pytest.mark.parametrize("dtype", [lucid.float32, lucid.float64, lucid.bfloat16, lucid.int8, lucid.bool,
+                                   lucid.complex64])
+def test_reading_index_ops_on_gpu_match_cpu(dtype):
+    lucid.manual_seed(4)
+    x = (lucid.randn(6, 5, 4) * 3).to(dtype)
+    g = x.to("gpu")
+    idx = lucid.tensor([4, 0, 2, 2, -1])
+    gi = idx.to("gpu")
+    cases = [
+        lambda t, i: t[i],                                   # rows, a negative index
+        lambda t, i: t[:, i.abs()],                          # a middle dim
+        lambda t, i: t[i, i.abs() % 4, 1:3],                 # two index tensors, broadcast with a slice
+        lambda t, i: t.transpose(0, 2)[i.abs() % 4],         # a transposed self
+        lambda t, i: t.index_select(1, i.abs()),
+        lambda t, i: t.index_select(0, i.abs()[:0]),         # no rows
+        lambda t, i: lucid.gather(t, 2, (i.abs() % 4).reshape(1, 5, 1).expand(6, 5, 3)),
+    ]
+    for f in cases:
+        want = f(x, idx)
+        got = f(g, gi)
+        assert got.device.type == "gpu" and got.shape == want.shape and got.cpu().tolist() == want.tolist()
+
+
+def test_gpu_index_out_of_range_raises_at_the_next_sync_and_the_gpu_keeps_working():
+    g = lucid.arange(12.0, device="gpu").reshape(3, 4)
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 3"):
+        g[lucid.tensor([0, 5], device="gpu")].tolist()
+    with pytest.raises(IndexError, match="index out of range in self"):
+        g.index_select(1, lucid.tensor([1, 4], device="gpu")).cpu()
+    with pytest.raises(RuntimeError, match="index 9 is out of bounds for dimension 1 with size 4"):
+        lucid.gather(g, 1, lucid.tensor([[9]], device="gpu")).tolist()
+    assert g[lucid.tensor([2, 0], device="gpu")].tolist() == [[8.0, 9.0, 10.0, 11.0], [0.0, 1.0, 2.0, 3.0]]
+
+
+@pytest.mark.parametrize("dtype", [lucid.float32, lucid.float16, lucid.int64, lucid.complex64])
+def test_flip_tril_triu_on_gpu_match_cpu(dtype):
+    x = lucid.arange(2 * 4 * 5).reshape(2, 4, 5).to(dtype)
+    g = x.to("gpu")
+    for f in (lambda t: t.flip(0), lambda t: t.flip(-1, 1), lambda t: t.transpose(1, 2).flip(2),
+              lambda t: t.tril(), lambda t: t.triu(1), lambda t: t.tril(-2), lambda t: t[0].t().triu()):
+        assert f(g).device.type == "gpu" and f(g).cpu().tolist() == f(x).tolist()

@@ -1,5 +1,7 @@
 #include "backend/cpu/random.h"
 
+#include "backend/common/random_values.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,17 +18,8 @@ constexpr bool kIsFloat = kIsHalf<T> || std::is_floating_point_v<T>;
 template <typename T>
 constexpr bool kIsComplex = std::is_same_v<T, complex64>;
 
-// The 16-bit types only convert from and to float, so conversions go through it.
-template <typename T, typename V>
-T cast_to(V v) {
-  if constexpr (kIsHalf<T>) return T(float(v));
-  else return static_cast<T>(v);
-}
-template <typename T>
-double to_double(T v) {
-  if constexpr (kIsHalf<T>) return double(float(v));
-  else return double(v);
-}
+using backend::cast_to;  // the word-to-value rules both devices share
+using backend::to_double;
 
 // Host address of element 0, after checking the layout every kernel here assumes.
 std::byte* host_data(const TensorImpl& t, const char* op) {
@@ -55,14 +48,8 @@ void for_each_block(int64_t n, const PhiloxDraw& draw, Fn&& fn) {
 // Acc is float (24-bit uniforms, 4 per block) or double (53-bit, 2 per block).
 template <typename T, typename Acc>
 void fill_uniform(T* p, int64_t n, double from_d, double to_d, const PhiloxDraw& draw) {
-  const Acc from = Acc(from_d), to = Acc(to_d), range = to - from;
-  auto put = [&](int64_t i, Acc u) {
-    T v = cast_to<T>(u * range + from);
-    // u < 1, but u * range + from can still round up to `to` (always possible in
-    // the 16-bit types); mapping it to `from` keeps the interval half-open.
-    if (Acc(to_double(v)) >= to && from < to) v = cast_to<T>(from);
-    p[i] = v;
-  };
+  const Acc from = Acc(from_d), to = Acc(to_d);
+  auto put = [&](int64_t i, Acc u) { p[i] = backend::uniform_value<T>(u, from, to); };
   if constexpr (std::is_same_v<Acc, float>) {
     for_each_block<4>(n, draw, [&](const Philox4& r, int64_t first, int count) {
       for (int k = 0; k < count; ++k) put(first + k, uniform_f32(r.x[k]));
@@ -79,13 +66,11 @@ void fill_uniform(T* p, int64_t n, double from_d, double to_d, const PhiloxDraw&
 // Box-Muller: two uniforms give two independent normals, r*cos(theta), r*sin(theta).
 template <typename T, typename Acc>
 void fill_normal(T* p, int64_t n, Acc mean, Acc stdv, const PhiloxDraw& draw) {
-  constexpr Acc kTwoPi = Acc(6.283185307179586476925);
   auto pair = [&](int64_t i, int left, Acc u1, Acc u2) {
-    // 1 - u1 lies in (0, 1], so log never sees 0 and r stays finite.
-    const Acc r = std::sqrt(Acc(-2) * std::log(Acc(1) - u1)) * stdv;
-    const Acc theta = kTwoPi * u2;
-    p[i] = cast_to<T>(r * std::cos(theta) + mean);
-    if (left > 1) p[i + 1] = cast_to<T>(r * std::sin(theta) + mean);
+    Acc z0, z1;
+    backend::normal_pair(u1, u2, mean, stdv, z0, z1);
+    p[i] = cast_to<T>(z0);
+    if (left > 1) p[i + 1] = cast_to<T>(z1);
   };
   if constexpr (std::is_same_v<Acc, float>) {  // two pairs per block
     for_each_block<4>(n, draw, [&](const Philox4& r, int64_t first, int count) {
@@ -133,22 +118,6 @@ void with_floating(const TensorImpl& t, F&& f) {
 }
 
 // ---- randperm -----------------------------------------------------------------------
-
-// Fisher-Yates from the top: step s swaps slot i = n-1-s with a uniform j in [0, i].
-// Each step takes one 64-bit word, two steps per Philox block.
-template <typename T>
-void fill_permutation(T* p, int64_t n, const PhiloxDraw& draw) {
-  for (int64_t i = 0; i < n; ++i) p[i] = cast_to<T>(i);
-  const uint64_t steps = n > 1 ? uint64_t(n - 1) : 0;
-  Philox4 r{};
-  for (uint64_t s = 0; s < steps; ++s) {
-    if ((s & 1) == 0) r = draw.block(s >> 1);
-    const int k = int(s & 1) * 2;
-    const uint64_t w = (uint64_t(r.x[k]) << 32) | r.x[k + 1];
-    const int64_t i = n - 1 - int64_t(s);
-    std::swap(p[i], p[int64_t(bounded_u64(w, uint64_t(i) + 1))]);
-  }
-}
 
 }  // namespace
 
@@ -213,7 +182,7 @@ void bernoulli_fill(TensorImpl& t, const TensorImpl& probs, const PhiloxDraw& dr
 void randperm_fill(TensorImpl& t, const PhiloxDraw& draw) {
   visit_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (!kIsComplex<T> && !std::is_same_v<T, bool>)
-      fill_permutation<T>(reinterpret_cast<T*>(host_data(t, "randperm")), t.numel(), draw);
+      backend::fisher_yates<T>(reinterpret_cast<T*>(host_data(t, "randperm")), t.numel(), draw);
   });
 }
 

@@ -1,6 +1,7 @@
 // CPU kernels of the elementwise primitives (ops/prims/elementwise.h): adapters from
 // the primitive to the loops of backend/cpu/elementwise.h.
 #include "backend/cpu/elementwise.h"
+#include "backend/cpu/number_view.h"
 #include "backend/cpu/register.h"
 #include "core/error.h"
 #include "ops/prims/elementwise.h"
@@ -11,12 +12,6 @@ namespace {
 
 using ops::Inputs;
 using ops::Outputs;
-
-// A number parameter as the stride-0 host view the loops read (they take tensors).
-TensorPtr number_view(const Scalar& value, Dtype dtype, const Shape& shape) {
-  TensorPtr t = TensorImpl::full({}, value, dtype, Device::cpu());
-  return TensorImpl::view_of(*t, shape, Stride(shape.size(), 0), 0);
-}
 
 // Integer division by zero raises, where floats give inf or NaN (torch's CPU does the
 // same: RuntimeError "ZeroDivisionError").

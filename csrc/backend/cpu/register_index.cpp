@@ -5,6 +5,7 @@
 
 #include "backend/cpu/gather_scatter.h"
 #include "backend/cpu/index_kernels.h"
+#include "backend/cpu/number_view.h"
 #include "backend/cpu/register.h"
 #include "core/error.h"
 #include "ops/prims/index.h"
@@ -15,12 +16,6 @@ namespace {
 
 using ops::Inputs;
 using ops::Outputs;
-
-// A number parameter as the stride-0 host view the kernels read (they take tensors).
-TensorPtr number_view(const Scalar& value, Dtype dtype, const Shape& shape) {
-  TensorPtr t = TensorImpl::full({}, value, dtype, Device::cpu());
-  return TensorImpl::view_of(*t, shape, Stride(shape.size(), 0), 0);
-}
 
 // index_select/index_add's 1-d int64 index: every entry in [0, size).
 void check_slice_indices(const TensorImpl& index, int64_t size) {

@@ -52,6 +52,9 @@ void raise_device_error(int device) {
     case DeviceErrorCode::ZeroDivision: fail<RuntimeError>("ZeroDivisionError");
     case DeviceErrorCode::IndexOutOfRange:
       fail<IndexError>("index ", index, " is out of bounds for dimension ", dim, " with size ", size);
+    case DeviceErrorCode::GatherOutOfRange:
+      fail<RuntimeError>("index ", index, " is out of bounds for dimension ", dim, " with size ", size);
+    case DeviceErrorCode::SliceOutOfRange: fail<IndexError>("index out of range in self");
     default: fail<RuntimeError>("internal: unknown device error code ", int(code));
   }
 }

@@ -13,7 +13,14 @@
 
 namespace lucid::cuda {
 
-enum class DeviceErrorCode : int32_t { None = 0, ZeroDivision = 1, IndexOutOfRange = 2 };
+// What a kernel found, and the exception the host raises for it (the CPU's, word for
+// word): IndexOutOfRange -> IndexError "index i is out of bounds for dimension d with
+// size n" (advanced indexing); GatherOutOfRange -> the same words as a RuntimeError
+// (gather, scatter); SliceOutOfRange -> IndexError "index out of range in self"
+// (index_select, index_add).
+enum class DeviceErrorCode : int32_t {
+  None = 0, ZeroDivision = 1, IndexOutOfRange = 2, GatherOutOfRange = 3, SliceOutOfRange = 4
+};
 
 struct DeviceErrorSlot {
   int32_t code;  // DeviceErrorCode; the first kernel to set it wins (atomicCAS)

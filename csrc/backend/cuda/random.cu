@@ -4,6 +4,7 @@
 // to values (backend/cpu/random.cpp): the same seed gives the same uniform, integer,
 // bernoulli and permutation values on both devices, and normal values that differ
 // only by the last bits of CUDA's log/cos/sin.
+#include "backend/common/random_values.h"
 #include "backend/cuda/elementwise_launch.cuh"
 #include "backend/cuda/register.h"
 #include "core/philox.h"
@@ -18,18 +19,9 @@ using ops::Outputs;
 using ops::prim_cast;
 
 template <typename T>
-constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-
-template <typename T, typename V>
-__device__ T cast_to(V v) {
-  if constexpr (kIsHalf<T>) return T(float(v));
-  else return static_cast<T>(v);
-}
-template <typename T>
-__device__ double to_double(T v) {
-  if constexpr (kIsHalf<T>) return double(float(v));
-  else return double(v);
-}
+constexpr bool kIsHalf = backend::kIsHalfFloat<T>;
+using backend::cast_to;  // the CPU's word-to-value rules (backend/common/random_values.h)
+using backend::to_double;
 
 // f(block, first element, count) for every Philox block of the draw serving n elements.
 template <int kPer, typename F>
@@ -56,11 +48,7 @@ template <typename T, typename Acc>
 struct Uniform {
   T* p;
   Acc from, to;
-  __device__ void put(int64_t i, Acc u) const {
-    T v = cast_to<T>(u * (to - from) + from);
-    if (Acc(to_double(v)) >= to && from < to) v = cast_to<T>(from);  // keep [from, to) half-open
-    p[i] = v;
-  }
+  __device__ void put(int64_t i, Acc u) const { p[i] = backend::uniform_value<T>(u, from, to); }
   __device__ void operator()(const Philox4& r, int64_t first, int count) const {
     for (int k = 0; k < count; ++k) {
       if constexpr (std::is_same_v<Acc, float>) put(first + k, uniform_f32(r.x[k]));
@@ -78,14 +66,14 @@ struct Normal {
   const double* means;
   const double* stds;
   __device__ void pair(int64_t i, int left, Acc u1, Acc u2) const {
-    const Acc r = sqrt(Acc(-2) * log(Acc(1) - u1)) * stdv;
-    const Acc theta = Acc(6.283185307179586476925) * u2;
-    write(i, r * cos(theta));
-    if (left > 1) write(i + 1, r * sin(theta));
+    Acc z0, z1;
+    backend::normal_pair(u1, u2, means ? Acc(0) : mean, means ? Acc(1) : stdv, z0, z1);
+    write(i, z0);
+    if (left > 1) write(i + 1, z1);
   }
+  // With per-element mean and std (the CPU draws N(0, 1), then scales).
   __device__ void write(int64_t i, Acc z) const {
-    if (means) p[i] = cast_to<T>(means[i] + stds[i] * double(z));
-    else p[i] = cast_to<T>(z + mean);
+    p[i] = means ? cast_to<T>(means[i] + stds[i] * double(z)) : cast_to<T>(z);
   }
   __device__ void operator()(const Philox4& r, int64_t first, int count) const {
     if constexpr (std::is_same_v<Acc, float>) {
@@ -189,23 +177,11 @@ void bernoulli_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   });
 }
 
-// Fisher-Yates from the top is sequential: one thread walks it (as the CPU does), so
-// the permutation equals the CPU's for the same seed.
+// Fisher-Yates is sequential: one thread walks it (as the CPU does), so the
+// permutation equals the CPU's for the same seed.
 template <typename T>
 __global__ void permutation_kernel_(T* p, int64_t n, PhiloxDraw draw) {
-  for (int64_t i = 0; i < n; ++i) p[i] = cast_to<T>(i);
-  const uint64_t steps = n > 1 ? uint64_t(n - 1) : 0;
-  Philox4 r{};
-  for (uint64_t s = 0; s < steps; ++s) {
-    if ((s & 1) == 0) r = draw.block(s >> 1);
-    const int k = int(s & 1) * 2;
-    const uint64_t w = (uint64_t(r.x[k]) << 32) | r.x[k + 1];
-    const int64_t i = n - 1 - int64_t(s);
-    const int64_t j = int64_t(bounded_u64(w, uint64_t(i) + 1));
-    const T tmp = p[i];
-    p[i] = p[j];
-    p[j] = tmp;
-  }
+  backend::fisher_yates(p, n, draw);
 }
 
 void permutation_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {

@@ -231,6 +231,8 @@ struct AddOp {
   __device__ double combine(double a, double b) const { return a + b; }
 };
 
+// Exponentials in T (float lanes for float32, as the CPU's vectorised kernel), the
+// sum of each row in double.
 template <typename T>
 __global__ void __launch_bounds__(kReduceThreads) softmax_rows_kernel(const T* x, T* y, int64_t outer, int64_t n,
                                                                       bool log) {
@@ -241,14 +243,14 @@ __global__ void __launch_bounds__(kReduceThreads) softmax_rows_kernel(const T* x
     T* out = y + o * n;
     double m = -INFINITY;
     for (int64_t j = tid; j < n; j += kReduceThreads) m = MaxOp().combine(m, double(row[j]));
-    m = block_tree(MaxOp(), s, m, tid, kReduceThreads);
+    const T mt = T(block_tree(MaxOp(), s, m, tid, kReduceThreads));
     double sum = 0;
-    for (int64_t j = tid; j < n; j += kReduceThreads) sum += exp(double(row[j]) - m);
+    for (int64_t j = tid; j < n; j += kReduceThreads) sum += double(exp(row[j] - mt));
     sum = block_tree(AddOp(), s, sum, tid, kReduceThreads);
-    const double lse = log ? ::log(sum) : 0.0;
+    const T lse = T(::log(sum)), inv = T(1.0 / sum);
     for (int64_t j = tid; j < n; j += kReduceThreads) {
-      const double d = double(row[j]) - m;
-      out[j] = T(log ? d - lse : exp(d) / sum);
+      const T d = row[j] - mt;
+      out[j] = log ? d - lse : exp(d) * inv;
     }
   }
 }

@@ -54,7 +54,17 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_rows_kernel(R r, int64_
   const int64_t j0 = int64_t(blockIdx.y) * chunk, j1 = j0 + chunk < n ? j0 + chunk : n;
   for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {
     Acc a = r.init();
-    for (int64_t j = j0 + tid; j < j1; j += kReduceThreads) a = r.combine(a, r.load(o * n + j, j));
+    int64_t j = j0 + tid;
+    // Four loads in flight before they are combined (in order): a reducer with branches
+    // (max with indices) is not unrolled by the compiler, and one load at a time leaves
+    // the memory latency exposed.
+    for (; j + 3 * kReduceThreads < j1; j += 4 * kReduceThreads) {
+      const Acc v0 = r.load(o * n + j, j), v1 = r.load(o * n + j + kReduceThreads, j + kReduceThreads);
+      const Acc v2 = r.load(o * n + j + 2 * kReduceThreads, j + 2 * kReduceThreads);
+      const Acc v3 = r.load(o * n + j + 3 * kReduceThreads, j + 3 * kReduceThreads);
+      a = r.combine(r.combine(r.combine(r.combine(a, v0), v1), v2), v3);
+    }
+    for (; j < j1; j += kReduceThreads) a = r.combine(a, r.load(o * n + j, j));
     a = block_tree(r, s, a, tid, kReduceThreads);
     if (tid == 0) {
       if (splits == 1) r.store(o, a);
@@ -76,8 +86,15 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_cols_kernel(R r, int64_
   const int64_t j0 = int64_t(blockIdx.z) * chunk, j1 = j0 + chunk < n ? j0 + chunk : n;
   for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
     Acc a = r.init();
-    if (i < inner)
-      for (int64_t j = j0 + ty; j < j1; j += 8) a = r.combine(a, r.load((o * n + j) * inner + i, j));
+    if (i < inner) {
+      int64_t j = j0 + ty;
+      for (; j + 24 < j1; j += 32) {  // four loads in flight, as in the rows kernel
+        const Acc v0 = r.load((o * n + j) * inner + i, j), v1 = r.load((o * n + j + 8) * inner + i, j + 8);
+        const Acc v2 = r.load((o * n + j + 16) * inner + i, j + 16), v3 = r.load((o * n + j + 24) * inner + i, j + 24);
+        a = r.combine(r.combine(r.combine(r.combine(a, v0), v1), v2), v3);
+      }
+      for (; j < j1; j += 8) a = r.combine(a, r.load((o * n + j) * inner + i, j));
+    }
     s[ty][tx] = a;
     __syncthreads();
     for (int stride = 4; stride > 0; stride /= 2) {

@@ -18,6 +18,9 @@ void register_kernels() {
   register_creation_kernels();
   register_reduce_kernels();
   register_random_kernels();
+  register_linalg_kernels();
+  register_index_kernels();
+  register_shape_kernels();
 }
 
 }  // namespace lucid::cuda

@@ -18,5 +18,8 @@ void register_elementwise_kernels();
 void register_creation_kernels();
 void register_reduce_kernels();
 void register_random_kernels();
+void register_linalg_kernels();
+void register_index_kernels();
+void register_shape_kernels();
 
 }  // namespace lucid::cuda

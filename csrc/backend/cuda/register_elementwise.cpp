@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/gpu_runtime.h"
 #include "ops/prims/elementwise.h"
+#include "ops/prims/index.h"
 
 namespace lucid::cuda {
 
@@ -110,6 +111,17 @@ void where_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   with_plan(call, [](const EwCall& c) { where(c); });
 }
 
+// masked_fill is where(mask, value, out) written into out: each element reads only
+// itself, so the in-place form is safe.
+void masked_fill_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  EwCall call = make_call(outs[0], outs[0]->dtype());
+  call.n_in = 3;
+  call.in[0] = ins[0];
+  call.number[1] = ops::prim_cast<ops::MaskedFill>(prim).value;
+  call.in[2] = outs[0];
+  with_plan(call, [](const EwCall& c) { where(c); });
+}
+
 }  // namespace
 
 void register_elementwise_kernels() {
@@ -118,6 +130,7 @@ void register_elementwise_kernels() {
   ops::register_kernel(Prim::Binary, DeviceType::GPU, binary_kernel);
   ops::register_kernel(Prim::ComplexAbs, DeviceType::GPU, complex_abs_kernel);
   ops::register_kernel(Prim::Where, DeviceType::GPU, where_kernel);
+  ops::register_kernel(Prim::MaskedFill, DeviceType::GPU, masked_fill_kernel);
 }
 
 }  // namespace lucid::cuda

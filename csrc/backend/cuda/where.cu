@@ -23,9 +23,12 @@ __global__ void __launch_bounds__(kEwThreads) where_kernel(char* out, const char
     } else {
       ew_offsets<kSmall>(i, p, off);
     }
-    const int k = *reinterpret_cast<const uint8_t*>(cond + off[1]) != 0 ? 0 : 1;
-    *reinterpret_cast<T*>(out + off[0]) =
-        in.ptr[k] ? *reinterpret_cast<const T*>(in.ptr[k] + off[2 + k]) : in.scalar[k];
+    // Selects, not an index: a runtime index into the argument arrays would put them in
+    // local memory (a load per element from the stack).
+    const bool c = *reinterpret_cast<const uint8_t*>(cond + off[1]) != 0;
+    const char* src = c ? in.ptr[0] : in.ptr[1];
+    const int64_t src_off = c ? off[2] : off[3];
+    *reinterpret_cast<T*>(out + off[0]) = src ? *reinterpret_cast<const T*>(src + src_off) : (c ? in.scalar[0] : in.scalar[1]);
   }
 }
 

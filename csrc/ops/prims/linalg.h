@@ -15,6 +15,9 @@ namespace lucid::ops {
 struct Gemm : PrimitiveOf<Prim::Gemm, Gemm> {
   Scalar alpha = Scalar(int64_t(1));
   Scalar beta = Scalar(int64_t(0));
+  // float32 (and complex64) products may use TF32 tensor cores (GPU only):
+  // lucid.backends.cuda.matmul.allow_tf32, read when the op is called.
+  bool allow_tf32 = false;
   const char* name() const override { return "matmul"; }
 };
 

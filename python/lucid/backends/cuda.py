@@ -1,10 +1,10 @@
 """lucid.backends.cuda, as torch.backends.cuda: is_built(), the cuBLAS switches under
 `matmul`, and the scaled-dot-product-attention kernel switches.
 
-Every switch keeps what is set, with torch's defaults. None changes what lucid computes
-today (its matrix products and attention run on the CPU); the GPU kernels to come consult
-them: matmul.allow_tf32 (TF32 tensor cores for float32 products; it is
-lucid.set_float32_matmul_precision's state, as in torch), the fp16/bf16 reduced-precision
+Every switch keeps what is set, with torch's defaults. matmul.allow_tf32 (TF32 tensor
+cores for float32 and complex64 products on the GPU; it is
+lucid.set_float32_matmul_precision's state, as in torch) reaches the GPU's products; the
+GPU kernels to come consult the others: the fp16/bf16 reduced-precision
 reductions (and their split-K part), allow_fp16_accumulation, and which attention kernels
 may run.
 """
@@ -70,6 +70,7 @@ class cuBLASModule:
         if name == "allow_tf32":
             self._values["float32_matmul_precision"] = "high" if _check_bool(value, "set_allow_tf32_cublas") \
                 else "highest"
+            _C._set_matmul_allow_tf32(value)
         elif name in self._REDUCTIONS:
             self._values[name], self._values[name + "_split_k"] = _reduction_setting(value, name)
         elif name == "allow_fp16_accumulation":
@@ -90,6 +91,7 @@ def _set_precision(precision):
         raise ValueError(f"set_float32_matmul_precision: {precision!r} is not one of 'highest', 'high', or "
                          "'medium'")
     matmul._values["float32_matmul_precision"] = precision
+    _C._set_matmul_allow_tf32(precision != "highest")
 
 
 def _get_precision():

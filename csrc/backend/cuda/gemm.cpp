@@ -1,0 +1,242 @@
+// The Gemm primitive on the GPU through cuBLASLt (Note [Products through cuBLASLt]).
+//
+// Note [Products through cuBLASLt]
+// cuBLASLt is column-major; lucid's out is a row-major [m, n], which read column-major
+// is out^T [n, m] = x^T a^T. So cuBLASLt's first operand is x (read as x^T: op N when
+// x's rows are contiguous, op T when its columns are) and its second is a. Views whose
+// rows and columns are both strided are copied to a contiguous layout first; broadcast
+// batches (stride 0) are read in place as strided batches. Each distinct shape, layout
+// and dtype gets its descriptors and algorithm once (the heuristic costs ~200 us; a hit
+// in the cache ~2 us), keyed by everything that decides them, pointer alignment
+// included. float32 is exact by default (CUBLAS_COMPUTE_32F), as PyTorch's matmul;
+// lucid.backends.cuda.matmul.allow_tf32 selects TF32 tensor cores. float16 and
+// bfloat16 use tensor cores with float accumulation.
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "backend/cuda/caching_allocator.h"
+#include "backend/cuda/check.h"
+#include "backend/cuda/cublaslt.h"
+#include "backend/cuda/device_guard.h"
+#include "backend/cuda/gemm.h"
+#include "backend/cuda/register.h"
+#include "backend/cuda/stream.h"
+#include "core/copy.h"
+#include "ops/prims/linalg.h"
+
+namespace lucid::cuda {
+
+namespace {
+
+using ops::Inputs;
+using ops::Outputs;
+
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+
+// One persistent workspace per device (never freed, like the streams and handles).
+void* workspace(int device) {
+  static std::mutex mu;
+  static GpuStorage* spaces = new GpuStorage[kMaxDevices];  // leaked: no teardown at exit
+  std::lock_guard<std::mutex> lock(mu);
+  if (!spaces[device].ptr()) spaces[device] = CachingAllocator::instance().allocate(kWorkspaceBytes, device);
+  return spaces[device].ptr();
+}
+
+// A [rows, cols] matrix operand as cuBLASLt sees it (column-major).
+struct MatrixView {
+  bool transposed;  // op T
+  int64_t rows, cols, ld;  // of the stored (column-major) matrix
+};
+
+// x^T of a row-major [r, c] matrix with element strides (rs, cs), or nothing when
+// neither its rows nor its columns are contiguous.
+std::optional<MatrixView> as_transposed(int64_t r, int64_t c, int64_t rs, int64_t cs) {
+  if (c == 1) cs = 1;  // a size-1 dim's stride is never used
+  if (r == 1) rs = std::max<int64_t>(c, 1);
+  if (cs == 1 && rs >= std::max<int64_t>(c, 1)) return MatrixView{false, c, r, rs};  // rows contiguous: x^T stored
+  if (c == 1 && r >= 1) return MatrixView{false, 1, r, 1};
+  if (rs == 1 && cs >= std::max<int64_t>(r, 1)) return MatrixView{true, r, c, cs};  // columns contiguous: x stored
+  return std::nullopt;
+}
+
+struct Types {
+  cudaDataType_t data, scale;
+  cublasComputeType_t compute;
+};
+
+Types types_of(Dtype d, bool tf32) {
+  switch (d) {
+    case Dtype::F32: return {CUDA_R_32F, CUDA_R_32F, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F};
+    case Dtype::F64: return {CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F};
+    case Dtype::F16: return {CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    case Dtype::BF16: return {CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    default: return {CUDA_C_32F, CUDA_C_32F, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F};
+  }
+}
+
+int alignment(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  for (int b = 16; b > 1; b /= 2)
+    if (a % b == 0) return b;
+  return 1;
+}
+
+// Everything that decides the descriptors and the algorithm.
+using PlanKey = std::tuple<int, int, bool, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                           int64_t, int64_t, int64_t, int, int, int>;
+
+struct Plan {
+  cublasLtMatmulDesc_t desc;
+  cublasLtMatrixLayout_t a, b, c;  // cuBLASLt's A (our x), B (our a), C/D (out)
+  cublasLtMatmulAlgo_t algo;
+};
+
+void set_batch(const CublasLtApi& lt, cublasLtMatrixLayout_t layout, int64_t count, int64_t stride) {
+  const int32_t count32 = int32_t(count);
+  check_cublas(lt.layout_set(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count32, sizeof count32), "layout batch");
+  check_cublas(lt.layout_set(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
+               "layout batch stride");
+}
+
+const Plan& plan_for(const PlanKey& key, int device, const Types& t, const MatrixView& xa, const MatrixView& aa,
+                     int64_t n, int64_t m, int64_t k, int64_t batch, int64_t sx, int64_t sa, int64_t sc,
+                     int align_x, int align_a, int align_c) {
+  static std::mutex mu;
+  static std::map<PlanKey, Plan> plans;  // descriptors live for the process
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = plans.find(key);
+  if (it != plans.end()) return it->second;
+  const CublasLtApi& lt = cublaslt();
+  Plan p{};
+  check_cublas(lt.desc_create(&p.desc, t.compute, t.scale), "cublasLtMatmulDescCreate");
+  const cublasOperation_t op_x = xa.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = aa.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  check_cublas(lt.desc_set(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_x, sizeof op_x), "desc transa");
+  check_cublas(lt.desc_set(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_a, sizeof op_a), "desc transb");
+  check_cublas(lt.layout_create(&p.a, t.data, uint64_t(xa.rows), uint64_t(xa.cols), xa.ld), "layout x");
+  check_cublas(lt.layout_create(&p.b, t.data, uint64_t(aa.rows), uint64_t(aa.cols), aa.ld), "layout a");
+  check_cublas(lt.layout_create(&p.c, t.data, uint64_t(n), uint64_t(m), n), "layout out");
+  if (batch > 1) {
+    set_batch(lt, p.a, batch, sx);
+    set_batch(lt, p.b, batch, sa);
+    set_batch(lt, p.c, batch, sc);
+  }
+  cublasLtMatmulPreference_t pref;
+  check_cublas(lt.pref_create(&pref), "cublasLtMatmulPreferenceCreate");
+  const uint64_t ws = kWorkspaceBytes;
+  const uint32_t ax = uint32_t(align_x), aa32 = uint32_t(align_a), ac = uint32_t(align_c);
+  check_cublas(lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws), "pref workspace");
+  check_cublas(lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &ax, sizeof ax), "pref align a");
+  check_cublas(lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &aa32, sizeof aa32), "pref align b");
+  check_cublas(lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof ac), "pref align c");
+  check_cublas(lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof ac), "pref align d");
+  (void)k;  // in the layouts already; kept in the message below
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  check_cublas(lt.heuristic(cublaslt_handle(device), p.desc, p.a, p.b, p.c, p.c, pref, 1, &result, &found),
+               "cublasLtMatmulAlgoGetHeuristic");
+  lt.pref_destroy(pref);
+  LUCID_CHECK(found > 0, RuntimeError, "cuBLASLt has no algorithm for a ", m, "x", k, " @ ", k, "x", n,
+              " product of this dtype and layout");
+  p.algo = result.algo;
+  return plans.emplace(key, p).first->second;
+}
+
+// alpha / beta in the scale type, as bytes cuBLASLt reads through a host pointer.
+struct ScaleValue {
+  alignas(16) unsigned char bytes[16];
+};
+ScaleValue scale_value(const Scalar& s, cudaDataType_t type) {
+  ScaleValue v{};
+  const std::complex<double> z = std::visit([](auto x) -> std::complex<double> {
+    if constexpr (std::is_same_v<decltype(x), std::complex<double>>) return x;
+    else return std::complex<double>(double(x), 0.0);
+  }, s);
+  if (type == CUDA_R_64F) {
+    const double d = z.real();
+    std::memcpy(v.bytes, &d, sizeof d);
+  } else if (type == CUDA_C_32F) {
+    const float c[2] = {float(z.real()), float(z.imag())};
+    std::memcpy(v.bytes, c, sizeof c);
+  } else {
+    const float f = float(z.real());
+    std::memcpy(v.bytes, &f, sizeof f);
+  }
+  return v;
+}
+
+void gemm_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = ops::prim_cast<ops::Gemm>(prim);
+  TensorImpl& out = *outs[0];
+  const Dtype dtype = out.dtype();
+  const int64_t nd = out.ndim();
+  const int64_t m = out.shape()[nd - 2], n = out.shape()[nd - 1], k = ins[0]->shape()[nd - 1];
+  if (out.numel() == 0) return;
+  const int64_t item = int64_t(out.itemsize());
+  // The batch dims, merged where a, x and out all allow it.
+  Shape batch(out.shape().begin(), out.shape().end() - 2);
+  auto batch_strides = [&](const TensorImpl& t) { return Stride(t.stride().begin(), t.stride().end() - 2); };
+  Stride sa = batch_strides(*ins[0]), sx = batch_strides(*ins[1]), sc = batch_strides(out);
+  batch = collapse_dims(batch, {&sa, &sx, &sc});
+  TensorPtr a_dense, x_dense;
+  const TensorImpl* a = ins[0];
+  const TensorImpl* x = ins[1];
+  auto matrix = [&](const TensorImpl& t, int64_t r, int64_t c) {
+    return as_transposed(r, c, t.stride()[nd - 2] / item, t.stride()[nd - 1] / item);
+  };
+  const bool floating = dtype == Dtype::F32 || dtype == Dtype::F64 || dtype == Dtype::F16 || dtype == Dtype::BF16 ||
+                        dtype == Dtype::C64;
+  if (!floating || k == 0 || batch.size() > 1) {
+    // The plain kernel: integers, empty sums, and batches that do not merge into one
+    // strided batch.
+    LUCID_CHECK(batch.size() <= 8, RuntimeError, "matmul on gpu: more than 8 batch dimensions that do not merge");
+    NaiveGemm g{m, n, k, int(batch.size()), {}, {}, {}, {},
+                a->stride()[nd - 2] / item, a->stride()[nd - 1] / item, x->stride()[nd - 2] / item,
+                x->stride()[nd - 1] / item};
+    for (size_t d = 0; d < batch.size(); ++d) {
+      g.batch[d] = batch[d];
+      g.a_batch[d] = sa[d] / item;
+      g.b_batch[d] = sx[d] / item;
+      g.c_batch[d] = sc[d] / item;
+    }
+    return naive_gemm(g, out, *a, *x, p.alpha, p.beta);
+  }
+  std::optional<MatrixView> xa = matrix(*x, k, n), aa = matrix(*a, m, k);
+  if (!xa) {  // neither rows nor columns contiguous: a contiguous copy
+    x_dense = x->clone();
+    x = x_dense.get();
+    sx = batch.empty() ? Stride{} : Stride{k * n * item};
+    xa = matrix(*x, k, n);
+  }
+  if (!aa) {
+    a_dense = a->clone();
+    a = a_dense.get();
+    sa = batch.empty() ? Stride{} : Stride{m * k * item};
+    aa = matrix(*a, m, k);
+  }
+  const int64_t count = batch.empty() ? 1 : batch[0];
+  const int64_t bx = batch.empty() ? 0 : sx[0] / item, ba = batch.empty() ? 0 : sa[0] / item,
+                bc = batch.empty() ? 0 : sc[0] / item;
+  const int device = out.device().index;
+  const Types t = types_of(dtype, p.allow_tf32);
+  const int al_x = alignment(x->data_ptr()), al_a = alignment(a->data_ptr()), al_c = alignment(out.data_ptr());
+  const PlanKey key{int(dtype), device, p.allow_tf32, xa->transposed, aa->transposed, m, n, k, xa->ld, aa->ld,
+                    count, bx, ba, bc, al_x, al_a, al_c};
+  DeviceGuard guard(device);
+  const Plan& plan = plan_for(key, device, t, *xa, *aa, n, m, k, count, bx, ba, bc, al_x, al_a, al_c);
+  const ScaleValue alpha = scale_value(p.alpha, t.scale), beta = scale_value(p.beta, t.scale);
+  // With beta == 0 cuBLASLt does not read C: out may hold anything, as BLAS allows.
+  check_cublas(cublaslt().matmul(cublaslt_handle(device), plan.desc, alpha.bytes, x->data_ptr(), plan.a,
+                                 a->data_ptr(), plan.b, beta.bytes, out.data_ptr(), plan.c, out.data_ptr(), plan.c,
+                                 &plan.algo, workspace(device), kWorkspaceBytes, stream(device)),
+               "cublasLtMatmul");
+}
+
+}  // namespace
+
+void register_linalg_kernels() { ops::register_kernel(ops::Prim::Gemm, DeviceType::GPU, gemm_kernel); }
+
+}  // namespace lucid::cuda
