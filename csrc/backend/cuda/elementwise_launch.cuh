@@ -107,12 +107,10 @@ void launch_elementwise(const EwCall& call, F f) {
   } else {
     const EwStrides<N> p = ew_strides<N>(call);
     char* out = reinterpret_cast<char*>(call.out->data_ptr());
-    const int vec = call.ndim > 0 && call.sizes[call.ndim - 1] % 4 == 0 ? 4 : 1;
-    const unsigned grid = ew_grid(call.numel / vec);
     if (call.numel < (int64_t(1) << 31))
-      ew_strided<true, TOut, T, N><<<grid, kEwThreads, 0, s>>>(out, in, p, call.numel, vec, f);
+      ew_strided<true, TOut, T, N><<<ew_grid(call.numel), kEwThreads, 0, s>>>(out, in, p, call.numel, f);
     else
-      ew_strided<false, TOut, T, N><<<grid, kEwThreads, 0, s>>>(out, in, p, call.numel, vec, f);
+      ew_strided<false, TOut, T, N><<<ew_grid(call.numel), kEwThreads, 0, s>>>(out, in, p, call.numel, f);
   }
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
