@@ -29,6 +29,11 @@ inline std::string type_name_of(nb::handle h) {
 void check_bool_bytes(const std::byte* base, const Shape& shape, const Stride& stride, const char* who);
 
 nb::object scalar_to_python(const Scalar& s);
+
+// Sets the Python exception that stands for the engine error `p` (TypeError,
+// IndexError, lucid.OutOfMemoryError, ...); rethrows what it does not know. The one
+// translation of errors: the module's translator and the operator slots use it.
+void set_python_error(const std::exception_ptr& p);
 Scalar scalar_from_python(nb::handle h);  // bool, int, float or complex; TypeError otherwise
 
 using TensorClass = nb::class_<TensorImpl>;

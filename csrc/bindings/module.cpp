@@ -20,30 +20,49 @@
 
 namespace nb = nanobind;
 
+namespace lucid::bindings {
+
+namespace {
+// lucid.OutOfMemoryError: a RuntimeError, as torch.OutOfMemoryError (made at import,
+// leaked: it lives as long as the interpreter).
+PyObject* g_out_of_memory = nullptr;
+}  // namespace
+
+void set_python_error(const std::exception_ptr& p) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const lucid::OutOfMemoryError& e) {
+    PyErr_SetString(g_out_of_memory, e.what());
+  } catch (const lucid::TypeError& e) {
+    PyErr_SetString(PyExc_TypeError, e.what());
+  } catch (const lucid::ValueError& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const lucid::IndexError& e) {
+    PyErr_SetString(PyExc_IndexError, e.what());
+  } catch (const lucid::NotImplementedError& e) {
+    PyErr_SetString(PyExc_NotImplementedError, e.what());
+  } catch (const lucid::RuntimeError& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (const std::bad_cast&) {  // nanobind's cast_error: an argument nanobind could not convert
+    PyErr_SetString(PyExc_TypeError,
+                    "an argument has the wrong type: it cannot be converted to what this lucid operation takes "
+                    "(see the function's signature)");
+  } catch (const std::bad_alloc&) {  // as lucid's own allocator reports it
+    PyErr_SetString(PyExc_RuntimeError, "out of host memory: an allocation the operation needs failed");
+  } catch (const std::length_error&) {  // a std::vector asked for more than it can hold
+    PyErr_SetString(PyExc_RuntimeError, "out of host memory: a requested size is too large to allocate");
+  }
+}
+
+}  // namespace lucid::bindings
+
 NB_MODULE(_C, m) {
-  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
-    try {
-      std::rethrow_exception(p);
-    } catch (const lucid::TypeError& e) {
-      PyErr_SetString(PyExc_TypeError, e.what());
-    } catch (const lucid::ValueError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
-    } catch (const lucid::IndexError& e) {
-      PyErr_SetString(PyExc_IndexError, e.what());
-    } catch (const lucid::NotImplementedError& e) {
-      PyErr_SetString(PyExc_NotImplementedError, e.what());
-    } catch (const lucid::RuntimeError& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
-    } catch (const std::bad_cast&) {  // nanobind's cast_error: an argument nanobind could not convert
-      PyErr_SetString(PyExc_TypeError,
-                      "an argument has the wrong type: it cannot be converted to what this lucid operation takes "
-                      "(see the function's signature)");
-    } catch (const std::bad_alloc&) {  // as lucid's own allocator reports it
-      PyErr_SetString(PyExc_RuntimeError, "out of host memory: an allocation the operation needs failed");
-    } catch (const std::length_error&) {  // a std::vector asked for more than it can hold
-      PyErr_SetString(PyExc_RuntimeError, "out of host memory: a requested size is too large to allocate");
-    }
-  });
+  lucid::bindings::g_out_of_memory = PyErr_NewExceptionWithDoc(
+      "lucid.OutOfMemoryError", "A device allocation failed after lucid released its cached memory.",
+      PyExc_RuntimeError, nullptr);
+  m.attr("OutOfMemoryError") = nb::borrow(lucid::bindings::g_out_of_memory);
+  nb::register_exception_translator(
+      [](const std::exception_ptr& p, void*) { lucid::bindings::set_python_error(p); });
   lucid::cpu::register_kernels();
 #ifdef LUCID_WITH_CUDA
   lucid::cuda::register_runtime();

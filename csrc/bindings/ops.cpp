@@ -42,16 +42,12 @@ PyObject* translate_errors(F&& f) {
     return f();
   } catch (nb::python_error& e) {
     e.restore();
-  } catch (const TypeError& e) {
-    PyErr_SetString(PyExc_TypeError, e.what());
-  } catch (const ValueError& e) {
-    PyErr_SetString(PyExc_ValueError, e.what());
-  } catch (const IndexError& e) {
-    PyErr_SetString(PyExc_IndexError, e.what());
-  } catch (const NotImplementedError& e) {
-    PyErr_SetString(PyExc_NotImplementedError, e.what());
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    try {
+      set_python_error(std::current_exception());
+    } catch (const std::exception& e) {  // what the translation does not know
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
   }
   return nullptr;
 }

@@ -16,6 +16,9 @@ struct ValueError : std::runtime_error { using std::runtime_error::runtime_error
 struct IndexError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct RuntimeError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct NotImplementedError : std::runtime_error { using std::runtime_error::runtime_error; };
+// A device allocation that failed after the cache was released (lucid.gpu.OutOfMemoryError,
+// a RuntimeError, as torch.OutOfMemoryError).
+struct OutOfMemoryError : RuntimeError { using RuntimeError::RuntimeError; };
 
 // Message building without iostreams: a statically linked libstdc++ (some
 // toolchains link one into the extension) crashes in locale code when the process

@@ -24,6 +24,7 @@ from ._multinomial import multinomial  # noqa: F401
 from ._printing import set_printoptions  # noqa: F401
 from ._elementwise import result_type, can_cast  # noqa: F401
 from . import gpu
+from .gpu import OutOfMemoryError  # noqa: F401  (torch.OutOfMemoryError)
 from ._shape import *  # noqa: F401,F403
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401

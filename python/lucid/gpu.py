@@ -7,7 +7,11 @@ from ._device import _resolve as _resolve_device
 
 __all__ = ["is_available", "device_count", "synchronize", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats", "empty_cache",
-           "current_device"]
+           "current_device", "OutOfMemoryError"]
+
+# A device allocation that failed after lucid released its cache and tried again: a
+# RuntimeError, as torch.cuda.OutOfMemoryError (also lucid.OutOfMemoryError).
+OutOfMemoryError = _C.OutOfMemoryError
 
 
 def is_available():

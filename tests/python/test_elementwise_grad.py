@@ -91,30 +91,33 @@ def _inputs(specs, dtype, seed):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_backward_matches_torch(case, dtype):
+def test_backward_matches_torch(case, dtype, device):
     _, fn, specs = case
-    tins = [t.requires_grad_() for t in _inputs(specs, getattr(torch, dtype), 7)]
-    lins = [to_lucid(t.detach()).requires_grad_() for t in tins]
+    tdev = "cuda" if device == "gpu" else "cpu"
+    tins = [t.to(tdev).requires_grad_() for t in _inputs(specs, getattr(torch, dtype), 7)]
+    lins = [to_lucid(t.detach(), device).requires_grad_() for t in tins]
     tout = fn(torch, *tins)
     lout = fn(lucid, *lins)
     assert str(lout.dtype).split(".")[-1] == dtype
     assert tuple(lout.shape) == tuple(tout.shape)
     gout = torch.rand(tout.shape, generator=torch.Generator().manual_seed(3), dtype=tout.dtype)
-    tout.backward(gout)
-    lout.backward(to_lucid(gout))
+    tout.backward(gout.to(tdev))
+    lout.backward(to_lucid(gout, device))
     tol = 1e-10 if dtype == "float64" else 2e-5
     for lt, tt in zip(lins, tins):
         if tt.grad is None:
             assert lt.grad is None or not lt.grad.to(lucid.float64).abs().sum().item()
             continue
         assert lt.grad is not None
-        torch.testing.assert_close(torch.tensor(lt.grad.tolist(), dtype=tt.dtype), tt.grad, rtol=tol, atol=tol)
+        assert lt.grad.device == lt.device  # gradients stay on the inputs' device
+        torch.testing.assert_close(torch.tensor(lt.grad.tolist(), dtype=tt.dtype), tt.grad.cpu(), rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_gradcheck(case):
+def test_gradcheck(case, device):
+    # float64 numerical gradients, on every device
     _, fn, specs = case
-    lins = [to_lucid(t).requires_grad_() for t in _inputs(specs, torch.float64, 11)]
+    lins = [to_lucid(t, device).requires_grad_() for t in _inputs(specs, torch.float64, 11)]
     assert lucid.autograd.gradcheck(lambda *xs: fn(lucid, *xs), tuple(lins))
 
 

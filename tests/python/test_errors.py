@@ -160,3 +160,10 @@ def test_lucid_only_contract():
         lucid.from_dlpack(torch.zeros(2, dtype=torch.complex128))
     with pytest.raises(TypeError, match="generator"):
         lucid.rand(2, generator=torch.Generator())
+
+
+def test_out_of_memory_error_is_a_runtime_error():
+    # torch.OutOfMemoryError / torch.cuda.OutOfMemoryError: RuntimeError subclasses
+    assert issubclass(lucid.gpu.OutOfMemoryError, RuntimeError)
+    assert lucid.OutOfMemoryError is lucid.gpu.OutOfMemoryError
+    assert issubclass(torch.OutOfMemoryError, RuntimeError)

@@ -464,3 +464,26 @@ def test_flip_tril_triu_on_gpu_match_cpu(dtype):
     for f in (lambda t: t.flip(0), lambda t: t.flip(-1, 1), lambda t: t.transpose(1, 2).flip(2),
               lambda t: t.tril(), lambda t: t.triu(1), lambda t: t.tril(-2), lambda t: t[0].t().triu()):
         assert f(g).device.type == "gpu" and f(g).cpu().tolist() == f(x).tolist()
+
+
+def test_out_of_memory_raises_the_oom_error_and_the_next_allocation_works():
+    lucid.ones(1024, device="gpu")  # something cached, which the failed request releases
+    with pytest.raises(lucid.gpu.OutOfMemoryError, match="tried to allocate .* bytes free on the device"):
+        lucid.empty(1 << 50, dtype=lucid.uint8, device="gpu")  # 1 PiB: more than any card
+    with pytest.raises(RuntimeError, match="out of memory"):  # a RuntimeError too
+        lucid.empty(1 << 50, dtype=lucid.uint8, device="gpu") + 1
+    assert lucid.ones(1024, device="gpu").sum().item() == 1024.0
+
+
+def test_gpu_reductions_give_the_same_bits_every_run():
+    # no atomics (Note [Deterministic reductions]): a split full sum combines its
+    # partials in order, so two runs agree bit for bit
+    lucid.manual_seed(8)
+    x = lucid.randn(1000, 4999, device="gpu")
+    for f in (lambda t: t.sum(), lambda t: t.sum(0), lambda t: t.mean(1), lambda t: t.var(0), lambda t: t.std(),
+              lambda t: t.amax(0), lambda t: t.argmax(), lambda t: lucid.softmax(t, 1), lambda t: t.double().sum()):
+        a, b = f(x), f(x)
+        assert a.device.type == "gpu" and lucid.equal(a, b)
+    # and they agree with the CPU's to rounding
+    torch.testing.assert_close(torch.tensor(x.sum(0).cpu().tolist()), torch.tensor(x.cpu().sum(0).tolist()),
+                               rtol=1e-5, atol=1e-4)

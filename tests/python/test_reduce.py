@@ -1,5 +1,6 @@
 """sum and mean against PyTorch: every dtype, dims as int / tuple / None / negative,
-keepdim, dtype=, non-contiguous and expanded inputs, empty and 0-d tensors, errors."""
+keepdim, dtype=, non-contiguous and expanded inputs, empty and 0-d tensors, errors; on
+every device (the GPU leg against torch's CUDA)."""
 
 import pytest
 import torch
@@ -15,8 +16,8 @@ DIMS = [None, 0, -1, (0, 2), (-1, 0), (1,), ()]
 @pytest.mark.parametrize("op", ["sum", "mean"])
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
 @pytest.mark.parametrize("keepdim", [False, True])
-def test_reduce_dims(op, dtype, keepdim):
-    la, ta = _pair(dtype, (2, 3, 4), 31)
+def test_reduce_dims(op, dtype, keepdim, device):
+    la, ta = _pair(dtype, (2, 3, 4), 31, device)
     for dim in DIMS:
         if dim is None:
             _check(lambda: getattr(lucid, op)(la), lambda: getattr(torch, op)(ta))
@@ -29,15 +30,15 @@ def test_reduce_dims(op, dtype, keepdim):
 
 @pytest.mark.parametrize("op", ["sum", "mean"])
 @pytest.mark.parametrize("out", ["float64", "float32", "int64", "complex64"])
-def test_reduce_dtype_argument(op, out):
-    la, ta = _pair("int32", (3, 5), 32)
+def test_reduce_dtype_argument(op, out, device):
+    la, ta = _pair("int32", (3, 5), 32, device)
     _check(lambda: getattr(lucid, op)(la, 1, dtype=getattr(lucid, out)),
            lambda: getattr(torch, op)(ta, 1, dtype=getattr(torch, out)))
 
 
 @pytest.mark.parametrize("op", ["sum", "mean"])
-def test_reduce_strided_and_expanded(op):
-    la, ta = _pair("float32", (4, 6, 5), 33)
+def test_reduce_strided_and_expanded(op, device):
+    la, ta = _pair("float32", (4, 6, 5), 33, device)
     for lv, tv in [(la.transpose(0, 2), ta.transpose(0, 2)), (la[::2, 1::2], ta[::2, 1::2]),
                    (la[:, :1].expand(4, 6, 5), ta[:, :1].expand(4, 6, 5))]:
         for dim in [None, 0, 1, (0, 2), (1, 2)]:
@@ -46,9 +47,9 @@ def test_reduce_strided_and_expanded(op):
 
 
 @pytest.mark.parametrize("op", ["sum", "mean"])
-def test_reduce_empty_and_zero_dim(op):
+def test_reduce_empty_and_zero_dim(op, device):
     for shape, dims in [((0, 3), [None, 0, 1]), ((2, 0), [None, 0, 1]), ((), [None, 0, -1])]:
-        la, ta = _pair("float32", shape, 34)
+        la, ta = _pair("float32", shape, 34, device)
         for dim in dims:
             args = () if dim is None else (dim,)
             _check(lambda: getattr(lucid, op)(la, *args), lambda: getattr(torch, op)(ta, *args))

@@ -74,9 +74,11 @@ std::byte* CachingAllocator::malloc_locked(int device, size_t size, size_t reque
   if (err == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
     const DeviceState& st = devices_[static_cast<size_t>(device)];
-    fail<RuntimeError>("GPU out of memory: tried to allocate ", requested, " bytes on gpu:",
-                       device, " (", st.allocated, " bytes allocated, ", st.reserved,
-                       " bytes reserved)");
+    size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess) (void)cudaGetLastError();
+    fail<OutOfMemoryError>("GPU out of memory: tried to allocate ", requested, " bytes on gpu:", device, " (",
+                           st.allocated, " bytes allocated by lucid, ", st.reserved, " bytes reserved, ", free,
+                           " of ", total, " bytes free on the device)");
   }
   if (err != cudaSuccess) throw_cuda_error(err, "cudaMalloc", __FILE__, __LINE__);
   return static_cast<std::byte*>(p);
@@ -85,8 +87,8 @@ std::byte* CachingAllocator::malloc_locked(int device, size_t size, size_t reque
 GpuStorage CachingAllocator::allocate(size_t nbytes, int device) {
   check_device(device);
   if (nbytes > kMaxRequest)
-    fail<RuntimeError>("GPU out of memory: tried to allocate ", nbytes, " bytes on gpu:", device,
-                       " (the size exceeds the address space)");
+    fail<OutOfMemoryError>("GPU out of memory: tried to allocate ", nbytes, " bytes on gpu:", device,
+                           " (the size exceeds the address space)");
   const size_t size = round_size(nbytes);
   std::byte* p = nullptr;
   size_t block = size;
