@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__CUDACC__)
 #define LUCID_HD __host__ __device__
@@ -79,5 +80,12 @@ struct BFloat16 {
     return uint16_t(x >> 16);
   }
 };
+
+// The 16-bit floating types: they only convert from and to float.
+template <typename T>
+inline constexpr bool kIsHalfFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+// Every real floating type: the 16-bit ones, float and double.
+template <typename T>
+inline constexpr bool kIsRealFloat = kIsHalfFloat<T> || std::is_floating_point_v<T>;
 
 }  // namespace lucid

@@ -59,6 +59,12 @@ Device op_device(const char* name, std::initializer_list<const TensorImpl*> ts) 
   return lead->device();
 }
 
+std::optional<Scalar> number_param(const Operand& o, Dtype dtype, const Device& device) {
+  if (!o.tensor) return number_tensor(o.number, dtype)->item();
+  if (o.tensor->device() != device) return o.tensor->clone(dtype)->item();
+  return std::nullopt;
+}
+
 namespace {
 
 
@@ -143,15 +149,6 @@ BinaryPlan plan_binary(BinaryOp op, const Operand& a, const Operand& b) {
   return {compute, out, std::move(shape), device};
 }
 
-// The number an operand stands for, as a parameter in the compute dtype: a Python
-// number always; a 0-d CPU tensor when the op runs on another device (PyTorch lets it
-// join, and a GPU kernel takes it by value rather than as a one-element upload).
-std::optional<Scalar> number_param(const Operand& o, const BinaryPlan& plan) {
-  if (!o.tensor) return number_tensor(o.number, plan.compute)->item();
-  if (o.tensor->device() != plan.device) return o.tensor->clone(plan.compute)->item();
-  return std::nullopt;
-}
-
 // A tensor operand ready for the kernel: the caller's tensor itself when it already
 // has the compute dtype and shape (the common case: no reference-count traffic), else
 // the converted tensor, kept alive by `holder`.
@@ -172,8 +169,15 @@ void run_binary(BinaryOp op, const BinaryPlan& plan, TensorImpl& out, const Oper
   Binary p;
   p.op = op;
   p.compute = plan.compute;
-  p.lhs = number_param(a, plan);
-  p.rhs = number_param(b, plan);
+  p.lhs = number_param(a, plan.compute, plan.device);
+  p.rhs = number_param(b, plan.compute, plan.device);
+  // A number divisor of zero raises here, at once, on every device (RuntimeError
+  // "ZeroDivisionError", as torch's CPU); the kernels check tensor divisors.
+  using B = BinaryOp;
+  LUCID_CHECK(!((op == B::FloorDivide || op == B::DivTrunc || op == B::Remainder || op == B::Fmod) &&
+                is_integral(plan.compute, false) && p.rhs &&
+                std::visit([](auto v) { return v == decltype(v)(0); }, *p.rhs)),
+              RuntimeError, "ZeroDivisionError");
   ReadyOperand x = p.lhs ? ReadyOperand{} : ready_operand(a.tensor, plan);
   ReadyOperand y = p.rhs ? ReadyOperand{} : ready_operand(b.tensor, plan);
   const TensorImpl* ins[2];

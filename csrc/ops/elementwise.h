@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include "core/tensor_impl.h"
 #include "ops/elementwise_table.h"
@@ -19,6 +20,12 @@ struct Operand {
 // tensors may join tensors of another device, as in PyTorch; any other mix raises
 // PyTorch's "Expected all tensors to be on the same device" naming both devices.
 Device op_device(const char* name, std::initializer_list<const TensorImpl*> ts);
+
+// The number an operand stands for, as a kernel parameter in `dtype` (converted as
+// torch converts wrapped numbers): a Python number always; a 0-d CPU tensor when the op
+// runs on another device (PyTorch lets it join, and a GPU kernel takes it by value, not
+// as a one-element upload); nullopt for a tensor the kernel reads.
+std::optional<Scalar> number_param(const Operand& o, Dtype dtype, const Device& device);
 
 Shape broadcast_shapes(const Shape& a, const Shape& b);  // RuntimeError when incompatible
 

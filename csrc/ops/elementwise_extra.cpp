@@ -29,14 +29,6 @@ TensorPtr as_tensor(const Operand& o, Dtype dtype, const Shape& shape) {
   return t->shape() == shape ? t : expand(t, shape);
 }
 
-// A number operand as a kernel parameter in `dtype` (Python numbers, and 0-d CPU
-// tensors joining an op on another device); nullopt for a tensor the kernel reads.
-std::optional<Scalar> number_param(const Operand& o, Dtype dtype, const Device& device) {
-  if (!o.tensor) return scalar_tensor(o.number)->clone(dtype)->item();
-  if (o.tensor->device() != device) return o.tensor->clone(dtype)->item();
-  return std::nullopt;
-}
-
 // Runs `compute` without autograd and makes its result the output of one node with
 // torch's name and `vjp` (the fused op's gradient), over `inputs`; the non-null
 // inputs are saved, in order.

@@ -13,10 +13,6 @@ namespace lucid::ops {
 
 namespace {
 
-template <typename T>
-constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-template <typename T>
-constexpr bool kIsFloat = kIsHalf<T> || std::is_floating_point_v<T>;
 
 // std::numeric_limits knows nothing of Half and BFloat16.
 template <typename T>
@@ -55,7 +51,7 @@ void check_uniform_bounds(double from, double to, Dtype d) {
 void check_uniform(Dtype d, double from, double to) {
   visit_dtype(d, [&]<typename T>() {
     if constexpr (std::is_same_v<T, complex64>) check_uniform_bounds<float>(from, to, d);
-    else if constexpr (kIsFloat<T>) check_uniform_bounds<T>(from, to, d);
+    else if constexpr (kIsRealFloat<T>) check_uniform_bounds<T>(from, to, d);
     else not_implemented("uniform_", d);
   });
 }
@@ -72,7 +68,7 @@ void check_integers(Dtype d, int64_t low, int64_t high) {
   visit_dtype(d, [&]<typename T>() {
     if constexpr (!std::is_same_v<T, complex64>) {
       int64_t lo, hi;
-      if constexpr (kIsFloat<T>) {  // only integers the float type holds exactly
+      if constexpr (kIsRealFloat<T>) {  // only integers the float type holds exactly
         hi = int64_t(1) << mantissa_digits<T>();
         lo = -hi;
       } else {
@@ -108,7 +104,7 @@ void check_bernoulli(Dtype d, const TensorPtr& probs, int64_t numel) {
 void check_randperm(Dtype d, int64_t n) {
   if (d == Dtype::Bool || is_complex(d)) not_implemented("randperm", d);
   visit_dtype(d, [&]<typename T>() {
-    if constexpr (kIsFloat<T>) {
+    if constexpr (kIsRealFloat<T>) {
       LUCID_CHECK(n <= (int64_t(1) << mantissa_digits<T>()), RuntimeError,
                   "randperm: n cannot be greater than 2^", mantissa_digits<T>(), " for dtype ",
                   dtype_name(d), ", but got n=", n);

@@ -12,9 +12,6 @@
 
 namespace lucid::backend {
 
-template <typename T>
-inline constexpr bool kIsHalfFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-
 // The 16-bit types only convert from and to float, so conversions go through it.
 template <typename T, typename V>
 LUCID_HD T cast_to(V v) {

@@ -12,10 +12,6 @@ namespace lucid::cpu {
 namespace {
 
 template <typename T>
-constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-template <typename T>
-constexpr bool kIsFloat = kIsHalf<T> || std::is_floating_point_v<T>;
-template <typename T>
 constexpr bool kIsComplex = std::is_same_v<T, complex64>;
 
 using backend::cast_to;  // the word-to-value rules both devices share
@@ -113,7 +109,7 @@ void fill_bernoulli(T* p, int64_t n, const ProbAt& prob, const PhiloxDraw& draw)
 template <typename F>
 void with_floating(const TensorImpl& t, F&& f) {
   visit_dtype(t.dtype(), [&]<typename P>() {
-    if constexpr (kIsFloat<P>) f(reinterpret_cast<const P*>(host_data(t, "bernoulli")));
+    if constexpr (kIsRealFloat<P>) f(reinterpret_cast<const P*>(host_data(t, "bernoulli")));
   });
 }
 
@@ -126,7 +122,7 @@ void uniform_fill(TensorImpl& t, double from, double to, const PhiloxDraw& draw)
     if constexpr (kIsComplex<T>) {  // torch: uniform_ on view_as_real(self)
       auto* p = reinterpret_cast<float*>(host_data(t, "uniform_"));
       fill_uniform<float, float>(p, 2 * t.numel(), from, to, draw);
-    } else if constexpr (kIsFloat<T>) {
+    } else if constexpr (kIsRealFloat<T>) {
       using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
       fill_uniform<T, Acc>(reinterpret_cast<T*>(host_data(t, "uniform_")), t.numel(), from, to, draw);
     }
@@ -138,7 +134,7 @@ void normal_fill(TensorImpl& t, double mean, double std, const PhiloxDraw& draw)
     if constexpr (kIsComplex<T>) {  // torch: each part ~ N(mean, std^2 / 2)
       auto* p = reinterpret_cast<float*>(host_data(t, "normal_"));
       fill_normal<float, float>(p, 2 * t.numel(), float(mean), float(std / std::sqrt(2.0)), draw);
-    } else if constexpr (kIsFloat<T>) {
+    } else if constexpr (kIsRealFloat<T>) {
       using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
       fill_normal<T, Acc>(reinterpret_cast<T*>(host_data(t, "normal_")), t.numel(), Acc(mean), Acc(std), draw);
     }

@@ -44,10 +44,8 @@ const CublasLtApi& cublaslt() {
     CublasLtApi a{};
     bind(lib, a.create, "cublasLtCreate");
     bind(lib, a.desc_create, "cublasLtMatmulDescCreate");
-    bind(lib, a.desc_destroy, "cublasLtMatmulDescDestroy");
     bind(lib, a.desc_set, "cublasLtMatmulDescSetAttribute");
     bind(lib, a.layout_create, "cublasLtMatrixLayoutCreate");
-    bind(lib, a.layout_destroy, "cublasLtMatrixLayoutDestroy");
     bind(lib, a.layout_set, "cublasLtMatrixLayoutSetAttribute");
     bind(lib, a.pref_create, "cublasLtMatmulPreferenceCreate");
     bind(lib, a.pref_destroy, "cublasLtMatmulPreferenceDestroy");

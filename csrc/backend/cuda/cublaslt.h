@@ -10,10 +10,8 @@ namespace lucid::cuda {
 struct CublasLtApi {
   decltype(&cublasLtCreate) create;
   decltype(&cublasLtMatmulDescCreate) desc_create;
-  decltype(&cublasLtMatmulDescDestroy) desc_destroy;
   decltype(&cublasLtMatmulDescSetAttribute) desc_set;
   decltype(&cublasLtMatrixLayoutCreate) layout_create;
-  decltype(&cublasLtMatrixLayoutDestroy) layout_destroy;
   decltype(&cublasLtMatrixLayoutSetAttribute) layout_set;
   decltype(&cublasLtMatmulPreferenceCreate) pref_create;
   decltype(&cublasLtMatmulPreferenceDestroy) pref_destroy;

@@ -24,9 +24,8 @@ bool plan_elementwise(EwCall& call) {
   }
   // Dense: one dimension (or none: one element) walked at each operand's item size.
   bool dense = call.ndim == 0 || (call.ndim == 1 && out_stride[0] == int64_t(out.itemsize()));
-  bool aligned = true;
   auto aligned16 = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
-  aligned = aligned16(out.data_ptr());
+  bool aligned = aligned16(out.data_ptr());
   for (int k = 0; k < call.n_in; ++k) {
     if (!call.in[k]) continue;
     if (call.ndim == 1) dense = dense && in_stride[k][0] == int64_t(call.in[k]->itemsize());

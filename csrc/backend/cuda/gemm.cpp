@@ -133,7 +133,6 @@ const Plan& plan_for(const PlanKey& key, int device, const Types& t, const Matri
   check_cublas(lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &aa32, sizeof aa32), "pref align b");
   check_cublas(lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof ac), "pref align c");
   check_cublas(lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof ac), "pref align d");
-  (void)k;  // in the layouts already; kept in the message below
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   check_cublas(lt.heuristic(cublaslt_handle(device), p.desc, p.a, p.b, p.c, p.c, pref, 1, &result, &found),

@@ -18,8 +18,6 @@ using ops::Inputs;
 using ops::Outputs;
 using ops::prim_cast;
 
-template <typename T>
-constexpr bool kIsHalf = backend::kIsHalfFloat<T>;
 using backend::cast_to;  // the CPU's word-to-value rules (backend/common/random_values.h)
 using backend::to_double;
 
@@ -125,7 +123,7 @@ void uniform_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
       launch_blocks<4>(t, 2 * t.numel(), p.draw, Uniform<float, float>{out_data<float>(&t), float(p.from), float(p.to)});
     else if constexpr (std::is_same_v<T, double>)
       launch_blocks<2>(t, t.numel(), p.draw, Uniform<double, double>{out_data<double>(&t), p.from, p.to});
-    else if constexpr (kIsHalf<T> || std::is_same_v<T, float>)
+    else if constexpr (kIsHalfFloat<T> || std::is_same_v<T, float>)
       launch_blocks<4>(t, t.numel(), p.draw, Uniform<T, float>{out_data<T>(&t), float(p.from), float(p.to)});
   });
 }
@@ -146,7 +144,7 @@ void normal_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
                                             nullptr});
     else if constexpr (std::is_same_v<T, double>)
       launch_blocks<2>(t, t.numel(), p.draw, Normal<double, double>{out_data<double>(&t), p.mean, p.std, nullptr, nullptr});
-    else if constexpr (kIsHalf<T> || std::is_same_v<T, float>)
+    else if constexpr (kIsHalfFloat<T> || std::is_same_v<T, float>)
       launch_blocks<4>(t, t.numel(), p.draw,
                        Normal<T, float>{out_data<T>(&t), float(p.mean), float(p.std), nullptr, nullptr});
   });
@@ -169,7 +167,7 @@ void bernoulli_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
     if constexpr (!std::is_same_v<T, complex64>) {
       if (ins.empty()) return launch_blocks<2>(t, t.numel(), p.draw, Bernoulli<T, float>{out_data<T>(&t), p.p, nullptr});
       visit_dtype(ins[0]->dtype(), [&]<typename P>() {
-        if constexpr (kIsHalf<P> || std::is_floating_point_v<P>)
+        if constexpr (kIsRealFloat<P>)
           launch_blocks<2>(t, t.numel(), p.draw,
                            Bernoulli<T, P>{out_data<T>(&t), 0.0, reinterpret_cast<const P*>(ins[0]->data_ptr())});
       });
@@ -221,7 +219,7 @@ void check_kernel(const ops::Primitive& prim, Outputs, Inputs ins) {
   {
     DeviceGuard guard(device);
     visit_dtype(x.dtype(), [&]<typename P>() {
-      if constexpr (kIsHalf<P> || std::is_floating_point_v<P>)
+      if constexpr (kIsRealFloat<P>)
         check_kernel_<P><<<ew_grid(x.numel()), kEwThreads, 0, stream(device)>>>(
             reinterpret_cast<const P*>(x.data_ptr()), x.numel(), probabilities, first_bad);
     });

@@ -72,12 +72,8 @@ void binary_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
     if (number) call.number[k] = number;
     else call.in[k] = ins[next++];
   }
-  // A number divisor of zero raises here, at once, as on the CPU; a tensor divisor's
-  // zeros are found by the kernel (Note [Errors found on the device]).
-  using B = ops::BinaryOp;
-  if ((op == B::FloorDivide || op == B::DivTrunc || op == B::Remainder || op == B::Fmod) &&
-      is_integral(p.compute, false) && p.rhs)
-    LUCID_CHECK(std::visit([](auto v) { return v != decltype(v)(0); }, *p.rhs), RuntimeError, "ZeroDivisionError");
+  // A number divisor of zero was refused by the op; a tensor divisor's zeros are found
+  // by the kernel (Note [Errors found on the device]).
   with_plan(call, [op](const EwCall& c) {
     switch (backend::binary_unit(op)) {
       case Unit::Division: return binary_division(op, c);
