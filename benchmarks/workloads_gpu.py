@@ -1,7 +1,9 @@
 """GPU rows of the suite (issue 19's targets): the host cost of a tiny op, and the
 elementwise kernels at 16M and 256M float32 elements against the device copy ceiling."""
 
-from workloads import F32, inputs, workload
+import torch
+
+from workloads import F32, inputs, randint, workload
 
 
 def _tiny_gpu(requires_grad):
@@ -60,3 +62,25 @@ for shape in ((4096, 4096), (64, 1000)):
              lambda m, x: m.softmax(x, 1), nbytes=nb, device="gpu", ceiling="gpu_copy")
     workload(f"GPU log_softmax {list(shape)}", "gpu softmax", inputs(shape, device="gpu"),
              lambda m, x: m.log_softmax(x, 1), nbytes=nb, device="gpu", ceiling="gpu_copy")
+
+# -- matrix products through cuBLASLt (issue 19's targets) --
+workload("GPU matmul float32 1024", "gpu matmul", inputs((1024, 1024), (1024, 1024), device="gpu"),
+         lambda m, a, b: a @ b, flops=2 * 1024 ** 3, device="gpu", ceiling="none")
+workload("GPU matmul bfloat16 8192", "gpu matmul",
+         inputs((8192, 8192), (8192, 8192), device="gpu", view=lambda a, b: (a.bfloat16(), b.bfloat16())),
+         lambda m, a, b: a @ b, flops=2 * 8192 ** 3, device="gpu", ceiling="none")
+workload("GPU bmm float32 [64, 128, 128]", "gpu matmul", inputs((64, 128, 128), (64, 128, 128), device="gpu"),
+         lambda m, a, b: a @ b, flops=64 * 2 * 128 ** 3, device="gpu", ceiling="none")
+
+# -- indexing (issue 19's targets): rows of a [1M, 64] float32 table by 256K int64 indices --
+T, D, K = 1 << 20, 64, 1 << 18
+rows = K * D * F32
+workload("GPU gather dim=0 [256K, 64] from [1M, 64]", "gpu index",
+         inputs((T, D), lambda g: torch.randint(0, T, (K, 1), generator=g).expand(K, D).contiguous(), device="gpu"),
+         lambda m, x, i: m.gather(x, 0, i), nbytes=2 * rows + K * D * 8, device="gpu", ceiling="gpu_copy")
+workload("GPU index_select 256K rows of [1M, 64]", "gpu index",
+         inputs((T, D), randint(T, K), device="gpu"), lambda m, x, i: m.index_select(x, 0, i),
+         nbytes=2 * rows + K * 8, device="gpu", ceiling="gpu_copy")
+workload("GPU x[idx] 256K rows of [1M, 64]", "gpu index",
+         inputs((T, D), randint(T, K), device="gpu"), lambda m, x, i: x[i],
+         nbytes=2 * rows + K * 8, device="gpu", ceiling="gpu_copy")

@@ -2,7 +2,8 @@
 f(module, *inputs) run with module=lucid on lucid inputs and module=torch on the same
 values as torch tensors. Checked per sample: forward over dtypes, backward against
 torch (float64, a random output gradient) and lucid.autograd.gradcheck; errors raise
-the exception type torch raises."""
+the exception type torch raises. Every check runs on each device: on the GPU the
+results must also be on the GPU and equal lucid's CPU results."""
 
 import zlib
 
@@ -191,10 +192,11 @@ def _seed(request):
     GEN.manual_seed(zlib.crc32(request.node.name.encode()))
 
 
-def _check_same(lo, to, loose=False):
+def _check_same(lo, to, loose=False, device="cpu"):
     assert len(lo) == len(to)
     for a, b in zip(lo, to):
         assert isinstance(a, lucid.Tensor)
+        assert a.device.type == device, (a.device, device)
         assert tuple(a.shape) == tuple(b.shape), (a.shape, b.shape)
         assert dtype_name(a.dtype) == dtype_name(b.dtype), (a.dtype, b.dtype)
         tol = {"rtol": 2e-2, "atol": 7e-2} if loose else {}
@@ -203,12 +205,12 @@ def _check_same(lo, to, loose=False):
 
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
 @pytest.mark.parametrize("sid", list(BY_ID))
-def test_forward(sid, dtype):
+def test_forward(sid, dtype, device):
     _, fn, make, _ = BY_ID[sid]
     if sid in FLOAT_ONLY and dtype not in ("float32", "float64"):
         pytest.skip("torch has no kernel for this dtype")
     tin = make(dtype)
-    lin = [to_lucid(t) for t in tin]
+    lin = [to_lucid(t, device) for t in tin]
     try:
         texp = _run(torch, fn, tin)
     except (RuntimeError, NotImplementedError) as e:  # torch has no kernel for the dtype: neither must work silently
@@ -217,25 +219,29 @@ def test_forward(sid, dtype):
         return
     # Reductions into one element round after every step, in an order of their own.
     loose = sid.startswith(("scatter_reduce", "scatter_add", "index_add")) and dtype in ("float16", "bfloat16")
-    _check_same(_run(lucid, fn, lin), texp, loose)
+    lout = _run(lucid, fn, lin)
+    _check_same(lout, texp, loose, device)
+    if device != "cpu" and not loose:  # the GPU computes what the CPU computes
+        for a, b in zip(lout, _run(lucid, fn, [to_lucid(t) for t in tin])):
+            torch.testing.assert_close(to_torch(a), to_torch(b), equal_nan=True, rtol=0, atol=0)
 
 
 DIFF = [s[0] for s in SAMPLES if s[3]]
 TORCH_NO_BACKWARD = {"scatter_src", "scatter_src_kw_nc", "scatter_add_small_idx"}
 
 
-def _grad_inputs(make):
+def _grad_inputs(make, device="cpu"):
     tin = make("float64")
     diff = [t.is_floating_point() for t in tin]
     tl = [t.clone().requires_grad_(d) for t, d in zip(tin, diff)]
-    ll = [to_lucid(t).requires_grad_(d) for t, d in zip(tin, diff)]
+    ll = [to_lucid(t, device).requires_grad_(d) for t, d in zip(tin, diff)]
     return tl, ll, diff
 
 
 @pytest.mark.parametrize("sid", DIFF)
-def test_backward_vs_torch(sid):
+def test_backward_vs_torch(sid, device):
     _, fn, make, _ = BY_ID[sid]
-    tl, ll, diff = _grad_inputs(make)
+    tl, ll, diff = _grad_inputs(make, device)
     tout = _run(torch, fn, tl)
     lout = _run(lucid, fn, ll)
     gs = [torch.randn(o.shape, generator=GEN, dtype=torch.float64) for o in tout]
@@ -249,7 +255,7 @@ def test_backward_vs_torch(sid):
         # (zeros where src is not read), checked by test_gradcheck.
         assert sid in TORCH_NO_BACKWARD, e
         pytest.skip("torch has no backward here")
-    lpairs = [(o, to_lucid(g)) for o, g in zip(lout, gs) if o.requires_grad]
+    lpairs = [(o, to_lucid(g, device)) for o, g in zip(lout, gs) if o.requires_grad]
     assert len(lpairs) == len(pairs)
     lucid.autograd.backward([o for o, _ in lpairs], [g for _, g in lpairs])
     for t, lt, d in zip(tl, ll, diff):
@@ -258,13 +264,14 @@ def test_backward_vs_torch(sid):
         if t.grad is None:
             assert lt.grad is None or not to_torch(lt.grad).any()
             continue
+        assert lt.grad.device.type == device
         torch.testing.assert_close(to_torch(lt.grad), t.grad)
 
 
 @pytest.mark.parametrize("sid", DIFF)
-def test_gradcheck(sid):
+def test_gradcheck(sid, device):
     _, fn, make, _ = BY_ID[sid]
-    _, ll, _ = _grad_inputs(make)
+    _, ll, _ = _grad_inputs(make, device)
 
     def f(*xs):
         out = _run(lucid, fn, xs)
@@ -274,20 +281,20 @@ def test_gradcheck(sid):
 
 @pytest.mark.parametrize("sid", ["gather", "scatter_add", "index_select", "flip", "roll_dims", "repeat", "tril",
                                  "diagonal", "cat_three_nc", "masked_fill", "pad_reflect_2d", "index_add"])
-def test_double_backward(sid):
+def test_double_backward(sid, device):
     """The VJPs are written with ops: gradients of gradients match torch's."""
     _, fn, make, _ = BY_ID[sid]
-    tl, ll, diff = _grad_inputs(make)
+    tl, ll, diff = _grad_inputs(make, device)
     tout, lout = _run(torch, fn, tl)[0], _run(lucid, fn, ll)[0]
     g = torch.randn(tout.shape, generator=GEN, dtype=torch.float64, requires_grad=True)
-    lg = to_lucid(g.detach()).requires_grad_()
+    lg = to_lucid(g.detach(), device).requires_grad_()
     tx = [t for t, d in zip(tl, diff) if d]
     lx = [t for t, d in zip(ll, diff) if d]
     tgr = torch.autograd.grad(tout, tx, g, create_graph=True)
     lgr = lucid.autograd.grad(lout, lx, lg, create_graph=True)
     w = [torch.randn(t.shape, generator=GEN, dtype=torch.float64) for t in tgr]
     torch.autograd.backward(list(tgr), w)
-    lucid.autograd.backward(list(lgr), [to_lucid(x) for x in w])
+    lucid.autograd.backward(list(lgr), [to_lucid(x, device) for x in w])
     torch.testing.assert_close(to_torch(lg.grad), g.grad)
 
 
