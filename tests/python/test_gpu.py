@@ -487,3 +487,32 @@ def test_gpu_reductions_give_the_same_bits_every_run():
     # and they agree with the CPU's to rounding
     torch.testing.assert_close(torch.tensor(x.sum(0).cpu().tolist()), torch.tensor(x.cpu().sum(0).tolist()),
                                rtol=1e-5, atol=1e-4)
+
+
+# Row broadcasts (x + bias) run on the contiguous path, reading element i % period.
+def _same_on_both(lg, lc):
+    assert lg.device.type == "gpu" and lg.dtype == lc.dtype and tuple(lg.shape) == tuple(lc.shape)
+    assert lg.cpu().tolist() == lc.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64", "float64"])
+@pytest.mark.parametrize("shapes", [((6, 8), (8,)), ((5, 7), (7,)), ((3, 4, 8), (4, 8)), ((2, 3, 5), (1, 1, 5)),
+                                    ((4, 8), (1,)), ((9,), ()), ((4, 1, 8), (8,)), ((3, 1), (3, 4))])
+def test_row_broadcasts_match_the_cpu(dtype, shapes):
+    gen = torch.Generator().manual_seed(5)
+    a = (torch.randn(shapes[0], generator=gen, dtype=torch.float64) * 4).to(getattr(torch, dtype))
+    b = (torch.randn(shapes[1], generator=gen, dtype=torch.float64) * 4).to(getattr(torch, dtype))
+    la, lb = to_lucid(a), to_lucid(b)
+    ga, gb = la.to("gpu"), lb.to("gpu")
+    for f in (lambda x, y: x + y, lambda x, y: y * x, lambda x, y: lucid.maximum(x, y),
+              lambda x, y: lucid.where(x > 0, x, y), lambda x, y: lucid.where(y > 0, 1, x)):
+        _same_on_both(f(ga, gb), f(la, lb))
+
+
+def test_row_broadcast_of_an_offset_view_and_an_expanded_element():
+    x = lucid.arange(60.0).reshape(5, 12)
+    bias = lucid.arange(13.0, device="gpu")[1:]              # not 16-byte aligned
+    one = lucid.arange(4.0, device="gpu")[3:].expand(5, 12)  # one element, expanded on the device
+    for y in (bias, one):
+        _same_on_both(x.to("gpu") + y, x + y.cpu())
+        _same_on_both(lucid.where(x.to("gpu") > 20, y, x.to("gpu")), lucid.where(x > 20, y.cpu(), x))

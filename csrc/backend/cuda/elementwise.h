@@ -22,8 +22,9 @@ struct EwCall {
   Dtype compute = Dtype::F32;  // the inputs' dtype
   int device = 0;
   int64_t numel = 0;
-  bool contiguous = false;  // every tensor dense, in the same order
+  bool contiguous = false;  // the output dense, each input dense in its order or periodic
   bool aligned = false;     // ... and every pointer allows 16-byte vector accesses
+  int64_t period[3] = {};   // contiguous: input k repeats its first period[k] elements (0: dense)
   int ndim = 0;
   int64_t sizes[kMaxEwDims] = {};
   int64_t strides[4][kMaxEwDims] = {};  // [0]: out, [1 + k]: in[k] (bytes)

@@ -97,6 +97,8 @@ void launch_elementwise(const EwCall& call, F f) {
   for (int k = 0; k < N; ++k) {
     in.ptr[k] = call.in[k] ? reinterpret_cast<const char*>(call.in[k]->data_ptr()) : nullptr;
     if (!call.in[k]) in.scalar[k] = scalar_as<opmath_t<T>>(*call.number[k]);
+    in.period[k] = call.period[k];
+    if (call.period[k] > 0 && call.period[k] < (int64_t(1) << 31)) in.period_div[k] = FastDiv(uint32_t(call.period[k]));
   }
   DeviceGuard guard(call.device);
   cudaStream_t s = stream(call.device);

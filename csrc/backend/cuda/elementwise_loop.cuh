@@ -1,8 +1,9 @@
 // The elementwise loops of the CUDA backend: one output and N inputs of one dtype,
 // each input either a tensor (pointer + byte strides) or a number held in the kernel's
 // arguments (Note [Numbers as parameters] in elementwise_launch.h). Two paths:
-//   contiguous: every tensor dense in the same order, V elements a thread with one
-//               16-byte load per operand when every pointer allows it;
+//   contiguous: the output dense, each input dense in the same order or repeating a
+//               dense block of `period` elements (a row broadcast: x + bias); V elements
+//               a thread with one 16-byte access per operand when every pointer allows it;
 //   strided:    byte strides over at most kMaxEwDims collapsed dimensions, 64-bit
 //               offsets (tensors may pass 2^31 elements).
 // Only .cu files include this.
@@ -27,13 +28,6 @@ template <> struct OpMath<BFloat16> { using type = float; };
 template <typename T>
 using opmath_t = typename OpMath<T>::type;
 
-// N inputs of storage type T: a pointer, or (null pointer) the number `scalar`.
-template <typename T, int N>
-struct EwInputs {
-  const char* ptr[N > 0 ? N : 1];
-  opmath_t<T> scalar[N > 0 ? N : 1];
-};
-
 // Division by a fixed 32-bit divisor as a multiply and a shift (Granlund-Montgomery,
 // as ATen's IntDivider): the strided walk divides by every dimension's size for every
 // element, and a hardware 64-bit division costs tens of instructions.
@@ -49,6 +43,26 @@ struct FastDiv {
   __device__ __forceinline__ uint32_t div(uint32_t n) const { return (__umulhi(n, magic) + n) >> shift; }
 #endif
 };
+
+// N inputs of storage type T: a pointer, or (null pointer) the number `scalar`. On the
+// contiguous path an input with a `period` reads element i % period (0: element i).
+template <typename T, int N>
+struct EwInputs {
+  const char* ptr[N > 0 ? N : 1];
+  opmath_t<T> scalar[N > 0 ? N : 1];
+  int64_t period[N > 0 ? N : 1];
+  FastDiv period_div[N > 0 ? N : 1];  // of period, when it is below 2^31
+};
+
+#if defined(__CUDACC__)
+// The element an input with `period` holds for output element i (contiguous path).
+__device__ __forceinline__ int64_t ew_source(int64_t i, int64_t period, const FastDiv& div) {
+  if (period == 0) return i;
+  if (i < (int64_t(1) << 31) && period < (int64_t(1) << 31))
+    return i - int64_t(div.div(uint32_t(i))) * period;
+  return i % period;
+}
+#endif
 
 // Shape and byte strides after collapsing; strides[0] is the output's. `div` holds the
 // sizes as FastDivs for the 32-bit walk (numel < 2^31).
@@ -106,8 +120,9 @@ constexpr int ew_vec_width() {
 
 #if defined(__CUDACC__)
 
-// out[i] = f(in_0[i], ..., in_{N-1}[i]) for dense operands. `aligned`: every pointer
-// is aligned for V-element accesses (checked on the host; uniform across the grid).
+// out[i] = f(in_0[i], ..., in_{N-1}[i]) for a dense output. `aligned`: every pointer
+// is aligned for V-element accesses and every period a multiple of V (checked on the
+// host; uniform across the grid), so a thread's V elements of an input are adjacent.
 template <typename TOut, typename T, int N, typename F>
 __global__ void __launch_bounds__(kEwThreads) ew_contiguous(TOut* out, EwInputs<T, N> in, int64_t n,
                                                             bool aligned, F f) {
@@ -119,8 +134,13 @@ __global__ void __launch_bounds__(kEwThreads) ew_contiguous(TOut* out, EwInputs<
     C args[N][V];
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      if (in.ptr[k]) {
-        EwVec<T, V> x = *reinterpret_cast<const EwVec<T, V>*>(reinterpret_cast<const T*>(in.ptr[k]) + i0);
+      if (in.ptr[k] && in.period[k] == 1) {  // an expanded single element
+        const C x = C(*reinterpret_cast<const T*>(in.ptr[k]));
+#pragma unroll
+        for (int j = 0; j < V; ++j) args[k][j] = x;
+      } else if (in.ptr[k]) {
+        const int64_t src = ew_source(i0, in.period[k], in.period_div[k]);
+        EwVec<T, V> x = *reinterpret_cast<const EwVec<T, V>*>(reinterpret_cast<const T*>(in.ptr[k]) + src);
 #pragma unroll
         for (int j = 0; j < V; ++j) args[k][j] = C(x.v[j]);
       } else {
@@ -141,7 +161,9 @@ __global__ void __launch_bounds__(kEwThreads) ew_contiguous(TOut* out, EwInputs<
   for (int64_t i = i0; i < n && i < i0 + V; ++i) {
     C a[N];
 #pragma unroll
-    for (int k = 0; k < N; ++k) a[k] = in.ptr[k] ? C(reinterpret_cast<const T*>(in.ptr[k])[i]) : in.scalar[k];
+    for (int k = 0; k < N; ++k)
+      a[k] = in.ptr[k] ? C(reinterpret_cast<const T*>(in.ptr[k])[ew_source(i, in.period[k], in.period_div[k])])
+                       : in.scalar[k];
     if constexpr (N == 1) out[i] = f(a[0]);
     else if constexpr (N == 2) out[i] = f(a[0], a[1]);
     else out[i] = f(a[0], a[1], a[2]);

@@ -5,7 +5,9 @@
 //   using Acc;                                   a trivially copyable accumulator
 //   Acc init() const;                            the identity
 //   Acc load(int64_t e, int64_t j) const;        element e = (o * n + j) * inner + i, at j along n
-//   Acc combine(Acc a, Acc b) const;             associative; b's indices follow a's
+//   Acc combine(Acc a, Acc b) const;             associative and commutative up to rounding
+//                                                (a result that depends on which element came
+//                                                first, argmax's ties, compares indices)
 //   void store(int64_t out, Acc a) const;        the result of output out = o * inner + i
 //
 // Note [Deterministic reductions]
@@ -53,18 +55,19 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_rows_kernel(R r, int64_
   const int64_t chunk = (n + splits - 1) / splits;
   const int64_t j0 = int64_t(blockIdx.y) * chunk, j1 = j0 + chunk < n ? j0 + chunk : n;
   for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {
-    Acc a = r.init();
+    // Four accumulators, each over its own quarter of the thread's elements, keep four
+    // loads in flight and four independent combine chains (a reducer with branches,
+    // max with indices, is latency-bound on one chain). A fixed split: deterministic.
+    Acc a0 = r.init(), a1 = r.init(), a2 = r.init(), a3 = r.init();
     int64_t j = j0 + tid;
-    // Four loads in flight before they are combined (in order): a reducer with branches
-    // (max with indices) is not unrolled by the compiler, and one load at a time leaves
-    // the memory latency exposed.
     for (; j + 3 * kReduceThreads < j1; j += 4 * kReduceThreads) {
-      const Acc v0 = r.load(o * n + j, j), v1 = r.load(o * n + j + kReduceThreads, j + kReduceThreads);
-      const Acc v2 = r.load(o * n + j + 2 * kReduceThreads, j + 2 * kReduceThreads);
-      const Acc v3 = r.load(o * n + j + 3 * kReduceThreads, j + 3 * kReduceThreads);
-      a = r.combine(r.combine(r.combine(r.combine(a, v0), v1), v2), v3);
+      a0 = r.combine(a0, r.load(o * n + j, j));
+      a1 = r.combine(a1, r.load(o * n + j + kReduceThreads, j + kReduceThreads));
+      a2 = r.combine(a2, r.load(o * n + j + 2 * kReduceThreads, j + 2 * kReduceThreads));
+      a3 = r.combine(a3, r.load(o * n + j + 3 * kReduceThreads, j + 3 * kReduceThreads));
     }
-    for (; j < j1; j += kReduceThreads) a = r.combine(a, r.load(o * n + j, j));
+    for (; j < j1; j += kReduceThreads) a0 = r.combine(a0, r.load(o * n + j, j));
+    Acc a = r.combine(r.combine(a0, a1), r.combine(a2, a3));
     a = block_tree(r, s, a, tid, kReduceThreads);
     if (tid == 0) {
       if (splits == 1) r.store(o, a);
@@ -87,13 +90,16 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_cols_kernel(R r, int64_
   for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
     Acc a = r.init();
     if (i < inner) {
+      Acc a0 = r.init(), a1 = r.init(), a2 = r.init(), a3 = r.init();  // as in the rows kernel
       int64_t j = j0 + ty;
-      for (; j + 24 < j1; j += 32) {  // four loads in flight, as in the rows kernel
-        const Acc v0 = r.load((o * n + j) * inner + i, j), v1 = r.load((o * n + j + 8) * inner + i, j + 8);
-        const Acc v2 = r.load((o * n + j + 16) * inner + i, j + 16), v3 = r.load((o * n + j + 24) * inner + i, j + 24);
-        a = r.combine(r.combine(r.combine(r.combine(a, v0), v1), v2), v3);
+      for (; j + 24 < j1; j += 32) {
+        a0 = r.combine(a0, r.load((o * n + j) * inner + i, j));
+        a1 = r.combine(a1, r.load((o * n + j + 8) * inner + i, j + 8));
+        a2 = r.combine(a2, r.load((o * n + j + 16) * inner + i, j + 16));
+        a3 = r.combine(a3, r.load((o * n + j + 24) * inner + i, j + 24));
       }
-      for (; j < j1; j += 8) a = r.combine(a, r.load((o * n + j) * inner + i, j));
+      for (; j < j1; j += 8) a0 = r.combine(a0, r.load((o * n + j) * inner + i, j));
+      a = r.combine(r.combine(a0, a1), r.combine(a2, a3));
     }
     s[ty][tx] = a;
     __syncthreads();

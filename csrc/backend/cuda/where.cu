@@ -9,45 +9,87 @@ namespace lucid::cuda {
 
 namespace {
 
-// The condition is a bool byte, the values items of T's size: where has its own loop.
-// Dense operands (`contiguous`) index directly; others walk their byte strides.
+// The condition is a bool byte, the values items of T's size: where has its own loops.
+// Selects, not an index: a runtime index into the argument arrays would put them in
+// local memory (a load per element from the stack).
+template <typename T>
+__device__ __forceinline__ T where_pick(bool c, const char* x, const char* y, int64_t x_off, int64_t y_off,
+                                        const EwInputs<T, 2>& in) {
+  const char* src = c ? x : y;
+  return src ? *reinterpret_cast<const T*>(src + (c ? x_off : y_off)) : (c ? in.scalar[0] : in.scalar[1]);
+}
+
+// Strided operands: byte offsets walked per element.
 template <bool kSmall, typename T>
-__global__ void __launch_bounds__(kEwThreads) where_kernel(char* out, const char* cond, EwInputs<T, 2> in,
-                                                           EwStrides<3> p, int64_t n, bool contiguous) {
+__global__ void __launch_bounds__(kEwThreads) where_strided(char* out, const char* cond, EwInputs<T, 2> in,
+                                                            EwStrides<3> p, int64_t n) {
   const int64_t step = int64_t(gridDim.x) * kEwThreads;
   for (int64_t i = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; i < n; i += step) {
     int64_t off[4];
-    if (contiguous) {
-      off[0] = off[2] = off[3] = i * int64_t(sizeof(T));
-      off[1] = i;
-    } else {
-      ew_offsets<kSmall>(i, p, off);
-    }
-    // Selects, not an index: a runtime index into the argument arrays would put them in
-    // local memory (a load per element from the stack).
+    ew_offsets<kSmall>(i, p, off);
     const bool c = *reinterpret_cast<const uint8_t*>(cond + off[1]) != 0;
-    const char* src = c ? in.ptr[0] : in.ptr[1];
-    const int64_t src_off = c ? off[2] : off[3];
-    *reinterpret_cast<T*>(out + off[0]) = src ? *reinterpret_cast<const T*>(src + src_off) : (c ? in.scalar[0] : in.scalar[1]);
+    *reinterpret_cast<T*>(out + off[0]) = where_pick(c, in.ptr[0], in.ptr[1], off[2], off[3], in);
+  }
+}
+
+// The contiguous path (elementwise_loop.cuh): V elements a thread. With `aligned` the
+// condition is one V-byte load and the dense values one 16-byte load each.
+template <typename T>
+__global__ void __launch_bounds__(kEwThreads) where_contiguous(T* out, const uint8_t* cond, int64_t cond_period,
+                                                               FastDiv cond_div, EwInputs<T, 2> in, int64_t n,
+                                                               bool aligned) {
+  constexpr int V = ew_vec_width<T>();
+  const int64_t i0 = (int64_t(blockIdx.x) * kEwThreads + threadIdx.x) * V;
+  if (i0 >= n) return;
+  auto source = [&](int k, int64_t i) { return ew_source(i, in.period[k], in.period_div[k]) * int64_t(sizeof(T)); };
+  if (aligned && i0 + V <= n && cond_period != 1 && in.period[0] != 1 && in.period[1] != 1) {
+    const EwVec<uint8_t, V> c = *reinterpret_cast<const EwVec<uint8_t, V>*>(cond + ew_source(i0, cond_period, cond_div));
+    EwVec<T, V> x{}, y{};
+    if (in.ptr[0]) x = *reinterpret_cast<const EwVec<T, V>*>(in.ptr[0] + source(0, i0));
+    if (in.ptr[1]) y = *reinterpret_cast<const EwVec<T, V>*>(in.ptr[1] + source(1, i0));
+    EwVec<T, V> r;
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      r.v[j] = c.v[j] ? (in.ptr[0] ? x.v[j] : T(in.scalar[0])) : (in.ptr[1] ? y.v[j] : T(in.scalar[1]));
+    *reinterpret_cast<EwVec<T, V>*>(out + i0) = r;
+    return;
+  }
+  for (int64_t i = i0; i < n && i < i0 + V; ++i) {
+    const bool c = cond[ew_source(i, cond_period, cond_div)] != 0;
+    out[i] = where_pick(c, in.ptr[0], in.ptr[1], source(0, i), source(1, i), in);
   }
 }
 
 template <typename T>
 void launch_where(const EwCall& call, T x_bits, T y_bits) {
   EwInputs<T, 2> in{};
-  for (int k = 0; k < 2; ++k) in.ptr[k] = call.in[1 + k] ? reinterpret_cast<const char*>(call.in[1 + k]->data_ptr()) : nullptr;
+  for (int k = 0; k < 2; ++k) {
+    in.ptr[k] = call.in[1 + k] ? reinterpret_cast<const char*>(call.in[1 + k]->data_ptr()) : nullptr;
+    in.period[k] = call.period[1 + k];
+    if (in.period[k] > 0 && in.period[k] < (int64_t(1) << 31)) in.period_div[k] = FastDiv(uint32_t(in.period[k]));
+  }
   in.scalar[0] = x_bits;
   in.scalar[1] = y_bits;
-  const EwStrides<3> p = ew_strides<3>(call);
   DeviceGuard guard(call.device);
+  cudaStream_t s = stream(call.device);
   char* out = reinterpret_cast<char*>(call.out->data_ptr());
   const char* cond = reinterpret_cast<const char*>(call.in[0]->data_ptr());
-  if (call.numel < (int64_t(1) << 31))
-    where_kernel<true, T><<<ew_grid(call.numel), kEwThreads, 0, stream(call.device)>>>(out, cond, in, p, call.numel,
-                                                                                      call.contiguous);
-  else
-    where_kernel<false, T><<<ew_grid(call.numel), kEwThreads, 0, stream(call.device)>>>(out, cond, in, p,
-                                                                                       call.numel, call.contiguous);
+  if (call.contiguous) {
+    constexpr int V = ew_vec_width<T>();
+    // The plan checked 16-byte alignment for the values; the condition's V bytes need
+    // their own (V-byte) alignment and a period that keeps a thread's bytes adjacent.
+    const int64_t cp = call.period[0];
+    const bool aligned = call.aligned && (reinterpret_cast<uintptr_t>(cond) % V) == 0 && cp % V == 0;
+    const FastDiv cond_div = cp > 0 && cp < (int64_t(1) << 31) ? FastDiv(uint32_t(cp)) : FastDiv();
+    where_contiguous<T><<<ew_grid((call.numel + V - 1) / V), kEwThreads, 0, s>>>(
+        reinterpret_cast<T*>(out), reinterpret_cast<const uint8_t*>(cond), cp, cond_div, in, call.numel, aligned);
+  } else {
+    const EwStrides<3> p = ew_strides<3>(call);
+    if (call.numel < (int64_t(1) << 31))
+      where_strided<true, T><<<ew_grid(call.numel), kEwThreads, 0, s>>>(out, cond, in, p, call.numel);
+    else
+      where_strided<false, T><<<ew_grid(call.numel), kEwThreads, 0, s>>>(out, cond, in, p, call.numel);
+  }
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 
