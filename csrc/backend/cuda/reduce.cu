@@ -61,7 +61,8 @@ struct SumReducer {
   T* y;
   double scale;
   __device__ Acc init() const { return Acc{}; }
-  __device__ Acc load(int64_t e, int64_t) const { return Traits::in(x[e]); }
+  __device__ Acc lift(T v, int64_t, int64_t) const { return Traits::in(v); }
+  __device__ Acc load(int64_t e, int64_t j) const { return lift(x[e], e, j); }
   __device__ Acc combine(Acc a, Acc b) const { return Traits::add(a, b); }
   __device__ void store(int64_t o, Acc a) const { y[o] = Traits::out(a, scale); }
 };
@@ -96,8 +97,9 @@ struct MomentReducer {
   double scale, dof;
   bool count_nonzero, root;  // Var/Std's division; Std's and Norm2's square root
   __device__ Acc init() const { return 0.0; }
-  __device__ Acc load(int64_t e, int64_t) const {
-    const double v = double(x[e]);
+  __device__ Acc load(int64_t e, int64_t j) const { return lift(x[e], e, j); }
+  __device__ Acc lift(T xe, int64_t e, int64_t) const {
+    const double v = double(xe);
     if constexpr (kTerm == Term::Abs) return fabs(v);
     else if constexpr (kTerm == Term::Square) return v * v;
     else if constexpr (kTerm == Term::SqDev) {
@@ -162,7 +164,8 @@ struct ExtremumReducer {
   int64_t* indices;
   bool is_max;
   __device__ Acc init() const { return {C(0), -1}; }
-  __device__ Acc load(int64_t e, int64_t j) const { return {C(x[e]), j}; }
+  __device__ Acc lift(T v, int64_t, int64_t j) const { return {C(v), j}; }
+  __device__ Acc load(int64_t e, int64_t j) const { return lift(x[e], e, j); }
   // A NaN wins (its first occurrence), then the larger (smaller), then the first.
   __device__ Acc combine(Acc a, Acc b) const {
     if (a.j < 0) return b;
@@ -209,7 +212,8 @@ struct AllAnyReducer {
   bool* y;
   bool is_all;
   __device__ Acc init() const { return is_all ? 1 : 0; }
-  __device__ Acc load(int64_t e, int64_t) const { return x[e] ? 1 : 0; }
+  __device__ Acc lift(bool v, int64_t, int64_t) const { return v ? 1 : 0; }
+  __device__ Acc load(int64_t e, int64_t j) const { return lift(x[e], e, j); }
   __device__ Acc combine(Acc a, Acc b) const { return is_all ? (a & b) : (a | b); }
   __device__ void store(int64_t o, Acc a) const { y[o] = a != 0; }
 };

@@ -9,6 +9,9 @@
 //                                                (a result that depends on which element came
 //                                                first, argmax's ties, compares indices)
 //   void store(int64_t out, Acc a) const;        the result of output out = o * inner + i
+// and may provide, for 16-byte loads along contiguous rows (inner == 1),
+//   const E* x;                                  the block's elements
+//   Acc lift(E v, int64_t e, int64_t j) const;   load(e, j) given the element's value v
 //
 // Note [Deterministic reductions]
 // No atomics: each block reduces a fixed slice with a fixed tree, and when one output
@@ -22,6 +25,7 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
+#include "backend/cuda/elementwise_loop.cuh"
 #include "backend/cuda/stream.h"
 #include "core/tensor_impl.h"
 
@@ -45,30 +49,67 @@ __device__ Acc block_tree(const R& r, Acc* s, Acc a, int tid, int count) {
   return out;
 }
 
+// A reducer whose elements the rows kernel may read 16 bytes at a time.
+template <class R>
+concept VectorRows = requires(const R& r) { r.lift(r.x[0], int64_t(0), int64_t(0)); };
+
+// A split's share of a row: a multiple of 16 elements, so that every part starts where
+// a 16-byte load of any element type may start.
+__device__ __forceinline__ int64_t split_chunk(int64_t n, int splits) {
+  return ((n + splits - 1) / splits + 15) / 16 * 16;
+}
+
 // inner == 1: block (o, split) reduces its part of row o with 256 threads.
+//
+// Four accumulators, each over its own quarter of a thread's elements, keep four loads
+// and four independent combine chains in flight (a reducer with branches, max with
+// indices, is latency-bound on one chain). With VectorRows, aligned rows are read 16
+// bytes a load. The split is fixed by the shape: deterministic.
 template <class R>
 __global__ void __launch_bounds__(kReduceThreads) reduce_rows_kernel(R r, int64_t outer, int64_t n, int splits,
                                                                      typename R::Acc* partial) {
   using Acc = typename R::Acc;
-  __shared__ Acc s[kReduceThreads];
+  constexpr int T = kReduceThreads;
+  __shared__ Acc s[T];
   const int tid = threadIdx.x;
-  const int64_t chunk = (n + splits - 1) / splits;
+  const int64_t chunk = split_chunk(n, splits);
   const int64_t j0 = int64_t(blockIdx.y) * chunk, j1 = j0 + chunk < n ? j0 + chunk : n;
   for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {
-    // Four accumulators, each over its own quarter of the thread's elements, keep four
-    // loads in flight and four independent combine chains (a reducer with branches,
-    // max with indices, is latency-bound on one chain). A fixed split: deterministic.
     Acc a0 = r.init(), a1 = r.init(), a2 = r.init(), a3 = r.init();
-    int64_t j = j0 + tid;
-    for (; j + 3 * kReduceThreads < j1; j += 4 * kReduceThreads) {
-      a0 = r.combine(a0, r.load(o * n + j, j));
-      a1 = r.combine(a1, r.load(o * n + j + kReduceThreads, j + kReduceThreads));
-      a2 = r.combine(a2, r.load(o * n + j + 2 * kReduceThreads, j + 2 * kReduceThreads));
-      a3 = r.combine(a3, r.load(o * n + j + 3 * kReduceThreads, j + 3 * kReduceThreads));
+    bool scalar = true;
+    if constexpr (VectorRows<R>) {
+      using E = std::remove_cvref_t<decltype(r.x[0])>;
+      constexpr int V = ew_vec_width<E>();
+      if (V > 1 && reinterpret_cast<uintptr_t>(r.x) % 16 == 0 && n % V == 0) {
+        scalar = false;
+        const int64_t base = o * n;
+        auto vec = [&](int64_t j) { return *reinterpret_cast<const EwVec<E, V>*>(r.x + base + j); };
+        auto fold = [&](Acc a, const EwVec<E, V>& v, int64_t j) {
+#pragma unroll
+          for (int k = 0; k < V; ++k) a = r.combine(a, r.lift(v.v[k], base + j + k, j + k));
+          return a;
+        };
+        int64_t j = j0 + int64_t(tid) * V;
+        for (; j + 3 * T * V < j1; j += 4 * T * V) {
+          const EwVec<E, V> v0 = vec(j), v1 = vec(j + T * V), v2 = vec(j + 2 * T * V), v3 = vec(j + 3 * T * V);
+          a0 = fold(a0, v0, j), a1 = fold(a1, v1, j + T * V);
+          a2 = fold(a2, v2, j + 2 * T * V), a3 = fold(a3, v3, j + 3 * T * V);
+        }
+        for (; j < j1; j += T * V) a0 = fold(a0, vec(j), j);  // j1 is a multiple of V
+      }
     }
-    for (; j < j1; j += kReduceThreads) a0 = r.combine(a0, r.load(o * n + j, j));
+    if (scalar) {
+      int64_t j = j0 + tid;
+      for (; j + 3 * T < j1; j += 4 * T) {
+        a0 = r.combine(a0, r.load(o * n + j, j));
+        a1 = r.combine(a1, r.load(o * n + j + T, j + T));
+        a2 = r.combine(a2, r.load(o * n + j + 2 * T, j + 2 * T));
+        a3 = r.combine(a3, r.load(o * n + j + 3 * T, j + 3 * T));
+      }
+      for (; j < j1; j += T) a0 = r.combine(a0, r.load(o * n + j, j));
+    }
     Acc a = r.combine(r.combine(a0, a1), r.combine(a2, a3));
-    a = block_tree(r, s, a, tid, kReduceThreads);
+    a = block_tree(r, s, a, tid, T);
     if (tid == 0) {
       if (splits == 1) r.store(o, a);
       else partial[o * splits + blockIdx.y] = a;
@@ -85,7 +126,7 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_cols_kernel(R r, int64_
   __shared__ Acc s[8][32];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int64_t i = int64_t(blockIdx.x) * 32 + tx;
-  const int64_t chunk = (n + splits - 1) / splits;
+  const int64_t chunk = split_chunk(n, splits);
   const int64_t j0 = int64_t(blockIdx.z) * chunk, j1 = j0 + chunk < n ? j0 + chunk : n;
   for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
     Acc a = r.init();
