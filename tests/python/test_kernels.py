@@ -15,9 +15,7 @@ CUDA_PENDING = {
     "MaxPool", "AvgPool", "ResampleTaps", "GridSample", "GridSampleBackward",
     "Scatter", "IndexAdd", "IndexPut",
     "CountNonzero", "Nonzero",
-    "NormMoments", "NormAffine", "NormGradSums", "NormAffine2", "BatchNormStats",
-    "BatchNormGradCoeffs", "GroupNormStats", "GroupNormGradCoeffs",
-    "NormRows", "NormRowsBackward", "LstmCell", "LstmCellBackward", "GruCell", "GruCellBackward",
+    "LstmCell", "LstmCellBackward", "GruCell", "GruCellBackward",
     "LstmLayer", "LstmLayerBackward", "GruLayer", "GruLayerBackward", "CtcLoss", "CtcLossBackward",
     "OptimStep",
 }

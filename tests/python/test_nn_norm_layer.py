@@ -1,5 +1,7 @@
 """layer_norm / rms_norm (one fused engine op) against torch: outputs, input and
-parameter gradients, float32 and float64, double backward, gradcheck, bad input."""
+parameter gradients, float32 and float64, double backward, gradcheck, bad input. Tests
+taking `device` run on the GPU too (csrc/backend/cuda/norm_rows.cu), against torch on
+"cuda"."""
 
 import pytest
 import torch
@@ -11,35 +13,43 @@ import torch.nn.functional as TF
 from conftest import to_lucid, to_torch
 
 
+def tdev(device):
+    """torch's name for lucid's device."""
+    return "cuda" if device == "gpu" else "cpu"
+
+
 def same(l, t, tol=1e-9):
     assert tuple(l.shape) == tuple(t.shape)
-    assert torch.allclose(to_torch(l.detach()).double(), t.detach().double(), atol=tol, rtol=tol), (l, t)
+    t = t.detach().cpu()
+    assert torch.allclose(to_torch(l.detach()).double(), t.double(), atol=tol, rtol=tol), (l, t)
 
 
-def leaf(t):
-    return to_lucid(t.detach()).requires_grad_()
+def leaf(t, device="cpu"):
+    return to_lucid(t.detach(), device).requires_grad_()
 
 
+# (5, 1500): rows past 1024 elements take a block each on the GPU (a warp below)
 @pytest.mark.parametrize("shape,norm", [((4, 7), (7,)), ((2, 3, 5), (5,)), ((2, 3, 4), (3, 4)), ((3, 1), (1,)),
-                                        ((0, 5), (5,)), ((6,), (6,))])
+                                        ((0, 5), (5,)), ((6,), (6,)), ((5, 1500), (1500,)), ((3, 0), (0,))])
 @pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
 @pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 2e-5)])
-def test_layer_norm_matches_torch(shape, norm, affine, dtype, tol):
+def test_layer_norm_matches_torch(shape, norm, affine, dtype, tol, device):
     # Seeded: with one normalised element (shape (3, 1)) the variance is 0 and the
     # rounding noise of both sides is scaled by 1/sqrt(eps) ~ 316, which some random
     # draws pushed past the float32 tolerance (seen once on the GPU machine's torch).
     torch.manual_seed(len(shape) * 10 + len(norm))
-    x = torch.randn(*shape, dtype=dtype, requires_grad=True) * 3 + 1
-    x.retain_grad()
-    w = torch.randn(*norm, dtype=dtype, requires_grad=True) if affine in ("both", "weight") else None
-    b = torch.randn(*norm, dtype=dtype, requires_grad=True) if affine in ("both", "bias") else None
-    lx, lw, lb = leaf(x), leaf(w) if w is not None else None, leaf(b) if b is not None else None
+    td = tdev(device)
+    x = (torch.randn(*shape, dtype=dtype) * 3 + 1).to(td).requires_grad_()
+    w = torch.randn(*norm, dtype=dtype).to(td).requires_grad_() if affine in ("both", "weight") else None
+    b = torch.randn(*norm, dtype=dtype).to(td).requires_grad_() if affine in ("both", "bias") else None
+    lx = leaf(x, device)
+    lw, lb = leaf(w, device) if w is not None else None, leaf(b, device) if b is not None else None
     t = TF.layer_norm(x, norm, w, b, 1e-5)
     l = LF.layer_norm(lx, norm, lw, lb, 1e-5)
     same(l, t, tol)
     g = torch.randn(*shape, dtype=dtype)
-    t.backward(g)
-    l.backward(to_lucid(g))
+    t.backward(g.to(td))
+    l.backward(to_lucid(g, device))
     same(lx.grad, x.grad, tol * 10)
     if w is not None:
         same(lw.grad, w.grad, tol * 10)
@@ -50,10 +60,10 @@ def test_layer_norm_matches_torch(shape, norm, affine, dtype, tol):
 @pytest.mark.parametrize("eps", [None, 1e-3])
 @pytest.mark.parametrize("affine", [True, False])
 @pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 2e-5)])
-def test_rms_norm_matches_torch(eps, affine, dtype, tol):
-    x = torch.randn(3, 4, 6, dtype=dtype, requires_grad=True)
-    w = torch.randn(4, 6, dtype=dtype, requires_grad=True) if affine else None
-    lx, lw = leaf(x), leaf(w) if affine else None
+def test_rms_norm_matches_torch(eps, affine, dtype, tol, device):
+    x = torch.randn(3, 4, 6, dtype=dtype).to(tdev(device)).requires_grad_()
+    w = torch.randn(4, 6, dtype=dtype).to(tdev(device)).requires_grad_() if affine else None
+    lx, lw = leaf(x, device), leaf(w, device) if affine else None
     t = TF.rms_norm(x, (4, 6), w, eps)
     l = LF.rms_norm(lx, (4, 6), lw, eps)
     same(l, t, tol)
@@ -64,23 +74,37 @@ def test_rms_norm_matches_torch(eps, affine, dtype, tol):
         same(lw.grad, w.grad, tol * 10)
 
 
-def test_layer_norm_float16_input_keeps_dtype():
-    x = torch.randn(4, 8).half()
-    l = LF.layer_norm(to_lucid(x), (8,))
-    assert l.dtype == lucid.float16
-    same(l, TF.layer_norm(x.float(), (8,)), 2e-3)
+@pytest.mark.parametrize("dt,tol", [(torch.float16, 2e-3), (torch.bfloat16, 2e-2)])
+def test_layer_norm_half_input_keeps_dtype(dt, tol, device):
+    x = torch.randn(4, 8).to(dt)
+    w, b = torch.randn(8).to(dt), torch.randn(8).to(dt)
+    lx = leaf(x, device)
+    l = LF.layer_norm(lx, (8,), to_lucid(w, device), to_lucid(b, device))
+    assert l.dtype == lucid_dt(dt)
+    t = TF.layer_norm(x.float(), (8,), w.float(), b.float())
+    same(l, t, 4 * tol)
+    g = torch.randn(4, 8).to(dt)
+    l.backward(to_lucid(g, device))
+    assert lx.grad.dtype == lucid_dt(dt) and lx.grad.device == lx.device
+    xf = x.float().requires_grad_()
+    TF.layer_norm(xf, (8,), w.float(), b.float()).backward(g.float())
+    same(lx.grad, xf.grad, 8 * tol)
 
 
-def test_layer_norm_non_contiguous_input():
+def lucid_dt(dt):
+    return getattr(lucid, str(dt).split(".")[-1])
+
+
+def test_layer_norm_non_contiguous_input(device):
     x = torch.randn(6, 5, dtype=torch.float64).t()
-    same(LF.layer_norm(to_lucid(x), (6,)), TF.layer_norm(x, (6,)))
+    same(LF.layer_norm(to_lucid(x.t().contiguous(), device).t(), (6,)), TF.layer_norm(x, (6,)))
 
 
 @pytest.mark.parametrize("rms", [False, True])
-def test_norm_gradcheck_and_double_backward(rms):
-    x = lucid.randn(3, 5, dtype=lucid.float64, requires_grad=True)
-    w = lucid.randn(5, dtype=lucid.float64, requires_grad=True)
-    b = lucid.randn(5, dtype=lucid.float64, requires_grad=True)
+def test_norm_gradcheck_and_double_backward(rms, device):
+    x = lucid.randn(3, 5, dtype=lucid.float64, requires_grad=True, device=device)
+    w = lucid.randn(5, dtype=lucid.float64, requires_grad=True, device=device)
+    b = lucid.randn(5, dtype=lucid.float64, requires_grad=True, device=device)
     if rms:
         fn = lambda x, w: LF.rms_norm(x, (5,), w, 1e-6)  # noqa: E731
         args = (x, w)
@@ -90,9 +114,9 @@ def test_norm_gradcheck_and_double_backward(rms):
     assert lucid.autograd.gradcheck(fn, args)
     assert lucid.autograd.gradgradcheck(fn, args)
     # double backward against torch
-    tx = to_torch(x.detach()).requires_grad_()
-    tw = to_torch(w.detach()).requires_grad_()
-    targs = (tx, tw) if rms else (tx, tw, to_torch(b.detach()))
+    tx = to_torch(x.detach()).to(tdev(device)).requires_grad_()
+    tw = to_torch(w.detach()).to(tdev(device)).requires_grad_()
+    targs = (tx, tw) if rms else (tx, tw, to_torch(b.detach()).to(tdev(device)))
     tfn = (lambda x, w: TF.rms_norm(x, (5,), w, 1e-6)) if rms else (lambda x, w, b: TF.layer_norm(x, (5,), w, b))
     tgx, = torch.autograd.grad((tfn(*targs) ** 2).sum(), tx, create_graph=True)
     (tgx ** 2).sum().backward()

@@ -91,10 +91,10 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     before, after = size // 2, (size - 1) // 2
     parts = []
     if before:
-        parts.append(zeros(input.shape[0], before, *input.shape[2:], dtype=input.dtype))
+        parts.append(zeros(input.shape[0], before, *input.shape[2:], dtype=input.dtype, device=input.device))
     parts.append(sq)
     if after:
-        parts.append(zeros(input.shape[0], after, *input.shape[2:], dtype=input.dtype))
+        parts.append(zeros(input.shape[0], after, *input.shape[2:], dtype=input.dtype, device=input.device))
     padded = cat(parts, 1) if len(parts) > 1 else sq
     acc = padded.narrow(1, 0, c)
     for j in range(1, size):
