@@ -103,7 +103,7 @@ def test_float64_matches_lucid_cpu_closely(case):
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("case", [CASES[i] for i in (2, 3, 5, 11, 14)], ids=[IDS[i] for i in (2, 3, 5, 11, 14)])
+@pytest.mark.parametrize("case", [CASES[i] for i in (2, 3, 5, 11, 13)], ids=[IDS[i] for i in (2, 3, 5, 11, 13)])
 def test_16_bit_floats_against_torch_cuda(case, dtype):
     fn, shape, c, kw = case
     x = torch.randn(*shape, generator=torch.Generator().manual_seed(3))

@@ -101,10 +101,10 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_rows_kernel(R r, int64_
     if (scalar) {
       int64_t j = j0 + tid;
       for (; j + 3 * T < j1; j += 4 * T) {
-        a0 = r.combine(a0, r.load(o * n + j, j));
-        a1 = r.combine(a1, r.load(o * n + j + T, j + T));
-        a2 = r.combine(a2, r.load(o * n + j + 2 * T, j + 2 * T));
-        a3 = r.combine(a3, r.load(o * n + j + 3 * T, j + 3 * T));
+        // The loads first: the compiler does not move them above a branchy combine.
+        const Acc v0 = r.load(o * n + j, j), v1 = r.load(o * n + j + T, j + T);
+        const Acc v2 = r.load(o * n + j + 2 * T, j + 2 * T), v3 = r.load(o * n + j + 3 * T, j + 3 * T);
+        a0 = r.combine(a0, v0), a1 = r.combine(a1, v1), a2 = r.combine(a2, v2), a3 = r.combine(a3, v3);
       }
       for (; j < j1; j += T) a0 = r.combine(a0, r.load(o * n + j, j));
     }
@@ -134,10 +134,9 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_cols_kernel(R r, int64_
       Acc a0 = r.init(), a1 = r.init(), a2 = r.init(), a3 = r.init();  // as in the rows kernel
       int64_t j = j0 + ty;
       for (; j + 24 < j1; j += 32) {
-        a0 = r.combine(a0, r.load((o * n + j) * inner + i, j));
-        a1 = r.combine(a1, r.load((o * n + j + 8) * inner + i, j + 8));
-        a2 = r.combine(a2, r.load((o * n + j + 16) * inner + i, j + 16));
-        a3 = r.combine(a3, r.load((o * n + j + 24) * inner + i, j + 24));
+        const Acc v0 = r.load((o * n + j) * inner + i, j), v1 = r.load((o * n + j + 8) * inner + i, j + 8);
+        const Acc v2 = r.load((o * n + j + 16) * inner + i, j + 16), v3 = r.load((o * n + j + 24) * inner + i, j + 24);
+        a0 = r.combine(a0, v0), a1 = r.combine(a1, v1), a2 = r.combine(a2, v2), a3 = r.combine(a3, v3);
       }
       for (; j < j1; j += 8) a0 = r.combine(a0, r.load((o * n + j) * inner + i, j));
       a = r.combine(r.combine(a0, a1), r.combine(a2, a3));
