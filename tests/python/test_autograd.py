@@ -1,5 +1,8 @@
 """Autograd behaviours, each mirroring PyTorch's documented semantics and checked
-against torch running the same program."""
+against torch running the same program. The tests that compute take the `device`
+fixture: on the GPU the graph runs on GPU tensors and every value and gradient that
+close() compares must be on the GPU. Grad modes, threads, garbage collection and graph
+metadata are device-free and run on the CPU only."""
 
 import gc
 import threading
@@ -12,13 +15,27 @@ import lucid
 from conftest import to_lucid, to_torch
 
 
-def pair(data, requires_grad=True, dtype="float64"):
-    return (lucid.tensor(data, dtype=getattr(lucid, dtype), requires_grad=requires_grad),
+_DEVICE = "cpu"  # the running test's device (set by _device_of_test)
+
+
+@pytest.fixture(autouse=True)
+def _device_of_test(request):
+    global _DEVICE
+    callspec = getattr(request.node, "callspec", None)
+    _DEVICE = callspec.params.get("device", "cpu") if callspec else "cpu"
+    yield
+    _DEVICE = "cpu"
+
+
+def pair(data, requires_grad=True, dtype="float64", device="cpu"):
+    return (lucid.tensor(data, dtype=getattr(lucid, dtype), requires_grad=requires_grad, device=device),
             torch.tensor(data, dtype=getattr(torch, dtype), requires_grad=requires_grad))
 
 
 def close(lt, tt, tol=1e-9):
+    """lucid lt (on the running test's device) has torch tt's shape and values."""
     assert lt is not None and tt is not None
+    assert lt.device.type == _DEVICE, (lt.device, _DEVICE)
     assert tuple(lt.shape) == tuple(tt.shape)
     ref = tt.detach().to(torch.float64).reshape(-1).tolist()
     got = lt.detach().double().reshape(-1).tolist()
@@ -52,9 +69,9 @@ def test_repr_shows_grad_fn():
     assert repr(x).endswith("requires_grad=True)")
 
 
-def test_chain_of_ops_matches_torch():
-    lx, tx = pair([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
-    lw, tw = pair([0.3, -0.2, 0.1])
+def test_chain_of_ops_matches_torch(device):
+    lx, tx = pair([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], device=device)
+    lw, tw = pair([0.3, -0.2, 0.1], device=device)
 
     def f(m, x, w):
         h = m.tanh(x * w + 1.0) / (m.exp(x) + 2.0)
@@ -66,15 +83,15 @@ def test_chain_of_ops_matches_torch():
     close(lw.grad, tw.grad)
 
 
-def test_gradients_accumulate_across_backward_calls():
-    x = lucid.tensor([1.0, 2.0], requires_grad=True)
+def test_gradients_accumulate_across_backward_calls(device):
+    x = lucid.tensor([1.0, 2.0], requires_grad=True, device=device)
     (x * 3).sum().backward()
     (x * x).sum().backward()
     assert x.grad.tolist() == [5.0, 7.0]
 
 
-def test_shared_input_and_diamond():
-    lx, tx = pair([1.0, -2.0, 3.0])
+def test_shared_input_and_diamond(device):
+    lx, tx = pair([1.0, -2.0, 3.0], device=device)
     for m, x in ((lucid, lx), (torch, tx)):
         a = x * 2
         b = m.exp(a) + a * a
@@ -82,9 +99,9 @@ def test_shared_input_and_diamond():
     close(lx.grad, tx.grad)
 
 
-def test_broadcast_gradients_sum_to_input_shapes():
-    la = lucid.randn(4, 1, 3, requires_grad=True, dtype=lucid.float64)
-    lb = lucid.randn(5, 1, requires_grad=True, dtype=lucid.float64)
+def test_broadcast_gradients_sum_to_input_shapes(device):
+    la = lucid.randn(4, 1, 3, requires_grad=True, dtype=lucid.float64, device=device)
+    lb = lucid.randn(5, 1, requires_grad=True, dtype=lucid.float64, device=device)
     ta, tb = to_torch(la).requires_grad_(), to_torch(lb).requires_grad_()
     (la * lb - lb / (la * la + 1)).sum().backward()
     (ta * tb - tb / (ta * ta + 1)).sum().backward()
@@ -92,15 +109,15 @@ def test_broadcast_gradients_sum_to_input_shapes():
     close(lb.grad, tb.grad)
 
 
-def test_mixed_dtype_gradient_comes_back_in_input_dtype():
-    a = lucid.ones(3, dtype=lucid.float32, requires_grad=True)
-    b = lucid.ones(3, dtype=lucid.float64, requires_grad=True)
+def test_mixed_dtype_gradient_comes_back_in_input_dtype(device):
+    a = lucid.ones(3, dtype=lucid.float32, requires_grad=True, device=device)
+    b = lucid.ones(3, dtype=lucid.float64, requires_grad=True, device=device)
     (a * b).sum().backward()
     assert a.grad.dtype == lucid.float32 and b.grad.dtype == lucid.float64
 
 
-def test_views_are_differentiable():
-    lx, tx = pair([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+def test_views_are_differentiable(device):
+    lx, tx = pair([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device=device)
     for x in (lx, tx):
         y = x.t().reshape(6)[1:5].unsqueeze(0).expand(3, 4) * x.reshape(-1)[2]
         z = y.permute(1, 0).select(1, 2) + x[1].flip(0)[0] if hasattr(x, "flip") and False else y.permute(1, 0)[:, 2]
@@ -108,8 +125,8 @@ def test_views_are_differentiable():
     close(lx.grad, tx.grad)
 
 
-def test_sum_and_mean_backward():
-    lx, tx = pair([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+def test_sum_and_mean_backward(device):
+    lx, tx = pair([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device=device)
     for x in (lx, tx):
         (x.sum(dim=1, keepdim=True) * x.mean(dim=0).sum() + x.mean()).sum().backward()
     close(lx.grad, tx.grad)
@@ -117,18 +134,18 @@ def test_sum_and_mean_backward():
 
 # ---- backward and grad API ---------------------------------------------------------------
 
-def test_backward_needs_gradient_for_non_scalar():
-    x = lucid.ones(3, requires_grad=True)
+def test_backward_needs_gradient_for_non_scalar(device):
+    x = lucid.ones(3, requires_grad=True, device=device)
     with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
         (x * 2).backward()
-    (x * 2).backward(lucid.tensor([1.0, 2.0, 3.0]))
+    (x * 2).backward(lucid.tensor([1.0, 2.0, 3.0], device=device))
     assert x.grad.tolist() == [2.0, 4.0, 6.0]
 
 
-def test_backward_gradient_shape_mismatch():
-    x = lucid.ones(3, requires_grad=True)
+def test_backward_gradient_shape_mismatch(device):
+    x = lucid.ones(3, requires_grad=True, device=device)
     with pytest.raises(RuntimeError, match="Mismatch in shape"):
-        (x * 2).backward(lucid.ones(2))
+        (x * 2).backward(lucid.ones(2, device=device))
 
 
 def test_backward_of_tensor_without_grad_raises():
@@ -136,8 +153,8 @@ def test_backward_of_tensor_without_grad_raises():
         lucid.ones(2).sum().backward()
 
 
-def test_second_backward_raises_unless_retained():
-    x = lucid.ones(2, requires_grad=True)
+def test_second_backward_raises_unless_retained(device):
+    x = lucid.ones(2, requires_grad=True, device=device)
     y = (x * x).sum()
     y.backward(retain_graph=True)
     y.backward()
@@ -146,25 +163,25 @@ def test_second_backward_raises_unless_retained():
         y.backward()
 
 
-def test_graph_without_saved_tensors_can_run_twice():
-    x = lucid.ones(2, requires_grad=True)
+def test_graph_without_saved_tensors_can_run_twice(device):
+    x = lucid.ones(2, requires_grad=True, device=device)
     y = (x + 1).sum()
     y.backward()
     y.backward()
     assert x.grad.tolist() == [2.0, 2.0]
 
 
-def test_autograd_grad_returns_without_accumulating():
-    x = lucid.tensor([1.0, 2.0], requires_grad=True)
-    w = lucid.tensor([3.0, 4.0], requires_grad=True)
+def test_autograd_grad_returns_without_accumulating(device):
+    x = lucid.tensor([1.0, 2.0], requires_grad=True, device=device)
+    w = lucid.tensor([3.0, 4.0], requires_grad=True, device=device)
     gx, gw = lucid.autograd.grad((x * w).sum(), (x, w))
     assert gx.tolist() == [3.0, 4.0] and gw.tolist() == [1.0, 2.0]
     assert x.grad is None and w.grad is None
 
 
-def test_grad_of_intermediate_and_unused():
-    x = lucid.tensor([1.0, 2.0], requires_grad=True)
-    u = lucid.tensor([1.0], requires_grad=True)
+def test_grad_of_intermediate_and_unused(device):
+    x = lucid.tensor([1.0, 2.0], requires_grad=True, device=device)
+    u = lucid.tensor([1.0], requires_grad=True, device=device)
     h = x * 2
     (gh,) = lucid.autograd.grad((h * h).sum(), h, retain_graph=True)
     assert gh.tolist() == [4.0, 8.0]
@@ -176,23 +193,23 @@ def test_grad_of_intermediate_and_unused():
     assert gu.tolist() == [0.0]
 
 
-def test_grad_input_that_does_not_require_grad():
-    x = lucid.ones(2, requires_grad=True)
+def test_grad_input_that_does_not_require_grad(device):
+    x = lucid.ones(2, requires_grad=True, device=device)
     with pytest.raises(RuntimeError, match="does not require grad"):
-        lucid.autograd.grad((x * 2).sum(), lucid.ones(2))
+        lucid.autograd.grad((x * 2).sum(), lucid.ones(2, device=device))
 
 
-def test_backward_inputs_limits_accumulation():
-    a = lucid.ones(2, requires_grad=True)
-    b = lucid.ones(2, requires_grad=True)
+def test_backward_inputs_limits_accumulation(device):
+    a = lucid.ones(2, requires_grad=True, device=device)
+    b = lucid.ones(2, requires_grad=True, device=device)
     (a * b * 3).sum().backward(inputs=[a])
     assert a.grad.tolist() == [3.0, 3.0] and b.grad is None
     with pytest.raises(RuntimeError, match="cannot be empty"):
         (a * 2).sum().backward(inputs=[])
 
 
-def test_create_graph_higher_derivatives_match_torch():
-    lx, tx = pair([0.7, -1.3, 2.1])
+def test_create_graph_higher_derivatives_match_torch(device):
+    lx, tx = pair([0.7, -1.3, 2.1], device=device)
     results = []
     for m, x in ((lucid, lx), (torch, tx)):
         y = (m.sin(x) * x * x).sum()
@@ -205,9 +222,9 @@ def test_create_graph_higher_derivatives_match_torch():
         close(l, t)
 
 
-def test_hessian_vector_product_with_create_graph():
-    lx, tx = pair([1.0, 2.0, 3.0])
-    lv, tv = pair([0.5, -1.0, 2.0], requires_grad=False)
+def test_hessian_vector_product_with_create_graph(device):
+    lx, tx = pair([1.0, 2.0, 3.0], device=device)
+    lv, tv = pair([0.5, -1.0, 2.0], requires_grad=False, device=device)
     out = []
     for m, x, v, grad in ((lucid, lx, lv, lucid.autograd.grad), (torch, tx, tv, torch.autograd.grad)):
         f = (x * x * x).sum() + (m.exp(x) * x[0]).sum()
@@ -217,8 +234,8 @@ def test_hessian_vector_product_with_create_graph():
     close(*out)
 
 
-def test_backward_create_graph_leaves_grad_with_history():
-    x = lucid.tensor([2.0], requires_grad=True)
+def test_backward_create_graph_leaves_grad_with_history(device):
+    x = lucid.tensor([2.0], requires_grad=True, device=device)
     (x * x * x).sum().backward(create_graph=True)
     assert x.grad.requires_grad and x.grad.tolist() == [12.0]
     (g2,) = lucid.autograd.grad(x.grad.sum(), x)
@@ -227,8 +244,8 @@ def test_backward_create_graph_leaves_grad_with_history():
 
 # ---- saved tensors and in-place ---------------------------------------------------------------
 
-def test_inplace_on_saved_tensor_raises_naming_op_and_versions():
-    a = lucid.ones(3, requires_grad=True)
+def test_inplace_on_saved_tensor_raises_naming_op_and_versions(device):
+    a = lucid.ones(3, requires_grad=True, device=device)
     b = a * 2
     c = b * b
     b.add_(1)
@@ -239,8 +256,8 @@ def test_inplace_on_saved_tensor_raises_naming_op_and_versions():
     assert "version 1" in msg and "expected version 0" in msg
 
 
-def test_inplace_on_leaf_requiring_grad_raises():
-    x = lucid.ones(3, requires_grad=True)
+def test_inplace_on_leaf_requiring_grad_raises(device):
+    x = lucid.ones(3, requires_grad=True, device=device)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         x.add_(1)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
@@ -250,9 +267,9 @@ def test_inplace_on_leaf_requiring_grad_raises():
     assert x.tolist() == [2.0, 2.0, 2.0] and x._version == 1
 
 
-def test_inplace_ops_record_and_match_torch():
-    lx, tx = pair([0.5, 1.5, -2.0])
-    lw, tw = pair([2.0, -1.0, 0.5])
+def test_inplace_ops_record_and_match_torch(device):
+    lx, tx = pair([0.5, 1.5, -2.0], device=device)
+    lw, tw = pair([2.0, -1.0, 0.5], device=device)
     for x, w in ((lx, lw), (tx, tw)):
         y = x * 1
         y.mul_(w)
@@ -263,8 +280,8 @@ def test_inplace_ops_record_and_match_torch():
     close(lw.grad, tw.grad)
 
 
-def test_inplace_version_counter_bumps():
-    x = lucid.zeros(3)
+def test_inplace_version_counter_bumps(device):
+    x = lucid.zeros(3, device=device)
     v = x._version
     x.add_(1)
     x += 1
@@ -272,40 +289,40 @@ def test_inplace_version_counter_bumps():
     assert x._version == v + 3
 
 
-def test_augmented_assignment_keeps_identity():
-    x = lucid.zeros(3)
+def test_augmented_assignment_keeps_identity(device):
+    x = lucid.zeros(3, device=device)
     y = x
     x += 2
     assert y is x and x.tolist() == [2.0, 2.0, 2.0]
 
 
-def test_inplace_result_type_must_cast():
-    x = lucid.zeros(3, dtype=lucid.int64)
+def test_inplace_result_type_must_cast(device):
+    x = lucid.zeros(3, dtype=lucid.int64, device=device)
     with pytest.raises(RuntimeError, match="can't be cast"):
         x.add_(1.5)
 
 
-def test_inplace_broadcast_must_not_grow_self():
-    x = lucid.zeros(3)
+def test_inplace_broadcast_must_not_grow_self(device):
+    x = lucid.zeros(3, device=device)
     with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
-        x.add_(lucid.ones(2, 3))
+        x.add_(lucid.ones(2, 3, device=device))
 
 
-def test_inplace_reads_overlapping_source_before_writing():
-    x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
+def test_inplace_reads_overlapping_source_before_writing(device):
+    x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
     t = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
     x.add_(x.t())
     t.add_(t.t().clone())
     assert x.tolist() == t.tolist()
 
 
-def test_inplace_on_expanded_tensor_raises():
-    x = lucid.zeros(1).expand(3)
+def test_inplace_on_expanded_tensor_raises(device):
+    x = lucid.zeros(1, device=device).expand(3)
     with pytest.raises(RuntimeError, match="more than one element"):
         x.add_(1)
 
 
-def test_inplace_through_views_rewrites_base_history_like_torch():
+def test_inplace_through_views_rewrites_base_history_like_torch(device):
     def run(m):
         x = m.tensor([1.0, 2.0, 3.0, 4.0], dtype=m.float64, requires_grad=True)
         w = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True)
@@ -325,33 +342,33 @@ def test_inplace_through_views_rewrites_base_history_like_torch():
         close(l, t)
 
 
-def test_view_of_leaf_cannot_be_written_in_place():
-    x = lucid.ones(3, requires_grad=True)
+def test_view_of_leaf_cannot_be_written_in_place(device):
+    x = lucid.ones(3, requires_grad=True, device=device)
     with pytest.raises(RuntimeError, match="view of a leaf Variable"):
         x[0].mul_(2)
     with pytest.raises(RuntimeError, match="view of a leaf Variable"):
         x[1:] = 0.0
 
 
-def test_write_with_history_into_untracked_view_raises():
-    base = lucid.zeros(3)
+def test_write_with_history_into_untracked_view_raises(device):
+    base = lucid.zeros(3, device=device)
     with lucid.no_grad():
         v = base[:2]
     with pytest.raises(RuntimeError, match="memory another tensor shares"):
-        v.copy_(lucid.ones(2, requires_grad=True) * 2)
+        v.copy_(lucid.ones(2, requires_grad=True, device=device) * 2)
 
 
-def test_copy_is_differentiable():
-    src = lucid.tensor([1.0, 2.0], requires_grad=True)
-    dst = lucid.zeros(2, dtype=lucid.float64)
+def test_copy_is_differentiable(device):
+    src = lucid.tensor([1.0, 2.0], requires_grad=True, device=device)
+    dst = lucid.zeros(2, dtype=lucid.float64, device=device)
     dst.copy_(src)
     assert dst.grad_fn is not None
     (dst * 3).sum().backward()
     assert src.grad.tolist() == [3.0, 3.0]
 
 
-def test_to_and_clone_are_differentiable():
-    x = lucid.tensor([1.0, 2.0], requires_grad=True)
+def test_to_and_clone_are_differentiable(device):
+    x = lucid.tensor([1.0, 2.0], requires_grad=True, device=device)
     y = x.to(lucid.float64).clone()
     assert y.grad_fn.name() == "CloneBackward0"
     (y * y).sum().backward()
@@ -368,8 +385,8 @@ def test_requires_grad_only_on_float_and_only_changed_on_leaves():
         y.requires_grad = False
 
 
-def test_detach_shares_memory_and_drops_history():
-    x = lucid.ones(2, requires_grad=True)
+def test_detach_shares_memory_and_drops_history(device):
+    x = lucid.ones(2, requires_grad=True, device=device)
     y = x * 2
     d = y.detach()
     assert not d.requires_grad and d.grad_fn is None and d.is_leaf
@@ -379,15 +396,15 @@ def test_detach_shares_memory_and_drops_history():
     assert y.grad_fn is None and not y.requires_grad
 
 
-def test_data_property():
-    x = lucid.ones(2, requires_grad=True)
+def test_data_property(device):
+    x = lucid.ones(2, requires_grad=True, device=device)
     assert not x.data.requires_grad
-    x.data = lucid.zeros(3)
+    x.data = lucid.zeros(3, device=device)
     assert x.tolist() == [0.0, 0.0, 0.0] and x.requires_grad
 
 
-def test_retain_grad_on_intermediate():
-    x = lucid.tensor([1.0, 2.0], requires_grad=True)
+def test_retain_grad_on_intermediate(device):
+    x = lucid.tensor([1.0, 2.0], requires_grad=True, device=device)
     h = x * 3
     h.retain_grad()
     assert h.retains_grad
@@ -399,9 +416,9 @@ def test_retain_grad_on_intermediate():
         assert z.grad is None
 
 
-def test_tensor_hooks_modify_gradients_like_torch():
+def test_tensor_hooks_modify_gradients_like_torch(device):
     seen = []
-    lx, tx = pair([1.0, 2.0])
+    lx, tx = pair([1.0, 2.0], device=device)
     for x in (lx, tx):
         h = x * 2
         h.register_hook(lambda g: g * 10)
@@ -413,10 +430,10 @@ def test_tensor_hooks_modify_gradients_like_torch():
     close(lx.grad, tx.grad)
 
 
-def test_hook_must_keep_shape():
-    x = lucid.ones(2, requires_grad=True)
+def test_hook_must_keep_shape(device):
+    x = lucid.ones(2, requires_grad=True, device=device)
     y = x * 2
-    y.register_hook(lambda g: lucid.ones(3))
+    y.register_hook(lambda g: lucid.ones(3, device=device))
     with pytest.raises(RuntimeError, match="hook has changed the size"):
         y.sum().backward()
 
@@ -426,8 +443,8 @@ def test_hook_on_tensor_without_grad_raises():
         lucid.ones(2).register_hook(lambda g: g)
 
 
-def test_node_hooks():
-    x = lucid.ones(2, requires_grad=True)
+def test_node_hooks(device):
+    x = lucid.ones(2, requires_grad=True, device=device)
     y = x * 2
     calls = []
     y.grad_fn.register_prehook(lambda go: calls.append(("pre", go[0].tolist())))
@@ -531,15 +548,15 @@ class Cube(lucid.autograd.Function):
         return g * 3 * x * x * ctx.scale, None
 
 
-def test_custom_function_forward_backward():
-    x = lucid.tensor([1.0, 2.0], requires_grad=True)
+def test_custom_function_forward_backward(device):
+    x = lucid.tensor([1.0, 2.0], requires_grad=True, device=device)
     y = Cube.apply(x, 2.0)
     assert y.grad_fn.name() == "CubeBackward"
     y.sum().backward()
     assert x.grad.tolist() == [6.0, 24.0]
 
 
-def test_custom_function_needs_input_grad_and_non_differentiable():
+def test_custom_function_needs_input_grad_and_non_differentiable(device):
     seen = {}
 
     class Split(lucid.autograd.Function):
@@ -554,15 +571,15 @@ def test_custom_function_needs_input_grad_and_non_differentiable():
         def backward(ctx, g, g_idx):
             return g * 2, None
 
-    a = lucid.tensor([1.0, -1.0], requires_grad=True)
-    out, idx = Split.apply(a, lucid.ones(2))
+    a = lucid.tensor([1.0, -1.0], requires_grad=True, device=device)
+    out, idx = Split.apply(a, lucid.ones(2, device=device))
     assert seen["needs"] == (True, False)
     assert not idx.requires_grad
     out.sum().backward()
     assert a.grad.tolist() == [2.0, 2.0]
 
 
-def test_custom_function_mark_dirty():
+def test_custom_function_mark_dirty(device):
     class AddOneInPlace(lucid.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -574,7 +591,7 @@ def test_custom_function_mark_dirty():
         def backward(ctx, g):
             return g
 
-    x = lucid.ones(2, requires_grad=True)
+    x = lucid.ones(2, requires_grad=True, device=device)
     y = x * 1
     z = AddOneInPlace.apply(y)
     assert z is y and y.grad_fn.name() == "AddOneInPlaceBackward"
@@ -582,15 +599,15 @@ def test_custom_function_mark_dirty():
     assert x.grad.tolist() == [3.0, 3.0]
 
 
-def test_custom_function_saved_tensors_freed_and_checked():
-    x = lucid.tensor([1.0, 2.0], requires_grad=True)
+def test_custom_function_saved_tensors_freed_and_checked(device):
+    x = lucid.tensor([1.0, 2.0], requires_grad=True, device=device)
     y = Cube.apply(x, 1.0)
     y.sum().backward()
     with pytest.raises(RuntimeError, match="second time"):
         y.sum().backward()
 
 
-def test_custom_function_wrong_number_of_grads():
+def test_custom_function_wrong_number_of_grads(device):
     class Bad(lucid.autograd.Function):
         @staticmethod
         def forward(ctx, a, b):
@@ -600,13 +617,13 @@ def test_custom_function_wrong_number_of_grads():
         def backward(ctx, g):
             return g
 
-    a = lucid.ones(2, requires_grad=True)
-    b = lucid.ones(2, requires_grad=True)
+    a = lucid.ones(2, requires_grad=True, device=device)
+    b = lucid.ones(2, requires_grad=True, device=device)
     with pytest.raises(RuntimeError, match="incorrect number of gradients"):
         Bad.apply(a, b).sum().backward()
 
 
-def test_custom_function_double_backward():
+def test_custom_function_double_backward(device):
     class Square(lucid.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -618,7 +635,7 @@ def test_custom_function_double_backward():
             (x,) = ctx.saved_tensors
             return 2 * x * g
 
-    x = lucid.tensor([3.0], requires_grad=True)
+    x = lucid.tensor([3.0], requires_grad=True, device=device)
     (g,) = lucid.autograd.grad(Square.apply(x).sum(), x, create_graph=True)
     (g2,) = lucid.autograd.grad(g.sum(), x)
     assert g.tolist() == [6.0] and g2.tolist() == [2.0]
@@ -626,8 +643,8 @@ def test_custom_function_double_backward():
 
 # ---- gradcheck and functional -------------------------------------------------------------------
 
-def test_gradcheck_passes_and_catches_a_wrong_gradient():
-    x = lucid.randn(3, dtype=lucid.float64, requires_grad=True)
+def test_gradcheck_passes_and_catches_a_wrong_gradient(device):
+    x = lucid.randn(3, dtype=lucid.float64, requires_grad=True, device=device)
     assert lucid.autograd.gradcheck(lambda t: (lucid.tanh(t) * t).sum(dim=0, keepdim=True), (x,))
 
     class Wrong(lucid.autograd.Function):
@@ -644,17 +661,17 @@ def test_gradcheck_passes_and_catches_a_wrong_gradient():
     assert not lucid.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False)
 
 
-def test_gradgradcheck():
-    x = lucid.randn(3, dtype=lucid.float64, requires_grad=True)
+def test_gradgradcheck(device):
+    x = lucid.randn(3, dtype=lucid.float64, requires_grad=True, device=device)
     assert lucid.autograd.gradgradcheck(lambda t: lucid.sin(t) * lucid.exp(t), (x,))
 
 
-def test_functional_vjp_jvp_match_torch():
+def test_functional_vjp_jvp_match_torch(device):
     import torch.autograd.functional as TF
     import lucid.autograd.functional as LF
     data = [0.3, -0.7, 1.1]
-    lx, tx = pair(data, requires_grad=False)
-    lv, tv = pair([1.0, 2.0, -1.0], requires_grad=False)
+    lx, tx = pair(data, requires_grad=False, device=device)
+    lv, tv = pair([1.0, 2.0, -1.0], requires_grad=False, device=device)
 
     def f(m):
         return lambda x: m.sin(x) * x
@@ -666,20 +683,20 @@ def test_functional_vjp_jvp_match_torch():
         close(lr, tr)
 
 
-def test_functional_hvp_matches_torch():
+def test_functional_hvp_matches_torch(device):
     import torch.autograd.functional as TF
     import lucid.autograd.functional as LF
-    lx, tx = pair([0.3, -0.7, 1.1], requires_grad=False)
-    lv, tv = pair([1.0, 2.0, -1.0], requires_grad=False)
+    lx, tx = pair([0.3, -0.7, 1.1], requires_grad=False, device=device)
+    lv, tv = pair([1.0, 2.0, -1.0], requires_grad=False, device=device)
     _, lr = LF.hvp(lambda x: (lucid.exp(x) * x * x).sum(), lx, lv)
     _, tr = TF.hvp(lambda x: (torch.exp(x) * x * x).sum(), tx, tv)
     close(lr, tr)
 
 
-def test_functional_jacobian_and_hessian_match_torch():
+def test_functional_jacobian_and_hessian_match_torch(device):
     import torch.autograd.functional as TF
     import lucid.autograd.functional as LF
-    lx, tx = pair([0.3, -0.7, 1.1], requires_grad=False)
+    lx, tx = pair([0.3, -0.7, 1.1], requires_grad=False, device=device)
     close(LF.jacobian(lambda x: lucid.sin(x) * x[0], lx), TF.jacobian(lambda x: torch.sin(x) * x[0], tx))
     close(LF.hessian(lambda x: (lucid.exp(x) * x * x).sum(), lx),
           TF.hessian(lambda x: (torch.exp(x) * x * x).sum(), tx))
@@ -699,7 +716,7 @@ def test_very_deep_graphs_free_and_backward_without_recursion():
     assert x.grad.tolist() == [1.0]
 
 
-def test_complex_gradients_use_the_conjugate_like_torch():
+def test_complex_gradients_use_the_conjugate_like_torch(device):
     data_a, data_b = [1 + 2j, -0.5 + 0.25j], [0.3 - 1j, 2 + 0.5j]
     grads = []
     for m in (lucid, torch):

@@ -1,7 +1,8 @@
 """The elementwise ops with extra arguments or operands (alpha=, rounding_mode=,
 decimals=, eps=, where, clamp, lerp, addcmul/addcdiv, nan_to_num, isclose,
 allclose, equal), in-place forms and operators, out=, special values, and
-result_type / can_cast, checked against torch."""
+result_type / can_cast, checked against torch; the ops run on every device (on the GPU
+against torch's CUDA, through test_elementwise's _check)."""
 
 import math
 
@@ -11,18 +12,22 @@ import torch
 import lucid
 
 from conftest import DTYPE_NAMES, FLOAT_NAMES, TORCH_VERSION, to_lucid
-from test_elementwise import _check, _compare, _pair
+from test_elementwise import _check, _compare, _pair, _torch_device
 
 NUM_DTYPES = ["bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64"]
 
 
+def _tensors(data, dtype, device):
+    """`data` as a lucid tensor on `device` and a torch tensor on the matching device."""
+    return (lucid.tensor(data, dtype=getattr(lucid, dtype), device=device),
+            torch.tensor(data, dtype=getattr(torch, dtype), device=_torch_device(device)))
 
 
 @pytest.mark.parametrize("dtype", NUM_DTYPES)
 @pytest.mark.parametrize("alpha", [1, 2, -3, 0.5, True, 2j])
 @pytest.mark.parametrize("op", ["add", "sub"])
-def test_alpha(op, dtype, alpha):
-    (la, ta), (lb, tb) = _pair(dtype, (2, 3), 1), _pair(dtype, (3,), 2)
+def test_alpha(op, dtype, alpha, device):
+    (la, ta), (lb, tb) = _pair(dtype, (2, 3), 1, device), _pair(dtype, (3,), 2, device)
     _check(lambda: getattr(lucid, op)(la, lb, alpha=alpha), lambda: getattr(torch, op)(ta, tb, alpha=alpha))
     _check(lambda: getattr(la, op)(lb, alpha=alpha), lambda: getattr(ta, op)(tb, alpha=alpha))
     _check(lambda: getattr(lucid, op)(la, 3, alpha=alpha), lambda: getattr(torch, op)(ta, 3, alpha=alpha))
@@ -31,8 +36,8 @@ def test_alpha(op, dtype, alpha):
 
 @pytest.mark.parametrize("dtype", NUM_DTYPES)
 @pytest.mark.parametrize("mode", [None, "trunc", "floor"])
-def test_div_rounding_mode(dtype, mode):
-    (la, ta), (lb, tb) = _pair(dtype, (2, 3), 3), _pair(dtype, (3,), 4)
+def test_div_rounding_mode(dtype, mode, device):
+    (la, ta), (lb, tb) = _pair(dtype, (2, 3), 3, device), _pair(dtype, (3,), 4, device)
     _check(lambda: lucid.div(la, lb, rounding_mode=mode), lambda: torch.div(ta, tb, rounding_mode=mode))
     _check(lambda: la.div(2, rounding_mode=mode), lambda: ta.div(2, rounding_mode=mode))
     _check(lambda: la.clone().div_(lb, rounding_mode=mode), lambda: ta.clone().div_(tb, rounding_mode=mode))
@@ -45,9 +50,9 @@ def test_div_bad_rounding_mode():
 
 @pytest.mark.parametrize("dtype", ["int64", "float32", "float64", "float16"])
 @pytest.mark.parametrize("decimals", [0, 1, 2, -1])
-def test_round_decimals(dtype, decimals):
+def test_round_decimals(dtype, decimals, device):
     data = [1.2345, -2.5, 15.0, 0.5, 1234.5678, -0.049] if "float" in dtype else [15, -25, 4, 0]
-    lt, tt = lucid.tensor(data, dtype=getattr(lucid, dtype)), torch.tensor(data, dtype=getattr(torch, dtype))
+    lt, tt = _tensors(data, dtype, device)
     _check(lambda: lucid.round(lt, decimals=decimals), lambda: torch.round(tt, decimals=decimals))
     _check(lambda: lt.round(decimals=decimals), lambda: tt.round(decimals=decimals))
     _check(lambda: lt.clone().round_(decimals=decimals), lambda: tt.clone().round_(decimals=decimals))
@@ -55,9 +60,9 @@ def test_round_decimals(dtype, decimals):
 
 @pytest.mark.parametrize("dtype", ["int64", "float32", "float64"])
 @pytest.mark.parametrize("eps", [None, 0.0, 0.1])
-def test_logit_eps(dtype, eps):
+def test_logit_eps(dtype, eps, device):
     data = [0.0, 0.05, 0.3, 0.5, 0.99, 1.0, 1.5] if "float" in dtype else [0, 1, 2]
-    lt, tt = lucid.tensor(data, dtype=getattr(lucid, dtype)), torch.tensor(data, dtype=getattr(torch, dtype))
+    lt, tt = _tensors(data, dtype, device)
     _check(lambda: lucid.logit(lt, eps), lambda: torch.logit(tt, eps))
     _check(lambda: lt.logit(eps=eps), lambda: tt.logit(eps=eps))
     if "float" in dtype:
@@ -66,9 +71,9 @@ def test_logit_eps(dtype, eps):
 
 @pytest.mark.parametrize("dtypes", [("float32", "float32"), ("int64", "float32"), ("int32", "int64"),
                                     ("bool", "bool"), ("float16", "float64"), ("complex64", "float32")])
-def test_where(dtypes):
-    (la, ta), (lb, tb) = _pair(dtypes[0], (2, 3), 5), _pair(dtypes[1], (3,), 6)
-    lc, tc = _pair("bool", (2, 1), 7)
+def test_where(dtypes, device):
+    (la, ta), (lb, tb) = _pair(dtypes[0], (2, 3), 5, device), _pair(dtypes[1], (3,), 6, device)
+    lc, tc = _pair("bool", (2, 1), 7, device)
     _check(lambda: lucid.where(lc, la, lb), lambda: torch.where(tc, ta, tb))
     _check(lambda: lucid.where(lc, la, 2.5), lambda: torch.where(tc, ta, 2.5))
     _check(lambda: lucid.where(lc, 1, lb), lambda: torch.where(tc, 1, tb))
@@ -79,7 +84,7 @@ def test_where(dtypes):
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int8", "float16", "float32", "float64", "complex64"])
-def test_where_every_element_size_and_layout(dtype):
+def test_where_every_element_size_and_layout(dtype, device):
     # 1, 2, 4 and 8-byte elements; long enough rows to be split over threads; the
     # dense loops (each value operand contiguous or one value) and the strided one.
     g = torch.Generator().manual_seed(3)
@@ -87,7 +92,8 @@ def test_where_every_element_size_and_layout(dtype):
     tc = torch.rand(3, 70001, generator=g) > 0.5
     ta = (torch.randn(3, 70001, generator=g) * 5).to(tdt)
     tb = (torch.randn(3, 70001, generator=g) * 5).to(tdt)
-    lc, la, lb = to_lucid(tc), to_lucid(ta), to_lucid(tb)
+    lc, la, lb = to_lucid(tc, device), to_lucid(ta, device), to_lucid(tb, device)
+    tc, ta, tb = (t.to(_torch_device(device)) for t in (tc, ta, tb))
     _check(lambda: lucid.where(lc, la, lb), lambda: torch.where(tc, ta, tb))
     _check(lambda: lucid.where(lc, la, lb[0, 5]), lambda: torch.where(tc, ta, tb[0, 5]))
     _check(lambda: lucid.where(lc, la[1, 7], lb), lambda: torch.where(tc, ta[1, 7], tb))
@@ -106,13 +112,13 @@ CLAMP_BOUNDS = [(-1, 2), (None, 0.5), (-0.5, None), (2, -1), ("t", "t"), ("t", N
 
 @pytest.mark.parametrize("dtype", NUM_DTYPES)
 @pytest.mark.parametrize("bounds", CLAMP_BOUNDS, ids=str)
-def test_clamp(dtype, bounds):
+def test_clamp(dtype, bounds, device):
     nan_bound = isinstance(bounds[0], float) and bounds[0] != bounds[0]
     out_of_range = dtype == "uint8" and bounds in ((-1, 2), (2, -1))
     if (nan_bound or out_of_range) and TORCH_VERSION < (2, 15):
         pytest.skip("torch before 2.15 clamps NaN and out-of-range integer bounds differently; lucid follows 2.15")
-    la, ta = _pair(dtype, (2, 3), 8)
-    (llo, tlo), (lhi, thi) = _pair(dtype, (3,), 9), _pair(dtype, (3,), 10)
+    la, ta = _pair(dtype, (2, 3), 8, device)
+    (llo, tlo), (lhi, thi) = _pair(dtype, (3,), 9, device), _pair(dtype, (3,), 10, device)
     lb = [llo if b == "t" and i == 0 else lhi if b == "t" else b for i, b in enumerate(bounds)]
     tb = [tlo if b == "t" and i == 0 else thi if b == "t" else b for i, b in enumerate(bounds)]
     _check(lambda: lucid.clamp(la, *lb), lambda: torch.clamp(ta, *tb))
@@ -134,9 +140,9 @@ def test_clamp_needs_a_bound():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "complex64"])
 @pytest.mark.parametrize("weight", [0.25, 0.75, 1.0, "t"])
-def test_lerp(dtype, weight):
-    (la, ta), (lb, tb) = _pair(dtype, (2, 3), 11), _pair(dtype, (3,), 12)
-    lw, tw = (weight, weight) if weight != "t" else _pair(dtype, (2, 1), 13)
+def test_lerp(dtype, weight, device):
+    (la, ta), (lb, tb) = _pair(dtype, (2, 3), 11, device), _pair(dtype, (3,), 12, device)
+    lw, tw = (weight, weight) if weight != "t" else _pair(dtype, (2, 1), 13, device)
     _check(lambda: lucid.lerp(la, lb, lw), lambda: torch.lerp(ta, tb, tw))
     _check(lambda: la.lerp(lb, lw), lambda: ta.lerp(tb, tw))
     _check(lambda: la.clone().lerp_(lb, lw), lambda: ta.clone().lerp_(tb, tw))
@@ -151,8 +157,9 @@ def test_lerp_dtype_mismatch():
 @pytest.mark.parametrize("dtypes", [("float32",) * 3, ("int64",) * 3, ("int64", "float32", "float32"),
                                     ("float64", "float32", "float16")])
 @pytest.mark.parametrize("value", [1, 2, 0.5])
-def test_addcmul_addcdiv(op, dtypes, value):
-    (la, ta), (lb, tb), (lc, tc) = (_pair(d, s, k) for k, (d, s) in enumerate(zip(dtypes, [(2, 3), (3,), (2, 1)])))
+def test_addcmul_addcdiv(op, dtypes, value, device):
+    (la, ta), (lb, tb), (lc, tc) = (_pair(d, s, k, device)
+                                    for k, (d, s) in enumerate(zip(dtypes, [(2, 3), (3,), (2, 1)])))
     if op == "addcdiv" and "float" in dtypes[2]:
         lc, tc = lc + 0.25, tc + 0.25  # no zeros
     _check(lambda: getattr(lucid, op)(la, lb, lc, value=value), lambda: getattr(torch, op)(ta, tb, tc, value=value))
@@ -166,15 +173,15 @@ SPECIAL = [float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 1e308, -3.5, 2.
 
 @pytest.mark.parametrize("dtype", FLOAT_NAMES)
 @pytest.mark.parametrize("kw", [{}, {"nan": 1.5}, {"posinf": 7.0, "neginf": -7.0}])
-def test_nan_to_num(dtype, kw):
-    lt, tt = lucid.tensor(SPECIAL, dtype=getattr(lucid, dtype)), torch.tensor(SPECIAL, dtype=getattr(torch, dtype))
+def test_nan_to_num(dtype, kw, device):
+    lt, tt = _tensors(SPECIAL, dtype, device)
     _check(lambda: lucid.nan_to_num(lt, **kw), lambda: torch.nan_to_num(tt, **kw))
     _check(lambda: lt.nan_to_num(**kw), lambda: tt.nan_to_num(**kw))
     _check(lambda: lt.clone().nan_to_num_(**kw), lambda: tt.clone().nan_to_num_(**kw))
-    li, ti = lucid.tensor([1, 2]), torch.tensor([1, 2])
+    li, ti = _tensors([1, 2], "int64", device)
     _check(lambda: lucid.nan_to_num(li), lambda: torch.nan_to_num(ti))
     cdata = [complex(a, b) for a, b in zip(SPECIAL, reversed(SPECIAL))]
-    lc, tc = lucid.tensor(cdata), torch.tensor(cdata, dtype=torch.complex64)
+    lc, tc = _tensors(cdata, "complex64", device)
     _check(lambda: lucid.nan_to_num(lc.reshape(2, 4).t(), **kw), lambda: torch.nan_to_num(tc.reshape(2, 4).t(), **kw))
 
 
@@ -186,9 +193,9 @@ UNARY_SPECIAL = ["exp2", "expm1", "log2", "log10", "log1p", "tan", "asin", "acos
 
 @pytest.mark.parametrize("op", UNARY_SPECIAL)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_unary_special_values(op, dtype):
+def test_unary_special_values(op, dtype, device):
     data = SPECIAL + [1.0, -1.0, 0.5, -0.5, 0.999, 1e-10, 3e38, 710.0]
-    lt, tt = lucid.tensor(data, dtype=getattr(lucid, dtype)), torch.tensor(data, dtype=getattr(torch, dtype))
+    lt, tt = _tensors(data, dtype, device)
     _check(lambda: getattr(lucid, op)(lt), lambda: getattr(torch, op)(tt))
 
 
@@ -197,24 +204,23 @@ BINARY_SPECIAL = ["floor_divide", "remainder", "fmod", "pow", "fmax", "fmin", "a
 
 
 @pytest.mark.parametrize("op", BINARY_SPECIAL)
-def test_binary_special_values(op):
+def test_binary_special_values(op, device):
     vals = [float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 2.5, -3.0, 1.0]
     a = [x for x in vals for _ in vals]
     b = [y for _ in vals for y in vals]
-    la, lb = lucid.tensor(a, dtype=lucid.float64), lucid.tensor(b, dtype=lucid.float64)
-    ta, tb = torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64)
+    (la, ta), (lb, tb) = _tensors(a, "float64", device), _tensors(b, "float64", device)
     _check(lambda: getattr(lucid, op)(la, lb), lambda: getattr(torch, op)(ta, tb))
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint8"])
-def test_integer_division_edge_cases(dtype):
+def test_integer_division_edge_cases(dtype, device):
     lo = -128 if dtype == "int8" else 0 if dtype == "uint8" else -2**31 if dtype == "int32" else -2**63
     if dtype in ("int32", "int64"):  # torch traps (SIGFPE) on INT_MIN // -1 there; lucid wraps
-        t = lucid.tensor([lo], dtype=getattr(lucid, dtype))
+        t = lucid.tensor([lo], dtype=getattr(lucid, dtype), device=device)
         assert (t // -1).tolist() == [lo] and (t % -1).tolist() == [0] and lucid.fmod(t, -1).tolist() == [0]
         lo += 1
     data = [lo, -7, 7, 5, lo + 1]
-    lt, tt = lucid.tensor(data, dtype=getattr(lucid, dtype)), torch.tensor(data, dtype=getattr(torch, dtype))
+    lt, tt = _tensors(data, dtype, device)
     for d in ([-1, 2, -3, 3, 7] if dtype != "uint8" else [1, 2, 3, 3, 7]):
         for op in ("floor_divide", "remainder", "fmod"):
             _check(lambda: getattr(lucid, op)(lt, d), lambda: getattr(torch, op)(tt, d))
@@ -227,14 +233,14 @@ def test_integer_division_edge_cases(dtype):
         _check(lambda: lt >> s, lambda: tt >> s)
 
 
-def test_integer_pow():
-    i = lucid.tensor([2, -3, 1, -1, 0])
-    ti = torch.tensor([2, -3, 1, -1, 0])
+def test_integer_pow(device):
+    i, ti = _tensors([2, -3, 1, -1, 0], "int64", device)
     with pytest.raises(RuntimeError):
         i ** -1
     with pytest.raises(RuntimeError):
         lucid.pow(i, -2)
-    _check(lambda: lucid.pow(i, lucid.tensor([-1, -2, -3, -3, 2])), lambda: torch.pow(ti, torch.tensor([-1, -2, -3, -3, 2])))
+    (le, te) = _tensors([-1, -2, -3, -3, 2], "int64", device)
+    _check(lambda: lucid.pow(i, le), lambda: torch.pow(ti, te))
     _check(lambda: 2 ** i.abs(), lambda: 2 ** ti.abs())
     _check(lambda: i ** 40, lambda: ti ** 40)  # wraps like torch
     _check(lambda: 1.5 ** i, lambda: 1.5 ** ti)
@@ -243,11 +249,10 @@ def test_integer_pow():
 @pytest.mark.parametrize("dtypes", [("float32", "float32"), ("int64", "int64"), ("bool", "bool"),
                                     ("float64", "float64"), ("int64", "float32")])
 @pytest.mark.parametrize("kw", [{}, {"rtol": 0, "atol": 0}, {"rtol": 0.1, "atol": 0.5}, {"equal_nan": True}])
-def test_isclose_allclose_equal(dtypes, kw):
+def test_isclose_allclose_equal(dtypes, kw, device):
     a = [1.0, 1.00001, float("nan"), float("inf"), 2.0, -2.0] if "float" in dtypes[0] else [1, 0, 1, 0, 5, 3]
     b = [1.0, 1.0, float("nan"), float("inf"), 2.2, float("-inf")] if "float" in dtypes[1] else [1, 1, 1, 0, 4, 3]
-    la, lb = lucid.tensor(a, dtype=getattr(lucid, dtypes[0])), lucid.tensor(b, dtype=getattr(lucid, dtypes[1]))
-    ta, tb = torch.tensor(a, dtype=getattr(torch, dtypes[0])), torch.tensor(b, dtype=getattr(torch, dtypes[1]))
+    (la, ta), (lb, tb) = _tensors(a, dtypes[0], device), _tensors(b, dtypes[1], device)
     _check(lambda: lucid.isclose(la, lb, **kw), lambda: torch.isclose(ta, tb, **kw))
     _check(lambda: la.isclose(lb, **kw), lambda: ta.isclose(tb, **kw))
     try:
@@ -270,10 +275,10 @@ INPLACE_OPERATORS = ["__ipow__", "__ifloordiv__", "__imod__", "__iand__", "__ior
 @pytest.mark.parametrize("meth", INPLACE_OPERATORS)
 @pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float32", "float64"])
 @pytest.mark.parametrize("other", [2, 1.5, True, "t"])
-def test_inplace_operators(meth, dtype, other):
-    la, ta = _pair(dtype, (2, 3), 14)
+def test_inplace_operators(meth, dtype, other, device):
+    la, ta = _pair(dtype, (2, 3), 14, device)
     la, ta = abs(la) + 1 if dtype != "bool" else la, ta.abs() + 1 if dtype != "bool" else ta
-    lo, to = (other, other) if other != "t" else _pair(dtype, (3,), 15)
+    lo, to = (other, other) if other != "t" else _pair(dtype, (3,), 15, device)
     if other == "t" and dtype != "bool":
         lo, to = abs(lo) + 1, to.abs() + 1
 
@@ -312,12 +317,12 @@ def test_operators_return_notimplemented_for_foreign_types():
     lambda m, a, b, out: m.logical_and(a, b, out=out),
 ])
 @pytest.mark.parametrize("out_kind", ["same", "empty", "float64", "int64", "bool"])
-def test_out(fn, out_kind):
-    (la, ta), (lb, tb) = _pair("float32", (2, 3), 16), _pair("float32", (3,), 17)
+def test_out(fn, out_kind, device):
+    (la, ta), (lb, tb) = _pair("float32", (2, 3), 16, device), _pair("float32", (3,), 17, device)
     shape = (0,) if out_kind == "empty" else (2, 3)
     dt = "float32" if out_kind in ("same", "empty") else out_kind
-    lo = lucid.zeros(shape, dtype=getattr(lucid, dt))
-    to = torch.zeros(shape, dtype=getattr(torch, dt))
+    lo = lucid.zeros(shape, dtype=getattr(lucid, dt), device=device)
+    to = torch.zeros(shape, dtype=getattr(torch, dt), device=_torch_device(device))
 
     def call(m, a, b, o):
         r = fn(m, a, b, o)

@@ -3,7 +3,9 @@ with its data overwritten; outputs and gradients (input, weight, bias) equal tor
 after a convolution, a linear layer and elementwise ops; and backward raises exactly
 where torch's does (a leaf that requires grad, a tensor an earlier op saved, a result
 modified again, a negative slope). Note [In-place activations] in
-python/lucid/nn/activations_more.py explains the design."""
+python/lucid/nn/activations_more.py explains the design. The comparisons with torch
+run on every device (on the GPU: the outputs, the written input and the gradients are
+GPU tensors)."""
 
 import pytest
 import torch
@@ -74,10 +76,10 @@ PRODUCERS = {
 }
 
 
-def _run(L, name, producer, inplace, module, seed=0):
+def _run(L, name, producer, inplace, module, seed=0, device="cpu"):
     data = _data(seed)
     make, leaves, weight_name = PRODUCERS[producer]
-    t = {k: (v if L is torch else to_lucid(v)) for k, v in data.items()}
+    t = {k: (v if L is torch else to_lucid(v, device)) for k, v in data.items()}
     for k in leaves:
         t[k].requires_grad_(True)
     y = make(L, t)
@@ -90,7 +92,9 @@ def _run(L, name, producer, inplace, module, seed=0):
     return out, y, is_same, grads
 
 
-def _close(a, b, tol=1e-4):
+def _close(a, b, tol=1e-4, device=None):
+    if device is not None:
+        assert a.device.type == device, (a.device, device)
     torch.testing.assert_close(to_torch(a.detach()) if isinstance(a, lucid.Tensor) else a, b, rtol=tol, atol=tol,
                                equal_nan=True)
 
@@ -99,15 +103,15 @@ def _close(a, b, tol=1e-4):
 @pytest.mark.parametrize("inplace", [False, True], ids=["out_of_place", "inplace"])
 @pytest.mark.parametrize("producer", list(PRODUCERS))
 @pytest.mark.parametrize("name", list(ACTIVATIONS))
-def test_matches_torch(name, producer, inplace, module):
-    lo, ly, l_same, lg = _run(lucid, name, producer, inplace, module)
+def test_matches_torch(name, producer, inplace, module, device):
+    lo, ly, l_same, lg = _run(lucid, name, producer, inplace, module, device=device)
     to, ty, t_same, tg = _run(torch, name, producer, inplace, module)
     assert l_same == t_same == inplace
-    _close(lo, to.detach())
+    _close(lo, to.detach(), device=device)
     if inplace:  # the input's data is the result
-        _close(ly, to.detach())
+        _close(ly, to.detach(), device=device)
     for a, b in zip(lg, tg):
-        _close(a, b)
+        _close(a, b, device=device)
 
 
 def _outcome(fn):
@@ -177,16 +181,16 @@ def test_negative_slope_in_place_raises_in_backward_as_torch(make_act):
 
 
 @pytest.mark.parametrize("name", list(ACTIVATIONS))
-def test_no_grad_writes_in_place(name):
+def test_no_grad_writes_in_place(name, device):
     # without a gradient a leaf that requires grad may be written, as in torch
     outs = {}
     for L in (torch, lucid):
-        x = _leaf(L)
+        x = _leaf(L) if L is torch else _leaf(L).detach().to(device).requires_grad_()
         with L.no_grad():
             out = ACTIVATIONS[name][0](L, x, True)
         assert out is x
         outs[L] = out
-    _close(outs[lucid], outs[torch].detach())
+    _close(outs[lucid], outs[torch].detach(), device=device)
 
 
 def test_no_grad_in_place_does_not_record_or_copy():
@@ -216,12 +220,12 @@ def _random_forms():
 
 @pytest.mark.parametrize("inplace", [False, True], ids=["out_of_place", "inplace"])
 @pytest.mark.parametrize("name", list(_random_forms()))
-def test_random_forms_in_place_after_linear(name, inplace):
+def test_random_forms_in_place_after_linear(name, inplace, device):
     # the masks (and rrelu's slopes) are lucid's own, so torch's reference multiplies by
     # what lucid drew, read off the output
     data = _data(1)
     fn, kind, scale = _random_forms()[name]
-    x, w, b, r = (to_lucid(data[k]) for k in ("x2", "w2", "b2", "r2"))
+    x, w, b, r = (to_lucid(data[k], device) for k in ("x2", "w2", "b2", "r2"))
     x.requires_grad_(True), w.requires_grad_(True)
     y = lucid.nn.functional.linear(x, w, b)
     y_before = to_torch(y.detach()).double()
@@ -241,8 +245,8 @@ def test_random_forms_in_place_after_linear(name, inplace):
     tx, tw = data["x2"].double().requires_grad_(True), data["w2"].double().requires_grad_(True)
     ty = torch.nn.functional.linear(tx, tw, data["b2"].double())
     (ty * mult * data["r2"].double()).sum().backward()
-    _close(x.grad, tx.grad.float(), 1e-4)
-    _close(w.grad, tw.grad.float(), 1e-4)
+    _close(x.grad, tx.grad.float(), 1e-4, device)
+    _close(w.grad, tw.grad.float(), 1e-4, device)
 
 
 def test_dropout_in_place_leaf_raises():

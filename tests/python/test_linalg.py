@@ -1,7 +1,9 @@
 """Matrix products (matmul, mm, bmm, mv, dot, vdot, outer, addmm, addmv, baddbmm,
 einsum, tensordot, nn.functional.linear) against PyTorch: values, dtypes, every
 rank/broadcast case, strided inputs, empty dims, errors, and gradients (against torch
-and by lucid.autograd.gradcheck in float64)."""
+and by lucid.autograd.gradcheck in float64), on every device: on the GPU each result is on
+the GPU and agrees with lucid's CPU result, and gradients are checked against torch's
+CUDA."""
 
 import pytest
 import torch
@@ -28,7 +30,12 @@ def rand(shape, dtype="float32", seed=0):
     return torch.randn(shape, generator=g, dtype=torch.float64).to(dt)
 
 
+def _torch_device(device):
+    return "cuda" if device == "gpu" else "cpu"
+
+
 def check(lt, tt, dtype=None):
+    tt = tt.detach().cpu()
     dtype = dtype or str(tt.dtype).split(".")[-1]
     assert tuple(lt.shape) == tuple(tt.shape), (lt.shape, tt.shape)
     assert str(lt.dtype).split(".")[-1] == str(tt.dtype).split(".")[-1]
@@ -37,6 +44,16 @@ def check(lt, tt, dtype=None):
         torch.testing.assert_close(to_torch(lt), tt, rtol=rtol, atol=atol)
     else:
         assert to_torch(lt).tolist() == tt.tolist()
+
+
+def check_on(device, make, tt, dtype=None):
+    """make(d), lucid ops on inputs made on device d, run on `device` matches torch's tt; on
+    the GPU the result is on the GPU and matches make("cpu") too."""
+    lt = make(device)
+    assert lt.device.type == device, (lt.device, device)
+    check(lt, tt, dtype)
+    if device != "cpu":
+        check(lt, to_torch(make("cpu")), dtype)
 
 
 # ---- matmul: every rank case ---------------------------------------------------------
@@ -60,36 +77,36 @@ MATMUL_SHAPES = [
 
 @pytest.mark.parametrize("sa,sb", MATMUL_SHAPES)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_matmul_shapes(sa, sb, dtype):
+def test_matmul_shapes(sa, sb, dtype, device):
     a, b = rand(sa, dtype), rand(sb, dtype, 1)
-    check(lucid.matmul(to_lucid(a), to_lucid(b)), torch.matmul(a, b))
-    check(to_lucid(a) @ to_lucid(b), a @ b)
-    check(to_lucid(a).matmul(to_lucid(b)), a.matmul(b))
+    check_on(device, lambda d: lucid.matmul(to_lucid(a, d), to_lucid(b, d)), torch.matmul(a, b))
+    check_on(device, lambda d: to_lucid(a, d) @ to_lucid(b, d), a @ b)
+    check_on(device, lambda d: to_lucid(a, d).matmul(to_lucid(b, d)), a.matmul(b))
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "complex64",
                                    "uint8", "int8", "int16", "int32", "int64"])
 @pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((2, 3), (3,)), ((4, 5), (5, 6)),
                                    ((3, 4, 5), (3, 5, 2)), ((3, 4, 5), (5, 2))])
-def test_matmul_dtypes(dtype, sa, sb):
+def test_matmul_dtypes(dtype, sa, sb, device):
     a, b = rand(sa, dtype), rand(sb, dtype, 1)
-    check(lucid.matmul(to_lucid(a), to_lucid(b)), torch.matmul(a, b), dtype)
+    check_on(device, lambda d: lucid.matmul(to_lucid(a, d), to_lucid(b, d)), torch.matmul(a, b), dtype)
 
 
-def test_large_gemm_against_torch():
+def test_large_gemm_against_torch(device):
     # Large enough to take OpenBLAS's threaded, blocked path.
     a, b = rand((300, 257)), rand((257, 190), seed=3)
-    check(lucid.mm(to_lucid(a), to_lucid(b)), a @ b)
+    check_on(device, lambda d: lucid.mm(to_lucid(a, d), to_lucid(b, d)), a @ b)
     a64, b64 = a.double(), b.double()
-    check(lucid.mm(to_lucid(a64), to_lucid(b64)), a64 @ b64)
+    check_on(device, lambda d: lucid.mm(to_lucid(a64, d), to_lucid(b64, d)), a64 @ b64)
     ai, bi = rand((70, 80), "int32"), rand((80, 90), "int32", 2)
-    check(lucid.mm(to_lucid(ai), to_lucid(bi)), ai @ bi)
+    check_on(device, lambda d: lucid.mm(to_lucid(ai, d), to_lucid(bi, d)), ai @ bi)
 
 
-def test_integer_matmul_wraps_like_torch():
+def test_integer_matmul_wraps_like_torch(device):
     a = torch.full((2, 40), 100, dtype=torch.int8)
     b = torch.full((40, 3), 7, dtype=torch.int8)
-    check(lucid.mm(to_lucid(a), to_lucid(b)), a @ b)
+    check_on(device, lambda d: lucid.mm(to_lucid(a, d), to_lucid(b, d)), a @ b)
 
 
 # ---- strided and transposed inputs ----------------------------------------------------
@@ -107,27 +124,27 @@ STRIDED_CASES = [  # (name, view of a [6, 8, 10] base, shape of the right operan
 
 @pytest.mark.parametrize("name,view,sb", STRIDED_CASES, ids=[c[0] for c in STRIDED_CASES])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "int64", "bfloat16"])
-def test_non_contiguous_inputs(name, view, sb, dtype):
+def test_non_contiguous_inputs(name, view, sb, dtype, device):
     base, b = rand((6, 8, 10), dtype), rand(sb, dtype, 1)
     a = view(base)
-    la = view(to_lucid(base))
-    assert tuple(la.stride()) == tuple(a.stride())
-    check(lucid.matmul(la, to_lucid(b)), torch.matmul(a, b), dtype)
+    assert tuple(view(to_lucid(base, device)).stride()) == tuple(a.stride())
+    check_on(device, lambda d: lucid.matmul(view(to_lucid(base, d)), to_lucid(b, d)), torch.matmul(a, b), dtype)
     # and as the right operand
     bt = b.transpose(-1, -2).contiguous()
-    check(lucid.matmul(to_lucid(bt), la.transpose(-1, -2)), torch.matmul(bt, a.transpose(-1, -2)), dtype)
+    check_on(device, lambda d: lucid.matmul(to_lucid(bt, d), view(to_lucid(base, d)).transpose(-1, -2)),
+             torch.matmul(bt, a.transpose(-1, -2)), dtype)
 
 
-def test_transposed_views_are_read_in_place():
+def test_transposed_views_are_read_in_place(device):
     a, b = rand((7, 5)), rand((6, 7), seed=1)
-    la, lb = to_lucid(a), to_lucid(b)
-    check(lucid.mm(la.t(), lb.t()), a.t() @ b.t())
-    check(lucid.mm(la.t(), la), a.t() @ a)
+    check_on(device, lambda d: lucid.mm(to_lucid(a, d).t(), to_lucid(b, d).t()), a.t() @ b.t())
+    check_on(device, lambda d: lucid.mm(to_lucid(a, d).t(), to_lucid(a, d)), a.t() @ a)
     x = rand((4, 6, 5))
-    lx = to_lucid(x)
-    check(lucid.bmm(lx.transpose(1, 2), lx), x.transpose(1, 2) @ x)
-    check(lucid.matmul(lx[:, ::2], lx.transpose(1, 2)[:, :, 1:4]), x[:, ::2] @ x.transpose(1, 2)[:, :, 1:4])
-    check(lucid.matmul(lx[:, :, ::2], to_lucid(rand((3, 2)))), x[:, :, ::2] @ rand((3, 2)))
+    check_on(device, lambda d: lucid.bmm(to_lucid(x, d).transpose(1, 2), to_lucid(x, d)), x.transpose(1, 2) @ x)
+    check_on(device, lambda d: lucid.matmul(to_lucid(x, d)[:, ::2], to_lucid(x, d).transpose(1, 2)[:, :, 1:4]),
+             x[:, ::2] @ x.transpose(1, 2)[:, :, 1:4])
+    check_on(device, lambda d: lucid.matmul(to_lucid(x, d)[:, :, ::2], to_lucid(rand((3, 2)), d)),
+             x[:, :, ::2] @ rand((3, 2)))
 
 
 # ---- empty dims --------------------------------------------------------------------------
@@ -135,103 +152,105 @@ def test_transposed_views_are_read_in_place():
 @pytest.mark.parametrize("sa,sb", [((2, 0), (0, 3)), ((0, 3), (3, 4)), ((2, 3), (3, 0)),
                                    ((0,), (0,)), ((4, 2, 0), (4, 0, 3)), ((0, 2, 3), (3, 4))])
 @pytest.mark.parametrize("dtype", ["float32", "int64"])
-def test_empty(sa, sb, dtype):
+def test_empty(sa, sb, dtype, device):
     a, b = rand(sa, dtype), rand(sb, dtype)
-    check(lucid.matmul(to_lucid(a), to_lucid(b)), torch.matmul(a, b))
+    check_on(device, lambda d: lucid.matmul(to_lucid(a, d), to_lucid(b, d)), torch.matmul(a, b))
 
 
-def test_addmm_k0_is_beta_input():
+def test_addmm_k0_is_beta_input(device):
     inp = rand((2, 3))
     m1, m2 = torch.zeros(2, 0), torch.zeros(0, 3)
-    check(lucid.addmm(to_lucid(inp), to_lucid(m1), to_lucid(m2), beta=2.5),
-          torch.addmm(inp, m1, m2, beta=2.5))
+    check_on(device, lambda d: lucid.addmm(to_lucid(inp, d), to_lucid(m1, d), to_lucid(m2, d), beta=2.5),
+             torch.addmm(inp, m1, m2, beta=2.5))
 
 
 # ---- the named ops -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "int32"])
-def test_mm_bmm_mv_dot(dtype):
+def test_mm_bmm_mv_dot(dtype, device):
     a, b = rand((3, 4), dtype), rand((4, 5), dtype, 1)
-    check(lucid.mm(to_lucid(a), to_lucid(b)), torch.mm(a, b))
-    check(to_lucid(a).mm(to_lucid(b)), a.mm(b))
+    check_on(device, lambda d: lucid.mm(to_lucid(a, d), to_lucid(b, d)), torch.mm(a, b))
+    check_on(device, lambda d: to_lucid(a, d).mm(to_lucid(b, d)), a.mm(b))
     x, y = rand((2, 3, 4), dtype), rand((2, 4, 5), dtype, 1)
-    check(lucid.bmm(to_lucid(x), to_lucid(y)), torch.bmm(x, y))
-    check(to_lucid(x).bmm(to_lucid(y)), x.bmm(y))
+    check_on(device, lambda d: lucid.bmm(to_lucid(x, d), to_lucid(y, d)), torch.bmm(x, y))
+    check_on(device, lambda d: to_lucid(x, d).bmm(to_lucid(y, d)), x.bmm(y))
     v = rand((4,), dtype, 2)
-    check(lucid.mv(to_lucid(a), to_lucid(v)), torch.mv(a, v))
-    check(to_lucid(a).mv(to_lucid(v)), a.mv(v))
+    check_on(device, lambda d: lucid.mv(to_lucid(a, d), to_lucid(v, d)), torch.mv(a, v))
+    check_on(device, lambda d: to_lucid(a, d).mv(to_lucid(v, d)), a.mv(v))
     w = rand((4,), dtype, 3)
-    check(lucid.dot(to_lucid(v), to_lucid(w)), torch.dot(v, w))
-    check(to_lucid(v).dot(to_lucid(w)), v.dot(w))
-    check(lucid.vdot(to_lucid(v), to_lucid(w)), torch.vdot(v, w))
-    check(lucid.outer(to_lucid(v), to_lucid(w)), torch.outer(v, w))
-    check(to_lucid(v).outer(to_lucid(w)), v.outer(w))
+    check_on(device, lambda d: lucid.dot(to_lucid(v, d), to_lucid(w, d)), torch.dot(v, w))
+    check_on(device, lambda d: to_lucid(v, d).dot(to_lucid(w, d)), v.dot(w))
+    check_on(device, lambda d: lucid.vdot(to_lucid(v, d), to_lucid(w, d)), torch.vdot(v, w))
+    check_on(device, lambda d: lucid.outer(to_lucid(v, d), to_lucid(w, d)), torch.outer(v, w))
+    check_on(device, lambda d: to_lucid(v, d).outer(to_lucid(w, d)), v.outer(w))
 
 
-def test_outer_promotes():
+def test_outer_promotes(device):
     a, b = torch.arange(3, dtype=torch.int32), rand((4,))
-    check(lucid.outer(to_lucid(a), to_lucid(b)), torch.outer(a, b))
+    check_on(device, lambda d: lucid.outer(to_lucid(a, d), to_lucid(b, d)), torch.outer(a, b))
 
 
 @pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, 2.0), (0, 1), (2, 0)])
 @pytest.mark.parametrize("inp_shape", [(3, 5), (5,), (1, 5), (3, 1), ()])
-def test_addmm(beta, alpha, inp_shape):
+def test_addmm(beta, alpha, inp_shape, device):
     inp, a, b = rand(inp_shape), rand((3, 4), seed=1), rand((4, 5), seed=2)
-    check(lucid.addmm(to_lucid(inp), to_lucid(a), to_lucid(b), beta=beta, alpha=alpha),
-          torch.addmm(inp, a, b, beta=beta, alpha=alpha))
-    check(to_lucid(inp).addmm(to_lucid(a), to_lucid(b), beta=beta, alpha=alpha),
-          inp.addmm(a, b, beta=beta, alpha=alpha))
+    check_on(device, lambda d: lucid.addmm(to_lucid(inp, d), to_lucid(a, d), to_lucid(b, d), beta=beta, alpha=alpha),
+             torch.addmm(inp, a, b, beta=beta, alpha=alpha))
+    check_on(device, lambda d: to_lucid(inp, d).addmm(to_lucid(a, d), to_lucid(b, d), beta=beta, alpha=alpha),
+             inp.addmm(a, b, beta=beta, alpha=alpha))
 
 
-def test_addmm_beta0_ignores_nan():
+def test_addmm_beta0_ignores_nan(device):
     inp = torch.full((2, 2), float("nan"))
     a, b = rand((2, 3)), rand((3, 2))
-    check(lucid.addmm(to_lucid(inp), to_lucid(a), to_lucid(b), beta=0), torch.addmm(inp, a, b, beta=0))
+    check_on(device, lambda d: lucid.addmm(to_lucid(inp, d), to_lucid(a, d), to_lucid(b, d), beta=0),
+             torch.addmm(inp, a, b, beta=0))
 
 
-def test_addmm_integer():
+def test_addmm_integer(device):
     inp, a, b = rand((3, 5), "int64"), rand((3, 4), "int64", 1), rand((4, 5), "int64", 2)
-    check(lucid.addmm(to_lucid(inp), to_lucid(a), to_lucid(b), beta=2, alpha=3),
-          torch.addmm(inp, a, b, beta=2, alpha=3))
+    check_on(device, lambda d: lucid.addmm(to_lucid(inp, d), to_lucid(a, d), to_lucid(b, d), beta=2, alpha=3),
+             torch.addmm(inp, a, b, beta=2, alpha=3))
 
 
 @pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, -2.0), (0, 1)])
-def test_addmv_baddbmm(beta, alpha):
+def test_addmv_baddbmm(beta, alpha, device):
     inp, m, v = rand((3,)), rand((3, 4), seed=1), rand((4,), seed=2)
-    check(lucid.addmv(to_lucid(inp), to_lucid(m), to_lucid(v), beta=beta, alpha=alpha),
-          torch.addmv(inp, m, v, beta=beta, alpha=alpha))
+    check_on(device, lambda d: lucid.addmv(to_lucid(inp, d), to_lucid(m, d), to_lucid(v, d), beta=beta, alpha=alpha),
+             torch.addmv(inp, m, v, beta=beta, alpha=alpha))
     inp, x, y = rand((2, 1, 5)), rand((2, 3, 4), seed=1), rand((2, 4, 5), seed=2)
-    check(lucid.baddbmm(to_lucid(inp), to_lucid(x), to_lucid(y), beta=beta, alpha=alpha),
-          torch.baddbmm(inp, x, y, beta=beta, alpha=alpha))
+    check_on(device, lambda d: lucid.baddbmm(to_lucid(inp, d), to_lucid(x, d), to_lucid(y, d), beta=beta, alpha=alpha),
+             torch.baddbmm(inp, x, y, beta=beta, alpha=alpha))
 
 
 @pytest.mark.parametrize("in_shape,w_shape,bias", [
     ((4, 3), (5, 3), True), ((4, 3), (5, 3), False), ((2, 4, 3), (5, 3), True),
     ((3,), (5, 3), True), ((2, 4, 3), (3,), False), ((2, 4, 3), (3,), True)])
-def test_linear(in_shape, w_shape, bias):
+def test_linear(in_shape, w_shape, bias, device):
     x, w = rand(in_shape), rand(w_shape, seed=1)
     b = rand(w_shape[:1] if len(w_shape) == 2 else (), seed=2) if bias else None
-    got = LF.linear(to_lucid(x), to_lucid(w), to_lucid(b) if bias else None)
-    check(got, torch.nn.functional.linear(x, w, b))
+    check_on(device, lambda d: LF.linear(to_lucid(x, d), to_lucid(w, d), to_lucid(b, d) if bias else None),
+             torch.nn.functional.linear(x, w, b))
 
 
-def test_out_argument():
+def test_out_argument(device):
     a, b = rand((3, 4)), rand((4, 5), seed=1)
-    out = lucid.empty(3, 5)
-    r = lucid.mm(to_lucid(a), to_lucid(b), out=out)
-    assert r is out
+    la, lb = to_lucid(a, device), to_lucid(b, device)
+    out = lucid.empty(3, 5, device=device)
+    r = lucid.mm(la, lb, out=out)
+    assert r is out and out.device.type == device
     check(out, a @ b)
-    out = lucid.empty(0)  # resized like PyTorch does
-    assert lucid.matmul(to_lucid(a), to_lucid(b), out=out) is out
+    out = lucid.empty(0, device=device)  # resized like PyTorch does
+    assert lucid.matmul(la, lb, out=out) is out
     check(out, a @ b)
     x, y = rand((2, 3, 4)), rand((2, 4, 5))
-    out = lucid.empty(2, 3, 5)
-    lucid.bmm(to_lucid(x), to_lucid(y), out=out)
+    out = lucid.empty(2, 3, 5, device=device)
+    lucid.bmm(to_lucid(x, device), to_lucid(y, device), out=out)
     check(out, x @ y)
     with pytest.raises(RuntimeError):
-        lucid.mm(to_lucid(a), to_lucid(b), out=lucid.empty(3, 5, dtype=lucid.float64))
+        lucid.mm(la, lb, out=lucid.empty(3, 5, dtype=lucid.float64, device=device))
     with pytest.raises(RuntimeError):
-        lucid.mm(to_lucid(a).requires_grad_(), to_lucid(b), out=lucid.empty(3, 5))
+        lucid.mm(to_lucid(a, device).requires_grad_(), lb, out=lucid.empty(3, 5, device=device))
 
 
 def test_threads():
@@ -281,24 +300,24 @@ EINSUM_CASES = [
 
 
 @pytest.mark.parametrize("eq,shapes", EINSUM_CASES, ids=[c[0] for c in EINSUM_CASES])
-def test_einsum(eq, shapes):
+def test_einsum(eq, shapes, device):
     ts = [rand(s, "float64", i) for i, s in enumerate(shapes)]
-    check(lucid.einsum(eq, *[to_lucid(t) for t in ts]), torch.einsum(eq, *ts))
-    check(lucid.einsum(eq, [to_lucid(t) for t in ts]), torch.einsum(eq, ts))
+    check_on(device, lambda d: lucid.einsum(eq, *[to_lucid(t, d) for t in ts]), torch.einsum(eq, *ts))
+    check_on(device, lambda d: lucid.einsum(eq, [to_lucid(t, d) for t in ts]), torch.einsum(eq, ts))
 
 
 @pytest.mark.parametrize("eq,shapes", [("ii", [(3, 3)]), ("ij->", [(2, 3)]), ("ij,jk", [(2, 3), (3, 4)]),
                                        ("ij", [(2, 3)])])
 @pytest.mark.parametrize("dtype", ["int32", "bool"])
-def test_einsum_dtypes(eq, shapes, dtype):
+def test_einsum_dtypes(eq, shapes, dtype, device):
     ts = [rand(s, "int32", i).to(getattr(torch, dtype)) for i, s in enumerate(shapes)]
     try:
         want = torch.einsum(eq, *ts)
     except Exception as e:  # torch has no bool bmm: lucid raises the same type
         with pytest.raises(type(e)):
-            lucid.einsum(eq, *[to_lucid(t) for t in ts])
+            lucid.einsum(eq, *[to_lucid(t, device) for t in ts])
         return
-    check(lucid.einsum(eq, *[to_lucid(t) for t in ts]), want)
+    check_on(device, lambda d: lucid.einsum(eq, *[to_lucid(t, d) for t in ts]), want)
 
 
 @pytest.mark.parametrize("eq,shapes", [
@@ -313,25 +332,26 @@ def test_einsum_dtypes(eq, shapes, dtype):
     ("i1", [(2, 2)]),                   # invalid subscript
     ("i.j", [(2, 2)]),                  # lone dot
 ])
-def test_einsum_errors(eq, shapes):
+def test_einsum_errors(eq, shapes, device):
     ts = [rand(s) for s in shapes]
     with pytest.raises((RuntimeError, ValueError)):  # torch 2.11 raises ValueError for some
         torch.einsum(eq, *ts)
     with pytest.raises(RuntimeError):
-        lucid.einsum(eq, *[to_lucid(t) for t in ts])
+        lucid.einsum(eq, *[to_lucid(t, device) for t in ts])
 
 
 @pytest.mark.parametrize("sa,sb,dims", [
     ((3, 4, 5), (4, 5, 6), 2), ((3, 4), (4, 5), 1), ((3, 4), (5, 6), 0),
     ((3, 4, 5), (5, 4, 2), ([1, 2], [1, 0])), ((3, 4, 5), (6, 3), ([0], [1])),
     ((2, 3), (2, 3), 2)])
-def test_tensordot(sa, sb, dims):
+def test_tensordot(sa, sb, dims, device):
     a, b = rand(sa, "float64"), rand(sb, "float64", 1)
-    check(lucid.tensordot(to_lucid(a), to_lucid(b), dims=dims), torch.tensordot(a, b, dims=dims))
+    check_on(device, lambda d: lucid.tensordot(to_lucid(a, d), to_lucid(b, d), dims=dims),
+             torch.tensordot(a, b, dims=dims))
 
 
-def test_tensordot_errors():
-    a, b = to_lucid(rand((3, 4))), to_lucid(rand((4, 5)))
+def test_tensordot_errors(device):
+    a, b = to_lucid(rand((3, 4)), device), to_lucid(rand((4, 5)), device)
     with pytest.raises(RuntimeError):
         lucid.tensordot(a, b, dims=-1)
     with pytest.raises(RuntimeError):
@@ -350,65 +370,74 @@ def _err(fn_l, fn_t, exc):
     return str(info.value)
 
 
-def test_shape_errors():
+def test_shape_errors(device):
     a, b = rand((2, 3)), rand((4, 5))
-    msg = _err(lambda: lucid.mm(to_lucid(a), to_lucid(b)), lambda: torch.mm(a, b), RuntimeError)
+    msg = _err(lambda: lucid.mm(to_lucid(a, device), to_lucid(b, device)), lambda: torch.mm(a, b), RuntimeError)
     assert "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)" in msg
-    _err(lambda: lucid.matmul(to_lucid(a), to_lucid(b)), lambda: torch.matmul(a, b), RuntimeError)
-    _err(lambda: lucid.mm(to_lucid(rand((3,))), to_lucid(b)), lambda: torch.mm(rand((3,)), b), RuntimeError)
+    _err(lambda: lucid.matmul(to_lucid(a, device), to_lucid(b, device)), lambda: torch.matmul(a, b), RuntimeError)
+    _err(lambda: lucid.mm(to_lucid(rand((3,)), device), to_lucid(b, device)),
+         lambda: torch.mm(rand((3,)), b), RuntimeError)
     x, y = rand((2, 3, 4)), rand((3, 4, 5))
-    _err(lambda: lucid.bmm(to_lucid(x), to_lucid(y)), lambda: torch.bmm(x, y), RuntimeError)
-    _err(lambda: lucid.bmm(to_lucid(a), to_lucid(y)), lambda: torch.bmm(a, y), RuntimeError)
-    _err(lambda: lucid.matmul(to_lucid(x), to_lucid(y)), lambda: torch.matmul(x, y), RuntimeError)
+    _err(lambda: lucid.bmm(to_lucid(x, device), to_lucid(y, device)), lambda: torch.bmm(x, y), RuntimeError)
+    _err(lambda: lucid.bmm(to_lucid(a, device), to_lucid(y, device)), lambda: torch.bmm(a, y), RuntimeError)
+    _err(lambda: lucid.matmul(to_lucid(x, device), to_lucid(y, device)), lambda: torch.matmul(x, y), RuntimeError)
     s = torch.tensor(1.0)
-    _err(lambda: lucid.matmul(to_lucid(s), to_lucid(a)), lambda: torch.matmul(s, a), RuntimeError)
+    _err(lambda: lucid.matmul(to_lucid(s, device), to_lucid(a, device)), lambda: torch.matmul(s, a), RuntimeError)
     v = rand((4,))
-    _err(lambda: lucid.mv(to_lucid(a), to_lucid(v)), lambda: torch.mv(a, v), RuntimeError)
-    _err(lambda: lucid.mv(to_lucid(a), to_lucid(a)), lambda: torch.mv(a, a), RuntimeError)
-    _err(lambda: lucid.dot(to_lucid(a), to_lucid(a)), lambda: torch.dot(a, a), RuntimeError)
-    _err(lambda: lucid.dot(to_lucid(v), to_lucid(rand((3,)))), lambda: torch.dot(v, rand((3,))), RuntimeError)
-    _err(lambda: lucid.outer(to_lucid(a), to_lucid(v)), lambda: torch.outer(a, v), RuntimeError)
-    _err(lambda: lucid.addmm(to_lucid(rand((3, 5))), to_lucid(a), to_lucid(rand((3, 5)))),
+    _err(lambda: lucid.mv(to_lucid(a, device), to_lucid(v, device)), lambda: torch.mv(a, v), RuntimeError)
+    _err(lambda: lucid.mv(to_lucid(a, device), to_lucid(a, device)), lambda: torch.mv(a, a), RuntimeError)
+    _err(lambda: lucid.dot(to_lucid(a, device), to_lucid(a, device)), lambda: torch.dot(a, a), RuntimeError)
+    _err(lambda: lucid.dot(to_lucid(v, device), to_lucid(rand((3,)), device)),
+         lambda: torch.dot(v, rand((3,))), RuntimeError)
+    _err(lambda: lucid.outer(to_lucid(a, device), to_lucid(v, device)), lambda: torch.outer(a, v), RuntimeError)
+    _err(lambda: lucid.addmm(to_lucid(rand((3, 5)), device), to_lucid(a, device), to_lucid(rand((3, 5)), device)),
          lambda: torch.addmm(rand((3, 5)), a, rand((3, 5))), RuntimeError)
-    _err(lambda: lucid.addmm(to_lucid(rand((3, 5))), to_lucid(a), to_lucid(rand((3, 5)))),
+    _err(lambda: lucid.addmm(to_lucid(rand((3, 5)), device), to_lucid(a, device), to_lucid(rand((3, 5)), device)),
          lambda: torch.addmm(rand((3, 5)), a, rand((3, 5))), RuntimeError)
 
 
-def test_dtype_errors():
+def test_dtype_errors(device):
     a, b = rand((2, 3)), rand((3, 4), "float64")
-    msg = _err(lambda: lucid.mm(to_lucid(a), to_lucid(b)), lambda: torch.mm(a, b), RuntimeError)
+    msg = _err(lambda: lucid.mm(to_lucid(a, device), to_lucid(b, device)), lambda: torch.mm(a, b), RuntimeError)
     assert "expected m1 and m2 to have the same dtype" in msg
-    _err(lambda: lucid.matmul(to_lucid(a), to_lucid(b)), lambda: torch.matmul(a, b), RuntimeError)
-    _err(lambda: lucid.dot(to_lucid(rand((3,))), to_lucid(rand((3,), "float64"))),
+    _err(lambda: lucid.matmul(to_lucid(a, device), to_lucid(b, device)), lambda: torch.matmul(a, b), RuntimeError)
+    _err(lambda: lucid.dot(to_lucid(rand((3,)), device), to_lucid(rand((3,), "float64"), device)),
          lambda: torch.dot(rand((3,)), rand((3,), "float64")), RuntimeError)
-    _err(lambda: lucid.addmm(to_lucid(rand((2, 4), "float64")), to_lucid(a), to_lucid(a.t())),
+    _err(lambda: lucid.addmm(to_lucid(rand((2, 4), "float64"), device), to_lucid(a, device), to_lucid(a.t(), device)),
          lambda: torch.addmm(rand((2, 4), "float64"), a, a.t()), RuntimeError)
-    _err(lambda: lucid.addmm(to_lucid(rand((2, 2))), to_lucid(a), to_lucid(a.t()), beta=1j),
+    _err(lambda: lucid.addmm(to_lucid(rand((2, 2)), device), to_lucid(a, device), to_lucid(a.t(), device), beta=1j),
          lambda: torch.addmm(rand((2, 2)), a, a.t(), beta=1j), RuntimeError)
     ab = torch.ones(2, 2, dtype=torch.bool)
-    _err(lambda: lucid.mm(to_lucid(ab), to_lucid(ab)), lambda: torch.mm(ab, ab), NotImplementedError)
+    _err(lambda: lucid.mm(to_lucid(ab, device), to_lucid(ab, device)), lambda: torch.mm(ab, ab), NotImplementedError)
     vb = torch.ones(2, dtype=torch.bool)
-    _err(lambda: lucid.matmul(to_lucid(vb), to_lucid(vb)), lambda: torch.matmul(vb, vb), NotImplementedError)
+    _err(lambda: lucid.matmul(to_lucid(vb, device), to_lucid(vb, device)),
+         lambda: torch.matmul(vb, vb), NotImplementedError)
     with pytest.raises(TypeError):
-        to_lucid(a) @ 2
+        to_lucid(a, device) @ 2
     with pytest.raises(TypeError):
-        lucid.mm(to_lucid(a), [[1.0]])
+        lucid.mm(to_lucid(a, device), [[1.0]])
 
 
 # ---- gradients -----------------------------------------------------------------------------
 
-def _grads_vs_torch(fn_l, fn_t, shapes, dtype="float64", seed=0):
-    ts = [rand(s, dtype, seed + i).requires_grad_() for i, s in enumerate(shapes)]
-    ls = [to_lucid(t.detach()).requires_grad_() for t in ts]
+def _grads_vs_torch(fn_l, fn_t, shapes, dtype="float64", seed=0, device="cpu"):
+    """Values and gradients of fn_l on `device` against fn_t on torch's matching device; on
+    the GPU the gradients also match lucid's CPU gradients."""
+    ts = [rand(s, dtype, seed + i).to(_torch_device(device)).requires_grad_() for i, s in enumerate(shapes)]
+    ls = [to_lucid(t.detach().cpu(), device).requires_grad_() for t in ts]
     out_t = fn_t(*ts)
     out_l = fn_l(*ls)
+    assert out_l.device.type == device
     check(out_l, out_t.detach())
     g = rand(tuple(out_t.shape), dtype, 99)
-    out_t.backward(g)
-    out_l.backward(to_lucid(g))
+    out_t.backward(g.to(_torch_device(device)))
+    out_l.backward(to_lucid(g, device))
     for lt, tt in zip(ls, ts):
-        assert lt.grad is not None
+        assert lt.grad is not None and lt.grad.device.type == device
         check(lt.grad, tt.grad)
+    if device != "cpu":
+        for lt, lc in zip(ls, _grads_vs_torch(fn_l, fn_t, shapes, dtype, seed)):
+            check(lt.grad, to_torch(lc.grad))
     return ls
 
 
@@ -448,13 +477,13 @@ GRAD_CASES = [
 
 
 @pytest.mark.parametrize("name,fl,ft,shapes", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
-def test_backward_vs_torch(name, fl, ft, shapes):
-    _grads_vs_torch(fl, ft, shapes)
+def test_backward_vs_torch(name, fl, ft, shapes, device):
+    _grads_vs_torch(fl, ft, shapes, device=device)
 
 
 @pytest.mark.parametrize("name,fl,ft,shapes", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
-def test_gradcheck(name, fl, ft, shapes):
-    ls = [to_lucid(rand(s, "float64", i)).requires_grad_() for i, s in enumerate(shapes)]
+def test_gradcheck(name, fl, ft, shapes, device):
+    ls = [to_lucid(rand(s, "float64", i), device).requires_grad_() for i, s in enumerate(shapes)]
     # .contiguous(): lucid's gradcheck seeds outputs with zeros_like(out).view(-1),
     # which fails on a permuted output (einsum's "->li").
     assert lucid.autograd.gradcheck(lambda *xs: fl(*xs).contiguous(), tuple(ls))
@@ -468,23 +497,24 @@ GRADGRAD_CASES = [c for c in GRAD_CASES if c[0] in ("mm", "mv", "dot", "vdot", "
 
 
 @pytest.mark.parametrize("name,fl,ft,shapes", GRADGRAD_CASES, ids=[c[0] for c in GRADGRAD_CASES])
-def test_gradgradcheck(name, fl, ft, shapes):
-    ls = [to_lucid(rand(s, "float64", i)).requires_grad_() for i, s in enumerate(shapes)]
+def test_gradgradcheck(name, fl, ft, shapes, device):
+    ls = [to_lucid(rand(s, "float64", i), device).requires_grad_() for i, s in enumerate(shapes)]
     assert lucid.autograd.gradgradcheck(lambda *xs: fl(*xs).contiguous(), tuple(ls))
 
 
 @pytest.mark.parametrize("name,fl,ft,shapes", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
-def test_double_backward_vs_torch(name, fl, ft, shapes):
-    # Second derivatives through create_graph, compared with torch's.
-    ts = [rand(s, "float64", i).requires_grad_() for i, s in enumerate(shapes)]
-    ls = [to_lucid(t.detach()).requires_grad_() for t in ts]
+def test_double_backward_vs_torch(name, fl, ft, shapes, device):
+    # Second derivatives through create_graph, compared with torch's (on its matching device).
+    tdev = _torch_device(device)
+    ts = [rand(s, "float64", i).to(tdev).requires_grad_() for i, s in enumerate(shapes)]
+    ls = [to_lucid(t.detach().cpu(), device).requires_grad_() for t in ts]
     out_t, out_l = ft(*ts), fl(*ls)
     g = rand(tuple(out_t.shape), "float64", 7)
-    gt = torch.autograd.grad(out_t, ts, g, create_graph=True)
-    gl = lucid.autograd.grad(out_l, ls, to_lucid(g), create_graph=True)
+    gt = torch.autograd.grad(out_t, ts, g.to(tdev), create_graph=True)
+    gl = lucid.autograd.grad(out_l, ls, to_lucid(g, device), create_graph=True)
     weights = [rand(tuple(x.shape), "float64", 11 + i) for i, x in enumerate(gt)]
-    total_t = sum(((x * w).sum() for x, w in zip(gt, weights)))
-    total_l = sum(((x * to_lucid(w)).sum() for x, w in zip(gl, weights)))
+    total_t = sum(((x * w.to(tdev)).sum() for x, w in zip(gt, weights)))
+    total_l = sum(((x * to_lucid(w, device)).sum() for x, w in zip(gl, weights)))
     if not total_t.requires_grad:  # the gradient is constant (a trace): nothing to compare
         return
     total_t.backward()
@@ -493,18 +523,19 @@ def test_double_backward_vs_torch(name, fl, ft, shapes):
         if tt.grad is None:  # linear in this input: no second derivative
             assert lt.grad is None or to_torch(lt.grad).abs().max() == 0
         else:
+            assert lt.grad.device.type == device
             check(lt.grad, tt.grad)
 
 
-def test_backward_float32_and_complex():
-    _grads_vs_torch(lucid.matmul, torch.matmul, [(2, 3, 4), (4, 5)], dtype="float32")
-    _grads_vs_torch(lucid.matmul, torch.matmul, [(2, 3, 4), (2, 4, 5)], dtype="complex64")
-    _grads_vs_torch(lucid.dot, torch.dot, [(4,), (4,)], dtype="complex64")
+def test_backward_float32_and_complex(device):
+    _grads_vs_torch(lucid.matmul, torch.matmul, [(2, 3, 4), (4, 5)], dtype="float32", device=device)
+    _grads_vs_torch(lucid.matmul, torch.matmul, [(2, 3, 4), (2, 4, 5)], dtype="complex64", device=device)
+    _grads_vs_torch(lucid.dot, torch.dot, [(4,), (4,)], dtype="complex64", device=device)
 
 
-def test_grad_fn_names():
-    a = lucid.ones(2, 3, requires_grad=True)
-    b = lucid.ones(3, 4)
+def test_grad_fn_names(device):
+    a = lucid.ones(2, 3, requires_grad=True, device=device)
+    b = lucid.ones(3, 4, device=device)
     assert lucid.mm(a, b).grad_fn.name() == "MmBackward0"
     assert (a @ b).grad_fn.name() == "MmBackward0"
     assert lucid.bmm(a[None], b[None]).grad_fn.name() == "BmmBackward0"
@@ -514,47 +545,50 @@ def test_grad_fn_names():
     assert lucid.baddbmm(b[None, :2], a[None], b[None]).grad_fn.name() == "BaddbmmBackward0"
 
 
-def test_transposed_input_gradients():
+def test_transposed_input_gradients(device):
     w = rand((5, 3), "float64").requires_grad_()
-    lw = to_lucid(w.detach()).requires_grad_()
+    lw = to_lucid(w.detach(), device).requires_grad_()
     x = rand((4, 3), "float64")
     (x @ w.t()).sum().backward()
-    (to_lucid(x) @ lw.t()).sum().backward()
+    (to_lucid(x, device) @ lw.t()).sum().backward()
+    assert lw.grad.device.type == device
     check(lw.grad, w.grad)
 
 
-def test_ger_is_outer():
+def test_ger_is_outer(device):
     a, b = rand((3,), "float64"), rand((4,), "float64", 1)
-    check(lucid.ger(to_lucid(a), to_lucid(b)), torch.outer(a, b))
+    check_on(device, lambda d: lucid.ger(to_lucid(a, d), to_lucid(b, d)), torch.outer(a, b))
 
 
 @pytest.mark.parametrize("n", [3, 8, 40])
-def test_unmergeable_batch_times_matrix(n):
+def test_unmergeable_batch_times_matrix(n, device):
     # [S, B, D] seen as [B, S, D] (a transposed batch) times a 2-D matrix: copied to
     # contiguous rows and run as one product when n >= 8, a loop of products below.
     # Values and both gradients against torch.
     g = torch.Generator().manual_seed(n)
     x = torch.randn(6, 5, 7, generator=g, dtype=torch.float64).transpose(0, 1)
     w = torch.randn(7, n, generator=g, dtype=torch.float64)
-    lx = to_lucid(x.transpose(0, 1).contiguous()).transpose(0, 1).requires_grad_()
-    lw = to_lucid(w).requires_grad_()
+    lx = to_lucid(x.transpose(0, 1).contiguous(), device).transpose(0, 1).requires_grad_()
+    lw = to_lucid(w, device).requires_grad_()
     tx, tw = x.clone().requires_grad_(), w.clone().requires_grad_()
     out, want = lucid.matmul(lx, lw), torch.matmul(tx, tw)
+    assert out.device.type == device
     torch.testing.assert_close(to_torch(out.detach()), want.detach())
     gout = torch.randn(*want.shape, generator=g, dtype=torch.float64)
-    out.backward(to_lucid(gout))
+    out.backward(to_lucid(gout, device))
     want.backward(gout)
+    assert lx.grad.device.type == lw.grad.device.type == device
     torch.testing.assert_close(to_torch(lx.grad), tx.grad)
     torch.testing.assert_close(to_torch(lw.grad), tw.grad)
     assert lucid.matmul(lx.detach().float(), lw.detach().float()).shape == (5, 6, n)
 
 
-def test_column_stepped_operands_large():
+def test_column_stepped_operands_large(device):
     # Sizes the own float32 GEMM takes: operands with a column step (a[:, ::2]) are
     # read in place there (BLAS needs them copied), against torch.
     g = torch.Generator().manual_seed(7)
     a, b = torch.randn(70, 300, generator=g), torch.randn(300, 90, generator=g)
-    la, lb = to_lucid(a), to_lucid(b)
+    la, lb = to_lucid(a, device), to_lucid(b, device)
     for x, y, tx, ty in ((la[:, ::2], lb[::2, ::3], a[:, ::2], b[::2, ::3]),
                          (la[::2, ::3].t()[:50], lb[:35, ::2], a[::2, ::3].t()[:50], b[:35, ::2])):
         torch.testing.assert_close(to_torch(lucid.mm(x, y)), tx @ ty, rtol=1e-4, atol=1e-4)

@@ -5,7 +5,8 @@ huge logits, variances at and below eps, empty batches (a mean of nothing is nan
 all-ignored targets, label smoothing, margin losses exactly at the margin, zero
 vectors, impossible CTC alignments. Forward values, first and second derivatives are
 compared with torch's, nan and inf positions included (issue 18: BCE's backward gave
-NaN where the input was exactly 0 or 1)."""
+NaN where the input was exactly 0 or 1). The registry runs on every device: on the GPU
+the losses and their derivatives are on the GPU and match torch's (CPU) values."""
 
 import math
 
@@ -236,11 +237,11 @@ CASES = [
 IDS = {c[0]: c for c in CASES}
 
 
-def _inputs(lib, spec, dtype=None):
+def _inputs(lib, spec, dtype=None, device="cpu"):
     out = {}
     for k, g in spec.items():
         v = g.values if dtype is None or not g.values.dtype.is_floating_point else g.values.to(dtype)
-        t = v.clone() if lib is torch else to_lucid(v)
+        t = v.clone() if lib is torch else to_lucid(v, device)
         if g.grad:
             t.requires_grad_(True)
         out[k] = t
@@ -251,7 +252,9 @@ def _as_torch(t):
     return to_torch(t.detach()) if isinstance(t, lucid.Tensor) else t.detach()
 
 
-def _assert_close(l_, t, what, tol=1e-4):
+def _assert_close(l_, t, what, tol=1e-4, device=None):
+    if device is not None:
+        assert l_.device.type == device, (what, l_.device, device)
     t = _as_torch(t)
     l_ = _as_torch(l_)
     assert l_.shape == t.shape, (what, l_.shape, t.shape)
@@ -268,11 +271,11 @@ def _grads(loss, inputs):
     return dict(zip(names, gs))
 
 
-def _compare_grads(lg, tg, inputs_t, what):
+def _compare_grads(lg, tg, inputs_t, what, device="cpu"):
     for k, t in tg.items():
         ref = t if t is not None else torch.zeros_like(inputs_t[k])
-        got = lg[k] if lg[k] is not None else lucid.zeros_like(to_lucid(inputs_t[k].detach()))
-        _assert_close(got, ref, f"{what} d/d{k}")
+        got = lg[k] if lg[k] is not None else lucid.zeros_like(to_lucid(inputs_t[k].detach(), device))
+        _assert_close(got, ref, f"{what} d/d{k}", device=device)
 
 
 def _cases():
@@ -292,14 +295,14 @@ def _skip_where_torch_differs(case):
 
 
 @pytest.mark.parametrize("case, reduction", _cases())
-def test_forward_and_backward_match_torch(case, reduction):
+def test_forward_and_backward_match_torch(case, reduction, device):
     _skip_where_torch_differs(case)
     _, fn, spec, _ = IDS[case]
-    lt, tt = _inputs(lucid, spec), _inputs(torch, spec)
+    lt, tt = _inputs(lucid, spec, device=device), _inputs(torch, spec)
     l_loss = fn(lucid.nn.functional, lt, reduction)
     t_loss = fn(torch.nn.functional, tt, reduction)
-    _assert_close(l_loss, t_loss, "loss")
-    _compare_grads(_grads(l_loss, lt), _grads(t_loss, tt), tt, "grad")
+    _assert_close(l_loss, t_loss, "loss", device=device)
+    _compare_grads(_grads(l_loss, lt), _grads(t_loss, tt), tt, "grad", device)
 
 
 # Second derivatives, for the losses whose gradient is not piecewise constant in the
@@ -312,12 +315,12 @@ SECOND_ORDER = ["bce_boundaries", "bce_weight", "bce_logits_inf", "bce_logits_po
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 @pytest.mark.parametrize("case", SECOND_ORDER)
-def test_double_backward_matches_torch(case, reduction):
+def test_double_backward_matches_torch(case, reduction, device):
     _skip_where_torch_differs(case)
     _, fn, spec, _ = IDS[case]
     results = {}
     for lib in (torch, lucid):
-        inputs = _inputs(lib, spec)
+        inputs = _inputs(lib, spec, device=device)
         loss = fn(lib.nn.functional, inputs, reduction)
         first = _grads(loss, inputs)
         terms = []  # gradient . v for a fixed v that differs per element, so that cross terms show
@@ -325,7 +328,7 @@ def test_double_backward_matches_torch(case, reduction):
             if g is None or not g.requires_grad:
                 continue
             v = torch.linspace(0.5, 1.5, g.numel()).reshape(tuple(g.shape))
-            terms.append((g * (v if lib is torch else to_lucid(v))).sum())
+            terms.append((g * (v if lib is torch else to_lucid(v, device))).sum())
         if not terms:
             results[lib] = None
             continue
@@ -339,7 +342,7 @@ def test_double_backward_matches_torch(case, reduction):
         assert results[lucid] is None
         return
     (lg, _), (tg, tin) = results[lucid], results[torch]
-    _compare_grads(lg, tg, tin, "second derivative")
+    _compare_grads(lg, tg, tin, "second derivative", device)
 
 
 # The modules pass their arguments on to the functional forms: a boundary case each.
@@ -367,24 +370,24 @@ MODULES = [
 
 
 @pytest.mark.parametrize("name, kwargs, case, args", MODULES, ids=[m[0] for m in MODULES])
-def test_loss_modules_match_torch(name, kwargs, case, args):
+def test_loss_modules_match_torch(name, kwargs, case, args, device):
     _skip_where_torch_differs(case)
     spec = IDS[case][2]
-    lt, tt = _inputs(lucid, spec), _inputs(torch, spec)
+    lt, tt = _inputs(lucid, spec, device=device), _inputs(torch, spec)
     l_loss = getattr(lucid.nn, name)(**kwargs)(*[lt[a] for a in args])
     t_loss = getattr(torch.nn, name)(**kwargs)(*[tt[a] for a in args])
-    _assert_close(l_loss, t_loss, "loss")
-    _compare_grads(_grads(l_loss, lt), _grads(t_loss, tt), tt, "grad")
+    _assert_close(l_loss, t_loss, "loss", device=device)
+    _compare_grads(_grads(l_loss, lt), _grads(t_loss, tt), tt, "grad", device)
 
 
 @pytest.mark.parametrize("zero_infinity", [False, True])
-def test_ctc_loss_module_impossible_alignment(zero_infinity):
+def test_ctc_loss_module_impossible_alignment(zero_infinity, device):
     spec = IDS["ctc_impossible"][2]
-    lt, tt = _inputs(lucid, spec), _inputs(torch, spec)
+    lt, tt = _inputs(lucid, spec, device=device), _inputs(torch, spec)
     l_loss = lucid.nn.CTCLoss(zero_infinity=zero_infinity)(lt["lp"], lt["t"], [4, 2], [2, 3])
     t_loss = torch.nn.CTCLoss(zero_infinity=zero_infinity)(tt["lp"], tt["t"], [4, 2], [2, 3])
-    _assert_close(l_loss, t_loss, "loss")
-    _compare_grads(_grads(l_loss, lt), _grads(t_loss, tt), tt, "grad")
+    _assert_close(l_loss, t_loss, "loss", device=device)
+    _compare_grads(_grads(l_loss, lt), _grads(t_loss, tt), tt, "grad", device)
 
 
 @pytest.mark.parametrize("fn", [
@@ -457,11 +460,11 @@ def test_bce_second_derivative_through_the_target(reduction):
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
-def test_bce_gradcheck_inside_the_interval(reduction):
+def test_bce_gradcheck_inside_the_interval(reduction, device):
     # the hand-written first and second derivatives against numerical differences
-    p = lucid.tensor([0.2, 0.7, 0.45], dtype=lucid.float64, requires_grad=True)
-    t = lucid.tensor([0.1, 0.9, 0.3], dtype=lucid.float64, requires_grad=True)
-    w = lucid.tensor([1.0, 0.5, 2.0], dtype=lucid.float64)
+    p = lucid.tensor([0.2, 0.7, 0.45], dtype=lucid.float64, requires_grad=True, device=device)
+    t = lucid.tensor([0.1, 0.9, 0.3], dtype=lucid.float64, requires_grad=True, device=device)
+    w = lucid.tensor([1.0, 0.5, 2.0], dtype=lucid.float64, device=device)
     fn = lambda a, b: lucid.nn.functional.binary_cross_entropy(a, b, w, reduction=reduction)  # noqa: E731
     assert lucid.autograd.gradcheck(fn, (p, t))
     assert lucid.autograd.gradgradcheck(fn, (p, t))

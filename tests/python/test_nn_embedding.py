@@ -1,6 +1,8 @@
 """Embedding / EmbeddingBag against torch (outputs, weight gradients, padding_idx,
 max_norm renormalisation, scale_grad_by_freq, from_pretrained, errors) and the
-channel-wise / alpha dropout variants (statistics, train/eval, exact cases)."""
+channel-wise / alpha dropout variants (statistics, train/eval, exact cases). The
+Embedding / EmbeddingBag comparisons run on every device (module, indices and
+gradients on the GPU); the dropout statistics are the CPU's."""
 
 import math
 import warnings
@@ -15,7 +17,9 @@ import torch.nn.functional as TF
 from conftest import to_lucid, to_torch
 
 
-def same(l, t, tol=1e-9):
+def same(l, t, tol=1e-9, device=None):
+    if device is not None:
+        assert l.device.type == device, (l.device, device)
     assert tuple(l.shape) == tuple(t.shape)
     assert torch.allclose(to_torch(l.detach()).double(), t.detach().double(), atol=tol, rtol=tol), (l, t)
 
@@ -31,20 +35,21 @@ IDX = torch.tensor([[1, 2, 4, 5], [4, 3, 2, 9], [0, 0, 4, 4]])
 @pytest.mark.parametrize("kw", [{}, {"padding_idx": 4}, {"padding_idx": -1}, {"scale_grad_by_freq": True},
                                 {"scale_grad_by_freq": True, "padding_idx": 0}, {"max_norm": 1.0},
                                 {"max_norm": 1.5, "norm_type": 1.0}])
-def test_embedding_matches_torch(kw):
+def test_embedding_matches_torch(kw, device):
     tm = torch.nn.Embedding(10, 3, **kw).double()
     lm = lnn.Embedding(10, 3, **kw).double()
     pair(tm, lm)
+    lm.to(device)
     assert repr(lm) == repr(tm)
     assert list(lm.state_dict()) == list(tm.state_dict())
     for idx in (IDX, IDX[0], torch.tensor(7)):
         gy = torch.randn(*idx.shape, 3, dtype=torch.float64)
-        ty, ly = tm(idx), lm(to_lucid(idx))
-        same(ly, ty)
+        ty, ly = tm(idx), lm(to_lucid(idx, device))
+        same(ly, ty, device=device)
         ty.backward(gy)
-        ly.backward(to_lucid(gy))
-        same(lm.weight.grad, tm.weight.grad)
-        same(lm.weight, tm.weight)  # max_norm renormalises in place
+        ly.backward(to_lucid(gy, device))
+        same(lm.weight.grad, tm.weight.grad, device=device)
+        same(lm.weight, tm.weight, device=device)  # max_norm renormalises in place
 
 
 def test_embedding_padding_row_initialised_to_zero_and_no_grad():
@@ -55,12 +60,12 @@ def test_embedding_padding_row_initialised_to_zero_and_no_grad():
     assert (m.weight.grad[1] == 1).all().item()
 
 
-def test_embedding_functional_and_gradcheck():
+def test_embedding_functional_and_gradcheck(device):
     w = torch.randn(6, 2, dtype=torch.float64)
     idx = torch.tensor([[0, 5], [5, 3]], dtype=torch.int32)
-    same(LF.embedding(to_lucid(idx), to_lucid(w)), TF.embedding(idx, w))
-    lw = to_lucid(w).requires_grad_()
-    li = to_lucid(idx)
+    same(LF.embedding(to_lucid(idx, device), to_lucid(w, device)), TF.embedding(idx, w), device=device)
+    lw = to_lucid(w, device).requires_grad_()
+    li = to_lucid(idx, device)
     assert lucid.autograd.gradcheck(lambda w: LF.embedding(li, w), (lw,))
     # padding_idx and scale_grad_by_freq change the gradient on purpose (no finite-difference
     # check); their backward must still be differentiable
@@ -107,14 +112,15 @@ OFFS = torch.tensor([0, 2, 2, 6])  # bag 1 is empty
 @pytest.mark.parametrize("kw", [{}, {"padding_idx": 4}, {"include_last_offset": True}, {"max_norm": 1.0},
                                 {"scale_grad_by_freq": True}])
 @pytest.mark.parametrize("two_d", [False, True])
-def test_embedding_bag_matches_torch(mode, kw, two_d):
+def test_embedding_bag_matches_torch(mode, kw, two_d, device):
     if kw.get("scale_grad_by_freq") and mode == "max":
         with pytest.raises(ValueError, match="max mode does not support scaling"):
-            lnn.EmbeddingBag(10, 3, mode=mode, **kw)(to_lucid(IDX))
+            lnn.EmbeddingBag(10, 3, mode=mode, **kw).to(device)(to_lucid(IDX, device))
         return
     tm = torch.nn.EmbeddingBag(10, 3, mode=mode, **kw).double()
     lm = lnn.EmbeddingBag(10, 3, mode=mode, **kw).double()
     pair(tm, lm)
+    lm.to(device)
     assert repr(lm) == repr(tm)
     if two_d:
         if kw.get("include_last_offset"):
@@ -123,44 +129,46 @@ def test_embedding_bag_matches_torch(mode, kw, two_d):
     else:
         args = (FLAT, torch.cat([OFFS, torch.tensor([10])]) if kw.get("include_last_offset") else OFFS)
     ty = tm(*args)
-    ly = lm(*[to_lucid(a) for a in args])
-    same(ly, ty)
+    ly = lm(*[to_lucid(a, device) for a in args])
+    same(ly, ty, device=device)
     gy = torch.randn(*ty.shape, dtype=torch.float64)
     ty.backward(gy)
-    ly.backward(to_lucid(gy))
+    ly.backward(to_lucid(gy, device))
     if kw.get("scale_grad_by_freq"):
         # torch 2.11 scales sum/mean bags' gradients otherwise (2.15 as lucid): compare with the
         # definition, an unscaled bag's gradient divided by each index's count in the input
         plain = torch.nn.EmbeddingBag(10, 3, mode=mode).double()
         plain(*args).backward(gy)
         counts = torch.bincount(args[0].reshape(-1), minlength=10).clamp(min=1).double()
-        same(lm.weight.grad, plain.weight.grad / counts[:, None])
+        same(lm.weight.grad, plain.weight.grad / counts[:, None], device=device)
     else:
-        same(lm.weight.grad, tm.weight.grad)
-    same(lm.weight, tm.weight)
+        same(lm.weight.grad, tm.weight.grad, device=device)
+    same(lm.weight, tm.weight, device=device)
 
 
-def test_embedding_bag_per_sample_weights():
+def test_embedding_bag_per_sample_weights(device):
     tm = torch.nn.EmbeddingBag(10, 3, mode="sum").double()
     lm = lnn.EmbeddingBag(10, 3, mode="sum").double()
     pair(tm, lm)
+    lm.to(device)
     psw = torch.rand(10, dtype=torch.float64, requires_grad=True)
-    lpsw = to_lucid(psw.detach()).requires_grad_()
+    lpsw = to_lucid(psw.detach(), device).requires_grad_()
     ty = tm(FLAT, OFFS, per_sample_weights=psw)
-    ly = lm(to_lucid(FLAT), to_lucid(OFFS), per_sample_weights=lpsw)
-    same(ly, ty)
+    ly = lm(to_lucid(FLAT, device), to_lucid(OFFS, device), per_sample_weights=lpsw)
+    same(ly, ty, device=device)
     ty.sum().backward()
     ly.sum().backward()
-    same(lpsw.grad, psw.grad)
-    same(lm.weight.grad, tm.weight.grad)
+    same(lpsw.grad, psw.grad, device=device)
+    same(lm.weight.grad, tm.weight.grad, device=device)
 
 
-def test_embedding_bag_functional_gradcheck():
-    w = lucid.randn(10, 3, dtype=lucid.float64, requires_grad=True)
-    i, o = to_lucid(FLAT), to_lucid(OFFS)
+def test_embedding_bag_functional_gradcheck(device):
+    w = lucid.randn(10, 3, dtype=lucid.float64, requires_grad=True, device=device)
+    i, o = to_lucid(FLAT, device), to_lucid(OFFS, device)
     for mode in ("sum", "mean", "max"):
         assert lucid.autograd.gradcheck(lambda w: LF.embedding_bag(i, w, o, mode=mode), (w,))
-    same(LF.embedding_bag(i, to_lucid(torch.ones(10, 3)), o), TF.embedding_bag(FLAT, torch.ones(10, 3), OFFS))
+    same(LF.embedding_bag(i, to_lucid(torch.ones(10, 3), device), o), TF.embedding_bag(FLAT, torch.ones(10, 3), OFFS),
+         device=device)
 
 
 def test_embedding_bag_from_pretrained_and_errors():

@@ -1,4 +1,5 @@
-"""out= on reductions, scans, index, shape and product functions, against torch."""
+"""out= on reductions, scans, index, shape and product functions, against torch, on
+every device (on the GPU the out tensor is on the GPU and holds lucid's CPU result)."""
 
 import pytest
 import torch
@@ -41,33 +42,39 @@ CASES = [
 
 
 @pytest.mark.parametrize("name,args,kw", CASES, ids=[c[0] for c in CASES])
-def test_out_matches_torch(name, args, kw):
+def test_out_matches_torch(name, args, kw, device):
     t = rnd(3, 3)
     expected = getattr(torch, name)(*args(torch, t), **kw)
-    out = lucid.empty(0, dtype=getattr(lucid, str(expected.dtype).split(".")[-1]))
-    got = getattr(lucid, name)(*args(lucid, to_lucid(t)), out=out, **kw)
-    assert got is out
+    out = lucid.empty(0, dtype=getattr(lucid, str(expected.dtype).split(".")[-1]), device=device)
+    got = getattr(lucid, name)(*args(lucid, to_lucid(t, device)), out=out, **kw)
+    assert got is out and out.device.type == device
     assert tuple(out.shape) == tuple(expected.shape)
     ref = expected.to(torch.float64).reshape(-1).tolist()
     assert all(abs(a - b) <= 1e-9 * max(1, abs(b)) for a, b in zip(out.double().reshape(-1).tolist(), ref))
+    if device != "cpu":  # the GPU writes what the CPU writes
+        cpu = getattr(lucid, name)(*args(lucid, to_lucid(t)), **kw)
+        assert all(abs(a - b) <= 1e-12 * max(1, abs(b))
+                   for a, b in zip(out.double().reshape(-1).tolist(), cpu.double().reshape(-1).tolist()))
 
 
-def test_max_with_dim_writes_both_outputs():
+def test_max_with_dim_writes_both_outputs(device):
     t = rnd(3, 4)
-    values, indices = lucid.empty(0, dtype=lucid.float64), lucid.empty(0, dtype=lucid.int64)
-    r = lucid.max(to_lucid(t), 1, out=(values, indices))
+    values = lucid.empty(0, dtype=lucid.float64, device=device)
+    indices = lucid.empty(0, dtype=lucid.int64, device=device)
+    r = lucid.max(to_lucid(t, device), 1, out=(values, indices))
     e = torch.max(t, 1)
     assert r.values is values and r.indices is indices
+    assert values.device.type == indices.device.type == device
     assert values.tolist() == e.values.tolist() and indices.tolist() == e.indices.tolist()
 
 
-def test_out_errors():
-    x = lucid.ones(3)
+def test_out_errors(device):
+    x = lucid.ones(3, device=device)
     with pytest.raises(TypeError):
         lucid.sum(x, out=[1.0])
     with pytest.raises(RuntimeError, match="can't be cast"):
-        lucid.sum(x, out=lucid.empty(0, dtype=lucid.int64))
+        lucid.sum(x, out=lucid.empty(0, dtype=lucid.int64, device=device))
     with pytest.raises(RuntimeError, match="dtype"):
-        lucid.argmax(x, out=lucid.empty(0, dtype=lucid.int32))
+        lucid.argmax(x, out=lucid.empty(0, dtype=lucid.int32, device=device))
     with pytest.raises(RuntimeError, match="automatic differentiation"):
-        lucid.sum(lucid.ones(3, requires_grad=True), out=lucid.empty(0))
+        lucid.sum(lucid.ones(3, requires_grad=True, device=device), out=lucid.empty(0, device=device))

@@ -1,5 +1,6 @@
 """View operations against PyTorch: shape, strides, storage_offset, contiguity, values,
-and storage sharing in both directions (writes to the base show in the view and back)."""
+and storage sharing in both directions (writes to the base show in the view and back),
+on every device (a view of a GPU tensor is a GPU tensor sharing its storage)."""
 
 import pytest
 import torch
@@ -12,8 +13,9 @@ SHAPE = (2, 3, 4)
 pytestmark = pytest.mark.filterwarnings("ignore:The use of `x.T`:UserWarning")
 
 
-def _bases(dtype="int64"):
-    lb = lucid.arange(24).reshape(*SHAPE).to(getattr(lucid, dtype))
+def _bases(dtype="int64", device="cpu"):
+    lb = lucid.arange(24, device=device).reshape(*SHAPE).to(getattr(lucid, dtype))
+    assert lb.device.type == device
     tb = torch.arange(24).reshape(*SHAPE).to(getattr(torch, dtype))
     return lb, tb
 
@@ -22,20 +24,22 @@ def _torch_shares(a, b):
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
-def check(op, *, dtype="int64", write_view=True):
+def check(op, *, dtype="int64", write_view=True, device="cpu"):
     """op(lucid base) matches op(torch base), shares storage exactly when torch's does,
-    and aliasing works both ways when it does."""
-    lb, tb = _bases(dtype)
+    and aliasing works both ways when it does; the results stay on the base's device."""
+    lb, tb = _bases(dtype, device)
     lv, tv = op(lb), op(tb)
     if isinstance(tv, tuple):
         assert len(lv) == len(tv)
         for a, b in zip(lv, tv):
+            assert a.device.type == device
             assert_same(a, b, offset=True)
         return
+    assert lv.device.type == device
     assert_same(lv, tv, offset=True)
     sharing = _torch_shares(tv, tb)
     assert shares_storage(lv, lb) == sharing
-    lb.copy_(lucid.arange(100, 124).reshape(*SHAPE))
+    lb.copy_(lucid.arange(100, 124, device=device).reshape(*SHAPE))
     tb.copy_(torch.arange(100, 124).reshape(*SHAPE))
     assert_same(lv, tv)  # a view sees the base's new values, a copy keeps the old ones
     if write_view and lv.numel():
@@ -133,40 +137,40 @@ COPIES = {
 
 
 @pytest.mark.parametrize("name", list(VIEWS))
-def test_views(name):
-    check(VIEWS[name])
+def test_views(name, device):
+    check(VIEWS[name], device=device)
 
 
 @pytest.mark.parametrize("name", list(EXPANDS))
-def test_expand(name):
-    check(EXPANDS[name], write_view=False)  # an expanded view has aliased elements
+def test_expand(name, device):
+    check(EXPANDS[name], write_view=False, device=device)  # an expanded view has aliased elements
 
 
 @pytest.mark.parametrize("name", list(COPIES))
-def test_copies(name):
-    check(COPIES[name])
+def test_copies(name, device):
+    check(COPIES[name], device=device)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "complex64", "bool", "uint8", "float64"])
 @pytest.mark.parametrize("name", ["permute", "narrow", "select", "flatten_01", "view_infer"])
-def test_views_other_dtypes(name, dtype):
-    check(VIEWS[name], dtype=dtype)
+def test_views_other_dtypes(name, dtype, device):
+    check(VIEWS[name], dtype=dtype, device=device)
 
 
-def test_clone_preserves_strides():
+def test_clone_preserves_strides(device):
     # torch's clone() keeps the layout of a dense non-contiguous tensor (preserve_format)
-    check(lambda t: t.transpose(0, 1).clone())
-    check(lambda t: t.permute(2, 0, 1).clone())
+    check(lambda t: t.transpose(0, 1).clone(), device=device)
+    check(lambda t: t.permute(2, 0, 1).clone(), device=device)
 
 
-def test_contiguous_returns_self_when_contiguous():
-    lb, tb = _bases()
+def test_contiguous_returns_self_when_contiguous(device):
+    lb, tb = _bases(device=device)
     assert tb.contiguous() is tb
     assert lb.contiguous() is lb
 
 
-def test_contiguous_flags():
-    lb, tb = _bases()
+def test_contiguous_flags(device):
+    lb, tb = _bases(device=device)
     cases = [lambda t: t, lambda t: t.t() if t.ndim == 2 else t.transpose(0, 1),
              lambda t: t[:, :1], lambda t: t[:, :, :1], lambda t: t[..., ::2], lambda t: t[:1],
              lambda t: t[:, :1, :].expand(2, 3, 4), lambda t: t.unsqueeze(1),
@@ -175,8 +179,8 @@ def test_contiguous_flags():
         assert f(lb).is_contiguous() == f(tb).is_contiguous()
 
 
-def test_module_level_functions():
-    lb, tb = _bases()
+def test_module_level_functions(device):
+    lb, tb = _bases(device=device)
     pairs = [
         (lucid.reshape(lb, (4, 6)), torch.reshape(tb, (4, 6))),
         (lucid.permute(lb, (1, 0, 2)), torch.permute(tb, (1, 0, 2))),
@@ -194,18 +198,20 @@ def test_module_level_functions():
         (lucid.clone(lb), torch.clone(tb)),
     ]
     for lt, tt in pairs:
+        assert lt.device.type == device
         assert_same(lt, tt, offset=True)
     for a, b in zip(lucid.unbind(lb, 2), torch.unbind(tb, 2)):
+        assert a.device.type == device
         assert_same(a, b, offset=True)
 
 
 @pytest.mark.parametrize("f", [
-    lambda m: m.empty(0, 3).view(-1), lambda m: m.empty(0, 3).view(3, -1),
-    lambda m: m.empty(0, 3).reshape(3, 0, 5), lambda m: m.empty(0, 3).t(),
-    lambda m: m.empty(0, 3).unsqueeze(0), lambda m: m.empty(0, 3)[:, 1:],
-    lambda m: m.empty(0, 3).flatten()])
-def test_empty_tensor_views(f):
-    assert_same(f(lucid), f(torch))
+    lambda t: t.view(-1), lambda t: t.view(3, -1), lambda t: t.reshape(3, 0, 5), lambda t: t.t(),
+    lambda t: t.unsqueeze(0), lambda t: t[:, 1:], lambda t: t.flatten()])
+def test_empty_tensor_views(f, device):
+    lv = f(lucid.empty(0, 3, device=device))
+    assert lv.device.type == device
+    assert_same(lv, f(torch.empty(0, 3)))
 
 
 @pytest.mark.parametrize("op", [
@@ -214,8 +220,8 @@ def test_empty_tensor_views(f):
     lambda t: t[:, ::2].view(16),
     lambda t: t.permute(2, 1, 0).view(24),
 ])
-def test_view_of_non_contiguous_raises(op):
-    lb, tb = _bases()
+def test_view_of_non_contiguous_raises(op, device):
+    lb, tb = _bases(device=device)
     with pytest.raises(RuntimeError) as te:
         op(tb)
     with pytest.raises(type(te.value), match="view size is not compatible"):
@@ -226,8 +232,8 @@ def test_view_of_non_contiguous_raises(op):
     lambda t: t.view(5, 5), lambda t: t.reshape(7), lambda t: t.view(-1, -1),
     lambda t: t.view(2, -1, 5), lambda t: t.reshape(0, -1),
 ])
-def test_incompatible_shape_raises(op):
-    lb, tb = _bases()
+def test_incompatible_shape_raises(op, device):
+    lb, tb = _bases(device=device)
     with pytest.raises(RuntimeError) as te:
         op(tb)
     with pytest.raises(type(te.value), match="invalid|infer|shape"):
@@ -248,8 +254,8 @@ def test_incompatible_shape_raises(op):
     (lambda t: t.t(), "2 dimensions"),
     (lambda t: t[0, 0].mT, "matrices"),
 ])
-def test_bad_view_arguments(op, word):
-    lb, tb = _bases()
+def test_bad_view_arguments(op, word, device):
+    lb, tb = _bases(device=device)
     with pytest.raises(Exception) as te:
         op(tb)
     with pytest.raises(type(te.value), match=word):
