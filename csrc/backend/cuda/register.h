@@ -21,5 +21,6 @@ void register_random_kernels();
 void register_linalg_kernels();
 void register_index_kernels();
 void register_shape_kernels();
+void register_conv_kernels();
 
 }  // namespace lucid::cuda
