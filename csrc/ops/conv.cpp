@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "ops/conv_common.h"
 #include "ops/elementwise.h"
+#include "ops/linalg.h"
 #include "ops/prims/spatial.h"
 #include "ops/reduce.h"
 #include "ops/reduce_plan.h"
@@ -61,6 +62,7 @@ TensorPtr conv_raw(const TensorPtr& big, const TensorPtr& w, const TensorPtr& bi
   TensorPtr out = TensorImpl::empty(image_shape(N, Cs, G.g.small, G.nsp), cd, big->device());
   ConvForward p;
   p.geom = G.g;
+  p.allow_tf32 = matmul_allow_tf32();
   launch_conv(p, out, x, wc, bc);
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&big, &w, &bias})) {
@@ -85,6 +87,7 @@ TensorPtr conv_transpose_raw(const TensorPtr& small, const TensorPtr& w, const T
   TensorPtr out = TensorImpl::empty(image_shape(N, Cb, G.g.big, G.nsp), cd, small->device());
   ConvTranspose p;
   p.geom = G.g;
+  p.allow_tf32 = matmul_allow_tf32();
   launch_conv(p, out, x, wc, bc);
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&small, &w, &bias})) {
@@ -110,6 +113,7 @@ TensorPtr weight_raw(const TensorPtr& big, const TensorPtr& small, const Geo& G)
   TensorPtr out = TensorImpl::empty(ws, cd, big->device());
   ConvWeightGrad p;
   p.geom = G.g;
+  p.allow_tf32 = matmul_allow_tf32();
   launch(p, {out.get()}, {x.get(), y.get()});
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&big, &small})) {

@@ -22,6 +22,7 @@ void register_kernels() {
   register_index_kernels();
   register_shape_kernels();
   register_norm_kernels();
+  register_conv_kernels();
 }
 
 }  // namespace lucid::cuda

@@ -22,5 +22,6 @@ void register_linalg_kernels();
 void register_index_kernels();
 void register_shape_kernels();
 void register_norm_kernels();
+void register_conv_kernels();
 
 }  // namespace lucid::cuda

@@ -29,12 +29,16 @@ struct ConvGeometry {
   int64_t kernel_numel() const { return k[0] * k[1] * k[2]; }
 };
 
-// Convolution's tensors are float32 or float64, one dtype per launch.
+// Convolution's tensors are float32 or float64, one dtype per launch. allow_tf32:
+// float32 convolutions may use TF32 tensor cores (GPU only); lucid follows
+// lucid.backends.cuda.matmul.allow_tf32 (default False: exact), read when the op is
+// called, for convolutions as for products.
 
 // small = conv(big, w) (+ bias). ins: {big [N, Cb, *big], w [Cs, Cb/groups, *k], bias
 // [Cs] when there is one}; outs: {small [N, Cs, *small]}.
 struct ConvForward : PrimitiveOf<Prim::ConvForward, ConvForward> {
   ConvGeometry geom;
+  bool allow_tf32 = false;
   const char* name() const override { return "convolution"; }
 };
 
@@ -43,6 +47,7 @@ struct ConvForward : PrimitiveOf<Prim::ConvForward, ConvForward> {
 // outs: {big [N, Cb, *big]}.
 struct ConvTranspose : PrimitiveOf<Prim::ConvTranspose, ConvTranspose> {
   ConvGeometry geom;
+  bool allow_tf32 = false;
   const char* name() const override { return "conv_transpose"; }
 };
 
@@ -50,6 +55,7 @@ struct ConvTranspose : PrimitiveOf<Prim::ConvTranspose, ConvTranspose> {
 // ins: {big [N, Cb, *big], small [N, Cs, *small]}; outs: {gw [Cs, Cb/groups, *k]}.
 struct ConvWeightGrad : PrimitiveOf<Prim::ConvWeightGrad, ConvWeightGrad> {
   ConvGeometry geom;
+  bool allow_tf32 = false;
   const char* name() const override { return "convolution_backward"; }
 };
 

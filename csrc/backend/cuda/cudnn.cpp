@@ -1,0 +1,95 @@
+#include "backend/cuda/cudnn.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <string>
+
+#include "backend/cuda/device_guard.h"
+#include "backend/cuda/stream.h"
+#include "core/error.h"
+
+namespace lucid::cuda {
+
+namespace {
+
+// The toolkit's library folder at build time, tried after the loader's own search.
+#ifndef LUCID_CUDA_LIBRARY_DIR
+#define LUCID_CUDA_LIBRARY_DIR ""
+#endif
+
+void* open_library() {
+  const std::string names[] = {"libcudnn.so.9", std::string(LUCID_CUDA_LIBRARY_DIR) + "/libcudnn.so.9"};
+  std::string why = "not found";
+  for (const std::string& name : names) {
+    if (void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+    if (const char* e = dlerror()) why = e;
+  }
+  fail<RuntimeError>("GPU convolutions need cuDNN 9 (libcudnn.so.9), which could not be loaded: ", why,
+                     ". Install cuDNN 9 for CUDA 13 or add its folder to LD_LIBRARY_PATH.");
+}
+
+template <typename F>
+void bind(void* lib, F& fn, const char* name) {
+  fn = reinterpret_cast<F>(dlsym(lib, name));
+  LUCID_CHECK(fn, RuntimeError, "cuDNN (libcudnn.so.9) has no ", name);
+}
+
+}  // namespace
+
+const CudnnApi& cudnn() {
+  static const CudnnApi api = [] {
+    void* lib = open_library();  // kept open for the process
+    CudnnApi a{};
+    bind(lib, a.version, "cudnnGetVersion");
+    LUCID_CHECK(a.version() >= 90000, RuntimeError, "GPU convolutions need cuDNN 9 or newer; libcudnn.so.9 reports ",
+                a.version());
+    bind(lib, a.error_string, "cudnnGetErrorString");
+    bind(lib, a.create, "cudnnCreate");
+    bind(lib, a.set_stream, "cudnnSetStream");
+    bind(lib, a.tensor_create, "cudnnCreateTensorDescriptor");
+    bind(lib, a.tensor_set, "cudnnSetTensorNdDescriptor");
+    bind(lib, a.tensor_destroy, "cudnnDestroyTensorDescriptor");
+    bind(lib, a.filter_create, "cudnnCreateFilterDescriptor");
+    bind(lib, a.filter_set, "cudnnSetFilterNdDescriptor");
+    bind(lib, a.filter_destroy, "cudnnDestroyFilterDescriptor");
+    bind(lib, a.conv_create, "cudnnCreateConvolutionDescriptor");
+    bind(lib, a.conv_set, "cudnnSetConvolutionNdDescriptor");
+    bind(lib, a.conv_set_groups, "cudnnSetConvolutionGroupCount");
+    bind(lib, a.conv_set_math, "cudnnSetConvolutionMathType");
+    bind(lib, a.conv_destroy, "cudnnDestroyConvolutionDescriptor");
+    bind(lib, a.forward_algos, "cudnnGetConvolutionForwardAlgorithm_v7");
+    bind(lib, a.forward_workspace, "cudnnGetConvolutionForwardWorkspaceSize");
+    bind(lib, a.forward, "cudnnConvolutionForward");
+    bind(lib, a.data_algos, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    bind(lib, a.data_workspace, "cudnnGetConvolutionBackwardDataWorkspaceSize");
+    bind(lib, a.backward_data, "cudnnConvolutionBackwardData");
+    bind(lib, a.filter_algos, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    bind(lib, a.filter_workspace, "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+    bind(lib, a.backward_filter, "cudnnConvolutionBackwardFilter");
+    return a;
+  }();
+  return api;
+}
+
+cudnnHandle_t cudnn_handle(int device) {
+  static std::mutex mu;
+  static cudnnHandle_t handles[kMaxDevices] = {};  // never destroyed, as the streams
+  std::lock_guard<std::mutex> lock(mu);
+  if (!handles[device]) {
+    DeviceGuard guard(device);
+    cudnnHandle_t h = nullptr;
+    check_cudnn(cudnn().create(&h), "cudnnCreate");
+    // lucid's one stream per device never changes, so the handle is bound once.
+    check_cudnn(cudnn().set_stream(h, stream(device)), "cudnnSetStream");
+    handles[device] = h;
+  }
+  return handles[device];
+}
+
+void check_cudnn(cudnnStatus_t status, const char* call) {
+  LUCID_CHECK(status == CUDNN_STATUS_SUCCESS, RuntimeError, "cuDNN error ", int(status), " (",
+              cudnn().error_string(status), ") in ", call);
+}
+
+}  // namespace lucid::cuda
