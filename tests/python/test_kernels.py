@@ -13,7 +13,6 @@ CUDA_PENDING = {
     "Conj",
     "ConvForward", "ConvTranspose", "ConvWeightGrad", "Im2Col", "Col2Im",  # convolution (cuDNN)
     "MaxPool", "AvgPool", "ResampleTaps", "GridSample", "GridSampleBackward",
-    "Scatter", "IndexAdd", "IndexPut",
     "CountNonzero", "Nonzero",
     "NormMoments", "NormAffine", "NormGradSums", "NormAffine2", "BatchNormStats",
     "BatchNormGradCoeffs", "GroupNormStats", "GroupNormGradCoeffs",
