@@ -12,7 +12,6 @@ CUDA_PENDING = {
     "ProdRows", "RowStat", "ScanDim",                                    # prod, var of complex/ints, logsumexp, p-norms, cumsum/cumprod
     "Conj",
     "MaxPool", "AvgPool", "ResampleTaps", "GridSample", "GridSampleBackward",
-    "Scatter", "IndexAdd", "IndexPut",
     "CountNonzero", "Nonzero",
     "LstmCell", "LstmCellBackward", "GruCell", "GruCellBackward",
     "LstmLayer", "LstmLayerBackward", "GruLayer", "GruLayerBackward", "CtcLoss", "CtcLossBackward",

@@ -7,10 +7,8 @@
 // dimension's size; a bad one is reported to the device error slot (Note [Errors found
 // on the device]), its element left unwritten, and the op raises at the next sync.
 // Elements move as bytes of the item size, so one instantiation serves every dtype.
-#include "backend/cuda/device_error.h"
-#include "backend/cuda/elementwise_launch.cuh"
+#include "backend/cuda/index.cuh"
 #include "backend/cuda/register.h"
-#include "core/copy.h"
 #include "ops/prims/index.h"
 
 namespace lucid::cuda {
@@ -19,17 +17,6 @@ namespace {
 
 using ops::Inputs;
 using ops::Outputs;
-
-constexpr int kMaxIndexTensors = 4;
-
-struct IndexDims {
-  int count;                             // index tensors
-  int64_t size[kMaxIndexTensors];        // the indexed dims' sizes
-  int64_t stride[kMaxIndexTensors];      // and self's byte strides along them
-  int32_t dim[kMaxIndexTensors];         // for the error message
-  bool wrap;                             // negative indices count from the end
-  DeviceErrorCode code;
-};
 
 // Operands: out, self (base), index tensors 0..K-1. E: an unsigned type of the item size.
 template <typename E, int K>
@@ -41,17 +28,7 @@ __global__ void __launch_bounds__(kEwThreads) gather_kernel(char* out, const cha
     int64_t off[K + 2];
     ew_offsets<true>(e, p, off);
     int64_t src = off[1];
-    bool ok = true;
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      int64_t v = *reinterpret_cast<const int64_t*>(idx.ptr[k] + off[2 + k]);
-      if (d.wrap && v < 0) v += d.size[k];
-      if (v < 0 || v >= d.size[k]) {
-        if (ok) report_device_error(error, d.code, d.dim[k], d.wrap && v < 0 ? v - d.size[k] : v, d.size[k]);
-        ok = false;
-      }
-      src += v * d.stride[k];
-    }
+    const bool ok = add_index_offset<K>(idx, off + 2, d, error, src);
     if (ok) *reinterpret_cast<E*>(out + off[0]) = *reinterpret_cast<const E*>(self + src);
   }
 }
@@ -62,23 +39,9 @@ void launch_gather(TensorImpl& out, const TensorImpl& self, const std::vector<co
                    Stride out_st, Stride self_st, std::vector<Stride> idx_st, const IndexDims& d) {
   const int64_t n = numel_of(shape);
   if (n == 0) return;
-  LUCID_CHECK(n < (int64_t(1) << 31), RuntimeError, "GPU indexing of 2^31 or more elements at once is not supported");
-  std::initializer_list<Stride*> strides = {&out_st, &self_st, &idx_st[0], K > 1 ? &idx_st[1] : &idx_st[0],
-                                            K > 2 ? &idx_st[2] : &idx_st[0], K > 3 ? &idx_st[3] : &idx_st[0]};
-  shape = collapse_dims(shape, strides);
-  LUCID_CHECK(shape.size() <= size_t(kMaxEwDims), RuntimeError, "GPU indexing over more than ", kMaxEwDims,
-              " dimensions that do not merge");
-  EwStrides<K + 1> p{};
-  p.ndim = int(shape.size());
-  for (int i = 0; i < p.ndim; ++i) {
-    p.sizes[i] = shape[i];
-    p.div[i] = FastDiv(uint32_t(shape[i]));
-    p.strides[0][i] = out_st[i];
-    p.strides[1][i] = self_st[i];
-    for (int k = 0; k < K; ++k) p.strides[2 + k][i] = idx_st[k][i];
-  }
-  EwInputs<int64_t, K> in{};
-  for (int k = 0; k < K; ++k) in.ptr[k] = reinterpret_cast<const char*>(idx[k]->data_ptr());
+  const EwStrides<K + 1> p = index_loop_strides<K>(std::move(shape), std::move(out_st), std::move(self_st),
+                                                   std::move(idx_st));
+  const EwInputs<int64_t, K> in = index_pointers<K>(idx);
   const int device = out.device().index;
   DeviceErrorSlot* error = device_error_slot(device);
   DeviceGuard guard(device);

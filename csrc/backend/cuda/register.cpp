@@ -20,6 +20,7 @@ void register_kernels() {
   register_random_kernels();
   register_linalg_kernels();
   register_index_kernels();
+  register_index_write_kernels();
   register_shape_kernels();
   register_norm_kernels();
   register_conv_kernels();

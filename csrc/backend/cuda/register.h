@@ -20,6 +20,7 @@ void register_reduce_kernels();
 void register_random_kernels();
 void register_linalg_kernels();
 void register_index_kernels();
+void register_index_write_kernels();
 void register_shape_kernels();
 void register_norm_kernels();
 void register_conv_kernels();
