@@ -84,3 +84,9 @@ workload("GPU index_select 256K rows of [1M, 64]", "gpu index",
 workload("GPU x[idx] 256K rows of [1M, 64]", "gpu index",
          inputs((T, D), randint(T, K), device="gpu"), lambda m, x, i: x[i],
          nbytes=2 * rows + K * 8, device="gpu", ceiling="gpu_copy")
+S = 1 << 16  # scatter_add: 256K source rows summed into 64K rows (out of place: a copy of self, then atomics)
+workload("GPU scatter_add 256K rows into [64K, 64]", "gpu index",
+         inputs((S, D), lambda g: torch.randint(0, S, (K, 1), generator=g).expand(K, D).contiguous(), (K, D),
+                device="gpu"),
+         lambda m, x, i, s: m.scatter_add(x, 0, i, s), nbytes=2 * S * D * F32 + rows + K * D * 8 + rows,
+         device="gpu", ceiling="gpu_copy")
