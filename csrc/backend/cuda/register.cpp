@@ -21,6 +21,9 @@ void register_kernels() {
   register_linalg_kernels();
   register_index_kernels();
   register_shape_kernels();
+  register_reduce_rows_kernels();
+  register_scan_kernels();
+  register_conj_kernels();
 }
 
 }  // namespace lucid::cuda

@@ -21,5 +21,8 @@ void register_random_kernels();
 void register_linalg_kernels();
 void register_index_kernels();
 void register_shape_kernels();
+void register_reduce_rows_kernels();
+void register_scan_kernels();
+void register_conj_kernels();
 
 }  // namespace lucid::cuda
