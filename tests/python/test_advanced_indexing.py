@@ -1,6 +1,7 @@
 """Advanced indexing (integer tensors, lists, bool masks, mixed with basic parts),
 index_put_, nonzero, masked_select and argwhere, against PyTorch: values, shapes,
-dtypes, errors, and gradients (against torch and lucid.autograd.gradcheck)."""
+dtypes, errors, and gradients (against torch and lucid.autograd.gradcheck). nonzero,
+argwhere, masked_select and mask reads also run on the GPU (against torch's CUDA)."""
 
 import warnings
 
@@ -255,18 +256,27 @@ def test_write_value_aliasing_self():
 
 
 # ---- nonzero, argwhere, masked_select ---------------------------------------------------------
+def _cuda(t, device):
+    return t.cuda() if device == "gpu" else t
+
+
+def _on_device(lt, device):
+    assert lt.device.type == device
+    return lt
+
+
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
-def test_nonzero_dtypes(dtype):
-    t = (torch.arange(24).reshape(2, 3, 4) % 5 == 0).to(getattr(torch, dtype))
-    same(lucid.nonzero(to_lucid(t)), torch.nonzero(t))
-    same(to_lucid(t).argwhere(), torch.argwhere(t))
+def test_nonzero_dtypes(dtype, device):
+    t = _cuda((torch.arange(24).reshape(2, 3, 4) % 5 == 0).to(getattr(torch, dtype)), device)
+    same(_on_device(lucid.nonzero(to_lucid(t.cpu(), device)), device), torch.nonzero(t))
+    same(to_lucid(t.cpu(), device).argwhere(), torch.argwhere(t))
 
 
 @pytest.mark.parametrize("t", [torch.tensor(3.0), torch.tensor(0.0), torch.zeros(0, 3), torch.zeros(2, 0),
                                torch.tensor([0.0, -0.0, float("nan"), 1.0]),
                                torch.tensor([0j, 1j, 1 + 0j]), torch.zeros(3, 4), torch.ones(2, 1, 3)])
-def test_nonzero_shapes(t):
-    lt = to_lucid(t)
+def test_nonzero_shapes(t, device):
+    lt, t = to_lucid(t, device), _cuda(t, device)
     same(lt.nonzero(), t.nonzero())
     same(lucid.argwhere(lt), torch.argwhere(t))
     lo, to = lucid.nonzero(lt, as_tuple=True), t.nonzero(as_tuple=True)
@@ -277,12 +287,27 @@ def test_nonzero_shapes(t):
 
 @pytest.mark.parametrize("tshape,mshape", [((3, 4), (3, 4)), ((3, 1), (2, 3, 4)), ((4,), (3, 4)), ((), ()),
                                            ((), (3,)), ((2, 3), ()), ((0, 3), (0, 3))])
-def test_masked_select(tshape, mshape):
+def test_masked_select(tshape, mshape, device):
     t = torch.randn(tshape)
     m = torch.rand(mshape) > 0.4
-    lo = lucid.masked_select(to_lucid(t), to_lucid(m))
+    lt, lm, t, m = to_lucid(t, device), to_lucid(m, device), _cuda(t, device), _cuda(m, device)
+    lo = _on_device(lucid.masked_select(lt, lm), device)
     same(lo, torch.masked_select(t, m))
-    same(to_lucid(t).masked_select(to_lucid(m)), t.masked_select(m))
+    same(lt.masked_select(lm), t.masked_select(m))
+    if mshape == tshape:  # a bool mask read is nonzero's too
+        same(_on_device(lt[lm], device), t[m])
+
+
+@pytest.mark.parametrize("device", ["gpu"] if lucid.gpu.is_available() else [])
+@pytest.mark.parametrize("shape", [(5000,), (3, 70001), (2, 3, 4, 5, 6), (4097,), (1, 1)])
+@pytest.mark.parametrize("density", [0.0, 0.01, 0.5, 1.0])
+def test_nonzero_sizes_on_the_gpu(shape, density, device):
+    # tiles of 4096 flags: several tiles, ragged ends, all-false and all-true
+    g = torch.Generator().manual_seed(7)
+    t = torch.rand(shape, generator=g) < density
+    lt = to_lucid(t, device)
+    same(_on_device(lt.nonzero(), device), t.cuda().nonzero())
+    same(lucid.nonzero(to_lucid(t.float(), device)), t.nonzero())  # the cast to bool on the GPU first
 
 
 # ---- errors --------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """The reductions beyond sum/mean, the scans and softmax, checked op by op against
 PyTorch from one registry: forward over every dtype, dims (int, tuple, negative,
 None), keepdim, non-contiguous, 0-d and empty inputs and NaN/inf; backward against
-torch in float64/float32; lucid.autograd.gradcheck in float64."""
+torch in float64/float32; lucid.autograd.gradcheck in float64. The ops whose kernels are
+prod, var/std, logsumexp, the norms and the scans (GPU_OPS) also run on the GPU, against
+torch's CUDA and lucid's own CPU."""
 
 import math
 
@@ -10,8 +12,8 @@ import torch
 
 import lucid
 
-from conftest import DTYPE_NAMES, to_lucid
-from test_elementwise import _compare, _pair
+from conftest import DTYPE_NAMES, to_lucid, to_torch
+from test_elementwise import _compare, _on_cpu, _pair, _torch_device
 
 MULTI_DIMS = [None, 0, -1, 2, (0, 2), (-1, 0), ()]  # ops whose dim may be a tuple
 ONE_DIMS = [None, 0, -1, 2]  # ops whose dim is one int (or None)
@@ -74,6 +76,14 @@ OPS = {
     "log_softmax": (lambda m, x, d, k: x.log_softmax(d), SCAN_DIMS, True),
 }
 ENGINE_NAME = {"var_corr": "var", "std_unbiased": "std"}
+# The entries with a GPU leg: the ops of ProdRows, RowStat, ScanDim (and count_nonzero).
+GPU_OPS = {"prod", "count_nonzero", "var", "std", "var_corr", "std_unbiased", "var_mean", "std_mean",
+           "logsumexp", "norm", "norm_1", "norm_3", "norm_inf", "norm_-inf", "norm_0", "cumsum", "cumprod"}
+
+
+def _only_gpu_ops(op, device):
+    if device == "gpu" and op not in GPU_OPS:
+        pytest.skip("this op has no GPU leg here")
 
 
 def test_every_reduction_has_an_entry():
@@ -101,68 +111,114 @@ def _same(lr, tr):
     _compare(lr, tr, _tol(tr))
 
 
-def _check(lucid_fn, torch_fn):
-    """Same values/dtype/shape, or the same exception type."""
+def _reference(torch_fn, on_gpu):
+    """torch_fn()'s result, or the exception it raised. On the GPU, where torch's CUDA
+    raises and its CPU does not (a dtype CUDA lacks), torch's CPU result, moved to CUDA."""
     try:
-        expected = torch_fn()
+        return torch_fn(), None
     except Exception as e:
+        if on_gpu:
+            try:
+                r = _on_cpu(torch_fn)()
+                return (tuple(x.cuda() for x in r) if isinstance(r, tuple) else r.cuda()), None
+            except Exception:
+                pass
+        return None, e
+
+
+def _same_as_cpu(lg, lc):
+    """A GPU result matches lucid's CPU result."""
+    if isinstance(lc, tuple):
+        assert isinstance(lg, tuple) and len(lg) == len(lc)
+        for a, b in zip(lg, lc):
+            _same_as_cpu(a, b)
+        return
+    assert lg.device.type == "gpu"
+    _same(lg.cpu(), to_torch(lc))
+
+
+def _check(lucid_fn, torch_fn, cpu_fn=None):
+    """Same values/dtype/shape, or the same exception type. On the GPU, cpu_fn is the
+    same call on lucid's CPU, whose result the GPU's must match too."""
+    expected, e = _reference(torch_fn, cpu_fn is not None)
+    if e is not None:
         types = (type(e),)
         if "complex" in str(e).lower() or "Complex" in str(e):  # wording and type vary across versions
             types += (TypeError, RuntimeError, NotImplementedError)
         with pytest.raises(types):
             lucid_fn()
         return
-    _same(lucid_fn(), expected)
+    got = lucid_fn()
+    _same(got, expected)
+    if cpu_fn is not None:
+        _same_as_cpu(got, cpu_fn())
 
 
-def _distinct(name, shape, seed):
+def _distinct(name, shape, seed, device="cpu"):
     """Distinct values (no ties), so argmax/max indices and gradients are unambiguous."""
     g = torch.Generator().manual_seed(seed)
     n = math.prod(shape)
     t = (torch.randperm(n, generator=g).to(torch.float64) - n / 2 + 0.5).reshape(shape) / 4  # no zeros
     t = t.to(getattr(torch, name))
-    return to_lucid(t), t
+    return to_lucid(t, device), t.to(_torch_device(device))
+
+
+def _legs(maker, name, shape, seed, device):
+    """(lucid, torch) inputs on `device`, and lucid's CPU input when that is the GPU."""
+    la, ta = maker(name, shape, seed, device)
+    return la, ta, (maker(name, shape, seed)[0] if device == "gpu" else None)
+
+
+def _cpu_call(call, lc, *args):
+    """The same call on lucid's CPU input (None off the GPU)."""
+    return None if lc is None else lambda: call(lucid, lc, *args)
 
 
 @pytest.mark.parametrize("op", sorted(OPS))
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
-def test_forward_matches_torch(op, dtype):
+def test_forward_matches_torch(op, dtype, device):
+    _only_gpu_ops(op, device)
     call, dims, _ = OPS[op]
     if dtype == "complex64" and op == "logsumexp":
         pytest.skip("lucid's logsumexp has no complex kernel yet (raises NotImplementedError)")
     maker = _distinct if dtype not in ("bool", "uint8", "int8", "complex64") else _pair
-    la, ta = maker(dtype, (2, 3, 4), 41)
+    la, ta, lc = _legs(maker, dtype, (2, 3, 4), 41, device)
     for d in dims:
         for k in (False, True):
-            _check(lambda: call(lucid, la, d, k), lambda: call(torch, ta, d, k))
+            _check(lambda: call(lucid, la, d, k), lambda: call(torch, ta, d, k), _cpu_call(call, lc, d, k))
 
 
 @pytest.mark.parametrize("op", sorted(OPS))
 @pytest.mark.parametrize("dtype", ["int32", "float32"])
-def test_forward_with_ties(op, dtype):
+def test_forward_with_ties(op, dtype, device):
     # small ints repeat: values must agree; max/argmax pick the first extremum like torch on CPU
+    _only_gpu_ops(op, device)
     call, dims, _ = OPS[op]
-    la, ta = _pair(dtype, (3, 5), 42)
+    la, ta, lc = _legs(_pair, dtype, (3, 5), 42, device)
     for d in [x for x in dims if not isinstance(x, tuple) and x in (None, 0, 1, -1)]:
-        _check(lambda: call(lucid, la, d, True), lambda: call(torch, ta, d, True))
+        _check(lambda: call(lucid, la, d, True), lambda: call(torch, ta, d, True), _cpu_call(call, lc, d, True))
 
 
 @pytest.mark.parametrize("op", sorted(OPS))
-def test_non_contiguous_inputs(op):
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_non_contiguous_inputs(op, dtype, device):
+    _only_gpu_ops(op, device)
     call, dims, _ = OPS[op]
-    la, ta = _distinct("float64", (4, 6, 5), 43)
-    for lv, tv in [(la.transpose(0, 2), ta.transpose(0, 2)), (la[::2, 1::2], ta[::2, 1::2]),
-                   (la[:, :1].expand(4, 6, 5), ta[:, :1].expand(4, 6, 5))]:
+    la, ta, lc = _legs(_distinct, dtype, (4, 6, 5), 43, device)
+    views = [lambda x: x.transpose(0, 2), lambda x: x[::2, 1::2], lambda x: x[:, :1].expand(4, 6, 5)]
+    for view in views:
+        lv, tv, cv = view(la), view(ta), None if lc is None else view(lc)
         for d in dims:
-            _check(lambda: call(lucid, lv, d, False), lambda: call(torch, tv, d, False))
+            _check(lambda: call(lucid, lv, d, False), lambda: call(torch, tv, d, False), _cpu_call(call, cv, d, False))
 
 
 @pytest.mark.parametrize("op", sorted(OPS))
 @pytest.mark.parametrize("shape", [(), (0, 3), (2, 0), (0,)])
-def test_zero_dim_and_empty(op, shape):
+def test_zero_dim_and_empty(op, shape, device):
+    _only_gpu_ops(op, device)
     call, dims, _ = OPS[op]
-    la, ta = _pair("float32", shape, 44)
-    li, ti = _pair("int64", shape, 45)
+    la, ta = _pair("float32", shape, 44, device)
+    li, ti = _pair("int64", shape, 45, device)
     # (dims past a 0-d or 1-d tensor's rank left out: torch checks emptiness and the
     # dim in an order that differs between ops)
     for d in [None, 0, -1] + ([1, (0, 1)] if len(shape) == 2 else []):
@@ -175,15 +231,19 @@ def test_zero_dim_and_empty(op, shape):
 
 
 @pytest.mark.parametrize("op", sorted(OPS))
-def test_nan_and_inf(op):
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_nan_and_inf(op, dtype, device):
+    _only_gpu_ops(op, device)
     call, dims, _ = OPS[op]
     nan, inf = float("nan"), float("inf")
     rows = [[1.0, nan, 3.0, -2.0], [inf, 1.0, -inf, 0.5], [-inf, -inf, -inf, -inf], [2.0, 5.0, inf, inf]]
-    la, ta = lucid.tensor(rows, dtype=lucid.float64), torch.tensor(rows, dtype=torch.float64)
+    la = lucid.tensor(rows, dtype=getattr(lucid, dtype), device=device)
+    ta = torch.tensor(rows, dtype=getattr(torch, dtype), device=_torch_device(device))
+    lc = lucid.tensor(rows, dtype=getattr(lucid, dtype)) if device == "gpu" else None
     if op.endswith("_mean"):
         return  # torch's fused var_mean gives a nan mean where torch.mean gives +-inf; lucid gives mean()'s
     for d in [x for x in dims if x in (None, 0, 1, -1)]:
-        _check(lambda: call(lucid, la, d, False), lambda: call(torch, ta, d, False))
+        _check(lambda: call(lucid, la, d, False), lambda: call(torch, ta, d, False), _cpu_call(call, lc, d, False))
 
 
 def _weights(out, seed):
@@ -197,13 +257,15 @@ def _first(r):
 
 @pytest.mark.parametrize("op", sorted(n for n in OPS if OPS[n][2]))
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_backward_matches_torch(op, dtype):
+def test_backward_matches_torch(op, dtype, device):
+    _only_gpu_ops(op, device)
     call, dims, _ = OPS[op]
+    tdev = _torch_device(device)
     for seed, with_zero in [(46, False), (47, True)]:
-        lx, tx = _distinct(dtype, (2, 3, 4), seed)
+        lx, tx = _distinct(dtype, (2, 3, 4), seed, device)
         if with_zero:  # zeros matter for prod/cumprod (and norms)
-            lx, tx = to_lucid(tx.clone().index_fill_(1, torch.tensor([1]), 0.0)), None
-            tx = torch.tensor(lx.tolist(), dtype=getattr(torch, dtype))
+            tx = tx.clone().index_fill_(1, torch.tensor([1], device=tdev), 0.0)
+            lx = to_lucid(tx.cpu(), device)
             if op in ("max", "min", "amax", "amin", "norm_inf", "norm_-inf", "norm_0"):
                 continue  # ties among the zeros: torch splits or picks; covered above without zeros
         for d in dims:
@@ -213,29 +275,31 @@ def test_backward_matches_torch(op, dtype):
                 la, ta = lx.detach().requires_grad_(), tx.detach().requires_grad_()
                 tout = _first(call(torch, ta, d, k))
                 w = _weights(tout, 48)
-                (tout * w).sum().backward()
+                (tout * w.to(tdev)).sum().backward()
                 lout = _first(call(lucid, la, d, k))
-                (lout * to_lucid(w)).sum().backward()
+                (lout * to_lucid(w, device)).sum().backward()
+                assert la.grad.device == la.device
                 tol = 1e-9 if dtype == "float64" else 2e-4
                 expected = ta.grad if ta.grad is not None else torch.zeros_like(ta)  # torch: None for p=0
-                torch.testing.assert_close(torch.tensor(la.grad.tolist(), dtype=ta.dtype), expected,
+                torch.testing.assert_close(torch.tensor(la.grad.tolist(), dtype=ta.dtype), expected.cpu(),
                                            rtol=tol, atol=tol, equal_nan=True)
 
 
 @pytest.mark.parametrize("op", sorted(n for n in OPS if OPS[n][2]))
-def test_gradcheck(op):
+def test_gradcheck(op, device):
+    _only_gpu_ops(op, device)
     call, dims, _ = OPS[op]
     for d in dims[:4]:
-        lx, _ = _distinct("float64", (2, 3, 2), 49)
+        lx, _ = _distinct("float64", (2, 3, 2), 49, device)
         lx.requires_grad_()
         assert lucid.autograd.gradcheck(lambda x: _first(call(lucid, x, d, False)), (lx,))
 
 
 @pytest.mark.parametrize("op", ["prod", "cumprod"])
-def test_gradcheck_with_zeros(op):
+def test_gradcheck_with_zeros(op, device):
     call, dims, _ = OPS[op]
     for row in ([1.5, 0.0, -2.0, 3.0], [0.0, 2.0, 0.0, -1.5], [0.5, 2.0, -1.0, 0.0]):
-        lx = lucid.tensor(row, dtype=lucid.float64, requires_grad=True)
+        lx = lucid.tensor(row, dtype=lucid.float64, device=device, requires_grad=True)
         assert lucid.autograd.gradcheck(lambda x: call(lucid, x, 0, False), (lx,))
 
 
@@ -286,27 +350,31 @@ def test_max_return_types_and_other_overload():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "float16"])
-def test_dtype_arguments(dtype):
-    la, ta = _pair(dtype, (3, 4), 53)
+def test_dtype_arguments(dtype, device):
+    la, ta = _pair(dtype, (3, 4), 53, device)
+    lc = _pair(dtype, (3, 4), 53)[0] if device == "gpu" else None
     for out in ["float64", "int32", "float32", "complex64"]:
         lo, to = getattr(lucid, out), getattr(torch, out)
-        _check(lambda: lucid.prod(la, 1, dtype=lo), lambda: torch.prod(ta, 1, dtype=to))
-        _check(lambda: la.cumsum(0, dtype=lo), lambda: ta.cumsum(0, dtype=to))
-        _check(lambda: lucid.cumprod(la, 1, dtype=lo), lambda: torch.cumprod(ta, 1, dtype=to))
+        on_cpu = (lambda f: None) if lc is None else (lambda f: lambda: f(lc))
+        _check(lambda: lucid.prod(la, 1, dtype=lo), lambda: torch.prod(ta, 1, dtype=to),
+               on_cpu(lambda x: lucid.prod(x, 1, dtype=lo)))
+        _check(lambda: la.cumsum(0, dtype=lo), lambda: ta.cumsum(0, dtype=to), on_cpu(lambda x: x.cumsum(0, dtype=lo)))
+        _check(lambda: lucid.cumprod(la, 1, dtype=lo), lambda: torch.cumprod(ta, 1, dtype=to),
+               on_cpu(lambda x: lucid.cumprod(x, 1, dtype=lo)))
         _check(lambda: lucid.softmax(la, 1, dtype=lo), lambda: torch.softmax(ta, 1, dtype=to))
         _check(lambda: la.log_softmax(0, dtype=lo), lambda: ta.log_softmax(0, dtype=to))
         _check(lambda: lucid.norm(la, 2, 1, dtype=lo), lambda: torch.norm(ta, 2, 1, dtype=to))
 
 
-def test_numerically_stable():
+def test_numerically_stable(device):
     big = [[1000.0, 1001.0, 999.0], [-1000.0, -1001.0, -999.0]]
-    la, ta = lucid.tensor(big), torch.tensor(big)
+    la, ta = lucid.tensor(big, device=device), torch.tensor(big, device=_torch_device(device))
     for name in ["softmax", "log_softmax", "logsumexp"]:
         _same(getattr(lucid, name)(la, 1), getattr(torch, name)(ta, 1))
 
 
-def test_vector_norm():
-    la, ta = _distinct("float32", (3, 4), 54)
+def test_vector_norm(device):
+    la, ta = _distinct("float32", (3, 4), 54, device)
     for ord in [2, 1, 0, 3.5, float("inf"), float("-inf")]:
         _same(lucid._C.vector_norm(la, ord), torch.linalg.vector_norm(ta, ord))
         _same(lucid._C.vector_norm(la, ord, (0,), True), torch.linalg.vector_norm(ta, ord, (0,), True))
@@ -346,11 +414,11 @@ def test_bad_input_raises_like_torch(bad):
         bad(lucid)
 
 
-def test_int_and_bool_output_dtypes():
-    li, ti = _pair("int32", (3, 4), 55)
+def test_int_and_bool_output_dtypes(device):
+    li, ti = _pair("int32", (3, 4), 55, device)
     for name in ["prod", "cumsum", "cumprod", "argmax", "all", "any", "count_nonzero"]:
         args = (1,) if name != "count_nonzero" else ()
         _same(getattr(lucid, name)(li, *args), getattr(torch, name)(ti, *args))
-    lu, tu = _pair("uint8", (3, 4), 56)
+    lu, tu = _pair("uint8", (3, 4), 56, device)
     _same(lucid.all(lu, 1), torch.all(tu, 1))
     _same(lu.any(), tu.any())

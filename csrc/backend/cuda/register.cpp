@@ -24,6 +24,9 @@ void register_kernels() {
   register_shape_kernels();
   register_norm_kernels();
   register_conv_kernels();
+  register_reduce_rows_kernels();
+  register_scan_kernels();
+  register_conj_kernels();
 }
 
 }  // namespace lucid::cuda

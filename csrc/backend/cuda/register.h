@@ -24,5 +24,8 @@ void register_index_write_kernels();
 void register_shape_kernels();
 void register_norm_kernels();
 void register_conv_kernels();
+void register_reduce_rows_kernels();
+void register_scan_kernels();
+void register_conj_kernels();
 
 }  // namespace lucid::cuda
