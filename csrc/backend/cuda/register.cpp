@@ -21,6 +21,8 @@ void register_kernels() {
   register_linalg_kernels();
   register_index_kernels();
   register_shape_kernels();
+  register_seq_kernels();
+  register_optim_kernels();
 }
 
 }  // namespace lucid::cuda

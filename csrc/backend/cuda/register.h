@@ -21,5 +21,7 @@ void register_random_kernels();
 void register_linalg_kernels();
 void register_index_kernels();
 void register_shape_kernels();
+void register_seq_kernels();
+void register_optim_kernels();
 
 }  // namespace lucid::cuda
