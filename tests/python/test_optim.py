@@ -50,11 +50,16 @@ def config_id(c):
     return c[0] + "-" + ",".join(f"{k}={v}" for k, v in c[1].items())
 
 
-def make_pair(name, kwargs, shapes, dtype, groups=None):
-    """lucid and torch optimizers over parameters with the same values."""
+def torch_device(device):
+    return "cuda" if device == "gpu" else "cpu"
+
+
+def make_pair(name, kwargs, shapes, dtype, groups=None, device="cpu"):
+    """lucid and torch optimizers over parameters with the same values, on `device`
+    (torch on CUDA for lucid's GPU)."""
     gen = torch.Generator().manual_seed(1)
-    tps = [torch.nn.Parameter(torch.randn(s, generator=gen, dtype=dtype)) for s in shapes]
-    lps = [lucid.nn.Parameter(lucid.tensor(p.detach().numpy())) for p in tps]
+    tps = [torch.nn.Parameter(torch.randn(s, generator=gen, dtype=dtype).to(torch_device(device))) for s in shapes]
+    lps = [lucid.nn.Parameter(lucid.tensor(p.detach().cpu().numpy(), device=device)) for p in tps]
     if groups:
         tparams = [dict(params=[tps[i] for i in idx], **extra) for idx, extra in groups]
         lparams = [dict(params=[lps[i] for i in idx], **extra) for idx, extra in groups]
@@ -69,13 +74,13 @@ def set_grads(lps, tps, gen, skip=None):
             lp.grad = tp.grad = None
             continue
         g = torch.randn(tp.shape, generator=gen, dtype=tp.dtype)
-        tp.grad = g
-        lp.grad = lucid.tensor(g.numpy())
+        tp.grad = g.to(tp.device)
+        lp.grad = lucid.tensor(g.numpy(), device=lp.device)
 
 
 def assert_close(l, t, tol):
-    a = np.asarray(l.detach().numpy(), dtype=np.float64)
-    b = t.detach().numpy().astype(np.float64)
+    a = np.asarray(l.detach().cpu().numpy(), dtype=np.float64)
+    b = np.asarray(t.detach().cpu().numpy(), dtype=np.float64)
     np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
 
 
@@ -96,19 +101,59 @@ def assert_same_state(lopt, topt, tol):
 
 @pytest.mark.parametrize("config", CONFIGS, ids=config_id)
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
-def test_matches_torch_step_by_step(config, dtype):
+def test_matches_torch_step_by_step(config, dtype, device):
     name, kwargs = config
     # a tensor over several chunks of the fused dispatch, a small one and a scalar
-    lopt, topt, lps, tps = make_pair(name, kwargs, [(300, 257), (7,), ()], dtype)
+    shapes = [(300, 257), (7,), ()]
+    lopt, topt, lps, tps = make_pair(name, kwargs, shapes, dtype, device=device)
     gen = torch.Generator().manual_seed(2)
     tol = 1e-12 if dtype == torch.float64 else 2e-5
+    # torch's CUDA steps are its foreach kernels, some with their scalars on the device
+    # in float32 (ASGD's eta and mu): a little looser there; lucid's CPU is the tight check
+    torch_tol = tol if device == "cpu" else (1e-9 if dtype == torch.float64 else 5e-5)
     for step in range(STEPS):
         set_grads(lps, tps, gen, skip=1 if step == 3 else None)  # a parameter without a gradient
         lopt.step()
         topt.step()
     for lp, tp in zip(lps, tps):
-        assert_close(lp, tp, tol)
-    assert_same_state(lopt, topt, tol)
+        assert lp.is_cuda == (device == "gpu")
+        assert_close(lp, tp, torch_tol)
+    assert_same_state(lopt, topt, torch_tol)
+    if device == "gpu":
+        # the same steps on lucid's CPU
+        copt, _, cps, _ = make_pair(name, kwargs, shapes, dtype)
+        gen = torch.Generator().manual_seed(2)
+        for step in range(STEPS):
+            set_grads(cps, tps, gen, skip=1 if step == 3 else None)
+            copt.step()
+        for lp, cp in zip(lps, cps):
+            assert_close(lp, cp, tol)
+
+
+@pytest.mark.skipif(not lucid.gpu.is_available(), reason="lucid has no GPU here")
+def test_gpu_step_over_many_tensors_and_mixed_dtypes():
+    """More parameters than one launch takes, float32 and float64 in one group, sizes
+    that end on and off a chunk's boundary, an empty one, one of more chunks than one
+    launch runs: against lucid's CPU."""
+    shapes = [(5,), (16384,), (16385,), (0,), (3, 7), ()] * 4 + [(2300, 2300), (4,)]
+    gen = torch.Generator().manual_seed(9)
+    base = [torch.randn(s, generator=gen, dtype=torch.float64 if i % 3 else torch.float32)
+            for i, s in enumerate(shapes)]
+    for name, kwargs in [("Adam", dict(lr=0.01, amsgrad=True)), ("SGD", dict(lr=0.1, momentum=0.9)),
+                         ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True))]:
+        runs = {}
+        for device in ("gpu", "cpu"):
+            ps = [lucid.nn.Parameter(lucid.tensor(b.numpy(), device=device)) for b in base]
+            opt = getattr(lucid.optim, name)(ps, **kwargs)
+            g2 = torch.Generator().manual_seed(10)
+            for _ in range(5):
+                for p, b in zip(ps, base):
+                    p.grad = lucid.tensor(torch.randn(b.shape, generator=g2, dtype=b.dtype).numpy(), device=device)
+                opt.step()
+            runs[device] = ps
+        for a, b in zip(runs["gpu"], runs["cpu"]):
+            assert a.dtype == b.dtype
+            assert_close(a, b, 1e-12 if a.dtype == lucid.float64 else 1e-5)
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop"])

@@ -55,6 +55,8 @@ void raise_device_error(int device) {
     case DeviceErrorCode::GatherOutOfRange:
       fail<RuntimeError>("index ", index, " is out of bounds for dimension ", dim, " with size ", size);
     case DeviceErrorCode::SliceOutOfRange: fail<IndexError>("index out of range in self");
+    case DeviceErrorCode::CtcTargetOutOfRange:
+      fail<RuntimeError>("ctc_loss(): target label ", index, " is out of the class range [0, ", size, ")");
     default: fail<RuntimeError>("internal: unknown device error code ", int(code));
   }
 }

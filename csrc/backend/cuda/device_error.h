@@ -17,9 +17,11 @@ namespace lucid::cuda {
 // word): IndexOutOfRange -> IndexError "index i is out of bounds for dimension d with
 // size n" (advanced indexing); GatherOutOfRange -> the same words as a RuntimeError
 // (gather, scatter); SliceOutOfRange -> IndexError "index out of range in self"
-// (index_select, index_add).
+// (index_select, index_add); CtcTargetOutOfRange -> RuntimeError "ctc_loss(): target
+// label i is out of the class range [0, n)" (index: the label, size: the classes).
 enum class DeviceErrorCode : int32_t {
-  None = 0, ZeroDivision = 1, IndexOutOfRange = 2, GatherOutOfRange = 3, SliceOutOfRange = 4
+  None = 0, ZeroDivision = 1, IndexOutOfRange = 2, GatherOutOfRange = 3, SliceOutOfRange = 4,
+  CtcTargetOutOfRange = 5
 };
 
 struct DeviceErrorSlot {

@@ -27,6 +27,8 @@ void register_kernels() {
   register_reduce_rows_kernels();
   register_scan_kernels();
   register_conj_kernels();
+  register_seq_kernels();
+  register_optim_kernels();
 }
 
 }  // namespace lucid::cuda

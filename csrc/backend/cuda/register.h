@@ -27,5 +27,7 @@ void register_conv_kernels();
 void register_reduce_rows_kernels();
 void register_scan_kernels();
 void register_conj_kernels();
+void register_seq_kernels();
+void register_optim_kernels();
 
 }  // namespace lucid::cuda

@@ -294,7 +294,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
             rows.append(tflat[o:o + tl[b]])
             o += tl[b]
     smax = max(tl) if tl else 0
-    padded = lucid.tensor([r + [0] * (smax - len(r)) for r in rows], dtype=lucid.int64).reshape(N, smax)
+    padded = lucid.tensor([r + [0] * (smax - len(r)) for r in rows], dtype=lucid.int64,
+                          device=lp.device).reshape(N, smax)
     loss = _C._ctc_loss_nll(lp, padded, il, tl, blank)
     if zero_infinity:
         loss = lucid.where(loss == float("inf"), lucid.zeros_like(loss), loss)
@@ -304,5 +305,5 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         return loss
     if reduction == "sum":
         return loss.sum()
-    denom = lucid.tensor([max(v, 1) for v in tl], dtype=loss.dtype)
+    denom = lucid.tensor([max(v, 1) for v in tl], dtype=loss.dtype, device=loss.device)
     return (loss / (denom if batched else denom.squeeze(0))).mean()

@@ -141,8 +141,9 @@ class RNNBase(Module):
                                f"got {x.shape[-1]}")
         T, B = x.shape[0], x.shape[1]
         if hx is None:
-            h0 = L.zeros(self.num_layers * dirs, B, real_hidden, dtype=x.dtype)
-            c0 = L.zeros(self.num_layers * dirs, B, self.hidden_size, dtype=x.dtype) if is_lstm else None
+            h0 = L.zeros(self.num_layers * dirs, B, real_hidden, dtype=x.dtype, device=x.device)
+            c0 = (L.zeros(self.num_layers * dirs, B, self.hidden_size, dtype=x.dtype, device=x.device) if is_lstm
+                  else None)
         else:
             if is_lstm:
                 if not isinstance(hx, (tuple, list)) or len(hx) != 2:
@@ -173,7 +174,7 @@ class RNNBase(Module):
                                    f"got {list(c0.shape)}")
         masks = None
         if lengths is not None and min(lengths) < T:
-            ln = L.tensor(lengths, dtype=L.int64)
+            ln = L.tensor(lengths, dtype=L.int64, device=x.device)
             masks = [(ln > t).unsqueeze(1) for t in range(T)]
         h_n, c_n = [], []
         layer_in = x
@@ -201,7 +202,7 @@ class RNNBase(Module):
             from ..utils.rnn import _pack_index
             bs = [int(v) for v in batch_sizes.tolist()]
             data_out = output.reshape(T * B, output.shape[2]).index_select(
-                0, L.tensor(_pack_index(bs, B), dtype=L.int64))
+                0, L.tensor(_pack_index(bs, B), dtype=L.int64, device=output.device))
             output = PackedSequence(data_out, batch_sizes, sorted_indices, unsorted_indices)
             if unsorted_indices is not None:
                 h_n = h_n.index_select(1, unsorted_indices)
@@ -341,7 +342,7 @@ class RNNCellBase(Module):
         batched = input.ndim == 2
         x = input if batched else input.unsqueeze(0)
         if hx is None:
-            hx = [L.zeros(x.shape[0], self.hidden_size, dtype=x.dtype) for _ in range(n_states)]
+            hx = [L.zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device) for _ in range(n_states)]
         else:
             hx = list(hx) if n_states == 2 else [hx]
             for t in hx:

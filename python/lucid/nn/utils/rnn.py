@@ -49,7 +49,7 @@ def invert_permutation(permutation):
     inv = [0] * len(perm)
     for i, p in enumerate(perm):
         inv[p] = i
-    return lucid.tensor(inv, dtype=lucid.int64)
+    return lucid.tensor(inv, dtype=lucid.int64, device=permutation.device)
 
 
 def _lengths_list(lengths):
@@ -82,7 +82,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         sorted_indices = None
     else:
         order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-        sorted_indices = lucid.tensor(order, dtype=lucid.int64)
+        sorted_indices = lucid.tensor(order, dtype=lucid.int64, device=input.device)
         lengths = [lengths[i] for i in order]
         input = input.index_select(0 if batch_first else 1, sorted_indices)
     if batch_first:
@@ -98,7 +98,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     T, B = input.shape[0], input.shape[1]
     bs = _batch_sizes(lengths)
     flat = input.reshape(T * B, *input.shape[2:])
-    data = flat.index_select(0, lucid.tensor(_pack_index(bs, B), dtype=lucid.int64))
+    data = flat.index_select(0, lucid.tensor(_pack_index(bs, B), dtype=lucid.int64, device=flat.device))
     return PackedSequence(data, lucid.tensor(bs, dtype=lucid.int64), sorted_indices, None)
 
 
@@ -116,8 +116,8 @@ def _padded_from_packed(data, batch_sizes, padding_value, total_length):
         for b in range(s):
             src[t * B + b] = offset + b
         offset += s
-    pad_row = lucid.full((1, *data.shape[1:]), padding_value, dtype=data.dtype)
-    full = lucid.cat([data, pad_row]).index_select(0, lucid.tensor(src, dtype=lucid.int64))
+    pad_row = lucid.full((1, *data.shape[1:]), padding_value, dtype=data.dtype, device=data.device)
+    full = lucid.cat([data, pad_row]).index_select(0, lucid.tensor(src, dtype=lucid.int64, device=data.device))
     return full.reshape(T, B, *data.shape[1:]), lengths
 
 
@@ -131,7 +131,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     lengths = lucid.tensor(lengths, dtype=lucid.int64)
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(1, sequence.unsorted_indices)
-        lengths = lengths.index_select(0, sequence.unsorted_indices)
+        lengths = lengths.index_select(0, sequence.unsorted_indices.cpu())  # lengths stay on the CPU, as torch's
     if batch_first:
         padded = padded.transpose(0, 1)
     return padded, lengths

@@ -1,0 +1,397 @@
+// CUDA kernel of OptimStep (ops/prims/optim.h): the optimizers' fused steps, every
+// rule's element loop written as the CPU's (backend/cpu/optim_kernels.cpp), operation
+// by operation, so that a step matches the CPU's and torch.optim's to rounding.
+//
+// Note [Multi-tensor steps]
+// A step covers every parameter of a group at once. The parameters (with their
+// gradients and states) are cut into chunks of kChunk elements and one launch runs up
+// to kBlocksPerLaunch chunks of up to kTensorsPerLaunch parameters, one block a chunk,
+// as torch's multi_tensor_apply does: a model of hundreds of small tensors costs a few
+// launches, not hundreds. What a launch needs (pointers, sizes, each parameter's rule
+// constants, which chunk each block runs) is passed by value in the kernel's
+// arguments: no upload, no synchronisation. The rule constants are computed on the
+// host from the plain numbers of the step's arguments (the op derived them from host
+// step counts), converted to the element type once, as the CPU's loops convert them.
+#include <cuda_runtime.h>
+
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "backend/cuda/check.h"
+#include "backend/cuda/device_guard.h"
+#include "backend/cuda/register.h"
+#include "backend/cuda/stream.h"
+#include "ops/prims/optim.h"
+
+namespace lucid::cuda {
+
+namespace {
+
+using namespace ops::optim;
+
+constexpr int kThreads = 256;
+constexpr int64_t kChunk = int64_t(kThreads) * 64;
+constexpr int kTensorsPerLaunch = 16;
+constexpr int kBlocksPerLaunch = 320;
+
+// std::max / std::min as the CPU's loops call them (the first argument on ties and NaN).
+template <typename T>
+__device__ inline T max_of(T a, T b) {
+  return a < b ? b : a;
+}
+template <typename T>
+__device__ inline T min_of(T a, T b) {
+  return b < a ? b : a;
+}
+
+// torch.lerp's two forms: exact at w = 0 and at w = 1.
+template <typename T>
+__device__ inline T lerp(T a, T b, T w) {
+  return w < T(0.5) ? a + w * (b - a) : b - (b - a) * (T(1) - w);
+}
+
+// ---- the rules: constants from the arguments (host), one element (device) -----------
+// s0, s1, s2: the states in the order ops/prims/optim.h lists them (absent ones null).
+
+template <typename T>
+struct SgdRule {
+  T lr, mom, damp, wd, sign;
+  bool decay, momentum, first, nesterov;
+  SgdRule() = default;
+  explicit SgdRule(const SgdArgs& a)
+      : lr(T(a.lr)), mom(T(a.momentum)), damp(T(1 - a.dampening)), wd(T(a.weight_decay)),
+        sign(a.maximize ? T(-1) : T(1)), decay(a.weight_decay != 0), momentum(a.momentum != 0), first(a.first),
+        nesterov(a.nesterov) {}
+  __device__ void operator()(int64_t i, T* p, const T* g, T* buf, T*, T*) const {
+    T d = sign * g[i];
+    if (decay) d += wd * p[i];
+    if (momentum) {
+      const T b = first ? d : mom * buf[i] + damp * d;
+      buf[i] = b;
+      d = nesterov ? d + mom * b : b;
+    }
+    p[i] -= lr * d;
+  }
+};
+
+template <typename T>
+struct AdamRule {
+  T b1, b2, nb2, eps, step_size, bias2_sqrt, decay, wd, sign;
+  bool decoupled, coupled_decay, amsgrad;
+  AdamRule() = default;
+  explicit AdamRule(const AdamArgs& a)
+      : b1(T(1 - a.beta1)), b2(T(a.beta2)), nb2(T(1 - a.beta2)), eps(T(a.eps)), step_size(T(a.step_size)),
+        bias2_sqrt(T(a.bias2_sqrt)), decay(T(1 - a.lr * a.weight_decay)), wd(T(a.weight_decay)),
+        sign(a.maximize ? T(-1) : T(1)), decoupled(a.decoupled), coupled_decay(!a.decoupled && a.weight_decay != 0),
+        amsgrad(a.amsgrad) {}
+  __device__ void operator()(int64_t i, T* p, const T* g, T* m, T* v, T* vmax) const {
+    T gi = sign * g[i];
+    T pi = p[i];
+    if (decoupled) pi *= decay;
+    else if (coupled_decay) gi += wd * pi;
+    const T mi = lerp(m[i], gi, b1);
+    const T vi = b2 * v[i] + nb2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    T second = vi;
+    if (amsgrad) {
+      second = max_of(vmax[i], vi);
+      vmax[i] = second;
+    }
+    const T denom = sqrt(second) / bias2_sqrt + eps;
+    p[i] = pi - step_size * (mi / denom);
+  }
+};
+
+template <typename T>
+struct AdamaxRule {
+  T b1, b2, eps, wd, clr, sign;
+  bool decay;
+  AdamaxRule() = default;
+  explicit AdamaxRule(const AdamaxArgs& a)
+      : b1(T(1 - a.beta1)), b2(T(a.beta2)), eps(T(a.eps)), wd(T(a.weight_decay)), clr(T(a.clr)),
+        sign(a.maximize ? T(-1) : T(1)), decay(a.weight_decay != 0) {}
+  __device__ void operator()(int64_t i, T* p, const T* g, T* m, T* u, T*) const {
+    T gi = sign * g[i];
+    if (decay) gi += wd * p[i];
+    const T mi = lerp(m[i], gi, b1);
+    const T ui = max_of(u[i] * b2, fabs(gi) + eps);
+    m[i] = mi;
+    u[i] = ui;
+    p[i] -= clr * (mi / ui);
+  }
+};
+
+template <typename T>
+struct NadamRule {
+  T b1, b2, nb2, eps, bias2, decay, wd, gc, ac, sign;
+  bool decoupled, coupled_decay;
+  NadamRule() = default;
+  explicit NadamRule(const NadamArgs& a)
+      : b1(T(1 - a.beta1)), b2(T(a.beta2)), nb2(T(1 - a.beta2)), eps(T(a.eps)), bias2(T(a.bias2)),
+        decay(T(1 - a.lr * a.weight_decay)), wd(T(a.weight_decay)), gc(T(a.grad_coef)), ac(T(a.avg_coef)),
+        sign(a.maximize ? T(-1) : T(1)), decoupled(a.decoupled), coupled_decay(!a.decoupled && a.weight_decay != 0) {}
+  __device__ void operator()(int64_t i, T* p, const T* g, T* m, T* v, T*) const {
+    T gi = sign * g[i];
+    T pi = p[i];
+    if (decoupled) pi *= decay;
+    else if (coupled_decay) gi += wd * pi;
+    const T mi = lerp(m[i], gi, b1);
+    const T vi = b2 * v[i] + nb2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    const T denom = sqrt(vi / bias2) + eps;
+    pi -= gc * (gi / denom);
+    p[i] = pi - ac * (mi / denom);
+  }
+};
+
+template <typename T>
+struct RadamRule {
+  T b1, b2, nb2, eps, lr, decay, wd, bias1, bias2_sqrt, rect, sign;
+  bool decoupled, coupled_decay, tractable;
+  RadamRule() = default;
+  explicit RadamRule(const RadamArgs& a)
+      : b1(T(1 - a.beta1)), b2(T(a.beta2)), nb2(T(1 - a.beta2)), eps(T(a.eps)), lr(T(a.lr)),
+        decay(T(1 - a.lr * a.weight_decay)), wd(T(a.weight_decay)), bias1(T(a.bias1)), bias2_sqrt(T(a.bias2_sqrt)),
+        rect(T(a.rect)), sign(a.maximize ? T(-1) : T(1)), decoupled(a.decoupled),
+        coupled_decay(!a.decoupled && a.weight_decay != 0), tractable(a.rect >= 0) {}
+  __device__ void operator()(int64_t i, T* p, const T* g, T* m, T* v, T*) const {
+    T gi = sign * g[i];
+    T pi = p[i];
+    if (decoupled) pi *= decay;
+    else if (coupled_decay) gi += wd * pi;
+    const T mi = lerp(m[i], gi, b1);
+    const T vi = b2 * v[i] + nb2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    const T m_hat = mi / bias1;
+    if (tractable) {
+      const T adaptive = bias2_sqrt / (sqrt(vi) + eps);
+      p[i] = pi - m_hat * lr * adaptive * rect;
+    } else {
+      p[i] = pi - m_hat * lr;
+    }
+  }
+};
+
+template <typename T>
+struct AdagradRule {
+  T clr, eps, wd, sign;
+  bool decay;
+  AdagradRule() = default;
+  explicit AdagradRule(const AdagradArgs& a)
+      : clr(T(a.clr)), eps(T(a.eps)), wd(T(a.weight_decay)), sign(a.maximize ? T(-1) : T(1)),
+        decay(a.weight_decay != 0) {}
+  __device__ void operator()(int64_t i, T* p, const T* g, T* sum, T*, T*) const {
+    T gi = sign * g[i];
+    if (decay) gi += wd * p[i];
+    const T s = sum[i] + gi * gi;
+    sum[i] = s;
+    p[i] -= clr * (gi / (sqrt(s) + eps));
+  }
+};
+
+template <typename T>
+struct AdadeltaRule {
+  T rho, nrho, eps, wd, lr, sign;
+  bool decay;
+  AdadeltaRule() = default;
+  explicit AdadeltaRule(const AdadeltaArgs& a)
+      : rho(T(a.rho)), nrho(T(1 - a.rho)), eps(T(a.eps)), wd(T(a.weight_decay)), lr(T(a.lr)),
+        sign(a.maximize ? T(-1) : T(1)), decay(a.weight_decay != 0) {}
+  __device__ void operator()(int64_t i, T* p, const T* g, T* square_avg, T* acc_delta, T*) const {
+    T gi = sign * g[i];
+    if (decay) gi += wd * p[i];
+    const T sa = rho * square_avg[i] + nrho * gi * gi;
+    square_avg[i] = sa;
+    const T delta = sqrt(acc_delta[i] + eps) / sqrt(sa + eps) * gi;
+    acc_delta[i] = rho * acc_delta[i] + nrho * delta * delta;
+    p[i] -= lr * delta;
+  }
+};
+
+template <typename T>
+struct RmspropRule {
+  T alpha, nalpha, eps, wd, lr, mom, sign;
+  bool decay, centered, momentum;
+  RmspropRule() = default;
+  explicit RmspropRule(const RmspropArgs& a)
+      : alpha(T(a.alpha)), nalpha(T(1 - a.alpha)), eps(T(a.eps)), wd(T(a.weight_decay)), lr(T(a.lr)),
+        mom(T(a.momentum)), sign(a.maximize ? T(-1) : T(1)), decay(a.weight_decay != 0), centered(a.centered),
+        momentum(a.momentum > 0) {}
+  // States: square_avg, then grad_avg when centered, then the momentum buffer.
+  __device__ void operator()(int64_t i, T* p, const T* g, T* square_avg, T* s1, T* s2) const {
+    T gi = sign * g[i];
+    if (decay) gi += wd * p[i];
+    const T sa = alpha * square_avg[i] + nalpha * gi * gi;
+    square_avg[i] = sa;
+    T avg;
+    if (centered) {
+      const T ga = lerp(s1[i], gi, nalpha);
+      s1[i] = ga;
+      avg = sqrt(sa - ga * ga) + eps;
+    } else {
+      avg = sqrt(sa) + eps;
+    }
+    if (momentum) {
+      T* buf = centered ? s2 : s1;
+      const T b = mom * buf[i] + gi / avg;
+      buf[i] = b;
+      p[i] -= lr * b;
+    } else {
+      p[i] -= lr * (gi / avg);
+    }
+  }
+};
+
+template <typename T>
+struct RpropRule {
+  T up, down, lo, hi, sign;
+  RpropRule() = default;
+  explicit RpropRule(const RpropArgs& a)
+      : up(T(a.eta_plus)), down(T(a.eta_minus)), lo(T(a.step_min)), hi(T(a.step_max)),
+        sign(a.maximize ? T(-1) : T(1)) {}
+  __device__ void operator()(int64_t i, T* p, const T* g, T* prev, T* step_size, T*) const {
+    T gi = sign * g[i];
+    const T s = gi * prev[i];
+    const T factor = s > 0 ? up : s < 0 ? down : T(1);
+    const T step = min_of(max_of(step_size[i] * factor, lo), hi);
+    step_size[i] = step;
+    if (s < 0) gi = 0;  // a sign change: no step, and no memory of this gradient
+    const T dir = gi > 0 ? T(1) : gi < 0 ? T(-1) : T(0);
+    p[i] -= dir * step;
+    prev[i] = gi;
+  }
+};
+
+template <typename T>
+struct AsgdRule {
+  T eta, mu, shrink, wd, sign;
+  bool decay, average;
+  AsgdRule() = default;
+  explicit AsgdRule(const AsgdArgs& a)
+      : eta(T(a.eta)), mu(T(a.mu)), shrink(T(1 - a.lambd * a.eta)), wd(T(a.weight_decay)),
+        sign(a.maximize ? T(-1) : T(1)), decay(a.weight_decay != 0), average(a.mu != 1) {}
+  __device__ void operator()(int64_t i, T* p, const T* g, T* ax, T*, T*) const {
+    T gi = sign * g[i];
+    if (decay) gi += wd * p[i];
+    const T pi = p[i] * shrink - eta * gi;
+    p[i] = pi;
+    ax[i] = average ? ax[i] + (pi - ax[i]) * mu : pi;
+  }
+};
+
+// The rule of an argument struct, for element type T.
+template <typename T> SgdRule<T> rule_of(const SgdArgs&);
+template <typename T> AdamRule<T> rule_of(const AdamArgs&);
+template <typename T> AdamaxRule<T> rule_of(const AdamaxArgs&);
+template <typename T> NadamRule<T> rule_of(const NadamArgs&);
+template <typename T> RadamRule<T> rule_of(const RadamArgs&);
+template <typename T> AdagradRule<T> rule_of(const AdagradArgs&);
+template <typename T> AdadeltaRule<T> rule_of(const AdadeltaArgs&);
+template <typename T> RmspropRule<T> rule_of(const RmspropArgs&);
+template <typename T> RpropRule<T> rule_of(const RpropArgs&);
+template <typename T> AsgdRule<T> rule_of(const AsgdArgs&);
+
+// ---- the multi-tensor launch (Note [Multi-tensor steps]) ---------------------------------
+
+template <typename T, typename Rule>
+struct Pack {
+  T* param[kTensorsPerLaunch];
+  const T* grad[kTensorsPerLaunch];
+  T* state[3][kTensorsPerLaunch];
+  int64_t numel[kTensorsPerLaunch];
+  Rule rule[kTensorsPerLaunch];
+  uint8_t tensor_of[kBlocksPerLaunch];  // block -> slot
+  int32_t chunk_of[kBlocksPerLaunch];   // block -> chunk of that tensor
+};
+
+template <typename T, typename Rule>
+__global__ void __launch_bounds__(kThreads) optim_step_kernel(const __grid_constant__ Pack<T, Rule> pk) {
+  const int k = pk.tensor_of[blockIdx.x];
+  const int64_t begin = int64_t(pk.chunk_of[blockIdx.x]) * kChunk;
+  const int64_t end = begin + kChunk < pk.numel[k] ? begin + kChunk : pk.numel[k];
+  const Rule& rule = pk.rule[k];
+  T* p = pk.param[k];
+  const T* g = pk.grad[k];
+  T *s0 = pk.state[0][k], *s1 = pk.state[1][k], *s2 = pk.state[2][k];
+  for (int64_t i = begin + threadIdx.x; i < end; i += kThreads) rule(i, p, g, s0, s1, s2);
+}
+
+// One step over the parameters `which` (all of element type T): outs {params, states
+// list by list}, ins {grads}; `count` parameters in all.
+template <typename T, typename Args>
+void step_tensors(const OptimStep& prim, ops::Outputs outs, ops::Inputs ins, const std::vector<size_t>& which,
+                  cudaStream_t s) {
+  using Rule = decltype(rule_of<T>(std::declval<const Args&>()));
+  using P = Pack<T, Rule>;
+  static_assert(sizeof(P) <= 4096, "an OptimStep launch's arguments must fit the 4 KiB kernel parameter space");
+  static_assert(std::is_trivially_copyable_v<P>);
+  const size_t count = prim.args.size(), states = outs.size() / count - 1;
+  P pk{};
+  int slots = 0, blocks = 0;
+  auto launch = [&] {
+    optim_step_kernel<T, Rule><<<blocks, kThreads, 0, s>>>(pk);
+    LUCID_CUDA_CHECK(cudaGetLastError());
+    blocks = 0;
+  };
+  for (size_t i : which) {
+    const int64_t numel = outs[i]->numel();
+    if (numel == 0) continue;
+    int slot = slots++;
+    pk.param[slot] = reinterpret_cast<T*>(outs[i]->data_ptr());
+    pk.grad[slot] = reinterpret_cast<const T*>(ins[i]->data_ptr());
+    for (size_t j = 0; j < 3; ++j)
+      pk.state[j][slot] = j < states ? reinterpret_cast<T*>(outs[(1 + j) * count + i]->data_ptr()) : nullptr;
+    pk.numel[slot] = numel;
+    pk.rule[slot] = Rule(std::get<Args>(prim.args[i]));
+    const int64_t chunks = (numel + kChunk - 1) / kChunk;
+    for (int64_t c = 0; c < chunks; ++c) {
+      pk.tensor_of[blocks] = uint8_t(slot);
+      pk.chunk_of[blocks] = int32_t(c);
+      if (++blocks == kBlocksPerLaunch) {
+        launch();
+        if (c + 1 < chunks) {  // the tensor's remaining chunks start the next launch in slot 0
+          pk.param[0] = pk.param[slot];
+          pk.grad[0] = pk.grad[slot];
+          for (int j = 0; j < 3; ++j) pk.state[j][0] = pk.state[j][slot];
+          pk.numel[0] = pk.numel[slot];
+          pk.rule[0] = pk.rule[slot];
+          slot = 0;
+          slots = 1;
+        } else {
+          slots = 0;
+        }
+      }
+    }
+    if (slots == kTensorsPerLaunch) {
+      if (blocks > 0) launch();
+      slots = 0;
+    }
+  }
+  if (blocks > 0) launch();
+}
+
+void optim_step_prim(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs ins) {
+  const auto& p = ops::prim_cast<OptimStep>(prim);
+  if (p.args.empty()) return;
+  std::vector<size_t> f32, f64;
+  for (size_t i = 0; i < p.args.size(); ++i) (outs[i]->dtype() == Dtype::F64 ? f64 : f32).push_back(i);
+  const int device = outs[0]->device().index;
+  DeviceGuard guard(device);
+  const cudaStream_t s = stream(device);
+  std::visit([&](const auto& first) {
+    using Args = std::decay_t<decltype(first)>;
+    step_tensors<float, Args>(p, outs, ins, f32, s);
+    step_tensors<double, Args>(p, outs, ins, f64, s);
+  }, p.args[0]);
+}
+
+}  // namespace
+
+void register_optim_kernels() { ops::register_kernel(ops::Prim::OptimStep, DeviceType::GPU, optim_step_prim); }
+
+}  // namespace lucid::cuda
