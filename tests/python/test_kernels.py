@@ -12,7 +12,6 @@ CUDA_PENDING = {
     "ProdRows", "RowStat", "ScanDim",                                    # prod, var of complex/ints, logsumexp, p-norms, cumsum/cumprod
     "Conj",
     "ConvForward", "ConvTranspose", "ConvWeightGrad", "Im2Col", "Col2Im",  # convolution (cuDNN)
-    "MaxPool", "AvgPool", "ResampleTaps", "GridSample", "GridSampleBackward",
     "Scatter", "IndexAdd", "IndexPut",
     "CountNonzero", "Nonzero",
     "NormMoments", "NormAffine", "NormGradSums", "NormAffine2", "BatchNormStats",

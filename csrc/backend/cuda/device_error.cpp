@@ -55,6 +55,9 @@ void raise_device_error(int device) {
     case DeviceErrorCode::GatherOutOfRange:
       fail<RuntimeError>("index ", index, " is out of bounds for dimension ", dim, " with size ", size);
     case DeviceErrorCode::SliceOutOfRange: fail<IndexError>("index out of range in self");
+    case DeviceErrorCode::TapOutOfRange:
+      fail<IndexError>(dim ? "resample_taps_adjoint" : "resample_taps", "(): tap index ", index,
+                       " is out of range for size ", size);
     default: fail<RuntimeError>("internal: unknown device error code ", int(code));
   }
 }

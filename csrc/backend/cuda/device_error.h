@@ -17,9 +17,10 @@ namespace lucid::cuda {
 // word): IndexOutOfRange -> IndexError "index i is out of bounds for dimension d with
 // size n" (advanced indexing); GatherOutOfRange -> the same words as a RuntimeError
 // (gather, scatter); SliceOutOfRange -> IndexError "index out of range in self"
-// (index_select, index_add).
+// (index_select, index_add); TapOutOfRange -> IndexError "<op>(): tap index i is out of
+// range for size n" (resample taps; dim 0: resample_taps, 1: resample_taps_adjoint).
 enum class DeviceErrorCode : int32_t {
-  None = 0, ZeroDivision = 1, IndexOutOfRange = 2, GatherOutOfRange = 3, SliceOutOfRange = 4
+  None = 0, ZeroDivision = 1, IndexOutOfRange = 2, GatherOutOfRange = 3, SliceOutOfRange = 4, TapOutOfRange = 5
 };
 
 struct DeviceErrorSlot {

@@ -21,6 +21,7 @@ void register_kernels() {
   register_linalg_kernels();
   register_index_kernels();
   register_shape_kernels();
+  register_pool_kernels();
 }
 
 }  // namespace lucid::cuda

@@ -21,5 +21,6 @@ void register_random_kernels();
 void register_linalg_kernels();
 void register_index_kernels();
 void register_shape_kernels();
+void register_pool_kernels();  // pool.cu: pooling, resample taps, grid_sample
 
 }  // namespace lucid::cuda
