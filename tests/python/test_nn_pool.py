@@ -1,5 +1,7 @@
 """Pooling (max, avg, adaptive, lp, unpool; functional and modules) against torch:
-values, indices, input gradients, float64 gradcheck, bad input."""
+values, indices, input gradients, float64 gradcheck, bad input. Tests taking `device`
+also run on the GPU, against torch's CUDA and lucid's CPU (test_gpu_pool.py has the
+GPU-only cases)."""
 
 import pytest
 import torch
@@ -14,27 +16,44 @@ from conftest import to_lucid, to_torch
 
 def same(l, t, tol=1e-9):
     assert tuple(l.shape) == tuple(t.shape), (tuple(l.shape), tuple(t.shape))
-    assert torch.allclose(to_torch(l.detach()).double(), t.detach().double(), atol=tol, rtol=tol), (l, t)
+    assert torch.allclose(to_torch(l.detach()).double(), t.detach().cpu().double(), atol=tol, rtol=tol), (l, t)
 
 
-def leaf(t):
-    return to_lucid(t.detach()).requires_grad_()
+def torch_device(device):
+    return "cuda" if device == "gpu" else "cpu"
 
 
-def check(lfn, tfn, shape, tol=1e-9):
+def leaf(t, device="cpu"):
+    return to_lucid(t.detach().cpu(), device).requires_grad_()
+
+
+def check(lfn, tfn, shape, tol=1e-9, device="cpu"):
     # distinct values so max ties cannot pick different elements
-    x = (torch.randperm(torch.Size(shape).numel(), dtype=torch.float64) / 7).reshape(shape).requires_grad_()
-    lx = leaf(x)
-    tout, lout = tfn(x), lfn(lx)
+    x = (torch.randperm(torch.Size(shape).numel(), dtype=torch.float64) / 7).reshape(shape)
+    x = x.to(torch_device(device)).requires_grad_()
+    tout = tfn(x)
+    tvals = tout[0] if isinstance(tout, tuple) else tout
+    g = torch.randn(tvals.shape, dtype=tvals.dtype)
+    tvals.backward(g.to(tvals.device))
+    lx = leaf(x, device)
+    lout = lfn(lx)
+    lvals = lout[0] if isinstance(lout, tuple) else lout
     if isinstance(tout, tuple):
-        assert to_torch(lout[1]).tolist() == tout[1].tolist()
+        assert to_torch(lout[1]).tolist() == tout[1].cpu().tolist()
         assert lout[1].dtype == lucid.int64
-        tout, lout = tout[0], lout[0]
-    same(lout, tout, tol)
-    g = torch.randn_like(tout)
-    tout.backward(g)
-    lout.backward(to_lucid(g))
+    same(lvals, tvals, tol)
+    lvals.backward(to_lucid(g, device))
+    assert lvals.device == lx.device and lx.grad.device == lx.device
     same(lx.grad, x.grad, tol)
+    if device != "cpu":  # and against lucid's CPU on the same input
+        cx = leaf(x)
+        cout = lfn(cx)
+        cvals = cout[0] if isinstance(cout, tuple) else cout
+        if isinstance(cout, tuple):
+            assert to_torch(cout[1]).tolist() == to_torch(lout[1]).tolist()
+        same(lvals, to_torch(cvals.detach()), tol)
+        cvals.backward(to_lucid(g))
+        same(lx.grad, to_torch(cx.grad), tol)
 
 
 MAX_CASES = [
@@ -50,11 +69,11 @@ MAX_CASES = [
 
 
 @pytest.mark.parametrize("nsp,shape,kw", MAX_CASES)
-def test_max_pool_matches_torch(nsp, shape, kw):
+def test_max_pool_matches_torch(nsp, shape, kw, device):
     name = f"max_pool{nsp}d"
     check(lambda x: getattr(LF, name)(x, **kw, return_indices=True),
-          lambda x: getattr(TF, name)(x, **kw, return_indices=True), shape)
-    check(lambda x: getattr(LF, name)(x, **kw), lambda x: getattr(TF, name)(x, **kw), shape)
+          lambda x: getattr(TF, name)(x, **kw, return_indices=True), shape, device=device)
+    check(lambda x: getattr(LF, name)(x, **kw), lambda x: getattr(TF, name)(x, **kw), shape, device=device)
 
 
 AVG_CASES = [
@@ -72,21 +91,21 @@ AVG_CASES = [
 
 
 @pytest.mark.parametrize("nsp,shape,kw", AVG_CASES)
-def test_avg_pool_matches_torch(nsp, shape, kw):
+def test_avg_pool_matches_torch(nsp, shape, kw, device):
     name = f"avg_pool{nsp}d"
-    check(lambda x: getattr(LF, name)(x, **kw), lambda x: getattr(TF, name)(x, **kw), shape)
+    check(lambda x: getattr(LF, name)(x, **kw), lambda x: getattr(TF, name)(x, **kw), shape, device=device)
 
 
 @pytest.mark.parametrize("nsp,shape,out", [(1, (2, 3, 10), 4), (1, (3, 7), 7), (2, (2, 3, 9, 7), (4, 3)),
                                            (2, (2, 5, 6), (None, 4)), (2, (1, 2, 5, 5), 1),
                                            (3, (1, 2, 5, 6, 7), (2, 3, 4)), (3, (2, 4, 5, 3), 2)])
-def test_adaptive_pools_match_torch(nsp, shape, out):
+def test_adaptive_pools_match_torch(nsp, shape, out, device):
     for kind in ("avg", "max"):
         name = f"adaptive_{kind}_pool{nsp}d"
-        check(lambda x: getattr(LF, name)(x, out), lambda x: getattr(TF, name)(x, out), shape)
+        check(lambda x: getattr(LF, name)(x, out), lambda x: getattr(TF, name)(x, out), shape, device=device)
     name = f"adaptive_max_pool{nsp}d"
     check(lambda x: getattr(LF, name)(x, out, return_indices=True),
-          lambda x: getattr(TF, name)(x, out, return_indices=True), shape)
+          lambda x: getattr(TF, name)(x, out, return_indices=True), shape, device=device)
 
 
 @pytest.mark.parametrize("nsp,shape,kw", [(1, (2, 3, 10), dict(norm_type=2, kernel_size=3, stride=2)),
@@ -128,8 +147,8 @@ def test_max_unpool_matches_torch(nsp, shape, kw, out):
     same(lm(to_lucid(pooled), to_lucid(idx), out), tm(pooled, idx, out))
 
 
-def test_pool_gradcheck_and_double_backward():
-    x = lucid.randn(1, 2, 6, 5, dtype=lucid.float64).requires_grad_()
+def test_pool_gradcheck_and_double_backward(device):
+    x = lucid.randn(1, 2, 6, 5, dtype=lucid.float64).to(device).requires_grad_()
     for fn in [lambda t: LF.max_pool2d(t, 3, 2, 1, ceil_mode=True),
                lambda t: LF.avg_pool2d(t, 3, 2, 1, ceil_mode=True, count_include_pad=False),
                lambda t: LF.avg_pool2d(t, 2, divisor_override=3),
@@ -164,7 +183,7 @@ MODULES = [
 
 
 @pytest.mark.parametrize("name,args,kw,shape", MODULES)
-def test_pool_modules_match_torch(name, args, kw, shape):
+def test_pool_modules_match_torch(name, args, kw, shape, device):
     tm = getattr(torch.nn, name)(*args, **kw)
     lm = getattr(lnn, name)(*args, **kw)
     assert repr(lm) == repr(tm)
@@ -172,31 +191,35 @@ def test_pool_modules_match_torch(name, args, kw, shape):
         x = torch.rand(*shape, dtype=torch.float64) + 0.1
     else:
         x = torch.randperm(torch.Size(shape).numel(), dtype=torch.float64).reshape(shape) / 7
-    check(lm, tm, shape) if not name.startswith("LP") else same(lm(to_lucid(x)), tm(x))
+    if name.startswith("LP"):
+        same(lm(to_lucid(x, device)), tm(x.to(torch_device(device))))
+    else:
+        check(lm, tm, shape, device=device)
 
 
-def test_pool_float32():
+def test_pool_float32(device):
     x = torch.randn(2, 3, 8, 8)
-    same(LF.max_pool2d(to_lucid(x), 2), TF.max_pool2d(x, 2), 1e-6)
-    out = LF.avg_pool2d(to_lucid(x), 3, 1, 1)
+    tx = x.to(torch_device(device))
+    same(LF.max_pool2d(to_lucid(x, device), 2), TF.max_pool2d(tx, 2), 1e-6)
+    out = LF.avg_pool2d(to_lucid(x, device), 3, 1, 1)
     assert out.dtype == lucid.float32
-    same(out, TF.avg_pool2d(x, 3, 1, 1), 1e-5)
+    same(out, TF.avg_pool2d(tx, 3, 1, 1), 1e-5)
 
 
 @pytest.mark.parametrize("dt", [torch.int64, torch.int32, torch.uint8, torch.int8])
-def test_max_pool_integer_dtypes(dt):
+def test_max_pool_integer_dtypes(dt, device):
     x = torch.randint(-100, 100, (2, 3, 7, 6)).to(dt)
-    lo, li = LF.max_pool2d(to_lucid(x), 3, 2, 1, return_indices=True)
-    to, ti = TF.max_pool2d(x, 3, 2, 1, return_indices=True)
+    lo, li = LF.max_pool2d(to_lucid(x, device), 3, 2, 1, return_indices=True)
+    to, ti = TF.max_pool2d(x, 3, 2, 1, return_indices=True)  # (torch's CUDA has no integer max_pool)
     assert lo.dtype == getattr(lucid, str(dt).split(".")[-1])
     assert to_torch(lo).equal(to) and to_torch(li).equal(ti)
     with pytest.raises(NotImplementedError):  # as torch
-        LF.adaptive_max_pool2d(to_lucid(x), 2)
+        LF.adaptive_max_pool2d(to_lucid(x, device), 2)
 
 
-def test_max_pool_nan_propagates():
+def test_max_pool_nan_propagates(device):
     x = torch.tensor([[[1.0, float("nan"), 3.0, 2.0]]])
-    lo, li = LF.max_pool1d(to_lucid(x), 2, return_indices=True)
+    lo, li = LF.max_pool1d(to_lucid(x, device), 2, return_indices=True)
     to, ti = TF.max_pool1d(x, 2, return_indices=True)
     assert str(to_torch(lo).tolist()) == str(to.tolist())
     assert to_torch(li).tolist() == ti.tolist()
@@ -204,7 +227,7 @@ def test_max_pool_nan_propagates():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
 @pytest.mark.parametrize("shape", [(2, 3, 8, 10), (1, 2, 7, 9), (3, 1, 2, 34)])
-def test_max_pool2d_2x2_windows(dtype, shape):
+def test_max_pool2d_2x2_windows(dtype, shape, device):
     # the 2 x 2, stride-2 path: ties (first wins), NaN anywhere in a window (a later
     # NaN takes over), -inf, odd sizes (the last row / column is dropped), gradients
     g = torch.Generator().manual_seed(0)
@@ -213,16 +236,16 @@ def test_max_pool2d_2x2_windows(dtype, shape):
         flat = x.view(-1)
         flat[torch.randperm(flat.numel(), generator=g)[:flat.numel() // 6]] = float("nan")
         flat[torch.randperm(flat.numel(), generator=g)[:flat.numel() // 6]] = -float("inf")
-    lo, li = LF.max_pool2d(to_lucid(x), 2, return_indices=True)
+    lo, li = LF.max_pool2d(to_lucid(x, device), 2, return_indices=True)
     to, ti = TF.max_pool2d(x, 2, return_indices=True)
     assert to_torch(li).equal(ti)
     torch.testing.assert_close(to_torch(lo), to, equal_nan=True, rtol=0, atol=0)
     if dtype == torch.float64:
         xg = torch.randn(shape, dtype=dtype, generator=g, requires_grad=True)
-        lx = to_lucid(xg.detach()).requires_grad_()
+        lx = to_lucid(xg.detach(), device).requires_grad_()
         gy = torch.randn(to.shape, dtype=dtype, generator=g)
         TF.max_pool2d(xg, 2).backward(gy)
-        LF.max_pool2d(lx, 2).backward(to_lucid(gy))
+        LF.max_pool2d(lx, 2).backward(to_lucid(gy, device))
         assert to_torch(lx.grad).equal(xg.grad)
 
 

@@ -1,6 +1,8 @@
 """interpolate / Upsample, grid_sample, affine_grid, pixel and channel shuffles and the
 padding layers against torch: outputs and input gradients (and grid / theta gradients),
-float64 gradcheck of the functional forms, reprs, and bad input."""
+float64 gradcheck of the functional forms, reprs, and bad input. Tests taking `device`
+also run lucid on the GPU, against torch's CPU results (whose index rules lucid's taps
+reproduce); test_gpu_pool.py compares with torch's CUDA."""
 
 import pytest
 import torch
@@ -19,19 +21,22 @@ def same(l, t, tol=1e-9):
         (to_torch(l.detach()).double() - t.detach().double()).abs().max()
 
 
-def run_both(lfn, tfn, *tensors, tol=1e-9, grads=True):
-    """lfn / tfn on copies of `tensors` (torch); compares outputs and (grads) the gradients
-    of a random weighting of the output with respect to every floating input."""
+def run_both(lfn, tfn, *tensors, tol=1e-9, grads=True, device="cpu"):
+    """lfn / tfn on copies of `tensors` (torch; lucid's on `device`); compares outputs and
+    (grads) the gradients of a random weighting of the output with respect to every
+    floating input."""
     tt = [t.detach().clone().requires_grad_(t.is_floating_point()) for t in tensors]
-    lt = [to_lucid(t.detach()).requires_grad_(t.is_floating_point()) for t in tensors]
+    lt = [to_lucid(t.detach(), device).requires_grad_(t.is_floating_point()) for t in tensors]
     tout, lout = tfn(*tt), lfn(*lt)
+    assert lout.device == lt[0].device
     same(lout, tout, tol)
     if grads and any(t.is_floating_point() for t in tensors) and tout.is_floating_point():
         w = torch.randn(tout.shape, dtype=tout.dtype)
         (tout * w).sum().backward()
-        (lout * to_lucid(w)).sum().backward()
+        (lout * to_lucid(w, device)).sum().backward()
         for a, b in zip(lt, tt):
             if b.grad is not None:
+                assert a.grad.device == a.device
                 same(a.grad, b.grad, tol)
     return lout, tout
 
@@ -45,7 +50,7 @@ SIZES = [dict(size=3), dict(size=13), dict(scale_factor=1.7), dict(scale_factor=
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("shape,modes", CASES)
-def test_interpolate_matches_torch(shape, modes, dtype):
+def test_interpolate_matches_torch(shape, modes, dtype, device):
     tol = 1e-5 if dtype == torch.float32 else 1e-10
     x = torch.randn(*shape, dtype=dtype)
     for mode in modes:
@@ -55,16 +60,16 @@ def test_interpolate_matches_torch(shape, modes, dtype):
                         dict(size=1, align_corners=True), dict(scale_factor=0.5, align_corners=False)]
         for kw in configs:
             run_both(lambda a: LF.interpolate(a, mode=mode, **kw), lambda a: TF.interpolate(a, mode=mode, **kw),
-                     x, tol=tol)
+                     x, tol=tol, device=device)
 
 
-def test_interpolate_per_dim_sizes_and_scales():
+def test_interpolate_per_dim_sizes_and_scales(device):
     x = torch.randn(2, 3, 4, 6, dtype=torch.float64)
     for mode in ("nearest", "bilinear", "bicubic", "area", "nearest-exact"):
         run_both(lambda a: LF.interpolate(a, size=(7, 3), mode=mode),
-                 lambda a: TF.interpolate(a, size=(7, 3), mode=mode), x)
+                 lambda a: TF.interpolate(a, size=(7, 3), mode=mode), x, device=device)
         run_both(lambda a: LF.interpolate(a, scale_factor=(0.75, 2.5), mode=mode),
-                 lambda a: TF.interpolate(a, scale_factor=(0.75, 2.5), mode=mode), x)
+                 lambda a: TF.interpolate(a, scale_factor=(0.75, 2.5), mode=mode), x, device=device)
 
 
 def test_interpolate_nearest_integer_and_float32_index_rounding():
@@ -117,8 +122,8 @@ def test_interpolate_index_rules_of_each_torch_path():
                                         ("linear", (2, 1, 5)), ("bilinear", (1, 2, 3, 4)),
                                         ("bicubic", (1, 1, 4, 3)), ("trilinear", (1, 1, 2, 3, 3)),
                                         ("area", (1, 2, 5, 4))])
-def test_interpolate_gradcheck(mode, shape):
-    x = lucid.randn(*shape, dtype=lucid.float64, requires_grad=True)
+def test_interpolate_gradcheck(mode, shape, device):
+    x = lucid.randn(*shape, dtype=lucid.float64).to(device).requires_grad_()
     kw = {} if mode in ("nearest", "nearest-exact", "area") else {"align_corners": False}
     assert lucid.autograd.gradcheck(lambda a: LF.interpolate(a, scale_factor=1.6, mode=mode, **kw), (x,))
     assert lucid.autograd.gradcheck(lambda a: LF.interpolate(a, size=[2] * (len(shape) - 2), mode=mode, **kw), (x,))
@@ -127,7 +132,7 @@ def test_interpolate_gradcheck(mode, shape):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
-def test_interpolate_antialias_matches_torch(mode, dtype):
+def test_interpolate_antialias_matches_torch(mode, dtype, device):
     tol = 1e-5 if dtype == torch.float32 else 1e-10
     x = torch.randn(2, 3, 17, 13, dtype=dtype)
     for kw in (dict(size=(5, 4)), dict(size=(30, 20)), dict(scale_factor=0.3), dict(scale_factor=0.5),
@@ -135,17 +140,17 @@ def test_interpolate_antialias_matches_torch(mode, dtype):
                dict(scale_factor=(0.4, 1.7), align_corners=True),
                dict(size=1)):
         run_both(lambda a: LF.interpolate(a, mode=mode, antialias=True, **kw),
-                 lambda a: TF.interpolate(a, mode=mode, antialias=True, **kw), x, tol=tol)
-    lx = lucid.randn(1, 1, 7, 5, dtype=lucid.float64, requires_grad=True)
+                 lambda a: TF.interpolate(a, mode=mode, antialias=True, **kw), x, tol=tol, device=device)
+    lx = lucid.randn(1, 1, 7, 5, dtype=lucid.float64).to(device).requires_grad_()
     assert lucid.autograd.gradcheck(lambda a: LF.interpolate(a, size=(3, 2), mode=mode, antialias=True), (lx,))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_interpolate_half_precision(dtype):
+def test_interpolate_half_precision(dtype, device):
     x = torch.randn(1, 2, 5, 6).to(dtype)
     for mode in ("nearest", "bilinear", "bicubic", "area"):
-        same(LF.interpolate(to_lucid(x), scale_factor=1.5, mode=mode), TF.interpolate(x, scale_factor=1.5, mode=mode),
-             1e-2)
+        same(LF.interpolate(to_lucid(x, device), scale_factor=1.5, mode=mode),
+             TF.interpolate(x, scale_factor=1.5, mode=mode), 1e-2)
 
 
 def test_deprecated_upsample_functions():
@@ -222,7 +227,7 @@ def test_interpolate_bad_input():
                                        ("nearest", 3)])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [False, True])
-def test_grid_sample_matches_torch(mode, padding_mode, align_corners, dims):
+def test_grid_sample_matches_torch(mode, padding_mode, align_corners, dims, device):
     """4-D bilinear / nearest run the engine's kernel; bicubic and 5-D the composition
     (bicubic 5-D does not exist: tested as an error below)."""
     torch.manual_seed(0)
@@ -232,16 +237,17 @@ def test_grid_sample_matches_torch(mode, padding_mode, align_corners, dims):
         x = torch.randn(2, 2, 3, 4, 5, dtype=torch.float64)
         g = torch.rand(2, 3, 2, 4, 3, dtype=torch.float64) * 2.6 - 1.3
     kw = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
-    run_both(lambda a, b: LF.grid_sample(a, b, **kw), lambda a, b: TF.grid_sample(a, b, **kw), x, g, tol=1e-8)
+    run_both(lambda a, b: LF.grid_sample(a, b, **kw), lambda a, b: TF.grid_sample(a, b, **kw), x, g, tol=1e-8,
+             device=device)
 
 
-def test_grid_sample_float32_and_gradcheck():
+def test_grid_sample_float32_and_gradcheck(device):
     x, g = torch.randn(1, 2, 4, 5), torch.rand(1, 3, 3, 2) * 2.4 - 1.2
     for mode in ("bilinear", "bicubic", "nearest"):
         run_both(lambda a, b: LF.grid_sample(a, b, mode=mode, align_corners=False),
-                 lambda a, b: TF.grid_sample(a, b, mode=mode, align_corners=False), x, g, tol=1e-5)
-    lx = lucid.randn(1, 2, 3, 4, dtype=lucid.float64, requires_grad=True)
-    lg = (lucid.rand(1, 2, 3, 2, dtype=lucid.float64) * 2.2 - 1.1).requires_grad_()
+                 lambda a, b: TF.grid_sample(a, b, mode=mode, align_corners=False), x, g, tol=1e-5, device=device)
+    lx = lucid.randn(1, 2, 3, 4, dtype=lucid.float64).to(device).requires_grad_()
+    lg = (lucid.rand(1, 2, 3, 2, dtype=lucid.float64) * 2.2 - 1.1).to(device).requires_grad_()
     for mode in ("bilinear", "bicubic"):
         for pm in ("zeros", "border", "reflection"):
             assert lucid.autograd.gradcheck(
@@ -252,24 +258,25 @@ def test_grid_sample_float32_and_gradcheck():
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [False, True])
-def test_grid_sample_float32_blocks(mode, padding_mode, align_corners):
+def test_grid_sample_float32_blocks(mode, padding_mode, align_corners, device):
     # float32 with enough points for the kernel's 16-wide gathers and its blocks of
     # points (221 per image: a full block and a partial one), corners off the image
     g = torch.Generator().manual_seed(0)
     x = torch.randn(2, 3, 9, 11, generator=g)
     grid = torch.rand(2, 13, 17, 2, generator=g) * 2.6 - 1.3
     kw = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
-    run_both(lambda a, b: LF.grid_sample(a, b, **kw), lambda a, b: TF.grid_sample(a, b, **kw), x, grid, tol=2e-5)
+    run_both(lambda a, b: LF.grid_sample(a, b, **kw), lambda a, b: TF.grid_sample(a, b, **kw), x, grid, tol=2e-5,
+             device=device)
 
 
-def test_grid_sample_off_image_corners_ignore_nan():
+def test_grid_sample_off_image_corners_ignore_nan(device):
     # a NaN at pixel (0, 0) reaches only the points that read it, not those whose
     # corners fall off the image (zeros padding)
     x = torch.randn(1, 2, 6, 6)
     x[:, :, 0, 0] = float("nan")
     grid = torch.rand(1, 5, 8, 2, generator=torch.Generator().manual_seed(1)) * 6 - 3  # mostly far outside
     for mode in ("bilinear", "nearest"):
-        out = to_torch(LF.grid_sample(to_lucid(x), to_lucid(grid), mode=mode, align_corners=False))
+        out = to_torch(LF.grid_sample(to_lucid(x, device), to_lucid(grid, device), mode=mode, align_corners=False))
         ref = TF.grid_sample(x, grid, mode=mode, align_corners=False)
         assert torch.equal(out.isnan(), ref.isnan())
         torch.testing.assert_close(out, ref, equal_nan=True)
@@ -300,7 +307,7 @@ def test_grid_sample_double_backward(mode, padding_mode):
     same(lg.grad, g.grad)
 
 
-def test_grid_sample_strided_inputs_and_large_channels():
+def test_grid_sample_strided_inputs_and_large_channels(device):
     x = torch.randn(2, 5, 6, 40, dtype=torch.float64)        # permuted below: non-contiguous input
     g = torch.rand(2, 2, 7, 3, dtype=torch.float64) * 2.4 - 1.2
     for mode in ("bilinear", "nearest"):
@@ -308,7 +315,7 @@ def test_grid_sample_strided_inputs_and_large_channels():
             run_both(lambda a, b: LF.grid_sample(a.permute(0, 3, 1, 2), b.transpose(1, 3), mode=mode, padding_mode=pm,
                                                  align_corners=True),
                      lambda a, b: TF.grid_sample(a.permute(0, 3, 1, 2), b.transpose(1, 3), mode=mode, padding_mode=pm,
-                                                 align_corners=True), x, g)
+                                                 align_corners=True), x, g, device=device)
 
 
 def test_grid_sample_bad_input():
@@ -423,19 +430,19 @@ def test_padding_layers_bad_input():
 
 
 # ---- the engine's fused resample op ---------------------------------------------------------------------
-def test_resample_taps_op_is_its_adjoints_adjoint():
+def test_resample_taps_op_is_its_adjoints_adjoint(device):
     C = lucid._C
-    idx = lucid.tensor([[0, 1, 1, 3, 2], [1, 2, 3, 3, 0]])
-    w = lucid.tensor([[0.5, 1.0, -2.0, 0.25, 1.5], [0.5, 0.0, 3.0, 0.75, -1.0]], dtype=lucid.float64)
+    idx = lucid.tensor([[0, 1, 1, 3, 2], [1, 2, 3, 3, 0]], device=device)
+    w = lucid.tensor([[0.5, 1.0, -2.0, 0.25, 1.5], [0.5, 0.0, 3.0, 0.75, -1.0]], dtype=lucid.float64, device=device)
     for dim in (0, 1, 2):
         shape = [3, 2, 2]
         shape[dim] = 4
-        x = lucid.randn(*shape, dtype=lucid.float64, requires_grad=True)
+        x = lucid.randn(*shape, dtype=lucid.float64).to(device).requires_grad_()
         y = C._resample_taps(x, dim, idx, w)
         wshape = [5 if d == dim else 1 for d in range(3)]
         ref = sum(x.index_select(dim, idx[k]) * w[k].reshape(wshape) for k in range(2))
         same(y, to_torch(ref.detach()))
-        g = lucid.randn(*y.shape, dtype=lucid.float64)
+        g = lucid.randn(*y.shape, dtype=lucid.float64).to(device)
         gx = C._resample_taps_adjoint(g, dim, idx, w, 4)
         assert abs(float((y * g).sum()) - float((x * gx).sum())) < 1e-9        # <Fx, g> = <x, F^T g>
         assert lucid.autograd.gradcheck(lambda a: C._resample_taps(a, dim, idx, w), (x,))
@@ -444,12 +451,16 @@ def test_resample_taps_op_is_its_adjoints_adjoint():
         assert lucid.autograd.gradcheck(lambda a: C._resample_taps_adjoint(a, dim, idx, w, 4), (gg,))
 
 
-def test_resample_taps_op_bad_input():
+def test_resample_taps_op_bad_input(device):
     C = lucid._C
-    x = lucid.randn(2, 4)
-    idx, w = lucid.tensor([[0, 4]]), lucid.ones(1, 2)
-    with pytest.raises(IndexError, match="out of range"):
-        C._resample_taps(x, 1, idx, w)
+    x = lucid.randn(2, 4).to(device)
+    idx, w = lucid.tensor([[0, 4]], device=device), lucid.ones(1, 2).to(device)
+    with pytest.raises(IndexError, match="tap index 4 is out of range for size 4"):
+        C._resample_taps(x, 1, idx, w).tolist()  # (the GPU raises at the next sync)
+    with pytest.raises(IndexError, match="resample_taps_adjoint.*tap index -1 is out of range for size 4"):
+        C._resample_taps_adjoint(lucid.ones(2, 2).to(device), 1, lucid.tensor([[0, -1]], device=device), w, 4).tolist()
+    if device != "cpu":
+        return
     with pytest.raises(RuntimeError, match="dtype"):
         C._resample_taps(x, 1, lucid.tensor([[0, 1]]), lucid.ones(1, 2, dtype=lucid.float64))
     with pytest.raises(RuntimeError, match="int64"):

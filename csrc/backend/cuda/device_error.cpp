@@ -57,6 +57,9 @@ void raise_device_error(int device) {
     case DeviceErrorCode::SliceOutOfRange: fail<IndexError>("index out of range in self");
     case DeviceErrorCode::CtcTargetOutOfRange:
       fail<RuntimeError>("ctc_loss(): target label ", index, " is out of the class range [0, ", size, ")");
+    case DeviceErrorCode::TapOutOfRange:
+      fail<IndexError>(dim ? "resample_taps_adjoint" : "resample_taps", "(): tap index ", index,
+                       " is out of range for size ", size);
     default: fail<RuntimeError>("internal: unknown device error code ", int(code));
   }
 }

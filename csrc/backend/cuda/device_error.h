@@ -18,10 +18,12 @@ namespace lucid::cuda {
 // size n" (advanced indexing); GatherOutOfRange -> the same words as a RuntimeError
 // (gather, scatter); SliceOutOfRange -> IndexError "index out of range in self"
 // (index_select, index_add); CtcTargetOutOfRange -> RuntimeError "ctc_loss(): target
-// label i is out of the class range [0, n)" (index: the label, size: the classes).
+// label i is out of the class range [0, n)" (index: the label, size: the classes);
+// TapOutOfRange -> IndexError "<op>(): tap index i is out of range for size n" (resample
+// taps; dim 0: resample_taps, 1: resample_taps_adjoint).
 enum class DeviceErrorCode : int32_t {
   None = 0, ZeroDivision = 1, IndexOutOfRange = 2, GatherOutOfRange = 3, SliceOutOfRange = 4,
-  CtcTargetOutOfRange = 5
+  CtcTargetOutOfRange = 5, TapOutOfRange = 6
 };
 
 struct DeviceErrorSlot {

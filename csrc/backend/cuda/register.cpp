@@ -29,6 +29,7 @@ void register_kernels() {
   register_conj_kernels();
   register_seq_kernels();
   register_optim_kernels();
+  register_pool_kernels();
 }
 
 }  // namespace lucid::cuda

@@ -29,5 +29,6 @@ void register_scan_kernels();
 void register_conj_kernels();
 void register_seq_kernels();
 void register_optim_kernels();
+void register_pool_kernels();  // pool.cu: pooling, resample taps, grid_sample
 
 }  // namespace lucid::cuda

@@ -98,7 +98,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise RuntimeError(f"grid_sampler(): expected input and grid to be floating point tensors of the same "
                            f"dtype, but input has {input.dtype} and grid has {grid.dtype}")
 
-    if nsp == 2 and mode != "bicubic" and input.is_cpu and input.dtype.itemsize in (4, 8):
+    if nsp == 2 and mode != "bicubic" and input.dtype.itemsize in (4, 8):
         # the engine's kernel (csrc/ops/grid_sample.h); 5-D and bicubic compose below
         args = (0 if mode == "bilinear" else 1, ("zeros", "border", "reflection").index(padding_mode),
                 bool(align_corners))

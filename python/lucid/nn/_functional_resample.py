@@ -9,7 +9,7 @@ backward) come from the engine:
   of "taps", out = sum_k w_k * x.index_select(d, idx_k), whose indices and weights are
   computed here in Python with the formulas of ATen's CPU kernels (UpSample.h,
   UpSampleKernel.cpp), including their float32 arithmetic where the index rounding
-  depends on it. For float32/float64 on the CPU the engine applies all taps of a dim in
+  depends on it. For float32/float64 (CPU and GPU) the engine applies all taps of a dim in
   one threaded pass (_C._resample_taps, csrc/ops/resample.h, whose VJP is its adjoint);
   other dtypes use index_select + products, whose backward is index_add.
 * grid_sample and affine_grid live in _functional_grid.py (exported from here).
@@ -220,7 +220,7 @@ def _apply_taps(x, d, taps):
     from .._creation import tensor
     from .._shape import index_select
     from .._dtype import float32, float64
-    if x.dtype in (float32, float64) and x.is_cpu:
+    if x.dtype in (float32, float64):
         # the engine's fused kernel (csrc/ops/resample.h): one pass for all taps
         osz = len(taps[0][0])
         idx = _index([i for ids, _ in taps for i in ids], x.device).reshape(len(taps), osz)
