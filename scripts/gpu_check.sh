@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The GPU check, for the lent H200 (the device tool runs it in a copy of the working
+# tree; nothing can be installed there): builds lucid into that machine's Python, runs
+# the GPU legs of the test suite, then the GPU benchmark rows whose names contain each
+# argument. Everything is logged under $OUT: build.log, tests.log (one line per test,
+# so a run cut short by its time limit still names every result so far) and bench.log.
+# The failures, the test summary and the benchmark rows are printed.
+#
+#   bash scripts/gpu_check.sh                      every GPU leg, no benchmark
+#   TESTS="python/test_gpu_seq.py" bash scripts/gpu_check.sh "GPU matmul"
+#
+# TESTS: pytest's arguments (default: every test whose id names the GPU, "-k gpu");
+# TEST_TIMEOUT: seconds for the tests (default 420). The tests run in 8 processes when
+# pytest-xdist is there.
+set -u
+: "${OUT:?run on the device machine, where OUT is set}"
+export CMAKE_BUILD_PARALLEL_LEVEL=16 PYTHONDONTWRITEBYTECODE=1
+start=$(date +%s)
+python3 -m pip install -q --no-build-isolation --no-deps . -Cbuild-dir=build/gpu >"$OUT/build.log" 2>&1 ||
+  { tail -50 "$OUT/build.log"; exit 1; }
+echo "build: $(($(date +%s) - start)) s"
+
+parallel=""
+python3 -c "import xdist" 2>/dev/null && parallel="-n 8"
+(cd tests && timeout "${TEST_TIMEOUT:-420}" python3 -m pytest ${TESTS:-python -k gpu} $parallel -v -rfE \
+  -p no:cacheprovider >"$OUT/tests.log" 2>&1)
+echo "tests: rc=$? ($(($(date +%s) - start)) s)"
+# pytest's summary of failures (-rfE), or, for a run cut short, the per-test lines (-v)
+if grep -qE "^(FAILED|ERROR) " "$OUT/tests.log"; then
+  grep -E "^(FAILED|ERROR) " "$OUT/tests.log" | cut -c1-200 | head -100
+else
+  grep -E " (FAILED|ERROR)" "$OUT/tests.log" | cut -c1-200 | head -100
+fi
+tail -1 "$OUT/tests.log"
+
+for only in "$@"; do python3 benchmarks/suite.py --only "$only" --no-plot >>"$OUT/bench.log" 2>&1; done
+[ $# -gt 0 ] && grep -E "^GPU|ceiling gpu" "$OUT/bench.log"
+echo "total: $(($(date +%s) - start)) s"
