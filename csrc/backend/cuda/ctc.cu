@@ -29,6 +29,7 @@
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/seq_kernels.h"
 #include "backend/cuda/stream.h"
+#include "backend/cuda/tensor_data.h"
 #include "ops/prims/seq.h"
 
 namespace lucid::cuda {
@@ -205,15 +206,6 @@ __global__ void __launch_bounds__(kThreads) ctc_grad_kernel(const T* lp, const i
     beta_cur = beta_prev;
     beta_prev = swap;
   }
-}
-
-template <typename T>
-const T* cdata(const TensorImpl* t) {
-  return reinterpret_cast<const T*>(t->data_ptr());
-}
-template <typename T>
-T* mdata(TensorImpl* t) {
-  return reinterpret_cast<T*>(t->data_ptr());
 }
 
 // f(lengths, count) for each launch's group of entries.

@@ -1,11 +1,9 @@
 #include "backend/cuda/cublaslt.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
-#include <string>
 
 #include "backend/cuda/device_guard.h"
+#include "backend/cuda/library.h"
 #include "backend/cuda/stream.h"
 #include "core/error.h"
 
@@ -13,34 +11,19 @@ namespace lucid::cuda {
 
 namespace {
 
-// The toolkit's library folder at build time, tried after the loader's own search.
-#ifndef LUCID_CUDA_LIBRARY_DIR
-#define LUCID_CUDA_LIBRARY_DIR ""
-#endif
-
-void* open_library() {
-  const std::string names[] = {"libcublasLt.so.13", "libcublasLt.so",
-                               std::string(LUCID_CUDA_LIBRARY_DIR) + "/libcublasLt.so.13"};
-  std::string why = "not found";
-  for (const std::string& name : names) {
-    if (void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
-    if (const char* e = dlerror()) why = e;
-  }
-  fail<RuntimeError>("GPU matrix products need cuBLASLt (libcublasLt.so.13), which could not be loaded: ", why,
-                     ". Install the CUDA toolkit's cuBLAS or add its folder to LD_LIBRARY_PATH.");
-}
+constexpr const char* kSoname = "libcublasLt.so.13";
 
 template <typename F>
 void bind(void* lib, F& fn, const char* name) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  LUCID_CHECK(fn, RuntimeError, "cuBLASLt has no ", name);
+  bind_symbol(lib, kSoname, fn, name);
 }
 
 }  // namespace
 
 const CublasLtApi& cublaslt() {
   static const CublasLtApi api = [] {
-    void* lib = open_library();  // kept open for the process
+    void* lib = open_library({kSoname, "libcublasLt.so"}, "GPU matrix products need cuBLASLt",
+                             "Install the CUDA toolkit's cuBLAS or add its folder to LD_LIBRARY_PATH.");
     CublasLtApi a{};
     bind(lib, a.create, "cublasLtCreate");
     bind(lib, a.desc_create, "cublasLtMatmulDescCreate");

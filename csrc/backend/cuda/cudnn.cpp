@@ -1,11 +1,9 @@
 #include "backend/cuda/cudnn.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
-#include <string>
 
 #include "backend/cuda/device_guard.h"
+#include "backend/cuda/library.h"
 #include "backend/cuda/stream.h"
 #include "core/error.h"
 
@@ -13,33 +11,19 @@ namespace lucid::cuda {
 
 namespace {
 
-// The toolkit's library folder at build time, tried after the loader's own search.
-#ifndef LUCID_CUDA_LIBRARY_DIR
-#define LUCID_CUDA_LIBRARY_DIR ""
-#endif
-
-void* open_library() {
-  const std::string names[] = {"libcudnn.so.9", std::string(LUCID_CUDA_LIBRARY_DIR) + "/libcudnn.so.9"};
-  std::string why = "not found";
-  for (const std::string& name : names) {
-    if (void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
-    if (const char* e = dlerror()) why = e;
-  }
-  fail<RuntimeError>("GPU convolutions need cuDNN 9 (libcudnn.so.9), which could not be loaded: ", why,
-                     ". Install cuDNN 9 for CUDA 13 or add its folder to LD_LIBRARY_PATH.");
-}
+constexpr const char* kSoname = "libcudnn.so.9";
 
 template <typename F>
 void bind(void* lib, F& fn, const char* name) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  LUCID_CHECK(fn, RuntimeError, "cuDNN (libcudnn.so.9) has no ", name);
+  bind_symbol(lib, kSoname, fn, name);
 }
 
 }  // namespace
 
 const CudnnApi& cudnn() {
   static const CudnnApi api = [] {
-    void* lib = open_library();  // kept open for the process
+    void* lib = open_library({kSoname}, "GPU convolutions need cuDNN 9",
+                             "Install cuDNN 9 for CUDA 13 or add its folder to LD_LIBRARY_PATH.");
     CudnnApi a{};
     bind(lib, a.version, "cudnnGetVersion");
     LUCID_CHECK(a.version() >= 90000, RuntimeError, "GPU convolutions need cuDNN 9 or newer; libcudnn.so.9 reports ",

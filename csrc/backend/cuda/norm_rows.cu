@@ -16,6 +16,7 @@
 #include "backend/cuda/norm.h"
 #include "backend/cuda/norm_group_sum.cuh"
 #include "backend/cuda/reduce.cuh"
+#include "backend/cuda/tensor_data.h"
 #include "ops/prims/seq.h"
 
 namespace lucid::cuda {
@@ -27,15 +28,6 @@ using ops::Outputs;
 
 constexpr int kRowBlock = 256;
 constexpr int64_t kWarpRowsUpTo = 1024;
-
-template <typename T>
-const T* cdata(const TensorImpl* t) {
-  return t ? reinterpret_cast<const T*>(t->data_ptr()) : nullptr;
-}
-template <typename T>
-T* mdata(TensorImpl* t) {
-  return t ? reinterpret_cast<T*>(t->data_ptr()) : nullptr;
-}
 
 // The next of a primitive's tensors when `present`, else null.
 template <class Span>

@@ -15,6 +15,7 @@
 #include "backend/cuda/elementwise_launch.cuh"
 #include "backend/cuda/norm.h"
 #include "backend/cuda/reduce.cuh"
+#include "backend/cuda/tensor_data.h"
 #include "ops/prims/norm.h"
 
 namespace lucid::cuda {
@@ -24,15 +25,6 @@ namespace {
 using ops::Inputs;
 using ops::NormUnits;
 using ops::Outputs;
-
-template <typename T>
-const T* cdata(const TensorImpl* t) {
-  return reinterpret_cast<const T*>(t->data_ptr());
-}
-template <typename T>
-T* mdata(TensorImpl* t) {
-  return reinterpret_cast<T*>(t->data_ptr());
-}
 
 // f(T{}) with T the element type of a float32 or float64 tensor.
 template <typename F>

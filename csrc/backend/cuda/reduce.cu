@@ -7,6 +7,7 @@
 #include "backend/cuda/elementwise_launch.cuh"
 #include "backend/cuda/reduce.cuh"
 #include "backend/cuda/register.h"
+#include "backend/cuda/tensor_data.h"
 #include "ops/prims/reduce.h"
 
 namespace lucid::cuda {
@@ -15,15 +16,6 @@ namespace {
 
 using ops::Inputs;
 using ops::Outputs;
-
-template <typename T>
-const T* cdata(const TensorImpl* t) {
-  return reinterpret_cast<const T*>(t->data_ptr());
-}
-template <typename T>
-T* mdata(TensorImpl* t) {
-  return reinterpret_cast<T*>(t->data_ptr());
-}
 
 double mean_scale(int64_t count) { return count ? 1.0 / double(count) : std::numeric_limits<double>::quiet_NaN(); }
 

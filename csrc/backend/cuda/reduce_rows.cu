@@ -9,6 +9,7 @@
 
 #include "backend/cuda/reduce.cuh"
 #include "backend/cuda/register.h"
+#include "backend/cuda/tensor_data.h"
 #include "ops/prims/index.h"
 #include "ops/prims/reduce.h"
 
@@ -18,15 +19,6 @@ namespace {
 
 using ops::Inputs;
 using ops::Outputs;
-
-template <typename T>
-const T* cdata(const TensorImpl* t) {
-  return reinterpret_cast<const T*>(t->data_ptr());
-}
-template <typename T>
-T* mdata(TensorImpl* t) {
-  return reinterpret_cast<T*>(t->data_ptr());
-}
 
 // complex64 as stored (two floats) and complex<double> as accumulated.
 struct C64 {
