@@ -114,8 +114,13 @@ def test_with_a_gpu_the_current_device_is_gpu_0():
 def test_backend_queries_answer_truthfully_for_lucid():
     b = lucid.backends
     assert b.cuda.is_built() is _C._built_with_cuda
-    assert b.cudnn.is_available() is False and b.cudnn.version() is None  # lucid has no cuDNN
-    assert b.cudnn.is_acceptable(lucid.zeros(1)) is False
+    v = b.cudnn.version()  # GPU convolutions load cuDNN 9 (where it is installed)
+    assert v is None if not _C._built_with_cuda else (v is None or v >= 90000)
+    assert b.cudnn.is_available() is (lucid.gpu.is_available() and v is not None)
+    assert b.cudnn.is_acceptable(lucid.zeros(1)) is False  # a CPU tensor
+    if b.cudnn.is_available():
+        assert b.cudnn.is_acceptable(lucid.zeros(1, device="gpu")) is True
+        assert b.cudnn.is_acceptable(lucid.zeros(1, dtype=lucid.int64, device="gpu")) is False
     assert b.mkldnn.is_available() is False  # no oneDNN: lucid's own CPU kernels
     assert b.openmp.is_available() is False  # lucid's own thread pool (csrc/core/parallel.cpp)
     assert b.mkl.is_available() is False  # OpenBLAS, not MKL

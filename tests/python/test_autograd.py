@@ -323,22 +323,22 @@ def test_inplace_on_expanded_tensor_raises(device):
 
 
 def test_inplace_through_views_rewrites_base_history_like_torch(device):
-    def run(m):
-        x = m.tensor([1.0, 2.0, 3.0, 4.0], dtype=m.float64, requires_grad=True)
-        w = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True)
+    def run(m, dev):
+        x = m.tensor([1.0, 2.0, 3.0, 4.0], dtype=m.float64, requires_grad=True, device=dev)
+        w = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True, device=dev)
         y = x * 2
         y[1:3] = w * w          # a value with history written into a graph tensor
         y[0].mul_(3)            # in place through a view
         v = y.view(2, 2)
         v[:, 1] += v[:, 0].exp()
-        z = m.zeros(3, dtype=m.float64)
+        z = m.zeros(3, dtype=m.float64, device=dev)
         z[0] = (x * x).sum()    # into a tensor that did not require grad
         z[2:].fill_(1.5)
         (y * y).sum().backward(retain_graph=True)
         (z * z).sum().backward()
         return x.grad, w.grad, y, z
 
-    for l, t in zip(run(lucid), run(torch)):
+    for l, t in zip(run(lucid, device), run(torch, "cpu")):
         close(l, t)
 
 

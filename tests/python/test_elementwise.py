@@ -105,10 +105,20 @@ def _compare(lt, tt, tol=None):
     assert close(got, ref), (got, ref)
 
 
+def _cpu(value):
+    """`value` with every torch tensor in it (also inside lists, tuples, dicts) on the CPU."""
+    if isinstance(value, torch.Tensor):
+        return value.cpu()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cpu(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _cpu(v) for k, v in value.items()}
+    return value
+
+
 def _on_cpu(fn):
     """`fn` (a lambda over torch tensors) with each CUDA tensor it closes over moved to the CPU."""
-    cells = tuple(types.CellType(c.cell_contents.cpu() if isinstance(c.cell_contents, torch.Tensor)
-                                 else c.cell_contents) for c in fn.__closure__ or ())
+    cells = tuple(types.CellType(_cpu(c.cell_contents)) for c in fn.__closure__ or ())
     return types.FunctionType(fn.__code__, fn.__globals__, None, None, cells)
 
 

@@ -4,6 +4,7 @@
 
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/library.h"
+#include "backend/cuda/register.h"
 #include "backend/cuda/stream.h"
 #include "core/error.h"
 
@@ -54,6 +55,14 @@ const CudnnApi& cudnn() {
     return a;
   }();
   return api;
+}
+
+int cudnn_version() {
+  try {
+    return int(cudnn().version());
+  } catch (const RuntimeError&) {  // not installed: no GPU convolutions, lucid works on
+    return 0;
+  }
 }
 
 cudnnHandle_t cudnn_handle(int device) {

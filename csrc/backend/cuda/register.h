@@ -13,6 +13,10 @@ void register_runtime();
 // Fills the GPU column of the (primitive, device) kernel table (ops/primitive.h).
 // Also initialises no CUDA context.
 void register_kernels();
+// The version of the cuDNN that GPU convolutions use (e.g. 90100), loading it if it is
+// not yet; 0 when libcudnn.so.9 cannot be loaded (lucid.backends.cudnn.version()).
+int cudnn_version();
+
 // One per family, each in register_<family>.cpp beside the kernels it adapts.
 void register_elementwise_kernels();
 void register_creation_kernels();

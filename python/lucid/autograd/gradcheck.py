@@ -127,7 +127,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     diff = _differentiable_inputs(inputs)
     outputs = _outputs(func, inputs)
     if grad_outputs is None:
-        grad_outputs = tuple(randn(o.shape, dtype=o.dtype).requires_grad_() for o in outputs)
+        grad_outputs = tuple(randn(o.shape, dtype=o.dtype, device=o.device).requires_grad_() for o in outputs)
     grad_outputs = _tuple(grad_outputs)
     n_in = len(inputs)
 

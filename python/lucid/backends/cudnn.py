@@ -1,16 +1,18 @@
-"""lucid.backends.cudnn, as torch.backends.cudnn. lucid does not use cuDNN: is_available() is
-False and version() None, as torch answers without it.
+"""lucid.backends.cudnn, as torch.backends.cudnn. lucid's GPU convolutions (conv, conv_transpose
+and their gradients) call cuDNN 9, opened at the first one: is_available() says whether lucid has
+a GPU and can load it, version() gives its version as torch reports it.
 
-The switches keep what is set (torch's defaults: enabled=True, benchmark=False,
-deterministic=False, allow_tf32=True). None of them changes what lucid computes today: the
-GPU convolution and normalisation kernels to come consult them (benchmark: time the
-algorithms and keep the fastest per shape; deterministic: only algorithms that give the same
-bits every run; allow_tf32: TF32 tensor cores for float32 convolutions; enabled: the vendor
-library at all).
+The switches keep what is set, with torch's defaults (enabled=True, benchmark=False,
+deterministic=False, allow_tf32=True), and lucid's convolutions read none of them: they always
+take the algorithms cuDNN marks deterministic (as torch with deterministic=True), choose by
+cuDNN's heuristics (benchmark=False), and round float32 as products do, exactly unless
+lucid.backends.cuda.matmul.allow_tf32 is set (torch's cuDNN allows TF32 by default; lucid keeps
+convolutions and products alike: docs/ENGINE.md, GPU).
 """
 
 import sys
 
+from .. import _C, _dtype
 from . import _flags
 
 __all__ = ["is_available", "version", "flags"]
@@ -20,18 +22,20 @@ benchmark_limit = None
 
 
 def is_available():
-    """Whether lucid can use cuDNN: it cannot (it has no cuDNN backend)."""
-    return False
+    """Whether lucid's GPU convolutions can run through cuDNN: a GPU, and libcudnn.so.9 loads."""
+    from .. import gpu  # lucid.gpu imports lucid.backends
+    return gpu.is_available() and _C._cudnn_version() > 0
 
 
 def version():
-    """cuDNN's version as torch reports it (e.g. 90100), or None: lucid has no cuDNN."""
-    return None
+    """cuDNN's version as torch reports it (e.g. 90100), or None where it cannot be loaded."""
+    return _C._cudnn_version() or None
 
 
 def is_acceptable(tensor):
-    """Whether cuDNN would run an op on `tensor`: never in lucid."""
-    return False
+    """Whether cuDNN would run an op on `tensor`, as torch's: a float32/float64 GPU tensor (the
+    dtypes of lucid's convolutions) with cuDNN available."""
+    return tensor.device.type == "gpu" and tensor.dtype in (_dtype.float32, _dtype.float64) and is_available()
 
 
 def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True):

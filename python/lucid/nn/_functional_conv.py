@@ -278,7 +278,7 @@ def _max_unpool(name, nsp, input, indices, kernel_size, stride, padding, output_
                            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
     out = _unpool_output_size(input, nsp, k, s, p, output_size)
     lead = list(input.shape[:input.ndim - nsp])
-    flat = zeros(lead + [_math.prod(out)], dtype=input.dtype)
+    flat = zeros(lead + [_math.prod(out)], dtype=input.dtype, device=input.device)
     nl = len(lead)
     res = flat.scatter(nl, indices.flatten(nl), input.flatten(nl))
     return res.reshape(lead + out)

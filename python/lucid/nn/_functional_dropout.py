@@ -26,7 +26,7 @@ def _dropout_impl(input, p, train, inplace, feature, alpha):
         return input.mul_(0.0) if inplace else input * 0.0
     from .._random import rand
     shape = list(input.shape[:2]) + [1] * (input.dim() - 2) if feature else list(input.shape)
-    keep = (rand(*shape, dtype=input.dtype) >= p).to(input.dtype)  # Bernoulli(1 - p)
+    keep = (rand(*shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)  # Bernoulli(1 - p)
     # The gradient needs only the mask (a multiplier), so the in-place forms are mul_
     # (and add_), as ATen's: nothing saved reads input.
     if alpha:

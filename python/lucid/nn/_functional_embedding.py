@@ -33,7 +33,9 @@ def _renorm_(weight, idx, max_norm, norm_type):
     from .. import ones, where, zeros
     from ..autograd import no_grad
     with no_grad():
-        used = zeros(weight.shape[0], dtype=weight.dtype).index_add(0, idx, ones(idx.numel(), dtype=weight.dtype)) > 0
+        dev = weight.device
+        used = zeros(weight.shape[0], dtype=weight.dtype, device=dev).index_add(
+            0, idx, ones(idx.numel(), dtype=weight.dtype, device=dev)) > 0
         norms = weight.norm(p=norm_type, dim=1)
         scale = where(used & (norms > max_norm), max_norm / (norms + 1e-7), ones((), dtype=weight.dtype))
         weight.mul_(scale.unsqueeze(1))
@@ -43,7 +45,8 @@ def _freq_scale(rows, idx, num, padding_idx):
     """rows whose gradient is divided by the count of their index in idx (and zero for
     padding_idx), forward value unchanged."""
     from .. import ones, zeros
-    counts = zeros(num, dtype=rows.dtype).index_add(0, idx, ones(idx.numel(), dtype=rows.dtype))
+    counts = zeros(num, dtype=rows.dtype, device=rows.device).index_add(
+        0, idx, ones(idx.numel(), dtype=rows.dtype, device=rows.device))
     s = (1.0 / counts.clamp_min(1)).index_select(0, idx)
     if padding_idx is not None:
         s = s * (idx != padding_idx).to(rows.dtype)
@@ -106,7 +109,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
                              "fixed length sequences. However, found offsets of type Tensor")
         b, length = input.shape
-        offsets = arange(0, b * length, length, dtype=int64) if length else zeros(b, dtype=int64)
+        dev = input.device
+        offsets = (arange(0, b * length, length, dtype=int64, device=dev) if length
+                   else zeros(b, dtype=int64, device=dev))
         input = input.reshape(-1)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.reshape(-1)
@@ -132,7 +137,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if max_norm is not None:
         _renorm_(weight, idx, max_norm, norm_type)
     # bag of each position: a running count of the bag starts at or before it
-    marks = zeros(end + 1, dtype=int64).index_add(0, starts.clamp(0, end), ones(nb, dtype=int64))
+    dev = weight.device
+    marks = zeros(end + 1, dtype=int64, device=dev).index_add(0, starts.clamp(0, end), ones(nb, dtype=int64, device=dev))
     seg = marks.cumsum(0)[:end] - 1
     if padding_idx is not None:
         keep = idx != padding_idx
@@ -144,18 +150,18 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if psw is not None:
         rows = rows * psw.unsqueeze(1)
     if mode != "max":
-        out = zeros(nb, dim, dtype=rows.dtype).index_add(0, seg, rows)
+        out = zeros(nb, dim, dtype=rows.dtype, device=dev).index_add(0, seg, rows)
         if mode == "mean":
-            counts = zeros(nb, dtype=rows.dtype).index_add(0, seg, ones(seg.numel(), dtype=rows.dtype))
+            counts = zeros(nb, dtype=rows.dtype, device=dev).index_add(0, seg, ones(seg.numel(), dtype=rows.dtype, device=dev))
             out = out / counts.clamp_min(1).unsqueeze(1)
         return out
-    counts = zeros(nb, dtype=int64).index_add(0, seg, ones(seg.numel(), dtype=int64))
+    counts = zeros(nb, dtype=int64, device=dev).index_add(0, seg, ones(seg.numel(), dtype=int64, device=dev))
     maxlen = counts.max().item() if nb else 0
     if maxlen == 0:
-        return zeros(nb, dim, dtype=rows.dtype) + rows.sum() * 0  # keeps weight in the graph
+        return zeros(nb, dim, dtype=rows.dtype, device=dev) + rows.sum() * 0  # keeps weight in the graph
     first = counts.cumsum(0) - counts  # position of each bag's first kept element
-    pos = arange(seg.numel(), dtype=int64) - first.index_select(0, seg)
-    dense = full((nb, maxlen, dim), float("-inf"), dtype=rows.dtype)
+    pos = arange(seg.numel(), dtype=int64, device=dev) - first.index_select(0, seg)
+    dense = full((nb, maxlen, dim), float("-inf"), dtype=rows.dtype, device=dev)
     dense[seg, pos] = rows
     out = dense.max(dim=1).values
     return where((counts > 0).unsqueeze(1), out, zeros((), dtype=rows.dtype))

@@ -88,7 +88,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     attn = (query * s).matmul(key.transpose(-2, -1))
     if is_causal:
-        attn_mask = tril(ones(L, S, dtype=_bool_dtype()))
+        attn_mask = tril(ones(L, S, dtype=_bool_dtype(), device=query.device))
     mask = _float_mask(attn_mask, attn.dtype, "scaled_dot_product_attention")
     empty_rows = None
     if mask is not None:
@@ -204,8 +204,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
     v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
     if add_zero_attn:
-        k = cat([k, zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype)], dim=1)
-        v = cat([v, zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype)], dim=1)
+        k = cat([k, zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)], dim=1)
+        v = cat([v, zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype, device=v.device)], dim=1)
         if attn_mask is not None:
             attn_mask = pad(attn_mask, (0, 1))
         if key_padding_mask is not None:

@@ -73,7 +73,7 @@ def pad(input, pad, mode="constant", value=None):
             src = [_builtins.min(_builtins.max(i, 0), n - 1) for i in range(-lo, n + hi)]
         else:
             src = [i % n for i in range(-lo, n + hi)]
-        out = _shape.index_select(out, d, tensor(src, dtype=_int64()))
+        out = _shape.index_select(out, d, tensor(src, dtype=_int64(), device=input.device))
     return out
 
 

@@ -100,7 +100,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         raise RuntimeError("argument #2 'target' is out of range")
     listed = (t >= 0).to(x.dtype).cumprod(1) > 0          # [N, K]: before the first -1
     labels = _where(listed, t, 0)
-    one_hot = (labels.unsqueeze(2) == arange(c)) & listed.unsqueeze(2)  # [N, K, C]
+    one_hot = (labels.unsqueeze(2) == arange(c, device=labels.device)) & listed.unsqueeze(2)  # [N, K, C]
     is_target = one_hot.any(1)                            # [N, C]
     z = 1 - (x.gather(1, labels).unsqueeze(2) - x.unsqueeze(1))        # [N, K, C]
     counted = listed.unsqueeze(2) & ~is_target.unsqueeze(1) & (z > 0)
@@ -125,7 +125,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if weight is not None:
         margins = margins * weight[t].unsqueeze(1)
     from .._creation import arange
-    not_target = arange(c).unsqueeze(0) != t.unsqueeze(1)
+    not_target = arange(c, device=t.device).unsqueeze(0) != t.unsqueeze(1)
     loss = (margins * not_target).sum(dim=1) / c
     if input.dim() == 1:
         loss = loss.squeeze(0)
