@@ -1,4 +1,4 @@
-// add, sub, mul, div, maximum, minimum: the hot arithmetic ops.
+// add, sub, mul, div: the hot arithmetic ops.
 #include "backend/cpu/kernel_unit.h"
 
 namespace lucid::cpu {

@@ -1,4 +1,4 @@
-// eq, ne and the logical ops: computed in the operands' common dtype, written as bool.
+// eq, ne: computed in the operands' common dtype, written as bool.
 #include "backend/cpu/kernel_unit.h"
 
 namespace lucid::cpu {

@@ -1,4 +1,4 @@
-// The float binary functions and pow (elementwise_functors.h).
+// pow, fmax, fmin, atan2, hypot (elementwise_functors.h).
 #include "backend/cpu/kernel_unit.h"
 
 namespace lucid::cpu {

@@ -18,10 +18,13 @@ using backend::binary_unit;
 using backend::unary_unit;
 
 void binary_arith(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);    // binary_arith.cpp
+void binary_extremum(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // binary_extremum.cpp
 void binary_division(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // binary_division.cpp
 void binary_equality(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // binary_equality.cpp
+void binary_logical(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);   // binary_logical.cpp
 void binary_order(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);     // binary_order.cpp
 void binary_math(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);     // binary_math.cpp
+void binary_logs(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);     // binary_logs.cpp
 void binary_bitwise(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // binary_bitwise.cpp
 void unary_basic(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);     // unary.cpp
 void unary_math(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);      // unary_math.cpp
@@ -33,9 +36,12 @@ void complex_abs(TensorImpl& out, const TensorImpl& a);  // complex64 -> float32
 inline void binary(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
   switch (binary_unit(op)) {
     case Unit::Division: return binary_division(op, out, a, b);
+    case Unit::Extremum: return binary_extremum(op, out, a, b);
     case Unit::Equality: return binary_equality(op, out, a, b);
+    case Unit::Logical: return binary_logical(op, out, a, b);
     case Unit::Order: return binary_order(op, out, a, b);
     case Unit::Math: return binary_math(op, out, a, b);
+    case Unit::Logs: return binary_logs(op, out, a, b);
     case Unit::Bitwise: return binary_bitwise(op, out, a, b);
     default: return binary_arith(op, out, a, b);
   }

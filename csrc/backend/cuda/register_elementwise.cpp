@@ -77,7 +77,10 @@ void binary_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   with_plan(call, [op](const EwCall& c) {
     switch (backend::binary_unit(op)) {
       case Unit::Division: return binary_division(op, c);
+      case Unit::Extremum: return binary_extremum(op, c);
       case Unit::Equality: return binary_equality(op, c);
+      case Unit::Logical: return binary_logical(op, c);
+      case Unit::Logs: return binary_logs(op, c);
       case Unit::Order: return binary_order(op, c);
       case Unit::Math: return binary_math(op, c);
       case Unit::Bitwise: return binary_bitwise(op, c);
