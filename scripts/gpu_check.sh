@@ -13,7 +13,8 @@
 # TEST_TIMEOUT: seconds for the tests (default 420). The tests run in 8 processes when
 # pytest-xdist is there.
 set -u
-: "${OUT:?run on the device machine, where OUT is set}"
+: "${OUT:?set OUT to a folder for the logs (the device machine sets it)}"
+mkdir -p "$OUT"
 export CMAKE_BUILD_PARALLEL_LEVEL=16 PYTHONDONTWRITEBYTECODE=1
 start=$(date +%s)
 python3 -m pip install -q --no-build-isolation --no-deps . -Cbuild-dir=build/gpu >"$OUT/build.log" 2>&1 ||
