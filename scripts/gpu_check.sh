@@ -14,7 +14,7 @@
 # pytest-xdist is there.
 set -u
 : "${OUT:?set OUT to a folder for the logs (the device machine sets it)}"
-mkdir -p "$OUT"
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 export CMAKE_BUILD_PARALLEL_LEVEL=16 PYTHONDONTWRITEBYTECODE=1
 start=$(date +%s)
 python3 -m pip install -q --no-build-isolation --no-deps . -Cbuild-dir=build/gpu >"$OUT/build.log" 2>&1 ||
