@@ -10,6 +10,8 @@
 #   TESTS="python/test_gpu_seq.py" bash scripts/gpu_check.sh "GPU matmul"
 #
 # TESTS: pytest's arguments (default: every test whose id names the GPU, "-k gpu");
+# SHARD=i/n: only every n-th test file from the i-th (0-based), for runs that must fit
+# the device tool's 10 minutes a call (all GPU legs in one process take about 10);
 # TEST_TIMEOUT: seconds for the tests (default 420). The tests run in 8 processes when
 # pytest-xdist is there.
 set -u
@@ -21,6 +23,10 @@ python3 -m pip install -q --no-build-isolation --no-deps . -Cbuild-dir=build/gpu
   { tail -50 "$OUT/build.log"; exit 1; }
 echo "build: $(($(date +%s) - start)) s"
 
+if [ -n "${SHARD:-}" ] && [ -z "${TESTS:-}" ]; then
+  files=$(cd tests && ls python/test_*.py | awk -v i="${SHARD%/*}" -v n="${SHARD#*/}" '(NR - 1) % n == i')
+  TESTS="$(echo $files) -k gpu"
+fi
 parallel=""
 python3 -c "import xdist" 2>/dev/null && parallel="-n 8"
 (cd tests && timeout "${TEST_TIMEOUT:-420}" python3 -m pytest ${TESTS:-python -k gpu} $parallel -v -rfE \
