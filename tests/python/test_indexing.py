@@ -9,9 +9,9 @@ import lucid
 from conftest import assert_same, shares_storage, to_lucid
 
 
-def _bases(dtype=torch.int64):
+def _bases(dtype=torch.int64, device="cpu"):
     tb = torch.arange(24).reshape(2, 3, 4).to(dtype)
-    return to_lucid(tb), tb
+    return to_lucid(tb, device), tb
 
 
 KEYS = [
@@ -33,9 +33,9 @@ KEYS = [
 
 @pytest.mark.parametrize("key", KEYS, ids=repr)
 def test_getitem(key, device):
-    lb, tb = _bases()
-    lb = lb.to(device)
+    lb, tb = _bases(device=device)
     lv, tv = lb[key], tb[key]
+    assert lv.device.type == device
     assert_same(lv, tv, offset=True)
     assert shares_storage(lv, lb)
 
@@ -44,13 +44,13 @@ def test_getitem(key, device):
                                  (None, 0, slice(1, None))], ids=repr)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.complex64, torch.bool,
                                    torch.uint8, torch.float64])
-def test_getitem_dtypes(key, dtype):
-    lb, tb = _bases(dtype)
+def test_getitem_dtypes(key, dtype, device):
+    lb, tb = _bases(dtype, device)
     assert_same(lb[key], tb[key], offset=True)
 
 
-def test_getitem_of_views():
-    lb, tb = _bases()
+def test_getitem_of_views(device):
+    lb, tb = _bases(device=device)
     for f in [lambda t: t.transpose(0, 2)[1, ::2], lambda t: t[:, ::2][..., 1::2][1],
               lambda t: t.permute(1, 2, 0)[-1][None, 2:, :1],
               lambda t: t[:, :1].expand(2, 3, 4)[1, 2]]:
@@ -141,8 +141,8 @@ SET_CASES = [
 @pytest.mark.parametrize("key,value", SET_CASES, ids=repr)
 @pytest.mark.parametrize("dtype", [torch.int64, torch.float32, torch.float16, torch.complex64,
                                    torch.bool])
-def test_setitem_scalar(key, value, dtype):
-    lb, tb = _bases(dtype)
+def test_setitem_scalar(key, value, dtype, device):
+    lb, tb = _bases(dtype, device)
     lb[key] = value
     tb[key] = value
     assert_same(lb, tb)
@@ -162,24 +162,26 @@ TENSOR_SET_CASES = [
 
 @pytest.mark.parametrize("key,value", TENSOR_SET_CASES, ids=repr)
 @pytest.mark.parametrize("dtype", [torch.int64, torch.float64, torch.bfloat16])
-def test_setitem_tensor(key, value, dtype):
-    lb, tb = _bases(dtype)
-    lb[key] = to_lucid(value)
+@pytest.mark.parametrize("value_device", ["same", "cpu"])
+def test_setitem_tensor(key, value, dtype, device, value_device):
+    lb, tb = _bases(dtype, device)
+    lb[key] = to_lucid(value, device if value_device == "same" else "cpu")  # a CPU value copies across
     tb[key] = value
+    assert lb.device.type == device
     assert_same(lb, tb)
 
 
-def test_setitem_from_non_contiguous_tensor():
-    lb, tb = _bases(torch.float32)
+def test_setitem_from_non_contiguous_tensor(device):
+    lb, tb = _bases(torch.float32, device)
     tsrc = torch.arange(100.0, 112.0).reshape(4, 3).t()
-    lsrc = to_lucid(torch.arange(100.0, 112.0).reshape(4, 3)).t()
+    lsrc = to_lucid(torch.arange(100.0, 112.0).reshape(4, 3), device).t()
     lb[1] = lsrc
     tb[1] = tsrc
     assert_same(lb, tb)
 
 
-def test_setitem_through_view_reaches_base():
-    lb, tb = _bases()
+def test_setitem_through_view_reaches_base(device):
+    lb, tb = _bases(device=device)
     lv, tv = lb[:, 1], tb[:, 1]
     lv[0] = 100
     tv[0] = 100
@@ -189,27 +191,27 @@ def test_setitem_through_view_reaches_base():
     assert_same(lb, tb)
 
 
-def test_setitem_nan_and_complex():
-    lb, tb = _bases(torch.float32)
+def test_setitem_nan_and_complex(device):
+    lb, tb = _bases(torch.float32, device)
     lb[1, 2] = float("nan")
     tb[1, 2] = float("nan")
     assert_same(lb, tb)
-    lc, tc = _bases(torch.complex64)
+    lc, tc = _bases(torch.complex64, device)
     lc[0, 0, 1] = 2 - 3j
     tc[0, 0, 1] = 2 - 3j
     assert_same(lc, tc)
 
 
-def test_setitem_shape_mismatch():
-    lb, tb = _bases()
+def test_setitem_shape_mismatch(device):
+    lb, tb = _bases(device=device)
     with pytest.raises(RuntimeError) as te:
         tb[0] = torch.tensor([1, 2, 3])
     with pytest.raises(type(te.value), match="3"):
-        lb[0] = lucid.tensor([1, 2, 3])
+        lb[0] = lucid.tensor([1, 2, 3], device=device)
 
 
-def test_setitem_out_of_range():
-    lb, tb = _bases()
+def test_setitem_out_of_range(device):
+    lb, tb = _bases(device=device)
     with pytest.raises(IndexError) as te:
         tb[2] = 0
     with pytest.raises(type(te.value), match="out of bounds"):
