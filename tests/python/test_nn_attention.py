@@ -1,6 +1,7 @@
 """scaled_dot_product_attention, MultiheadAttention and the Transformer modules against
 torch: identical weights (load_state_dict) and inputs give the same outputs and
-gradients; masks, batch_first, norm_first, key padding, bad input."""
+gradients; masks, batch_first, norm_first, key padding, bad input. Tests taking `device`
+run on the GPU too, against torch on "cuda"."""
 
 import pytest
 import torch
@@ -12,20 +13,33 @@ import torch.nn.functional as TF
 from conftest import to_lucid, to_torch
 
 
+def tdev(device):
+    """torch's name for lucid's device."""
+    return "cuda" if device == "gpu" else "cpu"
+
+
 def same(l, t, tol=1e-9):
+    """lucid `l` has torch `t`'s values, and is on its device (gpu for cuda)."""
     assert tuple(l.shape) == tuple(t.shape)
-    assert torch.allclose(to_torch(l.detach()).double(), t.detach().double(), atol=tol, rtol=tol, equal_nan=True), \
-        (l, t)
+    assert l.device.type == ("gpu" if t.is_cuda else "cpu"), (l.device, t.device)
+    t = t.detach().cpu()
+    assert torch.allclose(to_torch(l.detach()).double(), t.double(), atol=tol, rtol=tol, equal_nan=True), (l, t)
 
 
-def leaf(t):
-    return to_lucid(t.detach()).requires_grad_()
+def leaf(t, device="cpu"):
+    return to_lucid(t.detach(), device).requires_grad_()
 
 
 def copy_weights(lm, tm):
-    sd = {k: to_lucid(v) for k, v in tm.state_dict().items()}
+    sd = {k: to_lucid(v.cpu()) for k, v in tm.state_dict().items()}
     assert set(lm.state_dict()) == set(sd)
     lm.load_state_dict(sd)
+
+
+def pair(lm, tm, device):
+    """lm with tm's weights, both moved to `device` (torch's twin of it)."""
+    copy_weights(lm, tm)
+    return lm.to(device), tm.to(tdev(device))
 
 
 def check_grads(lm, tm, tol=1e-8):
@@ -41,51 +55,53 @@ D = torch.float64
 
 @pytest.mark.parametrize("mask", [None, "bool", "float", "causal", "bool_bcast"])
 @pytest.mark.parametrize("scale", [None, 0.3])
-def test_sdpa_matches_torch(mask, scale):
-    q = torch.randn(2, 3, 5, 4, dtype=D, requires_grad=True)
-    k = torch.randn(2, 3, 6, 4, dtype=D, requires_grad=True)
-    v = torch.randn(2, 3, 6, 7, dtype=D, requires_grad=True)
+def test_sdpa_matches_torch(mask, scale, device):
+    q = torch.randn(2, 3, 5, 4, dtype=D, device=tdev(device), requires_grad=True)
+    k = torch.randn(2, 3, 6, 4, dtype=D, device=tdev(device), requires_grad=True)
+    v = torch.randn(2, 3, 6, 7, dtype=D, device=tdev(device), requires_grad=True)
     kw = {"scale": scale}
     if mask == "bool":
-        m = torch.rand(2, 3, 5, 6) > 0.3
+        m = torch.rand(2, 3, 5, 6, device=tdev(device)) > 0.3
         m[..., 0] = True
         kw["attn_mask"] = m
     elif mask == "bool_bcast":
-        m = torch.rand(5, 6) > 0.3
+        m = torch.rand(5, 6, device=tdev(device)) > 0.3
         m[..., 0] = True
         kw["attn_mask"] = m
     elif mask == "float":
-        kw["attn_mask"] = torch.randn(5, 6, dtype=D)
+        kw["attn_mask"] = torch.randn(5, 6, dtype=D, device=tdev(device))
     elif mask == "causal":
         kw["is_causal"] = True
-    lq, lk, lv = leaf(q), leaf(k), leaf(v)
-    lkw = {k2: (to_lucid(v2) if isinstance(v2, torch.Tensor) else v2) for k2, v2 in kw.items()}
+    lq, lk, lv = leaf(q, device), leaf(k, device), leaf(v, device)
+    lkw = {k2: (to_lucid(v2, device) if isinstance(v2, torch.Tensor) else v2) for k2, v2 in kw.items()}
     t = TF.scaled_dot_product_attention(q, k, v, **kw)
     l = LF.scaled_dot_product_attention(lq, lk, lv, **lkw)
     same(l, t)
     g = torch.randn_like(t)
     t.backward(g)
-    l.backward(to_lucid(g))
+    l.backward(to_lucid(g, device))
     for a, b in ((lq, q), (lk, k), (lv, v)):
         same(a.grad, b.grad)
 
 
-def test_sdpa_gqa_and_gradcheck():
-    q = torch.randn(1, 4, 3, 2, dtype=D)
-    k = torch.randn(1, 2, 3, 2, dtype=D)
-    v = torch.randn(1, 2, 3, 2, dtype=D)
-    same(LF.scaled_dot_product_attention(to_lucid(q), to_lucid(k), to_lucid(v), enable_gqa=True),
+def test_sdpa_gqa_and_gradcheck(device):
+    q = torch.randn(1, 4, 3, 2, dtype=D, device=tdev(device))
+    k = torch.randn(1, 2, 3, 2, dtype=D, device=tdev(device))
+    v = torch.randn(1, 2, 3, 2, dtype=D, device=tdev(device))
+    same(LF.scaled_dot_product_attention(to_lucid(q, device), to_lucid(k, device), to_lucid(v, device),
+                                         enable_gqa=True),
          TF.scaled_dot_product_attention(q, k, v, enable_gqa=True))
-    args = tuple(lucid.randn(2, 3, 2, dtype=lucid.float64, requires_grad=True) for _ in range(3))
+    args = tuple(lucid.randn(2, 3, 2, dtype=lucid.float64, device=device, requires_grad=True) for _ in range(3))
     assert lucid.autograd.gradcheck(lambda a, b, c: LF.scaled_dot_product_attention(a, b, c, is_causal=True), args)
 
 
-def test_sdpa_bad_input():
-    q = lucid.randn(2, 3, 4)
+def test_sdpa_bad_input(device):
+    q = lucid.randn(2, 3, 4, device=device)
     with pytest.raises(RuntimeError):
-        LF.scaled_dot_product_attention(q, lucid.randn(2, 3, 5), lucid.randn(2, 3, 4))
+        LF.scaled_dot_product_attention(q, lucid.randn(2, 3, 5, device=device), lucid.randn(2, 3, 4, device=device))
     with pytest.raises(RuntimeError):
-        LF.scaled_dot_product_attention(q, q, q, attn_mask=lucid.ones(3, 3, dtype=lucid.bool), is_causal=True)
+        LF.scaled_dot_product_attention(q, q, q, attn_mask=lucid.ones(3, 3, dtype=lucid.bool, device=device),
+                                        is_causal=True)
 
 
 MHA_CONFIGS = [
@@ -102,17 +118,17 @@ MHA_CONFIGS = [
 @pytest.mark.parametrize("cfg", MHA_CONFIGS)
 @pytest.mark.parametrize("masks", [None, "attn_bool", "attn_float", "kpm", "both"])
 @pytest.mark.parametrize("avg", [True, False])
-def test_mha_matches_torch(cfg, masks, avg):
+def test_mha_matches_torch(cfg, masks, avg, device):
     torch.manual_seed(0)
     E, H, L, S, N = 8, 2, 4, 5, 3
     tm = torch.nn.MultiheadAttention(E, H, **cfg).double()
     lm = lnn.MultiheadAttention(E, H, **cfg).double()
-    copy_weights(lm, tm)
+    lm, tm = pair(lm, tm, device)
     bf = cfg.get("batch_first", False)
     qs = (N, L, E) if bf else (L, N, E)
     ks = (N, S, cfg.get("kdim", E)) if bf else (S, N, cfg.get("kdim", E))
     vs = (N, S, cfg.get("vdim", E)) if bf else (S, N, cfg.get("vdim", E))
-    q, k, v = (torch.randn(*s, dtype=D, requires_grad=True) for s in (qs, ks, vs))
+    q, k, v = (torch.randn(*s, dtype=D, device=tdev(device), requires_grad=True) for s in (qs, ks, vs))
     kw = {}
     if masks in ("attn_bool", "both"):
         m = torch.rand(L, S) > 0.7
@@ -125,8 +141,9 @@ def test_mha_matches_torch(cfg, masks, avg):
         m[0, -2:] = True
         m[2, 1] = True
         kw["key_padding_mask"] = m
-    lkw = {a: to_lucid(b) for a, b in kw.items()}
-    lq, lk, lv = leaf(q), leaf(k), leaf(v)
+    kw = {a: b.to(tdev(device)) for a, b in kw.items()}
+    lkw = {a: to_lucid(b, device) for a, b in kw.items()}
+    lq, lk, lv = leaf(q, device), leaf(k, device), leaf(v, device)
     to, tw = tm(q, k, v, average_attn_weights=avg, **kw)
     lo, lw = lm(lq, lk, lv, average_attn_weights=avg, **lkw)
     same(lo, to)
@@ -138,39 +155,39 @@ def test_mha_matches_torch(cfg, masks, avg):
     check_grads(lm, tm)
 
 
-def test_mha_self_attention_no_weights_and_unbatched():
+def test_mha_self_attention_no_weights_and_unbatched(device):
     tm = torch.nn.MultiheadAttention(6, 3).double()
     lm = lnn.MultiheadAttention(6, 3).double()
-    copy_weights(lm, tm)
-    x = torch.randn(4, 6, dtype=D)
-    lx = to_lucid(x)
+    lm, tm = pair(lm, tm, device)
+    x = torch.randn(4, 6, dtype=D, device=tdev(device))
+    lx = to_lucid(x, device)
     to, tw = tm(x, x, x)
     lo, lw = lm(lx, lx, lx)
     same(lo, to)
     same(lw, tw)
-    x3 = torch.randn(4, 2, 6, dtype=D)
-    lx3 = to_lucid(x3)
+    x3 = torch.randn(4, 2, 6, dtype=D, device=tdev(device))
+    lx3 = to_lucid(x3, device)
     lo, lw = lm(lx3, lx3, lx3, need_weights=False)
     assert lw is None
     same(lo, tm(x3, x3, x3, need_weights=False)[0])
 
 
-def test_mha_bad_input():
+def test_mha_bad_input(device):
     with pytest.raises(AssertionError, match="divisible"):
         lnn.MultiheadAttention(10, 3)
     with pytest.raises(ValueError):
         lnn.MultiheadAttention(0, 1)
-    m = lnn.MultiheadAttention(4, 2)
-    x = lucid.randn(3, 2, 4)
+    m = lnn.MultiheadAttention(4, 2).to(device)
+    x = lucid.randn(3, 2, 4, device=device)
     with pytest.raises(RuntimeError, match="attn_mask"):
-        m(x, x, x, attn_mask=lucid.zeros(2, 2))
+        m(x, x, x, attn_mask=lucid.zeros(2, 2, device=device))
     with pytest.raises(AssertionError):
-        m(x, x, x, key_padding_mask=lucid.zeros(3, 3, dtype=lucid.bool))
+        m(x, x, x, key_padding_mask=lucid.zeros(3, 3, dtype=lucid.bool, device=device))
 
 
 @pytest.mark.parametrize("kw", [{}, {"norm_first": True}, {"activation": "gelu", "batch_first": True},
                                 {"bias": False}, {"activation": TF.silu, "layer_norm_eps": 1e-3}])
-def test_encoder_layer_and_encoder_match_torch(kw):
+def test_encoder_layer_and_encoder_match_torch(kw, device):
     torch.manual_seed(1)
     lkw = dict(kw)
     if kw.get("activation") is TF.silu:
@@ -180,11 +197,12 @@ def test_encoder_layer_and_encoder_match_torch(kw):
     copy_weights(ll, tl)
     tm = torch.nn.TransformerEncoder(tl, 2, norm=torch.nn.LayerNorm(8).double(), enable_nested_tensor=False)
     lm = lnn.TransformerEncoder(ll, 2, norm=lnn.LayerNorm(8).double())
-    copy_weights(lm, tm)
-    x = torch.randn(3, 5, 8, dtype=D, requires_grad=True)
-    lx = leaf(x)
-    mask = torch.nn.Transformer.generate_square_subsequent_mask(5 if kw.get("batch_first") else 3, dtype=D)
-    lmask = lnn.Transformer.generate_square_subsequent_mask(5 if kw.get("batch_first") else 3, dtype=lucid.float64)
+    lm, tm = pair(lm, tm, device)
+    x = torch.randn(3, 5, 8, dtype=D, device=tdev(device), requires_grad=True)
+    lx = leaf(x, device)
+    n = 5 if kw.get("batch_first") else 3
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(n, dtype=D, device=tdev(device))
+    lmask = lnn.Transformer.generate_square_subsequent_mask(n, dtype=lucid.float64, device=device)
     same(lmask, mask)
     to = tm(x, mask=mask)
     lo = lm(lx, mask=lmask)
@@ -198,20 +216,20 @@ def test_encoder_layer_and_encoder_match_torch(kw):
     same(lm(lx, mask=lmask), to)
 
 
-def test_decoder_and_transformer_match_torch():
+def test_decoder_and_transformer_match_torch(device):
     torch.manual_seed(2)
     tm = torch.nn.Transformer(8, 2, 2, 2, 16, dropout=0.0, batch_first=True).double()
     lm = lnn.Transformer(8, 2, 2, 2, 16, dropout=0.0, batch_first=True).double()
-    copy_weights(lm, tm)
-    src = torch.randn(2, 5, 8, dtype=D, requires_grad=True)
-    tgt = torch.randn(2, 4, 8, dtype=D, requires_grad=True)
-    tmask = torch.nn.Transformer.generate_square_subsequent_mask(4, dtype=D)
-    kpm = torch.zeros(2, 5, dtype=torch.bool)
+    lm, tm = pair(lm, tm, device)
+    src = torch.randn(2, 5, 8, dtype=D, device=tdev(device), requires_grad=True)
+    tgt = torch.randn(2, 4, 8, dtype=D, device=tdev(device), requires_grad=True)
+    tmask = torch.nn.Transformer.generate_square_subsequent_mask(4, dtype=D, device=tdev(device))
+    kpm = torch.zeros(2, 5, dtype=torch.bool, device=tdev(device))
     kpm[1, -1] = True
     to = tm(src, tgt, tgt_mask=tmask, src_key_padding_mask=kpm, memory_key_padding_mask=kpm)
-    ls, lt = leaf(src), leaf(tgt)
-    lo = lm(ls, lt, tgt_mask=to_lucid(tmask), src_key_padding_mask=to_lucid(kpm),
-            memory_key_padding_mask=to_lucid(kpm))
+    ls, lt = leaf(src, device), leaf(tgt, device)
+    lo = lm(ls, lt, tgt_mask=to_lucid(tmask, device), src_key_padding_mask=to_lucid(kpm, device),
+            memory_key_padding_mask=to_lucid(kpm, device))
     same(lo, to)
     to.sum().backward()
     lo.sum().backward()
@@ -220,28 +238,29 @@ def test_decoder_and_transformer_match_torch():
     check_grads(lm, tm)
 
 
-def test_decoder_layer_norm_first():
+def test_decoder_layer_norm_first(device):
     tl = torch.nn.TransformerDecoderLayer(8, 4, 12, dropout=0.0, norm_first=True).double()
     ll = lnn.TransformerDecoderLayer(8, 4, 12, dropout=0.0, norm_first=True).double()
-    copy_weights(ll, tl)
-    tgt, mem = torch.randn(3, 2, 8, dtype=D), torch.randn(4, 2, 8, dtype=D)
-    same(ll(to_lucid(tgt), to_lucid(mem)), tl(tgt, mem))
+    ll, tl = pair(ll, tl, device)
+    tgt, mem = torch.randn(3, 2, 8, dtype=D, device=tdev(device)), torch.randn(4, 2, 8, dtype=D, device=tdev(device))
+    same(ll(to_lucid(tgt, device), to_lucid(mem, device)), tl(tgt, mem))
 
 
-def test_transformer_bad_input():
+def test_transformer_bad_input(device):
     with pytest.raises(RuntimeError, match="relu/gelu"):
         lnn.TransformerEncoderLayer(4, 2, activation="tanh")
-    m = lnn.Transformer(4, 2, 1, 1, 8)
+    m = lnn.Transformer(4, 2, 1, 1, 8).to(device)
     with pytest.raises(RuntimeError, match="batch number"):
-        m(lucid.randn(3, 2, 4), lucid.randn(3, 5, 4))
+        m(lucid.randn(3, 2, 4, device=device), lucid.randn(3, 5, 4, device=device))
 
 
-def test_encoder_layers_are_independent_copies():
-    layer = lnn.TransformerEncoderLayer(4, 2, 8)
+def test_encoder_layers_are_independent_copies(device):
+    layer = lnn.TransformerEncoderLayer(4, 2, 8).to(device)
     enc = lnn.TransformerEncoder(layer, 2)
     p0 = enc.layers[0].linear1.weight
     p1 = enc.layers[1].linear1.weight
     assert p0 is not p1 and p0 is not layer.linear1.weight
+    assert p0.device.type == p1.device.type == device
     assert torch.equal(to_torch(p0.detach()), to_torch(p1.detach()))
     with lucid.no_grad():
         p0.add_(1.0)
@@ -249,11 +268,11 @@ def test_encoder_layers_are_independent_copies():
     assert len(list(enc.parameters())) == 2 * len(list(layer.parameters()))
 
 
-def test_dropout_in_attention():
-    q = lucid.randn(2, 3, 4)
+def test_dropout_in_attention(device):
+    q = lucid.randn(2, 3, 4, device=device)
     assert float(LF.scaled_dot_product_attention(q, q, q, dropout_p=1.0).abs().sum()) == 0.0
-    m = lnn.MultiheadAttention(4, 2, dropout=0.5)
-    x = lucid.randn(3, 2, 4)
+    m = lnn.MultiheadAttention(4, 2, dropout=0.5).to(device)
+    x = lucid.randn(3, 2, 4, device=device)
     m.eval()
     a = m(x, x, x)[0]
     assert torch.equal(to_torch(a.detach()), to_torch(m(x, x, x)[0].detach()))
@@ -263,48 +282,49 @@ def test_dropout_in_attention():
     assert not torch.allclose(to_torch(a.detach()), to_torch(b.detach()))
 
 
-def test_fully_masked_rows_match_torch():
-    q = torch.randn(1, 2, 3, 4, dtype=D, requires_grad=True)
-    m = torch.ones(3, 3, dtype=torch.bool)
+def test_fully_masked_rows_match_torch(device):
+    q = torch.randn(1, 2, 3, 4, dtype=D, device=tdev(device), requires_grad=True)
+    m = torch.ones(3, 3, dtype=torch.bool, device=tdev(device))
     m[0] = False
-    lq = leaf(q)
+    lq = leaf(q, device)
     t = TF.scaled_dot_product_attention(q, q, q, attn_mask=m)
-    l = LF.scaled_dot_product_attention(lq, lq, lq, attn_mask=to_lucid(m))
+    l = LF.scaled_dot_product_attention(lq, lq, lq, attn_mask=to_lucid(m, device))
     same(l, t)
     t.sum().backward()
     l.sum().backward()
     same(lq.grad, q.grad)
     tm = torch.nn.MultiheadAttention(4, 2).double()
     lm = lnn.MultiheadAttention(4, 2).double()
-    copy_weights(lm, tm)
-    x = torch.randn(3, 2, 4, dtype=D)
-    kpm = torch.tensor([[True, True, True], [False, True, False]])
-    same(lm(to_lucid(x), to_lucid(x), to_lucid(x), key_padding_mask=to_lucid(kpm), need_weights=False)[0],
+    lm, tm = pair(lm, tm, device)
+    x = torch.randn(3, 2, 4, dtype=D, device=tdev(device))
+    kpm = torch.tensor([[True, True, True], [False, True, False]], device=tdev(device))
+    lx = to_lucid(x, device)
+    same(lm(lx, lx, lx, key_padding_mask=to_lucid(kpm, device), need_weights=False)[0],
          tm(x, x, x, key_padding_mask=kpm, need_weights=False)[0])
 
 
-def test_mha_and_encoder_layer_gradcheck():
-    m = lnn.MultiheadAttention(4, 2, add_bias_kv=True).double()
-    kpm = lucid.tensor([[False, False, True]])
-    q = lucid.randn(2, 1, 4, dtype=lucid.float64, requires_grad=True)
-    kv = lucid.randn(3, 1, 4, dtype=lucid.float64, requires_grad=True)
+def test_mha_and_encoder_layer_gradcheck(device):
+    m = lnn.MultiheadAttention(4, 2, add_bias_kv=True).double().to(device)
+    kpm = lucid.tensor([[False, False, True]], device=device)
+    q = lucid.randn(2, 1, 4, dtype=lucid.float64, device=device, requires_grad=True)
+    kv = lucid.randn(3, 1, 4, dtype=lucid.float64, device=device, requires_grad=True)
     assert lucid.autograd.gradcheck(lambda q, kv: m(q, kv, kv, key_padding_mask=kpm)[0], (q, kv))
-    layer = lnn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, activation="gelu", norm_first=True).double()
-    x = lucid.randn(3, 1, 4, dtype=lucid.float64, requires_grad=True)
+    layer = lnn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, activation="gelu", norm_first=True).double().to(device)
+    x = lucid.randn(3, 1, 4, dtype=lucid.float64, device=device, requires_grad=True)
     assert lucid.autograd.gradcheck(lambda x: layer(x), (x,))
 
 
-def test_transformer_unbatched_and_float_key_padding_mask():
+def test_transformer_unbatched_and_float_key_padding_mask(device):
     torch.manual_seed(7)
     tm = torch.nn.Transformer(8, 2, 1, 1, 16, dropout=0.0).double()
     lm = lnn.Transformer(8, 2, 1, 1, 16, dropout=0.0).double()
-    copy_weights(lm, tm)
-    src, tgt = torch.randn(5, 8, dtype=D), torch.randn(3, 8, dtype=D)
-    same(lm(to_lucid(src), to_lucid(tgt)), tm(src, tgt))
+    lm, tm = pair(lm, tm, device)
+    src, tgt = (torch.randn(n, 8, dtype=D, device=tdev(device)) for n in (5, 3))
+    same(lm(to_lucid(src, device), to_lucid(tgt, device)), tm(src, tgt))
     mha_t = torch.nn.MultiheadAttention(8, 4, kdim=3, vdim=5).double()
     mha_l = lnn.MultiheadAttention(8, 4, kdim=3, vdim=5).double()
-    copy_weights(mha_l, mha_t)
-    q, k, v = torch.randn(2, 3, 8, dtype=D), torch.randn(4, 3, 3, dtype=D), torch.randn(4, 3, 5, dtype=D)
-    kpm = torch.randn(3, 4, dtype=D)
-    same(mha_l(to_lucid(q), to_lucid(k), to_lucid(v), key_padding_mask=to_lucid(kpm), need_weights=False)[0],
+    mha_l, mha_t = pair(mha_l, mha_t, device)
+    q, k, v, kpm = (torch.randn(*s, dtype=D, device=tdev(device)) for s in ((2, 3, 8), (4, 3, 3), (4, 3, 5), (3, 4)))
+    lq, lk, lv = to_lucid(q, device), to_lucid(k, device), to_lucid(v, device)
+    same(mha_l(lq, lk, lv, key_padding_mask=to_lucid(kpm, device), need_weights=False)[0],
          mha_t(q, k, v, key_padding_mask=kpm, need_weights=False)[0])

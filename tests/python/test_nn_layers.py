@@ -1,5 +1,6 @@
 """The first nn layers, functional ops and initialisers against torch: identical
-weights and inputs give the same outputs and gradients; repr and state_dict match."""
+weights and inputs give the same outputs and gradients; repr and state_dict match.
+Tests taking `device` run on the GPU too, against torch on "cuda"."""
 
 import math
 
@@ -13,9 +14,17 @@ import torch.nn.functional as TF
 from conftest import to_lucid, to_torch
 
 
+def tdev(device):
+    """torch's name for lucid's device."""
+    return "cuda" if device == "gpu" else "cpu"
+
+
 def same(l, t, tol=1e-9):
+    """lucid `l` has torch `t`'s values, and is on its device (gpu for cuda)."""
     assert tuple(l.shape) == tuple(t.shape)
-    assert torch.allclose(to_torch(l.detach()).double(), t.detach().double(), atol=tol, rtol=tol), (l, t)
+    assert l.device.type == ("gpu" if t.is_cuda else "cpu"), (l.device, t.device)
+    t = t.detach().cpu()
+    assert torch.allclose(to_torch(l.detach()).double(), t.double(), atol=tol, rtol=tol), (l, t)
 
 
 def model(nn):
@@ -23,15 +32,16 @@ def model(nn):
                          nn.LeakyReLU(0.2), nn.Linear(5, 3), nn.Tanh())
 
 
-def test_mlp_outputs_and_gradients_match_torch():
+def test_mlp_outputs_and_gradients_match_torch(device):
     tm = model(torch.nn).double()
     lm = model(lnn).double()
     lm.load_state_dict({k: to_lucid(v) for k, v in tm.state_dict().items()})
+    tm, lm = tm.to(tdev(device)), lm.to(device)
     assert repr(lm) == repr(tm)
-    x = torch.randn(4, 2, 3, dtype=torch.float64)
-    target = torch.tensor([0, 2, 1, 2])
+    x = torch.randn(4, 2, 3, dtype=torch.float64, device=tdev(device))
+    target = torch.tensor([0, 2, 1, 2], device=tdev(device))
     tl = torch.nn.CrossEntropyLoss(label_smoothing=0.1)(tm(x), target)
-    ll = lnn.CrossEntropyLoss(label_smoothing=0.1)(lm(to_lucid(x)), to_lucid(target))
+    ll = lnn.CrossEntropyLoss(label_smoothing=0.1)(lm(to_lucid(x, device)), to_lucid(target, device))
     same(ll, tl)
     tl.backward()
     ll.backward()
@@ -42,35 +52,35 @@ def test_mlp_outputs_and_gradients_match_torch():
 @pytest.mark.parametrize("kw", [{}, {"weight": True}, {"ignore_index": 1}, {"reduction": "sum"},
                                 {"reduction": "none"}, {"label_smoothing": 0.3, "weight": True},
                                 {"label_smoothing": 0.2, "ignore_index": 2, "reduction": "mean"}])
-def test_cross_entropy_and_nll_match_torch(kw):
-    x = torch.randn(6, 4, dtype=torch.float64, requires_grad=True)
-    target = torch.tensor([0, 3, 1, 1, 2, 2])
-    w = torch.rand(4, dtype=torch.float64)
+def test_cross_entropy_and_nll_match_torch(kw, device):
+    x = torch.randn(6, 4, dtype=torch.float64, device=tdev(device), requires_grad=True)
+    target = torch.tensor([0, 3, 1, 1, 2, 2], device=tdev(device))
+    w = torch.rand(4, dtype=torch.float64, device=tdev(device))
     tkw = dict(kw, weight=w) if kw.get("weight") else kw
-    lkw = dict(kw, weight=to_lucid(w)) if kw.get("weight") else kw
-    lx = to_lucid(x.detach()).requires_grad_()
+    lkw = dict(kw, weight=to_lucid(w, device)) if kw.get("weight") else kw
+    lx = to_lucid(x.detach(), device).requires_grad_()
     tout = TF.cross_entropy(x, target, **tkw)
-    lout = LF.cross_entropy(lx, to_lucid(target), **lkw)
+    lout = LF.cross_entropy(lx, to_lucid(target, device), **lkw)
     same(lout, tout)
     tout.sum().backward()
     lout.sum().backward()
     same(lx.grad, x.grad)
     if "label_smoothing" not in kw:
-        same(LF.nll_loss(LF.log_softmax(lx, 1), to_lucid(target), **lkw),
+        same(LF.nll_loss(LF.log_softmax(lx, 1), to_lucid(target, device), **lkw),
              TF.nll_loss(TF.log_softmax(x, 1), target, **tkw))
 
 
-def test_cross_entropy_with_probabilities_and_spatial_targets():
-    x = torch.randn(3, 4, 2, dtype=torch.float64)
-    p = torch.softmax(torch.randn(3, 4, 2, dtype=torch.float64), 1)
-    same(LF.cross_entropy(to_lucid(x), to_lucid(p)), TF.cross_entropy(x, p))
-    t = torch.tensor([[0, 1], [3, 2], [1, 1]])
-    same(LF.cross_entropy(to_lucid(x), to_lucid(t)), TF.cross_entropy(x, t))
+def test_cross_entropy_with_probabilities_and_spatial_targets(device):
+    x = torch.randn(3, 4, 2, dtype=torch.float64, device=tdev(device))
+    p = torch.softmax(torch.randn(3, 4, 2, dtype=torch.float64, device=tdev(device)), 1)
+    same(LF.cross_entropy(to_lucid(x, device), to_lucid(p, device)), TF.cross_entropy(x, p))
+    t = torch.tensor([[0, 1], [3, 2], [1, 1]], device=tdev(device))
+    same(LF.cross_entropy(to_lucid(x, device), to_lucid(t, device)), TF.cross_entropy(x, t))
 
 
-def test_losses_and_activations_match_torch():
-    a, b = torch.randn(3, 4, dtype=torch.float64), torch.randn(3, 4, dtype=torch.float64)
-    la, lb = to_lucid(a), to_lucid(b)
+def test_losses_and_activations_match_torch(device):
+    a, b = (torch.randn(3, 4, dtype=torch.float64, device=tdev(device)) for _ in range(2))
+    la, lb = to_lucid(a, device), to_lucid(b, device)
     for red in ("mean", "sum", "none"):
         same(LF.mse_loss(la, lb, reduction=red), TF.mse_loss(a, b, reduction=red))
         same(LF.l1_loss(la, lb, reduction=red), TF.l1_loss(a, b, reduction=red))
@@ -81,10 +91,11 @@ def test_losses_and_activations_match_torch():
     same(lnn.Sigmoid()(la), torch.sigmoid(a))
 
 
-def test_dropout_train_and_eval():
-    x = lucid.ones(10000)
+def test_dropout_train_and_eval(device):
+    x = lucid.ones(10000, device=device)
     d = lnn.Dropout(0.25)
     y = d(x)
+    assert y.device.type == device
     kept = (y != 0).float().mean().item()
     assert abs(kept - 0.75) < 0.03 and abs(y.max().item() - 1 / 0.75) < 1e-6
     d.eval()
@@ -93,29 +104,30 @@ def test_dropout_train_and_eval():
         lnn.Dropout(1.5)
 
 
-def test_bad_targets_raise():
+def test_bad_targets_raise(device):
     with pytest.raises(IndexError):
-        LF.cross_entropy(lucid.randn(2, 3), lucid.tensor([0, 3]))
+        LF.cross_entropy(lucid.randn(2, 3, device=device), lucid.tensor([0, 3], device=device))
     with pytest.raises(ValueError):
-        LF.cross_entropy(lucid.randn(2, 3), lucid.tensor([0, 1, 2]))
+        LF.cross_entropy(lucid.randn(2, 3, device=device), lucid.tensor([0, 1, 2], device=device))
 
 
-def test_init_statistics_match_torch_definitions():
-    w = lucid.empty(256, 128)
+def test_init_statistics_match_torch_definitions(device):
+    w = lucid.empty(256, 128, device=device)
     lnn.init.kaiming_uniform_(w, a=math.sqrt(5))
+    assert w.device.type == device
     assert w.abs().max().item() <= 1 / math.sqrt(128) + 1e-6
     lnn.init.xavier_normal_(w)
     assert abs(w.std().item() - math.sqrt(2 / 384)) < 0.005
     lnn.init.trunc_normal_(w, a=-1.0, b=1.0)
     assert w.min().item() >= -1.0 and w.max().item() <= 1.0
-    q = lnn.init.orthogonal_(lucid.empty(4, 6))
-    same(q @ q.t(), torch.eye(4, dtype=torch.float64), tol=1e-5)
+    q = lnn.init.orthogonal_(lucid.empty(4, 6, device=device))
+    same(q @ q.t(), torch.eye(4, dtype=torch.float64, device=tdev(device)), tol=1e-5)
     assert lnn.init.calculate_gain("leaky_relu", 0.2) == torch.nn.init.calculate_gain("leaky_relu", 0.2)
     assert lnn.init.calculate_gain("tanh") == torch.nn.init.calculate_gain("tanh")
     lnn.init.zeros_(w)
     assert w.abs().sum().item() == 0
     with pytest.raises(ValueError):
-        lnn.init.xavier_uniform_(lucid.empty(3))
+        lnn.init.xavier_uniform_(lucid.empty(3, device=device))
 
 
 ACTIVATIONS = [("ReLU6", {}), ("ELU", {"alpha": 0.7}), ("SELU", {}), ("CELU", {"alpha": 1.3}), ("Mish", {}),
@@ -129,20 +141,21 @@ ACTIVATIONS = [("ReLU6", {}), ("ELU", {"alpha": 0.7}), ("SELU", {}), ("CELU", {"
 
 
 @pytest.mark.parametrize("name,kw", ACTIVATIONS, ids=[a[0] for a in ACTIVATIONS])
-def test_activation_modules_match_torch(name, kw):
-    tmod, lmod = getattr(torch.nn, name)(**kw).double(), getattr(lnn, name)(**kw).double()
+def test_activation_modules_match_torch(name, kw, device):
+    tmod = getattr(torch.nn, name)(**kw).double().to(tdev(device))
+    lmod = getattr(lnn, name)(**kw).double().to(device)
     tmod.eval()
     lmod.eval()  # RReLU is deterministic in eval
     assert repr(lmod) == repr(tmod)
-    x = torch.randn(2, 4, 3, 2, dtype=torch.float64) * 3
+    x = torch.randn(2, 4, 3, 2, dtype=torch.float64, device=tdev(device)) * 3
     x[0, 0, 0, 0] = 25.0  # past softplus's threshold
-    lx = to_lucid(x).requires_grad_()
+    lx = to_lucid(x, device).requires_grad_()
     tx = x.clone().requires_grad_()
     tout, lout = tmod(tx), lmod(lx)
     same(lout, tout)
-    g = torch.randn(tout.shape, dtype=torch.float64)
+    g = torch.randn(tout.shape, dtype=torch.float64, device=tdev(device))
     tout.backward(g)
-    lout.backward(to_lucid(g))
+    lout.backward(to_lucid(g, device))
     same(lx.grad, tx.grad, tol=1e-7)
 
 
@@ -192,13 +205,14 @@ LOSSES = [
 
 
 @pytest.mark.parametrize("name,make,kw", LOSSES, ids=[f"{c[0]}{i}" for i, c in enumerate(LOSSES)])
-def test_losses_match_torch(name, make, kw):
-    args = make()
+def test_losses_match_torch(name, make, kw, device):
+    args = [a.to(tdev(device)) for a in make()]
+    kw = {k: v.to(tdev(device)) if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
     for reduction in ({"reduction": kw["reduction"]} if "reduction" in kw else {}), {"reduction": "none"}:
         tkw = dict(kw, **reduction)
-        lkw = {k: to_lucid(v) if isinstance(v, torch.Tensor) else v for k, v in tkw.items()}
+        lkw = {k: to_lucid(v, device) if isinstance(v, torch.Tensor) else v for k, v in tkw.items()}
         targs = [a.clone().requires_grad_(a.is_floating_point() and i == 0) for i, a in enumerate(args)]
-        largs = [to_lucid(a).requires_grad_(a.is_floating_point() and i == 0) for i, a in enumerate(args)]
+        largs = [to_lucid(a, device).requires_grad_(a.is_floating_point() and i == 0) for i, a in enumerate(args)]
         tout = getattr(TF, name)(*targs, **tkw)
         lout = getattr(LF, name)(*largs, **lkw)
         same(lout, tout, tol=1e-7)
@@ -207,10 +221,11 @@ def test_losses_match_torch(name, make, kw):
         same(largs[0].grad, targs[0].grad, tol=1e-7)
 
 
-def test_distance_functions_match_torch():
-    a, b = torch.randn(4, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64)
-    same(LF.cosine_similarity(to_lucid(a), to_lucid(b)), TF.cosine_similarity(a, b))
-    same(LF.pairwise_distance(to_lucid(a), to_lucid(b), p=3.0), TF.pairwise_distance(a, b, p=3.0))
+def test_distance_functions_match_torch(device):
+    a, b = (torch.randn(4, 3, dtype=torch.float64, device=tdev(device)) for _ in range(2))
+    la, lb = to_lucid(a, device), to_lucid(b, device)
+    same(LF.cosine_similarity(la, lb), TF.cosine_similarity(a, b))
+    same(LF.pairwise_distance(la, lb, p=3.0), TF.pairwise_distance(a, b, p=3.0))
 
 
 LOSS_MODULES = [("BCELoss", {}, lambda: (_pos(3, 4), torch.rand(3, 4, dtype=torch.float64))),
@@ -227,12 +242,13 @@ LOSS_MODULES = [("BCELoss", {}, lambda: (_pos(3, 4), torch.rand(3, 4, dtype=torc
 
 
 @pytest.mark.parametrize("name,kw,make", LOSS_MODULES, ids=[c[0] for c in LOSS_MODULES])
-def test_loss_modules_match_torch(name, kw, make):
-    args = make()
+def test_loss_modules_match_torch(name, kw, make, device):
+    args = [a.to(tdev(device)) for a in make()]
     tkw, lkw = dict(kw), dict(kw)
     if kw.get("pos_weight"):
         pw = torch.rand(4, dtype=torch.float64) + 0.5
         tkw["pos_weight"], lkw["pos_weight"] = pw, to_lucid(pw)
-    tmod, lmod = getattr(torch.nn, name)(**tkw), getattr(lnn, name)(**lkw)
+    tmod, lmod = getattr(torch.nn, name)(**tkw).to(tdev(device)), getattr(lnn, name)(**lkw).to(device)
     assert [k for k, _ in lmod.named_buffers()] == [k for k, _ in tmod.named_buffers()]
-    same(lmod(*[to_lucid(a) for a in args]), tmod(*args), tol=1e-7)
+    assert all(b.device.type == device for b in lmod.buffers())
+    same(lmod(*[to_lucid(a, device) for a in args]), tmod(*args), tol=1e-7)

@@ -1,11 +1,24 @@
 """nn.Module, Parameter and the containers, against torch.nn on the same programs:
-names, state-dict keys and shapes, error messages, modes, conversions and hooks."""
+names, state-dict keys and shapes, error messages, modes, conversions and hooks. Tests taking
+`device` run on the GPU too: modules moved there (parameters, buffers, gradients), a GPU
+module's state_dict loaded into a CPU one and back."""
 
 import pytest
 import torch
 
 import lucid
 import lucid.nn as lnn
+
+
+def tdev(device):
+    """torch's name for lucid's device."""
+    return "cuda" if device == "gpu" else "cpu"
+
+
+def on(module, device):
+    """Every parameter, gradient and buffer of `module` is on `device`."""
+    tensors = list(module.parameters()) + [p.grad for p in module.parameters() if p.grad is not None]
+    return all(t.device.type == device for t in tensors + list(module.buffers()))
 
 
 def build(nn, m):
@@ -58,20 +71,30 @@ def test_repr_matches_torch():
     assert repr(build(lnn, lucid)) == repr(build(torch.nn, torch))
 
 
-def test_weights_transfer_both_ways_and_outputs_agree():
+def test_weights_transfer_both_ways_and_outputs_agree(device):
     ln, tn = build(lnn, lucid), build(torch.nn, torch)
     with torch.no_grad():
         for p in tn.parameters():
             p.copy_(torch.randn(p.shape))
     ln.load_state_dict({k: lucid.tensor(v.tolist()).reshape(tuple(v.shape)) for k, v in tn.state_dict().items()})
+    ln, tn = ln.to(device), tn.to(tdev(device))
+    assert on(ln, device)
     x = [[0.1, -0.2, 0.3], [1.0, 2.0, -1.0]]
-    la, lb = ln(lucid.tensor(x))
-    ta, tb = tn(torch.tensor(x))
-    assert torch.allclose(torch.tensor(la.tolist()), ta, atol=1e-5)
-    assert torch.allclose(torch.tensor(lb.tolist()), tb, atol=1e-5)
+    la, lb = ln(lucid.tensor(x, device=device))
+    ta, tb = tn(torch.tensor(x, device=tdev(device)))
+    assert la.device.type == lb.device.type == device
+    assert torch.allclose(torch.tensor(la.tolist()), ta.cpu(), atol=1e-5)
+    assert torch.allclose(torch.tensor(lb.tolist()), tb.cpu(), atol=1e-5)
     tn2 = build(torch.nn, torch)
     tn2.load_state_dict({k: torch.tensor(v.tolist()).reshape(tuple(v.shape)) for k, v in ln.state_dict().items()})
-    assert all(torch.equal(a, b) for a, b in zip(tn2.state_dict().values(), tn.state_dict().values()))
+    assert all(torch.equal(a, b.cpu()) for a, b in zip(tn2.state_dict().values(), tn.state_dict().values()))
+    # the device's state_dict into a CPU module, and the CPU one's back into a module on the device
+    cpu, back = build(lnn, lucid), build(lnn, lucid).to(device)
+    cpu.load_state_dict(ln.state_dict())
+    back.load_state_dict(cpu.state_dict())
+    assert on(cpu, "cpu") and on(back, device)
+    for k, v in ln.state_dict().items():
+        assert cpu.state_dict()[k].tolist() == back.state_dict()[k].tolist() == v.tolist(), k
 
 
 def _message(fn):
@@ -101,16 +124,16 @@ def test_strict_load_reports_keys_like_torch():
     assert (lk.missing_keys, lk.unexpected_keys) == (tk.missing_keys, tk.unexpected_keys) == ([], [])
 
 
-def test_modes_zero_grad_requires_grad_and_apply():
-    ln = build(lnn, lucid)
+def test_modes_zero_grad_requires_grad_and_apply(device):
+    ln = build(lnn, lucid).to(device)
     ln.eval()
     assert not any(m.training for m in ln.modules())
     ln.train()
     assert all(m.training for m in ln.modules())
-    a, b = ln(lucid.ones(2, 3))
+    a, b = ln(lucid.ones(2, 3, device=device))
     (a.sum() + b.sum()).backward()
     used = [p for k, p in ln.named_parameters() if not k.startswith("extra.")]
-    assert all(p.grad is not None for p in used)
+    assert all(p.grad is not None for p in used) and on(ln, device)
     ln.zero_grad()
     assert all(p.grad is None for p in ln.parameters())
     ln.requires_grad_(False)
@@ -121,12 +144,19 @@ def test_modes_zero_grad_requires_grad_and_apply():
     assert seen == tseen  # children first; a shared module once per parent, as torch
 
 
-def test_to_dtype_keeps_parameters():
-    ln = build(lnn, lucid).to(lucid.float64)
+def test_to_dtype_keeps_parameters(device):
+    ln = build(lnn, lucid)
+    a, b = ln(lucid.ones(2, 3))
+    (a.sum() + b.sum()).backward()
+    ln = ln.to(device, lucid.float64)  # gradients move and convert with their parameters
+    assert on(ln, device)
     assert all(isinstance(p, lnn.Parameter) and p.dtype == lucid.float64 for p in ln.parameters())
+    assert all(p.grad.dtype == lucid.float64 for p in ln.parameters() if p.grad is not None)
     assert all(b.dtype == lucid.float64 for b in ln.buffers())
     ln.float()
-    assert all(p.dtype == lucid.float32 and p.is_leaf for p in ln.parameters())
+    assert all(p.dtype == lucid.float32 and p.is_leaf for p in ln.parameters()) and on(ln, device)
+    ln.cpu()
+    assert on(ln, "cpu")
     with pytest.raises(TypeError):
         ln.to(lucid.int64)
 
@@ -169,21 +199,23 @@ def test_forward_hooks_match_torch():
         assert torch.allclose(torch.tensor(l), torch.tensor(t))
 
 
-def test_full_backward_hooks_match_torch():
+def test_full_backward_hooks_match_torch(device):
     results = []
-    for nn, m in ((lnn, lucid), (torch.nn, torch)):
-        model = build(nn, m)
+    for nn, m, dev in ((lnn, lucid, device), (torch.nn, torch, tdev(device))):
+        model = build(nn, m).to(dev)
         record = []
 
         def hook(mod, grad_input, grad_output):
+            assert all(str(g.device).startswith(dev) for g in grad_input + grad_output if g is not None)
             record.append(([g.tolist() for g in grad_input if g is not None],
                            [g.tolist() for g in grad_output]))
             return tuple(g * 2 if g is not None else None for g in grad_input)
 
         model.body[1].register_full_backward_hook(hook)
-        x = m.tensor([[0.5, -1.0, 2.0]], requires_grad=True)
+        x = m.tensor([[0.5, -1.0, 2.0]], device=dev, requires_grad=True)
         a, b = model(x)
         (a.sum() + b.sum()).backward()
+        assert str(x.grad.device).startswith(dev)
         results.append((record, x.grad.tolist()))
     def same(a, b):
         assert torch.allclose(torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64))
@@ -217,9 +249,10 @@ def test_containers_behave_like_torch():
         assert isinstance(pd["a"], nn.Parameter) and [k for k, _ in pd.named_parameters()] == ["a"]
 
 
-def test_parameter_is_a_leaf_tensor_sharing_memory():
-    data = lucid.zeros(3)
+def test_parameter_is_a_leaf_tensor_sharing_memory(device):
+    data = lucid.zeros(3, device=device)
     p = lnn.Parameter(data)
+    assert p.device.type == device
     assert isinstance(p, lnn.Parameter) and isinstance(p, lucid.Tensor) and p.requires_grad and p.is_leaf
     data.add_(1)
     assert p.tolist() == [1.0, 1.0, 1.0]
@@ -228,11 +261,12 @@ def test_parameter_is_a_leaf_tensor_sharing_memory():
     assert not isinstance(data, lnn.Parameter)
 
 
-def test_deepcopy_of_a_module_copies_parameters_buffers_and_grads():
+def test_deepcopy_of_a_module_copies_parameters_buffers_and_grads(device):
     import copy
-    m = lnn.Sequential(lnn.Linear(3, 4), lnn.BatchNorm1d(4))
-    m(lucid.randn(5, 3)).sum().backward()
+    m = lnn.Sequential(lnn.Linear(3, 4), lnn.BatchNorm1d(4)).to(device)
+    m(lucid.randn(5, 3, device=device)).sum().backward()
     c = copy.deepcopy(m)
+    assert on(c, device)
     for (name, p), (_, q) in zip(m.named_parameters(), c.named_parameters()):
         assert isinstance(q, lnn.Parameter) and q.requires_grad and q.is_leaf, name
         assert q.tolist() == p.tolist() and q.grad.tolist() == p.grad.tolist()
