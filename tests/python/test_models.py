@@ -1,6 +1,7 @@
 """lucid.utils.models against torchvision.models: the same state-dict names and shapes, the
 same outputs from the same weights, torchvision's initialisation, and weights=None only."""
 
+import copy
 import functools
 import math
 
@@ -39,15 +40,19 @@ def test_state_dict_names_and_shapes_match_torchvision(name):
 # a channel (with 2 values at 1x1 it amplifies float rounding into visible differences).
 @pytest.mark.parametrize("name, train", [("resnet18", False), ("resnet18", True), ("resnet50", True),
                                          ("vgg11_bn", False)])
-def test_same_weights_give_torchvision_outputs(name, train):
+def test_same_weights_give_torchvision_outputs(name, train, device):
     theirs, ours = _pair(name, num_classes=7)
+    if device != "cpu":
+        ours = copy.deepcopy(ours).to(device)  # the cached CPU network stays as it is
     theirs.train(train)
     ours.train(train)
     torch.manual_seed(1)
     x = torch.randn(4, 3, 64, 64)
     with torch.no_grad():
         want = theirs(x)
-        got = to_torch(ours(to_lucid(x)).detach())
+        out = ours(to_lucid(x, device))
+        assert out.device.type == device
+        got = to_torch(out.detach())
     theirs.eval()
     ours.eval()
     assert (got - want).abs().max().item() < 1e-3 * max(1.0, want.abs().max().item())
