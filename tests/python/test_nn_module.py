@@ -113,8 +113,15 @@ def test_load_state_dict_errors_match_torch():
     lsd, tsd = ln.state_dict(), tn.state_dict()
     lsd["body.0.bias"], tsd["body.0.bias"] = lucid.zeros(7), torch.zeros(7)
     assert _message(lambda: ln.load_state_dict(lsd)) == _message(lambda: tn.load_state_dict(tsd))
-    missing = ln.load_state_dict({}, strict=False)
-    assert missing.missing_keys == [] and missing.unexpected_keys == []
+    # strict=False loads what matches and reports the rest, as torch
+    lk, tk = ln.load_state_dict({}, strict=False), tn.load_state_dict({}, strict=False)
+    assert lk.missing_keys == tk.missing_keys == list(ln.state_dict()) and lk.unexpected_keys == []
+    lsd, tsd = ln.state_dict(), tn.state_dict()
+    for sd in (lsd, tsd):
+        del sd["scale"]
+        sd["bogus.weight"] = sd["body.0.bias"]
+    lk, tk = ln.load_state_dict(lsd, strict=False), tn.load_state_dict(tsd, strict=False)
+    assert (lk.missing_keys, lk.unexpected_keys) == (tk.missing_keys, tk.unexpected_keys) == (["scale"], ["bogus.weight"])
 
 
 def test_strict_load_reports_keys_like_torch():

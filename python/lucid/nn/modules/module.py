@@ -465,7 +465,7 @@ class Module:
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 self._get_name(), "\n\t".join(errors)))
-        return _IncompatibleKeys(missing if strict else [], unexpected if strict else [])
+        return _IncompatibleKeys(missing, unexpected)  # reported with strict=False too, as torch
 
     def register_state_dict_post_hook(self, hook):
         handle = _RemovableHandle(self._state_dict_hooks)
