@@ -70,4 +70,12 @@ decltype(auto) visit_dtype(Dtype d, Fn&& fn) {
   fail<RuntimeError>("internal: invalid dtype code ", int(d));
 }
 
+// f(T{}) with T float for float32, double otherwise: the kernels whose ops hand them
+// only float32 or float64 (normalisation, recurrent layers, convolution).
+template <typename F>
+void visit_float32_or_64(Dtype d, F&& f) {
+  if (d == Dtype::F32) f(float{});
+  else f(double{});
+}
+
 }  // namespace lucid

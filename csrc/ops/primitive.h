@@ -97,6 +97,13 @@ struct PrimitiveOf : Primitive {
 using Outputs = std::span<TensorImpl* const>;
 using Inputs = std::span<const TensorImpl* const>;
 
+// The next of a kernel's tensors, for primitives whose optional tensors (a weight, a
+// bias) are present or not by a flag: s[i++] when `present`, else null.
+template <class Span>
+auto next_tensor(const Span& s, size_t& i, bool present = true) {
+  return present ? s[i++] : nullptr;
+}
+
 // A kernel: runs `p` (its dynamic type is the struct registered for p.kind()) on
 // tensors that all live on the kernel's device. Outputs are allocated by the op;
 // kernels write bytes only (the op bumps versions).

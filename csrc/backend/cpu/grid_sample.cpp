@@ -21,73 +21,7 @@ namespace lucid::cpu {
 
 namespace {
 
-template <typename T>
-T unnormalize(T coord, int64_t size, bool align, T* grad) {
-  if (align) {
-    *grad = static_cast<T>(size - 1) / 2;
-    return ((coord + 1) / 2) * (size - 1);
-  }
-  *grad = static_cast<T>(size) / 2;
-  return ((coord + 1) * size - 1) / 2;
-}
-
-// Borders count as out of range for the gradient, as ATen's clip_coordinates_set_grad.
-template <typename T>
-T clip(T in, int64_t limit, T* grad) {
-  if (in <= T(0)) {
-    *grad = 0;
-    return 0;
-  }
-  T mx = static_cast<T>(limit - 1);
-  if (in >= mx) {
-    *grad = 0;
-    return mx;
-  }
-  *grad = 1;
-  return in;
-}
-
-template <typename T>
-T reflect(T in, int64_t twice_low, int64_t twice_high, T* grad) {
-  if (twice_low == twice_high) {
-    *grad = 0;
-    return 0;
-  }
-  T mn = static_cast<T>(twice_low) / 2;
-  T span = static_cast<T>(twice_high - twice_low) / 2;
-  in = in - mn;
-  int sign = 1;
-  if (in < T(0)) {
-    sign = -1;
-    in = -in;
-  }
-  T extra = std::fmod(in, span);
-  int flips = static_cast<int>(std::floor(in / span));
-  if (flips % 2 == 0) {
-    *grad = static_cast<T>(sign);
-    return extra + mn;
-  }
-  *grad = static_cast<T>(-sign);
-  return span - extra + mn;
-}
-
-// grid_sampler_compute_source_index(_set_grad): the source coordinate and d coord / d grid.
-template <typename T>
-T source_index(T coord, int64_t size, int padding, bool align, T* grad) {
-  T g_un, g_clip, g_refl;
-  coord = unnormalize(coord, size, align, &g_un);
-  if (padding == 1) {
-    coord = clip(coord, size, &g_clip);
-    *grad = g_un * g_clip;
-  } else if (padding == 2) {
-    coord = align ? reflect(coord, 0, 2 * (size - 1), &g_refl) : reflect(coord, -1, 2 * size - 1, &g_refl);
-    coord = clip(coord, size, &g_clip);
-    *grad = g_un * g_refl * g_clip;
-  } else {
-    *grad = g_un;
-  }
-  return coord;
-}
+using backend::source_index;
 
 inline bool inside(int64_t y, int64_t x, int64_t h, int64_t w) { return y >= 0 && y < h && x >= 0 && x < w; }
 

@@ -5,14 +5,11 @@
 
 #include <cstdint>
 
+#include "backend/common/grid_coords.h"
+
 namespace lucid::cpu {
 
-struct GridSampleArgs {
-  int64_t n, c, h, w, p;
-  int mode;     // 0 bilinear, 1 nearest
-  int padding;  // 0 zeros, 1 border, 2 reflection
-  bool align_corners;
-};
+using backend::GridSampleArgs;
 
 template <typename T>
 void grid_sample2d_forward(T* out, const T* input, const T* grid, const GridSampleArgs& a);

@@ -43,18 +43,11 @@ class Coefficients {
   std::vector<T> narrowed_;
 };
 
-// f(T{}) with T the element type of a float32 or float64 tensor.
-template <typename F>
-void with_type(const TensorImpl* t, F&& f) {
-  if (t->dtype() == Dtype::F32) f(float{});
-  else f(double{});
-}
-
 void norm_moments_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
   const NormUnits u = ops::prim_cast<ops::NormMoments>(p).units;
   double *mean = data<double>(outs[0]), *m2 = mean + u.count();
   std::fill_n(mean, 2 * u.count(), 0.0);
-  with_type(ins[0], [&](auto z) {
+  visit_float32_or_64(ins[0]->dtype(), [&](auto z) {
     const auto* x = data<decltype(z)>(ins[0]);
     if (u.columns) norm_col_moments(x, u.n, u.k, mean, m2);
     else norm_row_moments(x, u.n, u.k, mean, m2);
@@ -65,7 +58,7 @@ void norm_grad_sums_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
   const NormUnits u = ops::prim_cast<ops::NormGradSums>(p).units;
   double *s1 = data<double>(outs[0]), *s2 = s1 + u.count();
   std::fill_n(s1, 2 * u.count(), 0.0);
-  with_type(ins[1], [&](auto z) {
+  visit_float32_or_64(ins[1]->dtype(), [&](auto z) {
     using T = decltype(z);
     if (u.columns) norm_col_grad_sums(data<T>(ins[0]), data<T>(ins[1]), u.n, u.k, s1, s2);
     else norm_row_grad_sums(data<T>(ins[0]), data<T>(ins[1]), u.n, u.k, s1, s2);
@@ -74,7 +67,7 @@ void norm_grad_sums_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
 
 void norm_affine_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
   const NormUnits u = ops::prim_cast<ops::NormAffine>(p).units;
-  with_type(ins[0], [&](auto z) {
+  visit_float32_or_64(ins[0]->dtype(), [&](auto z) {
     using T = decltype(z);
     const Coefficients<T> c(ins[1]);  // scale, shift
     if (u.columns) norm_col_affine(data<T>(ins[0]), data<T>(outs[0]), u.n, u.k, c.row(0), c.row(1));
@@ -84,7 +77,7 @@ void norm_affine_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
 
 void norm_affine2_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
   const NormUnits u = ops::prim_cast<ops::NormAffine2>(p).units;
-  with_type(ins[1], [&](auto z) {
+  visit_float32_or_64(ins[1]->dtype(), [&](auto z) {
     using T = decltype(z);
     const Coefficients<T> c(ins[2]);  // a, b, d
     const T *dy = data<T>(ins[0]), *x = data<T>(ins[1]);

@@ -21,58 +21,29 @@ T* data(const TensorImpl* t) {
   return t ? reinterpret_cast<T*>(t->host_ptr()) : nullptr;
 }
 
-// f(T{}) with T the element type of a float32 or float64 tensor.
-template <typename F>
-void with_type(const TensorImpl* t, F&& f) {
-  if (t->dtype() == Dtype::F32) f(float{});
-  else f(double{});
-}
-
-// The next of a primitive's tensors when `present`, else null.
-template <class Span>
-auto take(const Span& s, size_t& i, bool present = true) {
-  return present ? s[i++] : nullptr;
-}
-
 void norm_rows_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = prim_cast<ops::NormRows>(prim);
-  size_t i = 0, o = 0;
-  const TensorImpl* x = take(ins, i);
-  const TensorImpl* w = take(ins, i, p.has_weight);
-  const TensorImpl* b = take(ins, i, p.has_bias);
-  TensorImpl* y = take(outs, o);
-  TensorImpl* mean = take(outs, o, !p.rms);
-  TensorImpl* rstd = take(outs, o);
-  const int64_t rows = p.n == 0 ? 0 : x->numel() / p.n;
-  with_type(x, [&](auto z) {
+  const auto t = p.tensors(outs, ins);
+  visit_float32_or_64(t.x->dtype(), [&](auto z) {
     using T = decltype(z);
-    norm_rows_forward<T>(data<T>(x), data<T>(w), data<T>(b), data<T>(y), data<T>(mean), data<T>(rstd), rows, p.n,
-                         p.eps, p.rms);
+    norm_rows_forward<T>(data<T>(t.x), data<T>(t.weight), data<T>(t.bias), data<T>(t.y), data<T>(t.mean),
+                         data<T>(t.rstd), p.rows(ins), p.n, p.eps, p.rms);
   });
 }
 
 void norm_rows_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = prim_cast<ops::NormRowsBackward>(prim);
-  size_t i = 0, o = 0;
-  const TensorImpl* g = take(ins, i);
-  const TensorImpl* x = take(ins, i);
-  const TensorImpl* w = take(ins, i, p.has_weight);
-  const TensorImpl* mean = take(ins, i, !p.rms);
-  const TensorImpl* rstd = take(ins, i);
-  TensorImpl* dx = take(outs, o);
-  TensorImpl* dw = take(outs, o, p.has_weight);
-  TensorImpl* db = take(outs, o, p.has_bias);
-  const int64_t rows = p.n == 0 ? 0 : x->numel() / p.n;
-  with_type(x, [&](auto z) {
+  const auto t = p.tensors(outs, ins);
+  visit_float32_or_64(t.x->dtype(), [&](auto z) {
     using T = decltype(z);
-    norm_rows_backward<T>(data<T>(g), data<T>(x), data<T>(w), data<T>(mean), data<T>(rstd), data<T>(dx), data<T>(dw),
-                          data<T>(db), rows, p.n, p.rms);
+    norm_rows_backward<T>(data<T>(t.dy), data<T>(t.x), data<T>(t.weight), data<T>(t.mean), data<T>(t.rstd),
+                          data<T>(t.dx), data<T>(t.dweight), data<T>(t.dbias), p.rows(ins), p.n, p.rms);
   });
 }
 
 void lstm_cell_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
   const int64_t B = ins[1]->shape()[0], H = ins[1]->shape()[1];
-  with_type(ins[0], [&](auto z) {
+  visit_float32_or_64(ins[0]->dtype(), [&](auto z) {
     using T = decltype(z);
     lstm_cell_forward<T>(data<T>(ins[0]), data<T>(ins[1]), data<T>(outs[0]), data<T>(outs[1]), data<T>(outs[2]), B, H);
   });
@@ -80,7 +51,7 @@ void lstm_cell_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
 
 void lstm_cell_backward_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
   const int64_t B = outs[1]->shape()[0], H = outs[1]->shape()[1];
-  with_type(ins[0], [&](auto z) {
+  visit_float32_or_64(ins[0]->dtype(), [&](auto z) {
     using T = decltype(z);
     lstm_cell_backward<T>(data<T>(ins[0]), data<T>(ins[1]), data<T>(ins[2]), data<T>(ins[3]), data<T>(ins[4]),
                           data<T>(outs[0]), data<T>(outs[1]), B, H);
@@ -89,7 +60,7 @@ void lstm_cell_backward_kernel(const ops::Primitive&, Outputs outs, Inputs ins) 
 
 void gru_cell_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
   const int64_t B = ins[2]->shape()[0], H = ins[2]->shape()[1];
-  with_type(ins[0], [&](auto z) {
+  visit_float32_or_64(ins[0]->dtype(), [&](auto z) {
     using T = decltype(z);
     gru_cell_forward<T>(data<T>(ins[0]), data<T>(ins[1]), data<T>(ins[2]), data<T>(outs[0]), data<T>(outs[1]), B, H);
   });
@@ -97,7 +68,7 @@ void gru_cell_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
 
 void gru_cell_backward_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
   const int64_t B = outs[2]->shape()[0], H = outs[2]->shape()[1];
-  with_type(ins[0], [&](auto z) {
+  visit_float32_or_64(ins[0]->dtype(), [&](auto z) {
     using T = decltype(z);
     gru_cell_backward<T>(data<T>(ins[0]), data<T>(ins[1]), data<T>(ins[2]), data<T>(ins[3]), data<T>(outs[0]),
                          data<T>(outs[1]), data<T>(outs[2]), B, H);
@@ -140,7 +111,7 @@ void ctc_loss_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const TensorImpl *lp = ins[0], *tg = ins[1];
   const int64_t Tn = lp->shape()[0], N = lp->shape()[1], C = lp->shape()[2], smax = tg->shape()[1];
   check_target_labels(data<int64_t>(tg), p.target_lengths, smax, C);
-  with_type(lp, [&](auto z) {
+  visit_float32_or_64(lp->dtype(), [&](auto z) {
     using T = decltype(z);
     ctc_forward<T>(data<T>(lp), data<int64_t>(tg), p.input_lengths.data(), p.target_lengths.data(), Tn, N, C, smax,
                    p.blank, data<double>(outs[0]), data<double>(outs[1]));
@@ -151,7 +122,7 @@ void ctc_loss_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs i
   const auto& p = prim_cast<ops::CtcLossBackward>(prim);
   const TensorImpl *lp = ins[0], *tg = ins[1];
   const int64_t Tn = lp->shape()[0], N = lp->shape()[1], C = lp->shape()[2], smax = tg->shape()[1];
-  with_type(lp, [&](auto z) {
+  visit_float32_or_64(lp->dtype(), [&](auto z) {
     using T = decltype(z);
     ctc_backward<T>(data<T>(lp), data<int64_t>(tg), p.input_lengths.data(), p.target_lengths.data(), Tn, N, C, smax,
                     p.blank, data<double>(ins[2]), data<double>(ins[3]), data<T>(ins[4]), data<T>(outs[0]));

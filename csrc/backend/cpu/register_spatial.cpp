@@ -183,10 +183,7 @@ void resample_taps_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) 
 
 // ---- grid_sample ----------------------------------------------------------------------------
 
-GridSampleArgs grid_args(const ops::GridSampleOptions& o, const TensorImpl& input, const TensorImpl& grid) {
-  const Shape& s = input.shape();
-  return {s[0], s[1], s[2], s[3], grid.shape()[1] * grid.shape()[2], o.mode, o.padding, o.align_corners};
-}
+using backend::grid_args;
 
 void grid_sample_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
   const TensorImpl *input = ins[0], *grid = ins[1];

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "backend/common/seq_views.h"
 #include "backend/cpu/blas.h"
 #include "backend/cpu/seq_kernels.h"
 #include "ops/seq_ops.h"
@@ -17,29 +18,15 @@ namespace lucid::cpu {
 
 namespace {
 
+using backend::as_matrix;
+using backend::step_view;
+using backend::transposed;
+
 using ops::step_at;
 
 template <class T>
 T* data(const TensorImpl& t) {
   return reinterpret_cast<T*>(t.host_ptr());
-}
-
-// Step t of a contiguous [T, B, X] tensor, as the [B, X] view select(seq, 0, t) is.
-TensorPtr step_view(const TensorImpl& seq, int64_t t) {
-  const int64_t B = seq.shape()[1], X = seq.shape()[2], item = int64_t(seq.itemsize());
-  return TensorImpl::view_of(seq, {B, X}, {X * item, item}, seq.storage_offset() + t * B * X * item);
-}
-
-// A contiguous [T, B, X] tensor as the [T * B, X] matrix, or its transpose.
-TensorPtr as_matrix(const TensorImpl& seq, bool transposed) {
-  const int64_t R = seq.shape()[0] * seq.shape()[1], X = seq.shape()[2], item = int64_t(seq.itemsize());
-  if (transposed) return TensorImpl::view_of(seq, {X, R}, {item, X * item}, seq.storage_offset());
-  return TensorImpl::view_of(seq, {R, X}, {X * item, item}, seq.storage_offset());
-}
-
-// w^T of a 2-D w, as transpose(w, 0, 1) is.
-TensorPtr transposed(const TensorImpl& w) {
-  return TensorImpl::view_of(w, {w.shape()[1], w.shape()[0]}, {w.stride()[1], w.stride()[0]}, w.storage_offset());
 }
 
 // dw = dgates^T @ h_prev over all T * B rows.

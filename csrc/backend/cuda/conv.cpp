@@ -85,7 +85,7 @@ PlanKey key_of(Pass pass, int device, Dtype dtype, bool tf32, int64_t n, int64_t
   return key;
 }
 
-// The first spatial dim cuDNN sees: 1 when dim 0 is a size-1 placeholder.
+// The first spatial dim cuDNN sees: 1 when dim 0 only pads the rank to 3 (size 1 everywhere, no padding).
 int first_dim(const ConvGeometry& g) {
   return g.big[0] == 1 && g.small[0] == 1 && g.k[0] == 1 && g.pad[0] == 0 ? 1 : 0;
 }

@@ -14,6 +14,7 @@
 //     deterministic, with no float atomics (PyTorch's kernel uses atomicAdd).
 #include <cmath>
 
+#include "backend/common/grid_coords.h"
 #include "backend/cuda/caching_allocator.h"
 #include "backend/cuda/elementwise_launch.cuh"
 #include "backend/cuda/group_by_key.h"
@@ -27,79 +28,9 @@ namespace {
 using ops::Inputs;
 using ops::Outputs;
 
-struct GridArgs {
-  int64_t n, c, h, w, p;
-  int mode;     // 0 bilinear, 1 nearest
-  int padding;  // 0 zeros, 1 border, 2 reflection
-  bool align_corners;
-};
-
-template <typename T>
-__device__ T unnormalize(T coord, int64_t size, bool align, T* grad) {
-  if (align) {
-    *grad = static_cast<T>(size - 1) / 2;
-    return ((coord + 1) / 2) * (size - 1);
-  }
-  *grad = static_cast<T>(size) / 2;
-  return ((coord + 1) * size - 1) / 2;
-}
-
-// Borders count as out of range for the gradient, as ATen's clip_coordinates_set_grad.
-template <typename T>
-__device__ T clip(T in, int64_t limit, T* grad) {
-  if (in <= T(0)) {
-    *grad = 0;
-    return 0;
-  }
-  const T mx = static_cast<T>(limit - 1);
-  if (in >= mx) {
-    *grad = 0;
-    return mx;
-  }
-  *grad = 1;
-  return in;
-}
-
-template <typename T>
-__device__ T reflect(T in, int64_t twice_low, int64_t twice_high, T* grad) {
-  if (twice_low == twice_high) {
-    *grad = 0;
-    return 0;
-  }
-  const T mn = static_cast<T>(twice_low) / 2, span = static_cast<T>(twice_high - twice_low) / 2;
-  in = in - mn;
-  int sign = 1;
-  if (in < T(0)) {
-    sign = -1;
-    in = -in;
-  }
-  const T extra = fmod(in, span);
-  const int flips = static_cast<int>(floor(in / span));
-  if (flips % 2 == 0) {
-    *grad = static_cast<T>(sign);
-    return extra + mn;
-  }
-  *grad = static_cast<T>(-sign);
-  return span - extra + mn;
-}
-
-// The source coordinate of a grid value and d coordinate / d grid value.
-template <typename T>
-__device__ T source_index(T coord, int64_t size, int padding, bool align, T* grad) {
-  T g_un, g_clip, g_refl;
-  coord = unnormalize(coord, size, align, &g_un);
-  if (padding == 1) {
-    coord = clip(coord, size, &g_clip);
-    *grad = g_un * g_clip;
-  } else if (padding == 2) {
-    coord = align ? reflect(coord, 0, 2 * (size - 1), &g_refl) : reflect(coord, -1, 2 * size - 1, &g_refl);
-    coord = clip(coord, size, &g_clip);
-    *grad = g_un * g_refl * g_clip;
-  } else {
-    *grad = g_un;
-  }
-  return coord;
-}
+using backend::GridSampleArgs;
+using backend::grid_args;
+using backend::source_index;
 
 // One point's sampling: nearest uses corner 0 only. Per corner: whether it is inside
 // the image, its offset in the plane, its weight, and d weight / d ix, d iy.
@@ -116,7 +47,7 @@ __device__ __forceinline__ bool inside(int64_t y, int64_t x, int64_t h, int64_t 
 }
 
 template <typename T>
-__device__ Sample<T> sample_point(const T* g, const GridArgs& a) {
+__device__ Sample<T> sample_point(const T* g, const GridSampleArgs& a) {
   Sample<T> s;
   const T ix = source_index(g[0], a.w, a.padding, a.align_corners, &s.mx);
   const T iy = source_index(g[1], a.h, a.padding, a.align_corners, &s.my);
@@ -152,7 +83,7 @@ __device__ Sample<T> sample_point(const T* g, const GridArgs& a) {
 
 template <typename T>
 __global__ void __launch_bounds__(kEwThreads) forward_kernel(T* __restrict__ out, const T* __restrict__ input,
-                                                               const T* __restrict__ grid, GridArgs a) {
+                                                               const T* __restrict__ grid, GridSampleArgs a) {
   const int64_t hw = a.h * a.w, points = a.n * a.p;
   for (int64_t e = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; e < points; e += int64_t(gridDim.x) * kEwThreads) {
     const int64_t n = e / a.p, p = e - n * a.p;
@@ -178,7 +109,7 @@ template <typename T, int E>
 __global__ void __launch_bounds__(kEwThreads) point_kernel(T* __restrict__ grad_grid, uint64_t* __restrict__ keys,
                                                              T* __restrict__ weights, const T* __restrict__ grad_out,
                                                              const T* __restrict__ input, const T* __restrict__ grid,
-                                                             GridArgs a) {
+                                                             GridSampleArgs a) {
   const int64_t hw = a.h * a.w, points = a.n * a.p;
   for (int64_t e = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; e < points; e += int64_t(gridDim.x) * kEwThreads) {
     const int64_t n = e / a.p, p = e - n * a.p;
@@ -220,7 +151,7 @@ __global__ void __launch_bounds__(kEwThreads) input_grad_kernel(T* __restrict__ 
                                                                   const T* __restrict__ grad_out,
                                                                   const T* __restrict__ weights,
                                                                   const uint32_t* __restrict__ entry,
-                                                                  const int64_t* __restrict__ offset, GridArgs a) {
+                                                                  const int64_t* __restrict__ offset, GridSampleArgs a) {
   const int64_t hw = a.h * a.w, total = a.n * a.c * hw;
   for (int64_t e = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; e < total; e += int64_t(gridDim.x) * kEwThreads) {
     const int64_t plane = e / hw, pixel = e - plane * hw, n = plane / a.c;
@@ -235,25 +166,15 @@ __global__ void __launch_bounds__(kEwThreads) input_grad_kernel(T* __restrict__ 
   }
 }
 
-GridArgs grid_args(const ops::GridSampleOptions& o, const TensorImpl& input, const TensorImpl& grid) {
-  const Shape& s = input.shape();
-  return {s[0], s[1], s[2], s[3], grid.shape()[1] * grid.shape()[2], o.mode, o.padding, o.align_corners};
-}
-
-template <typename Fn>
-void dispatch_float(Dtype d, Fn&& fn) {
-  if (d == Dtype::F64) fn.template operator()<double>();
-  else fn.template operator()<float>();
-}
-
 void grid_sample_prim(const ops::Primitive& p, Outputs outs, Inputs ins) {
   const TensorImpl &input = *ins[0], &grid = *ins[1];
-  const GridArgs a = grid_args(ops::prim_cast<ops::GridSample>(p).options, input, grid);
+  const GridSampleArgs a = grid_args(ops::prim_cast<ops::GridSample>(p).options, input, grid);
   const int64_t points = a.n * a.p;
   if (points == 0 || a.c == 0) return;
   const int device = input.device().index;
   DeviceGuard guard(device);
-  dispatch_float(input.dtype(), [&]<typename T>() {
+  visit_float32_or_64(input.dtype(), [&](auto z) {
+    using T = decltype(z);
     forward_kernel<T><<<ew_grid(points), kEwThreads, 0, stream(device)>>>(
         reinterpret_cast<T*>(outs[0]->data_ptr()), reinterpret_cast<const T*>(input.data_ptr()),
         reinterpret_cast<const T*>(grid.data_ptr()), a);
@@ -263,7 +184,7 @@ void grid_sample_prim(const ops::Primitive& p, Outputs outs, Inputs ins) {
 
 template <typename T, int E>
 void backward(TensorImpl& grad_input, TensorImpl& grad_grid, const TensorImpl& grad_out, const TensorImpl& input,
-              const TensorImpl& grid, const GridArgs& a) {
+              const TensorImpl& grid, const GridSampleArgs& a) {
   const int device = input.device().index;
   const int64_t entries = a.n * a.p * E;
   LUCID_CHECK(entries < (int64_t(1) << 32), NotImplementedError, "grid_sampler_2d_backward: ", a.n * a.p,
@@ -289,9 +210,10 @@ void backward(TensorImpl& grad_input, TensorImpl& grad_grid, const TensorImpl& g
 
 void grid_sample_backward_prim(const ops::Primitive& p, Outputs outs, Inputs ins) {
   const TensorImpl &grad_out = *ins[0], &input = *ins[1], &grid = *ins[2];
-  const GridArgs a = grid_args(ops::prim_cast<ops::GridSampleBackward>(p).options, input, grid);
+  const GridSampleArgs a = grid_args(ops::prim_cast<ops::GridSampleBackward>(p).options, input, grid);
   if (a.n * a.p == 0) return;  // grad_input stays zero, grad_grid is empty
-  dispatch_float(input.dtype(), [&]<typename T>() {
+  visit_float32_or_64(input.dtype(), [&](auto z) {
+    using T = decltype(z);
     if (a.mode == 1) backward<T, 1>(*outs[0], *outs[1], grad_out, input, grid, a);
     else backward<T, 4>(*outs[0], *outs[1], grad_out, input, grid, a);
   });

@@ -29,12 +29,6 @@ using ops::Outputs;
 constexpr int kRowBlock = 256;
 constexpr int64_t kWarpRowsUpTo = 1024;
 
-// The next of a primitive's tensors when `present`, else null.
-template <class Span>
-auto take(const Span& s, size_t& i, bool present = true) {
-  return present ? s[i++] : nullptr;
-}
-
 template <typename T>
 struct RowsForward {
   const T *x, *w, *b;
@@ -168,54 +162,33 @@ struct BackwardLaunch {
   }
 };
 
-// f(T{}) with T the element type of a float32 or float64 tensor.
-template <typename F>
-void with_type(const TensorImpl* t, F&& f) {
-  if (t->dtype() == Dtype::F32) f(float{});
-  else f(double{});
-}
-
 }  // namespace
 
 void norm_rows_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::NormRows>(prim);
-  size_t i = 0, o = 0;
-  const TensorImpl* x = take(ins, i);
-  const TensorImpl* w = take(ins, i, p.has_weight);
-  const TensorImpl* b = take(ins, i, p.has_bias);
-  TensorImpl* y = take(outs, o);
-  TensorImpl* mean = take(outs, o, !p.rms);
-  TensorImpl* rstd = take(outs, o);
-  const int64_t rows = p.n == 0 ? 0 : x->numel() / p.n;
-  with_type(x, [&](auto z) {
+  const auto t = p.tensors(outs, ins);
+  const int64_t rows = p.rows(ins);
+  visit_float32_or_64(t.x->dtype(), [&](auto z) {
     using T = decltype(z);
-    const RowsForward<T> a{cdata<T>(x), cdata<T>(w), cdata<T>(b), mdata<T>(y), mdata<T>(mean), mdata<T>(rstd),
-                           rows, p.n, p.eps, p.rms};
-    launch_rows<ForwardLaunch, T>(a, rows, p.n, y->device().index);
+    const RowsForward<T> a{cdata<T>(t.x), cdata<T>(t.weight), cdata<T>(t.bias), mdata<T>(t.y), mdata<T>(t.mean),
+                           mdata<T>(t.rstd), rows, p.n, p.eps, p.rms};
+    launch_rows<ForwardLaunch, T>(a, rows, p.n, t.y->device().index);
   });
 }
 
 void norm_rows_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::NormRowsBackward>(prim);
-  size_t i = 0, o = 0;
-  const TensorImpl* g = take(ins, i);
-  const TensorImpl* x = take(ins, i);
-  const TensorImpl* w = take(ins, i, p.has_weight);
-  const TensorImpl* mean = take(ins, i, !p.rms);
-  const TensorImpl* rstd = take(ins, i);
-  TensorImpl* dx = take(outs, o);
-  TensorImpl* dw = take(outs, o, p.has_weight);
-  TensorImpl* db = take(outs, o, p.has_bias);
-  const int64_t rows = p.n == 0 ? 0 : x->numel() / p.n;
-  const int device = dx->device().index;
-  with_type(x, [&](auto z) {
+  const auto t = p.tensors(outs, ins);
+  const int64_t rows = p.rows(ins);
+  const int device = t.dx->device().index;
+  visit_float32_or_64(t.x->dtype(), [&](auto z) {
     using T = decltype(z);
-    const RowsBackward<T> a{cdata<T>(g), cdata<T>(x), cdata<T>(w), cdata<T>(mean), cdata<T>(rstd), mdata<T>(dx),
-                            rows, p.n, p.rms};
+    const RowsBackward<T> a{cdata<T>(t.dy), cdata<T>(t.x), cdata<T>(t.weight), cdata<T>(t.mean), cdata<T>(t.rstd),
+                            mdata<T>(t.dx), rows, p.n, p.rms};
     launch_rows<BackwardLaunch, T>(a, rows, p.n, device);
-    if (dw || db) {
-      const AffineGradReducer<T> r{cdata<T>(g), cdata<T>(x), cdata<T>(mean), cdata<T>(rstd), mdata<T>(dw),
-                                   mdata<T>(db)};
+    if (t.dweight || t.dbias) {
+      const AffineGradReducer<T> r{cdata<T>(t.dy), cdata<T>(t.x), cdata<T>(t.mean), cdata<T>(t.rstd),
+                                   mdata<T>(t.dweight), mdata<T>(t.dbias)};
       reduce_block(r, 1, rows, p.n, device);
     }
   });

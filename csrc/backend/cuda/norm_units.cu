@@ -26,13 +26,6 @@ using ops::Inputs;
 using ops::NormUnits;
 using ops::Outputs;
 
-// f(T{}) with T the element type of a float32 or float64 tensor.
-template <typename F>
-void with_type(const TensorImpl* t, F&& f) {
-  if (t->dtype() == Dtype::F32) f(float{});
-  else f(double{});
-}
-
 // Runs reducer r over each unit of u (the store index is the unit's).
 template <class R>
 void reduce_units(const R& r, const NormUnits& u, int device) {
@@ -144,7 +137,7 @@ void with_unit_of(const NormUnits& u, F&& launch) {
 void norm_moments_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
   const NormUnits u = ops::prim_cast<ops::NormMoments>(p).units;
   double* mean = mdata<double>(outs[0]);
-  with_type(ins[0], [&](auto z) {
+  visit_float32_or_64(ins[0]->dtype(), [&](auto z) {
     using T = decltype(z);
     reduce_units(MomentsReducer<T>{cdata<T>(ins[0]), mean, mean + u.count()}, u, outs[0]->device().index);
   });
@@ -153,7 +146,7 @@ void norm_moments_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
 void norm_grad_sums_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
   const NormUnits u = ops::prim_cast<ops::NormGradSums>(p).units;
   double* s1 = mdata<double>(outs[0]);
-  with_type(ins[1], [&](auto z) {
+  visit_float32_or_64(ins[1]->dtype(), [&](auto z) {
     using T = decltype(z);
     reduce_units(GradSumsReducer<T>{cdata<T>(ins[0]), cdata<T>(ins[1]), s1, s1 + u.count()}, u,
                  outs[0]->device().index);
@@ -169,7 +162,7 @@ void norm_affine_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
   cudaStream_t s = stream(device);
   const double* scale = cdata<double>(ins[1]);
   const double* shift = scale + u.count();
-  with_type(ins[0], [&](auto z) {
+  visit_float32_or_64(ins[0]->dtype(), [&](auto z) {
     using T = decltype(z);
     with_unit_of(u, [&](auto unit_of) {
       affine_kernel<T><<<ew_grid(total), kEwThreads, 0, s>>>(cdata<T>(ins[0]), mdata<T>(outs[0]), scale, shift,
@@ -187,7 +180,7 @@ void norm_affine2_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
   DeviceGuard guard(device);
   cudaStream_t s = stream(device);
   const double* a = cdata<double>(ins[2]);
-  with_type(ins[1], [&](auto z) {
+  visit_float32_or_64(ins[1]->dtype(), [&](auto z) {
     using T = decltype(z);
     with_unit_of(u, [&](auto unit_of) {
       affine2_kernel<T><<<ew_grid(total), kEwThreads, 0, s>>>(cdata<T>(ins[0]), cdata<T>(ins[1]),

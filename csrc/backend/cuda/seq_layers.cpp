@@ -15,6 +15,7 @@
 // one step with h0 at the first step, two copies.
 #include <cuda_runtime_api.h>
 
+#include "backend/common/seq_views.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/register.h"
@@ -27,6 +28,10 @@
 namespace lucid::cuda {
 
 namespace {
+
+using backend::as_matrix;
+using backend::step_view;
+using backend::transposed;
 
 using ops::Inputs;
 using ops::Outputs;
@@ -41,24 +46,6 @@ void* mptr(const TensorImpl* t) { return t->data_ptr(); }
 // Element `e` of a contiguous tensor (the start of a step's [B, X] block).
 const std::byte* at(const TensorImpl& t, int64_t e) { return t.data_ptr() + e * int64_t(t.itemsize()); }
 std::byte* at_mut(const TensorImpl& t, int64_t e) { return t.data_ptr() + e * int64_t(t.itemsize()); }
-
-// Step t of a contiguous [T, B, X] tensor as a [B, X] matrix.
-TensorPtr step_view(const TensorImpl& seq, int64_t t) {
-  const int64_t B = seq.shape()[1], X = seq.shape()[2], item = int64_t(seq.itemsize());
-  return TensorImpl::view_of(seq, {B, X}, {X * item, item}, seq.storage_offset() + t * B * X * item);
-}
-
-// A contiguous [T, B, X] tensor as the [T * B, X] matrix, or its transpose.
-TensorPtr as_matrix(const TensorImpl& seq, bool transposed) {
-  const int64_t R = seq.shape()[0] * seq.shape()[1], X = seq.shape()[2], item = int64_t(seq.itemsize());
-  if (transposed) return TensorImpl::view_of(seq, {X, R}, {item, X * item}, seq.storage_offset());
-  return TensorImpl::view_of(seq, {R, X}, {X * item, item}, seq.storage_offset());
-}
-
-// w^T of a contiguous 2-D w.
-TensorPtr transposed(const TensorImpl& w) {
-  return TensorImpl::view_of(w, {w.shape()[1], w.shape()[0]}, {w.stride()[1], w.stride()[0]}, w.storage_offset());
-}
 
 // out = a @ b + beta * out through the Gemm primitive (cuBLASLt, exact float32).
 void gemm(TensorImpl& out, const TensorImpl& a, const TensorImpl& b, double beta) {

@@ -17,6 +17,20 @@ struct NormRows : PrimitiveOf<Prim::NormRows, NormRows> {
   double eps = 0;
   bool rms = false, has_weight = false, has_bias = false;
   const char* name() const override { return rms ? "rms_norm" : "layer_norm"; }
+
+  // The launch's tensors by role (null where absent), for every backend's kernel.
+  struct Tensors {
+    const TensorImpl *x, *weight, *bias;
+    TensorImpl *y, *mean, *rstd;
+  };
+  Tensors tensors(Outputs outs, Inputs ins) const {
+    size_t i = 0, o = 0;
+    Tensors t;
+    t.x = next_tensor(ins, i), t.weight = next_tensor(ins, i, has_weight), t.bias = next_tensor(ins, i, has_bias);
+    t.y = next_tensor(outs, o), t.mean = next_tensor(outs, o, !rms), t.rstd = next_tensor(outs, o);
+    return t;
+  }
+  int64_t rows(Inputs ins) const { return n == 0 ? 0 : ins[0]->numel() / n; }
 };
 
 // Its fused backward. ins: {dy, x, [weight], [mean] (not rms), rstd};
@@ -25,6 +39,20 @@ struct NormRowsBackward : PrimitiveOf<Prim::NormRowsBackward, NormRowsBackward> 
   int64_t n = 0;
   bool rms = false, has_weight = false, has_bias = false;
   const char* name() const override { return rms ? "rms_norm_backward" : "layer_norm_backward"; }
+
+  struct Tensors {
+    const TensorImpl *dy, *x, *weight, *mean, *rstd;
+    TensorImpl *dx, *dweight, *dbias;
+  };
+  Tensors tensors(Outputs outs, Inputs ins) const {
+    size_t i = 0, o = 0;
+    Tensors t;
+    t.dy = next_tensor(ins, i), t.x = next_tensor(ins, i), t.weight = next_tensor(ins, i, has_weight);
+    t.mean = next_tensor(ins, i, !rms), t.rstd = next_tensor(ins, i);
+    t.dx = next_tensor(outs, o), t.dweight = next_tensor(outs, o, has_weight), t.dbias = next_tensor(outs, o, has_bias);
+    return t;
+  }
+  int64_t rows(Inputs ins) const { return n == 0 ? 0 : ins[1]->numel() / n; }
 };
 
 // The pointwise LSTM cell. ins: {gates [B, 4H] (pre-activation i, f, g, o), c_prev [B, H]};
