@@ -3,7 +3,7 @@ elementwise kernels at 16M and 256M float32 elements against the device copy cei
 
 import torch
 
-from workloads import F32, inputs, randint, workload
+from workloads import F32, inputs, randint, to_lucid, workload
 
 
 def _tiny_gpu(requires_grad):
@@ -90,3 +90,63 @@ workload("GPU scatter_add 256K rows into [64K, 64]", "gpu index",
                 device="gpu"),
          lambda m, x, i, s: m.scatter_add(x, 0, i, s), nbytes=2 * S * D * F32 + rows + K * D * 8 + rows,
          device="gpu", ceiling="gpu_copy")
+
+# -- the layers of a training step (cuDNN convolutions, the norm, pool and loss kernels,
+# the fused optimizer step): the families issue 20 trains with --
+CONV_X, CONV_W = (32, 64, 56, 56), (64, 64, 3, 3)
+
+
+def _exact(setup):
+    """lucid's float32 convolutions are exact unless TF32 is allowed; torch's cuDNN takes
+    TF32 by default (torch.backends.cudnn.allow_tf32): both exact here, the same computation."""
+    def exact_setup():
+        torch.backends.cudnn.allow_tf32 = False
+        return setup()
+    return exact_setup
+
+
+conv_flops = 2 * 32 * 64 * 56 * 56 * 64 * 9
+workload("GPU conv2d 3x3 [32, 64, 56, 56]", "gpu nn", _exact(inputs(CONV_X, CONV_W, device="gpu")),
+         lambda m, x, w: m.nn.functional.conv2d(x, w, padding=1), flops=conv_flops, device="gpu", ceiling="none")
+
+
+def _conv_train(m, x, w):
+    y = m.nn.functional.conv2d(x, w, padding=1)
+    y.backward(y)
+    return w.grad
+
+
+workload("GPU conv2d 3x3 [32, 64, 56, 56] forward + backward", "gpu nn",
+         _exact(inputs(CONV_X, CONV_W, device="gpu", view=lambda x, w: (x.requires_grad_(), w.requires_grad_()))),
+         _conv_train, flops=3 * conv_flops, device="gpu", ceiling="none")
+act = 32 * 64 * 56 * 56 * F32
+workload("GPU batch_norm training [32, 64, 56, 56]", "gpu nn", inputs(CONV_X, (64,), (64,), device="gpu"),
+         lambda m, x, w, b: m.nn.functional.batch_norm(x, None, None, w, b, training=True),
+         nbytes=3 * act, device="gpu", ceiling="gpu_copy")
+workload("GPU max_pool2d 3x3/2 [32, 64, 56, 56]", "gpu nn", inputs(CONV_X, device="gpu"),
+         lambda m, x: m.nn.functional.max_pool2d(x, 3, 2, 1), nbytes=act * 5 // 4, device="gpu", ceiling="gpu_copy")
+workload("GPU layer_norm [4096, 1024]", "gpu nn", inputs((4096, 1024), (1024,), (1024,), device="gpu"),
+         lambda m, x, w, b: m.nn.functional.layer_norm(x, (1024,), w, b),
+         nbytes=2 * 4096 * 1024 * F32, device="gpu", ceiling="gpu_copy")
+workload("GPU cross_entropy [4096, 1000]", "gpu nn", inputs((4096, 1000), randint(1000, 4096), device="gpu"),
+         lambda m, x, t: m.nn.functional.cross_entropy(x, t), nbytes=4096 * 1000 * F32, device="gpu",
+         ceiling="gpu_copy")
+
+ADAM_SHAPES = [(4096, 1024)] * 4 + [(1024,)] * 16
+ADAM_PARAMS = 4 * 4096 * 1024 + 16 * 1024  # 16.8M in 20 tensors
+
+
+def _adam_setup():
+    import lucid
+    gen = torch.Generator().manual_seed(0)
+    ts = [torch.randn(*s, generator=gen) for s in ADAM_SHAPES]
+    tp = [t.cuda().requires_grad_() for t in ts]
+    lp = [to_lucid(t, "gpu").requires_grad_() for t in ts]
+    for p in tp + lp:
+        p.grad = p.detach() * 0.01
+    return (lucid.optim.Adam(lp, lr=1e-3),), (torch.optim.Adam(tp, lr=1e-3),)
+
+
+# 7 passes over the parameters: p, grad, exp_avg, exp_avg_sq read; p and both moments written
+workload("GPU Adam step, 16.8M parameters in 20 tensors", "gpu nn", _adam_setup, lambda m, opt: opt.step(),
+         nbytes=ADAM_PARAMS * F32 * 7, device="gpu", ceiling="gpu_copy")

@@ -52,7 +52,7 @@ def run_all(fn, x, c, dtype, device, **kw):
         lib, dev = lucid, device
         conv = lambda t, d=dtype: to_lucid(t.to(d), dev)  # noqa: E731
     lx, lw, lb = (conv(t).requires_grad_() for t in (x, w, b))
-    lrm, lrv = conv(rm, torch.float32), conv(rv, torch.float32)
+    lrm, lrv = conv(rm), conv(rv)  # in the input's dtype, as after model.half()
     y = fn(lib, lx, lw, lb, lrm, lrv, **kw) if fn is bn else fn(lib, lx, lw, lb, **kw)
     y.backward(conv(g))
     return y, lx.grad, lw.grad, (lb.grad if fn is not rms else None), lrm, lrv

@@ -27,21 +27,24 @@ def _train(net, dev, make_opt, batch, steps=3):
     return losses
 
 
-def _same_training(cpu, make_opt, batch, rtol=2e-3, atol=2e-4):
+def _same_training(cpu, make_opt, batch, rtol=2e-3, atol=2e-4, loss_rtol=1e-4):
     gpu = copy.deepcopy(cpu).to("gpu")
     lc = _train(cpu, "cpu", make_opt, batch)
     lg = _train(gpu, "gpu", make_opt, batch)
-    assert lg == pytest.approx(lc, rel=1e-4)
+    assert lg == pytest.approx(lc, rel=loss_rtol)
     for (name, p), q in zip(cpu.named_parameters(), gpu.parameters()):
         assert q.device.type == "gpu"
         torch.testing.assert_close(to_torch(q.detach()), to_torch(p.detach()), rtol=rtol, atol=atol, msg=name)
 
 
 def test_resnet_steps_with_sgd():
+    # float64: in float32 the sums in another order, through three steps and the batch
+    # norms of 24 values a channel at the end, drift 2e-4 apart and hide nothing
     lucid.manual_seed(0)
-    net = lucid.utils.models.resnet18(num_classes=5)
-    batch = (lucid.randn(6, 3, 64, 64), lucid.tensor([0, 1, 2, 3, 4, 0]))  # 2x2 at the end: 24 values a norm channel
-    _same_training(net, lambda ps: lucid.optim.SGD(ps, lr=0.05, momentum=0.9, weight_decay=1e-4), batch)
+    net = lucid.utils.models.resnet18(num_classes=5).double()
+    batch = (lucid.randn(6, 3, 64, 64, dtype=lucid.float64), lucid.tensor([0, 1, 2, 3, 4, 0]))
+    _same_training(net, lambda ps: lucid.optim.SGD(ps, lr=0.05, momentum=0.9, weight_decay=1e-4), batch,
+                   rtol=1e-7, atol=1e-9, loss_rtol=1e-10)
 
 
 class _Tagger(lucid.nn.Module):
@@ -64,7 +67,8 @@ def test_lstm_steps_with_adam():
 def test_small_cnn_steps_with_adamw():
     lucid.manual_seed(2)
     net = lucid.nn.Sequential(
-        lucid.nn.Conv2d(1, 8, 3, padding=1), lucid.nn.BatchNorm2d(8), lucid.nn.ReLU(), lucid.nn.MaxPool2d(2),
+        # no bias before batch norm: its gradient is rounding noise, which Adam scales up to lr
+        lucid.nn.Conv2d(1, 8, 3, padding=1, bias=False), lucid.nn.BatchNorm2d(8), lucid.nn.ReLU(), lucid.nn.MaxPool2d(2),
         lucid.nn.Conv2d(8, 16, 3, padding=1), lucid.nn.ReLU(), lucid.nn.AdaptiveAvgPool2d(1), lucid.nn.Flatten(),
         lucid.nn.Dropout(0.0), lucid.nn.Linear(16, 10))
     batch = (lucid.randn(8, 1, 28, 28), lucid.tensor([0, 1, 2, 3, 4, 5, 6, 7]))

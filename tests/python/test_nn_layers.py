@@ -142,7 +142,10 @@ ACTIVATIONS = [("ReLU6", {}), ("ELU", {"alpha": 0.7}), ("SELU", {}), ("CELU", {"
 
 @pytest.mark.parametrize("name,kw", ACTIVATIONS, ids=[a[0] for a in ACTIVATIONS])
 def test_activation_modules_match_torch(name, kw, device):
-    tmod = getattr(torch.nn, name)(**kw).double().to(tdev(device))
+    # torch's CUDA hardswish and hardsigmoid take 1/6 in float32 even for float64
+    # (one_sixth(1.0f / 6.0f)): their float64 reference is torch's CPU, moved to cuda
+    tref = "cpu" if name in ("Hardswish", "Hardsigmoid") else tdev(device)
+    tmod = getattr(torch.nn, name)(**kw).double().to(tref)
     lmod = getattr(lnn, name)(**kw).double().to(device)
     tmod.eval()
     lmod.eval()  # RReLU is deterministic in eval
@@ -150,13 +153,13 @@ def test_activation_modules_match_torch(name, kw, device):
     x = torch.randn(2, 4, 3, 2, dtype=torch.float64, device=tdev(device)) * 3
     x[0, 0, 0, 0] = 25.0  # past softplus's threshold
     lx = to_lucid(x, device).requires_grad_()
-    tx = x.clone().requires_grad_()
+    tx = x.clone().to(tref).requires_grad_()
     tout, lout = tmod(tx), lmod(lx)
-    same(lout, tout)
+    same(lout, tout.to(tdev(device)))
     g = torch.randn(tout.shape, dtype=torch.float64, device=tdev(device))
-    tout.backward(g)
+    tout.backward(g.to(tref))
     lout.backward(to_lucid(g, device))
-    same(lx.grad, tx.grad, tol=1e-7)
+    same(lx.grad, tx.grad.to(tdev(device)), tol=1e-7)
 
 
 def _pos(*shape):

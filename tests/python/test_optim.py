@@ -108,9 +108,12 @@ def test_matches_torch_step_by_step(config, dtype, device):
     lopt, topt, lps, tps = make_pair(name, kwargs, shapes, dtype, device=device)
     gen = torch.Generator().manual_seed(2)
     tol = 1e-12 if dtype == torch.float64 else 2e-5
-    # torch's CUDA steps are its foreach kernels, some with their scalars on the device
-    # in float32 (ASGD's eta and mu): a little looser there; lucid's CPU is the tight check
+    # torch's CUDA steps are its foreach kernels, some with their scalars on the device in
+    # float32 (ASGD's eta and mu, measured 5e-8 off in float64): looser there; lucid's CPU
+    # (below, and the CPU leg against torch's CPU) is the tight check
     torch_tol = tol if device == "cpu" else (1e-9 if dtype == torch.float64 else 5e-5)
+    if device == "gpu" and name == "ASGD":
+        torch_tol = max(torch_tol, 2e-7)
     for step in range(STEPS):
         set_grads(lps, tps, gen, skip=1 if step == 3 else None)  # a parameter without a gradient
         lopt.step()

@@ -23,13 +23,27 @@ template <typename E, int K>
 __global__ void __launch_bounds__(kEwThreads) gather_kernel(char* out, const char* self, EwInputs<int64_t, K> idx,
                                                             EwStrides<K + 1> p, int64_t n, IndexDims d,
                                                             DeviceErrorSlot* error) {
-  const int64_t step = int64_t(gridDim.x) * kEwThreads;
-  for (int64_t e = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; e < n; e += step) {
-    int64_t off[K + 2];
-    ew_offsets<true>(e, p, off);
-    int64_t src = off[1];
-    const bool ok = add_index_offset<K>(idx, off + 2, d, error, src);
-    if (ok) *reinterpret_cast<E*>(out + off[0]) = *reinterpret_cast<const E*>(self + src);
+  constexpr int64_t tile = int64_t(kEwThreads) * kIndexUnroll;
+  for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
+    int64_t dst[kIndexUnroll];
+    E v[kIndexUnroll];
+    bool ok[kIndexUnroll];
+#pragma unroll
+    for (int u = 0; u < kIndexUnroll; ++u) {
+      const int64_t e = base + threadIdx.x + u * kEwThreads;
+      ok[u] = false;
+      if (e < n) {
+        int64_t off[K + 2];
+        ew_offsets<true>(e, p, off);
+        int64_t src = off[1];
+        ok[u] = add_index_offset<K>(idx, off + 2, d, error, src);
+        dst[u] = off[0];
+        if (ok[u]) v[u] = *reinterpret_cast<const E*>(self + src);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kIndexUnroll; ++u)
+      if (ok[u]) *reinterpret_cast<E*>(out + dst[u]) = v[u];
   }
 }
 
@@ -49,10 +63,10 @@ void launch_gather(TensorImpl& out, const TensorImpl& self, const std::vector<co
   char* o = reinterpret_cast<char*>(out.data_ptr());
   const char* src = reinterpret_cast<const char*>(self.data_ptr());
   switch (out.itemsize()) {
-    case 1: gather_kernel<uint8_t, K><<<ew_grid(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
-    case 2: gather_kernel<uint16_t, K><<<ew_grid(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
-    case 4: gather_kernel<uint32_t, K><<<ew_grid(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
-    default: gather_kernel<uint64_t, K><<<ew_grid(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
+    case 1: gather_kernel<uint8_t, K><<<index_grid(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
+    case 2: gather_kernel<uint16_t, K><<<index_grid(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
+    case 4: gather_kernel<uint32_t, K><<<index_grid(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
+    default: gather_kernel<uint64_t, K><<<index_grid(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
   }
   LUCID_CUDA_CHECK(cudaGetLastError());
 }

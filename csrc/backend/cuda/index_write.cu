@@ -136,13 +136,26 @@ template <typename T, int K, typename Write>
 __global__ void __launch_bounds__(kEwThreads) write_kernel(char* out, const char* src, T value,
                                                            EwInputs<int64_t, K> idx, EwStrides<K + 1> p, int64_t n,
                                                            IndexDims d, DeviceErrorSlot* error) {
-  const int64_t step = int64_t(gridDim.x) * kEwThreads;
-  for (int64_t e = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; e < n; e += step) {
-    int64_t off[K + 2];
-    ew_offsets<true>(e, p, off);
-    int64_t dst = off[0];
-    if (!add_index_offset<K>(idx, off + 2, d, error, dst)) continue;
-    Write::apply(reinterpret_cast<T*>(out + dst), src ? *reinterpret_cast<const T*>(src + off[1]) : value);
+  constexpr int64_t tile = int64_t(kEwThreads) * kIndexUnroll;
+  for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
+    int64_t dst[kIndexUnroll];
+    T v[kIndexUnroll];
+    bool ok[kIndexUnroll];
+#pragma unroll
+    for (int u = 0; u < kIndexUnroll; ++u) {
+      const int64_t e = base + threadIdx.x + u * kEwThreads;
+      ok[u] = false;
+      if (e < n) {
+        int64_t off[K + 2];
+        ew_offsets<true>(e, p, off);
+        dst[u] = off[0];
+        ok[u] = add_index_offset<K>(idx, off + 2, d, error, dst[u]);
+        v[u] = src ? *reinterpret_cast<const T*>(src + off[1]) : value;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kIndexUnroll; ++u)
+      if (ok[u]) Write::apply(reinterpret_cast<T*>(out + dst[u]), v[u]);
   }
 }
 
@@ -164,7 +177,7 @@ void launch_write(TensorImpl& out, const TensorImpl* src, T value, const WriteLo
   const int device = out.device().index;
   DeviceErrorSlot* error = device_error_slot(device);
   DeviceGuard guard(device);
-  write_kernel<T, K, Write><<<ew_grid(n), kEwThreads, 0, stream(device)>>>(
+  write_kernel<T, K, Write><<<index_grid(n), kEwThreads, 0, stream(device)>>>(
       reinterpret_cast<char*>(out.data_ptr()), src ? reinterpret_cast<const char*>(src->data_ptr()) : nullptr, value,
       in, p, n, w.dims, error);
   LUCID_CUDA_CHECK(cudaGetLastError());

@@ -22,6 +22,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
@@ -117,53 +119,123 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_rows_kernel(R r, int64_
   }
 }
 
-// inner > 1: a block of 32 x 8 threads takes 32 neighbouring columns (coalesced) of
-// one o; its 8 rows of threads split n, then meet in shared memory.
-template <class R>
+// inner > 1: a block of 32 x 8 threads takes 32 * V neighbouring columns of one o,
+// V adjacent columns a thread (one 16-byte load of V elements for a VectorRows reducer
+// on aligned columns, else V == 1): a warp reads 32 * V * sizeof(E) contiguous bytes a
+// row. The 8 rows of threads split n, four accumulators each as in the rows kernel,
+// then meet in shared memory in a fixed order.
+template <class R, int V>
 __global__ void __launch_bounds__(kReduceThreads) reduce_cols_kernel(R r, int64_t outer, int64_t n, int64_t inner,
                                                                      int splits, typename R::Acc* partial) {
   using Acc = typename R::Acc;
-  __shared__ Acc s[8][32];
+  __shared__ Acc s[8][32 * V];
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int64_t i = int64_t(blockIdx.x) * 32 + tx;
+  const int64_t i0 = (int64_t(blockIdx.x) * 32 + tx) * V;  // this thread's first column
   const int64_t chunk = split_chunk(n, splits);
   const int64_t j0 = int64_t(blockIdx.z) * chunk, j1 = j0 + chunk < n ? j0 + chunk : n;
+  // acc[k] += the V columns of row j (element e of column i0)
+  auto fold = [&](Acc* acc, int64_t e, int64_t j) {
+    if constexpr (V == 1) {
+      acc[0] = r.combine(acc[0], r.load(e, j));
+    } else {
+      using E = std::remove_cvref_t<decltype(r.x[0])>;
+      const EwVec<E, V> v = *reinterpret_cast<const EwVec<E, V>*>(r.x + e);
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc[k] = r.combine(acc[k], r.lift(v.v[k], e + k, j));
+    }
+  };
   for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
-    Acc a = r.init();
-    if (i < inner) {
-      Acc a0 = r.init(), a1 = r.init(), a2 = r.init(), a3 = r.init();  // as in the rows kernel
+    Acc a[4][V];
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+#pragma unroll
+      for (int k = 0; k < V; ++k) a[c][k] = r.init();
+    if (i0 < inner) {
       int64_t j = j0 + ty;
       for (; j + 24 < j1; j += 32) {
-        const Acc v0 = r.load((o * n + j) * inner + i, j), v1 = r.load((o * n + j + 8) * inner + i, j + 8);
-        const Acc v2 = r.load((o * n + j + 16) * inner + i, j + 16), v3 = r.load((o * n + j + 24) * inner + i, j + 24);
-        a0 = r.combine(a0, v0), a1 = r.combine(a1, v1), a2 = r.combine(a2, v2), a3 = r.combine(a3, v3);
+        fold(a[0], (o * n + j) * inner + i0, j), fold(a[1], (o * n + j + 8) * inner + i0, j + 8);
+        fold(a[2], (o * n + j + 16) * inner + i0, j + 16), fold(a[3], (o * n + j + 24) * inner + i0, j + 24);
       }
-      for (; j < j1; j += 8) a0 = r.combine(a0, r.load((o * n + j) * inner + i, j));
-      a = r.combine(r.combine(a0, a1), r.combine(a2, a3));
+      for (; j < j1; j += 8) fold(a[0], (o * n + j) * inner + i0, j);
     }
-    s[ty][tx] = a;
+#pragma unroll
+    for (int k = 0; k < V; ++k) s[ty][tx * V + k] = r.combine(r.combine(a[0][k], a[1][k]), r.combine(a[2][k], a[3][k]));
     __syncthreads();
     for (int stride = 4; stride > 0; stride /= 2) {
-      if (ty < stride) s[ty][tx] = r.combine(s[ty][tx], s[ty + stride][tx]);
+      if (ty < stride)
+#pragma unroll
+        for (int k = 0; k < V; ++k) s[ty][tx * V + k] = r.combine(s[ty][tx * V + k], s[ty + stride][tx * V + k]);
       __syncthreads();
     }
-    if (ty == 0 && i < inner) {
-      if (splits == 1) r.store(o * inner + i, s[0][tx]);
-      else partial[(o * inner + i) * splits + blockIdx.z] = s[0][tx];
+    if (ty == 0 && i0 < inner) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const int64_t out = o * inner + i0 + k;
+        if (splits == 1) r.store(out, s[0][tx * V + k]);
+        else partial[out * splits + blockIdx.z] = s[0][tx * V + k];
+      }
     }
     __syncthreads();
   }
 }
 
-// The second pass of split reductions: one thread per output, partials in order.
+// The second pass of split reductions, in a fixed order either way: few splits, one
+// thread per output combines them in turn; many (a full reduction), one block per
+// output, thread t combining splits t, t + 256, ... before the block's tree (a single
+// thread walking 528 partials was a fifth of a full sum's time).
 template <class R>
-__global__ void reduce_partials_kernel(R r, int64_t outputs, int splits, const typename R::Acc* partial) {
+__global__ void reduce_partials_serial_kernel(R r, int64_t outputs, int splits, const typename R::Acc* partial) {
   for (int64_t out = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; out < outputs;
        out += int64_t(gridDim.x) * blockDim.x) {
     typename R::Acc a = partial[out * splits];
     for (int k = 1; k < splits; ++k) a = r.combine(a, partial[out * splits + k]);
     r.store(out, a);
   }
+}
+template <class R>
+__global__ void __launch_bounds__(kReduceThreads) reduce_partials_tree_kernel(R r, int64_t outputs, int splits,
+                                                                              const typename R::Acc* partial) {
+  using Acc = typename R::Acc;
+  __shared__ Acc s[kReduceThreads];
+  const int tid = threadIdx.x;
+  for (int64_t out = blockIdx.x; out < outputs; out += gridDim.x) {
+    Acc a = r.init();
+    for (int k = tid; k < splits; k += kReduceThreads) a = r.combine(a, partial[out * splits + k]);
+    a = block_tree(r, s, a, tid, kReduceThreads);
+    if (tid == 0) r.store(out, a);
+  }
+}
+
+// The columns a thread of reduce_cols_kernel takes at most: up to 16 bytes, at most 4,
+// and only for accumulators of up to 8 bytes (a thread keeps 4 x V of them: argmax's
+// 16-byte {value, index} pairs at V = 4 took 1.5x the time of V = 1 on the H200).
+template <class R>
+constexpr int cols_max_width() {
+  if constexpr (VectorRows<R> && sizeof(typename R::Acc) <= 8) {
+    using E = std::remove_cvref_t<decltype(std::declval<R>().x[0])>;
+    return std::min(ew_vec_width<E>(), 4);
+  } else {
+    return 1;
+  }
+}
+
+// ... and for this block: the most when every row of columns starts aligned for it.
+template <class R>
+int cols_vector_width(const R& r, int64_t inner) {
+  constexpr int V = cols_max_width<R>();
+  if constexpr (V > 1) {
+    if (inner % V == 0 && reinterpret_cast<uintptr_t>(r.x) % (sizeof(r.x[0]) * V) == 0) return V;
+  }
+  return 1;
+}
+
+template <class R>
+void launch_reduce_cols(const R& r, int64_t outer, int64_t n, int64_t inner, int splits, int vec,
+                        typename R::Acc* partial, cudaStream_t stream) {
+  const dim3 grid(unsigned((inner / vec + 31) / 32), unsigned(std::min<int64_t>(outer, 65535)), unsigned(splits));
+  constexpr int V = cols_max_width<R>();
+  if (V > 1 && vec == V) reduce_cols_kernel<R, V><<<grid, dim3(32, 8), 0, stream>>>(r, outer, n, inner, splits, partial);
+  else reduce_cols_kernel<R, 1><<<grid, dim3(32, 8), 0, stream>>>(r, outer, n, inner, splits, partial);
 }
 
 // Runs r over the block on `device`'s stream.
@@ -175,12 +247,15 @@ void reduce_block(const R& r, int64_t outer, int64_t n, int64_t inner, int devic
   DeviceGuard guard(device);
   cudaStream_t stream = cuda::stream(device);
   // About four blocks per multiprocessor (132 on an H200) keep the memory busy; long
-  // reductions with fewer outputs than that are split, each part at least 4096 long.
+  // reductions with fewer blocks than that are split, a row's part at least 4096
+  // long, a column block's (32 * V columns wide) at least 1024 rows.
   constexpr int64_t kWantBlocks = 528;
-  const int64_t col_blocks = inner > 1 ? (inner + 31) / 32 * outer : outer;
+  const int vec = inner > 1 ? cols_vector_width(r, inner) : 1;
+  const int64_t blocks = inner > 1 ? (inner / vec + 31) / 32 * outer : outer;
+  const int64_t min_part = inner > 1 ? 1024 : 4096;
   int64_t splits = 1;
-  if (col_blocks < kWantBlocks && n > 4096)
-    splits = std::min<int64_t>({(kWantBlocks + col_blocks - 1) / col_blocks, (n + 4095) / 4096, 1024});
+  if (blocks < kWantBlocks && n > min_part)
+    splits = std::min<int64_t>({(kWantBlocks + blocks - 1) / blocks, (n + min_part - 1) / min_part, 1024});
   TensorPtr scratch;
   Acc* partial = nullptr;
   if (splits > 1) {
@@ -192,13 +267,17 @@ void reduce_block(const R& r, int64_t outer, int64_t n, int64_t inner, int devic
     dim3 grid(unsigned(std::min<int64_t>(outer, 65535)), unsigned(s));
     reduce_rows_kernel<R><<<grid, kReduceThreads, 0, stream>>>(r, outer, n, s, partial);
   } else {
-    dim3 grid(unsigned((inner + 31) / 32), unsigned(std::min<int64_t>(outer, 65535)), unsigned(s));
-    reduce_cols_kernel<R><<<grid, dim3(32, 8), 0, stream>>>(r, outer, n, inner, s, partial);
+    launch_reduce_cols(r, outer, n, inner, s, vec, partial, stream);
   }
   LUCID_CUDA_CHECK(cudaGetLastError());
   if (splits > 1) {
-    const unsigned blocks = unsigned(std::min<int64_t>((outputs + 255) / 256, 65535));
-    reduce_partials_kernel<R><<<blocks, 256, 0, stream>>>(r, outputs, s, partial);
+    if (splits > 32) {
+      reduce_partials_tree_kernel<R><<<unsigned(std::min<int64_t>(outputs, 65535)), kReduceThreads, 0, stream>>>(
+          r, outputs, s, partial);
+    } else {
+      const unsigned grid = unsigned(std::min<int64_t>((outputs + 255) / 256, 65535));
+      reduce_partials_serial_kernel<R><<<grid, 256, 0, stream>>>(r, outputs, s, partial);
+    }
     LUCID_CUDA_CHECK(cudaGetLastError());
   }
   // scratch goes back to the caching allocator now: stream order keeps it alive for
