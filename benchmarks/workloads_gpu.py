@@ -41,6 +41,8 @@ workload("GPU add, transposed operand [4096, 4096]", "gpu elementwise",
 workload("GPU add bfloat16 16M", "gpu elementwise",
          inputs((4096, 4096), (4096, 4096), device="gpu", view=lambda a, b: (a.bfloat16(), b.bfloat16())),
          lambda m, a, b: a + b, nbytes=3 * G * 2, device="gpu", ceiling="gpu_copy")
+workload("GPU cast float32 -> bfloat16 16M", "gpu elementwise", inputs((4096, 4096), device="gpu"),
+         lambda m, a: a.bfloat16(), nbytes=G * (F32 + 2), device="gpu", ceiling="gpu_copy")
 workload("GPU where [4096, 4096]", "gpu elementwise",
          inputs((4096, 4096), (4096, 4096), device="gpu"), lambda m, a, b: m.where(a > 0, a, b),
          nbytes=G * (4 * F32 + 2), ops=1, device="gpu", ceiling="gpu_copy")

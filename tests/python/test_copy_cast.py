@@ -305,7 +305,11 @@ def test_half_casts_of_long_rows_match_torch_bit_for_bit(n, device):
                             2 ** -25, 3 * 2 ** -25, 2 ** -14 - 2 ** -25, float("inf"), -float("inf"), float("nan")])
     t[:min(n, len(special))] = special[:n]
     lt = lucid.from_numpy(t.numpy()).clone().to(device)
-    for make_l, make_t in [(lambda x: x.half(), lambda x: x.half()), (lambda x: x[::2].half(), lambda x: x[::2].half())]:
+    # contiguous (the vectorised cast), strided, a contiguous view one element off the
+    # alignment of a vector, and bfloat16's rounding
+    makes = [(lambda x: x.half(), lambda x: x.half()), (lambda x: x[::2].half(), lambda x: x[::2].half()),
+             (lambda x: x[1:].half(), lambda x: x[1:].half()), (lambda x: x.bfloat16(), lambda x: x.bfloat16())]
+    for make_l, make_t in makes:
         lh, th = make_l(lt), make_t(t)
         assert lh.device.type == device
         l_bits = torch.frombuffer(bytearray(lh.cpu().contiguous().to_bytes()), dtype=torch.int16)

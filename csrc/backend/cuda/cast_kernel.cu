@@ -1,5 +1,8 @@
 #include "backend/cuda/cast_kernel.cuh"
 
+#include <type_traits>
+
+#include "backend/cuda/elementwise_loop.cuh"
 #include "core/half.h"
 
 namespace lucid::cuda {
@@ -78,7 +81,76 @@ __global__ void strided_cast_kernel(char* dst, CastType dst_type, const char* sr
   });
 }
 
+// ---- contiguous casts between the common pairs -----------------------------------------
+
+// The strided kernel's rules, for one pair known at compile time: 16-bit floats convert
+// through float, everything else directly (C++'s conversions are the host's here:
+// float to integer truncates, bool becomes 0 or 1).
+template <typename D, typename S>
+__device__ __forceinline__ D convert(S v) {
+  constexpr bool kHalfS = std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>;
+  constexpr bool kHalfD = std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>;
+  if constexpr (kHalfS || kHalfD) return D(float(v));
+  else return D(v);
+}
+
+// Each thread converts 4 neighbouring elements with one load and one store of 4 when
+// both sides are aligned for that (kVector), then the grid strides on.
+template <typename D, typename S, bool kVector>
+__global__ void __launch_bounds__(kCopyThreads) contiguous_cast_kernel(D* dst, const S* src, int64_t n) {
+  constexpr int V = 4;
+  const int64_t step = int64_t(gridDim.x) * kCopyThreads * V;
+  for (int64_t i = (int64_t(blockIdx.x) * kCopyThreads + threadIdx.x) * V; i < n; i += step) {
+    if (kVector && i + V <= n) {
+      const EwVec<S, V> in = *reinterpret_cast<const EwVec<S, V>*>(src + i);
+      EwVec<D, V> out;
+#pragma unroll
+      for (int k = 0; k < V; ++k) out.v[k] = convert<D>(in.v[k]);
+      *reinterpret_cast<EwVec<D, V>*>(dst + i) = out;
+    } else {
+      for (int64_t k = i; k < n && k < i + V; ++k) dst[k] = convert<D>(src[k]);
+    }
+  }
+}
+
+template <typename D, typename S>
+void launch_contiguous(void* dst, const void* src, int64_t n, cudaStream_t stream) {
+  const unsigned grid = copy_grid((n + 3) / 4);
+  const bool aligned = reinterpret_cast<uintptr_t>(dst) % (sizeof(D) * 4) == 0 &&
+                       reinterpret_cast<uintptr_t>(src) % (sizeof(S) * 4) == 0;
+  if (aligned)
+    contiguous_cast_kernel<D, S, true><<<grid, kCopyThreads, 0, stream>>>(static_cast<D*>(dst), static_cast<const S*>(src), n);
+  else
+    contiguous_cast_kernel<D, S, false><<<grid, kCopyThreads, 0, stream>>>(static_cast<D*>(dst), static_cast<const S*>(src), n);
+}
+
+template <typename S>
+bool launch_contiguous_from(void* dst, CastType dst_type, const void* src, int64_t n, cudaStream_t stream) {
+  switch (dst_type) {
+    case CastType::F16: launch_contiguous<Half, S>(dst, src, n, stream); return true;
+    case CastType::BF16: launch_contiguous<BFloat16, S>(dst, src, n, stream); return true;
+    case CastType::F32: launch_contiguous<float, S>(dst, src, n, stream); return true;
+    case CastType::F64: launch_contiguous<double, S>(dst, src, n, stream); return true;
+    default: return false;
+  }
+}
+
 }  // namespace
+
+bool launch_contiguous_cast(void* dst, CastType dst_type, const void* src, CastType src_type, int64_t numel,
+                            cudaStream_t stream) {
+  if (numel <= 0 || dst_type == src_type) return false;
+  switch (src_type) {
+    case CastType::Bool: return launch_contiguous_from<bool>(dst, dst_type, src, numel, stream);
+    case CastType::I32: return launch_contiguous_from<int32_t>(dst, dst_type, src, numel, stream);
+    case CastType::I64: return launch_contiguous_from<int64_t>(dst, dst_type, src, numel, stream);
+    case CastType::F16: return launch_contiguous_from<Half>(dst, dst_type, src, numel, stream);
+    case CastType::BF16: return launch_contiguous_from<BFloat16>(dst, dst_type, src, numel, stream);
+    case CastType::F32: return launch_contiguous_from<float>(dst, dst_type, src, numel, stream);
+    case CastType::F64: return launch_contiguous_from<double>(dst, dst_type, src, numel, stream);
+    default: return false;
+  }
+}
 
 cudaError_t launch_strided_cast(void* dst, CastType dst_type, const void* src, CastType src_type,
                                 int64_t numel, const StridedCopyParams& params,

@@ -73,6 +73,13 @@ void CudaRuntime::cast_copy(std::byte* dst, const Stride& dst_stride, Dtype dst_
   }
   check_device(device);
   DeviceGuard guard(device);
+  const bool contiguous = dims.size() == 1 && ds[0] == int64_t(dtype_size(dst_dtype)) &&
+                          ss[0] == int64_t(dtype_size(src_dtype));  // byte strides
+  if (contiguous && launch_contiguous_cast(dst, CastType(int(dst_dtype)), src, CastType(int(src_dtype)), numel,
+                                           stream(device))) {
+    LUCID_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
   LUCID_CUDA_CHECK(launch_strided_cast(dst, CastType(int(dst_dtype)), src, CastType(int(src_dtype)), numel, p,
                                        stream(device)));
 }
