@@ -70,6 +70,19 @@ def test_cross_entropy_and_nll_match_torch(kw, device):
              TF.nll_loss(TF.log_softmax(x, 1), target, **tkw))
 
 
+@pytest.mark.parametrize("bad", [4, -2])
+def test_cross_entropy_target_out_of_range_raises(bad, device):
+    x = lucid.randn(3, 4, device=device)
+    target = lucid.tensor([0, bad, 1], device=device)
+    if device == "cpu":  # at once, as torch's CPU
+        with pytest.raises(IndexError, match="out of bounds"):
+            LF.cross_entropy(x, target)
+    else:  # no host wait inside the loss: gather's device-side check, at the next sync
+        with pytest.raises(RuntimeError, match="out of bounds"):
+            LF.cross_entropy(x, target).item()
+    assert LF.cross_entropy(x, lucid.tensor([0, 3, 1], device=device)).item() > 0  # still works
+
+
 def test_cross_entropy_with_probabilities_and_spatial_targets(device):
     x = torch.randn(3, 4, 2, dtype=torch.float64, device=tdev(device))
     p = torch.softmax(torch.randn(3, 4, 2, dtype=torch.float64, device=tdev(device)), 1)
