@@ -23,13 +23,14 @@ template <typename E, int K>
 __global__ void __launch_bounds__(kEwThreads) gather_kernel(char* out, const char* self, EwInputs<int64_t, K> idx,
                                                             EwStrides<K + 1> p, int64_t n, IndexDims d,
                                                             DeviceErrorSlot* error) {
-  constexpr int64_t tile = int64_t(kEwThreads) * kIndexUnroll;
+  constexpr int U = index_unroll<K>();
+  constexpr int64_t tile = int64_t(kEwThreads) * U;
   for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
-    int64_t dst[kIndexUnroll];
-    E v[kIndexUnroll];
-    bool ok[kIndexUnroll];
+    int64_t dst[U];
+    E v[U];
+    bool ok[U];
 #pragma unroll
-    for (int u = 0; u < kIndexUnroll; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int64_t e = base + threadIdx.x + u * kEwThreads;
       ok[u] = false;
       if (e < n) {
@@ -42,7 +43,7 @@ __global__ void __launch_bounds__(kEwThreads) gather_kernel(char* out, const cha
       }
     }
 #pragma unroll
-    for (int u = 0; u < kIndexUnroll; ++u)
+    for (int u = 0; u < U; ++u)
       if (ok[u]) *reinterpret_cast<E*>(out + dst[u]) = v[u];
   }
 }
@@ -63,10 +64,10 @@ void launch_gather(TensorImpl& out, const TensorImpl& self, const std::vector<co
   char* o = reinterpret_cast<char*>(out.data_ptr());
   const char* src = reinterpret_cast<const char*>(self.data_ptr());
   switch (out.itemsize()) {
-    case 1: gather_kernel<uint8_t, K><<<index_grid(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
-    case 2: gather_kernel<uint16_t, K><<<index_grid(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
-    case 4: gather_kernel<uint32_t, K><<<index_grid(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
-    default: gather_kernel<uint64_t, K><<<index_grid(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
+    case 1: gather_kernel<uint8_t, K><<<index_grid<K>(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
+    case 2: gather_kernel<uint16_t, K><<<index_grid<K>(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
+    case 4: gather_kernel<uint32_t, K><<<index_grid<K>(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
+    default: gather_kernel<uint64_t, K><<<index_grid<K>(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
   }
   LUCID_CUDA_CHECK(cudaGetLastError());
 }

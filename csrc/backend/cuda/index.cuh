@@ -14,13 +14,21 @@ namespace lucid::cuda {
 
 inline constexpr int kMaxIndexTensors = 4;
 
-// Each thread of the index kernels moves kIndexUnroll elements a block's width apart,
-// loading every index and every source element before its first store: several misses
-// to scattered rows in flight a thread, not one (one element a thread read a gather at
-// 65% of the copy bandwidth on the H200, torch's unrolled loop at 75%).
-inline constexpr int kIndexUnroll = 4;
+// Each thread of the index kernels with one index tensor (gather, index_select, x[idx],
+// scatter, index_add) moves four elements a block's width apart, loading every index
+// and every source element before its first store: several misses to scattered rows in
+// flight a thread, not one (one element a thread read a gather at 65% of the copy
+// bandwidth on the H200, torch's unrolled loop at 75%). With two to four index tensors
+// (x[i, j]) one element a thread: unrolling all of them doubled the compile time.
+template <int K>
+constexpr int index_unroll() {
+  return K == 1 ? 4 : 1;
+}
 
-inline unsigned index_grid(int64_t n) { return ew_grid((n + kIndexUnroll - 1) / kIndexUnroll); }
+template <int K>
+unsigned index_grid(int64_t n) {
+  return ew_grid((n + index_unroll<K>() - 1) / index_unroll<K>());
+}
 
 struct IndexDims {
   int count;                             // index tensors

@@ -136,13 +136,14 @@ template <typename T, int K, typename Write>
 __global__ void __launch_bounds__(kEwThreads) write_kernel(char* out, const char* src, T value,
                                                            EwInputs<int64_t, K> idx, EwStrides<K + 1> p, int64_t n,
                                                            IndexDims d, DeviceErrorSlot* error) {
-  constexpr int64_t tile = int64_t(kEwThreads) * kIndexUnroll;
+  constexpr int U = index_unroll<K>();
+  constexpr int64_t tile = int64_t(kEwThreads) * U;
   for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
-    int64_t dst[kIndexUnroll];
-    T v[kIndexUnroll];
-    bool ok[kIndexUnroll];
+    int64_t dst[U];
+    T v[U];
+    bool ok[U];
 #pragma unroll
-    for (int u = 0; u < kIndexUnroll; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int64_t e = base + threadIdx.x + u * kEwThreads;
       ok[u] = false;
       if (e < n) {
@@ -154,7 +155,7 @@ __global__ void __launch_bounds__(kEwThreads) write_kernel(char* out, const char
       }
     }
 #pragma unroll
-    for (int u = 0; u < kIndexUnroll; ++u)
+    for (int u = 0; u < U; ++u)
       if (ok[u]) Write::apply(reinterpret_cast<T*>(out + dst[u]), v[u]);
   }
 }
@@ -177,7 +178,7 @@ void launch_write(TensorImpl& out, const TensorImpl* src, T value, const WriteLo
   const int device = out.device().index;
   DeviceErrorSlot* error = device_error_slot(device);
   DeviceGuard guard(device);
-  write_kernel<T, K, Write><<<index_grid(n), kEwThreads, 0, stream(device)>>>(
+  write_kernel<T, K, Write><<<index_grid<K>(n), kEwThreads, 0, stream(device)>>>(
       reinterpret_cast<char*>(out.data_ptr()), src ? reinterpret_cast<const char*>(src->data_ptr()) : nullptr, value,
       in, p, n, w.dims, error);
   LUCID_CUDA_CHECK(cudaGetLastError());

@@ -17,6 +17,7 @@ void register_kernels() {
   register_elementwise_kernels();
   register_creation_kernels();
   register_reduce_kernels();
+  register_extremum_kernels();
   register_random_kernels();
   register_linalg_kernels();
   register_index_kernels();

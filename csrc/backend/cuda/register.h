@@ -21,6 +21,7 @@ int cudnn_version();
 void register_elementwise_kernels();
 void register_creation_kernels();
 void register_reduce_kernels();
+void register_extremum_kernels();  // reduce_extremum.cu: max/min with or without indices
 void register_random_kernels();
 void register_linalg_kernels();
 void register_index_kernels();
