@@ -5,8 +5,10 @@
 #include <nanobind/nanobind.h>
 
 #include <string>
+#include <vector>
 
 #include "core/tensor_impl.h"
+#include "ops/autocast.h"
 
 namespace lucid::bindings {
 
@@ -47,6 +49,16 @@ inline bool is_tensor(nb::handle h) {
   return t == tensor_type || PyType_IsSubtype(t, tensor_type);
 }
 
+// Under lucid.autocast, the tensors op `name` computes with (Note [Autocast]): each
+// argument is replaced by its cast, if it needs one. One thread-local test otherwise.
+template <typename... Ts>
+void autocast_args(const char* name, Ts&... tensors) {
+  if (!ops::autocast::any_enabled()) return;
+  std::vector<TensorPtr> cast = ops::autocast::cast(name, std::vector<TensorPtr>{tensors...});
+  size_t i = 0;
+  ((tensors = cast[i++]), ...);
+}
+
 TensorClass init_tensor(nb::module_& m);  // defines lucid.Tensor; others add methods to it
 void init_ops(nb::module_& m, TensorClass& cls);
 PyType_Slot* tensor_operator_slots();  // Note [Operator slots] in ops.cpp
@@ -66,5 +78,6 @@ void init_seq(nb::module_& m);  // bindings/seq.cpp
 void init_resample(nb::module_& m);  // bindings/resample.cpp
 void init_conv(nb::module_& m);  // bindings/conv.cpp
 void init_optim(nb::module_& m);  // bindings/optim.cpp
+void init_amp(nb::module_& m);  // bindings/amp.cpp
 
 }  // namespace lucid::bindings

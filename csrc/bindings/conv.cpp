@@ -24,11 +24,14 @@ void init_conv(nb::module_& m) {
         [](const std::string& name, const TensorPtr& input, const TensorPtr& weight, nb::handle bias,
            const IntVec& stride, const IntVec& padding, const IntVec& dilation, bool transposed,
            const IntVec& output_padding, int64_t groups) {
-          return ops::convolution(name.c_str(), input, weight, opt_tensor(bias), stride, padding, dilation,
-                                  transposed, output_padding, groups);
+          TensorPtr x = input, w = weight, b = opt_tensor(bias);
+          autocast_args(name.c_str(), x, w, b);  // name: conv2d, conv_transpose1d, ...
+          return ops::convolution(name.c_str(), x, w, b, stride, padding, dilation, transposed, output_padding,
+                                  groups);
         },
         nb::arg("name"), nb::arg("input"), nb::arg("weight"), nb::arg("bias").none(), nb::arg("stride"),
         nb::arg("padding"), nb::arg("dilation"), nb::arg("transposed"), nb::arg("output_padding"), nb::arg("groups"));
+  m.def("_set_cudnn_allow_tf32", &ops::set_conv_allow_tf32, nb::arg("allow"));
   m.def("_im2col", &ops::unfold_im2col);
   m.def("_col2im", &ops::fold_col2im);
   m.def("_max_pool", [](const std::string& name, const TensorPtr& input, const IntVec& kernel, const IntVec& stride,

@@ -22,6 +22,21 @@ void init_gpu(nb::module_& m) {
     d["reserved"] = s.reserved;
     return d;
   });
+  // lucid.gpu.Event's handle operations (python/lucid/gpu.py).
+  m.def("gpu_event_create", [](int device, bool timing) { return gpu_runtime(device).event_create(device, timing); });
+  m.def("gpu_event_destroy", [](uintptr_t e, int device) {
+    if (GpuRuntime* rt = gpu_runtime_or_null()) rt->event_destroy(e, device);
+  });
+  m.def("gpu_event_record", [](uintptr_t e, int device) { gpu_runtime(device).event_record(e, device); });
+  m.def("gpu_event_wait", [](uintptr_t e, int device) { gpu_runtime(device).event_wait(e, device); });
+  m.def("gpu_event_query", [](uintptr_t e, int device) { return gpu_runtime(device).event_query(e, device); });
+  m.def("gpu_event_synchronize", [](uintptr_t e, int device) {
+    nb::gil_scoped_release release;
+    gpu_runtime(device).event_synchronize(e, device);
+  });
+  m.def("gpu_event_elapsed_ms", [](uintptr_t start, uintptr_t end, int device) {
+    return gpu_runtime(device).event_elapsed_ms(start, end, device);
+  });
   m.def("gpu_reset_peak_memory_stats", [](int device) { gpu_runtime(device).reset_peak_memory_stats(device); });
   m.def("gpu_empty_cache", [] {
     if (GpuRuntime* rt = gpu_runtime_or_null()) rt->empty_cache();

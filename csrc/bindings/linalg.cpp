@@ -62,7 +62,8 @@ std::vector<int64_t> dim_list(nb::handle h) {
   return r;
 }
 
-TensorPtr tensordot_py(const TensorPtr& a, const TensorPtr& b, nb::handle dims) {
+TensorPtr tensordot_py(TensorPtr a, TensorPtr b, nb::handle dims) {
+  autocast_args("tensordot", a, b);
   if (PyLong_Check(dims.ptr()) && !PyBool_Check(dims.ptr())) return ops::tensordot(a, b, nb::cast<int64_t>(dims));
   if (is_tensor(dims) && nb::cast<TensorPtr>(dims)->ndim() == 0)
     return ops::tensordot(a, b, nb::cast<int64_t>(nb::int_(dims)));
@@ -82,6 +83,7 @@ TensorPtr einsum_py(const std::string& equation, nb::args args) {
                 type_name_of(h));
     operands.push_back(nb::cast<TensorPtr>(h));
   }
+  if (ops::autocast::any_enabled()) operands = ops::autocast::cast("einsum", std::move(operands));
   return ops::einsum(equation, operands);
 }
 
@@ -89,23 +91,41 @@ TensorPtr einsum_py(const std::string& equation, nb::args args) {
 
 void init_linalg(nb::module_& m, TensorClass& cls) {
   // Functions with out=: matmul, mm, bmm.
-  m.def("matmul", [](TensorPtr a, TensorPtr b, nb::handle out) { return with_out("matmul", ops::matmul, a, b, out); },
+  m.def("matmul", [](TensorPtr a, TensorPtr b, nb::handle out) {
+    if (out.is_none()) autocast_args("matmul", a, b);  // out= runs as given, as in torch
+    return with_out("matmul", ops::matmul, a, b, out);
+  },
         nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
-  m.def("mm", [](TensorPtr a, TensorPtr b, nb::handle out) { return with_out("mm", ops::mm, a, b, out); },
+  m.def("mm", [](TensorPtr a, TensorPtr b, nb::handle out) {
+    if (out.is_none()) autocast_args("mm", a, b);  // out= runs as given, as in torch
+    return with_out("mm", ops::mm, a, b, out);
+  },
         nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out") = nb::none());
-  m.def("bmm", [](TensorPtr a, TensorPtr b, nb::handle out) { return with_out("bmm", ops::bmm, a, b, out); },
+  m.def("bmm", [](TensorPtr a, TensorPtr b, nb::handle out) {
+    if (out.is_none()) autocast_args("bmm", a, b);  // out= runs as given, as in torch
+    return with_out("bmm", ops::bmm, a, b, out);
+  },
         nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out") = nb::none());
-  m.def("mv", &ops::mv, nb::arg("input"), nb::arg("vec"));
+  m.def("mv", [](TensorPtr a, TensorPtr b) {
+    autocast_args("mv", a, b);
+    return ops::mv(a, b);
+  }, nb::arg("input"), nb::arg("vec"));
   m.def("dot", &ops::dot, nb::arg("input"), nb::arg("tensor"));
   m.def("vdot", &ops::vdot, nb::arg("input"), nb::arg("other"));
-  m.def("outer", &ops::outer, nb::arg("input"), nb::arg("vec2"));
-  m.def("ger", &ops::outer, nb::arg("input"), nb::arg("vec2"));
+  for (const char* name : {"outer", "ger"}) {
+    m.def(name, [](TensorPtr a, TensorPtr b) {
+      autocast_args("outer", a, b);
+      return ops::outer(a, b);
+    }, nb::arg("input"), nb::arg("vec2"));
+  }
 
 #define LUCID_BIND_ADD_PRODUCT(name, a1, a2)                                                                 \
   m.def(#name, [](TensorPtr input, TensorPtr x, TensorPtr y, nb::handle beta, nb::handle alpha) {            \
+    autocast_args(#name, input, x, y);                                                                       \
     return ops::name(input, x, y, coefficient(beta, #name, "beta"), coefficient(alpha, #name, "alpha"));      \
   }, nb::arg("input"), nb::arg(a1), nb::arg(a2), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1); \
   cls.def(#name, [](TensorPtr input, TensorPtr x, TensorPtr y, nb::handle beta, nb::handle alpha) {          \
+    autocast_args(#name, input, x, y);                                                                       \
     return ops::name(input, x, y, coefficient(beta, #name, "beta"), coefficient(alpha, #name, "alpha"));      \
   }, nb::arg(a1), nb::arg(a2), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1);
   LUCID_BIND_ADD_PRODUCT(addmm, "mat1", "mat2")
@@ -116,7 +136,9 @@ void init_linalg(nb::module_& m, TensorClass& cls) {
   m.def("einsum", &einsum_py, nb::arg("equation"), nb::arg("operands"));
   m.def("tensordot", &tensordot_py, nb::arg("a"), nb::arg("b"), nb::arg("dims") = 2);
   m.def("_linear", [](TensorPtr input, TensorPtr weight, std::optional<TensorPtr> bias) {
-    return ops::linear(input, weight, bias.value_or(nullptr));
+    TensorPtr b = bias.value_or(nullptr);
+    autocast_args("linear", input, weight, b);
+    return ops::linear(input, weight, b);
   }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none());
 
   m.def("get_num_threads", [] { return ops::cpu_settings().get_num_threads(); });
@@ -126,23 +148,34 @@ void init_linalg(nb::module_& m, TensorClass& cls) {
   m.def("_set_matmul_allow_tf32", &ops::set_matmul_allow_tf32, nb::arg("allow"));
 
   // Tensor methods.
-  cls.def("matmul", [](TensorPtr a, TensorPtr b) { return ops::matmul(a, b); }, nb::arg("other"));
-  cls.def("mm", [](TensorPtr a, TensorPtr b) { return ops::mm(a, b); }, nb::arg("mat2"));
-  cls.def("bmm", [](TensorPtr a, TensorPtr b) { return ops::bmm(a, b); }, nb::arg("mat2"));
-  cls.def("mv", [](TensorPtr a, TensorPtr b) { return ops::mv(a, b); }, nb::arg("vec"));
+  // (autocast: Note [Autocast])
+#define LUCID_BIND_PRODUCT_METHOD(method, op, policy_name, arg_name)                          \
+  cls.def(method, [](TensorPtr a, TensorPtr b) {                                             \
+    autocast_args(policy_name, a, b);                                                        \
+    return ops::op(a, b);                                                                    \
+  }, nb::arg(arg_name));
+  LUCID_BIND_PRODUCT_METHOD("matmul", matmul, "matmul", "other")
+  LUCID_BIND_PRODUCT_METHOD("mm", mm, "mm", "mat2")
+  LUCID_BIND_PRODUCT_METHOD("bmm", bmm, "bmm", "mat2")
+  LUCID_BIND_PRODUCT_METHOD("mv", mv, "mv", "vec")
+  LUCID_BIND_PRODUCT_METHOD("outer", outer, "outer", "vec2")
+  LUCID_BIND_PRODUCT_METHOD("ger", outer, "outer", "vec2")
+#undef LUCID_BIND_PRODUCT_METHOD
   cls.def("dot", [](TensorPtr a, TensorPtr b) { return ops::dot(a, b); }, nb::arg("tensor"));
   cls.def("vdot", [](TensorPtr a, TensorPtr b) { return ops::vdot(a, b); }, nb::arg("other"));
-  cls.def("outer", [](TensorPtr a, TensorPtr b) { return ops::outer(a, b); }, nb::arg("vec2"));
-  cls.def("ger", [](TensorPtr a, TensorPtr b) { return ops::outer(a, b); }, nb::arg("vec2"));
 
   // a @ b: NotImplemented for non-tensors, so Python raises its own TypeError.
   cls.def("__matmul__", [](TensorPtr a, nb::handle b) -> nb::object {
     if (!is_tensor(b)) return nb::borrow(Py_NotImplemented);
-    return nb::cast(ops::matmul(a, nb::cast<TensorPtr>(b)));
+    TensorPtr other = nb::cast<TensorPtr>(b);
+    autocast_args("matmul", a, other);
+    return nb::cast(ops::matmul(a, other));
   });
   cls.def("__rmatmul__", [](TensorPtr a, nb::handle b) -> nb::object {
     if (!is_tensor(b)) return nb::borrow(Py_NotImplemented);
-    return nb::cast(ops::matmul(nb::cast<TensorPtr>(b), a));
+    TensorPtr other = nb::cast<TensorPtr>(b);
+    autocast_args("matmul", other, a);
+    return nb::cast(ops::matmul(other, a));
   });
 }
 

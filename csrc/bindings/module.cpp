@@ -111,4 +111,5 @@ NB_MODULE(_C, m) {
   lucid::bindings::init_resample(m);
   lucid::bindings::init_conv(m);
   lucid::bindings::init_optim(m);
+  lucid::bindings::init_amp(m);
 }

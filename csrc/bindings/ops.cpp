@@ -128,11 +128,18 @@ void init_ops(nb::module_& m, TensorClass& cls) {
   if constexpr (!hand_bound(#name)) {                                                                      \
     if constexpr (takes_out(#name))                                                                        \
       m.def(#name, [](TensorPtr a, nb::handle out) {                                                       \
+        if (out.is_none()) autocast_args(#name, a); /* Note [Autocast]: exp, log, ... on the GPU */          \
         return with_out(#name, ops::unary(ops::UnaryOp::Fn, a), out, exact_out(#name, ops::DtypeRule::rule)); \
       }, nb::arg("input"), nb::kw_only(), nb::arg("out") = nb::none());                                    \
     else                                                                                                   \
-      m.def(#name, [](TensorPtr a) { return ops::unary(ops::UnaryOp::Fn, a); }, nb::arg("input"));         \
-    cls.def(#name, [](TensorPtr self) { return ops::unary(ops::UnaryOp::Fn, self); });                     \
+      m.def(#name, [](TensorPtr a) {                                                                       \
+        autocast_args(#name, a);                                                                           \
+        return ops::unary(ops::UnaryOp::Fn, a);                                                            \
+      }, nb::arg("input"));                                                                                \
+    cls.def(#name, [](TensorPtr self) {                                                                    \
+      autocast_args(#name, self);                                                                          \
+      return ops::unary(ops::UnaryOp::Fn, self);                                                           \
+    });                                                                                                    \
     if constexpr (has_inplace(#name))                                                                      \
       cls.def(#name "_", [](nb::handle self) {                                                             \
         ops::unary_inplace(ops::UnaryOp::Fn, nb::cast<TensorPtr>(self));                                  \

@@ -126,12 +126,14 @@ void init_reduce(nb::module_& m, TensorClass& cls) {
   auto none = [] { return nb::none(); };
   // sum / mean: (input, dim=None, keepdim=False, *, dtype=None).
   def_both(m, cls, "sum", [](TensorPtr a, nb::handle dim, bool keepdim, nb::handle dtype) {
+    autocast_args("sum", a);  // Note [Autocast]
     return ops::sum(a, parse_dims(dim, "sum"), keepdim, parse_dtype(dtype));
   }, nb::arg("dim") = none(), nb::arg("keepdim") = false, nb::kw_only(), nb::arg("dtype") = none());
   def_both(m, cls, "mean", [](TensorPtr a, nb::handle dim, bool keepdim, nb::handle dtype) {
     return ops::mean(a, parse_dims(dim, "mean"), keepdim, parse_dtype(dtype));
   }, nb::arg("dim") = none(), nb::arg("keepdim") = false, nb::kw_only(), nb::arg("dtype") = none());
   def_both(m, cls, "prod", [](TensorPtr a, nb::handle dim, bool keepdim, nb::handle dtype) {
+    autocast_args("prod", a);
     return ops::prod(a, parse_dim(dim, "prod", true), keepdim, parse_dtype(dtype));
   }, nb::arg("dim") = none(), nb::arg("keepdim") = false, nb::kw_only(), nb::arg("dtype") = none());
 
@@ -180,9 +182,11 @@ void init_reduce(nb::module_& m, TensorClass& cls) {
      nb::kw_only(), nb::arg("correction") = none());
 
   def_both(m, cls, "logsumexp", [](TensorPtr a, nb::handle dim, bool keepdim) {
+    autocast_args("logsumexp", a);
     return ops::logsumexp(a, parse_dims(dim, "logsumexp"), keepdim);
   }, nb::arg("dim") = none(), nb::arg("keepdim") = false);
   def_both(m, cls, "norm", [](TensorPtr a, nb::handle p, nb::handle dim, bool keepdim, nb::handle dtype) {
+    autocast_args("norm", a);
     return ops::norm(a, parse_p(p, "norm"), parse_dims(dim, "norm"), keepdim, parse_dtype(dtype));
   }, nb::arg("p") = "fro", nb::arg("dim") = none(), nb::arg("keepdim") = false, nb::arg("dtype") = none());
   // linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None)
@@ -194,15 +198,19 @@ void init_reduce(nb::module_& m, TensorClass& cls) {
      nb::arg("dtype") = none());
 
   def_both(m, cls, "cumsum", [](TensorPtr a, nb::handle dim, nb::handle dtype) {
+    autocast_args("cumsum", a);
     return ops::cumsum(a, *parse_dim(dim, "cumsum", false), parse_dtype(dtype));
   }, nb::arg("dim"), nb::kw_only(), nb::arg("dtype") = none());
   def_both(m, cls, "cumprod", [](TensorPtr a, nb::handle dim, nb::handle dtype) {
+    autocast_args("cumprod", a);
     return ops::cumprod(a, *parse_dim(dim, "cumprod", false), parse_dtype(dtype));
   }, nb::arg("dim"), nb::kw_only(), nb::arg("dtype") = none());
   def_both(m, cls, "softmax", [](TensorPtr a, nb::handle dim, nb::handle dtype) {
+    autocast_args("softmax", a);
     return ops::softmax(a, *parse_dim(dim, "softmax", false), parse_dtype(dtype));
   }, nb::arg("dim"), nb::arg("dtype") = none());
   def_both(m, cls, "log_softmax", [](TensorPtr a, nb::handle dim, nb::handle dtype) {
+    autocast_args("log_softmax", a);
     return ops::log_softmax(a, *parse_dim(dim, "log_softmax", false), parse_dtype(dtype));
   }, nb::arg("dim"), nb::arg("dtype") = none());
 

@@ -53,6 +53,18 @@ class GpuRuntime {
   // The device's stream as an integer (a cudaStream_t), for DLPack consumers and
   // producers that must order their work with lucid's.
   virtual uintptr_t stream_handle(int device) = 0;
+  // Events (lucid.gpu.Event): opaque handles (a cudaEvent_t) of `device`. record marks
+  // the point the device's stream has reached; wait makes the stream wait for an event
+  // (no host wait); query says whether it has passed; synchronize waits on the host (and
+  // raises what the device reported, Note [Errors found on the device]); elapsed_ms is
+  // the time between two recorded timing events.
+  virtual uintptr_t event_create(int device, bool timing) = 0;
+  virtual void event_destroy(uintptr_t event, int device) = 0;
+  virtual void event_record(uintptr_t event, int device) = 0;
+  virtual void event_wait(uintptr_t event, int device) = 0;
+  virtual bool event_query(uintptr_t event, int device) = 0;
+  virtual void event_synchronize(uintptr_t event, int device) = 0;
+  virtual float event_elapsed_ms(uintptr_t start, uintptr_t end, int device) = 0;
   virtual MemoryStats memory_stats(int device) = 0;
   virtual void reset_peak_memory_stats(int device) = 0;
   virtual void empty_cache() = 0;

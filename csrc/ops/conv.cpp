@@ -9,6 +9,8 @@
 //   weight:     d big = convT(small, g), d small = conv(big, g)
 #include "ops/conv.h"
 
+#include <atomic>
+
 #include "autograd/record.h"
 #include "core/error.h"
 #include "ops/conv_common.h"
@@ -20,6 +22,14 @@
 #include "ops/views.h"
 
 namespace lucid::ops {
+
+namespace {
+std::atomic<bool> g_conv_allow_tf32{false};
+}  // namespace
+
+void set_conv_allow_tf32(bool allow) { g_conv_allow_tf32.store(allow, std::memory_order_relaxed); }
+bool conv_allow_tf32() { return g_conv_allow_tf32.load(std::memory_order_relaxed); }
+
 
 using autograd::Grads;
 
@@ -62,7 +72,7 @@ TensorPtr conv_raw(const TensorPtr& big, const TensorPtr& w, const TensorPtr& bi
   TensorPtr out = TensorImpl::empty(image_shape(N, Cs, G.g.small, G.nsp), cd, big->device());
   ConvForward p;
   p.geom = G.g;
-  p.allow_tf32 = matmul_allow_tf32();
+  p.allow_tf32 = conv_allow_tf32();
   launch_conv(p, out, x, wc, bc);
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&big, &w, &bias})) {
@@ -87,7 +97,7 @@ TensorPtr conv_transpose_raw(const TensorPtr& small, const TensorPtr& w, const T
   TensorPtr out = TensorImpl::empty(image_shape(N, Cb, G.g.big, G.nsp), cd, small->device());
   ConvTranspose p;
   p.geom = G.g;
-  p.allow_tf32 = matmul_allow_tf32();
+  p.allow_tf32 = conv_allow_tf32();
   launch_conv(p, out, x, wc, bc);
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&small, &w, &bias})) {
@@ -113,7 +123,7 @@ TensorPtr weight_raw(const TensorPtr& big, const TensorPtr& small, const Geo& G)
   TensorPtr out = TensorImpl::empty(ws, cd, big->device());
   ConvWeightGrad p;
   p.geom = G.g;
-  p.allow_tf32 = matmul_allow_tf32();
+  p.allow_tf32 = conv_allow_tf32();
   launch(p, {out.get()}, {x.get(), y.get()});
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&big, &small})) {

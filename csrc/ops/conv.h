@@ -13,6 +13,12 @@ namespace lucid::ops {
 
 using IntVec = std::vector<int64_t>;
 
+// lucid.backends.cudnn.allow_tf32: float32 convolutions (and their gradients) on the
+// GPU may round their products to TF32. Default False, exact, unlike torch's True: lucid
+// keeps float32 convolutions and products alike exact unless asked (docs/ENGINE.md, GPU).
+void set_conv_allow_tf32(bool allow);
+bool conv_allow_tf32();
+
 // aten::convolution: input [N, C, *sp] or unbatched [C, *sp]; weight [Cout, Cin/g, *k]
 // (transposed: [Cin, Cout/g, *k]); bias [Cout] or null. `name` ("conv2d", ...) is
 // used in error messages.

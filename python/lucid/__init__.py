@@ -32,6 +32,8 @@ from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # no
 from .autograd.anomaly_mode import (  # noqa: F401
     is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled,
 )
+from . import amp  # noqa: F401
+from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: F401
 from . import nn  # noqa: F401
 from . import distributions  # noqa: F401
 from . import optim  # noqa: F401

@@ -6,8 +6,9 @@ from . import _C
 from ._device import _resolve as _resolve_device
 
 __all__ = ["is_available", "device_count", "synchronize", "memory_allocated",
-           "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats", "empty_cache",
-           "current_device", "OutOfMemoryError"]
+           "max_memory_allocated", "memory_reserved", "memory_stats", "reset_peak_memory_stats",
+           "reset_max_memory_allocated", "empty_cache", "current_device", "current_stream", "Stream", "Event",
+           "OutOfMemoryError"]
 
 # A device allocation that failed after lucid released its cache and tried again: a
 # RuntimeError, as torch.cuda.OutOfMemoryError (also lucid.OutOfMemoryError).
@@ -58,10 +59,117 @@ def memory_reserved(device=None):
     return _C.gpu_memory_stats(_index(device))["reserved"]
 
 
+def memory_stats(device=None):
+    """The allocator's counters under torch.cuda.memory_stats()'s names."""
+    s = _C.gpu_memory_stats(_index(device))
+    return {"allocated_bytes.all.current": s["allocated"], "allocated_bytes.all.peak": s["max_allocated"],
+            "reserved_bytes.all.current": s["reserved"]}
+
+
 def reset_peak_memory_stats(device=None):
+    """Starts max_memory_allocated() over from what is allocated now."""
     _C.gpu_reset_peak_memory_stats(_index(device))
+
+
+reset_max_memory_allocated = reset_peak_memory_stats
 
 
 def empty_cache():
     """Returns cached, unused GPU memory to the driver."""
     _C.gpu_empty_cache()
+
+
+class Stream:
+    """The one stream lucid queues a GPU's work on (lucid has no side streams): what
+    torch.cuda.current_stream() gives, for code that records events or synchronises on it."""
+
+    def __init__(self, device=None):
+        self.device_index = _index(device)
+
+    @property
+    def cuda_stream(self):
+        return _C.gpu_stream_handle(self.device_index)
+
+    def synchronize(self):
+        synchronize(self.device_index)
+
+    def record_event(self, event=None):
+        event = Event() if event is None else event
+        event.record(self)
+        return event
+
+    def wait_event(self, event):
+        event.wait(self)
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and other.device_index == self.device_index
+
+    def __hash__(self):
+        return hash(("lucid.gpu.Stream", self.device_index))
+
+    def __repr__(self):
+        return f"<lucid.gpu.Stream device=gpu:{self.device_index}>"
+
+
+def current_stream(device=None):
+    return Stream(device)
+
+
+class Event:
+    """A marker in a GPU's stream, as torch.cuda.Event: record() it after some work,
+    then synchronize() on it, query() it, make later work wait() for it, or time the
+    work between two timing events with elapsed_time() (milliseconds)."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        if interprocess:
+            raise NotImplementedError("lucid.gpu.Event(interprocess=True) is not supported")
+        self.enable_timing = bool(enable_timing)
+        self.blocking = bool(blocking)
+        self._handle = None
+        self._device = None
+
+    def _stream_device(self, stream):
+        device = stream.device_index if isinstance(stream, Stream) else _index(stream)
+        if self._device is not None and device != self._device:
+            raise RuntimeError(f"Event device gpu:{self._device} does not match recording stream's device "
+                               f"gpu:{device}.")
+        return device
+
+    def record(self, stream=None):
+        device = self._stream_device(stream)
+        if self._handle is None:
+            self._handle, self._device = _C.gpu_event_create(device, self.enable_timing), device
+        _C.gpu_event_record(self._handle, device)
+
+    def wait(self, stream=None):
+        """Later work on `stream` (the GPU's) starts after this event: no host wait."""
+        if self._handle is not None:
+            _C.gpu_event_wait(self._handle, self._stream_device(stream))
+
+    def query(self):
+        """True when the work recorded before this event has finished (or nothing was recorded)."""
+        return self._handle is None or _C.gpu_event_query(self._handle, self._device)
+
+    def synchronize(self):
+        """Waits on the host until the work recorded before this event has finished."""
+        if self._handle is not None:
+            _C.gpu_event_synchronize(self._handle, self._device)
+
+    def elapsed_time(self, end_event):
+        """Milliseconds between this event and end_event, both recorded timing events."""
+        if not (self.enable_timing and end_event.enable_timing):
+            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+        if self._handle is None or end_event._handle is None:
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+        return _C.gpu_event_elapsed_ms(self._handle, end_event._handle, self._device)
+
+    def __del__(self):
+        if getattr(self, "_handle", None) is not None:
+            try:
+                _C.gpu_event_destroy(self._handle, self._device)
+            except Exception:  # interpreter shutdown: the module may be gone first
+                pass
+            self._handle = None
+
+    def __repr__(self):
+        return f"<lucid.gpu.Event {'recorded on gpu:%d' % self._device if self._handle else 'uninitialized'}>"

@@ -172,7 +172,10 @@ def restored_switches():
 @pytest.mark.parametrize("path, attr", SWITCHES)
 def test_switches_default_as_torchs_and_keep_what_is_set(path, attr, restored_switches):
     ours, theirs = owner(lucid.backends, path), owner(torch.backends, path)
-    assert getattr(ours, attr) is getattr(theirs, attr)
+    if (path, attr) == ("cudnn", "allow_tf32"):  # exact by default (test_cudnn_allow_tf32_defaults_to_exact)
+        assert getattr(ours, attr) is False and getattr(theirs, attr) is True
+    else:
+        assert getattr(ours, attr) is getattr(theirs, attr)
     for value in (not getattr(theirs, attr), getattr(theirs, attr)):
         setattr(ours, attr, value)
         setattr(theirs, attr, value)
@@ -212,6 +215,15 @@ def test_reduced_precision_split_k_follows_the_tuple_form(restored_switches):
             m.nonsense
         with pytest.raises(AttributeError, match="Unknown attribute nonsense"):
             m.nonsense = True
+
+
+def test_cudnn_allow_tf32_defaults_to_exact(restored_switches):
+    # lucid's one default unlike torch's: float32 convolutions exact unless asked
+    assert lucid.backends.cudnn.allow_tf32 is False
+    lucid.backends.cudnn.allow_tf32 = True
+    assert lucid.backends.cudnn.allow_tf32 is True
+    with pytest.raises(RuntimeError, match="set_allow_tf32_cudnn expects a bool"):
+        lucid.backends.cudnn.allow_tf32 = 1
 
 
 def test_cudnn_flags_context_sets_and_restores_as_torchs(restored_switches):

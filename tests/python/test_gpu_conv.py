@@ -1,7 +1,7 @@
 """Convolutions on the GPU (cuDNN; lucid's im2col + GEMM where cuDNN cannot express the
 geometry; backend/cuda/conv.cpp): the functional tests' cases against lucid's CPU in
 float32 and float64, forward and every gradient; float32 exact (no TF32) unless
-lucid.backends.cuda.matmul.allow_tf32; gradients the same bits on every run; unfold /
+lucid.backends.cudnn.allow_tf32; gradients the same bits on every run; unfold /
 fold the CPU's bits. test_nn_conv.py compares the GPU with torch's CUDA."""
 
 import pytest
@@ -73,13 +73,18 @@ def _big_error(transpose):
 
 @pytest.mark.parametrize("transpose", [False, True])
 def test_float32_is_exact_unless_tf32_is_allowed(transpose):
-    assert not lucid.backends.cuda.matmul.allow_tf32
+    assert not lucid.backends.cudnn.allow_tf32  # lucid's default (torch's is True)
     assert _big_error(transpose) < 2e-5
-    lucid.backends.cuda.matmul.allow_tf32 = True
+    lucid.backends.cuda.matmul.allow_tf32 = True  # the products' switch: not the convolutions'
+    try:
+        assert _big_error(transpose) < 2e-5
+    finally:
+        lucid.backends.cuda.matmul.allow_tf32 = False
+    lucid.backends.cudnn.allow_tf32 = True
     try:
         assert _big_error(transpose) < 1e-2  # TF32 tensor cores may run now: close, not exact
     finally:
-        lucid.backends.cuda.matmul.allow_tf32 = False
+        lucid.backends.cudnn.allow_tf32 = False
 
 
 @pytest.mark.parametrize("transpose", [False, True])

@@ -131,6 +131,57 @@ uintptr_t CudaRuntime::stream_handle(int device) {
   return reinterpret_cast<uintptr_t>(stream(device));
 }
 
+namespace {
+cudaEvent_t as_event(uintptr_t e) { return reinterpret_cast<cudaEvent_t>(e); }
+}  // namespace
+
+uintptr_t CudaRuntime::event_create(int device, bool timing) {
+  check_device(device);
+  DeviceGuard guard(device);
+  cudaEvent_t e = nullptr;
+  LUCID_CUDA_CHECK(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
+  return reinterpret_cast<uintptr_t>(e);
+}
+
+void CudaRuntime::event_destroy(uintptr_t event, int device) {
+  DeviceGuard guard(device);
+  cudaEventDestroy(as_event(event));  // from a destructor: nothing to report
+}
+
+void CudaRuntime::event_record(uintptr_t event, int device) {
+  DeviceGuard guard(device);
+  LUCID_CUDA_CHECK(cudaEventRecord(as_event(event), stream(device)));
+}
+
+void CudaRuntime::event_wait(uintptr_t event, int device) {
+  DeviceGuard guard(device);
+  LUCID_CUDA_CHECK(cudaStreamWaitEvent(stream(device), as_event(event), 0));
+}
+
+bool CudaRuntime::event_query(uintptr_t event, int device) {
+  DeviceGuard guard(device);
+  const cudaError_t status = cudaEventQuery(as_event(event));
+  if (status == cudaErrorNotReady) {
+    cudaGetLastError();  // not an error: clear it
+    return false;
+  }
+  LUCID_CUDA_CHECK(status);
+  return true;
+}
+
+void CudaRuntime::event_synchronize(uintptr_t event, int device) {
+  DeviceGuard guard(device);
+  LUCID_CUDA_CHECK(cudaEventSynchronize(as_event(event)));
+  raise_device_error(device);  // Note [Errors found on the device]
+}
+
+float CudaRuntime::event_elapsed_ms(uintptr_t start, uintptr_t end, int device) {
+  DeviceGuard guard(device);
+  float ms = 0;
+  LUCID_CUDA_CHECK(cudaEventElapsedTime(&ms, as_event(start), as_event(end)));
+  return ms;
+}
+
 MemoryStats CudaRuntime::memory_stats(int device) {
   return CachingAllocator::instance().stats(device);
 }

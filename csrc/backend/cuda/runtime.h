@@ -24,6 +24,13 @@ class CudaRuntime final : public GpuRuntime {
   void synchronize(int device) override;
   void order_after(int waiting, int producer) override;
   uintptr_t stream_handle(int device) override;
+  uintptr_t event_create(int device, bool timing) override;
+  void event_destroy(uintptr_t event, int device) override;
+  void event_record(uintptr_t event, int device) override;
+  void event_wait(uintptr_t event, int device) override;
+  bool event_query(uintptr_t event, int device) override;
+  void event_synchronize(uintptr_t event, int device) override;
+  float event_elapsed_ms(uintptr_t start, uintptr_t end, int device) override;
   MemoryStats memory_stats(int device) override;
   void reset_peak_memory_stats(int device) override;
   void empty_cache() override;

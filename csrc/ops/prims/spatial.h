@@ -30,9 +30,8 @@ struct ConvGeometry {
 };
 
 // Convolution's tensors are float32 or float64, one dtype per launch. allow_tf32:
-// float32 convolutions may use TF32 tensor cores (GPU only); lucid follows
-// lucid.backends.cuda.matmul.allow_tf32 (default False: exact), read when the op is
-// called, for convolutions as for products.
+// float32 convolutions may use TF32 tensor cores (GPU only):
+// lucid.backends.cudnn.allow_tf32 (default False: exact), read when the op is called.
 
 // small = conv(big, w) (+ bias). ins: {big [N, Cb, *big], w [Cs, Cb/groups, *k], bias
 // [Cs] when there is one}; outs: {small [N, Cs, *small]}.

@@ -14,9 +14,10 @@ class Flag:
     """A bool switch with a default, set through `setter` (named after torch's own setter so
     that the error reads alike)."""
 
-    def __init__(self, default, setter):
+    def __init__(self, default, setter, on_set=None):
         self.value = default
         self.setter = setter
+        self.on_set = on_set  # told each new value: a switch the engine reads
 
     def __get__(self, module, owner=None):
         return self if module is None else self.value
@@ -24,6 +25,8 @@ class Flag:
     def __set__(self, module, value):
         if not isinstance(value, bool):
             raise RuntimeError(f"{self.setter} expects a bool, but got {type(value).__name__}")
+        if self.on_set is not None:
+            self.on_set(value)
         self.value = value
 
 

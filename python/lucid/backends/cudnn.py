@@ -2,12 +2,12 @@
 and their gradients) call cuDNN 9, opened at the first one: is_available() says whether lucid has
 a GPU and can load it, version() gives its version as torch reports it.
 
-The switches keep what is set, with torch's defaults (enabled=True, benchmark=False,
-deterministic=False, allow_tf32=True), and lucid's convolutions read none of them: they always
-take the algorithms cuDNN marks deterministic (as torch with deterministic=True), choose by
-cuDNN's heuristics (benchmark=False), and round float32 as products do, exactly unless
-lucid.backends.cuda.matmul.allow_tf32 is set (torch's cuDNN allows TF32 by default; lucid keeps
-convolutions and products alike: docs/ENGINE.md, GPU).
+allow_tf32 lets float32 convolutions and their gradients round to TF32 on the GPU's tensor
+cores. Its default is False, exact, where torch's is True: lucid keeps float32 convolutions and
+products alike exact unless asked (docs/ENGINE.md, GPU). The other switches keep what is set, with
+torch's defaults (enabled=True, benchmark=False, deterministic=False), and lucid's convolutions
+read none of them: they always take the algorithms cuDNN marks deterministic (as torch with
+deterministic=True) and choose by cuDNN's heuristics (benchmark=False).
 """
 
 import sys
@@ -49,4 +49,4 @@ _flags.install(__name__,
                enabled=_flags.Flag(True, "set_enabled_cudnn"),
                benchmark=_flags.Flag(False, "set_benchmark_cudnn"),
                deterministic=_flags.Flag(False, "set_deterministic_cudnn"),
-               allow_tf32=_flags.Flag(True, "set_allow_tf32_cudnn"))
+               allow_tf32=_flags.Flag(False, "set_allow_tf32_cudnn", on_set=_C._set_cudnn_allow_tf32))

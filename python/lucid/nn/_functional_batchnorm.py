@@ -3,6 +3,7 @@
 
 
 from .. import _C
+from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
 
 __all__ = ["batch_norm", "instance_norm", "group_norm", "local_response_norm"]
 
@@ -66,6 +67,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return out.view(input.shape)
 
 
+@_autocast_policy("group_norm")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     """Normalises each sample over groups of C / num_groups channels (and all spatial dims)."""
     if input.dim() < 2:

@@ -13,6 +13,7 @@ torch's double-backward formulas (which put the epsilon elsewhere), so second
 derivatives match torch's at the boundary too."""
 
 from ..autograd.function import Function
+from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
@@ -111,6 +112,7 @@ class _BinaryCrossEntropy(Function):
         return d_input, d_target, None, None
 
 
+@_autocast_policy("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """torch.nn.functional.binary_cross_entropy (see Note [BCE gradient at 0 and 1])."""
     _check_reduction(reduction)
@@ -163,6 +165,7 @@ class _BinaryCrossEntropyWithLogits(Function):
         return d_input, d_target, None, None, None
 
 
+@_autocast_policy("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     """torch.nn.functional.binary_cross_entropy_with_logits."""

@@ -10,6 +10,7 @@ is the engine's. The coordinate formulas are ATen's (GridSampler.h).
 from .. import _C
 from ..autograd.function import Function
 from ._functional_resample import _cubic_coeffs
+from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
 
 __all__ = ["grid_sample", "affine_grid"]
 
@@ -64,6 +65,7 @@ def _gather_points(flat, idx_list, sizes, spatial_out):
     return vals, mask
 
 
+@_autocast_policy("grid_sample")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """torch.nn.functional.grid_sample for 4-D (N, C, H, W) and 5-D (N, C, D, H, W) inputs;
     grid[..., 0] indexes W, grid[..., 1] H (and grid[..., 2] D)."""

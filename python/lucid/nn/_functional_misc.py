@@ -3,6 +3,8 @@ torch.nn.functional; compositions of differentiable engine ops (norms via lucid.
 
 __all__ = ["one_hot", "normalize", "cosine_similarity", "pairwise_distance", "pdist", "bilinear"]
 
+from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
+
 
 def one_hot(tensor, num_classes=-1):
     """int64 [*] class indices -> int64 [*, num_classes]."""
@@ -43,6 +45,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return res
 
 
+@_autocast_policy("cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1/||x1|| * x2/||x2||, dim), each norm clamped at eps. As ATen, the clamp is applied
     without autograd (the gradient is that of the unclamped norm)."""
@@ -86,6 +89,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return norm(x1 - x2 + eps, p, inner, keepdim=keepdim)
 
 
+@_autocast_policy("pdist")
 def pdist(input, p=2):
     """The p-norm distances between the rows of a 2-D input, for each pair i < j (row-major)."""
     from .. import norm

@@ -7,6 +7,7 @@ composition of matmul and softmax, whose VJPs are products and the softmax adjoi
 import math
 
 from .. import _C
+from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
 
 __all__ = ["layer_norm", "rms_norm", "scaled_dot_product_attention", "multi_head_attention_forward", "ctc_loss"]
 
@@ -29,6 +30,7 @@ def _check_norm(name, input, shape, weight, bias):
     return k
 
 
+@_autocast_policy("layer_norm")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims."""
     shape = _normalized_shape(normalized_shape)
@@ -36,6 +38,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return _C._norm_last_dims(input, k, weight, bias, float(eps), False)
 
 
+@_autocast_policy("rms_norm")
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) * weight; eps=None is torch.finfo(input.dtype).eps."""
     shape = _normalized_shape(normalized_shape)
@@ -60,6 +63,7 @@ def _float_mask(mask, dtype, name):
     return z.masked_fill(mask.logical_not(), float("-inf"))
 
 
+@_autocast_policy("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """softmax(q @ k^T * scale + mask) @ v over the last two dims; a boolean mask's True
@@ -246,6 +250,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
 
 
 # ---- CTC ------------------------------------------------------------------------------------------
+@_autocast_policy("ctc_loss")
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     """Connectionist temporal classification loss (Graves et al. 2006). The alpha/beta
     recursions run in the engine (_C._ctc_loss_nll, log space, double); this parses the

@@ -9,6 +9,7 @@ gradient, never 0 * inf. A side computed on inputs it does not apply to is kept
 finite there (elu's exp on x clamped to <= 0)."""
 
 from .. import _C
+from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
 
 __all__ = ["relu6", "elu", "selu", "celu", "mish", "softplus", "softsign", "softshrink", "hardshrink", "hardtanh",
            "hardswish", "hardsigmoid", "tanhshrink", "threshold", "logsigmoid", "softmin", "glu", "prelu", "rrelu"]
@@ -179,6 +180,7 @@ def glu(input, dim=-1):
     return a * b.sigmoid()
 
 
+@_autocast_policy("prelu")
 def prelu(input, weight):
     if weight.numel() != 1:
         if input.dim() < 2 or weight.numel() != input.shape[1]:

@@ -3,6 +3,7 @@
 import builtins as _builtins
 
 from .. import _C, _limits
+from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
 
 __all__ = ["linear", "pad", "relu", "leaky_relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
            "dropout", "mse_loss", "l1_loss", "nll_loss", "cross_entropy"]
@@ -153,15 +154,18 @@ def _reduce(loss, reduction, weight_sum=None):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+@_autocast_policy("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     d = input - target
     return _reduce(d * d, reduction)
 
 
+@_autocast_policy("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return _reduce((input - target).abs(), reduction)
 
 
+@_autocast_policy("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """input: [N, C, ...] log-probabilities; target: [N, ...] class indices (int64)."""
     from .. import gather, where, zeros_like
@@ -197,6 +201,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _reduce(loss, reduction, w.sum() if reduction == "mean" else None)
 
 
+@_autocast_policy("cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """Class indices (int64 target) or class probabilities (floating target), as torch."""

@@ -7,6 +7,7 @@ from .. import _C
 from ..autograd.function import Function
 from ._functional_bce import binary_cross_entropy, binary_cross_entropy_with_logits
 from ._functional_misc import pairwise_distance
+from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "huber_loss", "smooth_l1_loss",
            "soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss", "multi_margin_loss",
@@ -49,6 +50,7 @@ def _softplus(x):
     return _Softplus.apply(x)
 
 
+@_autocast_policy("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     if log_target:
         loss = target.exp() * (target - input)
@@ -59,6 +61,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
+@_autocast_policy("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     d = (input - target).abs()
     loss = _where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
@@ -67,6 +70,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _reduce(loss, reduction)
 
 
+@_autocast_policy("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     d = (input - target).abs()
     if beta == 0:
@@ -74,6 +78,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(_where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
 
 
+@_autocast_policy("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return _reduce(_softplus(-target * input), reduction)
 
@@ -86,6 +91,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(loss, reduction)
 
 
+@_autocast_policy("multilabel_margin_loss")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """target holds class indices; a -1 ends the list of each row. Per row:
     sum over its labels j and its other classes c of max(0, 1 - (x[j] - x[c])), over C;
@@ -110,6 +116,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return _reduce(loss, reduction)
 
 
+@_autocast_policy("multi_margin_loss")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
     if p not in (1, 2):
@@ -132,6 +139,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+@_autocast_policy("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     # ATen's form: eps inside each squared norm, so a zero vector gives cos = 0 and a
     # zero gradient (not 0 / 0); a target other than +-1 contributes 0
@@ -143,10 +151,12 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(loss, reduction)
 
 
+@_autocast_policy("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
 
 
+@_autocast_policy("hinge_embedding_loss")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     # ATen's form: the margin term wherever target != 1 and the input wherever target != -1
     zero = input.new_zeros(())
@@ -154,6 +164,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(loss, reduction)
 
 
+@_autocast_policy("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     d_pos = pairwise_distance(anchor, positive, p, eps)
@@ -163,6 +174,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return _reduce((d_pos - d_neg + margin).clamp(min=0), reduction)
 
 
+@_autocast_policy("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     if log_input:

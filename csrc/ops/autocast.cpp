@@ -1,0 +1,95 @@
+#include "ops/autocast.h"
+
+#include <array>
+#include <string_view>
+
+#include "core/error.h"
+#include "ops/copy_ops.h"
+
+namespace lucid::ops::autocast {
+
+namespace {
+
+thread_local std::array<Mode, 2> t_modes{};
+thread_local int t_enabled = 0;  // how many device types have autocast on
+
+// PyTorch's lists (autocast_mode.cpp), restricted to the ops lucid has. A name absent
+// from both lists of a device type runs in its inputs' dtypes there.
+// (einsum and tensordot are products of bmm/mm inside torch, so its CPU lowers them too)
+constexpr std::string_view kLowerBoth[] = {
+    "matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "einsum", "tensordot", "conv1d", "conv2d", "conv3d",
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu", "scaled_dot_product_attention"};
+constexpr std::string_view kLowerGpuOnly[] = {"mv", "addmv", "outer", "lstm_cell", "gru_cell", "rnn_tanh_cell",
+                                              "rnn_relu_cell"};
+constexpr std::string_view kFloat32Both[] = {
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "kl_div",
+    "binary_cross_entropy_with_logits", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
+    "poisson_nll_loss", "cosine_embedding_loss", "multilabel_margin_loss", "triplet_margin_loss",
+    "multi_margin_loss", "ctc_loss", "prod", "cdist", "trace"};
+constexpr std::string_view kFloat32GpuOnly[] = {
+    "softmax", "log_softmax", "layer_norm", "group_norm", "rms_norm", "norm", "cumsum", "cumprod", "sum",
+    "logsumexp", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "pow", "acos",
+    "asin", "cosh", "sinh", "tan", "erfinv", "softplus", "cosine_similarity", "dist", "pdist", "renorm"};
+constexpr std::string_view kFloat32CpuOnly[] = {"binary_cross_entropy", "grid_sample", "avg_pool3d",
+                                                "max_pool3d", "adaptive_avg_pool3d"};
+
+template <size_t N>
+bool listed(const std::string_view (&list)[N], std::string_view name) {
+  for (std::string_view n : list)
+    if (n == name) return true;
+  return false;
+}
+
+TensorPtr cast_one(Policy p, const TensorPtr& t, Dtype low) {
+  if (!t || !is_floating(t->dtype()) || t->dtype() == Dtype::F64) return t;
+  if (p == Policy::Lower && t->dtype() != low) return copy_to(t, low, std::nullopt);
+  if (p == Policy::Float32 && (t->dtype() == Dtype::F16 || t->dtype() == Dtype::BF16))
+    return copy_to(t, Dtype::F32, std::nullopt);
+  return t;
+}
+
+}  // namespace
+
+Mode mode(DeviceType device) { return t_modes[size_t(device)]; }
+
+void set_mode(DeviceType device, Mode m) {
+  LUCID_CHECK(m.dtype == Dtype::F16 || m.dtype == Dtype::BF16 || !m.enabled, RuntimeError,
+              "autocast: the low-precision dtype must be float16 or bfloat16, got ", dtype_name(m.dtype));
+  Mode& slot = t_modes[size_t(device)];
+  t_enabled += int(m.enabled) - int(slot.enabled);
+  slot = m;
+}
+
+bool any_enabled() { return t_enabled > 0; }
+
+Policy policy(const char* name, DeviceType device) {
+  const std::string_view n(name);
+  const bool gpu = device == DeviceType::GPU;
+  if (gpu && n == "binary_cross_entropy") return Policy::Banned;
+  if (listed(kLowerBoth, n) || (gpu && listed(kLowerGpuOnly, n))) return Policy::Lower;
+  if (listed(kFloat32Both, n) || (gpu ? listed(kFloat32GpuOnly, n) : listed(kFloat32CpuOnly, n)))
+    return Policy::Float32;
+  return Policy::None;
+}
+
+std::vector<TensorPtr> cast(const char* name, std::vector<TensorPtr> tensors) {
+  if (!any_enabled()) return tensors;
+  for (TensorPtr& t : tensors) {
+    if (!t) continue;
+    const DeviceType d = t->device().type;
+    const Mode m = mode(d);
+    if (!m.enabled) continue;
+    const Policy p = policy(name, d);
+    LUCID_CHECK(p != Policy::Banned, RuntimeError, "lucid.nn.functional.", name,
+                " and lucid.nn.BCELoss are unsafe to autocast.\nMany models use a sigmoid layer right before the "
+                "binary cross entropy layer.\nIn this case, combine the two layers using "
+                "lucid.nn.functional.binary_cross_entropy_with_logits\nor lucid.nn.BCEWithLogitsLoss.  "
+                "binary_cross_entropy_with_logits and BCEWithLogits are\nsafe to autocast.");
+    t = cast_one(p, t, m.dtype);
+  }
+  return tensors;
+}
+
+TensorPtr cast(const char* name, const TensorPtr& t) { return cast(name, std::vector<TensorPtr>{t})[0]; }
+
+}  // namespace lucid::ops::autocast
