@@ -20,6 +20,12 @@ inline ops::Operand operand(nb::handle h, const char* op, const char* arg) {
   fail<TypeError>(op, "(): argument '", arg, "' must be Tensor or Number, not ", type_name_of(h));
 }
 
+// Under lucid.autocast, a binary op's tensor operands as its policy wants them (pow runs
+// in float32 on the GPU; Note [Autocast]). Numbers stay as they are.
+inline void autocast_operands(const char* name, ops::Operand& a, ops::Operand& b) {
+  if (ops::autocast::any_enabled()) autocast_args(name, a.tensor, b.tensor);
+}
+
 inline TensorPtr tensor_arg(nb::handle h, const char* op, const char* arg) {
   LUCID_CHECK(is_tensor(h), TypeError, op, "(): argument '", arg, "' must be Tensor, not ",
               type_name_of(h));

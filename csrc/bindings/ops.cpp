@@ -17,6 +17,7 @@ auto operator_fn(ops::BinaryOp op, bool reflected) {
   return [op, reflected](TensorPtr self, nb::handle other) -> nb::object {
     if (!is_tensor(other) && !is_number(other)) return nb::borrow(Py_NotImplemented);
     ops::Operand a{self, {}}, b = operand(other, ops::op_name(op), "other");
+    autocast_operands(ops::op_name(op), a, b);
     return nb::cast(reflected ? ops::binary(op, b, a) : ops::binary(op, a, b));
   };
 }
@@ -110,10 +111,14 @@ void init_ops(nb::module_& m, TensorClass& cls) {
     m.def(#name, [](nb::handle a, nb::handle b, nb::handle out) {                                          \
       LUCID_CHECK(ops::Operands::operands != ops::Operands::Self || is_tensor(a), TypeError, \
                   #name "(): argument 'input' must be Tensor, not ", type_name_of(a));                       \
-      return with_out(#name, ops::binary(ops::BinaryOp::Fn, operand(a, #name, "input"), operand(b, #name, "other")), out); \
+      ops::Operand x = operand(a, #name, "input"), y = operand(b, #name, "other");                         \
+      if (out.is_none()) autocast_operands(#name, x, y);                                                   \
+      return with_out(#name, ops::binary(ops::BinaryOp::Fn, x, y), out);                                   \
     }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());                   \
     cls.def(#name, [](TensorPtr self, nb::handle b) {                                                      \
-      return ops::binary(ops::BinaryOp::Fn, {self, {}}, operand(b, #name, "other"));                       \
+      ops::Operand x{self, {}}, y = operand(b, #name, "other");                                            \
+      autocast_operands(#name, x, y);                                                                      \
+      return ops::binary(ops::BinaryOp::Fn, x, y);                                                         \
     }, nb::arg("other"));                                                                                  \
     if constexpr (has_inplace(#name))                                                                      \
       cls.def(#name "_", [](nb::handle self, nb::handle b) {                                               \

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <string_view>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "ops/copy_ops.h"
@@ -30,14 +31,32 @@ constexpr std::string_view kFloat32GpuOnly[] = {
     "softmax", "log_softmax", "layer_norm", "group_norm", "rms_norm", "norm", "cumsum", "cumprod", "sum",
     "logsumexp", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "pow", "acos",
     "asin", "cosh", "sinh", "tan", "erfinv", "softplus", "cosine_similarity", "dist", "pdist", "renorm"};
+// (Policy::None is 0: a name listed for one device type only has None for the other)
 constexpr std::string_view kFloat32CpuOnly[] = {"binary_cross_entropy", "grid_sample", "avg_pool3d",
                                                 "max_pool3d", "adaptive_avg_pool3d"};
 
-template <size_t N>
-bool listed(const std::string_view (&list)[N], std::string_view name) {
-  for (std::string_view n : list)
-    if (n == name) return true;
-  return false;
+// name -> (CPU policy, GPU policy), built once from the lists: one lookup an op
+// (every elementwise op asks while autocast is on).
+using Table = std::unordered_map<std::string_view, std::array<Policy, 2>>;
+
+const Table& table() {
+  static const Table t = [] {
+    Table m;
+    auto put = [&m](const auto& list, bool cpu, bool gpu, Policy p) {
+      for (std::string_view n : list) {
+        if (cpu) m[n][size_t(DeviceType::CPU)] = p;
+        if (gpu) m[n][size_t(DeviceType::GPU)] = p;
+      }
+    };
+    put(kLowerBoth, true, true, Policy::Lower);
+    put(kLowerGpuOnly, false, true, Policy::Lower);
+    put(kFloat32Both, true, true, Policy::Float32);
+    put(kFloat32GpuOnly, false, true, Policy::Float32);
+    put(kFloat32CpuOnly, true, false, Policy::Float32);
+    m["binary_cross_entropy"][size_t(DeviceType::GPU)] = Policy::Banned;
+    return m;
+  }();
+  return t;
 }
 
 TensorPtr cast_one(Policy p, const TensorPtr& t, Dtype low) {
@@ -63,13 +82,8 @@ void set_mode(DeviceType device, Mode m) {
 bool any_enabled() { return t_enabled > 0; }
 
 Policy policy(const char* name, DeviceType device) {
-  const std::string_view n(name);
-  const bool gpu = device == DeviceType::GPU;
-  if (gpu && n == "binary_cross_entropy") return Policy::Banned;
-  if (listed(kLowerBoth, n) || (gpu && listed(kLowerGpuOnly, n))) return Policy::Lower;
-  if (listed(kFloat32Both, n) || (gpu ? listed(kFloat32GpuOnly, n) : listed(kFloat32CpuOnly, n)))
-    return Policy::Float32;
-  return Policy::None;
+  const auto it = table().find(std::string_view(name));
+  return it == table().end() ? Policy::None : it->second[size_t(device)];
 }
 
 std::vector<TensorPtr> cast(const char* name, std::vector<TensorPtr> tensors) {

@@ -60,6 +60,10 @@ OPS = [
     ("sum dim", lambda m, a, b, w: a.sum(1)),
     ("cumsum", lambda m, a, b, w: a.cumsum(0)),
     ("logsumexp", lambda m, a, b, w: a.logsumexp(1)),
+    ("pow of float16", lambda m, a, b, w: a.half() ** 2),          # float32 under the GPU's autocast
+    ("lucid.pow of bfloat16", lambda m, a, b, w: m.pow(a.bfloat16(), 3)),
+    ("softplus of bfloat16", lambda m, a, b, w: L(m).softplus(a.bfloat16())),
+    ("exp of float16", lambda m, a, b, w: a.half().exp()),
     ("relu", lambda m, a, b, w: a.relu()),
     ("add", lambda m, a, b, w: a + b),
     ("mean", lambda m, a, b, w: a.mean()),

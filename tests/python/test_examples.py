@@ -50,6 +50,14 @@ def test_cnn_program_learns_and_writes_its_checkpoint(tmp_path):
 
 
 @needs_fashion
+def test_cnn_program_learns_in_bfloat16_autocast(tmp_path, capsys):
+    acc = train_fashion_mnist.main(["--epochs", "1", "--limit", "3000", "--batch-size", "64", "--no-progress", "--amp",
+                                    "--checkpoint-dir", str(tmp_path)])
+    assert acc > 0.6
+    assert "bfloat16 autocast" in capsys.readouterr().out
+
+
+@needs_fashion
 def test_cnn_program_resumes_exactly(tmp_path):
     common = ["--epochs", "2", "--limit", "1024", "--batch-size", "64", "--no-progress"]
     train_fashion_mnist.main(common + ["--checkpoint-dir", str(tmp_path / "whole")])

@@ -114,6 +114,7 @@ def celu(input, alpha=1.0, inplace=False):
     return _inplace(input, lambda x: _exp_linear(x, alpha, 1.0 / alpha), inplace, _slope_check("elu", alpha))
 
 
+@_autocast_policy("softplus")
 def softplus(input, beta=1.0, threshold=20.0):
     scaled = input * beta
     # log(1 + e^s) without overflow; its gradient sigmoid(s) is finite for every s
