@@ -18,7 +18,10 @@ call Function.apply, exactly as with torch.autograd.Function. The program
   4. trains a small MLP that uses both (Softplus activations, a straight-through
      clamp on the output) to fit sin(3x) for a few hundred Adam steps.
 
-    PYTHONPATH=python python examples/custom_function.py
+All of it runs on one device: --device auto picks the GPU when there is one (and
+says so); a Function's forward and backward run wherever their tensors are.
+
+    PYTHONPATH=python python examples/custom_function.py [--device auto]
     PYTHONPATH=python python examples/custom_function.py --steps 50
 """
 
@@ -27,6 +30,7 @@ import math
 import sys
 
 import lucid
+from _device import pick_device  # examples/_device.py
 import lucid.nn as nn
 from lucid.autograd import Function, gradcheck, gradgradcheck
 
@@ -85,34 +89,36 @@ def main(argv=None):
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--lr", type=float, default=1e-2)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", help="auto, cpu, gpu or cuda[:N]")
     args = p.parse_args(argv)
     lucid.manual_seed(args.seed)
+    device = pick_device(args.device, "running")
 
     # 1-2. The softplus and its gradient, checked in float64.
-    x = (lucid.randn(64, dtype=lucid.float64) * 5).requires_grad_()
+    x = (lucid.randn(64, dtype=lucid.float64, device=device) * 5).requires_grad_()
     assert gradcheck(softplus, (x,), eps=1e-6, atol=1e-8)  # raises GradcheckError on a mismatch
     assert gradgradcheck(softplus, (x,), eps=1e-6, atol=1e-8)
-    points = lucid.cat([x.detach(), lucid.linspace(-30, 30, 121, dtype=lucid.float64)])
+    points = lucid.cat([x.detach(), lucid.linspace(-30, 30, 121, dtype=lucid.float64, device=device)])
     err = finite_difference_error(softplus, points)
     ref = lucid.nn.functional.softplus(points)
     value_err = (softplus(points) - ref).abs().max().item()
     print(f"gradcheck and gradgradcheck passed; max |grad - finite difference| = {err:.2e}, "
           f"max |softplus - F.softplus| = {value_err:.2e} (F.softplus returns x itself above x = 20)")
-    extreme = lucid.tensor([-800.0, -40.0, 0.0, 40.0, 800.0])
+    extreme = lucid.tensor([-800.0, -40.0, 0.0, 40.0, 800.0], device=device)
     naive = lucid.log(1 + lucid.exp(extreme))
     print(f"float32 at {extreme.tolist()}:\n  naive  {naive.tolist()}\n  stable {softplus(extreme).tolist()}")
 
     # 3. Straight-through clamp: the gradient ignores the clamp.
-    v = lucid.tensor([-2.0, -0.5, 0.5, 2.0], requires_grad=True)
+    v = lucid.tensor([-2.0, -0.5, 0.5, 2.0], device=device, requires_grad=True)
     (g_clamp,) = lucid.autograd.grad(v.clamp(-1, 1).sum(), v)
     (g_ste,) = lucid.autograd.grad(ClampSTE.apply(v, -1.0, 1.0).sum(), v)
     print(f"d/dx clamp(x, -1, 1) at {v.tolist()}: clamp {g_clamp.tolist()}, straight-through {g_ste.tolist()}")
 
     # 4. A small model built from them, trained as usual.
-    inputs = lucid.rand(args.points, 1) * 2 - 1
+    inputs = lucid.rand(args.points, 1, device=device) * 2 - 1
     targets = lucid.sin(3 * inputs)
     model = nn.Sequential(nn.Linear(1, args.hidden), Softplus(), nn.Linear(args.hidden, args.hidden), Softplus(),
-                          nn.Linear(args.hidden, 1))
+                          nn.Linear(args.hidden, 1)).to(device)
     optimizer = lucid.optim.Adam(model.parameters(), lr=args.lr)
     loss_fn = nn.MSELoss()
     first = None

@@ -13,9 +13,10 @@ gradients that are themselves part of the graph, a second grad() call gives it
   3. and runs power iteration on H v to find the largest Hessian eigenvalue: of A
      (known by construction, so checked) and of the MLP's loss at its current weights.
 
-Everything is float64. main() returns the largest relative error of the checks.
+Everything is float64, on one device: --device auto picks the GPU when there is
+one (and says so). main() returns the largest relative error of the checks.
 
-    PYTHONPATH=python python examples/hessian_vector_product.py
+    PYTHONPATH=python python examples/hessian_vector_product.py [--device auto]
     PYTHONPATH=python python examples/hessian_vector_product.py --dim 20 --iters 30
 """
 
@@ -23,6 +24,7 @@ import argparse
 import sys
 
 import lucid
+from _device import pick_device  # examples/_device.py
 import lucid.nn as nn
 import lucid.nn.functional as F
 
@@ -66,7 +68,7 @@ def relative_error(a, b):
 
 def power_iteration(loss_fn, params, iters):
     """Largest-magnitude eigenvalue of the Hessian (and its eigenvector) from H v products alone."""
-    v = [lucid.randn(p.shape, dtype=p.dtype) for p in params]
+    v = [lucid.randn(p.shape, dtype=p.dtype, device=p.device) for p in params]
     eigenvalue = 0.0
     for _ in range(iters):
         n = norm(v)
@@ -79,7 +81,7 @@ def power_iteration(loss_fn, params, iters):
 
 def householder(u):
     """I - 2 u u^T / u^T u: symmetric and orthogonal, so Q diag(l) Q has eigenvalues l."""
-    return lucid.eye(u.shape[0], dtype=u.dtype) - 2 * lucid.outer(u, u) / (u @ u)
+    return lucid.eye(u.shape[0], dtype=u.dtype, device=u.device) - 2 * lucid.outer(u, u) / (u @ u)
 
 
 class MLP(nn.Module):
@@ -101,17 +103,20 @@ def main(argv=None):
     p.add_argument("--iters", type=int, default=60, help="power-iteration steps")
     p.add_argument("--eps", type=float, default=1e-5, help="finite-difference step")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", help="auto, cpu, gpu or cuda[:N]")
     args = p.parse_args(argv)
     lucid.manual_seed(args.seed)
+    device = pick_device(args.device, "running")
     errors = {}
 
     # 1. f(x) = 0.5 x^T A x with A = Q diag(eigenvalues) Q: the Hessian is A, its top eigenvalue 10.
     n = args.dim
-    eigenvalues = lucid.cat([lucid.linspace(-2.0, 5.0, n - 1, dtype=DTYPE), lucid.tensor([10.0], dtype=DTYPE)])
-    Q = householder(lucid.randn(n, dtype=DTYPE))
+    eigenvalues = lucid.cat([lucid.linspace(-2.0, 5.0, n - 1, dtype=DTYPE, device=device),
+                             lucid.tensor([10.0], dtype=DTYPE, device=device)])
+    Q = householder(lucid.randn(n, dtype=DTYPE, device=device))
     A = Q @ lucid.diag(eigenvalues) @ Q
-    x = lucid.randn(n, dtype=DTYPE, requires_grad=True)
-    v = lucid.randn(n, dtype=DTYPE)
+    x = lucid.randn(n, dtype=DTYPE, device=device, requires_grad=True)
+    v = lucid.randn(n, dtype=DTYPE, device=device)
 
     def quadratic(x):
         return 0.5 * (x @ A @ x)
@@ -127,15 +132,15 @@ def main(argv=None):
     print(f"quadratic, n = {n}: power iteration finds top eigenvalue {top:.12f} (exact: 10)")
 
     # 2. The loss of a small MLP, with respect to all of its parameters.
-    data = lucid.randn(args.samples, 10, dtype=DTYPE)
-    labels = lucid.randint(0, 3, (args.samples,))
-    model = MLP(10, args.hidden, 3).to(DTYPE)
+    data = lucid.randn(args.samples, 10, dtype=DTYPE, device=device)
+    labels = lucid.randint(0, 3, (args.samples,), device=device)
+    model = MLP(10, args.hidden, 3).to(device, DTYPE)
     params = list(model.parameters())
 
     def loss_fn():
         return F.cross_entropy(model(data), labels)
 
-    vector = [lucid.randn(p.shape, dtype=DTYPE) for p in params]
+    vector = [lucid.randn(p.shape, dtype=DTYPE, device=device) for p in params]
     hv = hvp(loss_fn, params, vector)
     fd = finite_difference_hvp(loss_fn, params, vector, args.eps)
     errors["MLP loss: double backward vs finite differences"] = relative_error(hv, fd)

@@ -6,8 +6,9 @@ values in [0, 1], a DataLoader that shuffles and batches it, an MLP
 (784-256-128-10 with ReLU and Dropout), nn.CrossEntropyLoss and Adam, with the test
 accuracy printed after every epoch. Nothing is downloaded: the data are Debian's
 dataset-fashion-mnist package, under /usr/share/datasets/fashion-mnist.
+--device auto trains on the GPU when there is one (and says so).
 
-    PYTHONPATH=python python examples/mlp_fashion_mnist.py               # test accuracy ~0.87-0.88
+    PYTHONPATH=python python examples/mlp_fashion_mnist.py [--device auto]   # test accuracy ~0.87-0.88
     PYTHONPATH=python python examples/mlp_fashion_mnist.py --epochs 1 --limit 5000
 """
 
@@ -16,6 +17,7 @@ import sys
 import time
 
 import lucid
+from _device import pick_device  # examples/_device.py
 import lucid.nn as nn
 import lucid.nn.functional as F
 from lucid.utils.data import DataLoader, Subset
@@ -43,10 +45,11 @@ class MLP(nn.Module):
         return self.net(x)
 
 
-def train_one_epoch(model, loader, optimizer, loss_fn):
+def train_one_epoch(model, loader, optimizer, loss_fn, device):
     model.train()
     total, count = 0.0, 0
     for images, labels in loader:
+        images, labels = images.to(device), labels.to(device)  # the loader batches on the CPU
         optimizer.zero_grad()
         loss = loss_fn(model(images), labels)
         loss.backward()
@@ -57,10 +60,11 @@ def train_one_epoch(model, loader, optimizer, loss_fn):
 
 
 @lucid.no_grad()
-def evaluate(model, loader):
+def evaluate(model, loader, device):
     model.eval()
     correct, count = 0, 0
     for images, labels in loader:
+        images, labels = images.to(device), labels.to(device)
         correct += (model(images).argmax(dim=1) == labels).sum().item()
         count += labels.shape[0]
     return correct / count
@@ -76,9 +80,11 @@ def main(argv=None):
     p.add_argument("--limit", type=int, default=0, help="train on the first N images only (0: all 60000)")
     p.add_argument("--test-limit", type=int, default=0, help="test on the first N images only (0: all 10000)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", help="auto, cpu, gpu or cuda[:N]")
     args = p.parse_args(argv)
 
     lucid.manual_seed(args.seed)
+    device = pick_device(args.device)
     # FashionMNIST raises FileNotFoundError naming the missing file when the data are not there.
     train_set = FashionMNIST(args.data, train=True, transform=to_vector)
     test_set = FashionMNIST(args.data, train=False, transform=to_vector)
@@ -89,7 +95,7 @@ def main(argv=None):
     train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True)
     test_loader = DataLoader(test_set, batch_size=1000)
 
-    model = MLP(dropout=args.dropout)
+    model = MLP(dropout=args.dropout).to(device)
     optimizer = lucid.optim.Adam(model.parameters(), lr=args.lr)
     loss_fn = nn.CrossEntropyLoss()
     print(model)
@@ -98,8 +104,8 @@ def main(argv=None):
     acc = 0.0
     for epoch in range(1, args.epochs + 1):
         start = time.perf_counter()
-        train_loss = train_one_epoch(model, train_loader, optimizer, loss_fn)
-        acc = evaluate(model, test_loader)
+        train_loss = train_one_epoch(model, train_loader, optimizer, loss_fn, device)
+        acc = evaluate(model, test_loader, device)
         print(f"epoch {epoch}: train loss {train_loss:.4f}, test accuracy {acc:.4f} "
               f"({time.perf_counter() - start:.1f} s)")
     return acc

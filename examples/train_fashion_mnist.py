@@ -27,6 +27,7 @@ import sys
 import time
 
 import lucid
+from _device import pick_device  # examples/_device.py
 
 MEAN, STD = 0.2860, 0.3530  # Fashion-MNIST's training-set pixel statistics
 
@@ -108,17 +109,6 @@ def evaluate(m, model, loader, device, amp=False):
             correct = correct + (logits.argmax(1) == y).sum()
             count += len(y)
     return float(total) / count, int(correct) / count
-
-
-def pick_device(requested):
-    """'auto' is the GPU when there is one, else the CPU; says which and why."""
-    if requested != "auto":
-        return requested
-    if lucid.gpu.is_available():
-        print("--device auto: a GPU is present, training on gpu:0")
-        return "gpu"
-    print("--device auto: no GPU here (or lucid was built without CUDA), training on the CPU")
-    return "cpu"
 
 
 def save_checkpoint(directory, model, opt, sched, history):

@@ -73,3 +73,63 @@ def test_cnn_program_names_missing_data_and_checkpoints(tmp_path):
     if os.path.isdir(train_fashion_mnist.lucid.utils.datasets.FashionMNIST.default_root):
         with pytest.raises(FileNotFoundError, match="--resume"):
             train_fashion_mnist.main(["--resume", "--checkpoint-dir", str(tmp_path / "none"), "--no-progress"])
+
+
+# ---- --device: every example runs on the device asked for, and says so --------------------------------
+import importlib  # noqa: E402
+import re  # noqa: E402
+
+import char_transformer  # noqa: E402
+import lucid  # noqa: E402
+
+needs_gpu = pytest.mark.skipif(not lucid.gpu.is_available(), reason="lucid has no GPU here")
+needs_gpl_text = pytest.mark.skipif(not os.path.isfile(char_transformer.DEFAULT_TEXT),
+                                    reason=f"{char_transformer.DEFAULT_TEXT} is missing")
+
+# (example, options for a run of a second or less, text it prints once its work is done)
+SMALL_RUNS = [
+    pytest.param("char_transformer", ["--steps", "3", "--batch-size", "4", "--block-size", "16", "--d-model", "16",
+                                      "--heads", "2", "--layers", "1", "--eval-batches", "1", "--sample-chars", "20"],
+                 "--- sample", marks=needs_gpl_text, id="char_transformer"),
+    pytest.param("lstm_classifier", ["--train", "64", "--test", "32", "--epochs", "1", "--max-len", "12",
+                                     "--embed-dim", "8", "--hidden", "8"], "test accuracy", id="lstm_classifier"),
+    pytest.param("mlp_fashion_mnist", ["--epochs", "1", "--limit", "256", "--test-limit", "256"], "epoch 1:",
+                 marks=needs_fashion, id="mlp_fashion_mnist"),
+    pytest.param("softmax_regression", ["--epochs", "1", "--limit", "256"], "test accuracy:",
+                 marks=needs_fashion, id="softmax_regression"),
+    pytest.param("custom_function", ["--steps", "3", "--points", "16", "--hidden", "8"], "max gradient error",
+                 id="custom_function"),
+    pytest.param("hessian_vector_product", ["--dim", "8", "--hidden", "4", "--samples", "8", "--iters", "5"],
+                 "max relative error", id="hessian_vector_product"),
+    pytest.param("tensor_tour", [], "== GPU", id="tensor_tour"),
+]
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=needs_gpu)])
+@pytest.mark.parametrize("name,argv,expected", SMALL_RUNS)
+def test_example_runs_on_the_device_asked_for(name, argv, expected, device, capsys):
+    importlib.import_module(name).main(argv + ["--device", device])
+    out = capsys.readouterr().out
+    assert re.search(rf"^--device {device}: (training|running) on {device}\b", out, re.M), out[:500]
+    assert expected in out
+
+
+def test_examples_pick_the_gpu_when_there_is_one(capsys):
+    for name in ("char_transformer", "lstm_classifier", "mlp_fashion_mnist", "softmax_regression",
+                 "custom_function", "hessian_vector_product", "tensor_tour"):
+        chosen = importlib.import_module(name).pick_device("auto")
+        assert chosen == ("gpu" if lucid.gpu.is_available() else "cpu")
+        out = capsys.readouterr().out
+        assert out.startswith("--device auto: ") and out.count("\n") == 1  # one line that says why
+
+
+def test_char_transformer_is_larger_on_the_gpu_unless_told():
+    import argparse
+
+    def sizes(device, **given):
+        args = argparse.Namespace(**{k: given.get(k) for k in char_transformer.SIZES["cpu"]})
+        return vars(char_transformer.size_defaults(args, device))
+
+    assert sizes("cpu") == {"batch_size": 32, "block_size": 64, "d_model": 128, "heads": 4, "layers": 2}
+    assert sizes("gpu") == {"batch_size": 64, "block_size": 256, "d_model": 384, "heads": 6, "layers": 6}
+    assert sizes("cuda:0", layers=2)["layers"] == 2  # an option given on the command line holds
