@@ -43,6 +43,9 @@ from .serialization import load, load_safetensors, save, save_safetensors  # noq
 
 cuda = gpu
 _sys.modules[__name__ + ".cuda"] = gpu
+# torch.cuda.amp / torch.cpu.amp (deprecated there, common in scripts): lucid.amp's, warning alike
+from .amp import _legacy as _amp_legacy  # noqa: E402
+cpu = _amp_legacy.install(_sys.modules[__name__])
 
 __version__ = "0.1.0"
 

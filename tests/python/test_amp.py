@@ -271,3 +271,18 @@ def test_grad_scaler_checkpoint_and_disabled():
         lucid.amp.GradScaler("cpu", growth_factor=1.0)
     with pytest.raises(RuntimeError, match="did not use"):
         lucid.amp.GradScaler("cpu").unscale_(lucid.optim.SGD([lucid.ones(1, requires_grad=True)], lr=1))
+
+
+def test_torch_cuda_amp_and_cpu_amp_spellings_warn_and_work():
+    # torch.cuda.amp.autocast() / GradScaler() and torch.cpu.amp.autocast(): deprecated there, kept
+    with pytest.warns(FutureWarning, match=r"lucid.amp.autocast\('cpu'"):
+        ctx = lucid.cpu.amp.autocast()
+    with ctx:
+        assert (lucid.ones(2, 2) @ lucid.ones(2, 2)).dtype == lucid.bfloat16
+    with pytest.warns(FutureWarning, match=r"lucid.amp.autocast\('cuda'"):
+        assert lucid.cuda.amp.autocast(enabled=False).device_type == "cuda"
+    with pytest.warns(FutureWarning, match="GradScaler"):
+        scaler = lucid.cuda.amp.GradScaler(init_scale=8.0, enabled=lucid.gpu.is_available())
+    assert scaler.get_scale() == (8.0 if lucid.gpu.is_available() else 1.0)
+    import lucid.cuda.amp as cuda_amp
+    assert cuda_amp is lucid.gpu.amp
