@@ -308,13 +308,13 @@ def test_step_bumps_the_version_saved_tensors_check():
         y.backward()
 
 
-def test_lbfgs_matches_torch_on_rosenbrock():
+def test_lbfgs_matches_torch_on_rosenbrock(device):
     def rosenbrock(x):
         return (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
 
     for search in (None, "strong_wolfe"):
         tx = torch.nn.Parameter(torch.tensor([-1.5, 2.0], dtype=torch.float64))
-        lx = lucid.nn.Parameter(lucid.tensor([-1.5, 2.0], dtype=lucid.float64))
+        lx = lucid.nn.Parameter(lucid.tensor([-1.5, 2.0], dtype=lucid.float64, device=device))
         topt = torch.optim.LBFGS([tx], lr=1 if search else 0.05, max_iter=30, history_size=7, line_search_fn=search)
         lopt = lucid.optim.LBFGS([lx], lr=1 if search else 0.05, max_iter=30, history_size=7, line_search_fn=search)
 
@@ -331,14 +331,15 @@ def test_lbfgs_matches_torch_on_rosenbrock():
             ll = lopt.step(closure(lopt, lx))
             # the same iterates up to the rounding of a different summation order
             assert float(ll.detach()) == pytest.approx(float(tl.detach()), rel=1e-6, abs=1e-12)
+        assert lx.device.type == device
         np.testing.assert_allclose(lx.detach().numpy(), tx.detach().numpy(), rtol=1e-6, atol=1e-9)
     assert lx.tolist() == pytest.approx([1.0, 1.0], abs=1e-4)  # strong Wolfe converges
 
 
-def test_sparse_adam_updates_only_rows_with_a_gradient():
+def test_sparse_adam_updates_only_rows_with_a_gradient(device):
     weight = torch.randn(10, 4, dtype=torch.float64)
     temb = torch.nn.Embedding(10, 4, sparse=True, _weight=weight.clone())
-    lw = lucid.nn.Parameter(lucid.tensor(weight.numpy()))
+    lw = lucid.nn.Parameter(lucid.tensor(weight.numpy()).to(device))
     topt = torch.optim.SparseAdam(temb.parameters(), lr=0.1)
     lopt = lucid.optim.SparseAdam([lw], lr=0.1)
     gen = torch.Generator().manual_seed(8)
@@ -348,9 +349,11 @@ def test_sparse_adam_updates_only_rows_with_a_gradient():
         topt.zero_grad()
         lopt.zero_grad()
         (temb(ids) * scale).sum().backward()
-        (lucid.nn.functional.embedding(lucid.tensor(ids.numpy()), lw) * lucid.tensor(scale.numpy())).sum().backward()
+        (lucid.nn.functional.embedding(lucid.tensor(ids.numpy(), device=device), lw)
+         * lucid.tensor(scale.numpy(), device=device)).sum().backward()
         topt.step()
         lopt.step()
+    assert lw.device.type == device and lopt.state[lw]["exp_avg"].device.type == device
     np.testing.assert_allclose(lw.detach().numpy(), temb.weight.detach().numpy(), rtol=1e-12, atol=1e-12)
     tstate = topt.state[temb.weight]
     for name in ("exp_avg", "exp_avg_sq"):
