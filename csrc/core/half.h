@@ -25,6 +25,13 @@ LUCID_HD inline float bits_float(uint32_t u) {
   return f;
 }
 
+// Note [Hardware 16-bit conversions]
+// In device code the conversions are one PTX cvt each (sm_80 and later: cvt.rn.bf16.f32
+// too), where the portable rounding below is a dozen integer instructions an element:
+// Nsight Compute counted 2.8x torch's instructions for a bfloat16 add. Both round to
+// nearest even with IEEE overflow and subnormals, so every non-NaN value has the same
+// bits on both devices; a NaN stays a NaN (the hardware's is the canonical one).
+
 // IEEE-754 binary16.
 struct Half {
   uint16_t bits = 0;
@@ -33,6 +40,11 @@ struct Half {
   LUCID_HD operator float() const { return to_float(bits); }
 
   LUCID_HD static float to_float(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+    float f;  // Note [Hardware 16-bit conversions]
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+#else
     uint32_t sign = uint32_t(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1f;
     uint32_t mant = h & 0x3ffu;
@@ -44,10 +56,16 @@ struct Half {
       return sign ? -v : v;
     }
     return bits_float(sign | ((exp + 112) << 23) | (mant << 13));
+#endif
   }
 
   // Round to nearest even, with overflow to inf and gradual underflow.
   LUCID_HD static uint16_t from_float(float f) {
+#if defined(__CUDA_ARCH__)
+    uint16_t h;  // Note [Hardware 16-bit conversions]
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
     uint32_t x = float_bits(f);
     uint16_t sign = uint16_t((x >> 16) & 0x8000u);
     uint32_t abs = x & 0x7fffffffu;
@@ -63,6 +81,7 @@ struct Half {
     }
     uint32_t mant_rounded = abs + 0xfffu + ((abs >> 13) & 1u);
     return sign | uint16_t((mant_rounded - 0x38000000u) >> 13);
+#endif
   }
 };
 
@@ -74,10 +93,16 @@ struct BFloat16 {
   LUCID_HD operator float() const { return bits_float(uint32_t(bits) << 16); }
 
   LUCID_HD static uint16_t from_float(float f) {
+#if defined(__CUDA_ARCH__)
+    uint16_t h;  // Note [Hardware 16-bit conversions]
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
     uint32_t x = float_bits(f);
     if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40u);  // quiet nan
     x += 0x7fffu + ((x >> 16) & 1u);  // round to nearest even
     return uint16_t(x >> 16);
+#endif
   }
 };
 

@@ -278,6 +278,24 @@ def test_pinned_to_gpu_is_a_relabel():
     assert p[1, 0].item() == 4.0
 
 
+def test_pinned_blocks_are_reused_only_after_their_last_queued_use():
+    # Note [Cached pinned blocks]: a loader pins a batch a step; a freed block goes back to
+    # a cache and may be handed out again only after the kernels queued on it have run.
+    # Each step's sum reads its pinned batch on the device; the batch dies right after
+    # the launch, and the next step pins (and fills, on the host) a block of the same
+    # size. A block reused too early would give a later batch's values to an earlier sum.
+    n = 1 << 20
+    sums = []
+    for i in range(64):
+        p = lucid.full((n,), float(i)).pin_memory()
+        g = p.to("gpu")  # a relabel: the kernel below reads the pinned block itself
+        sums.append((g * 2.0).sum())
+        del p, g
+    assert [s.item() for s in sums] == [2.0 * i * n for i in range(64)]
+    lucid.gpu.empty_cache()  # frees the cached pinned blocks too
+    assert lucid.full((n,), 3.0).pin_memory().to("gpu").sum().item() == 3.0 * n
+
+
 def test_pinned_views_relabel():
     p = lucid.arange(24.0).reshape(2, 3, 4).pin_memory()
     v = p.transpose(0, 2)[1:]

@@ -23,29 +23,21 @@ template <typename E, int K>
 __global__ void __launch_bounds__(kEwThreads) gather_kernel(char* out, const char* self, EwInputs<int64_t, K> idx,
                                                             EwStrides<K + 1> p, int64_t n, IndexDims d,
                                                             DeviceErrorSlot* error) {
-  constexpr int U = index_unroll<K>();
-  constexpr int64_t tile = int64_t(kEwThreads) * U;
-  for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
-    int64_t dst[U];
-    E v[U];
-    bool ok[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t e = base + threadIdx.x + u * kEwThreads;
-      ok[u] = false;
-      if (e < n) {
+  struct Item {
+    int64_t dst;
+    E value;
+  };
+  index_loop<K, Item>(
+      n,
+      [&](int64_t e, Item& item) {
         int64_t off[K + 2];
         ew_offsets<true>(e, p, off);
         int64_t src = off[1];
-        ok[u] = add_index_offset<K>(idx, off + 2, d, error, src);
-        dst[u] = off[0];
-        if (ok[u]) v[u] = *reinterpret_cast<const E*>(self + src);
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (ok[u]) *reinterpret_cast<E*>(out + dst[u]) = v[u];
-  }
+        if (!add_index_offset<K>(idx, off + 2, d, error, src)) return false;
+        item = {off[0], *reinterpret_cast<const E*>(self + src)};
+        return true;
+      },
+      [&](const Item& item) { *reinterpret_cast<E*>(out + item.dst) = item.value; });
 }
 
 // The launch over `shape` with the given byte strides of out, self's base and the indices.

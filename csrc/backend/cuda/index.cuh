@@ -71,6 +71,28 @@ EwInputs<int64_t, K> index_pointers(const std::vector<const TensorImpl*>& idx) {
 }
 
 #if defined(__CUDACC__)
+// The loop of the index kernels over n elements: load(e, item) reads what element e
+// moves (false: it moves nothing, a bad index) for index_unroll<K>() elements a thread,
+// a block's width apart, then store(item) writes them, so that every load of a thread is
+// in flight before its first store.
+template <int K, typename Item, typename Load, typename Store>
+__device__ __forceinline__ void index_loop(int64_t n, Load load, Store store) {
+  constexpr int U = index_unroll<K>();
+  constexpr int64_t tile = int64_t(kEwThreads) * U;
+  for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
+    Item items[U];
+    bool ok[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t e = base + threadIdx.x + u * kEwThreads;
+      ok[u] = e < n && load(e, items[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (ok[u]) store(items[u]);
+  }
+}
+
 // Adds to `offset` the byte offset that the K index values (at byte offsets idx_off of
 // their tensors) select; false, after reporting the first bad one, when any is out of
 // range: the caller then leaves its element alone.

@@ -136,28 +136,21 @@ template <typename T, int K, typename Write>
 __global__ void __launch_bounds__(kEwThreads) write_kernel(char* out, const char* src, T value,
                                                            EwInputs<int64_t, K> idx, EwStrides<K + 1> p, int64_t n,
                                                            IndexDims d, DeviceErrorSlot* error) {
-  constexpr int U = index_unroll<K>();
-  constexpr int64_t tile = int64_t(kEwThreads) * U;
-  for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
-    int64_t dst[U];
-    T v[U];
-    bool ok[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t e = base + threadIdx.x + u * kEwThreads;
-      ok[u] = false;
-      if (e < n) {
+  struct Item {
+    int64_t dst;
+    T value;
+  };
+  index_loop<K, Item>(
+      n,
+      [&](int64_t e, Item& item) {
         int64_t off[K + 2];
         ew_offsets<true>(e, p, off);
-        dst[u] = off[0];
-        ok[u] = add_index_offset<K>(idx, off + 2, d, error, dst[u]);
-        v[u] = src ? *reinterpret_cast<const T*>(src + off[1]) : value;
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (ok[u]) Write::apply(reinterpret_cast<T*>(out + dst[u]), v[u]);
-  }
+        item.dst = off[0];
+        if (!add_index_offset<K>(idx, off + 2, d, error, item.dst)) return false;
+        item.value = src ? *reinterpret_cast<const T*>(src + off[1]) : value;
+        return true;
+      },
+      [&](const Item& item) { Write::apply(reinterpret_cast<T*>(out + item.dst), item.value); });
 }
 
 // One write loop, planned on the host.

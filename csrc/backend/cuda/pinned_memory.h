@@ -3,8 +3,8 @@
 // The CPU reads and writes it through the host pointer, kernels through the device
 // pointer, with no copy in between (storage.h, Note [Storage kinds]). It is plain
 // page-locked host memory, so it is counted in no device's memory statistics.
-// Each allocation is a fresh cudaHostAlloc: shared tensors are rare and long-lived,
-// so a cache would buy little and pin host memory that the OS could otherwise use.
+// Blocks are cached (Note [Cached pinned blocks] in pinned_memory.cpp): a DataLoader
+// with pin_memory=True pins a batch every step.
 #pragma once
 
 #include <cstddef>
@@ -17,5 +17,9 @@ namespace lucid::cuda {
 // device_ptr the address kernels on `device` use. Throws lucid::RuntimeError when
 // the host cannot pin that much memory.
 SharedStorage allocate_pinned_mapped(size_t nbytes, int device);
+
+// Frees the cached pinned blocks (lucid.gpu.empty_cache()), waiting for the last
+// queued use of each.
+void release_cached_pinned_memory();
 
 }  // namespace lucid::cuda

@@ -190,6 +190,9 @@ void CudaRuntime::reset_peak_memory_stats(int device) {
   CachingAllocator::instance().reset_peak(device);
 }
 
-void CudaRuntime::empty_cache() { CachingAllocator::instance().empty_cache(); }
+void CudaRuntime::empty_cache() {
+  CachingAllocator::instance().empty_cache();
+  release_cached_pinned_memory();
+}
 
 }  // namespace lucid::cuda
