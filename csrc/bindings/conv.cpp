@@ -36,17 +36,22 @@ void init_conv(nb::module_& m) {
   m.def("_col2im", &ops::fold_col2im);
   m.def("_max_pool", [](const std::string& name, const TensorPtr& input, const IntVec& kernel, const IntVec& stride,
                         const IntVec& padding, const IntVec& dilation, bool ceil_mode) {
-    return ops::max_pool(name.c_str(), input, kernel, stride, padding, dilation, ceil_mode);
+    TensorPtr x = input;
+    autocast_args(name.c_str(), x);  // max_pool3d: float32 under the CPU's autocast
+    return ops::max_pool(name.c_str(), x, kernel, stride, padding, dilation, ceil_mode);
   });
   m.def("_avg_pool", [](const std::string& name, const TensorPtr& input, const IntVec& kernel, const IntVec& stride,
                         const IntVec& padding, bool ceil_mode, bool count_include_pad,
                         std::optional<int64_t> divisor_override) {
-    return ops::avg_pool(name.c_str(), input, kernel, stride, padding, ceil_mode, count_include_pad,
-                         divisor_override);
+    TensorPtr x = input;
+    autocast_args(name.c_str(), x);
+    return ops::avg_pool(name.c_str(), x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override);
   }, nb::arg("name"), nb::arg("input"), nb::arg("kernel"), nb::arg("stride"), nb::arg("padding"), nb::arg("ceil_mode"),
      nb::arg("count_include_pad"), nb::arg("divisor_override").none());
   m.def("_adaptive_avg_pool", [](const std::string& name, const TensorPtr& input, const IntVec& output_size) {
-    return ops::adaptive_avg_pool(name.c_str(), input, output_size);
+    TensorPtr x = input;
+    autocast_args(name.c_str(), x);
+    return ops::adaptive_avg_pool(name.c_str(), x, output_size);
   });
   m.def("_adaptive_max_pool", [](const std::string& name, const TensorPtr& input, const IntVec& output_size) {
     return ops::adaptive_max_pool(name.c_str(), input, output_size);

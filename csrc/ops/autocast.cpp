@@ -14,23 +14,23 @@ namespace {
 thread_local std::array<Mode, 2> t_modes{};
 thread_local int t_enabled = 0;  // how many device types have autocast on
 
-// PyTorch's lists (autocast_mode.cpp), restricted to the ops lucid has. A name absent
-// from both lists of a device type runs in its inputs' dtypes there.
+// PyTorch's lists (autocast_mode.cpp), restricted to the names a lucid entry point
+// consults (a binding's autocast_args, or the `policy` decorator in Python). A name
+// absent from both lists of a device type runs in its inputs' dtypes there.
 // (einsum and tensordot are products of bmm/mm inside torch, so its CPU lowers them too)
 constexpr std::string_view kLowerBoth[] = {
     "matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "einsum", "tensordot", "conv1d", "conv2d", "conv3d",
     "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu", "scaled_dot_product_attention"};
-constexpr std::string_view kLowerGpuOnly[] = {"mv", "addmv", "outer", "lstm_cell", "gru_cell", "rnn_tanh_cell",
-                                              "rnn_relu_cell"};
+constexpr std::string_view kLowerGpuOnly[] = {"mv", "addmv", "outer"};
 constexpr std::string_view kFloat32Both[] = {
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "kl_div",
     "binary_cross_entropy_with_logits", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
     "poisson_nll_loss", "cosine_embedding_loss", "multilabel_margin_loss", "triplet_margin_loss",
-    "multi_margin_loss", "ctc_loss", "prod", "cdist", "trace"};
+    "multi_margin_loss", "ctc_loss", "prod"};
 constexpr std::string_view kFloat32GpuOnly[] = {
     "softmax", "log_softmax", "layer_norm", "group_norm", "rms_norm", "norm", "cumsum", "cumprod", "sum",
     "logsumexp", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "pow", "acos",
-    "asin", "cosh", "sinh", "tan", "erfinv", "softplus", "cosine_similarity", "dist", "pdist", "renorm"};
+    "asin", "cosh", "sinh", "tan", "erfinv", "softplus", "cosine_similarity", "pdist"};
 // (Policy::None is 0: a name listed for one device type only has None for the other)
 constexpr std::string_view kFloat32CpuOnly[] = {"binary_cross_entropy", "grid_sample", "avg_pool3d",
                                                 "max_pool3d", "adaptive_avg_pool3d"};

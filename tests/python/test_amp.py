@@ -64,6 +64,8 @@ OPS = [
     ("lucid.pow of bfloat16", lambda m, a, b, w: m.pow(a.bfloat16(), 3)),
     ("softplus of bfloat16", lambda m, a, b, w: L(m).softplus(a.bfloat16())),
     ("exp of float16", lambda m, a, b, w: a.half().exp()),
+    ("max_pool3d of bfloat16", lambda m, a, b, w: L(m).max_pool3d(a.bfloat16().reshape(1, 1, 4, 4, 4), 2)),
+    ("avg_pool3d of bfloat16", lambda m, a, b, w: L(m).avg_pool3d(a.bfloat16().reshape(1, 1, 4, 4, 4), 2)),
     ("relu", lambda m, a, b, w: a.relu()),
     ("add", lambda m, a, b, w: a + b),
     ("mean", lambda m, a, b, w: a.mean()),

@@ -23,11 +23,8 @@ template <typename E, int K>
 __global__ void __launch_bounds__(kEwThreads) gather_kernel(char* out, const char* self, EwInputs<int64_t, K> idx,
                                                             EwStrides<K + 1> p, int64_t n, IndexDims d,
                                                             DeviceErrorSlot* error) {
-  struct Item {
-    int64_t dst;
-    E value;
-  };
-  index_loop<K, Item>(
+  using Item = IndexItem<E>;
+  index_loop<K, E>(
       n,
       [&](int64_t e, Item& item) {
         int64_t off[K + 2];

@@ -71,16 +71,23 @@ EwInputs<int64_t, K> index_pointers(const std::vector<const TensorImpl*>& idx) {
 }
 
 #if defined(__CUDACC__)
+// What one element of an index kernel moves: a value of type T to byte offset dst.
+template <typename T>
+struct IndexItem {
+  int64_t dst;
+  T value;
+};
+
 // The loop of the index kernels over n elements: load(e, item) reads what element e
 // moves (false: it moves nothing, a bad index) for index_unroll<K>() elements a thread,
 // a block's width apart, then store(item) writes them, so that every load of a thread is
 // in flight before its first store.
-template <int K, typename Item, typename Load, typename Store>
+template <int K, typename T, typename Load, typename Store>
 __device__ __forceinline__ void index_loop(int64_t n, Load load, Store store) {
   constexpr int U = index_unroll<K>();
   constexpr int64_t tile = int64_t(kEwThreads) * U;
   for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
-    Item items[U];
+    IndexItem<T> items[U];
     bool ok[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {

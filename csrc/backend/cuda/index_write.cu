@@ -136,11 +136,8 @@ template <typename T, int K, typename Write>
 __global__ void __launch_bounds__(kEwThreads) write_kernel(char* out, const char* src, T value,
                                                            EwInputs<int64_t, K> idx, EwStrides<K + 1> p, int64_t n,
                                                            IndexDims d, DeviceErrorSlot* error) {
-  struct Item {
-    int64_t dst;
-    T value;
-  };
-  index_loop<K, Item>(
+  using Item = IndexItem<T>;
+  index_loop<K, T>(
       n,
       [&](int64_t e, Item& item) {
         int64_t off[K + 2];

@@ -8,6 +8,7 @@ import warnings
 
 from .. import _C
 from .._dtype import _from_code, bfloat16, float16
+from .._tensor import Tensor
 
 _DEVICE_TYPES = {"cpu": False, "gpu": True, "cuda": True, "metal": True}
 _DEFAULT_DTYPE = {False: bfloat16, True: float16}  # torch's: bfloat16 on the CPU, float16 on CUDA
@@ -92,7 +93,6 @@ def policy(name):
 
 
 def _cast_arguments(name, args, kwargs):
-    from .._tensor import Tensor
     slots = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
     kslots = [(k, v) for k, v in kwargs.items() if isinstance(v, Tensor)]
     cast = _C._autocast_cast(name, [t for _, t in slots] + [t for _, t in kslots])

@@ -84,6 +84,7 @@ class GradScaler:
             raise RuntimeError("unscale_() is being called after step().")
         from .. import stack, zeros
         inv_scale = self._scale.double().reciprocal().float()
+        inv_by_place = {}  # (device, dtype) -> inv_scale there: one cast per kind of gradient
         finite = []
         for group in optimizer.param_groups:
             for p in group["params"]:
@@ -92,7 +93,10 @@ class GradScaler:
                     continue
                 if g.dtype == _f16():  # torch: the master weights of AMP are float32
                     raise ValueError("Attempting to unscale FP16 gradients.")
-                g.mul_(inv_scale.to(g.device).to(g.dtype))
+                place = (str(g.device), g.dtype)
+                if place not in inv_by_place:
+                    inv_by_place[place] = inv_scale.to(g.device, g.dtype)
+                g.mul_(inv_by_place[place])
                 finite.append(g.isfinite().all().to(self._scale.device))
         found = (~stack(finite).all()).float().reshape(1) if finite else zeros(1, device=self._scale.device)
         state["found_inf"] = found
