@@ -6,7 +6,7 @@ The training program writes its loop once for any framework with PyTorch's API, 
 both sides run the same code: the same per-image conversion and random flip in 2
 DataLoader workers, the same model, AdamW with a one-cycle schedule, batch 128.
 
-    .venv/bin/python benchmarks/bench_train.py [--limit N] [--epochs 1] [--device auto] [--amp]
+    .venv/bin/python benchmarks/bench_train.py [--limit N] [--epochs 1] [--device auto] [--amp] [--data DIR]
 
 --device auto trains on the GPU when lucid and torch both see one (torch on "cuda"),
 else on the CPU; --amp runs both in bfloat16 autocast. An epoch ends with reading its
@@ -74,11 +74,13 @@ def main():
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--device", default="auto", help="auto, cpu or gpu")
     ap.add_argument("--amp", action="store_true", help="bfloat16 autocast on both sides")
+    ap.add_argument("--data", default=lucid.utils.datasets.FashionMNIST.default_root,
+                    help="folder of Fashion-MNIST's IDX files")
     args = ap.parse_args()
     gpu = args.device == "gpu" or (args.device == "auto" and lucid.gpu.is_available() and torch.cuda.is_available())
     threads = lucid.get_num_threads()
     torch.set_num_threads(threads)
-    data = lucid.utils.datasets.FashionMNIST()
+    data = lucid.utils.datasets.FashionMNIST(args.data)
     images, labels = data.data, data.targets
     if args.limit:
         images, labels = images[:args.limit], labels[:args.limit]

@@ -207,3 +207,4 @@ import workloads_conv  # noqa
 import workloads_conv_small  # noqa
 import workloads_optim  # noqa
 import workloads_gpu  # noqa
+import workloads_train_gpu  # noqa

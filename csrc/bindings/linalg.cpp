@@ -113,10 +113,7 @@ void init_linalg(nb::module_& m, TensorClass& cls) {
   m.def("dot", &ops::dot, nb::arg("input"), nb::arg("tensor"));
   m.def("vdot", &ops::vdot, nb::arg("input"), nb::arg("other"));
   for (const char* name : {"outer", "ger"}) {
-    m.def(name, [](TensorPtr a, TensorPtr b) {
-      autocast_args("outer", a, b);
-      return ops::outer(a, b);
-    }, nb::arg("input"), nb::arg("vec2"));
+    m.def(name, [](TensorPtr a, TensorPtr b) { return ops::outer(a, b); }, nb::arg("input"), nb::arg("vec2"));
   }
 
 #define LUCID_BIND_ADD_PRODUCT(name, a1, a2)                                                                 \
@@ -158,9 +155,9 @@ void init_linalg(nb::module_& m, TensorClass& cls) {
   LUCID_BIND_PRODUCT_METHOD("mm", mm, "mm", "mat2")
   LUCID_BIND_PRODUCT_METHOD("bmm", bmm, "bmm", "mat2")
   LUCID_BIND_PRODUCT_METHOD("mv", mv, "mv", "vec")
-  LUCID_BIND_PRODUCT_METHOD("outer", outer, "outer", "vec2")
-  LUCID_BIND_PRODUCT_METHOD("ger", outer, "outer", "vec2")
 #undef LUCID_BIND_PRODUCT_METHOD
+  for (const char* name : {"outer", "ger"})
+    cls.def(name, [](TensorPtr a, TensorPtr b) { return ops::outer(a, b); }, nb::arg("vec2"));
   cls.def("dot", [](TensorPtr a, TensorPtr b) { return ops::dot(a, b); }, nb::arg("tensor"));
   cls.def("vdot", [](TensorPtr a, TensorPtr b) { return ops::vdot(a, b); }, nb::arg("other"));
 

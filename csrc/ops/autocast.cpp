@@ -17,11 +17,13 @@ thread_local int t_enabled = 0;  // how many device types have autocast on
 // PyTorch's lists (autocast_mode.cpp), restricted to the names a lucid entry point
 // consults (a binding's autocast_args, or the `policy` decorator in Python). A name
 // absent from both lists of a device type runs in its inputs' dtypes there.
-// (einsum and tensordot are products of bmm/mm inside torch, so its CPU lowers them too)
 constexpr std::string_view kLowerBoth[] = {
-    "matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "einsum", "tensordot", "conv1d", "conv2d", "conv3d",
+    "matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "einsum", "conv1d", "conv2d", "conv3d",
     "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu", "scaled_dot_product_attention"};
-constexpr std::string_view kLowerGpuOnly[] = {"mv", "addmv", "outer"};
+constexpr std::string_view kLowerGpuOnly[] = {"mv", "addmv"};
+// (tensordot is a product of mm inside torch, which its CPU autocast lowers, while
+// on CUDA torch measures float32 out of it; outer is a broadcast multiply, listed nowhere)
+constexpr std::string_view kLowerCpuOnly[] = {"tensordot"};
 constexpr std::string_view kFloat32Both[] = {
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "kl_div",
     "binary_cross_entropy_with_logits", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
@@ -50,6 +52,7 @@ const Table& table() {
     };
     put(kLowerBoth, true, true, Policy::Lower);
     put(kLowerGpuOnly, false, true, Policy::Lower);
+    put(kLowerCpuOnly, true, false, Policy::Lower);
     put(kFloat32Both, true, true, Policy::Float32);
     put(kFloat32GpuOnly, false, true, Policy::Float32);
     put(kFloat32CpuOnly, true, false, Policy::Float32);

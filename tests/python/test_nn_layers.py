@@ -118,8 +118,9 @@ def test_dropout_train_and_eval(device):
 
 
 def test_bad_targets_raise(device):
-    with pytest.raises(IndexError):
-        LF.cross_entropy(lucid.randn(2, 3, device=device), lucid.tensor([0, 3], device=device))
+    if device == "cpu":  # the GPU's check reports at the next sync (test_cross_entropy_target_out_of_range_raises)
+        with pytest.raises(IndexError):
+            LF.cross_entropy(lucid.randn(2, 3), lucid.tensor([0, 3]))
     with pytest.raises(ValueError):
         LF.cross_entropy(lucid.randn(2, 3, device=device), lucid.tensor([0, 1, 2], device=device))
 
