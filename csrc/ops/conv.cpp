@@ -66,7 +66,7 @@ void launch_conv(const Primitive& p, const TensorPtr& out, const TensorPtr& x, c
 }
 
 TensorPtr conv_raw(const TensorPtr& big, const TensorPtr& w, const TensorPtr& bias, const Geo& G) {
-  const Dtype dt = big->dtype(), cd = conv_compute_dtype("conv", dt);
+  const Dtype dt = big->dtype(), cd = conv_product_dtype("conv", dt, big->device());
   const int64_t N = big->shape()[0], Cs = w->shape()[0];
   TensorPtr x = contiguous_as(big, cd), wc = contiguous_as(w, cd), bc = bias ? contiguous_as(bias, cd) : nullptr;
   TensorPtr out = TensorImpl::empty(image_shape(N, Cs, G.g.small, G.nsp), cd, big->device());
@@ -91,7 +91,7 @@ TensorPtr conv_raw(const TensorPtr& big, const TensorPtr& w, const TensorPtr& bi
 }
 
 TensorPtr conv_transpose_raw(const TensorPtr& small, const TensorPtr& w, const TensorPtr& bias, const Geo& G) {
-  const Dtype dt = small->dtype(), cd = conv_compute_dtype("conv_transpose", dt);
+  const Dtype dt = small->dtype(), cd = conv_product_dtype("conv_transpose", dt, small->device());
   const int64_t N = small->shape()[0], Cb = w->shape()[1] * G.g.groups;
   TensorPtr x = contiguous_as(small, cd), wc = contiguous_as(w, cd), bc = bias ? contiguous_as(bias, cd) : nullptr;
   TensorPtr out = TensorImpl::empty(image_shape(N, Cb, G.g.big, G.nsp), cd, small->device());
@@ -115,7 +115,7 @@ TensorPtr conv_transpose_raw(const TensorPtr& small, const TensorPtr& w, const T
 }
 
 TensorPtr weight_raw(const TensorPtr& big, const TensorPtr& small, const Geo& G) {
-  const Dtype dt = big->dtype(), cd = conv_compute_dtype("conv", dt);
+  const Dtype dt = big->dtype(), cd = conv_product_dtype("conv", dt, big->device());
   const int64_t Cb = big->shape()[1], Cs = small->shape()[1];
   TensorPtr x = contiguous_as(big, cd), y = contiguous_as(small, cd);
   Shape ws{Cs, Cb / G.g.groups};

@@ -152,6 +152,23 @@ def test_state_nests_restores_and_decorates():
     assert lucid.amp.is_autocast_available("cuda") and lucid.amp.is_autocast_available("cpu")
 
 
+def test_an_op_written_in_python_runs_its_own_ops_without_autocast(device):
+    """As torch's native ops: an attention given bfloat16 computes its softmax and second
+    product in bfloat16 (not the softmax in float32, then a cast back for the product)."""
+    from lucid.amp._autocast import policy
+
+    @policy("scaled_dot_product_attention")
+    def probe(q):
+        return lucid.is_autocast_enabled(ac_type(device)), q.dtype, q.softmax(-1).dtype  # (float32 on the GPU)
+
+    x = lucid.randn(4, 4, device=device)
+    with lucid.autocast(ac_type(device), dtype=lucid.bfloat16):
+        assert probe(x) == (False, lucid.bfloat16, lucid.bfloat16)
+        assert lucid.is_autocast_enabled(ac_type(device))  # restored
+        out = LF.scaled_dot_product_attention(x[None], x[None], x[None])
+    assert out.dtype == lucid.bfloat16 and not lucid.is_autocast_enabled(ac_type(device))
+
+
 def test_bad_arguments():
     with pytest.raises(RuntimeError, match="unsupported autocast device_type"):
         lucid.autocast("tpu")

@@ -60,6 +60,22 @@ def test_conv_transpose_gpu_matches_cpu(case, dtype):
     _close(_run(case, True, "gpu", dtype), _run(case, True, "cpu", dtype), 1e-5 if dtype == "float32" else 1e-12)
 
 
+# float16/bfloat16 run natively on the GPU (cuDNN's tensor cores, float32 accumulation);
+# the CPU computes them in float32 and rounds once: the two differ by the rounding of
+# differently ordered float32 sums, an ulp or two of the 16-bit result. The last two
+# transposed cases are the GEMM route's (float32 inside, rounded once).
+ULP = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("transpose,case", [(False, c) for c in CONV_CASES[:7]] + [(True, c) for c in TRANSPOSE_CASES])
+def test_16bit_conv_gpu_matches_cpu_to_an_ulp_or_two(transpose, case, dtype):
+    got, want = _run(case, transpose, "gpu", dtype), _run(case, transpose, "cpu", dtype)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        assert float(((g - w).abs() / w.abs().clamp(min=1.0)).max()) <= 2 * ULP[dtype]
+
+
 # A convolution whose sums are long enough (576 products forward, 8192 for the weight)
 # that TF32's 10-bit mantissa would show: its relative error is ~1e-3, float32's ~1e-6.
 BIG = (2, 8, 64, 64, (32, 32), (3, 3), dict(padding=1))

@@ -7,8 +7,11 @@
 //           the sum is the CPU's (backend/cpu/conv_kernels.cpp adds taps in the same
 //           order into a zeroed plane), bit for bit.
 // Indices are 32-bit when both tensors have fewer than 2^31 elements, else 64-bit.
+#include <type_traits>
+
 #include "backend/cuda/elementwise_launch.cuh"
 #include "backend/cuda/im2col.h"
+#include "core/half.h"
 
 namespace lucid::cuda {
 
@@ -93,7 +96,10 @@ template <typename T, typename I>
 __global__ void __launch_bounds__(kEwThreads) add_bias_kernel(T* out, const T* __restrict__ bias, I total, I c,
                                                               I spatial) {
   const I step = I(gridDim.x) * kEwThreads;
-  for (I e = I(blockIdx.x) * kEwThreads + threadIdx.x; e < total; e += step) out[e] += bias[(e / spatial) % c];
+  // (16-bit: the sum in float32, rounded once, as the CPU's add rounds it)
+  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  for (I e = I(blockIdx.x) * kEwThreads + threadIdx.x; e < total; e += step)
+    out[e] = T(Acc(out[e]) + Acc(bias[(e / spatial) % c]));
 }
 
 bool fits_32(int64_t a, int64_t b) { return a < (int64_t(1) << 31) && b < (int64_t(1) << 31); }
@@ -147,11 +153,24 @@ void launch_add_bias(void* out, const void* bias, Dtype dtype, int64_t n, int64_
   if (total == 0) return;
   DeviceGuard guard(device);
   cudaStream_t s = stream(device);
-  dispatch(dtype, fits_32(total, 0), [&](auto t, auto i) {
+  // (the bias of 16-bit convolutions too, which cuDNN runs natively; im2col and
+  // col2im only see float32 and float64: conv.cpp's GEMM route computes in float32)
+  auto types = [&](auto fn) {
+    if (dtype == Dtype::F16) fn(Half{});
+    else if (dtype == Dtype::BF16) fn(BFloat16{});
+    else if (dtype == Dtype::F64) fn(double{});
+    else fn(float{});
+  };
+  types([&](auto t) {
     using T = decltype(t);
-    using I = decltype(i);
-    add_bias_kernel<T, I><<<ew_grid(total), kEwThreads, 0, s>>>(static_cast<T*>(out), static_cast<const T*>(bias),
-                                                                I(total), I(c), I(spatial));
+    auto run = [&](auto i) {
+      using I = decltype(i);
+      add_bias_kernel<T, I><<<ew_grid(total), kEwThreads, 0, s>>>(static_cast<T*>(out),
+                                                                  static_cast<const T*>(bias), I(total), I(c),
+                                                                  I(spatial));
+    };
+    if (fits_32(total, 0)) run(int32_t{});
+    else run(int64_t{});
   });
   LUCID_CUDA_CHECK(cudaGetLastError());
 }

@@ -81,13 +81,24 @@ class autocast:
 
 def policy(name):
     """Decorator for an op written in Python: under autocast its tensor arguments are cast
-    by op `name`'s policy (Note [Autocast]) before it runs; otherwise one check."""
+    by op `name`'s policy (Note [Autocast]), then it runs with autocast off, as torch's
+    native op would: the ops it is built from see the dtypes it was given (an attention
+    in bfloat16 would otherwise run its softmax in float32 and its product in bfloat16
+    again, twice the memory of its largest tensor). Without autocast: one check."""
     def wrap(fn):
         @functools.wraps(fn)
         def run(*args, **kwargs):
-            if _C._autocast_any():
-                args, kwargs = _cast_arguments(name, args, kwargs)
-            return fn(*args, **kwargs)
+            if not _C._autocast_any():
+                return fn(*args, **kwargs)
+            args, kwargs = _cast_arguments(name, args, kwargs)
+            modes = _C._autocast_get(False), _C._autocast_get(True)
+            _C._autocast_set(False, False, modes[0][1])
+            _C._autocast_set(True, False, modes[1][1])
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _C._autocast_set(False, *modes[0])
+                _C._autocast_set(True, *modes[1])
         return run
     return wrap
 

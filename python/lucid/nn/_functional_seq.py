@@ -95,7 +95,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         attn_mask = tril(ones(L, S, dtype=_bool_dtype(), device=query.device))
     mask = _float_mask(attn_mask, attn.dtype, "scaled_dot_product_attention")
     empty_rows = None
-    if mask is not None:
+    # (query i of a causal mask sees keys 0..i, never none: no check, a host wait on the GPU)
+    if mask is not None and not is_causal:
         # torch's "safe softmax": a query that may attend to nothing gets zeros, not
         # NaN. Such rows are unmasked before the softmax (so no NaN reaches the
         # backward either) and zeroed after it.
@@ -104,6 +105,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             mask = mask.masked_fill(empty_rows, 0.0)
         else:
             empty_rows = None
+    if mask is not None:
         attn = attn + mask
     attn = softmax(attn, -1)
     if empty_rows is not None:
