@@ -277,3 +277,14 @@ def test_numpy_conversion_then_imports_numpy():
                          cwd="/", timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True"
+
+
+def test_the_extension_exports_only_its_entry_point():
+    """lucid's internals (and the CUB and C++ library templates they instantiate) stay
+    inside its extension: an exported definition can be bound by another library in the
+    process (torch, cuDNN), which on the H200 crashed both (csrc/bindings/exports.map)."""
+    import ctypes
+    lib = ctypes.CDLL(lucid._C.__file__)
+    assert lib.PyInit__C
+    with pytest.raises(AttributeError):
+        lib._ZN5lucid10dtype_nameENS_5DtypeE  # lucid::dtype_name(lucid::Dtype), defined inside
