@@ -121,7 +121,28 @@ def _int(v):
     return v.__index__()
 
 
+def _select_ints(impl, key):
+    """t[i] and t[i, j, ...] with plain ints (a dataset's every item): selects, no key
+    to parse. None when `key` is anything else."""
+    if type(key) is int:
+        key = (key,)
+    elif type(key) is not tuple or not key or not all(type(k) is int for k in key):
+        return None
+    shape = impl._shape
+    if len(key) > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    for position, i in enumerate(key):
+        n = shape[position]
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of bounds for dimension {position} with size {n}")
+        impl = impl._select(0, i)
+    return impl
+
+
 def getitem(impl, key):
+    out = _select_ints(impl, key)
+    if out is not None:
+        return out
     out, indices = _apply(impl, key)
     if indices is not None:
         return out._index(indices)

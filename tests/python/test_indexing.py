@@ -216,3 +216,23 @@ def test_setitem_out_of_range(device):
         tb[2] = 0
     with pytest.raises(type(te.value), match="out of bounds"):
         lb[2] = 0
+
+
+def test_integer_keys_select_as_torch():
+    """t[i] and t[i, j] (the fast path of plain ints): views, negative positions, torch's errors."""
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    t = lucid.tensor(x.numpy())
+    for key in (1, -1, (1, 2), (-2, -1, 3), (0, 0, -4)):
+        got = t[key]
+        assert got.tolist() == x[key].tolist()
+    assert shares_storage(t[1], t) and shares_storage(t[0, 2], t)  # views, no copy
+    assert t[()] is not t and t[()].shape == t.shape
+    for key, msg in ((2, "index 2 is out of bounds for dimension 0 with size 2"),
+                     ((0, 3), "index 3 is out of bounds for dimension 1 with size 3"),
+                     ((0, 0, 0, 0), "too many indices for tensor of dimension 3")):
+        with pytest.raises(IndexError, match=msg):
+            t[key]
+        with pytest.raises(IndexError, match=msg):
+            x[key]
+    with pytest.raises(IndexError, match="too many indices for tensor of dimension 0"):
+        lucid.tensor(1.0)[0]
