@@ -1,5 +1,5 @@
-// softmax / log_softmax along one dim, max-subtracted: float32 in float lanes with a
-// vectorised exp, other dtypes in double.
+// softmax / log_softmax along one dim, max-subtracted: float32 (and 16-bit floats) in
+// float lanes with a vectorised exp, float64 in double.
 #include "autograd/record.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
@@ -21,8 +21,15 @@ TensorPtr softmax_impl(const TensorPtr& a, int64_t dim, std::optional<Dtype> dty
   if (a->numel() == 0) return TensorImpl::empty(a->shape(), a->dtype(), a->device());
   LUCID_CHECK(is_floating(a->dtype()), NotImplementedError, name, "(): not implemented for dtype ",
               dtype_name(a->dtype()), " (floating dtypes only; pass dtype= to compute in one)");
-  // float32 computes in float lanes (vectorised exp), the other dtypes in float64.
-  const Dtype compute = a->dtype() == Dtype::F32 ? Dtype::F32 : Dtype::F64;
+  // float32 computes in float lanes (vectorised exp), float64 in double, float16 and
+  // bfloat16 as float32 rounded once (as torch): on the GPU natively, the kernel reading
+  // and writing 16 bits (a float32 copy in and out would be 5x the traffic of the
+  // kernel, at an attention's [B, H, L, S] weights several GiB), elsewhere on float32
+  // copies.
+  const bool half = a->dtype() == Dtype::F16 || a->dtype() == Dtype::BF16;
+  const Dtype compute = half && a->device().type == DeviceType::GPU ? a->dtype()
+                        : a->dtype() == Dtype::F64                   ? Dtype::F64
+                                                                     : Dtype::F32;
   TensorPtr x = contiguous_as(a, compute);
   TensorPtr y = TensorImpl::empty(a->shape(), compute, a->device());
   SoftmaxDim sm;

@@ -534,3 +534,27 @@ def test_row_broadcast_of_an_offset_view_and_an_expanded_element():
     for y in (bias, one):
         _same_on_both(x.to("gpu") + y, x + y.cpu())
         _same_on_both(lucid.where(x.to("gpu") > 20, y, x.to("gpu")), lucid.where(x > 20, y.cpu(), x))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16bit_softmax_on_gpu_reads_and_writes_16_bits_and_matches_cpu(dtype):
+    """The GPU computes a 16-bit softmax in float32 lanes straight from the 16-bit input
+    (no float32 copies); the CPU on float32 copies: the same result to within an ulp of
+    the exponential's last float32 bit, rounded once."""
+    x = (lucid.randn(64, 300) * 4).to(getattr(lucid, dtype))
+    g = x.to("gpu")
+    ulp = 2.0 ** (-10 if dtype == "float16" else -7)
+    for f in (lambda t: lucid.softmax(t, 1), lambda t: lucid.log_softmax(t, 1),  # rows
+              lambda t: lucid.softmax(t, 0), lambda t: lucid.log_softmax(t, 0)):   # columns
+        got, want = f(g), f(x)
+        assert got.dtype == want.dtype == x.dtype and got.device.type == "gpu"
+        err = ((got.cpu().float() - want.float()).abs() / want.float().abs().clamp(min=1.0)).max().item()
+        assert err <= ulp, err
+    # no float32 copy in or out: the step's peak is the 16-bit output (float32 copies of
+    # input and output would add four times its size)
+    big = lucid.randn(1024, 4096, device="gpu").to(getattr(lucid, dtype))
+    lucid.gpu.synchronize()
+    before = lucid.gpu.memory_allocated()
+    lucid.gpu.reset_peak_memory_stats()
+    out = lucid.softmax(big, 1)
+    assert lucid.gpu.max_memory_allocated() - before <= 1.5 * out.numel() * out.element_size()

@@ -8,6 +8,7 @@
 #include "backend/cuda/reduce.cuh"
 #include "backend/cuda/register.h"
 #include "backend/cuda/tensor_data.h"
+#include "core/half.h"
 #include "ops/prims/reduce.h"
 
 namespace lucid::cuda {
@@ -173,26 +174,39 @@ struct AddOp {
   __device__ double combine(double a, double b) const { return a + b; }
 };
 
-// Exponentials in T (float lanes for float32, as the CPU's vectorised kernel), the
+// Elements computed in C: float for float32 and the 16-bit floats (read and written in
+// 16 bits, computed as float32 and rounded once, the CPU's result on a float32 copy),
+// double for float64.
+template <typename T>
+struct ComputeOf {
+  using type = float;
+};
+template <>
+struct ComputeOf<double> {
+  using type = double;
+};
+
+// Exponentials in C (float lanes for float32, as the CPU's vectorised kernel), the
 // sum of each row in double.
 template <typename T>
 __global__ void __launch_bounds__(kReduceThreads) softmax_rows_kernel(const T* x, T* y, int64_t outer, int64_t n,
                                                                       bool log) {
+  using C = typename ComputeOf<T>::type;
   __shared__ double s[kReduceThreads];
   const int tid = threadIdx.x;
   for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {
     const T* row = x + o * n;
     T* out = y + o * n;
     double m = -INFINITY;
-    for (int64_t j = tid; j < n; j += kReduceThreads) m = MaxOp().combine(m, double(row[j]));
-    const T mt = T(block_tree(MaxOp(), s, m, tid, kReduceThreads));
+    for (int64_t j = tid; j < n; j += kReduceThreads) m = MaxOp().combine(m, double(C(row[j])));
+    const C mt = C(block_tree(MaxOp(), s, m, tid, kReduceThreads));
     double sum = 0;
-    for (int64_t j = tid; j < n; j += kReduceThreads) sum += double(exp(row[j] - mt));
+    for (int64_t j = tid; j < n; j += kReduceThreads) sum += double(exp(C(row[j]) - mt));
     sum = block_tree(AddOp(), s, sum, tid, kReduceThreads);
-    const T lse = T(::log(sum)), inv = T(1.0 / sum);
+    const C lse = C(::log(sum)), inv = C(1.0 / sum);
     for (int64_t j = tid; j < n; j += kReduceThreads) {
-      const T d = row[j] - mt;
-      out[j] = log ? d - lse : exp(d) * inv;
+      const C d = C(row[j]) - mt;
+      out[j] = T(log ? d - lse : exp(d) * inv);
     }
   }
 }
@@ -209,7 +223,7 @@ __global__ void softmax_cols_kernel(const T* x, T* y, int64_t outer, int64_t n, 
     const double lse = ::log(sum);
     for (int64_t j = 0; j < n; ++j) {
       const double d = double(x[base + j * inner]) - m;
-      y[base + j * inner] = T(log ? d - lse : exp(d) / sum);
+      y[base + j * inner] = T(typename ComputeOf<T>::type(log ? d - lse : exp(d) / sum));
     }
   }
 }
@@ -233,8 +247,12 @@ void softmax(const ops::SoftmaxDim& p, const TensorImpl& x, TensorImpl& y) {
 
 void softmax_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::SoftmaxDim>(prim);
-  if (ins[0]->dtype() == Dtype::F32) softmax<float>(p, *ins[0], *outs[0]);
-  else softmax<double>(p, *ins[0], *outs[0]);
+  switch (ins[0]->dtype()) {
+    case Dtype::F32: return softmax<float>(p, *ins[0], *outs[0]);
+    case Dtype::F16: return softmax<Half>(p, *ins[0], *outs[0]);
+    case Dtype::BF16: return softmax<BFloat16>(p, *ins[0], *outs[0]);
+    default: return softmax<double>(p, *ins[0], *outs[0]);
+  }
 }
 
 }  // namespace
