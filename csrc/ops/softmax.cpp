@@ -1,5 +1,6 @@
-// softmax / log_softmax along one dim, max-subtracted: float32 (and 16-bit floats) in
-// float lanes with a vectorised exp, float64 in double.
+// softmax / log_softmax along one dim, max-subtracted (compute_dtype: float32 and the
+// 16-bit floats in float lanes, float64 in double), and their one-pass gradient.
+#include "autograd/grad_mode.h"
 #include "autograd/record.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
@@ -13,6 +14,31 @@ namespace {
 
 using autograd::Grads;
 
+// What SoftmaxDim and SoftmaxBackwardDim compute dtype `d` on `device` in: float32 in
+// float lanes (vectorised exp), float64 in double, float16 and bfloat16 as float32
+// rounded once (as torch): on the GPU natively, the kernel reading and writing 16 bits
+// (a float32 copy in and out would be 5x the traffic of the kernel, at an attention's
+// [B, H, L, S] weights several GiB), elsewhere on float32 copies.
+Dtype compute_dtype(Dtype d, Device device) {
+  const bool half = d == Dtype::F16 || d == Dtype::BF16;
+  if (half && device.type == DeviceType::GPU) return d;
+  return d == Dtype::F64 ? Dtype::F64 : Dtype::F32;
+}
+
+// The gradient through softmax (log: log_softmax) along `dim` from its output y:
+// y * (g - sum(g * y)) or g - exp(y) * sum(g), one SoftmaxBackwardDim pass (the
+// composite form is four elementwise passes and a reduction, each 16-bit one rounded).
+TensorPtr softmax_backward(const TensorPtr& y, const TensorPtr& g, int64_t dim, bool log) {
+  const DimPlan p = plan_dim(*y, dim);
+  const Dtype compute = compute_dtype(y->dtype(), y->device());
+  TensorPtr yc = contiguous_as(y, compute), gc = contiguous_as(g, compute);
+  TensorPtr gx = TensorImpl::empty(y->shape(), compute, y->device());
+  SoftmaxBackwardDim sb;
+  sb.outer = p.outer, sb.n = p.n, sb.inner = p.inner, sb.log = log;
+  launch(sb, {gx.get()}, {yc.get(), gc.get()});
+  return compute == y->dtype() ? gx : gx->clone(y->dtype());
+}
+
 TensorPtr softmax_impl(const TensorPtr& a, int64_t dim, std::optional<Dtype> dtype, bool log) {
   const char* name = log ? "log_softmax" : "softmax";
   DimPlan p = plan_dim(*a, dim);
@@ -21,15 +47,7 @@ TensorPtr softmax_impl(const TensorPtr& a, int64_t dim, std::optional<Dtype> dty
   if (a->numel() == 0) return TensorImpl::empty(a->shape(), a->dtype(), a->device());
   LUCID_CHECK(is_floating(a->dtype()), NotImplementedError, name, "(): not implemented for dtype ",
               dtype_name(a->dtype()), " (floating dtypes only; pass dtype= to compute in one)");
-  // float32 computes in float lanes (vectorised exp), float64 in double, float16 and
-  // bfloat16 as float32 rounded once (as torch): on the GPU natively, the kernel reading
-  // and writing 16 bits (a float32 copy in and out would be 5x the traffic of the
-  // kernel, at an attention's [B, H, L, S] weights several GiB), elsewhere on float32
-  // copies.
-  const bool half = a->dtype() == Dtype::F16 || a->dtype() == Dtype::BF16;
-  const Dtype compute = half && a->device().type == DeviceType::GPU ? a->dtype()
-                        : a->dtype() == Dtype::F64                   ? Dtype::F64
-                                                                     : Dtype::F32;
+  const Dtype compute = compute_dtype(a->dtype(), a->device());
   TensorPtr x = contiguous_as(a, compute);
   TensorPtr y = TensorImpl::empty(a->shape(), compute, a->device());
   SoftmaxDim sm;
@@ -41,6 +59,8 @@ TensorPtr softmax_impl(const TensorPtr& a, int64_t dim, std::optional<Dtype> dty
     auto node = autograd::record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", {a}, {out},
                                  [d, log](const Node& n, const Grads& g) {
       TensorPtr s = n.saved(0);
+      // create_graph records the backward: the composite form, itself differentiable
+      if (!autograd::grad_enabled()) return Grads{softmax_backward(s, g[0], d, log)};
       if (log)  // g - softmax * sum(g)
         return Grads{sub(g[0], mul(exp(s), sum(g[0], {d}, true, std::nullopt)))};
       return Grads{mul(s, sub(g[0], sum(mul(g[0], s), {d}, true, std::nullopt)))};

@@ -44,5 +44,9 @@ void scan_inplace(Dtype d, std::byte* data, int64_t outer, int64_t n, int64_t in
 
 // softmax.cpp. Softmax (or log-softmax) along n, max-subtracted for stability.
 void softmax_dim(const double* in, double* out, int64_t outer, int64_t n, int64_t inner, bool log);
+// Its gradient from the output y and the output's gradient g (T float or double): the
+// column sums in double, every element written once.
+template <typename T>
+void softmax_backward_dim(const T* y, const T* g, T* gx, int64_t outer, int64_t n, int64_t inner, bool log);
 
 }  // namespace lucid::cpu

@@ -145,6 +145,16 @@ void softmax_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
     softmax_dim(data<double>(ins[0]), data<double>(outs[0]), p.outer, p.n, p.inner, p.log);
 }
 
+void softmax_backward_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = ops::prim_cast<ops::SoftmaxBackwardDim>(prim);
+  if (ins[0]->dtype() == Dtype::F32)
+    softmax_backward_dim(data<float>(ins[0]), data<float>(ins[1]), data<float>(outs[0]), p.outer, p.n, p.inner,
+                         p.log);
+  else
+    softmax_backward_dim(data<double>(ins[0]), data<double>(ins[1]), data<double>(outs[0]), p.outer, p.n, p.inner,
+                         p.log);
+}
+
 }  // namespace
 
 void register_reduce_kernels() {
@@ -158,6 +168,7 @@ void register_reduce_kernels() {
   ops::register_kernel(Prim::RowStat, DeviceType::CPU, row_stat_kernel);
   ops::register_kernel(Prim::ScanDim, DeviceType::CPU, scan_dim_kernel);
   ops::register_kernel(Prim::SoftmaxDim, DeviceType::CPU, softmax_dim_kernel);
+  ops::register_kernel(Prim::SoftmaxBackwardDim, DeviceType::CPU, softmax_backward_dim_kernel);
 }
 
 }  // namespace lucid::cpu

@@ -5,6 +5,7 @@
 // is computed by one thread, so results never depend on the thread count.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "core/parallel.h"
@@ -213,5 +214,73 @@ void softmax_dim(const double* in, double* out, int64_t outer, int64_t n, int64_
     }
   });
 }
+
+namespace {
+
+// sum over k of a[k * inner] * (b ? b[k * inner] : 1), in double with four partial sums
+// (one chain of dependent adds would bound a row by the add latency).
+template <typename T>
+double strided_dot(const T* a, const T* b, int64_t n, int64_t inner) {
+  double s[4] = {0, 0, 0, 0};
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4)
+    for (int u = 0; u < 4; ++u)
+      s[u] += double(a[(k + u) * inner]) * (b ? double(b[(k + u) * inner]) : 1.0);
+  for (; k < n; ++k) s[0] += double(a[k * inner]) * (b ? double(b[k * inner]) : 1.0);
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+// One float32 row (inner == 1) in float lanes: the sum in 16 partial float sums added
+// in double (as softmax_row_f32's), then one vector pass writing gx.
+LUCID_CLONES void softmax_backward_row_f32(const float* y, const float* g, float* gx, int64_t n, bool log) {
+  vf16 s{};
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) s += log ? load<vf16>(g + k) : load<vf16>(g + k) * load<vf16>(y + k);
+  double sum = 0;
+  for (int j = 0; j < 16; ++j) sum += s[j];
+  for (; k < n; ++k) sum += log ? double(g[k]) : double(g[k]) * double(y[k]);
+  const float dot = float(sum);
+  k = 0;
+  if (log) {
+    for (; k + 16 <= n; k += 16) store(gx + k, load<vf16>(g + k) - exp_v(load<vf16>(y + k)) * dot);
+    for (; k < n; ++k) gx[k] = g[k] - exp1(y[k]) * dot;
+  } else {
+    for (; k + 16 <= n; k += 16) store(gx + k, load<vf16>(y + k) * (load<vf16>(g + k) - dot));
+    for (; k < n; ++k) gx[k] = y[k] * (g[k] - dot);
+  }
+}
+
+// One [n, inner] block: gx = y * (g - sum(g * y)) or g - exp(y) * sum(g), per column i.
+template <typename T>
+void softmax_backward_block(const T* y, const T* g, T* gx, int64_t n, int64_t inner, bool log) {
+  for (int64_t i = 0; i < inner; ++i) {
+    const T dot = T(log ? strided_dot<T>(g + i, nullptr, n, inner) : strided_dot<T>(g + i, y + i, n, inner));
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t e = k * inner + i;
+      gx[e] = log ? g[e] - std::exp(y[e]) * dot : y[e] * (g[e] - dot);
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void softmax_backward_dim(const T* y, const T* g, T* gx, int64_t outer, int64_t n, int64_t inner, bool log) {
+  parallel_for(outer, rows_grain(n * inner), [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) {
+      const int64_t off = o * n * inner;
+      if constexpr (std::is_same_v<T, float>) {
+        if (inner == 1) {
+          softmax_backward_row_f32(y + off, g + off, gx + off, n, log);
+          continue;
+        }
+      }
+      softmax_backward_block(y + off, g + off, gx + off, n, inner, log);
+    }
+  });
+}
+
+template void softmax_backward_dim<float>(const float*, const float*, float*, int64_t, int64_t, int64_t, bool);
+template void softmax_backward_dim<double>(const double*, const double*, double*, int64_t, int64_t, int64_t, bool);
 
 }  // namespace lucid::cpu

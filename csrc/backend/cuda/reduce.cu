@@ -245,6 +245,74 @@ void softmax(const ops::SoftmaxDim& p, const TensorImpl& x, TensorImpl& y) {
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 
+// SoftmaxBackwardDim: gx = y * (g - sum(g * y)) or g - exp(y) * sum(g). Rows (inner
+// == 1): one block a row, the sum a block tree in double, then one pass writing gx;
+// columns: one thread a column. Elements in ComputeOf<T> (16-bit read and written
+// as is, computed in float32).
+template <typename T>
+__global__ void __launch_bounds__(kReduceThreads) softmax_backward_rows_kernel(const T* y, const T* g, T* gx,
+                                                                               int64_t outer, int64_t n, bool log) {
+  using C = typename ComputeOf<T>::type;
+  __shared__ double s[kReduceThreads];
+  const int tid = threadIdx.x;
+  for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {
+    const T *yr = y + o * n, *gr = g + o * n;
+    T* out = gx + o * n;
+    double dot = 0;
+    for (int64_t j = tid; j < n; j += kReduceThreads) dot += double(C(gr[j])) * (log ? 1.0 : double(C(yr[j])));
+    const C d = C(block_tree(AddOp(), s, dot, tid, kReduceThreads));
+    for (int64_t j = tid; j < n; j += kReduceThreads) {
+      const C yj = C(yr[j]), gj = C(gr[j]);
+      out[j] = T(log ? gj - exp(yj) * d : yj * (gj - d));
+    }
+  }
+}
+
+template <typename T>
+__global__ void softmax_backward_cols_kernel(const T* y, const T* g, T* gx, int64_t outer, int64_t n, int64_t inner,
+                                             bool log) {
+  using C = typename ComputeOf<T>::type;
+  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < outer * inner;
+       c += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t base = (c / inner) * n * inner + c % inner;
+    double dot = 0;
+    for (int64_t j = 0; j < n; ++j)
+      dot += double(C(g[base + j * inner])) * (log ? 1.0 : double(C(y[base + j * inner])));
+    const C d = C(dot);
+    for (int64_t j = 0; j < n; ++j) {
+      const C yj = C(y[base + j * inner]), gj = C(g[base + j * inner]);
+      gx[base + j * inner] = T(log ? gj - exp(yj) * d : yj * (gj - d));
+    }
+  }
+}
+
+template <typename T>
+void softmax_backward(const ops::SoftmaxBackwardDim& p, const TensorImpl& y, const TensorImpl& g, TensorImpl& gx) {
+  if (p.outer * p.n * p.inner == 0) return;
+  const int dev = gx.device().index;
+  DeviceGuard guard(dev);
+  cudaStream_t s = stream(dev);
+  if (p.inner == 1) {
+    softmax_backward_rows_kernel<T><<<unsigned(std::min<int64_t>(p.outer, 65535)), kReduceThreads, 0, s>>>(
+        cdata<T>(&y), cdata<T>(&g), mdata<T>(&gx), p.outer, p.n, p.log);
+  } else {
+    const int64_t cols = p.outer * p.inner;
+    softmax_backward_cols_kernel<T><<<unsigned(std::min<int64_t>((cols + 255) / 256, 65535)), 256, 0, s>>>(
+        cdata<T>(&y), cdata<T>(&g), mdata<T>(&gx), p.outer, p.n, p.inner, p.log);
+  }
+  LUCID_CUDA_CHECK(cudaGetLastError());
+}
+
+void softmax_backward_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = ops::prim_cast<ops::SoftmaxBackwardDim>(prim);
+  switch (ins[0]->dtype()) {
+    case Dtype::F32: return softmax_backward<float>(p, *ins[0], *ins[1], *outs[0]);
+    case Dtype::F16: return softmax_backward<Half>(p, *ins[0], *ins[1], *outs[0]);
+    case Dtype::BF16: return softmax_backward<BFloat16>(p, *ins[0], *ins[1], *outs[0]);
+    default: return softmax_backward<double>(p, *ins[0], *ins[1], *outs[0]);
+  }
+}
+
 void softmax_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::SoftmaxDim>(prim);
   switch (ins[0]->dtype()) {
@@ -263,6 +331,7 @@ void register_reduce_kernels() {
   ops::register_kernel(Prim::MomentBlock, DeviceType::GPU, moment_block_kernel);
   ops::register_kernel(Prim::AllAnyRows, DeviceType::GPU, all_any_rows_kernel);
   ops::register_kernel(Prim::SoftmaxDim, DeviceType::GPU, softmax_dim_kernel);
+  ops::register_kernel(Prim::SoftmaxBackwardDim, DeviceType::GPU, softmax_backward_dim_kernel);
 }
 
 }  // namespace lucid::cuda

@@ -105,6 +105,16 @@ struct SoftmaxDim : PrimitiveOf<Prim::SoftmaxDim, SoftmaxDim> {
   const char* name() const override { return log ? "log_softmax" : "softmax"; }
 };
 
+// The gradient of SoftmaxDim from its output y and the output's gradient g, along n
+// of [outer, n, inner] blocks (one dtype, float32/64, and 16-bit on the GPU):
+// y * (g - sum(g * y)) for softmax, g - exp(y) * sum(g) for log-softmax, the sums in
+// double. ins: {y, g}.
+struct SoftmaxBackwardDim : PrimitiveOf<Prim::SoftmaxBackwardDim, SoftmaxBackwardDim> {
+  int64_t outer = 1, n = 1, inner = 1;
+  bool log = false;
+  const char* name() const override { return log ? "log_softmax_backward" : "softmax_backward"; }
+};
+
 inline const char* MomentBlock::name() const {
   switch (moment) {
     case BlockMoment::Sum: return "sum";
