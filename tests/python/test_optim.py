@@ -137,21 +137,26 @@ def test_matches_torch_step_by_step(config, dtype, device):
 def test_gpu_step_over_many_tensors_and_mixed_dtypes():
     """More parameters than one launch takes, float32 and float64 in one group, sizes
     that end on and off a chunk's boundary, an empty one, one of more chunks than one
-    launch runs: against lucid's CPU."""
-    shapes = [(5,), (16384,), (16385,), (0,), (3, 7), ()] * 4 + [(2300, 2300), (4,)]
+    launch runs, and views one element into their storage (not 16-byte aligned: the
+    kernel's element-wise path; the others take 16 bytes a load): against lucid's CPU."""
+    shapes = [(5,), (16384,), (16385,), (0,), (3, 7), ()] * 4 + [(2300, 2300), (4,), (16391,), (16391,)]
     gen = torch.Generator().manual_seed(9)
     base = [torch.randn(s, generator=gen, dtype=torch.float64 if i % 3 else torch.float32)
             for i, s in enumerate(shapes)]
+    offset = {len(base) - 2, len(base) - 1}  # (float64 and float32)
     for name, kwargs in [("Adam", dict(lr=0.01, amsgrad=True)), ("SGD", dict(lr=0.1, momentum=0.9)),
                          ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True))]:
         runs = {}
         for device in ("gpu", "cpu"):
-            ps = [lucid.nn.Parameter(lucid.tensor(b.numpy(), device=device)) for b in base]
+            ps = [lucid.nn.Parameter(lucid.tensor(b.numpy(), device=device)[1:] if i in offset
+                                     else lucid.tensor(b.numpy(), device=device)) for i, b in enumerate(base)]
             opt = getattr(lucid.optim, name)(ps, **kwargs)
             g2 = torch.Generator().manual_seed(10)
             for _ in range(5):
-                for p, b in zip(ps, base):
-                    p.grad = lucid.tensor(torch.randn(b.shape, generator=g2, dtype=b.dtype).numpy(), device=device)
+                for p in ps:
+                    g = torch.randn(tuple(p.shape), generator=g2, dtype=torch.float64 if p.dtype == lucid.float64
+                                    else torch.float32)
+                    p.grad = lucid.tensor(g.numpy(), device=device)
                 opt.step()
             runs[device] = ps
         for a, b in zip(runs["gpu"], runs["cpu"]):
