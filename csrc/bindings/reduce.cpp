@@ -11,6 +11,7 @@
 #include "bindings/common.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
+#include "ops/sort.h"
 
 namespace lucid::bindings {
 
@@ -181,6 +182,10 @@ void init_reduce(nb::module_& m, TensorClass& cls) {
   }), nb::arg("input"), nb::arg("dim") = none(), nb::arg("unbiased") = none(), nb::arg("keepdim") = false,
      nb::kw_only(), nb::arg("correction") = none());
 
+  // torch.argsort(stable=True); python/lucid/_sort.py builds sort, topk, kthvalue,
+  // msort, median and nanmedian on it
+  m.def("_argsort", [](TensorPtr x, int64_t dim, bool descending) { return ops::argsort(x, dim, descending); },
+        nb::arg("input"), nb::arg("dim"), nb::arg("descending"));
   def_both(m, cls, "logsumexp", [](TensorPtr a, nb::handle dim, bool keepdim) {
     autocast_args("logsumexp", a);
     return ops::logsumexp(a, parse_dims(dim, "logsumexp"), keepdim);

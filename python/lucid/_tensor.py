@@ -540,6 +540,34 @@ class _TensorAPI:
         from ._random import bernoulli
         return bernoulli(self, p, generator=generator)
 
+    # ---- sorting (_sort.py) -----------------------------------------------------------
+    def sort(self, dim=-1, descending=False, stable=False):
+        from ._sort import sort
+        return sort(self, dim, descending, stable)
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return _C._argsort(self, dim, bool(descending))
+
+    def msort(self):
+        from ._sort import msort
+        return msort(self)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        from ._sort import topk
+        return topk(self, k, dim, largest, sorted)
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        from ._sort import kthvalue
+        return kthvalue(self, k, dim, keepdim)
+
+    def median(self, dim=None, keepdim=False):
+        from ._sort import median
+        return median(self, dim, keepdim)
+
+    def nanmedian(self, dim=None, keepdim=False):
+        from ._sort import nanmedian
+        return nanmedian(self, dim, keepdim)
+
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         from ._multinomial import multinomial
         return multinomial(self, num_samples, replacement, generator=generator)

@@ -1,7 +1,7 @@
 """Named result tuples, as torch.return_types: `values, indices = t.max(0)` unpacks,
 and `.values` / `.indices` name the parts."""
 
-__all__ = ["max", "min"]
+__all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian"]
 
 
 def _structseq(name, fields):
@@ -31,3 +31,8 @@ def _structseq(name, fields):
 
 max = _structseq("max", ("values", "indices"))
 min = _structseq("min", ("values", "indices"))
+sort = _structseq("sort", ("values", "indices"))
+topk = _structseq("topk", ("values", "indices"))
+kthvalue = _structseq("kthvalue", ("values", "indices"))
+median = _structseq("median", ("values", "indices"))
+nanmedian = _structseq("nanmedian", ("values", "indices"))

@@ -24,6 +24,7 @@ RAISES = [
     ("interpolate x 2^31", RuntimeError, "out of host memory",
      lambda: F.interpolate(lucid.zeros(1, 1, 8), scale_factor=2**31 - 1)),
     ("tensor(range(2^62))", RuntimeError, "out of host memory", lambda: lucid.tensor(range(2**62))),
+    ("LayerNorm(range(2^62))", RuntimeError, "at most 64 dimensions", lambda: lucid.nn.LayerNorm(range(2**62))),
     # (2^40 copies of 24 bytes: more than any host has; 2^31 fits a 128 GiB host, which
     # then deep-copied for hours)
     ("TransformerEncoder 2^40 layers", RuntimeError, "out of host memory",

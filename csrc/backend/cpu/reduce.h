@@ -44,6 +44,9 @@ void scan_inplace(Dtype d, std::byte* data, int64_t outer, int64_t n, int64_t in
 
 // softmax.cpp. Softmax (or log-softmax) along n, max-subtracted for stability.
 void softmax_dim(const double* in, double* out, int64_t outer, int64_t n, int64_t inner, bool log);
+// sort.cpp. The stable sorting permutation of each row of a contiguous [rows, n]
+// block of `dtype` (real), NaN the largest value: int64 [rows, n] positions.
+void sort_rows(Dtype dtype, const std::byte* x, int64_t* out, int64_t rows, int64_t n, bool descending);
 // Its gradient from the output y and the output's gradient g (T float or double): the
 // column sums in double, every element written once.
 template <typename T>

@@ -155,6 +155,11 @@ void softmax_backward_dim_kernel(const ops::Primitive& prim, Outputs outs, Input
                          p.log);
 }
 
+void sort_rows_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = ops::prim_cast<ops::SortRows>(prim);
+  sort_rows(ins[0]->dtype(), ins[0]->host_ptr(), data<int64_t>(outs[0]), p.rows, p.n, p.descending);
+}
+
 }  // namespace
 
 void register_reduce_kernels() {
@@ -169,6 +174,7 @@ void register_reduce_kernels() {
   ops::register_kernel(Prim::ScanDim, DeviceType::CPU, scan_dim_kernel);
   ops::register_kernel(Prim::SoftmaxDim, DeviceType::CPU, softmax_dim_kernel);
   ops::register_kernel(Prim::SoftmaxBackwardDim, DeviceType::CPU, softmax_backward_dim_kernel);
+  ops::register_kernel(Prim::SortRows, DeviceType::CPU, sort_rows_kernel);
 }
 
 }  // namespace lucid::cpu

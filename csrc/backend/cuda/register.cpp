@@ -31,6 +31,7 @@ void register_kernels() {
   register_seq_kernels();
   register_optim_kernels();
   register_pool_kernels();
+  register_sort_kernels();
 }
 
 }  // namespace lucid::cuda

@@ -115,6 +115,17 @@ struct SoftmaxBackwardDim : PrimitiveOf<Prim::SoftmaxBackwardDim, SoftmaxBackwar
   const char* name() const override { return log ? "log_softmax_backward" : "softmax_backward"; }
 };
 
+// The stable sorting permutation of each row of a contiguous [rows, n] block: out
+// (int64 [rows, n]) lists each row's positions in ascending (or descending) order
+// of their values, equal values in position order. NaN is greater than every other
+// value (last ascending, first descending), -0.0 equals 0.0, as PyTorch's sort.
+// Any real dtype. ins: {x}.
+struct SortRows : PrimitiveOf<Prim::SortRows, SortRows> {
+  int64_t rows = 0, n = 0;
+  bool descending = false;
+  const char* name() const override { return "sort"; }
+};
+
 inline const char* MomentBlock::name() const {
   switch (moment) {
     case BlockMoment::Sum: return "sum";

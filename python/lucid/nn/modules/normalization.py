@@ -26,6 +26,10 @@ class LocalResponseNorm(Module):
 def _shape(normalized_shape):
     if isinstance(normalized_shape, int):
         return (normalized_shape,)
+    # (a tensor has at most 64 dims: a longer shape can never match, and a range of
+    # 2**62 sizes would take forever to list)
+    if hasattr(normalized_shape, "__len__") and len(normalized_shape) > 64:
+        raise RuntimeError(f"normalized_shape has {len(normalized_shape)} dims; tensors have at most 64 dimensions")
     return tuple(int(s) for s in normalized_shape)
 
 

@@ -1,0 +1,110 @@
+// SortRows on the GPU (ops/prims/reduce.h): CUB's stable segmented sort, one segment
+// a row, of (order key, position) pairs. Every dtype maps to an unsigned order key
+// whose ascending order is PyTorch's order of the values: floats with NaN made the
+// one positive NaN (above +inf) and -0.0 made 0.0 (equal to it, as torch compares),
+// signed integers with the sign bit flipped. Descending sorts the keys' complement,
+// which reverses their order and keeps equal keys in position order (stable, as
+// torch's descending stable sort). Two key widths (32 and 64 bits) keep CUB's
+// instantiations, and this file's compile time, to two.
+#include <cub/device/device_segmented_sort.cuh>
+
+#include <climits>
+#include <cstdint>
+#include <type_traits>
+
+#include "backend/cuda/caching_allocator.h"
+#include "backend/cuda/check.h"
+#include "backend/cuda/device_guard.h"
+#include "backend/cuda/elementwise_launch.cuh"
+#include "backend/cuda/register.h"
+#include "backend/cuda/stream.h"
+#include "core/half.h"
+#include "ops/prims/reduce.h"
+
+namespace lucid::cuda {
+
+namespace {
+
+template <typename T>
+using KeyOf = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+
+template <typename T>
+__device__ KeyOf<T> order_key(T v) {
+  if constexpr (std::is_same_v<T, double>) {
+    const double c = v != v ? __longlong_as_double(0x7ff8000000000000LL) : v == 0 ? 0.0 : v;
+    const uint64_t u = uint64_t(__double_as_longlong(c));
+    return (u >> 63) ? ~u : (u | (uint64_t(1) << 63));
+  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    const float f = float(v);  // (exact for the 16-bit floats)
+    const float c = f != f ? __int_as_float(0x7fc00000) : f == 0.0f ? 0.0f : f;
+    const uint32_t u = uint32_t(__float_as_int(c));
+    return (u >> 31) ? ~u : (u | 0x80000000u);
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    return uint64_t(v) ^ (uint64_t(1) << 63);
+  } else if constexpr (std::is_signed_v<T>) {
+    return uint32_t(int32_t(v)) ^ 0x80000000u;
+  } else {  // bool, uint8
+    return uint32_t(v);
+  }
+}
+
+template <typename T>
+__global__ void keys_kernel(const T* x, KeyOf<T>* keys, int64_t* pos, int64_t total, int64_t n, bool descending) {
+  for (int64_t i = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; i < total; i += int64_t(gridDim.x) * kEwThreads) {
+    const KeyOf<T> k = order_key(x[i]);
+    keys[i] = descending ? KeyOf<T>(~k) : k;
+    pos[i] = i % n;
+  }
+}
+
+__global__ void row_offsets_kernel(int64_t* offsets, int64_t rows, int64_t n) {
+  for (int64_t r = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; r <= rows; r += int64_t(gridDim.x) * kEwThreads)
+    offsets[r] = r * n;
+}
+
+template <typename T>
+void sort_rows(const ops::SortRows& p, const TensorImpl& x, TensorImpl& out) {
+  using Key = KeyOf<T>;
+  const int64_t total = p.rows * p.n;
+  if (total == 0) return;
+  LUCID_CHECK(total <= INT_MAX && p.rows <= INT_MAX, RuntimeError, "sort on the GPU: at most ", INT_MAX,
+              " elements (got ", total, ")");
+  const int dev = out.device().index;
+  DeviceGuard guard(dev);
+  cudaStream_t s = stream(dev);
+  CachingAllocator& alloc = CachingAllocator::instance();
+  GpuStorage keys = alloc.allocate(size_t(total) * sizeof(Key), dev);
+  GpuStorage sorted_keys = alloc.allocate(size_t(total) * sizeof(Key), dev);
+  GpuStorage pos = alloc.allocate(size_t(total) * sizeof(int64_t), dev);
+  GpuStorage offsets = alloc.allocate(size_t(p.rows + 1) * sizeof(int64_t), dev);
+  auto* k = reinterpret_cast<Key*>(keys.ptr());
+  auto* sk = reinterpret_cast<Key*>(sorted_keys.ptr());
+  auto* ps = reinterpret_cast<int64_t*>(pos.ptr());
+  auto* off = reinterpret_cast<int64_t*>(offsets.ptr());
+  keys_kernel<T><<<ew_grid(total), kEwThreads, 0, s>>>(reinterpret_cast<const T*>(x.data_ptr()), k, ps, total, p.n,
+                                                       p.descending);
+  LUCID_CUDA_CHECK(cudaGetLastError());
+  row_offsets_kernel<<<ew_grid(p.rows + 1), kEwThreads, 0, s>>>(off, p.rows, p.n);
+  LUCID_CUDA_CHECK(cudaGetLastError());
+  auto* result = reinterpret_cast<int64_t*>(out.data_ptr());
+  size_t temp_bytes = 0;
+  LUCID_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(nullptr, temp_bytes, k, sk, ps, result, int(total),
+                                                             int(p.rows), off, off + 1, s));
+  GpuStorage temp = alloc.allocate(std::max<size_t>(temp_bytes, 1), dev);
+  LUCID_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(temp.ptr(), temp_bytes, k, sk, ps, result, int(total),
+                                                             int(p.rows), off, off + 1, s));
+}
+
+void sort_rows_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs ins) {
+  const auto& p = ops::prim_cast<ops::SortRows>(prim);
+  visit_dtype(ins[0]->dtype(), [&]<typename T>() {
+    if constexpr (std::is_same_v<T, complex64>) fail<RuntimeError>("sort: complex values have no order");
+    else sort_rows<T>(p, *ins[0], *outs[0]);
+  });
+}
+
+}  // namespace
+
+void register_sort_kernels() { ops::register_kernel(ops::Prim::SortRows, DeviceType::GPU, sort_rows_kernel); }
+
+}  // namespace lucid::cuda
