@@ -186,6 +186,9 @@ void init_reduce(nb::module_& m, TensorClass& cls) {
   // msort, median and nanmedian on it
   m.def("_argsort", [](TensorPtr x, int64_t dim, bool descending) { return ops::argsort(x, dim, descending); },
         nb::arg("input"), nb::arg("dim"), nb::arg("descending"));
+  m.def("_searchsorted", [](TensorPtr boundaries, TensorPtr values, bool right) {
+    return ops::searchsorted(boundaries, values, right);
+  }, nb::arg("sorted_sequence"), nb::arg("input"), nb::arg("right"));
   def_both(m, cls, "logsumexp", [](TensorPtr a, nb::handle dim, bool keepdim) {
     autocast_args("logsumexp", a);
     return ops::logsumexp(a, parse_dims(dim, "logsumexp"), keepdim);

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "core/shape.h"
 #include "ops/primitive.h"
+#include "ops/reduce_plan.h"
 #include "ops/prims/reduce.h"
 #include "ops/views.h"
 
@@ -27,6 +28,34 @@ TensorPtr argsort(const TensorPtr& x, int64_t dim, bool descending) {
   TensorPtr positions = TensorImpl::empty(rows_view->shape(), Dtype::I64, x->device());
   launch(p, {positions.get()}, {rows_view.get()});
   return d == last ? positions : contiguous(transpose(positions, d, last));
+}
+
+TensorPtr searchsorted(const TensorPtr& boundaries, const TensorPtr& values, bool right) {
+  LUCID_CHECK(boundaries->device() == values->device(), RuntimeError,
+              "torch.searchsorted(): boundaries and input value tensors should be on the same device, got ",
+              boundaries->device().str(), " and ", values->device().str());
+  const Shape& bs = boundaries->shape();
+  const Shape& vs = values->shape();
+  const bool shared = bs.size() == 1;
+  bool leading_match = !bs.empty() && bs.size() == vs.size();
+  for (size_t d = 0; leading_match && d + 1 < bs.size(); ++d) leading_match = bs[d] == vs[d];
+  LUCID_CHECK(shared || leading_match, RuntimeError,
+              "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+              "boundaries tensor and input value tensor must match, but we got boundaries tensor ",
+              shape_str(bs), " and input value tensor ", shape_str(vs));
+  const Dtype dt = promote_types(boundaries->dtype(), values->dtype());
+  LUCID_CHECK(dt != Dtype::C64, TypeError, "searchsorted: complex values have no order");
+  autograd::GradModeGuard no_graph(false);
+  TensorPtr b = contiguous_as(boundaries, dt), v = contiguous_as(values, dt);
+  SearchSorted p;
+  p.n = bs.back();
+  p.m = vs.empty() ? 1 : vs.back();
+  p.rows = p.m == 0 ? 0 : values->numel() / p.m;
+  p.right = right;
+  p.shared = shared;
+  TensorPtr out = TensorImpl::empty(vs, Dtype::I64, values->device());
+  launch(p, {out.get()}, {b.get(), v.get()});
+  return out;
 }
 
 }  // namespace lucid::ops

@@ -13,4 +13,10 @@ namespace lucid::ops {
 // whose gradient is the scatter torch's SortBackward0 is.
 TensorPtr argsort(const TensorPtr& x, int64_t dim, bool descending);
 
+// torch.searchsorted: where each of values goes in `boundaries`, sorted along its last
+// dim (1-d, shared by every value, or with values' leading dims): the count of
+// boundaries below the value (right: at most it), int64, NaN the largest value. Both
+// compared in their promoted dtype; same device.
+TensorPtr searchsorted(const TensorPtr& boundaries, const TensorPtr& values, bool right);
+
 }  // namespace lucid::ops

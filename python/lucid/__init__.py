@@ -21,7 +21,9 @@ from ._creation import *  # noqa: F401,F403
 from ._random import *  # noqa: F401,F403
 from ._random import Generator, default_generator, manual_seed  # noqa: F401
 from ._multinomial import multinomial  # noqa: F401
-from ._sort import argsort, kthvalue, median, msort, nanmedian, sort, topk  # noqa: F401
+from ._sort import (argsort, bucketize, isin, kthvalue, median, msort, nanmedian, searchsorted, sort,  # noqa: F401
+                    topk, unique, unique_consecutive)
+from ._counting import bincount, histc, nanmean, nansum  # noqa: F401
 from ._printing import set_printoptions  # noqa: F401
 from ._elementwise import result_type, can_cast  # noqa: F401
 from . import gpu

@@ -14,10 +14,11 @@ TAKE_OUT = {
     "var": False, "std": False, "logsumexp": False, "norm": False, "all": False, "any": False,
     "cumsum": False, "cumprod": False, "scatter": False, "masked_select": False, "nonzero": True,
     "tril": False, "triu": False, "diag": False, "mv": False, "dot": False, "vdot": False, "addmm": False,
-    "addmv": False, "baddbmm": False, "tensordot": False,
+    "addmv": False, "baddbmm": False, "tensordot": False, "msort": False, "searchsorted": True, "bucketize": True,
+    "nansum": False, "nanmean": False, "histc": False,
 }
 # max/min along a dim return (values, indices): out is a pair.
-TAKE_OUT_PAIR = ("max", "min")
+TAKE_OUT_PAIR = ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian")
 
 
 def _check_out(name, out):

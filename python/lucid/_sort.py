@@ -30,15 +30,11 @@ def argsort(input, dim=-1, descending=False, stable=False):
     return _C._argsort(input, dim, bool(descending))
 
 
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
-    """(values, indices) of `input` sorted along `dim`; NaN sorts as the largest value."""
+def sort(input, dim=-1, descending=False, stable=False):
+    """(values, indices) of `input` sorted along `dim`; NaN sorts as the largest value.
+    (out= for this and the others: _out.py.)"""
     positions = argsort(input, dim, descending)
-    result = _rt.sort((_values(input, dim, positions), positions))
-    if out is not None:
-        out[0].resize_(result[0].shape).copy_(result[0])
-        out[1].resize_(result[1].shape).copy_(result[1])
-        return _rt.sort(out)
-    return result
+    return _rt.sort((_values(input, dim, positions), positions))
 
 
 def msort(input):
@@ -119,3 +115,136 @@ def nanmedian(input, dim=None, keepdim=False):
             return input.new_full([], float("nan"))
         return _median(flat, 0, False, True, "nanmedian")[0]
     return _rt.nanmedian(_median(input, dim, keepdim, True, "nanmedian"))
+
+
+# ---- searching ---------------------------------------------------------------------------
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """Where each value of `input` goes in `sorted_sequence` (sorted along its last dim;
+    1-d, or with input's leading dims): the count of entries below it (right / side=
+    "right": at most it). `sorter` gives the positions that sort an unsorted sequence."""
+    from ._tensor import Tensor
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+                               "while right was True")
+        right = side == "right"
+    if not isinstance(input, Tensor):
+        from ._creation import tensor
+        input = tensor(input, device=sorted_sequence.device)
+    if sorter is not None:
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    result = _C._searchsorted(sorted_sequence, input, bool(right))
+    if out_int32:
+        from ._dtype import int32
+        result = result.to(int32)
+    return result
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """The bucket of each value among the 1-d sorted `boundaries` (searchsorted's count)."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """A bool tensor of elements' shape: whether each is among test_elements (NaN never is)."""
+    from ._creation import tensor
+    from ._tensor import Tensor
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin() expects at least one of elements and test_elements to be a Tensor")
+    device = elements.device if isinstance(elements, Tensor) else test_elements.device
+    elements = elements if isinstance(elements, Tensor) else tensor(elements, device=device)
+    test_elements = test_elements if isinstance(test_elements, Tensor) else tensor(test_elements, device=device)
+    pool = sort(test_elements.reshape(-1)).values
+    if pool.numel() == 0:
+        found = elements.new_zeros(elements.shape, dtype=_bool())
+    else:
+        at = searchsorted(pool, elements).clamp(max=pool.numel() - 1)
+        found = pool[at.reshape(-1)].reshape(elements.shape) == elements
+    return ~found if invert else found
+
+
+def _bool():
+    from ._dtype import bool as bool_
+    return bool_
+
+
+# ---- unique ------------------------------------------------------------------------------
+
+def _runs(flat_sorted):
+    """Whether each entry starts a run of equal values (NaNs never equal: each its own)."""
+    from ._shape import cat
+    first = flat_sorted.new_ones(min(flat_sorted.shape[0], 1), dtype=_bool())
+    if flat_sorted.ndim == 1:
+        differs = flat_sorted[1:] != flat_sorted[:-1]
+    else:  # rows of a dim-wise unique: a run ends where any entry of the row differs
+        differs = (flat_sorted[1:] != flat_sorted[:-1]).any(1)
+    return cat([first, differs])
+
+
+def _unique_from(ordered, order, starts, return_inverse, return_counts, inverse_shape):
+    """unique's results from the rows/values `ordered` (= original[order]) and where their
+    runs start."""
+    from ._shape import cat
+    values = ordered[starts]
+    result = [values]
+    if return_inverse:
+        group = starts.long().cumsum(0) - 1
+        inverse = group.new_empty(group.shape) if order is not None else group
+        if order is not None:
+            inverse = inverse.scatter(0, order, group)
+        result.append(inverse.reshape(inverse_shape))
+    if return_counts:
+        begins = starts.nonzero().reshape(-1)
+        ends = cat([begins[1:], begins.new_full([min(begins.shape[0], 1)], starts.shape[0])])
+        result.append(ends - begins)
+    return result[0] if len(result) == 1 else tuple(result)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values of input (sorted; or the distinct slices along `dim`), and
+    optionally where each entry went (inverse) and how often each occurs (counts)."""
+    if dim is None:
+        flat = input.reshape(-1)
+        order = argsort(flat)
+        ordered = flat[order]
+        return _unique_from(ordered, order, _runs(ordered), return_inverse, return_counts, input.shape)
+    d = dim % input.ndim if input.ndim else 0
+    rows = input.movedim(d, 0)
+    rows = rows.reshape(rows.shape[0], -1)
+    order = _lexicographic_order(rows)
+    ordered = rows[order]
+    starts = _runs(ordered) if rows.shape[0] else ordered.new_zeros(0, dtype=_bool())
+    out = _unique_from(ordered, order, starts, return_inverse, return_counts, (input.shape[d],))
+    values = out[0] if isinstance(out, tuple) else out
+    values = values.reshape(values.shape[0], *[s for i, s in enumerate(input.shape) if i != d]).movedim(0, d)
+    return (values, *out[1:]) if isinstance(out, tuple) else values
+
+
+def _lexicographic_order(rows):
+    """Positions that sort the rows of a 2-d tensor lexicographically: stable sorts by
+    each column from the last to the first."""
+    from ._creation import arange
+    order = arange(rows.shape[0], device=rows.device)
+    for c in range(rows.shape[1] - 1, -1, -1):
+        order = order[argsort(rows[order, c])]
+    return order
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """unique of each run of equal consecutive values (or slices along `dim`), in order."""
+    if dim is None:
+        flat = input.reshape(-1)
+        return _unique_from(flat, None, _runs(flat), return_inverse, return_counts, input.shape)
+    d = dim % input.ndim if input.ndim else 0
+    rows = input.movedim(d, 0)
+    rows = rows.reshape(rows.shape[0], -1)
+    starts = _runs(rows) if rows.shape[0] else rows.new_zeros(0, dtype=_bool())
+    out = _unique_from(rows, None, starts, return_inverse, return_counts, (input.shape[d],))
+    values = out[0] if isinstance(out, tuple) else out
+    values = values.reshape(values.shape[0], *[s for i, s in enumerate(input.shape) if i != d]).movedim(0, d)
+    return (values, *out[1:]) if isinstance(out, tuple) else values

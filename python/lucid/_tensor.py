@@ -568,6 +568,31 @@ class _TensorAPI:
         from ._sort import nanmedian
         return nanmedian(self, dim, keepdim)
 
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        from ._sort import unique
+        return unique(self, sorted, return_inverse, return_counts, dim)
+
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        from ._sort import unique_consecutive
+        return unique_consecutive(self, return_inverse, return_counts, dim)
+
+    # ---- counting (_counting.py) --------------------------------------------------------
+    def bincount(self, weights=None, minlength=0):
+        from ._counting import bincount
+        return bincount(self, weights, minlength)
+
+    def histc(self, bins=100, min=0, max=0):
+        from ._counting import histc
+        return histc(self, bins, min, max)
+
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        from ._counting import nansum
+        return nansum(self, dim, keepdim, dtype=dtype)
+
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        from ._counting import nanmean
+        return nanmean(self, dim, keepdim, dtype=dtype)
+
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         from ._multinomial import multinomial
         return multinomial(self, num_samples, replacement, generator=generator)

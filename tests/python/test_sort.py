@@ -154,3 +154,136 @@ def test_gradients_flow_to_the_selected_entries(op, device):
     (op(lucid, lx) * to_lucid(w, device)).sum().backward()
     _same(lx.grad, tx.grad)
     assert lucid.autograd.gradcheck(lambda a: op(lucid, a), (lx.detach().requires_grad_(),))
+
+
+# ---- searching, unique, counting ---------------------------------------------------------
+
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_and_bucketize_match_torch(right, device):
+    g = torch.Generator().manual_seed(7)
+    seq = torch.randint(-4, 5, (13,), generator=g).double().sort().values / 2
+    vals = torch.tensor([[-3.0, -0.0, 0.0, 1.5, 2.0], [float("nan"), float("inf"), 0.5, -1.0, 9.0]])
+    rows = torch.randint(-4, 5, (2, 6), generator=g).float().sort().values
+    td = lambda t: t.to(tdev(device))  # noqa: E731
+    # (NaN values go last; NaN among the boundaries is torch's undefined case)
+    cases = [(seq, vals), (rows, vals.float()), (seq.long(), torch.tensor([0, 3, -7])),
+             (seq.float(), torch.tensor([1, 2])),  # promoted: float boundaries, int values
+             (torch.zeros(0), torch.tensor([1.0]))]
+    for s, v in cases:
+        _same(lucid.searchsorted(to_lucid(s, device), to_lucid(v, device), right=right),
+              torch.searchsorted(td(s), td(v), right=right))
+    _same(lucid.searchsorted(to_lucid(seq, device), 1.25, side="right" if right else "left"),
+          torch.searchsorted(td(seq), 1.25, side="right" if right else "left"))
+    _same(lucid.searchsorted(to_lucid(seq, device), to_lucid(vals, device), out_int32=True, right=right),
+          torch.searchsorted(td(seq), td(vals), out_int32=True, right=right))
+    unsorted = torch.tensor([3.0, 1.0, 2.0])
+    sorter = unsorted.argsort()
+    _same(lucid.searchsorted(to_lucid(unsorted, device), to_lucid(torch.tensor([2.5]), device),
+                             sorter=to_lucid(sorter, device), right=right),
+          torch.searchsorted(td(unsorted), td(torch.tensor([2.5])), sorter=td(sorter), right=right))
+    _same(lucid.bucketize(to_lucid(vals, device), to_lucid(seq, device), right=right),
+          torch.bucketize(td(vals), td(seq), right=right))
+    with pytest.raises(RuntimeError, match="boundaries tensor should be 1 dimension or the first N-1"):
+        lucid.searchsorted(to_lucid(rows, device), lucid.zeros(3, 1, device=device))
+    with pytest.raises(RuntimeError, match="side can only be 'left' or 'right'"):
+        lucid.searchsorted(to_lucid(seq, device), 1.0, side="middle")
+
+
+def test_isin_matches_torch(device):
+    e = torch.tensor([[1.0, 2.0, float("nan")], [4.0, -0.0, 7.0]])
+    t = torch.tensor([7.0, 0.0, float("nan"), 1.0])
+    td = lambda x: x.to(tdev(device))  # noqa: E731
+    for invert in (False, True):
+        _same(lucid.isin(to_lucid(e, device), to_lucid(t, device), invert=invert),
+              torch.isin(td(e), td(t), invert=invert))
+    _same(lucid.isin(to_lucid(e, device), 2.0), torch.isin(td(e), 2.0))
+    _same(lucid.isin(to_lucid(e, device), lucid.zeros(0, device=device)), torch.isin(td(e), td(torch.zeros(0))))
+    _same(lucid.isin(to_lucid(torch.arange(6), device), to_lucid(torch.tensor([5, 1]), device)),
+          torch.isin(td(torch.arange(6)), td(torch.tensor([5, 1]))))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_unique_matches_torch(dtype, device):
+    t = _data(dtype, (4, 6), seed=8)
+    if dtype == "float32":
+        t = t.nan_to_num(nan=9.0)  # (torch's NaNs: each its own value on one device, merged on another)
+    x = to_lucid(t, device)
+    td = t.to(tdev(device))
+    for inv in (False, True):
+        for counts in (False, True):
+            got = lucid.unique(x, return_inverse=inv, return_counts=counts)
+            want = torch.unique(td, return_inverse=inv, return_counts=counts)
+            for a, b in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+                _same(a, b)
+            for dim in (0, 1):
+                got = lucid.unique(x, dim=dim, return_inverse=inv, return_counts=counts)
+                want = torch.unique(td, dim=dim, return_inverse=inv, return_counts=counts)
+                for a, b in zip(got if isinstance(got, tuple) else (got,),
+                                want if isinstance(want, tuple) else (want,)):
+                    _same(a, b)
+    run = to_lucid(torch.tensor([1, 1, 2, 2, 3, 1, 1, 2]), device)
+    for a, b in zip(run.unique_consecutive(return_inverse=True, return_counts=True),
+                    torch.tensor([1, 1, 2, 2, 3, 1, 1, 2]).to(tdev(device)).unique_consecutive(
+                        return_inverse=True, return_counts=True)):
+        _same(a, b)
+    _same(lucid.unique(lucid.zeros(0, device=device)), torch.unique(torch.zeros(0, device=tdev(device))))
+
+
+def test_bincount_and_histc_match_torch(device):
+    td = lambda x: x.to(tdev(device))  # noqa: E731
+    x = torch.tensor([0, 1, 1, 4, 1])
+    w = torch.tensor([0.5, 1.0, 2.0, 3.0, 0.25])
+    _same(lucid.bincount(to_lucid(x, device)), torch.bincount(td(x)))
+    _same(lucid.bincount(to_lucid(x, device), minlength=8), torch.bincount(td(x), minlength=8))
+    _same(lucid.bincount(to_lucid(x, device), to_lucid(w, device)), torch.bincount(td(x), td(w)))
+    _same(to_lucid(x, device).bincount(to_lucid(w.double(), device)), td(x).bincount(td(w.double())))
+    _same(lucid.bincount(to_lucid(torch.zeros(0, dtype=torch.long), device)),
+          torch.bincount(td(torch.zeros(0, dtype=torch.long))))
+    for bad, err, msg in ((torch.tensor([-1, 2]), RuntimeError, "non-negative integral"),
+                          (torch.tensor([[1]]), RuntimeError, "non-negative integral"),
+                          (torch.tensor([1.5]), NotImplementedError, "not implemented for 'Float'")):
+        with pytest.raises(err, match=msg):
+            lucid.bincount(to_lucid(bad, device))
+    with pytest.raises(RuntimeError, match="weights should be 1-d and have the same length as input"):
+        lucid.bincount(to_lucid(x, device), lucid.ones(3, device=device))
+    h = torch.tensor([1.0, 2.0, 1.0, 2.5, 4.0, float("nan"), -1.0])
+    for kw in (dict(bins=4, min=0, max=3), dict(bins=7, min=-1, max=4)):
+        _same(lucid.histc(to_lucid(h, device), **kw), torch.histc(td(h), **kw))
+    _same(lucid.histc(to_lucid(h[:5], device), 4), torch.histc(td(h[:5]), 4))  # the data's range
+    with pytest.raises(RuntimeError, match="is not finite"):  # ... which a NaN leaves undefined
+        lucid.histc(to_lucid(h, device), 4)
+    _same(lucid.histc(lucid.tensor([2.0, 2.0], device=device), 3), torch.histc(td(torch.tensor([2.0, 2.0])), 3))
+    with pytest.raises(RuntimeError, match="max must be larger than min"):
+        lucid.histc(to_lucid(h, device), 2, min=3, max=1)
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        lucid.histc(to_lucid(x, device), 3)
+
+
+def test_nansum_and_nanmean_match_torch(device):
+    t = torch.tensor([[1.0, float("nan"), 2.5], [float("nan"), float("nan"), float("nan")]])
+    x, td = to_lucid(t, device), t.to(tdev(device))
+    for dim, keepdim in ((None, False), (1, False), (0, True)):
+        kw = {} if dim is None else dict(dim=dim, keepdim=keepdim)
+        _same(lucid.nansum(x, **kw), torch.nansum(td, **kw))
+        _same(lucid.nanmean(x, **kw), torch.nanmean(td, **kw))
+    _same(x.nansum(), td.nansum())
+    _same(lucid.nansum(lucid.tensor([1, 2], device=device)), torch.nansum(td.new_tensor([1, 2]).long()))
+
+
+def test_out_arguments_are_filled_as_torchs(device):
+    t = torch.tensor([[3.0, 1.0, 2.0], [0.5, 0.25, 9.0]])
+    x, td = to_lucid(t, device), t.to(tdev(device))
+    v, i = lucid.empty(0, device=device), lucid.empty(0, dtype=lucid.int64, device=device)
+    r = lucid.sort(x, 1, out=(v, i))
+    assert r.values is v and r.indices is i
+    _same(v, torch.sort(td, 1).values)
+    _same(i, torch.sort(td, 1).indices)
+    v, i = lucid.empty(0, device=device), lucid.empty(0, dtype=lucid.int64, device=device)
+    lucid.topk(x, 2, out=(v, i))
+    _same(v, torch.topk(td, 2).values)
+    o = lucid.empty(0, dtype=lucid.int64, device=device)
+    assert lucid.searchsorted(x[0].sort().values, x, out=o) is o
+    _same(o, torch.searchsorted(td[0].sort().values, td))
+    m = lucid.empty(0, device=device)
+    assert lucid.median(x, out=m) is m
+    _same(m, torch.median(td))

@@ -47,6 +47,10 @@ void softmax_dim(const double* in, double* out, int64_t outer, int64_t n, int64_
 // sort.cpp. The stable sorting permutation of each row of a contiguous [rows, n]
 // block of `dtype` (real), NaN the largest value: int64 [rows, n] positions.
 void sort_rows(Dtype dtype, const std::byte* x, int64_t* out, int64_t rows, int64_t n, bool descending);
+// SearchSorted (ops/prims/reduce.h): each value's position among its row's sorted
+// boundaries.
+void search_sorted(Dtype dtype, const std::byte* boundaries, const std::byte* values, int64_t* out, int64_t rows,
+                   int64_t n, int64_t m, bool right, bool shared);
 // Its gradient from the output y and the output's gradient g (T float or double): the
 // column sums in double, every element written once.
 template <typename T>

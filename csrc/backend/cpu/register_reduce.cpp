@@ -160,6 +160,12 @@ void sort_rows_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   sort_rows(ins[0]->dtype(), ins[0]->host_ptr(), data<int64_t>(outs[0]), p.rows, p.n, p.descending);
 }
 
+void search_sorted_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = ops::prim_cast<ops::SearchSorted>(prim);
+  search_sorted(ins[0]->dtype(), ins[0]->host_ptr(), ins[1]->host_ptr(), data<int64_t>(outs[0]), p.rows, p.n, p.m,
+                p.right, p.shared);
+}
+
 }  // namespace
 
 void register_reduce_kernels() {
@@ -175,6 +181,7 @@ void register_reduce_kernels() {
   ops::register_kernel(Prim::SoftmaxDim, DeviceType::CPU, softmax_dim_kernel);
   ops::register_kernel(Prim::SoftmaxBackwardDim, DeviceType::CPU, softmax_backward_dim_kernel);
   ops::register_kernel(Prim::SortRows, DeviceType::CPU, sort_rows_kernel);
+  ops::register_kernel(Prim::SearchSorted, DeviceType::CPU, search_sorted_kernel);
 }
 
 }  // namespace lucid::cpu

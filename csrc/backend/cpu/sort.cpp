@@ -58,4 +58,31 @@ void sort_rows(Dtype dtype, const std::byte* x, int64_t* out, int64_t rows, int6
   });
 }
 
+void search_sorted(Dtype dtype, const std::byte* boundaries, const std::byte* values, int64_t* out, int64_t rows,
+                   int64_t n, int64_t m, bool right, bool shared) {
+  visit_dtype(dtype, [&]<typename T>() {
+    if constexpr (std::is_same_v<T, complex64>) {
+      fail<RuntimeError>("searchsorted: complex values have no order");
+    } else {
+      using C = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
+      const T* b = reinterpret_cast<const T*>(boundaries);
+      const T* v = reinterpret_cast<const T*>(values);
+      parallel_for(rows * m, 4096, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          const T* row = b + (shared ? 0 : (i / m) * n);
+          const C x = C(v[i]);
+          int64_t lo = 0, hi = n;  // the first position whose boundary is not below x (right: is above x)
+          while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            const bool before = right ? !less_nan_last(x, C(row[mid])) : less_nan_last(C(row[mid]), x);
+            if (before) lo = mid + 1;
+            else hi = mid;
+          }
+          out[i] = lo;
+        }
+      });
+    }
+  });
+}
+
 }  // namespace lucid::cpu

@@ -35,6 +35,6 @@ void register_conj_kernels();
 void register_seq_kernels();
 void register_optim_kernels();
 void register_pool_kernels();  // pool.cu: pooling, resample taps, grid_sample
-void register_sort_kernels();  // sort.cu: SortRows
+void register_sort_kernels();  // sort.cu: SortRows, SearchSorted
 
 }  // namespace lucid::cuda

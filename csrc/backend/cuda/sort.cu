@@ -1,4 +1,4 @@
-// SortRows on the GPU (ops/prims/reduce.h): CUB's stable segmented sort, one segment
+// SortRows and SearchSorted on the GPU (ops/prims/reduce.h). SortRows: CUB's stable segmented sort, one segment
 // a row, of (order key, position) pairs. Every dtype maps to an unsigned order key
 // whose ascending order is PyTorch's order of the values: floats with NaN made the
 // one positive NaN (above +inf) and -0.0 made 0.0 (equal to it, as torch compares),
@@ -103,8 +103,57 @@ void sort_rows_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs
   });
 }
 
+// ---- SearchSorted: one thread per value, a binary search of its row --------------------
+
+// a < b in SortRows' order (NaN the largest value), on the values' compute type.
+template <typename C>
+__device__ bool less_nan_last(C a, C b) {
+  if constexpr (std::is_floating_point_v<C>) return a < b || (b != b && a == a);
+  else return a < b;
+}
+
+template <typename T>
+__global__ void search_sorted_kernel(const T* boundaries, const T* values, int64_t* out, int64_t total, int64_t n,
+                                     int64_t m, bool right, bool shared) {
+  using C = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
+  for (int64_t i = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; i < total; i += int64_t(gridDim.x) * kEwThreads) {
+    const T* row = boundaries + (shared ? 0 : (i / m) * n);
+    const C x = C(values[i]);
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      const bool before = right ? !less_nan_last(x, C(row[mid])) : less_nan_last(C(row[mid]), x);
+      if (before) lo = mid + 1;
+      else hi = mid;
+    }
+    out[i] = lo;
+  }
+}
+
+void search_sorted_prim(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs ins) {
+  const auto& p = ops::prim_cast<ops::SearchSorted>(prim);
+  const int64_t total = p.rows * p.m;
+  if (total == 0) return;
+  const int dev = outs[0]->device().index;
+  DeviceGuard guard(dev);
+  cudaStream_t s = stream(dev);
+  visit_dtype(ins[0]->dtype(), [&]<typename T>() {
+    if constexpr (std::is_same_v<T, complex64>) {
+      fail<RuntimeError>("searchsorted: complex values have no order");
+    } else {
+      search_sorted_kernel<T><<<ew_grid(total), kEwThreads, 0, s>>>(
+          reinterpret_cast<const T*>(ins[0]->data_ptr()), reinterpret_cast<const T*>(ins[1]->data_ptr()),
+          reinterpret_cast<int64_t*>(outs[0]->data_ptr()), total, p.n, p.m, p.right, p.shared);
+    }
+  });
+  LUCID_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace
 
-void register_sort_kernels() { ops::register_kernel(ops::Prim::SortRows, DeviceType::GPU, sort_rows_kernel); }
+void register_sort_kernels() {
+  ops::register_kernel(ops::Prim::SortRows, DeviceType::GPU, sort_rows_kernel);
+  ops::register_kernel(ops::Prim::SearchSorted, DeviceType::GPU, search_sorted_prim);
+}
 
 }  // namespace lucid::cuda

@@ -126,6 +126,16 @@ struct SortRows : PrimitiveOf<Prim::SortRows, SortRows> {
   const char* name() const override { return "sort"; }
 };
 
+// For each value of row r of values [rows, m], where it goes in row r of the sorted
+// boundaries [rows, n] (row 0 for every r when shared): the count of boundaries below
+// it (right: at most it), in SortRows' order (NaN the largest value). Both contiguous,
+// one real dtype; out int64 [rows, m]. ins: {boundaries, values}.
+struct SearchSorted : PrimitiveOf<Prim::SearchSorted, SearchSorted> {
+  int64_t rows = 0, n = 0, m = 0;
+  bool right = false, shared = false;
+  const char* name() const override { return "searchsorted"; }
+};
+
 inline const char* MomentBlock::name() const {
   switch (moment) {
     case BlockMoment::Sum: return "sum";
