@@ -96,25 +96,24 @@ def _median(input, dim, keepdim, ignore_nan, name):
     return values, positions
 
 
-def median(input, dim=None, keepdim=False):
-    """The lower median of all entries (a 0-d tensor; NaN when there are none or any is
-    NaN), or (values, indices) along `dim`."""
-    if dim is None:
+def _median_of(input, dim, keepdim, ignore_nan, name):
+    if dim is None:  # of every entry: a 0-d tensor
         flat = input.reshape(-1)
         if flat.numel() == 0:
             return input.new_full([], float("nan"))
-        return _median(flat, 0, False, False, "median")[0]
-    return _rt.median(_median(input, dim, keepdim, False, "median"))
+        return _median(flat, 0, False, ignore_nan, name)[0]
+    return getattr(_rt, name)(_median(input, dim, keepdim, ignore_nan, name))
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median of all entries (a 0-d tensor; NaN when there are none or any is
+    NaN), or (values, indices) along `dim`."""
+    return _median_of(input, dim, keepdim, False, "median")
 
 
 def nanmedian(input, dim=None, keepdim=False):
     """median ignoring NaN (NaN only where every entry is NaN)."""
-    if dim is None:
-        flat = input.reshape(-1)
-        if flat.numel() == 0:
-            return input.new_full([], float("nan"))
-        return _median(flat, 0, False, True, "nanmedian")[0]
-    return _rt.nanmedian(_median(input, dim, keepdim, True, "nanmedian"))
+    return _median_of(input, dim, keepdim, True, "nanmedian")
 
 
 # ---- searching ---------------------------------------------------------------------------

@@ -13,17 +13,11 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "core/parallel.h"
+#include "ops/prims/search.h"
 
 namespace lucid::cpu {
 
 namespace {
-
-// a < b with NaN the largest value (two NaNs are equal).
-template <typename T>
-bool less_nan_last(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return a < b || (std::isnan(b) && !std::isnan(a));
-  else return a < b;
-}
 
 template <typename T>
 void sort_rows_as(const T* x, int64_t* out, int64_t rows, int64_t n, bool descending) {
@@ -33,9 +27,9 @@ void sort_rows_as(const T* x, int64_t* out, int64_t rows, int64_t n, bool descen
       int64_t* idx = out + r * n;
       std::iota(idx, idx + n, int64_t(0));
       if (descending)
-        std::stable_sort(idx, idx + n, [row](int64_t i, int64_t j) { return less_nan_last(row[j], row[i]); });
+        std::stable_sort(idx, idx + n, [row](int64_t i, int64_t j) { return ops::less_nan_last(row[j], row[i]); });
       else
-        std::stable_sort(idx, idx + n, [row](int64_t i, int64_t j) { return less_nan_last(row[i], row[j]); });
+        std::stable_sort(idx, idx + n, [row](int64_t i, int64_t j) { return ops::less_nan_last(row[i], row[j]); });
     }
   });
 }
@@ -64,22 +58,11 @@ void search_sorted(Dtype dtype, const std::byte* boundaries, const std::byte* va
     if constexpr (std::is_same_v<T, complex64>) {
       fail<RuntimeError>("searchsorted: complex values have no order");
     } else {
-      using C = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
       const T* b = reinterpret_cast<const T*>(boundaries);
       const T* v = reinterpret_cast<const T*>(values);
       parallel_for(rows * m, 4096, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-          const T* row = b + (shared ? 0 : (i / m) * n);
-          const C x = C(v[i]);
-          int64_t lo = 0, hi = n;  // the first position whose boundary is not below x (right: is above x)
-          while (lo < hi) {
-            const int64_t mid = lo + (hi - lo) / 2;
-            const bool before = right ? !less_nan_last(x, C(row[mid])) : less_nan_last(C(row[mid]), x);
-            if (before) lo = mid + 1;
-            else hi = mid;
-          }
-          out[i] = lo;
-        }
+        for (int64_t i = begin; i < end; ++i)
+          out[i] = ops::sorted_position(b + (shared ? 0 : (i / m) * n), n, ops::SearchType<T>(v[i]), right);
       });
     }
   });

@@ -20,6 +20,7 @@
 #include "backend/cuda/stream.h"
 #include "core/half.h"
 #include "ops/prims/reduce.h"
+#include "ops/prims/search.h"
 
 namespace lucid::cuda {
 
@@ -105,29 +106,11 @@ void sort_rows_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs
 
 // ---- SearchSorted: one thread per value, a binary search of its row --------------------
 
-// a < b in SortRows' order (NaN the largest value), on the values' compute type.
-template <typename C>
-__device__ bool less_nan_last(C a, C b) {
-  if constexpr (std::is_floating_point_v<C>) return a < b || (b != b && a == a);
-  else return a < b;
-}
-
 template <typename T>
 __global__ void search_sorted_kernel(const T* boundaries, const T* values, int64_t* out, int64_t total, int64_t n,
                                      int64_t m, bool right, bool shared) {
-  using C = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
-  for (int64_t i = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; i < total; i += int64_t(gridDim.x) * kEwThreads) {
-    const T* row = boundaries + (shared ? 0 : (i / m) * n);
-    const C x = C(values[i]);
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      const bool before = right ? !less_nan_last(x, C(row[mid])) : less_nan_last(C(row[mid]), x);
-      if (before) lo = mid + 1;
-      else hi = mid;
-    }
-    out[i] = lo;
-  }
+  for (int64_t i = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; i < total; i += int64_t(gridDim.x) * kEwThreads)
+    out[i] = ops::sorted_position(boundaries + (shared ? 0 : (i / m) * n), n, ops::SearchType<T>(values[i]), right);
 }
 
 void search_sorted_prim(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs ins) {
