@@ -24,6 +24,9 @@ from ._multinomial import multinomial  # noqa: F401
 from ._sort import (argsort, bucketize, isin, kthvalue, median, msort, nanmedian, searchsorted, sort,  # noqa: F401
                     topk, unique, unique_consecutive)
 from ._counting import bincount, histc, nanmean, nansum  # noqa: F401
+from ._shape_more import (atleast_3d, block_diag, cartesian_prod, column_stack, combinations, diff,  # noqa: F401
+                          dsplit, dstack, hsplit, kron, meshgrid, ravel, repeat_interleave, rot90, row_stack, take,
+                          tril_indices, triu_indices, vsplit)
 from ._printing import set_printoptions  # noqa: F401
 from ._elementwise import result_type, can_cast  # noqa: F401
 from . import gpu
@@ -98,6 +101,11 @@ masked_select = _C.masked_select
 # out= for the functions whose bindings have none (python/lucid/_out.py).
 from . import _out  # noqa: E402
 _out.install(globals())
+
+# numpy's spellings of the ops, torch's constants and predicates (python/lucid/_aliases.py).
+from . import _aliases  # noqa: E402
+from ._aliases import e, inf, nan, newaxis, pi  # noqa: E402,F401
+_aliases.install(globals())
 del _out
 
 # Data loading and datasets (python/lucid/utils/); `lucid.data` is lucid.utils.data.

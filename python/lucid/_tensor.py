@@ -576,6 +576,29 @@ class _TensorAPI:
         from ._sort import unique_consecutive
         return unique_consecutive(self, return_inverse, return_counts, dim)
 
+    # ---- arrangement (_shape_more.py) -----------------------------------------------------
+    def ravel(self):
+        return self.reshape(-1)
+
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        from ._shape_more import diff
+        return diff(self, n, dim, prepend, append)
+
+    def rot90(self, k=1, dims=(0, 1)):
+        from ._shape_more import rot90
+        return rot90(self, k, dims)
+
+    def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+        from ._shape_more import repeat_interleave
+        return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+    def kron(self, other):
+        from ._shape_more import kron
+        return kron(self, other)
+
+    def take(self, index):
+        return self.reshape(-1)[index]
+
     # ---- counting (_counting.py) --------------------------------------------------------
     def bincount(self, weights=None, minlength=0):
         from ._counting import bincount

@@ -1,0 +1,143 @@
+"""torch's other spellings (absolute, divide, greater, ...), constants and predicates
+(python/lucid/_aliases.py), and the arrangement functions composed from lucid's ops
+(python/lucid/_shape_more.py), against torch on each device, with gradients."""
+
+import math
+
+import pytest
+import torch
+
+import lucid
+from conftest import to_lucid, to_torch
+from test_elementwise import _torch_device as tdev
+
+
+def _same(got, want, tol=0.0):
+    if isinstance(want, (tuple, list)):
+        assert isinstance(got, (tuple, list)) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w, tol)
+        return
+    assert tuple(got.shape) == tuple(want.shape), (got.shape, want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    torch.testing.assert_close(to_torch(got.detach().cpu()), want.detach().cpu(), rtol=tol, atol=tol, equal_nan=True)
+
+
+ALIASES = ["absolute", "arccos", "arcsin", "arctan", "arccosh", "arcsinh", "arctanh", "negative"]
+BINARY_ALIASES = ["arctan2", "divide", "true_divide", "multiply", "subtract", "greater", "greater_equal", "less",
+                  "less_equal", "not_equal"]
+
+
+def test_aliases_are_the_ops(device):
+    t = torch.tensor([[0.25, -0.5, 1.5], [2.0, -3.0, 0.75]], dtype=torch.float64)
+    x, td = to_lucid(t, device), t.to(tdev(device))
+    for name in ALIASES:  # (the transcendental ones to an ulp: another libm)
+        _same(getattr(lucid, name)(x), getattr(torch, name)(td), 1e-14)
+        _same(getattr(x, name)(), getattr(td, name)(), 1e-14)
+    for name in BINARY_ALIASES:
+        _same(getattr(lucid, name)(x, x.flip(1)), getattr(torch, name)(td, td.flip(1)), 1e-14)
+        if name != "arctan2":  # (its other must be a tensor, in both)
+            _same(getattr(x, name)(0.5), getattr(td, name)(0.5), 1e-14)
+    y = x.clone()
+    y.multiply_(2).subtract_(1).absolute_()
+    _same(y, td.clone().multiply_(2).subtract_(1).absolute_())
+    _same(lucid.rsub(x, 5, alpha=2), torch.rsub(td, 5, alpha=2))
+    _same(lucid.rsub(x, x * 3), torch.rsub(td, td * 3))
+    assert lucid.positive(x) is x
+    with pytest.raises(RuntimeError, match="bool tensor is not supported"):
+        lucid.positive(x > 0)
+    assert (lucid.pi, lucid.e, lucid.inf, lucid.newaxis) == (math.pi, math.e, math.inf, None)
+    assert math.isnan(lucid.nan)
+    assert x[lucid.newaxis].shape == (1, 2, 3)
+    # predicates
+    assert lucid.is_floating_point(x) and not lucid.is_complex(x) and lucid.is_signed(x)
+    assert not lucid.is_floating_point(lucid.tensor([1])) and lucid.is_complex(lucid.zeros(1, dtype=lucid.complex64))
+    assert lucid.is_nonzero(lucid.tensor([2.5])) and not lucid.tensor(0).is_nonzero()
+    with pytest.raises(RuntimeError, match="more than one value is ambiguous"):
+        lucid.is_nonzero(x)
+    with pytest.raises(RuntimeError, match="no values is ambiguous"):
+        lucid.is_nonzero(lucid.zeros(0))
+    assert lucid.is_same_size(x, x * 2) and not x.is_same_size(x[0])
+
+
+def _both(fn, *ts, device, tol=1e-12):
+    """fn(lucid, ...) against fn(torch, ...) on the same float64 inputs, and their gradients
+    (to rounding: a gradient may sum its parts in another order)."""
+    ls = [to_lucid(t, device).requires_grad_() if t.is_floating_point() else to_lucid(t, device) for t in ts]
+    tts = [t.to(tdev(device)).detach().clone().requires_grad_() if t.is_floating_point() else t.to(tdev(device))
+           for t in ts]
+    got, want = fn(lucid, *ls), fn(torch, *tts)
+    _same(got, want, tol)
+    outs = [(g, w) for g, w in (zip(got, want) if isinstance(got, (tuple, list)) else [(got, want)])
+            if w.is_floating_point() and w.requires_grad]
+    if outs:
+        sum((w.double() * (torch.arange(w.numel(), device=w.device).reshape(w.shape) % 5)).sum() for _, w in outs
+            ).backward()
+        sum((g.double() * to_lucid((torch.arange(g.numel()).reshape(tuple(g.shape)) % 5), device)).sum()
+            for g, _ in outs).backward()
+        for l_in, t_in in zip(ls, tts):
+            if t_in.is_floating_point():
+                _same(l_in.grad, t_in.grad, tol)
+
+
+def test_arrangement_functions_match_torch(device):
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    b = torch.randn(2, 3, generator=g, dtype=torch.float64)
+    v = torch.randn(5, generator=g, dtype=torch.float64)
+    i = torch.tensor([[0, 11], [5, 3]])
+    _both(lambda m, x: m.ravel(x.t()), a, device=device)
+    _both(lambda m, x: x.t().ravel(), a, device=device)
+    for kw in (dict(), dict(n=2, dim=0), dict(dim=1, prepend=None)):
+        _both(lambda m, x: m.diff(x, **kw), a, device=device)
+    _both(lambda m, x, p: m.diff(x, dim=1, prepend=p, append=p), a, a[:, :2], device=device)
+    _same(lucid.diff(lucid.tensor([True, False, False, True], device=device)),
+          torch.diff(torch.tensor([True, False, False, True], device=tdev(device))))
+    for k in (1, 2, 3, -1, 4):
+        _both(lambda m, x: m.rot90(x, k, [0, 1]), a, device=device)
+        _both(lambda m, x: x.rot90(k, (1, 0)), a, device=device)
+    for indexing in ("ij", "xy"):
+        _both(lambda m, x, y: m.meshgrid(x, y, x[:2], indexing=indexing), v, a[0], device=device)
+    _both(lambda m, x: m.repeat_interleave(x, 2), b, device=device)
+    _both(lambda m, x: x.repeat_interleave(3, dim=1), b, device=device)
+    _both(lambda m, x, r: m.repeat_interleave(x, r, dim=0), b, torch.tensor([2, 0]), device=device)
+    _same(lucid.repeat_interleave(to_lucid(torch.tensor([1, 0, 2]), device)),
+          torch.repeat_interleave(torch.tensor([1, 0, 2], device=tdev(device))))
+    _both(lambda m, x, y: m.kron(x, y), a, b, device=device)
+    _both(lambda m, x, y: m.kron(x, y), v, b, device=device)
+    _both(lambda m, x, y: m.cartesian_prod(x, y), v, a[0], device=device)
+    _both(lambda m, x, y, z: m.block_diag(x, y, z), a, v, b[0, 0], device=device)
+    _both(lambda m, x, y: m.column_stack([x, y]), a[:, 0], a, device=device)
+    _both(lambda m, x, y: m.row_stack([x, y]), a[0], a, device=device)
+    _both(lambda m, x, y: m.dstack([x, y]), a, a * 2, device=device)
+    _both(lambda m, x, y: m.atleast_3d(x, y, x[0]), v, a, device=device)
+    _both(lambda m, x: m.hsplit(x, 2), a, device=device)
+    _both(lambda m, x: m.hsplit(x, [1, 3]), a, device=device)
+    _both(lambda m, x: m.vsplit(x, 3), a, device=device)
+    _both(lambda m, x: m.dsplit(x.reshape(3, 2, 2), 2), a, device=device)
+    _both(lambda m, x, idx: m.take(x, idx), a, i, device=device)
+    _both(lambda m, x: m.combinations(x, 2), v, device=device)
+    _both(lambda m, x: m.combinations(x, 3, with_replacement=True), v[:3], device=device)
+    for args in ((3, 4), (4, 3, 1), (3, 3, -1), (0, 2)):
+        _same(lucid.tril_indices(*args), torch.tril_indices(*args))
+        _same(lucid.triu_indices(*args), torch.triu_indices(*args))
+
+
+def test_arrangement_errors_match_torch(device):
+    x = lucid.zeros(3, 4, device=device)
+    cases = [
+        (lambda m, t: m.rot90(t, 1, [0, 0]), RuntimeError, "expected rotation dims to be different"),
+        (lambda m, t: m.rot90(t, 1, [0]), RuntimeError, "expected total rotation dims == 2"),
+        (lambda m, t: m.hsplit(t, 3), RuntimeError, "not divisible by the split_size 3"),
+        (lambda m, t: m.dsplit(t, 2), RuntimeError, "requires a tensor with at least 3 dimension"),
+        (lambda m, t: m.meshgrid(t, indexing="ij"), RuntimeError, "Expected 0D or 1D tensor"),
+        (lambda m, t: m.block_diag(t.reshape(3, 2, 2)), RuntimeError, "must have 2 or fewer dimensions"),
+        (lambda m, t: m.combinations(t), RuntimeError, "Expect a 1D vector"),
+    ]
+    for fn, err, msg in cases:
+        with pytest.raises(err, match=msg):
+            fn(lucid, x)
+        with pytest.raises(err, match=msg):
+            fn(torch, torch.zeros(3, 4))
+    with pytest.warns(UserWarning, match="indexing argument"):
+        lucid.meshgrid(lucid.arange(2), lucid.arange(3))
