@@ -24,6 +24,7 @@ from ._multinomial import multinomial  # noqa: F401
 from ._sort import (argsort, bucketize, isin, kthvalue, median, msort, nanmedian, searchsorted, sort,  # noqa: F401
                     topk, unique, unique_consecutive)
 from ._counting import bincount, histc, nanmean, nansum  # noqa: F401
+from ._stats import corrcoef, cov, mode, nanquantile, quantile  # noqa: F401
 from ._shape_more import (atleast_3d, block_diag, cartesian_prod, column_stack, combinations, diff,  # noqa: F401
                           dsplit, dstack, hsplit, kron, meshgrid, ravel, repeat_interleave, rot90, row_stack, take,
                           tril_indices, triu_indices, vsplit)
@@ -106,6 +107,8 @@ _out.install(globals())
 from . import _aliases  # noqa: E402
 from ._aliases import e, inf, nan, newaxis, pi  # noqa: E402,F401
 _aliases.install(globals())
+from . import _math_more  # noqa: E402  (heaviside, copysign, index_fill, Tensor.unfold, ...)
+_math_more.install(globals())
 del _out
 
 # Data loading and datasets (python/lucid/utils/); `lucid.data` is lucid.utils.data.

@@ -32,7 +32,6 @@ def install(namespace):
         namespace[fn.__name__] = fn
     Tensor.positive = positive
     Tensor.is_nonzero = is_nonzero
-    Tensor.is_same_size = is_same_size
     namespace["is_complex"] = lambda input: input.is_complex()
     namespace["is_floating_point"] = lambda input: input.is_floating_point()
     namespace["is_signed"] = lambda input: input.is_signed()
@@ -62,7 +61,7 @@ def is_nonzero(input):
 
 
 def is_same_size(input, other):
-    return tuple(input.shape) == tuple(other.shape)
+    return input.is_same_size(other)  # (the engine's method: TypeError for a non-tensor, as torch)
 
 
 def _bool():

@@ -15,10 +15,10 @@ TAKE_OUT = {
     "cumsum": False, "cumprod": False, "scatter": False, "masked_select": False, "nonzero": True,
     "tril": False, "triu": False, "diag": False, "mv": False, "dot": False, "vdot": False, "addmm": False,
     "addmv": False, "baddbmm": False, "tensordot": False, "msort": False, "searchsorted": True, "bucketize": True,
-    "nansum": False, "nanmean": False, "histc": False,
+    "nansum": False, "nanmean": False, "histc": False, "quantile": False, "nanquantile": False,
 }
 # max/min along a dim return (values, indices): out is a pair.
-TAKE_OUT_PAIR = ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian")
+TAKE_OUT_PAIR = ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode")
 
 
 def _check_out(name, out):

@@ -599,6 +599,27 @@ class _TensorAPI:
     def take(self, index):
         return self.reshape(-1)[index]
 
+    # ---- statistics (_stats.py) ---------------------------------------------------------
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        from ._stats import quantile
+        return quantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        from ._stats import nanquantile
+        return nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def mode(self, dim=-1, keepdim=False):
+        from ._stats import mode
+        return mode(self, dim, keepdim)
+
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        from ._stats import cov
+        return cov(self, correction=correction, fweights=fweights, aweights=aweights)
+
+    def corrcoef(self):
+        from ._stats import corrcoef
+        return corrcoef(self)
+
     # ---- counting (_counting.py) --------------------------------------------------------
     def bincount(self, weights=None, minlength=0):
         from ._counting import bincount

@@ -1,7 +1,7 @@
 """Named result tuples, as torch.return_types: `values, indices = t.max(0)` unpacks,
 and `.values` / `.indices` name the parts."""
 
-__all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian"]
+__all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode"]
 
 
 def _structseq(name, fields):
@@ -36,3 +36,4 @@ topk = _structseq("topk", ("values", "indices"))
 kthvalue = _structseq("kthvalue", ("values", "indices"))
 median = _structseq("median", ("values", "indices"))
 nanmedian = _structseq("nanmedian", ("values", "indices"))
+mode = _structseq("mode", ("values", "indices"))

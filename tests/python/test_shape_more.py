@@ -141,3 +141,58 @@ def test_arrangement_errors_match_torch(device):
             fn(torch, torch.zeros(3, 4))
     with pytest.warns(UserWarning, match="indexing argument"):
         lucid.meshgrid(lucid.arange(2), lucid.arange(3))
+
+
+def test_elementwise_helpers_match_torch(device):
+    t = torch.tensor([[-1.5, -0.0, 0.0, 2.0], [float("inf"), -float("inf"), 0.25, -3.0]], dtype=torch.float64)
+    x, td = to_lucid(t, device), t.to(tdev(device))
+    vals = torch.tensor([0.5, 0.5, 0.5, 0.5], dtype=torch.float64)
+    _same(lucid.heaviside(x, to_lucid(vals, device)), torch.heaviside(td, vals.to(tdev(device))))
+    _same(lucid.signbit(x), torch.signbit(td))
+    _same(lucid.signbit(to_lucid(torch.tensor([-2, 0, 3]), device)), torch.signbit(torch.tensor([-2, 0, 3])))
+    _same(lucid.copysign(x, x.flip(1)), torch.copysign(td, td.flip(1)))
+    _same(x.copysign(-1.0), td.copysign(-1.0))
+    _same(lucid.copysign(lucid.tensor([1, -2], device=device), -0.0), torch.copysign(torch.tensor([1, -2]), -0.0))
+    _both(lambda m, a: m.sinc(a), torch.tensor([0.0, 0.5, -1.25, 3.0], dtype=torch.float64), device=device)
+    _both(lambda m, a, b: m.float_power(a, b), torch.tensor([1.5, 2.0, 0.5]), torch.tensor([2.0, -1.0, 3.0]),
+          device=device)
+    _same(lucid.float_power(to_lucid(torch.tensor([2, 3]), device), 2),
+          torch.float_power(torch.tensor([2, 3], device=tdev(device)), 2))
+    _both(lambda m, a: m.ldexp(a, m.tensor([1, -2, 3], device=a.device)), torch.tensor([1.5, 2.0, -0.5],
+                                                                                       dtype=torch.float64),
+          device=device)
+    with pytest.raises(RuntimeError, match="different dtypes"):
+        lucid.heaviside(x, lucid.tensor([1.0], device=device))
+
+
+def test_index_fill_and_copy_match_torch(device):
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn(4, 5, generator=g, dtype=torch.float64)
+    idx = torch.tensor([3, 0])
+    src = torch.randn(4, 2, generator=g, dtype=torch.float64)
+    _both(lambda m, x: m.index_fill(x, 1, m.tensor([3, 0], device=x.device), -2.5), a, device=device)
+    _both(lambda m, x: x.index_fill(0, m.tensor([1], device=x.device), 7.0), a, device=device)
+    _both(lambda m, x, s: m.index_copy(x, 1, m.tensor([3, 0], device=x.device), s), a, src, device=device)
+    y, ty = to_lucid(a, device), a.clone().to(tdev(device))
+    y.index_fill_(1, to_lucid(idx, device), 0.0).index_copy_(1, to_lucid(idx, device), to_lucid(src, device))
+    ty.index_fill_(1, idx.to(tdev(device)), 0.0).index_copy_(1, idx.to(tdev(device)), src.to(tdev(device)))
+    _same(y, ty)
+    with pytest.raises(IndexError, match="Number of indices \\(2\\) should be equal to source.size\\(dim\\) \\(3\\)"):
+        lucid.index_copy(to_lucid(a, device), 1, to_lucid(idx, device), lucid.zeros(4, 3, dtype=lucid.float64,
+                                                                                  device=device))
+
+
+def test_unfold_and_activation_methods_match_torch(device):
+    a = torch.arange(24.0, dtype=torch.float64).reshape(4, 6)
+    for dim, size, step in ((1, 2, 1), (1, 3, 2), (0, 2, 2), (-1, 6, 1)):
+        _both(lambda m, x: x.unfold(dim, size, step), a, device=device)
+    with pytest.raises(RuntimeError, match="maximum size for tensor at dimension 1 is 6 but size is 7"):
+        to_lucid(a, device).unfold(1, 7, 1)
+    with pytest.raises(RuntimeError, match="step is 0 but must be > 0"):
+        to_lucid(a, device).unfold(1, 2, 0)
+    x = to_lucid(a / 7 - 1.5, device)
+    F = lucid.nn.functional
+    for method, fn in (("gelu", F.gelu), ("silu", F.silu), ("mish", F.mish), ("selu", F.selu),
+                       ("softplus", F.softplus), ("relu6", F.relu6), ("hard_sigmoid", F.hardsigmoid),
+                       ("hard_swish", F.hardswish)):
+        assert lucid.equal(getattr(x, method)(), fn(x))

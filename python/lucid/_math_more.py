@@ -1,0 +1,169 @@
+"""torch's remaining elementwise helpers and index writes, composed from lucid's ops (so
+they run on either device, with those ops' gradients): heaviside, signbit, copysign,
+sinc, float_power, ldexp, index_fill, index_copy; the activations as Tensor methods
+(upstream Lucid's), and Tensor.unfold (a strided view)."""
+
+import math
+
+from . import _dtype as D
+from ._tensor import Tensor
+
+
+def _lucid():
+    import lucid
+    return lucid
+
+
+def heaviside(input, values):
+    """0 below zero, 1 above, `values` at zero (NaN counts as below)."""
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    return _lucid().where(input == 0, values, (input > 0).to(input.dtype))
+
+
+def signbit(input):
+    """Whether each entry's sign bit is set (-0.0 included; a NaN's sign is not read)."""
+    if input.dtype == D.bool:
+        return input.new_zeros(input.shape, dtype=D.bool)
+    if not input.dtype.is_floating_point:
+        return input < 0
+    return (input < 0) | ((input == 0) & (input.reciprocal() < 0))
+
+
+def copysign(input, other):
+    """|input| with the sign of other (other may be a number), as a floating tensor."""
+    L = _lucid()
+    if not isinstance(other, Tensor):
+        other = L.tensor(float(other), device=input.device)
+    dtype = D.promote_types(input.dtype, other.dtype)
+    if not dtype.is_floating_point:
+        dtype = L.get_default_dtype()
+    magnitude = input.to(dtype).abs()
+    return L.where(signbit(other), -magnitude, magnitude)
+
+
+def sinc(input):
+    """sin(pi x) / (pi x), 1 at 0 (where its gradient is 0)."""
+    L = _lucid()
+    x = input if input.dtype.is_floating_point else input.to(L.get_default_dtype())
+    zero = x == 0
+    safe = L.where(zero, L.ones_like(x), x) * math.pi
+    return L.where(zero, L.ones_like(x), safe.sin() / safe)
+
+
+def float_power(input, exponent):
+    """input ** exponent in float64."""
+    L = _lucid()
+    for v in (input, exponent):
+        if isinstance(v, Tensor) and v.dtype.is_complex:
+            raise NotImplementedError("float_power(): complex128 is not supported by lucid")
+    base = input.to(D.float64) if isinstance(input, Tensor) else L.tensor(float(input), dtype=D.float64,
+                                                                          device=exponent.device)
+    power = exponent.to(D.float64) if isinstance(exponent, Tensor) else float(exponent)
+    return base.pow(power)
+
+
+def ldexp(input, other):
+    """input * 2 ** other."""
+    L = _lucid()
+    dtype = input.dtype if input.dtype.is_floating_point else L.get_default_dtype()
+    return input.to(dtype) * L.pow(L.tensor(2.0, dtype=dtype, device=input.device), other.to(dtype))
+
+
+def _slices_mask(input, dim, index):
+    """A bool tensor broadcastable to input: True on the slices of dim at index."""
+    L = _lucid()
+    d = dim % max(input.ndim, 1)
+    n = input.shape[d] if input.ndim else 1
+    if index.ndim > 1:
+        raise IndexError("Index is supposed to be a vector")
+    mask = L.zeros(n, dtype=D.bool, device=input.device)
+    mask[index] = True
+    shape = [1] * input.ndim
+    if input.ndim:
+        shape[d] = n
+    return mask.reshape(shape)
+
+
+def index_fill(input, dim, index, value):
+    """input with the slices of dim at index set to value."""
+    return input.masked_fill(_slices_mask(input, dim, index), value)
+
+
+def index_fill_(input, dim, index, value):
+    return input.masked_fill_(_slices_mask(input, dim, index), value)
+
+
+def _copy_index(input, dim, index, source):
+    if index.ndim > 1:
+        raise IndexError("index_copy_(): Index should have dimension 1 or 0 (got " + str(index.ndim) + ")")
+    d = dim % max(input.ndim, 1)
+    if source.ndim and index.numel() != source.shape[d]:
+        raise IndexError(f"index_copy_(): Number of indices ({index.numel()}) should be equal to "
+                         f"source.size(dim) ({source.shape[d]})")
+    shape = [1] * source.ndim
+    if source.ndim:
+        shape[d] = index.numel()
+    return d, index.reshape(shape).expand(*source.shape)
+
+
+def index_copy(input, dim, index, source):
+    """input with source's slices i written at the slices index[i] of dim."""
+    d, idx = _copy_index(input, dim, index, source)
+    return input.scatter(d, idx, source)
+
+
+def index_copy_(input, dim, index, source):
+    d, idx = _copy_index(input, dim, index, source)
+    return input.scatter_(d, idx, source)
+
+
+def unfold(input, dimension, size, step):
+    """Every window of `size` entries of dimension, `step` apart, as a new last dim: a
+    view, except for overlapping windows of a tensor that requires grad (a copy)."""
+    d = dimension % max(input.ndim, 1)
+    n = input.shape[d] if input.ndim else 1
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if input.ndim == 0:
+        return input.reshape(size)
+    windows = (n - size) // step + 1
+    if input.requires_grad and step < size:
+        # Overlapping windows share entries, whose gradients must add up: as_strided's
+        # backward does not sum them yet (docs/ENGINE.md), index_select's does. A copy.
+        L = _lucid()
+        index = (L.arange(windows, device=input.device).unsqueeze(1) * step
+                 + L.arange(size, device=input.device).unsqueeze(0)).reshape(-1)
+        picked = input.index_select(d, index)
+        picked = picked.reshape(*input.shape[:d], windows, size, *input.shape[d + 1:])
+        return picked.movedim(d + 1, -1)
+    shape, stride = list(input.shape), list(input.stride())
+    shape[d], inner = windows, stride[d]
+    stride[d] = inner * step
+    return input.as_strided(shape + [size], stride + [inner], input.storage_offset())
+
+
+ACTIVATIONS = {"gelu": "gelu", "silu": "silu", "mish": "mish", "selu": "selu", "softplus": "softplus",
+               "relu6": "relu6", "hard_sigmoid": "hardsigmoid", "hard_swish": "hardswish"}
+
+
+def install(namespace):
+    """lucid's functions and Tensor's methods from this module."""
+    for fn in (heaviside, signbit, copysign, sinc, float_power, ldexp, index_fill, index_copy):
+        namespace[fn.__name__] = fn
+        setattr(Tensor, fn.__name__, fn)
+    Tensor.index_fill_ = index_fill_
+    Tensor.index_copy_ = index_copy_
+    Tensor.unfold = unfold
+    F = namespace["nn"].functional
+    for method, name in ACTIVATIONS.items():
+        setattr(Tensor, method, _activation(getattr(F, name)))
+
+
+def _activation(fn):
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    method.__name__, method.__doc__ = fn.__name__, fn.__doc__
+    return method
