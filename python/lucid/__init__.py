@@ -109,6 +109,7 @@ from ._aliases import e, inf, nan, newaxis, pi  # noqa: E402,F401
 _aliases.install(globals())
 from . import _math_more  # noqa: E402  (heaviside, copysign, index_fill, Tensor.unfold, ...)
 _math_more.install(globals())
+from . import special  # noqa: E402,F401
 del _out
 
 # Data loading and datasets (python/lucid/utils/); `lucid.data` is lucid.utils.data.

@@ -85,3 +85,27 @@ def test_cov_and_corrcoef_match_torch(device):
         lucid.cov(x, fweights=lucid.tensor([1, 2], device=device))
     with pytest.warns(RuntimeWarning, match="degrees of freedom is <= 0"):
         lucid.cov(x[:, :1])
+
+
+def test_special_functions_match_torch(device):
+    t = torch.tensor([-2.5, -0.5, 0.0, 0.3, 1.0, 4.0], dtype=torch.float64)
+    p = torch.tensor([0.0, 0.025, 0.5, 0.9, 1.0], dtype=torch.float64)
+    x, td = to_lucid(t, device), t.to(tdev(device))
+    for name in ("erf", "erfc", "exp2", "expm1", "expit", "sinc", "ndtr", "entr"):
+        _same(getattr(lucid.special, name)(x), getattr(torch.special, name)(td), 1e-13)
+    _same(lucid.special.ndtri(to_lucid(p, device)), torch.special.ndtri(p.to(tdev(device))), 1e-12)
+    _same(lucid.special.erfinv(to_lucid(p, device)), torch.special.erfinv(p.to(tdev(device))), 1e-12)
+    _same(lucid.special.logit(to_lucid(p, device), eps=0.1), torch.special.logit(p.to(tdev(device)), eps=0.1), 1e-13)
+    _same(lucid.special.log1p(x.abs()), torch.special.log1p(td.abs()), 1e-13)
+    _same(lucid.special.round(x * 1.37, decimals=1), torch.special.round(td * 1.37, decimals=1))
+    y = to_lucid(torch.tensor([float("nan"), 1.0, 0.5, 2.0, 0.0, 3.0], dtype=torch.float64), device)
+    ty = torch.tensor([float("nan"), 1.0, 0.5, 2.0, 0.0, 3.0], dtype=torch.float64, device=tdev(device))
+    z = to_lucid(torch.tensor([0.0, 0.0, 2.0, -1.0, 3.0, 1.5], dtype=torch.float64), device)
+    tz = torch.tensor([0.0, 0.0, 2.0, -1.0, 3.0, 1.5], dtype=torch.float64, device=tdev(device))
+    _same(lucid.special.xlog1py(z, y), torch.special.xlog1py(tz, ty), 1e-13)
+    _same(lucid.special.xlogy(z, y), torch.special.xlogy(tz, ty), 1e-13)
+    m = to_lucid(torch.tensor([[1.0, 2.0], [3.0, 0.5]], dtype=torch.float64), device)
+    tm = torch.tensor([[1.0, 2.0], [3.0, 0.5]], dtype=torch.float64, device=tdev(device))
+    _same(lucid.special.logsumexp(m, 1), torch.special.logsumexp(tm, 1), 1e-13)
+    _same(lucid.special.softmax(m, 0), torch.special.softmax(tm, 0), 1e-13)
+    _same(lucid.special.log_softmax(m, 1), torch.special.log_softmax(tm, 1), 1e-13)
