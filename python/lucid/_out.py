@@ -16,9 +16,10 @@ TAKE_OUT = {
     "tril": False, "triu": False, "diag": False, "mv": False, "dot": False, "vdot": False, "addmm": False,
     "addmv": False, "baddbmm": False, "tensordot": False, "msort": False, "searchsorted": True, "bucketize": True,
     "nansum": False, "nanmean": False, "histc": False, "quantile": False, "nanquantile": False,
+    "logcumsumexp": False,
 }
 # max/min along a dim return (values, indices): out is a pair.
-TAKE_OUT_PAIR = ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode")
+TAKE_OUT_PAIR = ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin")
 
 
 def _check_out(name, out):

@@ -620,6 +620,18 @@ class _TensorAPI:
         from ._stats import corrcoef
         return corrcoef(self)
 
+    def cummax(self, dim):
+        from ._scans import cummax
+        return cummax(self, dim)
+
+    def cummin(self, dim):
+        from ._scans import cummin
+        return cummin(self, dim)
+
+    def logcumsumexp(self, dim):
+        from ._scans import logcumsumexp
+        return logcumsumexp(self, dim)
+
     # ---- counting (_counting.py) --------------------------------------------------------
     def bincount(self, weights=None, minlength=0):
         from ._counting import bincount

@@ -1,7 +1,7 @@
 """Named result tuples, as torch.return_types: `values, indices = t.max(0)` unpacks,
 and `.values` / `.indices` name the parts."""
 
-__all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode"]
+__all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin"]
 
 
 def _structseq(name, fields):
@@ -37,3 +37,5 @@ kthvalue = _structseq("kthvalue", ("values", "indices"))
 median = _structseq("median", ("values", "indices"))
 nanmedian = _structseq("nanmedian", ("values", "indices"))
 mode = _structseq("mode", ("values", "indices"))
+cummax = _structseq("cummax", ("values", "indices"))
+cummin = _structseq("cummin", ("values", "indices"))

@@ -109,3 +109,39 @@ def test_special_functions_match_torch(device):
     _same(lucid.special.logsumexp(m, 1), torch.special.logsumexp(tm, 1), 1e-13)
     _same(lucid.special.softmax(m, 0), torch.special.softmax(tm, 0), 1e-13)
     _same(lucid.special.log_softmax(m, 1), torch.special.log_softmax(tm, 1), 1e-13)
+
+
+@pytest.mark.parametrize("fn", ["cummax", "cummin"])
+@pytest.mark.parametrize("dtype", ["float64", "int32", "bool"])
+def test_cummax_cummin_match_torch(fn, dtype, device):
+    g = torch.Generator().manual_seed(5)
+    t = torch.randint(-3, 4, (3, 11), generator=g)  # ties: the later position wins, as torch's
+    t = t.to(getattr(torch, dtype)) if dtype != "bool" else t > 0
+    if dtype == "float64":
+        t[1, 4] = float("nan")  # NaN wins, then stays
+    x, td = to_lucid(t, device), t.to(tdev(device))
+    for dim in (1, 0, -1):
+        lv, li = getattr(lucid, fn)(x, dim)
+        tv, ti = getattr(torch, fn)(td, dim)
+        _same(lv, tv, 0.0)
+        _same(li, ti, 0.0)
+    r = getattr(x, fn)(0)
+    assert r.values is r[0]
+    if dtype == "float64":
+        lx = to_lucid(t.nan_to_num(0.5), device).requires_grad_()
+        tx = t.nan_to_num(0.5).to(tdev(device)).requires_grad_()
+        getattr(lucid, fn)(lx, 1).values.sum().backward()
+        getattr(torch, fn)(tx, 1).values.sum().backward()
+        _same(lx.grad, tx.grad, 0.0)
+
+
+def test_logcumsumexp_matches_torch(device):
+    t = torch.tensor([[0.5, -1.0, 800.0, 2.0, -float("inf")], [-float("inf")] * 5], dtype=torch.float64)
+    x, td = to_lucid(t, device), t.to(tdev(device))
+    for dim in (1, 0):
+        _same(lucid.logcumsumexp(x, dim), torch.logcumsumexp(td, dim), 1e-12)
+    s = torch.randn(4, 9, dtype=torch.float64, generator=torch.Generator().manual_seed(6))
+    lx, tx = to_lucid(s, device).requires_grad_(), s.clone().to(tdev(device)).requires_grad_()
+    lx.logcumsumexp(1).sum().backward()
+    tx.logcumsumexp(1).sum().backward()
+    _same(lx.grad, tx.grad, 1e-12)
