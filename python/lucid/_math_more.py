@@ -1,7 +1,7 @@
 """torch's remaining elementwise helpers and index writes, composed from lucid's ops (so
 they run on either device, with those ops' gradients): heaviside, signbit, copysign,
-sinc, float_power, ldexp, index_fill, index_copy; the activations as Tensor methods
-(upstream Lucid's), and Tensor.unfold (a strided view)."""
+sinc, float_power, ldexp, index_fill, index_copy, diag_embed, masked_scatter, put; the
+activations as Tensor methods (upstream Lucid's), and Tensor.unfold (a strided view)."""
 
 import math
 
@@ -118,6 +118,53 @@ def index_copy_(input, dim, index, source):
     return input.scatter_(d, idx, source)
 
 
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """A tensor whose (dim1, dim2) planes hold input's last dim on their offset-th diagonal."""
+    L = _lucid()
+    nd = input.ndim + 1
+    d1, d2 = dim1 % nd, dim2 % nd
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = input.shape[-1] + abs(offset) if input.ndim else 1 + abs(offset)
+    out = L.zeros(*input.shape[:-1], n, n, dtype=input.dtype, device=input.device)
+    out.diagonal(offset, -2, -1).copy_(input)
+    return out.movedim([nd - 2, nd - 1], [d1, d2])
+
+
+def masked_scatter(input, mask, source):
+    """input with its entries where mask is True replaced by source's first entries, in
+    order (mask broadcast to input)."""
+    L = _lucid()
+    if mask.dtype != D.bool:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    mask = mask.expand(*input.shape)
+    count = int(mask.sum().item())
+    if count > source.numel():
+        raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask "
+                           f"({count}), got {source.numel()}")
+    out = input.clone()
+    out[mask] = source.reshape(-1)[:count].to(input.dtype)
+    return out
+
+
+def masked_scatter_(input, mask, source):
+    return input.copy_(masked_scatter(input, mask, source))
+
+
+def put(input, index, source, accumulate=False):
+    """input with source written (or added) at the positions index of its flattened self."""
+    return put_(input.clone(), index, source, accumulate)
+
+
+def put_(input, index, source, accumulate=False):
+    if index.numel() != source.numel():
+        raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
+                           f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    flat = input.view(-1)
+    flat.index_put_((index.reshape(-1),), source.reshape(-1).to(input.dtype), accumulate)
+    return input
+
+
 def unfold(input, dimension, size, step):
     """Every window of `size` entries of dimension, `step` apart, as a new last dim: a
     view, except for overlapping windows of a tensor that requires grad (a copy)."""
@@ -151,11 +198,12 @@ ACTIVATIONS = {"gelu": "gelu", "silu": "silu", "mish": "mish", "selu": "selu", "
 
 def install(namespace):
     """lucid's functions and Tensor's methods from this module."""
-    for fn in (heaviside, signbit, copysign, sinc, float_power, ldexp, index_fill, index_copy):
+    for fn in (heaviside, signbit, copysign, sinc, float_power, ldexp, index_fill, index_copy, diag_embed,
+               masked_scatter, put):
         namespace[fn.__name__] = fn
         setattr(Tensor, fn.__name__, fn)
-    Tensor.index_fill_ = index_fill_
-    Tensor.index_copy_ = index_copy_
+    for fn in (index_fill_, index_copy_, masked_scatter_, put_):
+        setattr(Tensor, fn.__name__, fn)
     Tensor.unfold = unfold
     F = namespace["nn"].functional
     for method, name in ACTIVATIONS.items():

@@ -196,3 +196,25 @@ def test_unfold_and_activation_methods_match_torch(device):
                        ("softplus", F.softplus), ("relu6", F.relu6), ("hard_sigmoid", F.hardsigmoid),
                        ("hard_swish", F.hardswish)):
         assert lucid.equal(getattr(x, method)(), fn(x))
+
+
+def test_diag_embed_masked_scatter_and_put_match_torch(device):
+    g = torch.Generator().manual_seed(4)
+    a = torch.randn(2, 3, generator=g, dtype=torch.float64)
+    for kw in (dict(), dict(offset=1), dict(offset=-2, dim1=0, dim2=2), dict(dim1=-1, dim2=0)):
+        _both(lambda m, x: m.diag_embed(x, **kw), a, device=device)
+    mask = torch.tensor([[True, False, True], [False, True, True]])
+    src = torch.arange(10.0, dtype=torch.float64).reshape(2, 5)
+    _both(lambda m, x, s: m.masked_scatter(x, m.tensor(mask.tolist(), device=x.device), s), a, src, device=device)
+    _both(lambda m, x, s: x.masked_scatter(m.tensor([True, False, True], device=x.device), s), a, src,
+          device=device)
+    idx = torch.tensor([5, 0, 2])
+    vals = torch.tensor([1.5, -2.0, 4.0], dtype=torch.float64)
+    _both(lambda m, x, v: m.put(x, m.tensor(idx.tolist(), device=x.device), v), a, vals, device=device)
+    _both(lambda m, x, v: x.put(m.tensor([1, 1, 3], device=x.device), v, accumulate=True), a, vals, device=device)
+    y, ty = to_lucid(a, device), a.clone().to(tdev(device))
+    y.put_(to_lucid(idx, device), to_lucid(vals, device)).masked_scatter_(y > 0, to_lucid(src, device))
+    ty.put_(idx.to(tdev(device)), vals.to(tdev(device))).masked_scatter_(ty > 0, src.to(tdev(device)))
+    _same(y, ty)
+    with pytest.raises(RuntimeError, match="Expected source and index to have the same number of elements"):
+        to_lucid(a, device).put(to_lucid(idx, device), lucid.zeros(2, dtype=lucid.float64, device=device))
