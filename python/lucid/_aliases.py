@@ -1,6 +1,7 @@
 """torch's other names for lucid's ops (numpy's spellings: absolute, arccos, divide,
-greater, ...), its constants (pi, e, inf, nan, newaxis) and its tensor predicates. An
-alias is the op itself, so it runs on either device with the op's gradient."""
+greater, ...), its constants (pi, e, inf, nan, newaxis), its tensor predicates and the
+function forms of methods (contiguous, detach, view, ...). An alias is the op itself,
+so it runs on either device with the op's gradient."""
 
 import math
 
@@ -32,6 +33,17 @@ def install(namespace):
         namespace[fn.__name__] = fn
     Tensor.positive = positive
     Tensor.is_nonzero = is_nonzero
+    # the function forms of methods (upstream Lucid's and torch's)
+    for name in ("contiguous", "detach", "expand", "repeat", "view", "is_conj", "is_neg", "index_put",
+                 "index_put_"):
+        namespace[name] = _method_as_function(name)
+    namespace["inner"] = inner
+    Tensor.inner = inner
+    Tensor.get_device = get_device
+    Tensor.__divmod__ = lambda self, other: (self // other, self % other)
+    Tensor.__rdivmod__ = lambda self, other: (other // self, other % self)
+    namespace["get_num_interop_threads"] = get_num_interop_threads
+    namespace["set_num_interop_threads"] = set_num_interop_threads
     namespace["is_complex"] = lambda input: input.is_complex()
     namespace["is_floating_point"] = lambda input: input.is_floating_point()
     namespace["is_signed"] = lambda input: input.is_signed()
@@ -67,3 +79,39 @@ def is_same_size(input, other):
 def _bool():
     from ._dtype import bool as bool_
     return bool_
+
+
+def _method_as_function(name):
+    def function(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    function.__name__ = name
+    function.__doc__ = f"input.{name}(...), as a function."
+    return function
+
+
+def inner(input, other):
+    """The sum of products over the last dims of input and other (a product for 0-d)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    from . import tensordot
+    return tensordot(input, other, ([-1], [-1]))
+
+
+def get_device(self):
+    """The GPU's index, or -1 on the CPU (torch's Tensor.get_device)."""
+    return -1 if self.device.type == "cpu" else self.device.index
+
+
+_INTEROP_THREADS = [1]
+
+
+def get_num_interop_threads():
+    """The inter-op thread count set_num_interop_threads recorded: lucid runs one op at a
+    time on the calling thread (its parallelism is inside ops, get_num_threads)."""
+    return _INTEROP_THREADS[0]
+
+
+def set_num_interop_threads(n):
+    if not isinstance(n, int) or n < 1:
+        raise RuntimeError("Number of inter-op threads must be positive")
+    _INTEROP_THREADS[0] = n

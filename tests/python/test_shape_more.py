@@ -218,3 +218,34 @@ def test_diag_embed_masked_scatter_and_put_match_torch(device):
     _same(y, ty)
     with pytest.raises(RuntimeError, match="Expected source and index to have the same number of elements"):
         to_lucid(a, device).put(to_lucid(idx, device), lucid.zeros(2, dtype=lucid.float64, device=device))
+
+
+def test_function_forms_and_small_methods_match_torch(device):
+    t = torch.arange(6.0, dtype=torch.float64).reshape(2, 3)
+    x, td = to_lucid(t, device), t.to(tdev(device))
+    _same(lucid.contiguous(x.t()), td.t().contiguous())
+    assert not lucid.detach(x.requires_grad_()).requires_grad
+    x = x.detach()
+    _same(lucid.expand(x[:1], 4, 3), td[:1].expand(4, 3))
+    _same(lucid.repeat(x, 2, 1), td.repeat(2, 1))
+    _same(lucid.view(x, 3, 2), td.view(3, 2))
+    assert lucid.is_conj(x) is False and lucid.is_neg(x) is False
+    _same(lucid.index_put(x, (lucid.tensor([0], device=device),), lucid.tensor(9.0, dtype=lucid.float64, device=device)),
+          td.index_put((torch.tensor([0], device=tdev(device)),), torch.tensor(9.0, dtype=torch.float64,
+                                                                            device=tdev(device))))
+    _same(lucid.inner(x, x), torch.inner(td, td))
+    _same(x.inner(x[0]), td.inner(td[0]))
+    _same(lucid.inner(x, lucid.tensor(2.0, dtype=lucid.float64, device=device)), torch.inner(td, td.new_tensor(2.0)))
+    assert x.get_device() == td.get_device()
+    q, r = divmod(x, 4)  # (upstream Lucid's; torch's tensors have no divmod)
+    _same(q, td // 4)
+    _same(r, td % 4)
+    q, r = divmod(7, x + 1)
+    _same(q, 7 // (td + 1))
+    _same(r, 7 % (td + 1))
+    previous = lucid.get_num_interop_threads()
+    lucid.set_num_interop_threads(3)
+    assert lucid.get_num_interop_threads() == 3
+    lucid.set_num_interop_threads(previous)
+    with pytest.raises(RuntimeError, match="must be positive"):
+        lucid.set_num_interop_threads(0)
