@@ -13,7 +13,7 @@ from ._dtype import (  # noqa: F401  (names re-exported as lucid.*)
     complex64, half, float, double, short, int, long, cfloat, set_default_dtype,
     get_default_dtype, finfo, iinfo, promote_types,
 )
-from ._device import device
+from ._device import device, get_default_device, set_default_device  # noqa: F401
 from ._size import Size
 from ._tensor import Tensor
 from ._legacy import *  # noqa: F401,F403  (FloatTensor, LongTensor, ...; Tensor(...), type, type_as)

@@ -7,6 +7,7 @@ import builtins
 from . import _C
 from . import _dtype as D
 from ._device import _resolve as _resolve_device
+from ._device import get_default_device as _default_device
 from ._size import _parse_size
 from ._tensor import Tensor
 
@@ -42,8 +43,11 @@ def _opt_device(device):
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A new tensor that copies `data` (nested sequences, scalars, buffers, tensors)."""
+    """A new tensor that copies `data` (nested sequences, scalars, buffers, tensors); on
+    the default device unless `device` is given (a tensor's copy stays on its device)."""
     dtype, device = _opt_dtype(dtype), _opt_device(device)
+    if device is None and not isinstance(data, Tensor):
+        device = _default_device()
     if isinstance(data, Tensor):
         impl = data.detach()._clone()
     else:

@@ -71,8 +71,31 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
+    # `with lucid.device("gpu"):` makes this the default device inside the block, as
+    # torch's device context manager does.
+    def __enter__(self):
+        _ENTERED.append(_DEFAULT[0])
+        _DEFAULT[0] = self
+        return self
+
+    def __exit__(self, *exc):
+        _DEFAULT[0] = _ENTERED.pop()
+        return False
+
 
 _CPU = device("cpu")
+_DEFAULT = [None]  # set_default_device's device; None: the CPU
+_ENTERED = []      # the defaults that enclosing `with device(...)` blocks replaced
+
+
+def set_default_device(d):
+    """The device of tensors that factory functions (zeros, randn, tensor of data, ...)
+    make without a device argument; None restores the CPU. Per process, as torch's."""
+    _DEFAULT[0] = None if d is None else _resolve(d)
+
+
+def get_default_device():
+    return _DEFAULT[0] or _CPU
 
 
 def _from_code(code):
@@ -80,7 +103,8 @@ def _from_code(code):
 
 
 def _resolve(d):
-    """A device argument (None, str, int or device) as a device; None means the CPU."""
+    """A device argument (None, str, int or device) as a device; None means the default
+    device (the CPU unless set_default_device or a `with device(...)` block says otherwise)."""
     if d is None:
-        return _CPU
+        return _DEFAULT[0] or _CPU
     return d if isinstance(d, device) else device(d)

@@ -249,3 +249,24 @@ def test_function_forms_and_small_methods_match_torch(device):
     lucid.set_num_interop_threads(previous)
     with pytest.raises(RuntimeError, match="must be positive"):
         lucid.set_num_interop_threads(0)
+
+
+def test_default_device_as_torch(device):
+    assert lucid.get_default_device() == lucid.device("cpu")
+    cpu_tensor = lucid.ones(2)
+    try:
+        lucid.set_default_device(device)
+        assert lucid.get_default_device().type == device
+        for t in (lucid.zeros(2), lucid.randn(3), lucid.arange(4), lucid.tensor([1.0, 2.0]), lucid.full((2,), 3.0)):
+            assert t.device.type == device
+        assert lucid.tensor(cpu_tensor).device.type == "cpu"  # a tensor's copy stays where it is
+        assert lucid.zeros(2, device="cpu").device.type == "cpu"
+    finally:
+        lucid.set_default_device(None)
+    assert lucid.zeros(1).device.type == "cpu"
+    with lucid.device(device):
+        assert lucid.empty(2).device.type == device
+        with lucid.device("cpu"):
+            assert lucid.empty(2).device.type == "cpu"
+        assert lucid.eye(2).device.type == device
+    assert lucid.get_default_device() == lucid.device("cpu")
