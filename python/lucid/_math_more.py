@@ -165,6 +165,23 @@ def put_(input, index, source, accumulate=False):
     return input
 
 
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distance between each row of x1 [*, P, M] and each row of x2 [*, R, M]:
+    [*, P, R]. Computed from the differences (exact; torch may take the matrix-product
+    form for p = 2, which rounds differently)."""
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: "
+                           f"{x2.shape[-1]}")
+    if not (x1.dtype.is_floating_point and x2.dtype.is_floating_point):
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    differences = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return _lucid().norm(differences, p, -1)
+
+
 def unfold(input, dimension, size, step):
     """Every window of `size` entries of dimension, `step` apart, as a new last dim: a
     view, except for overlapping windows of a tensor that requires grad (a copy)."""
@@ -202,6 +219,7 @@ def install(namespace):
                masked_scatter, put):
         namespace[fn.__name__] = fn
         setattr(Tensor, fn.__name__, fn)
+    namespace["cdist"] = cdist
     for fn in (index_fill_, index_copy_, masked_scatter_, put_):
         setattr(Tensor, fn.__name__, fn)
     Tensor.unfold = unfold

@@ -270,3 +270,14 @@ def test_default_device_as_torch(device):
             assert lucid.empty(2).device.type == "cpu"
         assert lucid.eye(2).device.type == device
     assert lucid.get_default_device() == lucid.device("cpu")
+
+
+def test_cdist_matches_torch(device):
+    g = torch.Generator().manual_seed(7)
+    a = torch.randn(2, 4, 3, generator=g, dtype=torch.float64)
+    b = torch.randn(2, 5, 3, generator=g, dtype=torch.float64)
+    for p in (2.0, 1.0, 3.0, 0.0, float("inf")):
+        _both(lambda m, x, y: m.cdist(x, y, p=p), a, b, device=device)
+    _both(lambda m, x, y: m.cdist(x, y), a[0], b[0], device=device)
+    with pytest.raises(RuntimeError, match="same number of columns"):
+        lucid.cdist(lucid.zeros(2, 3, device=device), lucid.zeros(2, 4, device=device))
