@@ -1,6 +1,6 @@
 """GPU training rows (issue 20's targets): convolutions forward + backward, whole
 training steps of an MLP, the main job's CNN, an LSTM and two Transformer encoders
-(one in bfloat16 autocast), fused attention, and the Adam step against torch's fused
+(one in bfloat16 autocast), scaled_dot_product_attention, and the Adam step against torch's fused
 one. Each side runs the same code (m = lucid or torch) on the same weights: the torch
 model is built, then its state_dict is loaded into lucid's twin. A step is forward,
 loss, backward and the optimizer's step (torch's default implementation, which on CUDA
@@ -16,18 +16,10 @@ import torch
 import lucid
 
 from workloads import F32, inputs, to_lucid, workload
+from workloads_gpu import _exact  # float32 convolutions exact on both sides
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 import train_fashion_mnist as main_job  # noqa: E402
-
-
-def _exact(setup):
-    """float32 convolutions exact on both sides (lucid's default; torch's cuDNN takes TF32
-    unless told not to), so both run the same computation."""
-    def exact_setup():
-        torch.backends.cudnn.allow_tf32 = False
-        return setup()
-    return exact_setup
 
 
 # -- conv2d 3x3 64 -> 64 on 56x56, forward + both gradients --
