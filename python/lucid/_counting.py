@@ -1,5 +1,5 @@
-"""Counting and the reductions that skip NaN, as torch's: bincount, histc, nansum,
-nanmean. Built from the engine's ops (index_add, where, sum), so they run on either
+"""Counting and the reductions that skip NaN, as torch's: bincount, histc, histogram,
+nansum, nanmean. Built from the engine's ops (index_add, where, sum), so they run on either
 device; bincount and histc read their range from the data (one host read) when they
 must size their output by it, as torch does."""
 
@@ -54,6 +54,51 @@ def histc(input, bins=100, min=0, max=0):
     x = x[(x >= lo) & (x <= hi)]
     position = ((x.double() - lo) * bins / (hi - lo)).floor().long().clamp(0, bins - 1)
     return bincount(position, minlength=bins).to(input.dtype)
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False):
+    """(hist, bin_edges): input's values counted (or their weights summed) in bins, given
+    as a count of equal bins over range (the data's range by default, widened by 0.5 each
+    side when it is one value) or as a 1-d tensor of increasing edges. The last bin
+    includes its right edge; values outside, and NaN, are not counted. density divides
+    by the total and the bin widths."""
+    from . import return_types
+    from ._creation import linspace, zeros
+    from ._sort import searchsorted
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_torch_name(input.dtype)}'")
+    x = input.reshape(-1)
+    if isinstance(bins, int):
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+        elif x.numel():
+            lo, hi = float(x.min().item()), float(x.max().item())
+        else:
+            lo, hi = 0.0, 0.0
+        if lo > hi:
+            raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {lo} max {hi} for "
+                               "dimension 0")
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise RuntimeError(f"torch.histogram(): range of [{lo}, {hi}] is not finite")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = linspace(lo, hi, bins + 1, dtype=input.dtype, device=input.device)
+    else:
+        if bins.ndim != 1 or bins.numel() < 2:
+            raise RuntimeError("torch.histogram(): bins tensor should have one dimension and at least 2 elements")
+        edges = bins.to(input.dtype)
+    n = edges.numel() - 1
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    kept = x[inside]
+    position = (searchsorted(edges, kept, right=True) - 1).clamp(max=n - 1)
+    w = None if weight is None else weight.reshape(-1)[inside].to(input.dtype)
+    hist = zeros(n, dtype=input.dtype, device=input.device).index_add_(
+        0, position, w if w is not None else kept.new_ones(kept.shape[0]))
+    if density:
+        hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
+    return return_types.histogram((hist, edges))
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):

@@ -641,6 +641,10 @@ class _TensorAPI:
         from ._counting import histc
         return histc(self, bins, min, max)
 
+    def histogram(self, bins, *, range=None, weight=None, density=False):
+        from ._counting import histogram
+        return histogram(self, bins, range=range, weight=weight, density=density)
+
     def nansum(self, dim=None, keepdim=False, *, dtype=None):
         from ._counting import nansum
         return nansum(self, dim, keepdim, dtype=dtype)

@@ -1,7 +1,7 @@
 """Named result tuples, as torch.return_types: `values, indices = t.max(0)` unpacks,
 and `.values` / `.indices` name the parts."""
 
-__all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin"]
+__all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "histogram"]
 
 
 def _structseq(name, fields):
@@ -39,3 +39,4 @@ nanmedian = _structseq("nanmedian", ("values", "indices"))
 mode = _structseq("mode", ("values", "indices"))
 cummax = _structseq("cummax", ("values", "indices"))
 cummin = _structseq("cummin", ("values", "indices"))
+histogram = _structseq("histogram", ("hist", "bin_edges"))

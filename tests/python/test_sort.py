@@ -287,3 +287,32 @@ def test_out_arguments_are_filled_as_torchs(device):
     m = lucid.empty(0, device=device)
     assert lucid.median(x, out=m) is m
     _same(m, torch.median(td))
+
+
+def test_histogram_matches_torch(device):
+    x = torch.tensor([1.0, 2.0, 1.0, 4.0, 2.5, float("nan"), -3.0])
+    w = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
+    lx, lw = to_lucid(x, device), to_lucid(w, device)
+    # torch's histogram is CPU-only: its results on the CPU are the reference for both devices
+    cases = [dict(bins=4, range=(0.0, 4.0)), dict(bins=3, range=(0.0, 3.0), weight=True, density=True),
+             dict(bins=torch.tensor([0.0, 1.5, 3.0, 4.0])), dict(bins=torch.tensor([-5.0, 0.0, 2.0]), weight=True)]
+    for kw in cases:
+        tkw = {k: (w if k == "weight" else v) for k, v in kw.items()}
+        lkw = {k: (lw if k == "weight" else to_lucid(v, device) if isinstance(v, torch.Tensor) else v)
+               for k, v in kw.items()}
+        lh, le = lucid.histogram(lx, **lkw)
+        th, te = torch.histogram(x, **tkw)
+        torch.testing.assert_close(to_torch(lh.cpu()), th, rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(to_torch(le.cpu()), te, rtol=1e-6, atol=1e-6)
+    finite = x[:5]
+    for bins in (4, 1):
+        lh, le = to_lucid(finite, device).histogram(bins)
+        th, te = torch.histogram(finite, bins)
+        torch.testing.assert_close(to_torch(lh.cpu()), th)
+        torch.testing.assert_close(to_torch(le.cpu()), te)
+    th, te = torch.histogram(torch.tensor([2.0, 2.0]), 2)  # one value: widened by 0.5 each side
+    lh, le = lucid.histogram(lucid.tensor([2.0, 2.0], device=device), 2)
+    torch.testing.assert_close(to_torch(lh.cpu()), th)
+    torch.testing.assert_close(to_torch(le.cpu()), te)
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        lucid.histogram(lucid.tensor([1, 2], device=device), 3)
