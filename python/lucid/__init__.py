@@ -26,7 +26,7 @@ from ._sort import (argsort, bucketize, isin, kthvalue, median, msort, nanmedian
 from ._counting import bincount, histc, histogram, nanmean, nansum  # noqa: F401
 from ._stats import corrcoef, cov, mode, nanquantile, quantile  # noqa: F401
 from ._scans import cummax, cummin, logcumsumexp  # noqa: F401
-from ._shape_more import (atleast_3d, block_diag, cartesian_prod, column_stack, combinations, diff,  # noqa: F401
+from ._shape_more import (atleast_3d, block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, column_stack, combinations, diff,  # noqa: F401
                           dsplit, dstack, hsplit, kron, meshgrid, ravel, repeat_interleave, rot90, row_stack, take,
                           tril_indices, triu_indices, vsplit)
 from ._printing import set_printoptions  # noqa: F401

@@ -182,6 +182,39 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return _lucid().norm(differences, p, -1)
 
 
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """beta * input + alpha * outer(vec1, vec2) (beta = 0 ignores input, NaN included)."""
+    L = _lucid()
+    product = L.outer(vec1, vec2)
+    product = product if alpha == 1 else product * alpha
+    if beta == 0:
+        return product.expand(*L.broadcast_shapes(input.shape, product.shape)).clone()
+    return (input if beta == 1 else input * beta) + product
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * the sum over the batch of batch1[i] @ batch2[i]."""
+    L = _lucid()
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor, got {batch1.ndim}D and batch2 {batch2.ndim}D")
+    product = L.bmm(batch1, batch2).sum(0)
+    product = product if alpha == 1 else product * alpha
+    if beta == 0:
+        return product.expand(*L.broadcast_shapes(input.shape, product.shape)).clone()
+    return (input if beta == 1 else input * beta) + product
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims (a view; real tensors only, as lucid
+    has no conjugate view yet)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                           f"{input.ndim}-D tensor.")
+    if input.dtype.is_complex:
+        raise NotImplementedError("adjoint() of a complex tensor needs its conjugate, which lucid lacks yet")
+    return input.transpose(-2, -1)
+
+
 def unfold(input, dimension, size, step):
     """Every window of `size` entries of dimension, `step` apart, as a new last dim: a
     view, except for overlapping windows of a tensor that requires grad (a copy)."""
@@ -220,6 +253,9 @@ def install(namespace):
         namespace[fn.__name__] = fn
         setattr(Tensor, fn.__name__, fn)
     namespace["cdist"] = cdist
+    for fn in (addr, addbmm, adjoint):
+        namespace[fn.__name__] = fn
+        setattr(Tensor, fn.__name__, fn)
     for fn in (index_fill_, index_copy_, masked_scatter_, put_):
         setattr(Tensor, fn.__name__, fn)
     Tensor.unfold = unfold

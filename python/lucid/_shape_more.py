@@ -16,6 +16,32 @@ def _lucid():
     return lucid
 
 
+def broadcast_shapes(*shapes):
+    """The shape the given shapes broadcast to (each a sequence of sizes or one int)."""
+    from ._size import Size
+    result = []  # innermost first
+    for index, shape in enumerate(shapes):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        for i, size in enumerate(reversed(shape)):
+            if size < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {list(shape)}")
+            if i == len(result):
+                result.append(size)
+            elif result[i] == 1:
+                result[i] = size
+            elif size != 1 and size != result[i]:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {size} at {-(i + 1)}! Mismatching "
+                                   f"argument at index {index} had {shape}; but expected shape should be broadcastable "
+                                   f"to {list(reversed(result))}")
+    return Size(list(reversed(result)))
+
+
+def broadcast_tensors(*tensors):
+    """The tensors expanded to their common shape (views)."""
+    shape = broadcast_shapes(*[t.shape for t in tensors])
+    return tuple(t.expand(*shape) for t in tensors)
+
+
 def ravel(input):
     """input as one dimension (a view when the memory allows)."""
     return input.reshape(-1)
