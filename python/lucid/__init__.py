@@ -91,7 +91,8 @@ for _name in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm
 
 for _name in ("reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze",
               "unsqueeze", "flatten", "unflatten", "narrow", "select", "as_strided", "clone",
-              "broadcast_to", "unbind"):
+              "broadcast_to", "unbind", "contiguous", "detach", "expand", "repeat", "view", "is_conj", "is_neg",
+              "index_put", "index_put_"):
     globals()[_name] = _view_fn(_name)
 del _name
 

@@ -1,11 +1,11 @@
 """torch's other names for lucid's ops (numpy's spellings: absolute, arccos, divide,
-greater, ...), its constants (pi, e, inf, nan, newaxis), its tensor predicates and the
-function forms of methods (contiguous, detach, view, ...). An alias is the op itself,
-so it runs on either device with the op's gradient."""
+greater, ...), its constants (pi, e, inf, nan, newaxis) and its tensor predicates. An
+alias is the op itself, so it runs on either device with the op's gradient."""
 
 import math
 
 from . import _C
+from . import _dtype as D
 from ._tensor import Tensor
 
 pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
@@ -33,10 +33,6 @@ def install(namespace):
         namespace[fn.__name__] = fn
     Tensor.positive = positive
     Tensor.is_nonzero = is_nonzero
-    # the function forms of methods (upstream Lucid's and torch's)
-    for name in ("contiguous", "detach", "expand", "repeat", "view", "is_conj", "is_neg", "index_put",
-                 "index_put_"):
-        namespace[name] = _method_as_function(name)
     namespace["inner"] = inner
     Tensor.inner = inner
     Tensor.get_device = get_device
@@ -51,7 +47,7 @@ def install(namespace):
 
 def positive(input):
     """input itself (unary plus); bool tensors have none, as in torch."""
-    if input.dtype == _bool():
+    if input.dtype == D.bool:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
@@ -75,18 +71,6 @@ def is_nonzero(input):
 def is_same_size(input, other):
     return input.is_same_size(other)  # (the engine's method: TypeError for a non-tensor, as torch)
 
-
-def _bool():
-    from ._dtype import bool as bool_
-    return bool_
-
-
-def _method_as_function(name):
-    def function(input, *args, **kwargs):
-        return getattr(input, name)(*args, **kwargs)
-    function.__name__ = name
-    function.__doc__ = f"input.{name}(...), as a function."
-    return function
 
 
 def inner(input, other):

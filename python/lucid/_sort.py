@@ -5,6 +5,7 @@ positions along a dim, NaN the largest value: csrc/ops/sort.h); the values are
 SortBackward0 is), on either device."""
 
 from . import _C
+from . import _dtype as D
 from . import return_types as _rt
 
 
@@ -160,16 +161,11 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     test_elements = test_elements if isinstance(test_elements, Tensor) else tensor(test_elements, device=device)
     pool = sort(test_elements.reshape(-1)).values
     if pool.numel() == 0:
-        found = elements.new_zeros(elements.shape, dtype=_bool())
+        found = elements.new_zeros(elements.shape, dtype=D.bool)
     else:
         at = searchsorted(pool, elements).clamp(max=pool.numel() - 1)
         found = pool[at.reshape(-1)].reshape(elements.shape) == elements
     return ~found if invert else found
-
-
-def _bool():
-    from ._dtype import bool as bool_
-    return bool_
 
 
 # ---- unique ------------------------------------------------------------------------------
@@ -177,7 +173,7 @@ def _bool():
 def _runs(flat_sorted):
     """Whether each entry starts a run of equal values (NaNs never equal: each its own)."""
     from ._shape import cat
-    first = flat_sorted.new_ones(min(flat_sorted.shape[0], 1), dtype=_bool())
+    first = flat_sorted.new_ones(min(flat_sorted.shape[0], 1), dtype=D.bool)
     if flat_sorted.ndim == 1:
         differs = flat_sorted[1:] != flat_sorted[:-1]
     else:  # rows of a dim-wise unique: a run ends where any entry of the row differs
@@ -217,7 +213,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     rows = rows.reshape(rows.shape[0], -1)
     order = _lexicographic_order(rows)
     ordered = rows[order]
-    starts = _runs(ordered) if rows.shape[0] else ordered.new_zeros(0, dtype=_bool())
+    starts = _runs(ordered) if rows.shape[0] else ordered.new_zeros(0, dtype=D.bool)
     out = _unique_from(ordered, order, starts, return_inverse, return_counts, (input.shape[d],))
     values = out[0] if isinstance(out, tuple) else out
     values = values.reshape(values.shape[0], *[s for i, s in enumerate(input.shape) if i != d]).movedim(0, d)
@@ -242,7 +238,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     d = dim % input.ndim if input.ndim else 0
     rows = input.movedim(d, 0)
     rows = rows.reshape(rows.shape[0], -1)
-    starts = _runs(rows) if rows.shape[0] else rows.new_zeros(0, dtype=_bool())
+    starts = _runs(rows) if rows.shape[0] else rows.new_zeros(0, dtype=D.bool)
     out = _unique_from(rows, None, starts, return_inverse, return_counts, (input.shape[d],))
     values = out[0] if isinstance(out, tuple) else out
     values = values.reshape(values.shape[0], *[s for i, s in enumerate(input.shape) if i != d]).movedim(0, d)

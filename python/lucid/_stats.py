@@ -25,11 +25,17 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
         raise ValueError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
                          f"Got {interpolation}")
     scalar_q = not isinstance(q, Tensor)
-    qs = L.tensor([float(q)] if scalar_q else q.reshape(-1).tolist(), dtype=input.dtype, device=input.device)
     if not scalar_q and q.ndim > 1:
         raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
-    if qs.numel() and (float(qs.min().item()) < 0 or float(qs.max().item()) > 1):
-        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    out_of_range = RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if scalar_q:
+        if not 0 <= float(q) <= 1:
+            raise out_of_range
+        qs = L.tensor([float(q)], dtype=input.dtype, device=input.device)
+    else:
+        qs = q.reshape(-1).to(input.dtype)
+        if qs.numel() and bool(((qs < 0) | (qs > 1)).any()):  # (one host read, as torch's check)
+            raise out_of_range
     if dim is None:
         work, dim_ = input.reshape(-1), 0
     else:

@@ -4,7 +4,9 @@ multigammaln, gammainc), the Bessel and Airy functions, zeta, erfcx and log_ndtr
 
 import math
 
-from . import _C  # noqa: F401  (lucid's ops, imported by the package before this module)
+# lucid's ops themselves (the package defines them before it imports this module)
+from . import erf, erfc, erfinv, exp2, expm1, log1p, log_softmax, logit, logsumexp, round, sinc, softmax, xlogy
+from . import sigmoid as expit  # the logistic sigmoid
 
 __all__ = ["entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "log1p", "log_softmax", "logit",
            "logsumexp", "ndtr", "ndtri", "round", "sinc", "softmax", "xlog1py", "xlogy"]
@@ -13,63 +15,6 @@ __all__ = ["entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "log1p", "
 def _lucid():
     import lucid
     return lucid
-
-
-def erf(input):
-    return _lucid().erf(input)
-
-
-def erfc(input):
-    return _lucid().erfc(input)
-
-
-def erfinv(input):
-    return _lucid().erfinv(input)
-
-
-def exp2(input):
-    return _lucid().exp2(input)
-
-
-def expm1(input):
-    return _lucid().expm1(input)
-
-
-def log1p(input):
-    return _lucid().log1p(input)
-
-
-def expit(input):
-    """The logistic sigmoid."""
-    return _lucid().sigmoid(input)
-
-
-def logit(input, eps=None):
-    return _lucid().logit(input, eps)
-
-
-def logsumexp(input, dim, keepdim=False):
-    return _lucid().logsumexp(input, dim, keepdim)
-
-
-def softmax(input, dim, *, dtype=None):
-    return _lucid().softmax(input, dim, dtype=dtype)
-
-
-def log_softmax(input, dim, *, dtype=None):
-    return _lucid().log_softmax(input, dim, dtype=dtype)
-
-
-def round(input, decimals=0):
-    return _lucid().round(input, decimals=decimals)
-
-
-def sinc(input):
-    return _lucid().sinc(input)
-
-
-def xlogy(input, other):
-    return _lucid().xlogy(input, other)
 
 
 def xlog1py(input, other):

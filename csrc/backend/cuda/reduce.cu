@@ -303,24 +303,27 @@ void softmax_backward(const ops::SoftmaxBackwardDim& p, const TensorImpl& y, con
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 
+// fn(T{}) for the dtypes the softmax kernels read: float32, the 16-bit floats, float64.
+template <typename Fn>
+void visit_softmax_type(Dtype d, Fn&& fn) {
+  switch (d) {
+    case Dtype::F32: return fn(float{});
+    case Dtype::F16: return fn(Half{});
+    case Dtype::BF16: return fn(BFloat16{});
+    default: return fn(double{});
+  }
+}
+
 void softmax_backward_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::SoftmaxBackwardDim>(prim);
-  switch (ins[0]->dtype()) {
-    case Dtype::F32: return softmax_backward<float>(p, *ins[0], *ins[1], *outs[0]);
-    case Dtype::F16: return softmax_backward<Half>(p, *ins[0], *ins[1], *outs[0]);
-    case Dtype::BF16: return softmax_backward<BFloat16>(p, *ins[0], *ins[1], *outs[0]);
-    default: return softmax_backward<double>(p, *ins[0], *ins[1], *outs[0]);
-  }
+  visit_softmax_type(ins[0]->dtype(), [&](auto t) {
+    softmax_backward<decltype(t)>(p, *ins[0], *ins[1], *outs[0]);
+  });
 }
 
 void softmax_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::SoftmaxDim>(prim);
-  switch (ins[0]->dtype()) {
-    case Dtype::F32: return softmax<float>(p, *ins[0], *outs[0]);
-    case Dtype::F16: return softmax<Half>(p, *ins[0], *outs[0]);
-    case Dtype::BF16: return softmax<BFloat16>(p, *ins[0], *outs[0]);
-    default: return softmax<double>(p, *ins[0], *outs[0]);
-  }
+  visit_softmax_type(ins[0]->dtype(), [&](auto t) { softmax<decltype(t)>(p, *ins[0], *outs[0]); });
 }
 
 }  // namespace
