@@ -60,12 +60,13 @@ def test_aliases_are_the_ops(device):
     assert lucid.is_same_size(x, x * 2) and not x.is_same_size(x[0])
 
 
-def _both(fn, *ts, device, tol=1e-12):
+def _both(fn, *ts, device, tol=1e-12, torch_on_cpu=False):
     """fn(lucid, ...) against fn(torch, ...) on the same float64 inputs, and their gradients
-    (to rounding: a gradient may sum its parts in another order)."""
+    (to rounding: a gradient may sum its parts in another order); torch_on_cpu where torch's
+    CUDA result is wrong."""
+    tdevice = "cpu" if torch_on_cpu else tdev(device)
     ls = [to_lucid(t, device).requires_grad_() if t.is_floating_point() else to_lucid(t, device) for t in ts]
-    tts = [t.to(tdev(device)).detach().clone().requires_grad_() if t.is_floating_point() else t.to(tdev(device))
-           for t in ts]
+    tts = [t.to(tdevice).detach().clone().requires_grad_() if t.is_floating_point() else t.to(tdevice) for t in ts]
     got, want = fn(lucid, *ls), fn(torch, *tts)
     _same(got, want, tol)
     outs = [(g, w) for g, w in (zip(got, want) if isinstance(got, (tuple, list)) else [(got, want)])
