@@ -6,6 +6,9 @@
 
 #include "bindings/common.h"
 #include "ops/seq_ops.h"
+#ifdef LUCID_WITH_CUDA
+#include "backend/cuda/register.h"
+#endif
 
 namespace lucid::bindings {
 
@@ -17,6 +20,22 @@ void init_seq(nb::module_& m) {
   m.def("_lstm_cell_fused", [](TensorPtr gates, TensorPtr c_prev) {
     auto r = ops::lstm_cell_fused(gates, c_prev);
     return nb::make_tuple(r[0], r[1]);
+  });
+  m.def("_fused_attention", [](TensorPtr q, TensorPtr k, TensorPtr v, double scale, bool causal) {
+    auto r = ops::attention_fused(q, k, v, scale, causal);
+    return nb::make_tuple(r[0], r[1]);
+  });
+  // Whether _fused_attention of these operands runs a fused GPU kernel (cuDNN's flash
+  // attention; its forward and backward plans are made and cached now). False on the
+  // CPU, where scaled_dot_product_attention keeps its composite form.
+  m.def("_fused_attention_supported", [](TensorPtr q, TensorPtr k, TensorPtr v, bool causal) {
+#ifdef LUCID_WITH_CUDA
+    if (q->is_gpu_storage())
+      return cuda::attention_supported(*ops::attention_operand(q), *ops::attention_operand(k),
+                                       *ops::attention_operand(v), causal);
+#endif
+    (void)k, (void)v, (void)causal;
+    return false;
   });
   m.def("_ctc_loss_nll", [](TensorPtr lp, TensorPtr targets, std::vector<int64_t> il, std::vector<int64_t> tl,
                             int64_t blank) { return ops::ctc_loss_nll(lp, targets, il, tl, blank); });

@@ -66,3 +66,17 @@ std::vector<TensorPtr> gru_cell_grads_with_ops(const TensorPtr& gx, const Tensor
                                                const TensorPtr& g);
 
 }  // namespace lucid::ops
+
+namespace lucid::ops {
+
+// Fused scaled dot-product attention (ops/attention.cpp): q [B, Hq, Sq, D], k [B, Hk,
+// Skv, D], v [B, Hk, Skv, Dv] of one floating dtype, Hq a multiple of Hk -> {o [B, Hq,
+// Sq, Dv] (laid out as q), stats [B, Hq, Sq] (the rows' log-sum-exp)}, differentiable
+// in q, k and v (once: no create_graph).
+std::vector<TensorPtr> attention_fused(const TensorPtr& q, const TensorPtr& k, const TensorPtr& v, double scale,
+                                       bool causal);
+// t as the attention kernels read it: t itself when its rows are of unit stride and
+// 16-byte aligned (cuDNN's requirement), else a contiguous copy.
+TensorPtr attention_operand(const TensorPtr& t);
+
+}  // namespace lucid::ops

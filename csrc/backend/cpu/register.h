@@ -18,6 +18,7 @@ void register_shape_kernels();
 void register_creation_kernels();
 void register_norm_kernels();
 void register_seq_kernels();
+void register_attention_kernels();  // attention.cpp, called by register_seq_kernels
 void register_optim_kernels();
 void register_random_kernels();
 

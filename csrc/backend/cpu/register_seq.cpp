@@ -145,6 +145,7 @@ void register_seq_kernels() {
   ops::register_kernel(Prim::GruLayerBackward, DeviceType::CPU, gru_layer_backward_kernel);
   ops::register_kernel(Prim::CtcLoss, DeviceType::CPU, ctc_loss_kernel);
   ops::register_kernel(Prim::CtcLossBackward, DeviceType::CPU, ctc_loss_backward_kernel);
+  register_attention_kernels();
 }
 
 }  // namespace lucid::cpu

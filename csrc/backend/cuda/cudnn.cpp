@@ -52,6 +52,13 @@ const CudnnApi& cudnn() {
     bind(lib, a.filter_algos, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
     bind(lib, a.filter_workspace, "cudnnGetConvolutionBackwardFilterWorkspaceSize");
     bind(lib, a.backward_filter, "cudnnConvolutionBackwardFilter");
+    bind(lib, a.last_error, "cudnnGetLastErrorString");
+    bind(lib, a.backend_create, "cudnnBackendCreateDescriptor");
+    bind(lib, a.backend_destroy, "cudnnBackendDestroyDescriptor");
+    bind(lib, a.backend_set, "cudnnBackendSetAttribute");
+    bind(lib, a.backend_get, "cudnnBackendGetAttribute");
+    bind(lib, a.backend_finalize, "cudnnBackendFinalize");
+    bind(lib, a.backend_execute, "cudnnBackendExecute");
     return a;
   }();
   return api;

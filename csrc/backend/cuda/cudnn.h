@@ -1,7 +1,8 @@
 // cuDNN 9, loaded when the first GPU convolution runs (dlopen), as cuBLASLt is
-// (cublaslt.h): `import lucid` needs no cuDNN on machines without a GPU. Only the
-// legacy convolution API is bound (descriptors, the v7 algorithm heuristics and the
-// three convolution calls), which is all conv.cpp uses.
+// (cublaslt.h): `import lucid` needs no cuDNN on machines without a GPU. Bound: the
+// legacy convolution API (descriptors, the v7 algorithm heuristics and the three
+// convolution calls) that conv.cpp uses, and the backend graph API (descriptors of
+// operation graphs and plans) that attention.cpp uses through cudnn_graph.h.
 #pragma once
 
 #include <cudnn.h>
@@ -33,6 +34,13 @@ struct CudnnApi {
   decltype(&cudnnGetConvolutionBackwardFilterAlgorithm_v7) filter_algos;
   decltype(&cudnnGetConvolutionBackwardFilterWorkspaceSize) filter_workspace;
   decltype(&cudnnConvolutionBackwardFilter) backward_filter;
+  decltype(&cudnnGetLastErrorString) last_error;
+  decltype(&cudnnBackendCreateDescriptor) backend_create;
+  decltype(&cudnnBackendDestroyDescriptor) backend_destroy;
+  decltype(&cudnnBackendSetAttribute) backend_set;
+  decltype(&cudnnBackendGetAttribute) backend_get;
+  decltype(&cudnnBackendFinalize) backend_finalize;
+  decltype(&cudnnBackendExecute) backend_execute;
 };
 
 // The library's entry points; RuntimeError naming libcudnn.so.9 when it cannot be

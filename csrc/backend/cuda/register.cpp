@@ -32,6 +32,7 @@ void register_kernels() {
   register_optim_kernels();
   register_pool_kernels();
   register_sort_kernels();
+  register_attention_kernels();
 }
 
 }  // namespace lucid::cuda

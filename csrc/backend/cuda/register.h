@@ -3,6 +3,10 @@
 // in core returns the CUDA runtime.
 #pragma once
 
+namespace lucid {
+class TensorImpl;
+}
+
 namespace lucid::cuda {
 
 // Registers the process-wide CudaRuntime with core. Cheap and idempotent, and
@@ -36,5 +40,12 @@ void register_seq_kernels();
 void register_optim_kernels();
 void register_pool_kernels();  // pool.cu: pooling, resample taps, grid_sample
 void register_sort_kernels();  // sort.cu: SortRows, SearchSorted
+void register_attention_kernels();  // attention.cpp: cuDNN's flash attention
+
+// Whether AttentionForward and AttentionBackward of these GPU operands (as laid out,
+// ops::attention_operand) run as cuDNN's flash attention: 16-bit, head dims cuDNN
+// takes, a cuDNN that makes both plans (made and cached here, so that a backward never
+// meets a graph cuDNN rejects). False, never an error, where not.
+bool attention_supported(const TensorImpl& q, const TensorImpl& k, const TensorImpl& v, bool causal);
 
 }  // namespace lucid::cuda

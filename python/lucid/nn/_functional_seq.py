@@ -83,13 +83,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     L, S = query.shape[-2], key.shape[-2]
+    s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if attn_mask is None and dropout_p == 0.0 and _fusable(query, key, value, enable_gqa, is_causal):
+        return _C._fused_attention(query, key, value, float(s), bool(is_causal))[0]
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         hq, hk = query.shape[-3], key.shape[-3]
         if hq % hk or hq % value.shape[-3]:
             raise RuntimeError(f"scaled_dot_product_attention: with enable_gqa the query heads ({hq}) must be a "
                                f"multiple of the key/value heads ({hk}, {value.shape[-3]})")
         key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // value.shape[-3])
-    s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     attn = (query * s).matmul(key.transpose(-2, -1))
     if is_causal:
         attn_mask = tril(ones(L, S, dtype=_bool_dtype(), device=query.device))
@@ -113,6 +115,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return attn.matmul(value)
+
+
+def _fusable(q, k, v, enable_gqa, is_causal):
+    """Whether the fused kernel computes this attention: [B, H, S, D] operands of one
+    batch (grouped-query heads with enable_gqa), which the device's kernel takes
+    (on the GPU, cuDNN's flash attention for float16/bfloat16). Elsewhere the composite
+    form runs: float32 and float64 exactly as written, masks, dropout, and the CPU,
+    where the composite's matrix products are faster than a loop."""
+    if not (q.ndim == k.ndim == v.ndim == 4 and q.shape[0] == k.shape[0] == v.shape[0]):
+        return False
+    if k.shape[1] != q.shape[1] and not enable_gqa:
+        return False
+    return _C._fused_attention_supported(q, k, v, bool(is_causal))
 
 
 def _repeat_heads(t, r):

@@ -1,0 +1,87 @@
+// cuDNN's backend graph API, the small part lucid uses (attention.cpp): tensors and
+// operations as descriptors, an operation graph, an execution plan from cuDNN's
+// heuristics, and its execution with a variant pack. No cudnn-frontend: these few
+// calls are all a fixed graph needs, and the frontend is a large header library.
+#pragma once
+
+#include <cudnn.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace lucid::cuda {
+
+// One backend descriptor, destroyed with its owner. Throws RuntimeError naming `what`
+// and cuDNN's own message when a call fails.
+class BackendDescriptor {
+ public:
+  explicit BackendDescriptor(cudnnBackendDescriptorType_t type);
+  ~BackendDescriptor();
+  BackendDescriptor(const BackendDescriptor&) = delete;
+  BackendDescriptor& operator=(const BackendDescriptor&) = delete;
+
+  cudnnBackendDescriptor_t get() const { return desc_; }
+  void set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count, const void* values);
+  void set(cudnnBackendAttributeName_t name, int64_t value);
+  void set(cudnnBackendAttributeName_t name, const std::vector<int64_t>& values);
+  void set(cudnnBackendAttributeName_t name, const BackendDescriptor& value);
+  void set(cudnnBackendAttributeName_t name, cudnnDataType_t value);
+  void finalize(const char* what);
+
+ private:
+  cudnnBackendDescriptor_t desc_ = nullptr;
+};
+
+// Throws RuntimeError "cuDNN error <status> (<name>: <cuDNN's last message>) in <call>".
+void check_backend(cudnnStatus_t status, const char* call);
+
+// A plan ready to run: its descriptor (owning what it was made from) and workspace size.
+struct BackendPlan {
+  std::vector<std::unique_ptr<BackendDescriptor>> keep;  // tensors and ops the graph refers to
+  std::unique_ptr<BackendDescriptor> plan;
+  int64_t workspace = 0;
+};
+
+// Builds an operation graph node by node. Tensors are [.. dims ..] with explicit
+// strides; data tensors have a caller's uid (bound at execution), virtual ones
+// (intermediates that never reach memory) get fresh uids.
+class GraphBuilder {
+ public:
+  using Dims = std::vector<int64_t>;
+
+  const BackendDescriptor& tensor(int64_t uid, cudnnDataType_t dtype, const Dims& dims, const Dims& strides);
+  // A float32 scalar passed by value at execution (uid bound to a host float).
+  const BackendDescriptor& scalar(int64_t uid);
+  const BackendDescriptor& virtual_tensor(cudnnDataType_t dtype, const Dims& dims, const Dims& strides);
+
+  void matmul(const BackendDescriptor& a, const BackendDescriptor& b, const BackendDescriptor& c);
+  // out = mode(x[, y[, t]]) elementwise, computed in `math` (float32 by default);
+  // broadcasts as cuDNN does. BINARY_SELECT: out = t ? x : y.
+  void pointwise(cudnnPointwiseMode_t mode, const BackendDescriptor& x, const BackendDescriptor* y,
+                 const BackendDescriptor& out, const BackendDescriptor* t = nullptr,
+                 cudnnDataType_t math = CUDNN_DATA_FLOAT);
+  // out = the index of each element along `axis` (out: an int32 tensor).
+  void gen_index(const BackendDescriptor& x, int64_t axis, const BackendDescriptor& out);
+  void reduction(cudnnReduceTensorOp_t mode, const BackendDescriptor& x, const BackendDescriptor& out);
+  // out = x with out's dims and strides (a transpose of a virtual tensor, say).
+  void reshape(const BackendDescriptor& x, const BackendDescriptor& out);
+
+  // The graph's plan on `handle`: the first of cuDNN's heuristic (mode A) engine
+  // configurations that finalizes. Throws RuntimeError when none does (the graph or
+  // shape is unsupported here), naming `what`.
+  BackendPlan plan(cudnnHandle_t handle, const char* what);
+
+ private:
+  const BackendDescriptor& keep(std::unique_ptr<BackendDescriptor> d);
+  std::vector<std::unique_ptr<BackendDescriptor>> descriptors_;
+  std::vector<const BackendDescriptor*> ops_;
+  int64_t next_virtual_uid_ = 1 << 20;
+};
+
+// Runs `plan` with the device pointers of its data tensors (uids[i] -> ptrs[i]) and a
+// workspace of plan.workspace bytes.
+void execute(cudnnHandle_t handle, const BackendPlan& plan, const std::vector<int64_t>& uids,
+             const std::vector<void*>& ptrs, void* workspace);
+
+}  // namespace lucid::cuda

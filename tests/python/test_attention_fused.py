@@ -1,0 +1,165 @@
+"""The fused attention op (lucid._C._fused_attention: the AttentionForward and
+AttentionBackward primitives). On the CPU its reference loops against torch's attention
+in float64 (outputs, the log-sum-exp statistics, gradients); on the GPU cuDNN's flash
+attention in float16/bfloat16, which scaled_dot_product_attention takes, against torch's
+on CUDA and against lucid's own CPU loops on the same rounded inputs."""
+
+import math
+
+import pytest
+import torch
+
+import lucid
+import lucid.nn.functional as LF
+import torch.nn.functional as TF
+from conftest import to_lucid, to_torch
+
+requires_gpu = pytest.mark.skipif(lucid.gpu.device_count() == 0, reason="no GPU")
+
+# (B, Hq, Hk, Sq, Skv, D, Dv): plain, grouped-query, cross-attention with Dv != D
+SHAPES = [(2, 4, 4, 7, 7, 8, 8), (1, 6, 2, 5, 9, 16, 16), (2, 2, 1, 9, 4, 8, 24)]
+
+
+def _qkv(shape, dtype=torch.float64, seed=0, bshd=False):
+    """Torch q, k, v; bshd: [B, H, S, D] views of [B, S, H, D] memory (as MultiheadAttention's head split)."""
+    b, hq, hk, sq, skv, d, dv = shape
+    g = torch.Generator().manual_seed(seed)
+    dims = [(b, hq, sq, d), (b, hk, skv, d), (b, hk, skv, dv)]
+    if bshd:
+        return [torch.randn(n, s, h, e, generator=g, dtype=dtype).transpose(1, 2) for n, h, s, e in dims]
+    return [torch.randn(*s, generator=g, dtype=dtype) for s in dims]
+
+
+def _torch_attention(q, k, v, causal, scale):
+    hq, hk = q.shape[1], k.shape[1]
+    return TF.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale, enable_gqa=hq != hk)
+
+
+def _close(l, t, tol):
+    assert tuple(l.shape) == tuple(t.shape)
+    torch.testing.assert_close(to_torch(l.detach().cpu()).double(), t.detach().cpu().double(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("bshd", [False, True])
+def test_cpu_loops_match_torch(shape, causal, bshd):
+    tq, tk, tv = [t.requires_grad_() for t in _qkv(shape, bshd=bshd)]
+    lq, lk, lv = [to_lucid(t.detach()).requires_grad_() for t in (tq, tk, tv)]
+    if bshd:  # the same [B, S, H, D] memory order on lucid's side
+        lq, lk, lv = [to_lucid(t.detach().transpose(1, 2).contiguous()).transpose(1, 2).detach().requires_grad_()
+                      for t in (tq, tk, tv)]
+    scale = 0.3
+    out, stats = lucid._C._fused_attention(lq, lk, lv, scale, causal)
+    want = _torch_attention(tq, tk, tv, causal, scale)
+    _close(out, want, 1e-12)
+    # the statistics: each query's log-sum-exp of its (masked) scaled scores
+    r = tq.shape[1] // tk.shape[1]
+    scores = tq.detach() @ tk.detach().repeat_interleave(r, 1).transpose(-2, -1) * scale
+    if causal:
+        scores = scores.masked_fill(~torch.ones(scores.shape[-2:], dtype=torch.bool).tril(), float("-inf"))
+    _close(stats, torch.logsumexp(scores, -1), 1e-12)
+    g = torch.randn(want.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    want.backward(g)
+    out.backward(to_lucid(g))
+    for l, t in ((lq, tq), (lk, tk), (lv, tv)):
+        _close(l.grad, t.grad, 1e-11)
+
+
+def test_cpu_loops_gradcheck():
+    """Float64 numerical gradients of the fused op (grouped-query, causal)."""
+    q, k, v = [to_lucid(t).requires_grad_() for t in _qkv((1, 4, 2, 3, 5, 4, 6), seed=3)]
+    fn = lambda a, b, c: lucid._C._fused_attention(a, b, c, 0.7, True)[0]  # noqa: E731
+    assert lucid.autograd.gradcheck(fn, (q, k, v), eps=1e-6, atol=1e-7)
+
+
+def test_output_keeps_the_query_memory_order():
+    q, k, v = [to_lucid(t.transpose(1, 2).contiguous()).transpose(1, 2) for t in _qkv(SHAPES[0])]
+    out, _ = lucid._C._fused_attention(q, k, v, 0.5, False)
+    assert out.transpose(1, 2).is_contiguous()
+
+
+def test_bad_operands_raise():
+    q, k, v = [to_lucid(t) for t in _qkv(SHAPES[0])]
+    with pytest.raises(RuntimeError, match="query's last dim"):
+        lucid._C._fused_attention(q, k[..., :4], v, 1.0, False)
+    with pytest.raises(RuntimeError, match="same heads and sequence length"):
+        lucid._C._fused_attention(q, k, v[:, :, :3], 1.0, False)
+    with pytest.raises(RuntimeError, match="multiple of the key/value heads"):
+        lucid._C._fused_attention(q, k[:, :3], v[:, :3], 1.0, False)
+    with pytest.raises(RuntimeError, match="4 dims"):
+        lucid._C._fused_attention(q[0], k[0], v[0], 1.0, False)
+    with pytest.raises(RuntimeError, match="one floating dtype"):
+        lucid._C._fused_attention(q, k.float(), v, 1.0, False)
+
+
+def test_cpu_takes_the_composite_form():
+    """On the CPU scaled_dot_product_attention keeps its composite (its products are
+    BLAS's); the fused op is not reported as supported there."""
+    q, k, v = [to_lucid(t).requires_grad_() for t in _qkv(SHAPES[0])]
+    assert not lucid._C._fused_attention_supported(q, k, v, False)
+    assert LF.scaled_dot_product_attention(q, k, v).grad_fn.name() == "BmmBackward0"
+
+
+# -- the GPU: cuDNN's flash attention --
+
+GPU_SHAPES = [(2, 4, 4, 128, 128, 64, 64), (1, 8, 2, 96, 160, 128, 128), (2, 2, 2, 33, 70, 32, 32)]
+
+
+@requires_gpu
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("shape", GPU_SHAPES)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("bshd", [False, True])
+def test_gpu_fused_attention_matches_torch(dtype, shape, causal, bshd):
+    tdt = getattr(torch, dtype)
+    tq, tk, tv = [t.to(tdt).cuda().detach().requires_grad_() for t in _qkv(shape, bshd=bshd)]
+    lq, lk, lv = [to_lucid(t.detach().cpu().float(), "gpu").to(getattr(lucid, dtype)) for t in (tq, tk, tv)]
+    if bshd:
+        lq, lk, lv = [t.transpose(1, 2).contiguous().transpose(1, 2) for t in (lq, lk, lv)]
+    lq, lk, lv = [t.requires_grad_() for t in (lq, lk, lv)]
+    assert lucid._C._fused_attention_supported(lq, lk, lv, causal)
+    gqa = shape[1] != shape[2]
+    out = LF.scaled_dot_product_attention(lq, lk, lv, is_causal=causal, enable_gqa=gqa)
+    assert out.grad_fn.name() == "ScaledDotProductFlashAttentionBackward0"
+    want = TF.scaled_dot_product_attention(tq, tk, tv, is_causal=causal, enable_gqa=gqa)
+    tol = 2e-2 if dtype == "bfloat16" else 4e-3
+    _close(out, want, tol)
+    g = torch.randn(want.shape, generator=torch.Generator().manual_seed(1)).to(tdt).cuda()
+    want.backward(g)
+    out.backward(to_lucid(g.cpu().float(), "gpu").to(out.dtype))
+    for l, t in ((lq, tq), (lk, tk), (lv, tv)):
+        assert l.grad.dtype == l.dtype
+        _close(l.grad, t.grad, 4 * tol)
+
+
+@requires_gpu
+@pytest.mark.parametrize("causal", [False, True])
+def test_gpu_fused_attention_matches_the_cpu_loops(causal):
+    """cuDNN's result against lucid's CPU loops on the same bfloat16 operands (both
+    accumulate in float32; each rounds its output once)."""
+    shape = (2, 4, 2, 64, 80, 64, 64)
+    q, k, v = [to_lucid(t.float()).to(lucid.bfloat16) for t in _qkv(shape, seed=5)]
+    cpu = lucid._C._fused_attention(q, k, v, 0.125, causal)
+    gpu = lucid._C._fused_attention(q.to("gpu"), k.to("gpu"), v.to("gpu"), 0.125, causal)
+    _close(gpu[0], to_torch(cpu[0].float()), 1.6e-2)
+    _close(gpu[1], to_torch(cpu[1]), 1e-3)
+
+
+@requires_gpu
+def test_gpu_float32_takes_the_exact_composite():
+    q, k, v = [to_lucid(t.float(), "gpu") for t in _qkv(GPU_SHAPES[0])]
+    assert not lucid._C._fused_attention_supported(q, k, v, False)
+    out = LF.scaled_dot_product_attention(q, k, v)
+    want = TF.scaled_dot_product_attention(*[to_torch(t.cpu()).double() for t in (q, k, v)])
+    _close(out, want, 1e-5)
+    with pytest.raises(NotImplementedError, match="no fused GPU kernel"):
+        lucid._C._fused_attention(q, k, v, 1 / math.sqrt(64), False)
+
+
+@requires_gpu
+def test_gpu_fused_attention_has_no_double_backward():
+    q, k, v = [to_lucid(t.float(), "gpu").to(lucid.bfloat16).requires_grad_() for t in _qkv(GPU_SHAPES[0])]
+    out = LF.scaled_dot_product_attention(q, k, v)
+    with pytest.raises(NotImplementedError, match="create_graph"):
+        lucid.autograd.grad(out.float().sum(), q, create_graph=True)
