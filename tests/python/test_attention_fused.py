@@ -163,3 +163,38 @@ def test_gpu_fused_attention_has_no_double_backward():
     out = LF.scaled_dot_product_attention(q, k, v)
     with pytest.raises(NotImplementedError, match="create_graph"):
         lucid.autograd.grad(out.float().sum(), q, create_graph=True)
+
+
+def _graph_names(t):
+    """The names of every node of t's autograd graph."""
+    seen, todo, names = set(), [t.grad_fn], set()
+    while todo:
+        fn = todo.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        names.add(fn.name())
+        todo.extend(f for f, _ in fn.next_functions)
+    return names
+
+
+@requires_gpu
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_gpu_multihead_attention_in_bfloat16_runs_fused(batch_first):
+    """nn.MultiheadAttention's [batch * heads, L, head_dim] operands reach the fused
+    kernel without a copy; outputs and gradients as torch's in bfloat16."""
+    torch.manual_seed(0)
+    tm = torch.nn.MultiheadAttention(64, 4, batch_first=batch_first).cuda().to(torch.bfloat16)
+    lm = lucid.nn.MultiheadAttention(64, 4, batch_first=batch_first)
+    lm.load_state_dict({k: to_lucid(v.float().cpu()).to(lucid.bfloat16) for k, v in tm.state_dict().items()})
+    lm = lm.to("gpu")
+    x = torch.randn(8, 48, 64).to(torch.bfloat16).cuda().requires_grad_()
+    lx = to_lucid(x.detach().float().cpu(), "gpu").to(lucid.bfloat16).requires_grad_()
+    want, _ = tm(x, x, x, need_weights=False)
+    got, _ = lm(lx, lx, lx, need_weights=False)
+    assert "ScaledDotProductFlashAttentionBackward0" in _graph_names(got)
+    _close(got, want, 3e-2)
+    g = torch.randn(want.shape).to(torch.bfloat16).cuda()
+    want.backward(g)
+    got.backward(to_lucid(g.float().cpu(), "gpu").to(lucid.bfloat16))
+    _close(lx.grad, x.grad, 6e-2)

@@ -84,8 +84,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     L, S = query.shape[-2], key.shape[-2]
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    if attn_mask is None and dropout_p == 0.0 and _fusable(query, key, value, enable_gqa, is_causal):
-        return _C._fused_attention(query, key, value, float(s), bool(is_causal))[0]
+    if attn_mask is None and dropout_p == 0.0 and query.ndim == key.ndim == value.ndim and query.ndim in (3, 4):
+        # [N, L, E] as one batch of N heads (MultiheadAttention's [batch * heads, L, head_dim])
+        q4, k4, v4 = (t.unsqueeze(0) if t.ndim == 3 else t for t in (query, key, value))
+        if _fusable(q4, k4, v4, enable_gqa, is_causal):
+            out = _C._fused_attention(q4, k4, v4, float(s), bool(is_causal))[0]
+            return out.squeeze(0) if query.ndim == 3 else out
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         hq, hk = query.shape[-3], key.shape[-3]
         if hq % hk or hq % value.shape[-3]:
@@ -123,7 +127,7 @@ def _fusable(q, k, v, enable_gqa, is_causal):
     (on the GPU, cuDNN's flash attention for float16/bfloat16). Elsewhere the composite
     form runs: float32 and float64 exactly as written, masks, dropout, and the CPU,
     where the composite's matrix products are faster than a loop."""
-    if not (q.ndim == k.ndim == v.ndim == 4 and q.shape[0] == k.shape[0] == v.shape[0]):
+    if not q.shape[0] == k.shape[0] == v.shape[0]:
         return False
     if k.shape[1] != q.shape[1] and not enable_gqa:
         return False
