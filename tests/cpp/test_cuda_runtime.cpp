@@ -162,6 +162,16 @@ TEST(CudaStridedCopyPlan, CollapsesDims) {
   EXPECT_EQ(plan.params.ndim, 1);
   EXPECT_EQ(plan.params.src_strides[0], 0);
   EXPECT_EQ(plan.params.dst_strides[0], 4);
+  // A transpose of rows of eight 16-bit items ([4, 8, 8] from [8, 4, 8] memory) moves
+  // each row as one 16-byte element.
+  plan = lucid::cuda::plan_strided_copy(p, {128, 16, 2}, p + 1024, {16, 64, 2}, {4, 8, 8}, 2);
+  EXPECT_FALSE(plan.contiguous);
+  EXPECT_EQ(plan.elem_size, 16u);
+  EXPECT_EQ(plan.numel, 32);
+  // ... but not rows whose starts are only 8-byte aligned: 8-byte elements there.
+  plan = lucid::cuda::plan_strided_copy(p, {64, 8, 2}, p + 1024, {8, 32, 2}, {4, 8, 4}, 2);
+  EXPECT_EQ(plan.elem_size, 8u);
+  EXPECT_EQ(plan.numel, 32);
   // A misaligned 8-byte copy moves 4-byte pieces.
   plan = lucid::cuda::plan_strided_copy(p + 4, {8}, p + 4, {8}, {10}, 8);
   EXPECT_EQ(plan.elem_size, 4u);
