@@ -3,6 +3,9 @@
 #include <algorithm>
 
 #include "autograd/record.h"
+#include "ops/creation.h"
+#include "ops/elementwise.h"
+#include "ops/gather_ops.h"
 
 namespace lucid::ops {
 
@@ -53,6 +56,40 @@ TensorPtr recorded_pick(const char* name, const TensorPtr& t, TensorPtr out, Vie
 Vjp reshape_back(const TensorPtr& t) {
   Shape shape = t->shape();
   return [shape](const Node&, const Grads& g) { return Grads{reshape(g[0], shape)}; };
+}
+
+// Whether a view of `size` and element strides `stride` reaches some element twice:
+// walking its dims from the smallest stride, each must step past everything the dims
+// inside it span (a stride of 0 never does).
+bool overlaps(const Shape& size, const Shape& stride) {
+  std::vector<size_t> dims;
+  for (size_t i = 0; i < size.size(); ++i)
+    if (size[i] > 1) dims.push_back(i);
+  std::sort(dims.begin(), dims.end(), [&](size_t a, size_t b) { return stride[a] < stride[b]; });
+  int64_t span = 1;  // elements the dims so far cover, from the first to one past the last
+  for (size_t d : dims) {
+    if (stride[d] < span) return true;
+    span += stride[d] * (size[d] - 1);
+  }
+  return false;
+}
+
+// The gradient of an as_strided view whose elements overlap, for a contiguous t: each
+// element's gradient added at its position in t (index_add), so that an entry several
+// windows share gets the sum, as PyTorch's as_strided backward.
+TensorPtr as_strided_overlap_grad(const TensorPtr& g, const Shape& t_shape, const Shape& size, const Shape& stride,
+                                  int64_t rel) {
+  const Device device = g->device();
+  // pos[i0, i1, ...] = rel + sum_k i_k * stride_k: where each element of the view lies in t
+  TensorPtr pos = TensorImpl::full({}, Scalar(rel), Dtype::I64, device);
+  for (size_t k = 0; k < size.size(); ++k) {
+    Shape along(size.size(), 1);
+    along[k] = size[k];
+    pos = add(pos, reshape(mul(arange_int(0, size[k], 1, Dtype::I64, device), Scalar(stride[k])), along));
+  }
+  TensorPtr flat = TensorImpl::full({numel_of(t_shape)}, Scalar(int64_t(0)), g->dtype(), device);
+  TensorPtr at = reshape(contiguous(pos), {-1});
+  return reshape(index_add(flat, 0, at, reshape(contiguous(g), {-1}), Scalar(int64_t(1))), t_shape);
 }
 
 }  // namespace
@@ -326,12 +363,18 @@ TensorPtr as_strided(const TensorPtr& t, const Shape& size, const Shape& stride,
   TensorPtr out = restride(t, size, std::move(bytes), offset);
   if (!autograd::needs_grad({&t})) return out;
   // The gradient lands in a zero buffer laid out like t's storage, then is read
-  // back through t's own geometry. (Overlapping windows would need their gradients
-  // summed; PyTorch does that, lucid does not yet: see docs/ENGINE.md.)
+  // back through t's own geometry; where the view's elements overlap, each adds its
+  // gradient at its position instead.
   LUCID_CHECK(t->is_contiguous(), NotImplementedError, "as_strided backward is only supported on a contiguous "
               "input for now; call .contiguous() first");
   int64_t base = t->storage_offset() / item;
   int64_t rel = (storage_offset ? *storage_offset : base) - base;
+  if (overlaps(size, stride)) {
+    Shape t_shape = t->shape();
+    return recorded("AsStridedBackward0", t, std::move(out), [t_shape, size, stride, rel](const Node&, const Grads& g) {
+      return Grads{as_strided_overlap_grad(g[0], t_shape, size, stride, rel)};
+    });
+  }
   return recorded_pick("AsStridedBackward0", t, std::move(out), [size, stride, rel](const TensorPtr& x) {
     return as_strided(x, size, stride, x->storage_offset() / int64_t(x->itemsize()) + rel);
   });

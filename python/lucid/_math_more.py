@@ -217,7 +217,7 @@ def adjoint(input):
 
 def unfold(input, dimension, size, step):
     """Every window of `size` entries of dimension, `step` apart, as a new last dim: a
-    view, except for overlapping windows of a tensor that requires grad (a copy)."""
+    view (overlapping windows' gradients add up, through as_strided's backward)."""
     d = dimension % max(input.ndim, 1)
     n = input.shape[d] if input.ndim else 1
     if step <= 0:
@@ -227,15 +227,6 @@ def unfold(input, dimension, size, step):
     if input.ndim == 0:
         return input.reshape(size)
     windows = (n - size) // step + 1
-    if input.requires_grad and step < size:
-        # Overlapping windows share entries, whose gradients must add up: as_strided's
-        # backward does not sum them yet (docs/ENGINE.md), index_select's does. A copy.
-        L = _lucid()
-        index = (L.arange(windows, device=input.device).unsqueeze(1) * step
-                 + L.arange(size, device=input.device).unsqueeze(0)).reshape(-1)
-        picked = input.index_select(d, index)
-        picked = picked.reshape(*input.shape[:d], windows, size, *input.shape[d + 1:])
-        return picked.movedim(d + 1, -1)
     shape, stride = list(input.shape), list(input.stride())
     shape[d], inner = windows, stride[d]
     stride[d] = inner * step

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import lucid
-from conftest import assert_same, shares_storage
+from conftest import assert_same, shares_storage, to_lucid, to_torch
 
 SHAPE = (2, 3, 4)
 # torch warns that .T on a 3-d tensor is deprecated; lucid follows the current behaviour.
@@ -260,3 +260,26 @@ def test_bad_view_arguments(op, word, device):
         op(tb)
     with pytest.raises(type(te.value), match=word):
         op(lb)
+
+
+@pytest.mark.parametrize("size, stride, offset", [((3, 3), (1, 1), 0), ((4, 2), (2, 1), 1), ((2, 3), (0, 2), 0),
+                                                  ((5,), (0,), 3), ((2, 2, 2), (1, 2, 1), 2), ((3, 2), (2, 4), 0)])
+def test_as_strided_gradient_adds_up_where_elements_overlap(size, stride, offset, device):
+    """Each element of t gets the sum of the gradients of every view element at it (torch's)."""
+    t = torch.arange(12, dtype=torch.float64).requires_grad_()
+    lt = to_lucid(t.detach(), device).requires_grad_()
+    g = torch.randn(size, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    torch.as_strided(t, size, stride, offset).backward(g)
+    lt.as_strided(size, stride, offset).backward(to_lucid(g, device))
+    torch.testing.assert_close(to_torch(lt.grad.cpu()), t.grad, rtol=1e-14, atol=1e-14)  # (sums in another order)
+
+
+def test_unfold_is_a_view_with_summed_gradients(device):
+    t = torch.randn(3, 10, generator=torch.Generator().manual_seed(1), dtype=torch.float64).requires_grad_()
+    lt = to_lucid(t.detach(), device).requires_grad_()
+    tv, lv = t.unfold(1, 4, 2), lt.unfold(1, 4, 2)
+    assert shares_storage(lv, lt) and tuple(lv.stride()) == tuple(tv.stride())
+    g = torch.randn(tv.shape, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    tv.backward(g)
+    lv.backward(to_lucid(g, device))
+    torch.testing.assert_close(to_torch(lt.grad.cpu()), t.grad, rtol=1e-14, atol=1e-14)
