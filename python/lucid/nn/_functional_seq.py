@@ -160,6 +160,24 @@ def _canonical_mask(mask, name, dtype):
     return mask
 
 
+def _check_key_padding_mask(key_padding_mask, bsz, src_len):
+    if tuple(key_padding_mask.shape) != (bsz, src_len):
+        raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
+                             f"{tuple(key_padding_mask.shape)}")
+
+
+def _heads_mask(attn_mask, key_padding_mask, bsz, num_heads, src_len):
+    """The additive float masks of multi_head_attention_forward ([1 or batch * heads, L,
+    S] and [batch, S]) as one mask over [batch, heads, L, S] (broadcast dims of 1)."""
+    if attn_mask is not None and attn_mask.shape[0] == bsz * num_heads:
+        attn_mask = attn_mask.reshape(bsz, num_heads, *attn_mask.shape[1:])
+    if key_padding_mask is None:
+        return attn_mask
+    _check_key_padding_mask(key_padding_mask, bsz, src_len)
+    kpm = key_padding_mask.reshape(bsz, 1, 1, src_len)
+    return kpm if attn_mask is None else attn_mask + kpm
+
+
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
                                  bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
                                  training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
@@ -225,6 +243,18 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if key_padding_mask is not None:
             key_padding_mask = pad(key_padding_mask, (0, 1))
 
+    if not training:
+        dropout_p = 0.0
+    if not need_weights and not add_zero_attn:
+        # [batch, heads, L, head_dim] views of the projections, no copy: the fused
+        # kernel reads any strides, and its output is laid out as [L, batch, heads,
+        # head_dim] memory, so that the out projection reads it as it is
+        q, k, v = (t.reshape(t.shape[0], bsz, num_heads, head_dim).permute(1, 2, 0, 3) for t in (q, k, v))
+        mask = _heads_mask(attn_mask, key_padding_mask, bsz, num_heads, k.shape[2])
+        out = scaled_dot_product_attention(q, k, v, mask, dropout_p)
+        out = out.permute(2, 0, 1, 3).reshape(tgt_len * bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+        return (out if batched else out.squeeze(1)), None
     q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
     k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
     v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
@@ -237,14 +267,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             key_padding_mask = pad(key_padding_mask, (0, 1))
     src_len = k.shape[1]
     if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (bsz, src_len):
-            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
-                                 f"{tuple(key_padding_mask.shape)}")
+        _check_key_padding_mask(key_padding_mask, bsz, src_len)
         kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
         kpm = kpm.reshape(bsz * num_heads, 1, src_len)
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
-    if not training:
-        dropout_p = 0.0
 
     if not need_weights:  # as torch: the attention itself is scaled_dot_product_attention
         out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p)
