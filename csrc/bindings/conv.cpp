@@ -32,6 +32,8 @@ void init_conv(nb::module_& m) {
         nb::arg("name"), nb::arg("input"), nb::arg("weight"), nb::arg("bias").none(), nb::arg("stride"),
         nb::arg("padding"), nb::arg("dilation"), nb::arg("transposed"), nb::arg("output_padding"), nb::arg("groups"));
   m.def("_set_cudnn_allow_tf32", &ops::set_conv_allow_tf32, nb::arg("allow"));
+  m.def("_set_conv_deterministic", &ops::set_conv_deterministic, nb::arg("deterministic"));
+  m.def("_conv_deterministic", &ops::conv_deterministic);
   m.def("_im2col", &ops::unfold_im2col);
   m.def("_col2im", &ops::fold_col2im);
   m.def("_max_pool", [](const std::string& name, const TensorPtr& input, const IntVec& kernel, const IntVec& stride,

@@ -25,10 +25,13 @@ namespace lucid::ops {
 
 namespace {
 std::atomic<bool> g_conv_allow_tf32{false};
+std::atomic<bool> g_conv_deterministic{false};
 }  // namespace
 
 void set_conv_allow_tf32(bool allow) { g_conv_allow_tf32.store(allow, std::memory_order_relaxed); }
 bool conv_allow_tf32() { return g_conv_allow_tf32.load(std::memory_order_relaxed); }
+void set_conv_deterministic(bool on) { g_conv_deterministic.store(on, std::memory_order_relaxed); }
+bool conv_deterministic() { return g_conv_deterministic.load(std::memory_order_relaxed); }
 
 
 using autograd::Grads;
@@ -73,6 +76,7 @@ TensorPtr conv_raw(const TensorPtr& big, const TensorPtr& w, const TensorPtr& bi
   ConvForward p;
   p.geom = G.g;
   p.allow_tf32 = conv_allow_tf32();
+  p.deterministic = conv_deterministic();
   launch_conv(p, out, x, wc, bc);
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&big, &w, &bias})) {
@@ -98,6 +102,7 @@ TensorPtr conv_transpose_raw(const TensorPtr& small, const TensorPtr& w, const T
   ConvTranspose p;
   p.geom = G.g;
   p.allow_tf32 = conv_allow_tf32();
+  p.deterministic = conv_deterministic();
   launch_conv(p, out, x, wc, bc);
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&small, &w, &bias})) {
@@ -124,6 +129,7 @@ TensorPtr weight_raw(const TensorPtr& big, const TensorPtr& small, const Geo& G)
   ConvWeightGrad p;
   p.geom = G.g;
   p.allow_tf32 = conv_allow_tf32();
+  p.deterministic = conv_deterministic();
   launch(p, {out.get()}, {x.get(), y.get()});
   if (cd != dt) out = out->clone(dt);
   if (autograd::needs_grad({&big, &small})) {

@@ -18,6 +18,12 @@ using IntVec = std::vector<int64_t>;
 // keeps float32 convolutions and products alike exact unless asked (docs/ENGINE.md, GPU).
 void set_conv_allow_tf32(bool allow);
 bool conv_allow_tf32();
+// Whether GPU convolutions take only the algorithms cuDNN marks deterministic (the same
+// bits every run): lucid.backends.cudnn.deterministic or use_deterministic_algorithms,
+// both False by default, as torch's; then cuDNN's fastest (its backward passes may sum
+// with atomics).
+void set_conv_deterministic(bool deterministic);
+bool conv_deterministic();
 
 // aten::convolution: input [N, C, *sp] or unbatched [C, *sp]; weight [Cout, Cin/g, *k]
 // (transposed: [Cin, Cout/g, *k]); bias [Cout] or null. `name` ("conv2d", ...) is

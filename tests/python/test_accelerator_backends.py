@@ -292,6 +292,24 @@ def test_deterministic_algorithms_switch_as_torchs(restored_determinism):
         assert deterministic_state(lucid) == deterministic_state(torch)
 
 
+def test_convolutions_are_deterministic_when_either_switch_says_so(restored_determinism):
+    """GPU convolutions take only cuDNN's deterministic algorithms under cudnn.deterministic or
+    use_deterministic_algorithms (the engine's switch, read when a convolution is called)."""
+    assert lucid._C._conv_deterministic() is False
+    with lucid.backends.cudnn.flags(enabled=True, deterministic=True):
+        assert lucid._C._conv_deterministic() is True
+    assert lucid._C._conv_deterministic() is False
+    lucid.use_deterministic_algorithms(True, warn_only=True)
+    assert lucid._C._conv_deterministic() is True
+    lucid.backends.cudnn.deterministic = True
+    lucid.use_deterministic_algorithms(False)
+    assert lucid._C._conv_deterministic() is True  # (cudnn.deterministic still asks)
+    lucid.backends.cudnn.deterministic = False
+    assert lucid._C._conv_deterministic() is False
+    lucid.set_deterministic_debug_mode("error")
+    assert lucid._C._conv_deterministic() is True
+
+
 @pytest.mark.parametrize("call", ["use_deterministic_algorithms(1)", "use_deterministic_algorithms(True, warn_only=1)",
                                   "set_deterministic_debug_mode('bad')", "set_deterministic_debug_mode(5)",
                                   "set_deterministic_debug_mode(1.0)"])

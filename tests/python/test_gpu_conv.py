@@ -1,7 +1,8 @@
 """Convolutions on the GPU (cuDNN; lucid's im2col + GEMM where cuDNN cannot express the
 geometry; backend/cuda/conv.cpp): the functional tests' cases against lucid's CPU in
 float32 and float64, forward and every gradient; float32 exact (no TF32) unless
-lucid.backends.cudnn.allow_tf32; gradients the same bits on every run; unfold /
+lucid.backends.cudnn.allow_tf32; gradients the same bits on every run under
+lucid.backends.cudnn.deterministic (cuDNN's fastest algorithms otherwise, as torch); unfold /
 fold the CPU's bits. test_nn_conv.py compares the GPU with torch's CUDA."""
 
 import pytest
@@ -104,13 +105,26 @@ def test_float32_is_exact_unless_tf32_is_allowed(transpose):
 
 
 @pytest.mark.parametrize("transpose", [False, True])
-def test_gradients_are_deterministic(transpose):
+@pytest.mark.parametrize("switch", ["cudnn", "use_deterministic_algorithms"])
+def test_gradients_are_deterministic_when_asked(transpose, switch):
     # large enough that cuDNN's fastest backward algorithms would be the atomic ones
     case = (2, 32, 32, 64, (28, 28), (3, 3), dict(padding=1, stride=1))
-    first = _run(case, transpose, "gpu", "float32", seed=13)
-    for _ in range(2):
-        again = _run(case, transpose, "gpu", "float32", seed=13)
-        assert all(torch.equal(a, b) for a, b in zip(first, again))
+    if switch == "cudnn":
+        lucid.backends.cudnn.deterministic = True
+    else:
+        lucid.use_deterministic_algorithms(True)
+    try:
+        first = _run(case, transpose, "gpu", "float32", seed=13)
+        for _ in range(2):
+            again = _run(case, transpose, "gpu", "float32", seed=13)
+            assert all(torch.equal(a, b) for a, b in zip(first, again))
+    finally:
+        lucid.backends.cudnn.deterministic = False
+        lucid.use_deterministic_algorithms(False)
+    # and by default the same values (cuDNN's fastest algorithms may add in another order)
+    default = _run(case, transpose, "gpu", "float32", seed=13)
+    for a, b in zip(first, default):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-4)
 
 
 def test_unfold_fold_equal_the_cpu_bits():

@@ -22,10 +22,12 @@
 //    (ops/conv_common.h conv_product_dtype): 2-4x faster than computing them in
 //    float32. Where cuDNN cannot run one, the GEMM route computes it in float32 and
 //    rounds once (run_gemm_in_float32).
-//  - Deterministic: only algorithms cuDNN reports as deterministic are taken (the
-//    first such in the heuristic's order). Forward algorithms all are; backward data
-//    and filter ALGO_0 and filter ALGO_3 sum with atomics and are skipped, as PyTorch
-//    skips them under torch.backends.cudnn.deterministic.
+//  - Deterministic when asked: with lucid.backends.cudnn.deterministic or
+//    use_deterministic_algorithms (ops::conv_deterministic, carried by the primitive)
+//    only algorithms cuDNN reports as deterministic are taken (the first such in the
+//    heuristic's order), as PyTorch does; backward data and filter ALGO_0 and filter
+//    ALGO_3 sum with atomics and are skipped. By default, as PyTorch's, the heuristic's
+//    first algorithm runs, whatever it is.
 //  - What cuDNN cannot express runs as im2col + cuBLASLt GEMM (conv_gemm.h), on the
 //    GPU: conv_transpose with output_padding >= stride (allowed when it is below the
 //    dilation), whose big image is larger than the one cuDNN derives from the small;
@@ -73,12 +75,18 @@ struct Plan {
   size_t workspace = 0;
 };
 
-// pass, device, dtype, tf32, n, cb, cs, groups, then big, small, k, stride, pad, dil.
+// What the primitive asks of the algorithm: TF32 allowed, deterministic only.
+struct Choice {
+  bool tf32 = false, deterministic = false;
+};
+
+// pass, device, dtype, choice, n, cb, cs, groups, then big, small, k, stride, pad, dil.
 using PlanKey = std::array<int64_t, 26>;
 
-PlanKey key_of(Pass pass, int device, Dtype dtype, bool tf32, int64_t n, int64_t cb, int64_t cs,
+PlanKey key_of(Pass pass, int device, Dtype dtype, Choice c, int64_t n, int64_t cb, int64_t cs,
                const ConvGeometry& g) {
-  PlanKey key{int64_t(pass), device, int64_t(dtype), tf32, n, cb, cs, g.groups};
+  PlanKey key{int64_t(pass), device, int64_t(dtype), int64_t(c.tf32) | int64_t(c.deterministic) << 1, n, cb, cs,
+              g.groups};
   for (int d = 0; d < 3; ++d) {
     key[8 + d] = g.big[d];
     key[11 + d] = g.small[d];
@@ -135,17 +143,17 @@ void destroy(Plan& p) {
 }
 
 // Takes the first algorithm of the heuristic's list that ran (status), is
-// deterministic, keeps float32 exact when asked (no tensor-op math) and whose
-// workspace is at most kMaxWorkspace; sets the descriptor's math type to it.
+// deterministic when asked, keeps float32 exact when asked (no tensor-op math) and
+// whose workspace is at most kMaxWorkspace; sets the descriptor's math type to it.
 // get(count, &returned, perf) lists the algorithms, workspace(algo, &bytes) sizes one.
 template <typename Perf, typename Get, typename Workspace>
-bool choose(Plan& p, bool exact_float, Get get, Workspace workspace) {
+bool choose(Plan& p, bool exact_float, bool deterministic, Get get, Workspace workspace) {
   Perf perf[kMaxAlgos];
   int count = 0;
   if (get(kMaxAlgos, &count, perf) != CUDNN_STATUS_SUCCESS) return false;
   for (int i = 0; i < count; ++i) {
     const Perf& r = perf[i];
-    if (r.status != CUDNN_STATUS_SUCCESS || r.determinism != CUDNN_DETERMINISTIC) continue;
+    if (r.status != CUDNN_STATUS_SUCCESS || (deterministic && r.determinism != CUDNN_DETERMINISTIC)) continue;
     const bool tensor_ops = r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
     if (exact_float && tensor_ops) continue;
     if (cudnn().conv_set_math(p.conv, exact_float ? CUDNN_FMA_MATH : r.mathType) != CUDNN_STATUS_SUCCESS) continue;
@@ -158,7 +166,7 @@ bool choose(Plan& p, bool exact_float, Get get, Workspace workspace) {
   return false;
 }
 
-Plan build_plan(Pass pass, int device, Dtype dtype, bool tf32, int64_t n, int64_t cb, int64_t cs,
+Plan build_plan(Pass pass, int device, Dtype dtype, Choice c, int64_t n, int64_t cb, int64_t cs,
                 const ConvGeometry& g) {
   Plan p;
   if (!expressible(g, n, cb, cs)) return p;
@@ -186,14 +194,14 @@ Plan build_plan(Pass pass, int device, Dtype dtype, bool tf32, int64_t n, int64_
                api.conv_set_groups(p.conv, int(g.groups)) == ok;
   // (the heuristics rank the algorithms for the math type set here, as PyTorch asks:
   // tensor cores for 16-bit, which under the default math ranked SIMT algorithms first)
-  const bool exact = dtype == Dtype::F32 && !tf32, half = dtype == Dtype::F16 || dtype == Dtype::BF16;
+  const bool exact = dtype == Dtype::F32 && !c.tf32, half = dtype == Dtype::F16 || dtype == Dtype::BF16;
   const cudnnMathType_t math = exact ? CUDNN_FMA_MATH : half ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH;
   built = built && api.conv_set_math(p.conv, math) == ok;
   if (built) {
     switch (pass) {
       case Pass::Forward:
         built = choose<cudnnConvolutionFwdAlgoPerf_t>(
-            p, exact, [&](int c, int* r, cudnnConvolutionFwdAlgoPerf_t* perf) {
+            p, exact, c.deterministic, [&](int c, int* r, cudnnConvolutionFwdAlgoPerf_t* perf) {
               return api.forward_algos(h, p.big, p.w, p.conv, p.small, c, r, perf);
             },
             [&](cudnnConvolutionFwdAlgo_t a, size_t* bytes) {
@@ -202,7 +210,7 @@ Plan build_plan(Pass pass, int device, Dtype dtype, bool tf32, int64_t n, int64_
         break;
       case Pass::Data:
         built = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
-            p, exact, [&](int c, int* r, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
+            p, exact, c.deterministic, [&](int c, int* r, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
               return api.data_algos(h, p.w, p.small, p.conv, p.big, c, r, perf);
             },
             [&](cudnnConvolutionBwdDataAlgo_t a, size_t* bytes) {
@@ -211,7 +219,7 @@ Plan build_plan(Pass pass, int device, Dtype dtype, bool tf32, int64_t n, int64_
         break;
       case Pass::Filter:
         built = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
-            p, exact, [&](int c, int* r, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
+            p, exact, c.deterministic, [&](int c, int* r, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
               return api.filter_algos(h, p.big, p.small, p.conv, p.w, c, r, perf);
             },
             [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* bytes) {
@@ -230,12 +238,12 @@ std::mutex plans_mu;
 std::map<PlanKey, Plan> plans;
 
 // A copy of the key's plan (a few handles), built on first use.
-Plan plan_for(const PlanKey& key, Pass pass, int device, Dtype dtype, bool tf32, int64_t n, int64_t cb, int64_t cs,
+Plan plan_for(const PlanKey& key, Pass pass, int device, Dtype dtype, Choice c, int64_t n, int64_t cb, int64_t cs,
               const ConvGeometry& g) {
   std::lock_guard<std::mutex> lock(plans_mu);
   auto it = plans.find(key);
   if (it != plans.end()) return it->second;
-  return plans.emplace(key, build_plan(pass, device, dtype, tf32, n, cb, cs, g)).first->second;
+  return plans.emplace(key, build_plan(pass, device, dtype, c, n, cb, cs, g)).first->second;
 }
 
 // A plan whose algorithm cuDNN refused when run (its heuristics can list one that the
@@ -324,21 +332,21 @@ void run_gemm_in_float32(Pass pass, const ConvGeometry& g, const Operands& t, co
 constexpr const char* kCallName[] = {"cudnnConvolutionForward", "cudnnConvolutionBackwardData",
                                      "cudnnConvolutionBackwardFilter"};
 
-void run(Pass pass, const ConvGeometry& g, bool tf32, const Operands& t) {
+void run(Pass pass, const ConvGeometry& g, Choice c, const Operands& t) {
   const TensorImpl& big = pass == Pass::Data ? *t.out : *t.big;
   const TensorImpl& small = pass == Pass::Forward ? *t.out : *t.small;
   const Dtype dtype = t.out->dtype();
   const int device = t.out->device().index;
   const int64_t n = big.shape()[0], cb = big.shape()[1], cs = small.shape()[1];
-  const PlanKey key = key_of(pass, device, dtype, tf32, n, cb, cs, g);
-  const Plan p = plan_for(key, pass, device, dtype, tf32, n, cb, cs, g);
+  const PlanKey key = key_of(pass, device, dtype, c, n, cb, cs, g);
+  const Plan p = plan_for(key, pass, device, dtype, c, n, cb, cs, g);
   if (p.usable) {
     const cudnnStatus_t status = run_cudnn(pass, p, t, big, small);
     if (status != CUDNN_STATUS_NOT_SUPPORTED) return check_cudnn(status, kCallName[int(pass)]);
     retire(key);
   }
   if (dtype == Dtype::F16 || dtype == Dtype::BF16) return run_gemm_in_float32(pass, g, t, big, small);
-  run_gemm(pass, g, tf32, big, small, *t.w, *t.out);
+  run_gemm(pass, g, c.tf32, big, small, *t.w, *t.out);
 }
 
 void zero(TensorImpl& t) {
@@ -359,7 +367,7 @@ void conv_forward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   TensorImpl& small = *outs[0];
   if (small.numel() == 0) return;
   if (ins[0]->numel() == 0 || ins[1]->numel() == 0) zero(small);  // an empty sum (no input channels)
-  else run(Pass::Forward, p.geom, p.allow_tf32, {ins[0], nullptr, ins[1], &small});
+  else run(Pass::Forward, p.geom, {p.allow_tf32, p.deterministic}, {ins[0], nullptr, ins[1], &small});
   add_bias(small, ins);
 }
 
@@ -368,7 +376,7 @@ void conv_transpose_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins)
   TensorImpl& big = *outs[0];
   if (big.numel() == 0) return;
   if (ins[0]->numel() == 0 || ins[1]->numel() == 0) zero(big);
-  else run(Pass::Data, p.geom, p.allow_tf32, {nullptr, ins[0], ins[1], &big});
+  else run(Pass::Data, p.geom, {p.allow_tf32, p.deterministic}, {nullptr, ins[0], ins[1], &big});
   add_bias(big, ins);
 }
 
@@ -377,7 +385,7 @@ void conv_weight_grad_kernel(const ops::Primitive& prim, Outputs outs, Inputs in
   TensorImpl& gw = *outs[0];
   if (gw.numel() == 0) return;
   if (ins[0]->numel() == 0 || ins[1]->numel() == 0) zero(gw);  // an empty batch
-  else run(Pass::Filter, p.geom, p.allow_tf32, {ins[0], ins[1], nullptr, &gw});
+  else run(Pass::Filter, p.geom, {p.allow_tf32, p.deterministic}, {ins[0], ins[1], nullptr, &gw});
 }
 
 void im2col_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {

@@ -32,12 +32,14 @@ struct ConvGeometry {
 // Convolution's tensors are float32 or float64, one dtype per launch. allow_tf32:
 // float32 convolutions may use TF32 tensor cores (GPU only):
 // lucid.backends.cudnn.allow_tf32 (default False: exact), read when the op is called.
+// deterministic: only algorithms that give the same bits every run (GPU only; the CPU's
+// always do): ops::conv_deterministic() when the op is called.
 
 // small = conv(big, w) (+ bias). ins: {big [N, Cb, *big], w [Cs, Cb/groups, *k], bias
 // [Cs] when there is one}; outs: {small [N, Cs, *small]}.
 struct ConvForward : PrimitiveOf<Prim::ConvForward, ConvForward> {
   ConvGeometry geom;
-  bool allow_tf32 = false;
+  bool allow_tf32 = false, deterministic = false;
   const char* name() const override { return "convolution"; }
 };
 
@@ -46,7 +48,7 @@ struct ConvForward : PrimitiveOf<Prim::ConvForward, ConvForward> {
 // outs: {big [N, Cb, *big]}.
 struct ConvTranspose : PrimitiveOf<Prim::ConvTranspose, ConvTranspose> {
   ConvGeometry geom;
-  bool allow_tf32 = false;
+  bool allow_tf32 = false, deterministic = false;
   const char* name() const override { return "conv_transpose"; }
 };
 
@@ -54,7 +56,7 @@ struct ConvTranspose : PrimitiveOf<Prim::ConvTranspose, ConvTranspose> {
 // ins: {big [N, Cb, *big], small [N, Cs, *small]}; outs: {gw [Cs, Cb/groups, *k]}.
 struct ConvWeightGrad : PrimitiveOf<Prim::ConvWeightGrad, ConvWeightGrad> {
   ConvGeometry geom;
-  bool allow_tf32 = false;
+  bool allow_tf32 = false, deterministic = false;
   const char* name() const override { return "convolution_backward"; }
 };
 

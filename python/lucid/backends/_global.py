@@ -1,16 +1,16 @@
 """The process-wide switches torch keeps at its top level, re-exported as lucid.*:
 deterministic algorithms and float32 matmul precision.
 
-use_deterministic_algorithms keeps what is set and changes nothing yet: no lucid kernel is
-nondeterministic (the CPU thread pool gives each thread the same part of the work on every
-call, so sums add in one order for a given thread count), so there is nothing to refuse or
-warn about. The GPU kernels to come that would use atomics (scatter_add, index_add, the
-backward of embedding and gathers) consult it, and raise or warn as torch's do.
+use_deterministic_algorithms(True) makes GPU convolutions take only the algorithms cuDNN marks
+deterministic (as lucid.backends.cudnn.deterministic does). The CPU's kernels are deterministic
+(the thread pool gives each thread the same part of the work on every call, so sums add in one
+order for a given thread count). The GPU kernels that add with atomics (scatter_add, index_add,
+the backward of embedding and gathers) do not consult it yet.
 set_float32_matmul_precision is lucid.backends.cuda.matmul.allow_tf32's state (see there)."""
 
 import warnings
 
-from . import cuda
+from . import cuda, cudnn
 
 __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
@@ -29,6 +29,7 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
             raise TypeError(f"use_deterministic_algorithms(): argument '{name}' must be bool, not "
                             f"{type(value).__name__}")
     _state["mode"] = (1 if warn_only else 2) if mode else 0
+    cudnn._sync_determinism()
 
 
 def are_deterministic_algorithms_enabled():
@@ -52,6 +53,7 @@ def set_deterministic_debug_mode(debug_mode):
     else:
         raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
     _state["mode"] = debug_mode
+    cudnn._sync_determinism()
 
 
 def get_deterministic_debug_mode():

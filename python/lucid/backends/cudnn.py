@@ -4,10 +4,12 @@ a GPU and can load it, version() gives its version as torch reports it.
 
 allow_tf32 lets float32 convolutions and their gradients round to TF32 on the GPU's tensor
 cores. Its default is False, exact, where torch's is True: lucid keeps float32 convolutions and
-products alike exact unless asked (docs/ENGINE.md, GPU). The other switches keep what is set, with
-torch's defaults (enabled=True, benchmark=False, deterministic=False), and lucid's convolutions
-read none of them: they always take the algorithms cuDNN marks deterministic (as torch with
-deterministic=True) and choose by cuDNN's heuristics (benchmark=False).
+products alike exact unless asked (docs/ENGINE.md, GPU). deterministic=True (or
+lucid.use_deterministic_algorithms(True)) makes GPU convolutions take only the algorithms cuDNN
+marks deterministic, the same bits every run; by default, as torch's, they take cuDNN's fastest,
+whose backward passes may add with atomics. The other switches keep what is set, with torch's
+defaults (enabled=True, benchmark=False), and lucid's convolutions read none of them: they choose
+by cuDNN's heuristics (benchmark=False).
 """
 
 import sys
@@ -19,6 +21,15 @@ __all__ = ["is_available", "version", "flags"]
 
 # torch's benchmark_limit exists only where cuDNN does
 benchmark_limit = None
+
+
+def _sync_determinism(cudnn_deterministic=None):
+    """Tells the engine whether convolutions must be deterministic: this module's switch or
+    use_deterministic_algorithms (called when either changes)."""
+    from . import _global
+    if cudnn_deterministic is None:
+        cudnn_deterministic = sys.modules[__name__].deterministic
+    _C._set_conv_deterministic(bool(cudnn_deterministic) or _global.are_deterministic_algorithms_enabled())
 
 
 def is_available():
@@ -48,5 +59,6 @@ def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=Fals
 _flags.install(__name__,
                enabled=_flags.Flag(True, "set_enabled_cudnn"),
                benchmark=_flags.Flag(False, "set_benchmark_cudnn"),
-               deterministic=_flags.Flag(False, "set_deterministic_cudnn"),
+               deterministic=_flags.Flag(False, "set_deterministic_cudnn",
+                                         on_set=lambda on: _sync_determinism(cudnn_deterministic=on)),
                allow_tf32=_flags.Flag(False, "set_allow_tf32_cudnn", on_set=_C._set_cudnn_allow_tf32))
