@@ -46,12 +46,15 @@ constexpr bool takes_out(std::string_view name) {
   return name != "isnan" && name != "isinf" && name != "isfinite" && name != "relu";
 }
 
+// torch.special's functions are functions only (torch.special.zeta, no Tensor.special_zeta).
+constexpr bool is_method(std::string_view name) { return !name.starts_with("special_"); }
+
 // Table ops without an in-place method in torch (maximum_ and minimum_ predate this list).
 constexpr bool has_inplace(std::string_view name) {
   for (std::string_view n : {"fmax", "fmin", "logaddexp", "logaddexp2", "isnan", "isinf", "isfinite", "isposinf",
                              "isneginf"})
     if (n == name) return false;
-  return true;
+  return is_method(name);
 }
 
 // Unary ops whose out= must have the result's dtype exactly, as torch's do (the

@@ -115,11 +115,12 @@ void init_ops(nb::module_& m, TensorClass& cls) {
       if (out.is_none()) autocast_operands(#name, x, y);                                                   \
       return with_out(#name, ops::binary(ops::BinaryOp::Fn, x, y), out);                                   \
     }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());                   \
-    cls.def(#name, [](TensorPtr self, nb::handle b) {                                                      \
-      ops::Operand x{self, {}}, y = operand(b, #name, "other");                                            \
-      autocast_operands(#name, x, y);                                                                      \
-      return ops::binary(ops::BinaryOp::Fn, x, y);                                                         \
-    }, nb::arg("other"));                                                                                  \
+    if constexpr (is_method(#name))                                                                        \
+      cls.def(#name, [](TensorPtr self, nb::handle b) {                                                    \
+        ops::Operand x{self, {}}, y = operand(b, #name, "other");                                          \
+        autocast_operands(#name, x, y);                                                                    \
+        return ops::binary(ops::BinaryOp::Fn, x, y);                                                       \
+      }, nb::arg("other"));                                                                                \
     if constexpr (has_inplace(#name))                                                                      \
       cls.def(#name "_", [](nb::handle self, nb::handle b) {                                               \
         ops::binary_inplace(ops::BinaryOp::Fn, nb::cast<TensorPtr>(self), operand(b, #name "_", "other")); \
@@ -141,10 +142,11 @@ void init_ops(nb::module_& m, TensorClass& cls) {
         autocast_args(#name, a);                                                                           \
         return ops::unary(ops::UnaryOp::Fn, a);                                                            \
       }, nb::arg("input"));                                                                                \
-    cls.def(#name, [](TensorPtr self) {                                                                    \
-      autocast_args(#name, self);                                                                          \
-      return ops::unary(ops::UnaryOp::Fn, self);                                                           \
-    });                                                                                                    \
+    if constexpr (is_method(#name))                                                                        \
+      cls.def(#name, [](TensorPtr self) {                                                                  \
+        autocast_args(#name, self);                                                                        \
+        return ops::unary(ops::UnaryOp::Fn, self);                                                         \
+      });                                                                                                  \
     if constexpr (has_inplace(#name))                                                                      \
       cls.def(#name "_", [](nb::handle self) {                                                             \
         ops::unary_inplace(ops::UnaryOp::Fn, nb::cast<TensorPtr>(self));                                  \

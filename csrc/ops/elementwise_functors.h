@@ -13,6 +13,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "ops/special_math.h"
+
 namespace lucid::ops::fn {
 
 // Complex math for the complex branches below: std:: on the host, ::cuda::std:: in the
@@ -357,6 +359,29 @@ using Isneginf = IsSignedInf<false>;
 struct LogicalNot {
   template <typename T> static constexpr bool supports = true;
   template <typename T> LUCID_HD bool operator()(T a) const { return a == T(0); }
+};
+
+// The Special unit (special_math.h): float and double, each computed in double and
+// rounded once.
+#define LUCID_SPECIAL_UNARY(Name, expr)                                                      \
+  struct Name {                                                                              \
+    template <typename T> static constexpr bool supports = kIsFloat<T>;                      \
+    template <typename T> LUCID_HD T operator()(T a) const {                                 \
+      const double x = double(a);                                                            \
+      return T(expr);                                                                        \
+    }                                                                                        \
+  };
+LUCID_SPECIAL_UNARY(Lgamma, std::lgamma(x))
+LUCID_SPECIAL_UNARY(Digamma, special::digamma(x))
+LUCID_SPECIAL_UNARY(I0, special::bessel_i(0, x, false))
+LUCID_SPECIAL_UNARY(I0e, special::bessel_i(0, x, true))
+LUCID_SPECIAL_UNARY(I1, special::bessel_i(1, x, false))
+LUCID_SPECIAL_UNARY(I1e, special::bessel_i(1, x, true))
+LUCID_SPECIAL_UNARY(Erfcx, special::erfcx(x))
+#undef LUCID_SPECIAL_UNARY
+struct Zeta {  // the Hurwitz zeta function zeta(x, q)
+  template <typename T> static constexpr bool supports = kIsFloat<T>;
+  template <typename T> LUCID_HD T operator()(T x, T q) const { return T(special::zeta(double(x), double(q))); }
 };
 
 }  // namespace lucid::ops::fn

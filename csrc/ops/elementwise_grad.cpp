@@ -193,6 +193,20 @@ Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, cons
         return Grads{gx, gy};
       };
     }
+    case BinaryOp::Zeta: {  // d/dq = -x zeta(x + 1, q); none in x (torch has none either)
+      Side sa = save(node, a), sb = save(node, b);
+      const bool x_needs_grad = a.tensor && a.tensor->requires_grad();
+      return [sa, sb, x_needs_grad](const Node& n, const Grads& g) {
+        LUCID_CHECK(!x_needs_grad, NotImplementedError,
+                    "the derivative of special_zeta with respect to x (its first argument) is not implemented");
+        Operand x = sa.get(n), q = sb.get(n);
+        Operand x1 = x.tensor ? ten(add(x.tensor, Scalar(1.0))) : num(std::visit([](auto v) {
+          if constexpr (std::is_same_v<decltype(v), std::complex<double>>) return v.real() + 1.0;
+          else return double(v) + 1.0;
+        }, x.number));
+        return Grads{nullptr, if_tensor(q, [&] { return neg(times(mul(g[0], binary(BinaryOp::Zeta, x1, q)), x)); })};
+      };
+    }
     case BinaryOp::Logaddexp:
     case BinaryOp::Logaddexp2: {  // d/da = 1 / (1 + base^(b - a))
       Side sa = save(node, a), sb = save(node, b);
@@ -342,6 +356,40 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
         TensorPtr x = n.saved(0);  // outside [0, 1]: NaN, as torch
         TensorPtr outside = logical_or(lt(x, Scalar(0.0)), gt(x, Scalar(1.0)));
         return Grads{where(outside, num(std::numeric_limits<double>::quiet_NaN()), ten(div(g[0], mul(x, one_minus(x)))))};
+      };
+    case UnaryOp::Lgamma:
+      input();
+      return [](const Node& n, const Grads& g) { return Grads{mul(g[0], digamma(n.saved(0)))}; };
+    case UnaryOp::Digamma:  // polygamma(1, x) = zeta(2, x)
+      input();
+      return [](const Node& n, const Grads& g) {
+        return Grads{mul(g[0], binary(BinaryOp::Zeta, num(2.0), ten(n.saved(0))))};
+      };
+    case UnaryOp::I0:
+      input();
+      return [](const Node& n, const Grads& g) { return Grads{mul(g[0], special_i1(n.saved(0)))}; };
+    case UnaryOp::I0e:  // i1e(x) - sign(x) i0e(x)
+      input();
+      return [](const Node& n, const Grads& g) {
+        TensorPtr x = n.saved(0);
+        return Grads{mul(g[0], sub(special_i1e(x), mul(sign(x), special_i0e(x))))};
+      };
+    case UnaryOp::I1:
+    case UnaryOp::I1e: {  // i0(x) - i1(x) / x, i0e(x) - i1e(x) (sign(x) + 1 / x); 1/2 at 0
+      input();
+      const bool scaled = op == UnaryOp::I1e;
+      return [scaled](const Node& n, const Grads& g) {
+        TensorPtr x = n.saved(0);
+        TensorPtr d = scaled ? sub(special_i0e(x), mul(special_i1e(x), add(sign(x), reciprocal(x))))
+                             : sub(i0(x), div(special_i1(x), x));
+        return Grads{mul(g[0], where(eq(x, Scalar(0.0)), num(0.5), ten(d)))};
+      };
+    }
+    case UnaryOp::Erfcx:  // 2 x erfcx(x) - 2 / sqrt(pi)
+      input();
+      return [](const Node& n, const Grads& g) {
+        TensorPtr x = n.saved(0);
+        return Grads{mul(g[0], sub(mul(mul(x, Scalar(2.0)), special_erfcx(x)), Scalar(1.1283791670955126)))};
       };
     case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc:
       return [](const Node&, const Grads& g) { return Grads{zeros_like_grad(g[0])}; };

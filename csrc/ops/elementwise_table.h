@@ -61,7 +61,8 @@ namespace lucid::ops {
   X(bitwise_or, BitwiseOr, Arith, Any)   \
   X(bitwise_xor, BitwiseXor, Arith, Any) \
   X(bitwise_left_shift, LeftShift, Arith, Any) \
-  X(bitwise_right_shift, RightShift, Arith, Any)
+  X(bitwise_right_shift, RightShift, Arith, Any) \
+  X(special_zeta, Zeta, TrueDiv, Any)
 
 #define LUCID_UNARY_OPS(X) \
   X(neg, Neg, Same)        \
@@ -94,6 +95,13 @@ namespace lucid::ops {
   X(reciprocal, Reciprocal, Float) \
   X(rsqrt, Rsqrt, Float)       \
   X(logit, Logit, Float)       \
+  X(lgamma, Lgamma, Float)     \
+  X(digamma, Digamma, Float)   \
+  X(i0, I0, Float)             \
+  X(special_i0e, I0e, Float)   \
+  X(special_i1, I1, Float)     \
+  X(special_i1e, I1e, Float)   \
+  X(special_erfcx, Erfcx, Float) \
   X(floor, Floor, Same)        \
   X(ceil, Ceil, Same)          \
   X(round, Round, Same)        \

@@ -74,9 +74,11 @@ def _view_fn(name):
     return fn
 
 
-# The elementwise ops are engine functions (csrc/ops/elementwise_table.h).
+# The elementwise ops are engine functions (csrc/ops/elementwise_table.h); the
+# special_* ones are lucid.special's (torch.special.zeta, not torch.special_zeta).
 for _name in _C._elementwise_ops + _C._elementwise_extra_ops:
-    globals()[_name] = getattr(_C, _name)
+    if not _name.startswith("special_"):
+        globals()[_name] = getattr(_C, _name)
 
 # Reductions, scans and softmax (csrc/bindings/reduce.cpp). lucid.max/min/all/any
 # shadow the builtins inside this module from here on, as in torch.
@@ -111,7 +113,11 @@ from ._aliases import e, inf, nan, newaxis, pi  # noqa: E402,F401
 _aliases.install(globals())
 from . import _math_more  # noqa: E402  (heaviside, copysign, index_fill, Tensor.unfold, ...)
 _math_more.install(globals())
+from . import _gamma  # noqa: E402  (polygamma, mvlgamma)
+_gamma.install(globals())
 from . import special  # noqa: E402,F401
+from . import signal  # noqa: E402,F401
+from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: E402,F401
 del _out
 
 # Data loading and datasets (python/lucid/utils/); `lucid.data` is lucid.utils.data.

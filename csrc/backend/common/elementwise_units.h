@@ -10,7 +10,7 @@ namespace lucid::backend {
 // (Units of at most about five ops x eleven dtypes: the binary units above that took
 // 33-39 s each to compile in a two-job build, over the 30 s a unit may take.)
 enum class Unit { Arith, Extremum, Division, Equality, Logical, Order, Math, Logs, Bitwise, Basic, Trig, Rounding,
-                  Predicate };
+                  Predicate, Special };
 
 constexpr Unit binary_unit(ops::BinaryOp op) {
   using B = ops::BinaryOp;
@@ -29,11 +29,20 @@ constexpr Unit binary_unit(ops::BinaryOp op) {
       return Unit::Division;
     case B::Lt: case B::Le: case B::Gt: case B::Ge:
       return Unit::Order;
+    case B::Zeta:
+      return Unit::Special;
     default:
       return ops::rule_of(op) == ops::DtypeRule::Compare ? Unit::Equality : Unit::Arith;
   }
 }
 constexpr Unit unary_unit(ops::UnaryOp op) {
+  using U = ops::UnaryOp;
+  switch (op) {  // the special functions (ops/special_math.h), and the binary zeta
+    case U::Lgamma: case U::Digamma: case U::I0: case U::I0e: case U::I1: case U::I1e: case U::Erfcx:
+      return Unit::Special;
+    default:
+      break;
+  }
   if (int(op) <= int(ops::UnaryOp::Sigmoid)) return Unit::Basic;
   if (int(op) >= int(ops::UnaryOp::Tan) && int(op) <= int(ops::UnaryOp::Atanh)) return Unit::Trig;
   if (ops::rule_of(op) == ops::DtypeRule::Predicate) return Unit::Predicate;

@@ -31,6 +31,8 @@ void unary_math(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);      // 
 void unary_trig(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);      // unary_trig.cpp
 void unary_rounding(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);  // unary_rounding.cpp
 void unary_predicate(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);  // unary_predicate.cpp
+void unary_special(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);    // special.cpp
+void binary_special(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // special.cpp
 void complex_abs(TensorImpl& out, const TensorImpl& a);  // complex64 -> float32
 
 inline void binary(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
@@ -43,6 +45,7 @@ inline void binary(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const
     case Unit::Math: return binary_math(op, out, a, b);
     case Unit::Logs: return binary_logs(op, out, a, b);
     case Unit::Bitwise: return binary_bitwise(op, out, a, b);
+    case Unit::Special: return binary_special(op, out, a, b);
     default: return binary_arith(op, out, a, b);
   }
 }
@@ -52,6 +55,7 @@ inline void unary(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
     case Unit::Trig: return unary_trig(op, out, a);
     case Unit::Rounding: return unary_rounding(op, out, a);
     case Unit::Predicate: return unary_predicate(op, out, a);
+    case Unit::Special: return unary_special(op, out, a);
     default: return unary_basic(op, out, a);
   }
 }

@@ -56,6 +56,7 @@ void unary_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
       case Unit::Trig: return unary_trig(op, c);
       case Unit::Rounding: return unary_rounding(op, c);
       case Unit::Predicate: return unary_predicate(op, c);
+      case Unit::Special: return unary_special(op, c);
       default: return unary_basic(op, c);
     }
   });
@@ -84,6 +85,7 @@ void binary_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
       case Unit::Order: return binary_order(op, c);
       case Unit::Math: return binary_math(op, c);
       case Unit::Bitwise: return binary_bitwise(op, c);
+      case Unit::Special: return binary_special(op, c);
       default: return binary_arith(op, c);
     }
   });

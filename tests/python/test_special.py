@@ -1,0 +1,185 @@
+"""The special functions (lgamma, digamma, polygamma, mvlgamma, i0/i0e/i1/i1e, erfcx,
+zeta, log_ndtr: csrc/ops/special_math.h and python/lucid/special.py) and the window
+functions (lucid.signal.windows, hann_window, ...) against torch on each device, with
+their gradients."""
+
+import math
+
+import pytest
+import torch
+
+import lucid
+from conftest import to_lucid, to_torch
+from test_elementwise import _torch_device as tdev
+
+# values across each function's regimes: near 0, both signs, the series / asymptotic
+# switch of I0 and I1 at 20, erfcx's at 26, poles and non-finite values
+POINTS = [-30.5, -26.8, -20.0, -7.25, -2.5, -1.0, -0.5, -1e-8, 0.0, 1e-8, 0.25, 0.5, 1.0, 1.5, 2.0, 5.5, 9.99,
+          10.0, 19.99, 20.0, 20.01, 25.9, 26.1, 50.0, 700.0, 720.0, math.inf, -math.inf, math.nan]
+
+UNARY = {  # lucid function, torch function
+    "lgamma": (lucid.lgamma, torch.lgamma),
+    "digamma": (lucid.digamma, torch.digamma),
+    "i0": (lucid.i0, torch.i0),
+    "i0e": (lucid.special.i0e, torch.special.i0e),
+    "i1": (lucid.special.i1, torch.special.i1),
+    "i1e": (lucid.special.i1e, torch.special.i1e),
+    "erfcx": (lucid.special.erfcx, torch.special.erfcx),
+    "gammaln": (lucid.special.gammaln, torch.special.gammaln),
+    "psi": (lucid.special.psi, torch.special.psi),
+    "log_ndtr": (lucid.special.log_ndtr, torch.special.log_ndtr),
+    "spherical_bessel_j0": (lucid.special.spherical_bessel_j0, torch.special.spherical_bessel_j0),
+}
+
+
+def _close(got, want, rtol, atol=0.0):
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    torch.testing.assert_close(to_torch(got.detach().cpu()), want.detach().cpu(), rtol=rtol, atol=atol,
+                               equal_nan=True)
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_special_functions_match_torch(name, dtype, device):
+    lf, tf = UNARY[name]
+    t = torch.tensor(POINTS, dtype=getattr(torch, dtype))
+    # float32 against torch's float64 rounded: lucid computes in double and rounds once, torch's
+    # float32 kernels compute in float (its digamma several ulps off)
+    want = tf(t.double().to(tdev(device))).to(t.dtype)
+    # (torch's i0 and i1 are Cephes' Chebyshev fits, lucid's series: a few ulps apart; the
+    # composites log_ndtr and spherical_bessel_j0 round at each of their float32 ops)
+    composite = name in ("log_ndtr", "spherical_bessel_j0")
+    rtol = 4e-15 if dtype == "float64" else 4e-6 if composite else 1.2e-7
+    _close(lf(to_lucid(t, device)), want, rtol=rtol, atol=1e-300)
+
+
+def test_integer_inputs_compute_in_the_default_dtype(device):
+    t = torch.tensor([1, 2, 5, 12])
+    for name in ("lgamma", "digamma", "i0"):
+        lf, tf = UNARY[name]
+        _close(lf(to_lucid(t, device)), tf(t.double().to(tdev(device))).float(), 1.2e-7)
+
+
+def test_methods_and_in_place_forms(device):
+    t = torch.tensor([0.75, 2.25, 7.0], dtype=torch.float64)
+    x = to_lucid(t, device)
+    for name in ("lgamma", "digamma", "i0"):
+        _close(getattr(x, name)(), getattr(t, name)(), 1e-15)
+        y = x.clone()
+        assert getattr(y, name + "_")() is y
+        _close(y, getattr(t, name)(), 1e-15)
+    assert not hasattr(x, "special_i0e") and not hasattr(lucid, "special_zeta")  # (torch.special's only)
+    _close(x.polygamma(3), t.polygamma(3), 1e-14)
+    _close(x.mvlgamma(2), t.mvlgamma(2), 1e-14)
+    y = x.clone()
+    assert y.polygamma_(2) is y
+    _close(y, t.polygamma(2), 1e-14)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5])
+def test_polygamma_and_zeta_match_torch(n, device):
+    t = torch.tensor([-2.5, -0.5, 0.25, 1.0, 3.5, 12.0, 40.0], dtype=torch.float64)
+    # (torch's polygamma(1) is a short asymptotic series, 1e-9 off; its zeta(2, x) is exact)
+    want = torch.special.zeta(2.0, t) if n == 1 else torch.polygamma(n, t.to(tdev(device)))
+    _close(lucid.polygamma(n, to_lucid(t, device)), want, 1e-13)
+    s = torch.tensor([1.0, 1.5, 2.0, 3.0, 0.5, 7.0, 2.0], dtype=torch.float64)
+    q = torch.tensor([1.0, 0.5, -2.5, 2.0, 1.0, -3.0, 1e-3], dtype=torch.float64)
+    _close(lucid.special.zeta(to_lucid(s, device), to_lucid(q, device)),
+           torch.special.zeta(s.to(tdev(device)), q.to(tdev(device))), 1e-14)
+    _close(lucid.special.zeta(2.0, to_lucid(q, device)), torch.special.zeta(2.0, q.to(tdev(device))), 1e-14)
+    _close(lucid.special.zeta(to_lucid(s, device), 3.0), torch.special.zeta(s.to(tdev(device)), 3.0), 1e-14)
+
+
+def test_mvlgamma_and_multigammaln(device):
+    t = torch.tensor([[2.5, 3.0], [7.25, 1.75]], dtype=torch.float64)
+    for p in (1, 2, 3):
+        _close(lucid.mvlgamma(to_lucid(t, device), p), torch.mvlgamma(t.to(tdev(device)), p), 1e-14)
+        _close(lucid.special.multigammaln(to_lucid(t, device), p), torch.special.multigammaln(t, p), 1e-14)
+    with pytest.raises(RuntimeError, match=r"greater than \(p-1\)/2"):
+        lucid.mvlgamma(to_lucid(t, device), 6)
+    with pytest.raises(RuntimeError, match="greater than or equal to 1"):
+        lucid.mvlgamma(to_lucid(t, device), 0)
+    with pytest.raises(RuntimeError, match="negative n"):
+        lucid.polygamma(-1, to_lucid(t, device))
+
+
+GRAD_POINTS = [-3.25, -0.75, 0.0, 0.3, 1.5, 4.0, 19.5, 22.0]
+
+
+@pytest.mark.parametrize("name", ["lgamma", "digamma", "i0", "i0e", "i1", "i1e", "erfcx", "log_ndtr"])
+def test_gradients_match_torch(name, device):
+    lf, tf = UNARY[name]
+    points = [p for p in GRAD_POINTS if not (name in ("lgamma", "digamma") and p == 0.0)]
+    t = torch.tensor(points, dtype=torch.float64, device=tdev(device), requires_grad=True)
+    x = to_lucid(t.detach().cpu(), device).requires_grad_()
+    lf(x).sum().backward()
+    if name == "digamma":  # trigamma: torch's autograd takes its 1e-9 series, zeta(2, x) is exact
+        want = torch.special.zeta(2.0, t.detach())
+    else:
+        tf(t).sum().backward()
+        want = t.grad
+    _close(x.grad, want, 1e-12, 1e-14)
+
+
+def test_gradcheck_of_the_composites():
+    x = to_lucid(torch.tensor([0.75, 1.5, 3.25], dtype=torch.float64)).requires_grad_()
+    assert lucid.autograd.gradcheck(lambda a: lucid.polygamma(2, a), (x,))
+    assert lucid.autograd.gradcheck(lambda a: lucid.mvlgamma(a + 1, 3), (x,))
+    assert lucid.autograd.gradcheck(lambda a: lucid.special.zeta(2.5, a), (x,))
+    assert lucid.autograd.gradcheck(lucid.special.log_ndtr, (x * -9,))
+    with pytest.raises(NotImplementedError, match="with respect to x"):
+        lucid.special.zeta(x + 1, 2.0).sum().backward()
+
+
+def test_log_ndtr_far_tails(device):
+    t = torch.tensor([-40.0, -8.0, -1.0, 0.0, 6.0, 12.0], dtype=torch.float64)
+    _close(lucid.special.log_ndtr(to_lucid(t, device)), torch.special.log_ndtr(t), 1e-14)
+
+
+# -- windows --
+
+WINDOWS = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "hamming", "hann", "kaiser", "nuttall"]
+
+
+@pytest.mark.parametrize("name", WINDOWS)
+@pytest.mark.parametrize("M", [0, 1, 2, 7, 8])
+@pytest.mark.parametrize("sym", [True, False])
+def test_signal_windows_match_torch(name, M, sym, device):
+    got = getattr(lucid.signal.windows, name)(M, sym=sym, device=device)
+    want = getattr(torch.signal.windows, name)(M, sym=sym)
+    assert got.device.type == device
+    _close(got, want, 1e-6, 1e-7)
+    got = getattr(lucid.signal.windows, name)(M, sym=sym, dtype=lucid.float64, device=device)
+    _close(got, getattr(torch.signal.windows, name)(M, sym=sym, dtype=torch.float64), 1e-13, 1e-15)
+
+
+def test_window_parameters_and_errors(device):
+    W, T = lucid.signal.windows, torch.signal.windows
+    _close(W.general_cosine(9, a=[0.5, 0.3, 0.2], device=device), T.general_cosine(9, a=[0.5, 0.3, 0.2]), 1e-6)
+    _close(W.general_hamming(6, alpha=0.6, sym=False, device=device), T.general_hamming(6, alpha=0.6, sym=False),
+           1e-6)
+    _close(W.gaussian(9, std=2.5, device=device), T.gaussian(9, std=2.5), 1e-6)
+    _close(W.exponential(9, tau=3.0, center=2.0, sym=False, device=device),
+           T.exponential(9, tau=3.0, center=2.0, sym=False), 1e-6)
+    _close(W.kaiser(9, beta=4.5, sym=False, device=device), T.kaiser(9, beta=4.5, sym=False), 1e-6)
+    assert W.hann(5, requires_grad=True).requires_grad
+    for call, error in (("hann(-1)", ValueError), ("hann(4, dtype=lucid.int64)", ValueError),
+                        ("gaussian(4, std=0)", ValueError), ("kaiser(4, beta=-1.0)", ValueError),
+                        ("exponential(4, center=1.0)", ValueError), ("general_cosine(4, a=[])", ValueError),
+                        ("hann(2.5)", TypeError)):
+        with pytest.raises(error):
+            eval("W." + call)
+
+
+@pytest.mark.parametrize("name", ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
+                                  "kaiser_window"])
+@pytest.mark.parametrize("periodic", [True, False])
+def test_top_level_windows_match_torch(name, periodic, device):
+    for n in (0, 1, 5, 16):
+        got = getattr(lucid, name)(n, periodic, device=device)
+        _close(got, getattr(torch, name)(n, periodic), 1e-6, 1e-7)
+    _close(lucid.hamming_window(10, True, 0.6, 0.4, dtype=lucid.float64, device=device),
+           torch.hamming_window(10, True, 0.6, 0.4, dtype=torch.float64), 1e-13)
+    with pytest.raises(RuntimeError, match="non-negative"):
+        getattr(lucid, name)(-2)
