@@ -379,6 +379,35 @@ LUCID_SPECIAL_UNARY(I1, special::bessel_i(1, x, false))
 LUCID_SPECIAL_UNARY(I1e, special::bessel_i(1, x, true))
 LUCID_SPECIAL_UNARY(Erfcx, special::erfcx(x))
 #undef LUCID_SPECIAL_UNARY
+// The greatest common divisor and least common multiple of integers, non-negative
+// (Euclid's algorithm on the magnitudes; gcd(0, 0) = 0, lcm(0, x) = 0), as torch's.
+struct Gcd {
+  template <typename T> static constexpr bool supports = kIsInt<T>;
+  template <typename T> LUCID_HD T operator()(T a, T b) const {
+    using U = std::make_unsigned_t<T>;  // |INT_MIN| fits
+    U x = a < T(0) ? U(-U(a)) : U(a), y = b < T(0) ? U(-U(b)) : U(b);
+    while (y != 0) {
+      const U r = U(x % y);
+      x = y;
+      y = r;
+    }
+    return T(x);
+  }
+};
+struct Lcm {
+  template <typename T> static constexpr bool supports = kIsInt<T>;
+  template <typename T> LUCID_HD T operator()(T a, T b) const {
+    const T g = Gcd{}(a, b);
+    if (g == T(0)) return T(0);
+    using U = std::make_unsigned_t<T>;
+    const U x = a < T(0) ? U(-U(a)) : U(a), y = b < T(0) ? U(-U(b)) : U(b);
+    return T(U(x / U(g)) * y);  // (wraps past the type's range, as torch's)
+  }
+};
+struct Nextafter {  // the next representable value after a towards b
+  template <typename T> static constexpr bool supports = kIsFloat<T>;
+  template <typename T> LUCID_HD T operator()(T a, T b) const { return std::nextafter(a, b); }
+};
 struct Zeta {  // the Hurwitz zeta function zeta(x, q)
   template <typename T> static constexpr bool supports = kIsFloat<T>;
   template <typename T> LUCID_HD T operator()(T x, T q) const { return T(special::zeta(double(x), double(q))); }

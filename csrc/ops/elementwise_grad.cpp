@@ -221,8 +221,12 @@ Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, cons
     case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
     case BinaryOp::LogicalAnd: case BinaryOp::LogicalOr: case BinaryOp::LogicalXor:
     case BinaryOp::BitwiseAnd: case BinaryOp::BitwiseOr: case BinaryOp::BitwiseXor:
-    case BinaryOp::LeftShift: case BinaryOp::RightShift:
+    case BinaryOp::LeftShift: case BinaryOp::RightShift: case BinaryOp::Gcd: case BinaryOp::Lcm:
       break;  // bool and integer results never record
+    case BinaryOp::Nextafter:  // (torch has none either)
+      return [](const Node&, const Grads&) -> Grads {
+        fail<NotImplementedError>("the derivative for 'nextafter' is not implemented");
+      };
   }
   fail<RuntimeError>("internal: no gradient for ", op_name(op));
 }

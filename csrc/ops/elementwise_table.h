@@ -62,7 +62,10 @@ namespace lucid::ops {
   X(bitwise_xor, BitwiseXor, Arith, Any) \
   X(bitwise_left_shift, LeftShift, Arith, Any) \
   X(bitwise_right_shift, RightShift, Arith, Any) \
-  X(special_zeta, Zeta, TrueDiv, Any)
+  X(special_zeta, Zeta, TrueDiv, Any) \
+  X(gcd, Gcd, Arith, Tensors)            \
+  X(lcm, Lcm, Arith, Tensors)            \
+  X(nextafter, Nextafter, Arith, Tensors)
 
 #define LUCID_UNARY_OPS(X) \
   X(neg, Neg, Same)        \

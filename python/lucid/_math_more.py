@@ -6,6 +6,7 @@ activations as Tensor methods (upstream Lucid's), and Tensor.unfold (a strided v
 import math
 
 from . import _dtype as D
+from . import _out, return_types
 from ._tensor import Tensor
 
 
@@ -68,6 +69,26 @@ def ldexp(input, other):
     L = _lucid()
     dtype = input.dtype if input.dtype.is_floating_point else L.get_default_dtype()
     return input.to(dtype) * L.pow(L.tensor(2.0, dtype=dtype, device=input.device), other.to(dtype))
+
+
+def frexp(input):
+    """(mantissa, exponent) with input = mantissa * 2 ** exponent, 0.5 <= |mantissa| < 1
+    (exponent int32); zeros, infinities and NaN keep their value with exponent 0."""
+    L = _lucid()
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    regular = input.isfinite() & (input != 0)
+    a = L.where(regular, input.abs(), L.ones_like(input))
+    e = L.floor(L.log2(a)) + 1
+
+    def scaled(e):  # a * 2^-e in two exact steps (2^-e alone overflows for subnormal a)
+        half = L.floor(e * -0.5)
+        return a * L.exp2(half) * L.exp2(-e - half)
+
+    m = scaled(e)  # (log2 may round across a power of two: one step either way)
+    e = e + (m >= 1).to(e.dtype) - (m < 0.5).to(e.dtype)
+    mantissa = L.where(regular, scaled(e) * input.sign(), input)
+    return return_types.frexp((mantissa, L.where(regular, e, L.zeros_like(e)).to(D.int32)))
 
 
 def _slices_mask(input, dim, index):
@@ -239,10 +260,11 @@ ACTIVATIONS = {"gelu": "gelu", "silu": "silu", "mish": "mish", "selu": "selu", "
 
 def install(namespace):
     """lucid's functions and Tensor's methods from this module."""
-    for fn in (heaviside, signbit, copysign, sinc, float_power, ldexp, index_fill, index_copy, diag_embed,
+    for fn in (heaviside, signbit, copysign, sinc, float_power, ldexp, frexp, index_fill, index_copy, diag_embed,
                masked_scatter, put):
         namespace[fn.__name__] = fn
         setattr(Tensor, fn.__name__, fn)
+    namespace["frexp"] = _out.with_out_pair(frexp, "frexp")  # (mantissa, exponent) out=
     namespace["cdist"] = cdist
     for fn in (addr, addbmm, adjoint):
         namespace[fn.__name__] = fn

@@ -1,7 +1,8 @@
 """Named result tuples, as torch.return_types: `values, indices = t.max(0)` unpacks,
 and `.values` / `.indices` name the parts."""
 
-__all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "histogram"]
+__all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "histogram",
+           "frexp"]
 
 
 def _structseq(name, fields):
@@ -40,3 +41,4 @@ mode = _structseq("mode", ("values", "indices"))
 cummax = _structseq("cummax", ("values", "indices"))
 cummin = _structseq("cummin", ("values", "indices"))
 histogram = _structseq("histogram", ("hist", "bin_edges"))
+frexp = _structseq("frexp", ("mantissa", "exponent"))

@@ -23,7 +23,8 @@ UNARY = ["neg", "abs", "sign", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigm
          "floor", "ceil", "round", "trunc", "frac", "square", "relu", "bitwise_not",
          "isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not"]
 # the Special unit's ops, tested in test_special.py
-SPECIAL = ["lgamma", "digamma", "i0", "special_i0e", "special_i1", "special_i1e", "special_erfcx", "special_zeta"]
+SPECIAL = ["lgamma", "digamma", "i0", "special_i0e", "special_i1", "special_i1e", "special_erfcx", "special_zeta",
+           "gcd", "lcm", "nextafter"]
 OPERATORS = {"add": "__add__", "sub": "__sub__", "mul": "__mul__", "div": "__truediv__",
              "eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__", "gt": "__gt__",
              "ge": "__ge__", "neg": "__neg__", "abs": "__abs__",

@@ -183,3 +183,53 @@ def test_top_level_windows_match_torch(name, periodic, device):
            torch.hamming_window(10, True, 0.6, 0.4, dtype=torch.float64), 1e-13)
     with pytest.raises(RuntimeError, match="non-negative"):
         getattr(lucid, name)(-2)
+
+
+# -- gcd, lcm, nextafter, frexp --
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8"])
+def test_gcd_and_lcm_match_torch(dtype, device):
+    a = torch.tensor([12, 18, 0, 7, 9, 1, 5, 0], dtype=getattr(torch, dtype))
+    b = torch.tensor([18, 12, 0, 21, 6, 1, 0, 3], dtype=getattr(torch, dtype))
+    if dtype != "uint8":
+        a[1], b[3] = -a[1], -b[3]
+    for name in ("gcd", "lcm"):
+        want = getattr(torch, name)(a, b)
+        got = getattr(lucid, name)(to_lucid(a, device), to_lucid(b, device))
+        _close(got, want, 0)
+        _close(getattr(to_lucid(a, device), name)(to_lucid(b, device)), want, 0)
+        x = to_lucid(a, device)
+        assert getattr(x, name + "_")(to_lucid(b, device)) is x
+        _close(x, want, 0)
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        lucid.gcd(to_lucid(a.float(), device), to_lucid(b.float(), device))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nextafter_matches_torch(dtype, device):
+    a = torch.tensor([1.0, 0.0, -0.0, 1.0, math.inf, math.nan, -2.5], dtype=getattr(torch, dtype))
+    b = torch.tensor([2.0, -1.0, 1.0, 1.0, 0.0, 1.0, -math.inf], dtype=getattr(torch, dtype))
+    _close(lucid.nextafter(to_lucid(a, device), to_lucid(b, device)), torch.nextafter(a, b), 0)
+    x = to_lucid(a, device).requires_grad_()
+    with pytest.raises(NotImplementedError, match="nextafter"):
+        lucid.nextafter(x, to_lucid(b, device)).sum().backward()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_frexp_matches_torch(dtype, device):
+    values = [0.0, -0.0, 1.0, -3.5, 0.75, 1024.0, 1e-30, -7e-39, math.inf, -math.inf, math.nan, 3.0e38]
+    if dtype == "float64":
+        values += [1e-310, 5e-324, 1.7e308]
+    t = torch.tensor(values, dtype=getattr(torch, dtype))
+    got, want = lucid.frexp(to_lucid(t, device)), torch.frexp(t)
+    assert got.mantissa.device.type == device and str(got.exponent.dtype) == "lucid.int32"
+    _close(got.mantissa, want.mantissa, 0)
+    _close(got.exponent, want.exponent, 0)
+    m, e = to_lucid(t, device).frexp()
+    _close(m, want.mantissa, 0)
+    # the mantissa's gradient: 2^-exponent
+    x = to_lucid(torch.tensor([3.0, -0.3, 0.0, 40.0], dtype=torch.float64), device).requires_grad_()
+    lucid.frexp(x).mantissa.sum().backward()
+    _close(x.grad, torch.tensor([0.25, 2.0, 1.0, 1 / 64], dtype=torch.float64), 0)
+    with pytest.raises(RuntimeError, match="floating-point"):
+        lucid.frexp(to_lucid(torch.tensor([1, 2]), device))

@@ -29,7 +29,7 @@ constexpr Unit binary_unit(ops::BinaryOp op) {
       return Unit::Division;
     case B::Lt: case B::Le: case B::Gt: case B::Ge:
       return Unit::Order;
-    case B::Zeta:
+    case B::Zeta: case B::Gcd: case B::Lcm: case B::Nextafter:
       return Unit::Special;
     default:
       return ops::rule_of(op) == ops::DtypeRule::Compare ? Unit::Equality : Unit::Arith;

@@ -1,6 +1,7 @@
 // The special functions' kernels (unit Special, backend/common/elementwise_units.h;
 // the functions in ops/special_math.h): lgamma, digamma, i0, i0e, i1, i1e, erfcx and
-// the binary zeta. The ops layer has promoted integer inputs to a floating dtype.
+// the binary zeta (integer inputs promoted to a floating dtype by the ops layer), and
+// the number-theoretic and representation ops gcd, lcm (integers) and nextafter.
 #include "backend/cpu/kernel_unit.h"
 
 namespace lucid::cpu {

@@ -1,5 +1,6 @@
 // The CUDA kernels of the special functions (unit Special, backend/common/
-// elementwise_units.h; ops/special_math.h), computed in double.
+// elementwise_units.h; ops/special_math.h), computed in double, and of gcd, lcm and
+// nextafter.
 #include "backend/cuda/elementwise_launch.cuh"
 
 namespace lucid::cuda {
