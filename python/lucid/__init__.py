@@ -23,7 +23,7 @@ from ._random import Generator, default_generator, manual_seed  # noqa: F401
 from ._multinomial import multinomial  # noqa: F401
 from ._sort import (argsort, bucketize, isin, kthvalue, median, msort, nanmedian, searchsorted, sort,  # noqa: F401
                     topk, unique, unique_consecutive)
-from ._counting import bincount, histc, histogram, nanmean, nansum  # noqa: F401
+from ._counting import bincount, histc, histogram, histogramdd, nanmean, nansum  # noqa: F401
 from ._stats import corrcoef, cov, mode, nanquantile, quantile  # noqa: F401
 from ._scans import cummax, cummin, logcumsumexp  # noqa: F401
 from ._shape_more import (atleast_3d, block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, column_stack, combinations, diff,  # noqa: F401

@@ -1,9 +1,10 @@
-"""Counting and the reductions that skip NaN, as torch's: bincount, histc, histogram,
+"""Counting and the reductions that skip NaN, as torch's: bincount, histc, histogram, histogramdd,
 nansum, nanmean. Built from the engine's ops (index_add, where, sum), so they run on either
 device; bincount and histc read their range from the data (one host read) when they
 must size their output by it, as torch does."""
 
 import math
+from builtins import range as _builtin_range  # (the functions' range= shadows it)
 
 from . import _dtype as D
 
@@ -56,21 +57,14 @@ def histc(input, bins=100, min=0, max=0):
     return bincount(position, minlength=bins).to(input.dtype)
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False):
-    """(hist, bin_edges): input's values counted (or their weights summed) in bins, given
-    as a count of equal bins over range (the data's range by default, widened by 0.5 each
-    side when it is one value) or as a 1-d tensor of increasing edges. The last bin
-    includes its right edge; values outside, and NaN, are not counted. density divides
-    by the total and the bin widths."""
-    from . import return_types
-    from ._creation import linspace, zeros
-    from ._sort import searchsorted
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_torch_name(input.dtype)}'")
-    x = input.reshape(-1)
+def _bin_edges(name, x, bins, range, d, dtype):
+    """The bin edges of dimension d: `bins` equal bins over range (the data's range by
+    default, widened by 0.5 each side when it is one value), or the increasing edges
+    given as a 1-d tensor."""
+    from ._creation import linspace
     if isinstance(bins, int):
         if bins <= 0:
-            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+            raise RuntimeError(f"torch.{name}(): bins must be > 0, but got {bins} for dimension {d}")
         if range is not None:
             lo, hi = float(range[0]), float(range[1])
         elif x.numel():
@@ -78,27 +72,80 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
         else:
             lo, hi = 0.0, 0.0
         if lo > hi:
-            raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {lo} max {hi} for "
-                               "dimension 0")
+            raise RuntimeError(f"torch.{name}(): min should not exceed max, but got min {lo} max {hi} for "
+                               f"dimension {d}")
         if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise RuntimeError(f"torch.histogram(): range of [{lo}, {hi}] is not finite")
+            raise RuntimeError(f"torch.{name}(): range of [{lo}, {hi}] is not finite")
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
-        edges = linspace(lo, hi, bins + 1, dtype=input.dtype, device=input.device)
-    else:
-        if bins.ndim != 1 or bins.numel() < 2:
-            raise RuntimeError("torch.histogram(): bins tensor should have one dimension and at least 2 elements")
-        edges = bins.to(input.dtype)
-    n = edges.numel() - 1
-    inside = (x >= edges[0]) & (x <= edges[-1])
-    kept = x[inside]
-    position = (searchsorted(edges, kept, right=True) - 1).clamp(max=n - 1)
-    w = None if weight is None else weight.reshape(-1)[inside].to(input.dtype)
-    hist = zeros(n, dtype=input.dtype, device=input.device).index_add_(
-        0, position, w if w is not None else kept.new_ones(kept.shape[0]))
+        return linspace(lo, hi, bins + 1, dtype=dtype, device=x.device)
+    if bins.ndim != 1 or bins.numel() < 2:
+        raise RuntimeError(f"torch.{name}(): bins tensor should have one dimension and at least 2 elements")
+    return bins.to(dtype)
+
+
+def _histogramdd(name, input, bins, range, weight, density):
+    """(hist, [edges per dimension]) of the points input[..., :] (dims coordinates each)."""
+    from ._creation import zeros
+    from ._sort import searchsorted
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_torch_name(input.dtype)}'")
+    dims = input.shape[-1] if input.ndim else 1
+    x = input.reshape(-1, dims)
+    per_dim = [bins] * dims if isinstance(bins, int) else list(bins)
+    if len(per_dim) != dims:
+        raise RuntimeError(f"torch.{name}(): expected {dims} sequences of bin edges for each dimension, but got "
+                           f"{len(per_dim)}")
+    if range is not None and len(range) != 2 * dims:
+        raise RuntimeError(f"torch.{name}(): expected {2 * dims} values for range, but got {len(range)}")
+    edges = [_bin_edges(name, x[:, d], per_dim[d], None if range is None else range[2 * d:2 * d + 2], d,
+                        input.dtype) for d in _builtin_range(dims)]
+    sizes = [e.numel() - 1 for e in edges]
+    inside, flat = None, None
+    for d, e in enumerate(edges):
+        xd = x[:, d].contiguous()
+        ok = (xd >= e[0]) & (xd <= e[-1])  # (NaN is neither)
+        pos = (searchsorted(e, xd, right=True) - 1).clamp(min=0, max=sizes[d] - 1)
+        inside = ok if inside is None else inside & ok
+        flat = pos if flat is None else flat * sizes[d] + pos
+    counted = inside.to(input.dtype) if weight is None else weight.reshape(-1).to(input.dtype) * inside
+    total = 1
+    for n in sizes:
+        total *= n
+    hist = zeros(total, dtype=input.dtype, device=input.device).index_add_(0, flat, counted).reshape(sizes)
     if density:
-        hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
-    return return_types.histogram((hist, edges))
+        volume = None
+        for d, e in enumerate(edges):
+            width = (e[1:] - e[:-1]).reshape([-1 if k == d else 1 for k in _builtin_range(dims)])
+            volume = width if volume is None else volume * width
+        hist = hist / (hist.sum() * volume)
+    return hist, edges
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False):
+    """(hist, bin_edges): input's values counted (or their weights summed) in bins, given
+    as a count of equal bins over range (the data's range by default, widened by 0.5 each
+    side when it is one value) or as a 1-d tensor of increasing edges. The last bin
+    includes its right edge; values outside, and NaN, are not counted. density divides
+    by the total and the bin widths."""
+    from . import return_types
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_torch_name(input.dtype)}'")
+    hist, edges = _histogramdd("histogram", input.reshape(-1, 1), bins if isinstance(bins, int) else [bins],
+                               range, weight, density)
+    return return_types.histogram((hist, edges[0]))
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """(hist, bin_edges): the points input[..., D] counted in a D-dimensional grid of bins
+    (bins: one count for every dimension, a count per dimension, or a list of edge tensors;
+    range: [min_0, max_0, min_1, max_1, ...]), as histogram does per dimension."""
+    from . import return_types
+    if input.ndim < 2:
+        raise RuntimeError(f"torch.histogramdd(): input tensor should have at least 2 dimensions, but got "
+                           f"{input.ndim}")
+    hist, edges = _histogramdd("histogramdd", input, bins, range, weight, density)
+    return return_types.histogramdd((hist, edges))
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):

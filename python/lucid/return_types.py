@@ -2,7 +2,7 @@
 and `.values` / `.indices` name the parts."""
 
 __all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "histogram",
-           "frexp"]
+           "frexp", "histogramdd"]
 
 
 def _structseq(name, fields):
@@ -42,3 +42,4 @@ cummax = _structseq("cummax", ("values", "indices"))
 cummin = _structseq("cummin", ("values", "indices"))
 histogram = _structseq("histogram", ("hist", "bin_edges"))
 frexp = _structseq("frexp", ("mantissa", "exponent"))
+histogramdd = _structseq("histogramdd", ("hist", "bin_edges"))

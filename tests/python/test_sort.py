@@ -317,3 +317,33 @@ def test_histogram_matches_torch(device):
     torch.testing.assert_close(to_torch(le.cpu()), te)
     with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
         lucid.histogram(lucid.tensor([1, 2], device=device), 3)
+
+
+def test_histogramdd_matches_torch(device):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(40, 3, generator=g)
+    x[4, 1] = float("nan")
+    w = torch.rand(40, generator=g)
+    lx, lw = to_lucid(x, device), to_lucid(w, device)
+    edges = [torch.tensor([-2.0, -0.5, 0.0, 2.0]), torch.tensor([-1.0, 1.0]), torch.tensor([-3.0, 0.0, 0.5, 1.0, 3.0])]
+    # torch's histogramdd is CPU-only: its results are the reference for both devices
+    cases = [dict(bins=3, range=[-2.0, 2.0, -1.0, 1.0, -3.0, 3.0]), dict(bins=[2, 3, 4], weight=True, density=True,
+             range=[-2.0, 2.0, -2.0, 2.0, -2.0, 2.0]), dict(bins=edges), dict(bins=edges, weight=True, density=True)]
+    for kw in cases:
+        tkw = {k: (w if k == "weight" else v) for k, v in kw.items()}
+        lkw = {k: (lw if k == "weight" else [to_lucid(e, device) for e in v] if k == "bins" and isinstance(v, list)
+                   and isinstance(v[0], torch.Tensor) else v) for k, v in kw.items()}
+        lh, le = lucid.histogramdd(lx, **lkw)
+        th, te = torch.histogramdd(x, **tkw)
+        torch.testing.assert_close(to_torch(lh.cpu()), th, rtol=1e-5, atol=1e-6)
+        assert len(le) == len(te)
+        for a, b in zip(le, te):
+            torch.testing.assert_close(to_torch(a.cpu()), b)
+    finite = x[5:, :2]
+    lh, le = lucid.histogramdd(to_lucid(finite, device), [3, 2])  # ranges from the data
+    th, te = torch.histogramdd(finite, [3, 2])
+    torch.testing.assert_close(to_torch(lh.cpu()), th)
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        lucid.histogramdd(lx[:, 0], 3)
+    with pytest.raises(RuntimeError, match="bins must be > 0"):
+        lucid.histogramdd(lx, 0)
