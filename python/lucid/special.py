@@ -1,8 +1,9 @@
 """lucid.special: torch.special's functions, on either device, with their gradients where
 torch has them. lgamma, digamma, i0, i0e, i1, i1e, erfcx and zeta are engine ops (the
 Special unit of the elementwise table, csrc/ops/special_math.h); the rest compose lucid's
-ops. Not yet here: gammainc/gammaincc, the Bessel functions of the first and second kind
-and K0/K1, the Airy function, the orthogonal polynomial families."""
+ops, among them the orthogonal polynomial families (by their recurrences, with torch's
+special cases). Not yet here: gammainc/gammaincc, the Bessel functions of the first and
+second kind and K0/K1, the Airy function."""
 
 import math
 
@@ -22,7 +23,10 @@ i1e = _C.special_i1e
 erfcx = _C.special_erfcx
 zeta = _C.special_zeta
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e",
+__all__ = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+           "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
+           "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e",
            "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0",
            "modified_bessel_i1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax",
            "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
@@ -88,3 +92,124 @@ def spherical_bessel_j0(input):
     zero, infinite = x == 0, x.isinf()
     safe = L.where(zero | infinite, L.ones_like(x), x)
     return L.where(zero, L.ones_like(x), L.where(infinite, L.zeros_like(x), L.sin(safe) / safe))
+
+
+# -- the orthogonal polynomial families: value of degree n at x, as torch's (its special
+# cases and trigonometric forms included), n a number or a tensor broadcast with x --
+
+def _degree_and_x(input, n):
+    """x (floating) and the degree n (int64) broadcast together, and n's largest value."""
+    L = _lucid()
+    x = input if input.dtype.is_floating_point else input.to(L.get_default_dtype())
+    if isinstance(n, L.Tensor):
+        x, n = L.broadcast_tensors(x, n.to(x.device).to(L.int64))
+        top = int(n.max().item()) if n.numel() else 0
+    else:
+        top = int(n)
+        n = L.full_like(x, top, dtype=L.int64)
+    return x, n, top
+
+
+def _recurrence(x, n, top, first, second, step):
+    """p_n(x) for p_0 = first, p_1 = second, p_k = step(k, p_{k-1}, p_{k-2}); 0 for n < 0."""
+    L = _lucid()
+    out = L.where(n == 0, first, L.zeros_like(x))
+    out = L.where(n == 1, second, out)
+    p, q = first, second
+    for k in range(2, top + 1):
+        p, q = q, step(k, q, p)
+        out = L.where(n == k, q, out)
+    return out
+
+
+def _chebyshev(kind, input, n):
+    L = _lucid()
+    x, n, top = _degree_and_x(input, n)
+    one = L.ones_like(x)
+    second = {"t": x, "u": x + x, "v": x + x - 1, "w": x + x + 1}[kind]
+    value = _recurrence(x, n, top, one, second, lambda k, q, p: (x + x) * q - p)
+    nf = n.to(x.dtype)
+    # the trigonometric form inside (-1, 1) for large degrees (torch's: n > 6 for T, 8 otherwise)
+    inside = x.abs() < 1
+    theta = L.acos(L.where(inside, x, L.zeros_like(x)))
+    if kind == "t":
+        trig = L.cos(nf * theta)
+    elif kind == "u":
+        s = L.sin(theta)
+        trig = L.where(s != 0, L.sin((nf + 1) * theta) / L.where(s != 0, s, one), (nf + 1) * L.cos((nf + 1) * theta) * x)
+    elif kind == "v":
+        trig = L.cos((nf + 0.5) * theta) / L.cos(theta / 2)
+    else:
+        trig = L.sin((nf + 0.5) * theta) / L.where(theta != 0, L.sin(theta / 2), one)
+    value = L.where(inside & (n > (6 if kind == "t" else 8)), trig, value)
+    # x = +-1: closed forms
+    sign = L.where(n % 2 == 0, one, -one)
+    at_one = {"t": one, "u": nf + 1, "v": one, "w": 2 * nf + 1}[kind]
+    at_minus_one = {"t": sign, "u": sign * (nf + 1), "v": sign * (2 * nf + 1), "w": sign}[kind]
+    value = L.where(x == 1, at_one, L.where(x == -1, at_minus_one, value))
+    return L.where(n < 0, L.zeros_like(x), value)
+
+
+def chebyshev_polynomial_t(input, n):
+    """Chebyshev polynomial of the first kind T_n(x)."""
+    return _chebyshev("t", input, n)
+
+
+def chebyshev_polynomial_u(input, n):
+    """Chebyshev polynomial of the second kind U_n(x)."""
+    return _chebyshev("u", input, n)
+
+
+def chebyshev_polynomial_v(input, n):
+    """Chebyshev polynomial of the third kind V_n(x)."""
+    return _chebyshev("v", input, n)
+
+
+def chebyshev_polynomial_w(input, n):
+    """Chebyshev polynomial of the fourth kind W_n(x)."""
+    return _chebyshev("w", input, n)
+
+
+def _shifted(kind):
+    def fn(input, n):
+        x = input if input.dtype.is_floating_point else input.to(_lucid().get_default_dtype())
+        return _chebyshev(kind, x + x - 1, n)
+    fn.__name__ = f"shifted_chebyshev_polynomial_{kind}"
+    fn.__doc__ = f"The Chebyshev polynomial {kind.upper()}_n(2x - 1) of [0, 1]."
+    return fn
+
+
+shifted_chebyshev_polynomial_t = _shifted("t")
+shifted_chebyshev_polynomial_u = _shifted("u")
+shifted_chebyshev_polynomial_v = _shifted("v")
+shifted_chebyshev_polynomial_w = _shifted("w")
+
+
+def hermite_polynomial_h(input, n):
+    """The physicists' Hermite polynomial H_n(x): H_k = 2x H_{k-1} - 2(k-1) H_{k-2}."""
+    L = _lucid()
+    x, n, top = _degree_and_x(input, n)
+    return _recurrence(x, n, top, L.ones_like(x), x + x, lambda k, q, p: (x + x) * q - (2 * (k - 1)) * p)
+
+
+def hermite_polynomial_he(input, n):
+    """The probabilists' Hermite polynomial He_n(x): He_k = x He_{k-1} - (k-1) He_{k-2}."""
+    L = _lucid()
+    x, n, top = _degree_and_x(input, n)
+    return _recurrence(x, n, top, L.ones_like(x), x, lambda k, q, p: x * q - (k - 1) * p)
+
+
+def laguerre_polynomial_l(input, n):
+    """The Laguerre polynomial L_n(x): k L_k = (2k - 1 - x) L_{k-1} - (k-1) L_{k-2}; 1 at x = 0."""
+    L = _lucid()
+    x, n, top = _degree_and_x(input, n)
+    value = _recurrence(x, n, top, L.ones_like(x), 1 - x,
+                        lambda k, q, p: ((2 * (k - 1) + (1 - x)) * q - (k - 1) * p) / k)
+    return L.where((x == 0) & (n >= 0), L.ones_like(x), value)
+
+
+def legendre_polynomial_p(input, n):
+    """The Legendre polynomial P_n(x): k P_k = (2k - 1) x P_{k-1} - (k-1) P_{k-2}."""
+    L = _lucid()
+    x, n, top = _degree_and_x(input, n)
+    return _recurrence(x, n, top, L.ones_like(x), x, lambda k, q, p: ((2 * k - 1) * x * q - (k - 1) * p) / k)

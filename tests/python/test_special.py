@@ -233,3 +233,23 @@ def test_frexp_matches_torch(dtype, device):
     _close(x.grad, torch.tensor([0.25, 2.0, 1.0, 1 / 64], dtype=torch.float64), 0)
     with pytest.raises(RuntimeError, match="floating-point"):
         lucid.frexp(to_lucid(torch.tensor([1, 2]), device))
+
+
+POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+               "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+               "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+               "laguerre_polynomial_l", "legendre_polynomial_p"]
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_polynomials_match_torch(name, device):
+    """Every degree's value (torch's special cases at +-1 and 0, its trigonometric forms
+    for high degrees inside (-1, 1)), with n a number or a tensor of degrees."""
+    x = torch.tensor([-1.0, -0.7, -0.2, 0.0, 0.3, 0.5, 0.9, 1.0, 1.5, -2.0], dtype=torch.float64)
+    lx = to_lucid(x, device)
+    lf, tf = getattr(lucid.special, name), getattr(torch.special, name)
+    for n in (-1, 0, 1, 2, 3, 7, 9, 12):
+        _close(lf(lx, n), tf(x, n), 1e-13, 1e-13)
+    n = torch.tensor([0, 1, 2, 3, 5, 7, 9, 12, -1, 4])
+    _close(lf(lx, to_lucid(n, device)), tf(x, n), 1e-13, 1e-13)
+    _close(lf(to_lucid(x.float(), device), 5), tf(x.float(), 5), 1e-5, 1e-5)
