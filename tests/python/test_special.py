@@ -51,7 +51,10 @@ def test_special_functions_match_torch(name, dtype, device):
     # composites log_ndtr and spherical_bessel_j0 round at each of their float32 ops)
     composite = name in ("log_ndtr", "spherical_bessel_j0")
     rtol = 4e-15 if dtype == "float64" else 4e-6 if composite else 1.2e-7
-    _close(lf(to_lucid(t, device)), want, rtol=rtol, atol=1e-300)
+    # digamma(-0.5) = 0.036... is the difference of terms near 2.3: the GPU's libm (and its
+    # fused multiply-adds) move it by ~5e-16, as torch's CUDA result differs from its CPU's
+    atol = 2e-15 if name in ("digamma", "psi") and dtype == "float64" else 1e-300
+    _close(lf(to_lucid(t, device)), want, rtol=rtol, atol=atol)
 
 
 def test_integer_inputs_compute_in_the_default_dtype(device):
