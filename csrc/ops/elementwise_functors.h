@@ -379,15 +379,20 @@ LUCID_SPECIAL_UNARY(I1, special::bessel_i(1, x, false))
 LUCID_SPECIAL_UNARY(I1e, special::bessel_i(1, x, true))
 LUCID_SPECIAL_UNARY(Erfcx, special::erfcx(x))
 #undef LUCID_SPECIAL_UNARY
+// |a| as the unsigned type (where |INT_MIN| fits).
+template <typename T> LUCID_HD std::make_unsigned_t<T> magnitude(T a) {
+  using U = std::make_unsigned_t<T>;
+  if constexpr (std::is_signed_v<T>) return a < T(0) ? U(-U(a)) : U(a);
+  else return U(a);
+}
 // The greatest common divisor and least common multiple of integers, non-negative
 // (Euclid's algorithm on the magnitudes; gcd(0, 0) = 0, lcm(0, x) = 0), as torch's.
 struct Gcd {
   template <typename T> static constexpr bool supports = kIsInt<T>;
   template <typename T> LUCID_HD T operator()(T a, T b) const {
-    using U = std::make_unsigned_t<T>;  // |INT_MIN| fits
-    U x = a < T(0) ? U(-U(a)) : U(a), y = b < T(0) ? U(-U(b)) : U(b);
+    auto x = magnitude(a), y = magnitude(b);
     while (y != 0) {
-      const U r = U(x % y);
+      const auto r = decltype(x)(x % y);
       x = y;
       y = r;
     }
@@ -400,8 +405,7 @@ struct Lcm {
     const T g = Gcd{}(a, b);
     if (g == T(0)) return T(0);
     using U = std::make_unsigned_t<T>;
-    const U x = a < T(0) ? U(-U(a)) : U(a), y = b < T(0) ? U(-U(b)) : U(b);
-    return T(U(x / U(g)) * y);  // (wraps past the type's range, as torch's)
+    return T(U(magnitude(a) / U(g)) * magnitude(b));  // (wraps past the type's range, as torch's)
   }
 };
 struct Nextafter {  // the next representable value after a towards b

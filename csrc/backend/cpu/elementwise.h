@@ -31,8 +31,8 @@ void unary_math(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);      // 
 void unary_trig(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);      // unary_trig.cpp
 void unary_rounding(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);  // unary_rounding.cpp
 void unary_predicate(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);  // unary_predicate.cpp
-void unary_special(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);    // special.cpp
-void binary_special(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // special.cpp
+void unary_special(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);    // special_unary.cpp
+void binary_special(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // special_binary.cpp
 void complex_abs(TensorImpl& out, const TensorImpl& a);  // complex64 -> float32
 
 inline void binary(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {

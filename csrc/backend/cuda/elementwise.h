@@ -48,8 +48,8 @@ void unary_math(ops::UnaryOp op, const EwCall& call);
 void unary_trig(ops::UnaryOp op, const EwCall& call);
 void unary_rounding(ops::UnaryOp op, const EwCall& call);
 void unary_predicate(ops::UnaryOp op, const EwCall& call);
-void unary_special(ops::UnaryOp op, const EwCall& call);    // special.cu
-void binary_special(ops::BinaryOp op, const EwCall& call);  // special.cu
+void unary_special(ops::UnaryOp op, const EwCall& call);    // special_unary.cu
+void binary_special(ops::BinaryOp op, const EwCall& call);  // special_binary.cu
 // where(cond, x, y) moves bytes: one kernel per item size (where.cu).
 void where(const EwCall& call);
 void complex_abs(const EwCall& call);
