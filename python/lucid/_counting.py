@@ -129,8 +129,6 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
     includes its right edge; values outside, and NaN, are not counted. density divides
     by the total and the bin widths."""
     from . import return_types
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_torch_name(input.dtype)}'")
     hist, edges = _histogramdd("histogram", input.reshape(-1, 1), bins if isinstance(bins, int) else [bins],
                                range, weight, density)
     return return_types.histogram((hist, edges[0]))
