@@ -4,14 +4,18 @@
 //
 // Note [Multi-tensor steps]
 // A step covers every parameter of a group at once. The parameters (with their
-// gradients and states) are cut into chunks of kChunk elements and one launch runs up
-// to kBlocksPerLaunch chunks of up to kTensorsPerLaunch parameters, one block a chunk,
-// as torch's multi_tensor_apply does: a model of hundreds of small tensors costs a few
-// launches, not hundreds. What a launch needs (pointers, sizes, each parameter's rule
-// constants, which chunk each block runs) is passed by value in the kernel's
-// arguments: no upload, no synchronisation. The rule constants are computed on the
-// host from the plain numbers of the step's arguments (the op derived them from host
-// step counts), converted to the element type once, as the CPU's loops convert them.
+// gradients and states) are cut into chunks of kChunk elements and one launch runs the
+// chunks of up to kTensorsPerLaunch parameters, as torch's multi_tensor_apply does: a
+// model of hundreds of small tensors costs a few launches, not hundreds. Unlike
+// torch's (320 blocks a launch, one chunk a block), a launch's blocks are as many as
+// the GPU holds at once and each walks the launch's chunks a grid apart: 320 blocks
+// of 256 threads filled under a third of an H200's thread slots, and the 1B-parameter
+// Adam then took ~190 launches, each ending in a tail; now it takes 5. What a launch
+// needs (pointers, sizes, each parameter's rule constants, where its chunks start) is
+// passed by value in the kernel's arguments: no upload, no synchronisation. The rule
+// constants are computed on the host from the plain numbers of the step's arguments
+// (the op derived them from host step counts), converted to the element type once,
+// as the CPU's loops convert them.
 #include <cuda_runtime.h>
 
 #include <type_traits>
@@ -34,7 +38,6 @@ using namespace ops::optim;
 constexpr int kThreads = 256;
 constexpr int64_t kChunk = int64_t(kThreads) * 64;
 constexpr int kTensorsPerLaunch = 16;
-constexpr int kBlocksPerLaunch = 320;
 
 // std::max / std::min as the CPU's loops call them (the first argument on ties and NaN).
 template <typename T>
@@ -308,19 +311,18 @@ struct Pack {
   T* state[3][kTensorsPerLaunch];
   int64_t numel[kTensorsPerLaunch];
   Rule rule[kTensorsPerLaunch];
-  uint8_t tensor_of[kBlocksPerLaunch];  // block -> slot
-  int32_t chunk_of[kBlocksPerLaunch];   // block -> chunk of that tensor
+  int64_t first_chunk[kTensorsPerLaunch + 1];  // slot k's chunks are [first_chunk[k], first_chunk[k + 1])
+  int slots;
 };
 
 // Each thread runs kUnrollOf<U> units at a time, kThreads apart (coalesced), all their
 // loads issued before any arithmetic: a step is bound by memory latency, and one
 // element's loads in flight at a time left the 1B-parameter Adam at 59% of the copy
-// bandwidth (torch's fused step: 83%; 71% with this). A unit is 16 bytes of elements
-// (Lanes) where a chunk's tensors are all 16-byte aligned, else one element. The rules
-// see registers, so the compiler need not prove that a store cannot alias a load.
-// 16-byte units run 2 at a time: 4 of them (64 bytes of each of Adam's four arrays
-// in registers) measured slower than one element's 4, 11.6 ms against 9.6 ms for the
-// 1B-parameter Adam on the H200.
+// bandwidth. A unit is 16 bytes of elements (Lanes) where a chunk's tensors are all
+// 16-byte aligned, else one element. The rules see registers, so the compiler need not
+// prove that a store cannot alias a load. With the resident grid, one 16-byte unit at a
+// time measured best for Adam over 72 tensors of 14M float32 on the H200: 7.19 ms against
+// 7.40 for two and 7.98 for four (more registers, fewer resident blocks to hide latency).
 template <typename T>
 struct alignas(16) Lanes {
   static constexpr int kCount = 16 / int(sizeof(T));
@@ -333,7 +335,7 @@ template <typename T>
 constexpr bool kIsLanes<Lanes<T>> = true;
 
 template <typename U>
-constexpr int kUnrollOf = kIsLanes<U> ? 2 : 4;
+constexpr int kUnrollOf = kIsLanes<U> ? 1 : 4;
 
 // rule on units [first, last) of p, g and the states (null: absent).
 template <typename U, typename Rule>
@@ -370,11 +372,11 @@ __device__ void step_units(const Rule& rule, U* p, const U* g, U* const s[3], in
 
 __device__ inline bool aligned16(const void* a) { return (reinterpret_cast<uintptr_t>(a) & 15) == 0; }
 
+// The chunk'th kChunk elements of slot k's tensors.
 template <typename T, typename Rule>
-__global__ void __launch_bounds__(kThreads) optim_step_kernel(const __grid_constant__ Pack<T, Rule> pk) {
+__device__ void step_chunk(const Pack<T, Rule>& pk, int k, int64_t chunk) {
   using V = Lanes<T>;
-  const int k = pk.tensor_of[blockIdx.x];
-  const int64_t begin = int64_t(pk.chunk_of[blockIdx.x]) * kChunk;  // (a multiple of V::kCount)
+  const int64_t begin = chunk * kChunk;  // (a multiple of V::kCount)
   const int64_t end = begin + kChunk < pk.numel[k] ? begin + kChunk : pk.numel[k];
   const Rule& rule = pk.rule[k];
   T* p = pk.param[k];
@@ -394,58 +396,63 @@ __global__ void __launch_bounds__(kThreads) optim_step_kernel(const __grid_const
   step_units(rule, p, g, s, scalar_from, end);
 }
 
+// Blocks walk the launch's chunks a grid apart (Note [Multi-tensor steps]).
+template <typename T, typename Rule>
+__global__ void __launch_bounds__(kThreads) optim_step_kernel(const __grid_constant__ Pack<T, Rule> pk) {
+  int k = 0;
+  for (int64_t c = blockIdx.x; c < pk.first_chunk[pk.slots]; c += gridDim.x) {
+    while (c >= pk.first_chunk[k + 1]) ++k;  // (c only grows)
+    step_chunk(pk, k, c - pk.first_chunk[k]);
+  }
+}
+
+// How many blocks of the kernel `device` runs at once.
+template <typename T, typename Rule>
+int64_t resident_blocks(int device) {
+  static const int per_multiprocessor = [] {
+    int blocks = 0;
+    LUCID_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, optim_step_kernel<T, Rule>, kThreads, 0));
+    return blocks > 0 ? blocks : 1;
+  }();
+  int multiprocessors = 0;
+  LUCID_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  return int64_t(per_multiprocessor) * multiprocessors;
+}
+
 // One step over the parameters `which` (all of element type T): outs {params, states
 // list by list}, ins {grads}; `count` parameters in all.
 template <typename T, typename Args>
 void step_tensors(const OptimStep& prim, ops::Outputs outs, ops::Inputs ins, const std::vector<size_t>& which,
-                  cudaStream_t s) {
+                  int device, cudaStream_t s) {
   using Rule = decltype(rule_of<T>(std::declval<const Args&>()));
   using P = Pack<T, Rule>;
   static_assert(sizeof(P) <= 4096, "an OptimStep launch's arguments must fit the 4 KiB kernel parameter space");
   static_assert(std::is_trivially_copyable_v<P>);
   const size_t count = prim.args.size(), states = outs.size() / count - 1;
+  if (which.empty()) return;
+  const int64_t max_blocks = resident_blocks<T, Rule>(device);
   P pk{};
-  int slots = 0, blocks = 0;
   auto launch = [&] {
-    optim_step_kernel<T, Rule><<<blocks, kThreads, 0, s>>>(pk);
+    const int64_t chunks = pk.first_chunk[pk.slots];
+    const int64_t blocks = chunks < max_blocks ? chunks : max_blocks;
+    optim_step_kernel<T, Rule><<<unsigned(blocks), kThreads, 0, s>>>(pk);
     LUCID_CUDA_CHECK(cudaGetLastError());
-    blocks = 0;
+    pk.slots = 0;
   };
   for (size_t i : which) {
     const int64_t numel = outs[i]->numel();
     if (numel == 0) continue;
-    int slot = slots++;
+    const int slot = pk.slots++;
     pk.param[slot] = reinterpret_cast<T*>(outs[i]->data_ptr());
     pk.grad[slot] = reinterpret_cast<const T*>(ins[i]->data_ptr());
     for (size_t j = 0; j < 3; ++j)
       pk.state[j][slot] = j < states ? reinterpret_cast<T*>(outs[(1 + j) * count + i]->data_ptr()) : nullptr;
     pk.numel[slot] = numel;
     pk.rule[slot] = Rule(std::get<Args>(prim.args[i]));
-    const int64_t chunks = (numel + kChunk - 1) / kChunk;
-    for (int64_t c = 0; c < chunks; ++c) {
-      pk.tensor_of[blocks] = uint8_t(slot);
-      pk.chunk_of[blocks] = int32_t(c);
-      if (++blocks == kBlocksPerLaunch) {
-        launch();
-        if (c + 1 < chunks) {  // the tensor's remaining chunks start the next launch in slot 0
-          pk.param[0] = pk.param[slot];
-          pk.grad[0] = pk.grad[slot];
-          for (int j = 0; j < 3; ++j) pk.state[j][0] = pk.state[j][slot];
-          pk.numel[0] = pk.numel[slot];
-          pk.rule[0] = pk.rule[slot];
-          slot = 0;
-          slots = 1;
-        } else {
-          slots = 0;
-        }
-      }
-    }
-    if (slots == kTensorsPerLaunch) {
-      if (blocks > 0) launch();
-      slots = 0;
-    }
+    pk.first_chunk[slot + 1] = pk.first_chunk[slot] + (numel + kChunk - 1) / kChunk;
+    if (pk.slots == kTensorsPerLaunch) launch();
   }
-  if (blocks > 0) launch();
+  if (pk.slots > 0) launch();
 }
 
 void optim_step_prim(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs ins) {
@@ -458,8 +465,8 @@ void optim_step_prim(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs 
   const cudaStream_t s = stream(device);
   std::visit([&](const auto& first) {
     using Args = std::decay_t<decltype(first)>;
-    step_tensors<float, Args>(p, outs, ins, f32, s);
-    step_tensors<double, Args>(p, outs, ins, f64, s);
+    step_tensors<float, Args>(p, outs, ins, f32, device, s);
+    step_tensors<double, Args>(p, outs, ins, f64, device, s);
   }, p.args[0]);
 }
 
