@@ -79,6 +79,16 @@ TensorPtr scaled(const TensorPtr& t, const Scalar& s) { return is_one(s) ? t : m
 // The conjugate transpose of the last two dims (a view for real dtypes).
 TensorPtr mH(const TensorPtr& t) { return transpose(conj(t), -2, -1); }
 
+TensorPtr mT(const TensorPtr& t) { return transpose(t, -2, -1); }
+
+// Whether t is a matrix stored column by column: the transpose of a contiguous one, as
+// a linear layer's weight.T is.
+bool column_major(const TensorImpl& t) {
+  if (t.ndim() != 2 || t.shape()[0] < 2 || t.shape()[1] < 2) return false;
+  const int64_t item = int64_t(t.itemsize());
+  return t.stride()[0] == item && t.stride()[1] == t.shape()[0] * item;
+}
+
 // ---- the product -----------------------------------------------------------------------
 
 // When a's batch and row dims can merge into one strided dim (a contiguous batch of
@@ -160,15 +170,25 @@ TensorPtr product(const char* name, const TensorPtr& a, const TensorPtr& b, cons
     const size_t off = input ? 1 : 0;
     // a batched a times a 2-D b: b's gradient is one gemm over the merged rows.
     const bool merge_rows = b->ndim() == 2 && a->ndim() > 2;
+    const bool a_columns = column_major(*a), b_columns = column_major(*b);
     Scalar cb = conj_scalar(beta), ca = conj_scalar(alpha);
     auto node = autograd::record(name, inputs, {out}, [=](const Node& nd, const Grads& g) {
       Grads r(off + 2);
       if (off && nd.next_edges[0].valid()) r[0] = mul(g[0], cb);
       TensorPtr sa = nd.saved(0), sb = nd.saved(1);
-      if (nd.next_edges[off].valid()) r[off] = scaled(batched_product(g[0], mH(sb)), ca);
+      // A column-major operand's gradient is computed column-major too, as the
+      // transpose of the transposed product (torch's mm_mat1/mat2_backward): the
+      // gradient of a linear layer's weight.T then reaches the weight contiguous,
+      // with no transposing cast and copy on the way.
+      if (nd.next_edges[off].valid()) {
+        const bool by_columns = a_columns && g[0]->ndim() == 2;
+        TensorPtr ga = by_columns ? mT(batched_product(conj(sb), mT(g[0]))) : batched_product(g[0], mH(sb));
+        r[off] = scaled(ga, ca);
+      }
       if (nd.next_edges[off + 1].valid()) {
-        TensorPtr gb = merge_rows ? batched_product(mH(flatten(sa, 0, -2)), flatten(g[0], 0, -2))
-                                  : batched_product(mH(sa), g[0]);
+        TensorPtr a2 = merge_rows ? flatten(sa, 0, -2) : sa, g2 = merge_rows ? flatten(g[0], 0, -2) : g[0];
+        const bool by_columns = b_columns && a2->ndim() == 2 && g2->ndim() == 2;
+        TensorPtr gb = by_columns ? mT(batched_product(mT(g2), conj(a2))) : batched_product(mH(a2), g2);
         r[off + 1] = scaled(gb, ca);
       }
       return r;

@@ -5,6 +5,7 @@ and by lucid.autograd.gradcheck in float64), on every device: on the GPU each re
 the GPU and agrees with lucid's CPU result, and gradients are checked against torch's
 CUDA."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -221,6 +222,26 @@ def test_addmv_baddbmm(beta, alpha, device):
     inp, x, y = rand((2, 1, 5)), rand((2, 3, 4), seed=1), rand((2, 4, 5), seed=2)
     check_on(device, lambda d: lucid.baddbmm(to_lucid(inp, d), to_lucid(x, d), to_lucid(y, d), beta=beta, alpha=alpha),
              torch.baddbmm(inp, x, y, beta=beta, alpha=alpha))
+
+
+def test_gradients_keep_column_major_layouts(device):
+    # As torch's: a product's gradient for a transposed contiguous operand is computed
+    # as a transposed product, so a linear weight's gradient arrives contiguous (and
+    # complex operands get the conjugate gradients either way).
+    for dtype in ("float32", "complex64"):
+        a, b = rand((4, 3), dtype), rand((5, 4), dtype, seed=1)
+        g = rand((3, 5), dtype, seed=2)
+        ta, tb = a.clone().requires_grad_(), b.clone().requires_grad_()
+        la, lb = to_lucid(a, device).requires_grad_(), to_lucid(b, device).requires_grad_()
+        torch.mm(ta.t(), tb.t()).backward(g)
+        lucid.mm(la.t(), lb.t()).backward(to_lucid(g, device))
+        for lt, tt in ((la.grad, ta.grad), (lb.grad, tb.grad)):
+            assert lt.stride() == tt.stride() == (tt.shape[1], 1)
+            np.testing.assert_allclose(lt.cpu().numpy(), tt.numpy(), rtol=1e-5, atol=1e-5)
+    x, w = rand((2, 6, 3), "float32"), rand((5, 3), "float32", seed=1)
+    lw = to_lucid(w, device).requires_grad_()
+    LF.linear(to_lucid(x, device), lw).sum().backward()
+    assert lw.grad.is_contiguous()
 
 
 @pytest.mark.parametrize("in_shape,w_shape,bias", [
@@ -460,6 +481,10 @@ GRAD_CASES = [
      lambda i, a, b: torch.addmv(i, a, b, beta=-1.5, alpha=0.5), [(3,), (3, 4), (4,)]),
     ("baddbmm", lambda i, a, b: lucid.baddbmm(i, a, b, beta=2, alpha=3),
      lambda i, a, b: torch.baddbmm(i, a, b, beta=2, alpha=3), [(1, 3, 5), (2, 3, 4), (2, 4, 5)]),
+    # column-major operands (a weight.T): their gradients are computed transposed
+    ("mm_transposed", lambda a, b: lucid.mm(a.t(), b.t()), lambda a, b: torch.mm(a.t(), b.t()), [(4, 3), (5, 4)]),
+    ("matmul_b2_transposed", lambda a, b: lucid.matmul(a, b.t()), lambda a, b: torch.matmul(a, b.t()),
+     [(2, 3, 4), (5, 4)]),
     ("linear", LF.linear, torch.nn.functional.linear, [(2, 4, 3), (5, 3), (5,)]),
     ("linear2d", LF.linear, torch.nn.functional.linear, [(4, 3), (5, 3), (5,)]),
     ("einsum_bmm", lambda a, b: lucid.einsum("bij,bjk->bik", a, b),

@@ -75,7 +75,7 @@ void sum_last_dims_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) 
   });
 }
 
-// Sum, |x|, x^2 or (x - mean)^2 of a float32/64 block, in double.
+// Sum, |x|, x^2 or (x - mean)^2 of a float32/64 block (also 16-bit, for sums: ops::block_sum_dtype), in double.
 enum class Term : uint8_t { Value, Abs, Square, SqDev };
 
 template <typename T, Term kTerm>
@@ -92,7 +92,7 @@ struct MomentReducer {
   __device__ Acc init() const { return 0.0; }
   __device__ Acc load(int64_t e, int64_t j) const { return lift(x[e], e, j); }
   __device__ Acc lift(T xe, int64_t e, int64_t) const {
-    const double v = double(xe);
+    const double v = double(opmath_t<T>(xe));
     if constexpr (kTerm == Term::Abs) return fabs(v);
     else if constexpr (kTerm == Term::Square) return v * v;
     else if constexpr (kTerm == Term::SqDev) {
@@ -106,7 +106,7 @@ struct MomentReducer {
     if (count_nonzero) v = n ? v / dof : nan("");
     if (root) v = sqrt(v);
     if (scratch) scratch[o] = v;
-    else y[o] = T(v);
+    else y[o] = T(opmath_t<T>(v));
   }
 };
 
@@ -139,8 +139,12 @@ void moment_block(const ops::MomentBlock& p, const TensorImpl& xin, TensorImpl& 
 
 void moment_block_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::MomentBlock>(prim);
-  if (ins[0]->dtype() == Dtype::F32) moment_block<float>(p, *ins[0], *outs[0]);
-  else moment_block<double>(p, *ins[0], *outs[0]);
+  switch (ins[0]->dtype()) {
+    case Dtype::F32: return moment_block<float>(p, *ins[0], *outs[0]);
+    case Dtype::F16: return moment_block<Half>(p, *ins[0], *outs[0]);
+    case Dtype::BF16: return moment_block<BFloat16>(p, *ins[0], *outs[0]);
+    default: return moment_block<double>(p, *ins[0], *outs[0]);
+  }
 }
 
 // ---- all / any ------------------------------------------------------------------
