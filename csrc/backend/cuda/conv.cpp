@@ -3,40 +3,45 @@
 // own kernels (im2col.cu).
 //
 // Note [Convolutions through cuDNN]
-// The three convolution primitives are cuDNN's three legacy convolution calls on one
-// set of descriptors: ConvForward is cudnnConvolutionForward (big -> small),
-// ConvTranspose cudnnConvolutionBackwardData (small -> big, the adjoint) and
-// ConvWeightGrad cudnnConvolutionBackwardFilter; lucid's weight layout [Cs, Cb/groups,
-// *k] is cuDNN's filter for all three. lucid's geometry is always 3-d; a size-1
-// leading dim is dropped, so 2-d convolutions run as cuDNN's 2-d ones and 1-d as 2-d
-// with height 1 (as PyTorch runs them). Each (pass, shape, geometry, dtype, TF32
-// choice, device) builds its descriptors and picks its algorithm once, with the v7
-// heuristics (no benchmarking, which would synchronise and allocate); the plan lives
-// for the process, the workspace comes from the caching allocator per call.
-//  - Exact float32 by default: cuDNN's CUDNN_DEFAULT_MATH lets float32 convolutions
-//    use TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32 is True by
-//    default). lucid instead follows its matmul switch: CUDNN_FMA_MATH (no TF32)
-//    unless lucid.backends.cuda.matmul.allow_tf32 is set, carried by the primitive,
-//    so a convolution and the same product through matmul round alike.
+// The three convolution primitives are the three convolution operations of cuDNN's
+// backend graph API (cudnn_graph.h), each a one-node graph: ConvForward is the forward
+// convolution (big -> small), ConvTranspose the backward data one (small -> big, the
+// adjoint) and ConvWeightGrad the backward filter one; lucid's weight layout [Cs,
+// Cb/groups, *k] is cuDNN's filter for all three, and groups are Cb over its dim 1.
+// lucid's geometry is always 3-d; a size-1 leading dim is dropped, so 2-d
+// convolutions run as cuDNN's 2-d ones and 1-d as 2-d with height 1 (as PyTorch runs
+// them). Each (pass, shape, geometry, dtype, TF32 choice, pointer alignment, device)
+// builds its graph and execution plan once, from cuDNN's heuristics (no benchmarking,
+// which would synchronise and allocate); a call is then one variant pack and one
+// execution. The legacy calls (cudnnConvolutionForward and its kin) ran the same
+// kernels but cost ~60 us of host time each on the H200 against ~25 us for PyTorch's
+// whole conv2d (which executes cached graph plans too): a small convolution's training
+// step was bound by it. The workspace comes from the caching allocator per call.
+//  - Exact float32 by default: cuDNN's engines for float32 include TF32 tensor-core
+//    ones (PyTorch's torch.backends.cudnn.allow_tf32 is True by default). lucid
+//    instead follows its matmul switch: engines with cuDNN's tensor-core note are passed
+//    over unless lucid.backends.cuda.matmul.allow_tf32 is set, carried by the
+//    primitive, so a convolution and the same product through matmul round alike.
+//    Engines that round the inputs down first are always passed over (as PyTorch's).
 //  - float16/bfloat16 run natively on tensor cores, accumulating in float32
 //    (ops/conv_common.h conv_product_dtype): 2-4x faster than computing them in
 //    float32. Where cuDNN cannot run one, the GEMM route computes it in float32 and
 //    rounds once (run_gemm_in_float32).
 //  - Deterministic when asked: with lucid.backends.cudnn.deterministic or
 //    use_deterministic_algorithms (ops::conv_deterministic, carried by the primitive)
-//    only algorithms cuDNN reports as deterministic are taken (the first such in the
-//    heuristic's order), as PyTorch does; backward data and filter ALGO_0 and filter
-//    ALGO_3 sum with atomics and are skipped. By default, as PyTorch's, the heuristic's
-//    first algorithm runs, whatever it is.
+//    only engines without cuDNN's non-deterministic note are taken (the first such in
+//    the heuristic's order), as PyTorch does. By default, as PyTorch's, the heuristic's
+//    first engine runs, whatever it is.
 //  - What cuDNN cannot express runs as im2col + cuBLASLt GEMM (conv_gemm.h), on the
 //    GPU: conv_transpose with output_padding >= stride (allowed when it is below the
 //    dilation), whose big image is larger than the one cuDNN derives from the small;
-//    tensors past cuDNN's int sizes; any geometry for which cuDNN reports no
-//    deterministic algorithm or rejects a descriptor; and one whose algorithm the
-//    convolution call itself refuses (CUDNN_STATUS_NOT_SUPPORTED), from then on.
+//    tensors past cuDNN's int sizes; and any graph for which no engine passes (none
+//    deterministic, say) or cuDNN rejects a descriptor.
 #include <array>
 #include <climits>
+#include <initializer_list>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -45,6 +50,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/conv_gemm.h"
 #include "backend/cuda/cudnn.h"
+#include "backend/cuda/cudnn_graph.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/im2col.h"
 #include "backend/cuda/register.h"
@@ -59,41 +65,32 @@ using ops::ConvGeometry;
 using ops::Inputs;
 using ops::Outputs;
 
-enum class Pass { Forward, Data, Filter };
+using Pass = ConvPass;
 
-constexpr int kMaxAlgos = 16;                       // more than any pass has
-constexpr size_t kMaxWorkspace = size_t(1) << 30;  // an algorithm wanting more is passed over
+constexpr int64_t kMaxWorkspace = int64_t(1) << 30;  // an engine wanting more is passed over
 
-// One convolution's cuDNN descriptors and algorithm; usable false when cuDNN cannot
-// run it (then conv_gemm.h does).
-struct Plan {
-  bool usable = false;
-  cudnnTensorDescriptor_t big = nullptr, small = nullptr;
-  cudnnFilterDescriptor_t w = nullptr;
-  cudnnConvolutionDescriptor_t conv = nullptr;
-  int algo = 0;
-  size_t workspace = 0;
-};
+// One convolution's cuDNN plan; null when cuDNN cannot run it (then conv_gemm.h does).
+using Plan = std::shared_ptr<const BackendPlan>;
 
-// What the primitive asks of the algorithm: TF32 allowed, deterministic only.
+// What the primitive asks of the engine: TF32 allowed, deterministic only.
 struct Choice {
   bool tf32 = false, deterministic = false;
 };
 
-// pass, device, dtype, choice, n, cb, cs, groups, then big, small, k, stride, pad, dil.
-using PlanKey = std::array<int64_t, 26>;
+// pass, device, dtype, choice, alignment, n, cb, cs, groups, then big, small, k, stride, pad, dil.
+using PlanKey = std::array<int64_t, 27>;
 
-PlanKey key_of(Pass pass, int device, Dtype dtype, Choice c, int64_t n, int64_t cb, int64_t cs,
+PlanKey key_of(Pass pass, int device, Dtype dtype, Choice c, int64_t alignment, int64_t n, int64_t cb, int64_t cs,
                const ConvGeometry& g) {
-  PlanKey key{int64_t(pass), device, int64_t(dtype), int64_t(c.tf32) | int64_t(c.deterministic) << 1, n, cb, cs,
-              g.groups};
+  PlanKey key{int64_t(pass), device, int64_t(dtype), int64_t(c.tf32) | int64_t(c.deterministic) << 1, alignment,
+              n, cb, cs, g.groups};
   for (int d = 0; d < 3; ++d) {
-    key[8 + d] = g.big[d];
-    key[11 + d] = g.small[d];
-    key[14 + d] = g.k[d];
-    key[17 + d] = g.stride[d];
-    key[20 + d] = g.pad[d];
-    key[23 + d] = g.dil[d];
+    key[9 + d] = g.big[d];
+    key[12 + d] = g.small[d];
+    key[15 + d] = g.k[d];
+    key[18 + d] = g.stride[d];
+    key[21 + d] = g.pad[d];
+    key[24 + d] = g.dil[d];
   }
   return key;
 }
@@ -127,131 +124,60 @@ cudnnDataType_t data_type(Dtype d) {
   }
 }
 
-bool set_tensor(cudnnTensorDescriptor_t desc, cudnnDataType_t type, const std::vector<int>& dims) {
-  std::vector<int> strides(dims.size(), 1);
+GraphBuilder::Dims contiguous_strides(const GraphBuilder::Dims& dims) {
+  GraphBuilder::Dims strides(dims.size(), 1);
   for (size_t i = dims.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * dims[i];
-  return cudnn().tensor_set(desc, type, int(dims.size()), dims.data(), strides.data()) == CUDNN_STATUS_SUCCESS;
+  return strides;
 }
 
-void destroy(Plan& p) {
-  const CudnnApi& api = cudnn();
-  if (p.big) api.tensor_destroy(p.big);
-  if (p.small) api.tensor_destroy(p.small);
-  if (p.w) api.filter_destroy(p.w);
-  if (p.conv) api.conv_destroy(p.conv);
-  p = Plan{};
-}
+// The tensors' uids in the graph and the variant pack.
+enum Uid : int64_t { kBig = 1, kSmall = 2, kFilter = 3 };
 
-// Takes the first algorithm of the heuristic's list that ran (status), is
-// deterministic when asked, keeps float32 exact when asked (no tensor-op math) and
-// whose workspace is at most kMaxWorkspace; sets the descriptor's math type to it.
-// get(count, &returned, perf) lists the algorithms, workspace(algo, &bytes) sizes one.
-template <typename Perf, typename Get, typename Workspace>
-bool choose(Plan& p, bool exact_float, bool deterministic, Get get, Workspace workspace) {
-  Perf perf[kMaxAlgos];
-  int count = 0;
-  if (get(kMaxAlgos, &count, perf) != CUDNN_STATUS_SUCCESS) return false;
-  for (int i = 0; i < count; ++i) {
-    const Perf& r = perf[i];
-    if (r.status != CUDNN_STATUS_SUCCESS || (deterministic && r.determinism != CUDNN_DETERMINISTIC)) continue;
-    const bool tensor_ops = r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-    if (exact_float && tensor_ops) continue;
-    if (cudnn().conv_set_math(p.conv, exact_float ? CUDNN_FMA_MATH : r.mathType) != CUDNN_STATUS_SUCCESS) continue;
-    size_t bytes = 0;
-    if (workspace(r.algo, &bytes) != CUDNN_STATUS_SUCCESS || bytes > kMaxWorkspace) continue;
-    p.algo = int(r.algo);
-    p.workspace = bytes;
-    return true;
-  }
-  return false;
-}
-
-Plan build_plan(Pass pass, int device, Dtype dtype, Choice c, int64_t n, int64_t cb, int64_t cs,
+// The pass's graph and its plan: the first engine of cuDNN's heuristics that keeps
+// float32 exact when asked (no TF32 tensor cores), is deterministic when asked, never
+// rounds the inputs down, and needs at most kMaxWorkspace; null when there is none.
+Plan build_plan(Pass pass, int device, Dtype dtype, Choice c, int64_t alignment, int64_t n, int64_t cb, int64_t cs,
                 const ConvGeometry& g) {
-  Plan p;
-  if (!expressible(g, n, cb, cs)) return p;
-  const CudnnApi& api = cudnn();
-  const cudnnHandle_t h = cudnn_handle(device);
+  if (!expressible(g, n, cb, cs)) return nullptr;
   const cudnnDataType_t type = data_type(dtype);
   // (16-bit products accumulate in float32, as PyTorch asks cuDNN for them)
   const cudnnDataType_t compute = dtype == Dtype::F64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  const int first = first_dim(g), nsp = 3 - first;
-  std::vector<int> big{int(n), int(cb)}, small{int(n), int(cs)}, w{int(cs), int(cb / g.groups)}, pad, stride, dil;
-  for (int d = first; d < 3; ++d) {
-    big.push_back(int(g.big[d]));
-    small.push_back(int(g.small[d]));
-    w.push_back(int(g.k[d]));
-    pad.push_back(int(g.pad[d]));
-    stride.push_back(int(g.stride[d]));
-    dil.push_back(int(g.dil[d]));
+  GraphBuilder::Dims big{n, cb}, small{n, cs}, w{cs, cb / g.groups}, pad, stride, dil;
+  for (int d = first_dim(g); d < 3; ++d) {
+    big.push_back(g.big[d]);
+    small.push_back(g.small[d]);
+    w.push_back(g.k[d]);
+    pad.push_back(g.pad[d]);
+    stride.push_back(g.stride[d]);
+    dil.push_back(g.dil[d]);
   }
-  constexpr cudnnStatus_t ok = CUDNN_STATUS_SUCCESS;
-  bool built = api.tensor_create(&p.big) == ok && api.tensor_create(&p.small) == ok &&
-               api.filter_create(&p.w) == ok && api.conv_create(&p.conv) == ok && set_tensor(p.big, type, big) &&
-               set_tensor(p.small, type, small) &&
-               api.filter_set(p.w, type, CUDNN_TENSOR_NCHW, nsp + 2, w.data()) == ok &&
-               api.conv_set(p.conv, nsp, pad.data(), stride.data(), dil.data(), CUDNN_CROSS_CORRELATION, compute) == ok &&
-               api.conv_set_groups(p.conv, int(g.groups)) == ok;
-  // (the heuristics rank the algorithms for the math type set here, as PyTorch asks:
-  // tensor cores for 16-bit, which under the default math ranked SIMT algorithms first)
-  const bool exact = dtype == Dtype::F32 && !c.tf32, half = dtype == Dtype::F16 || dtype == Dtype::BF16;
-  const cudnnMathType_t math = exact ? CUDNN_FMA_MATH : half ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH;
-  built = built && api.conv_set_math(p.conv, math) == ok;
-  if (built) {
-    switch (pass) {
-      case Pass::Forward:
-        built = choose<cudnnConvolutionFwdAlgoPerf_t>(
-            p, exact, c.deterministic, [&](int c, int* r, cudnnConvolutionFwdAlgoPerf_t* perf) {
-              return api.forward_algos(h, p.big, p.w, p.conv, p.small, c, r, perf);
-            },
-            [&](cudnnConvolutionFwdAlgo_t a, size_t* bytes) {
-              return api.forward_workspace(h, p.big, p.w, p.conv, p.small, a, bytes);
-            });
-        break;
-      case Pass::Data:
-        built = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
-            p, exact, c.deterministic, [&](int c, int* r, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
-              return api.data_algos(h, p.w, p.small, p.conv, p.big, c, r, perf);
-            },
-            [&](cudnnConvolutionBwdDataAlgo_t a, size_t* bytes) {
-              return api.data_workspace(h, p.w, p.small, p.conv, p.big, a, bytes);
-            });
-        break;
-      case Pass::Filter:
-        built = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
-            p, exact, c.deterministic, [&](int c, int* r, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
-              return api.filter_algos(h, p.big, p.small, p.conv, p.w, c, r, perf);
-            },
-            [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* bytes) {
-              return api.filter_workspace(h, p.big, p.small, p.conv, p.w, a, bytes);
-            });
-        break;
-    }
+  EngineFilter filter;
+  filter.no_tensor_cores = dtype == Dtype::F32 && !c.tf32;
+  filter.deterministic = c.deterministic;
+  filter.exact_inputs = true;
+  filter.max_workspace = kMaxWorkspace;
+  try {
+    GraphBuilder graph;
+    const auto& x = graph.tensor(kBig, type, big, contiguous_strides(big), alignment);
+    const auto& y = graph.tensor(kSmall, type, small, contiguous_strides(small), alignment);
+    const auto& f = graph.tensor(kFilter, type, w, contiguous_strides(w), alignment);
+    graph.convolution(pass, x, f, y, pad, stride, dil, compute);
+    return std::make_shared<const BackendPlan>(graph.plan(cudnn_handle(device), "convolution (cuDNN graph)", filter));
+  } catch (const RuntimeError&) {  // a descriptor cuDNN rejects, or no engine passes: the GEMM route
+    return nullptr;
   }
-  if (!built) destroy(p);
-  p.usable = built;
-  return p;
 }
 
-// The plans, built once per key; descriptors live for the process.
+// The plans, built once per key; they live for the process.
 std::mutex plans_mu;
 std::map<PlanKey, Plan> plans;
 
-// A copy of the key's plan (a few handles), built on first use.
-Plan plan_for(const PlanKey& key, Pass pass, int device, Dtype dtype, Choice c, int64_t n, int64_t cb, int64_t cs,
-              const ConvGeometry& g) {
+Plan plan_for(const PlanKey& key, Pass pass, int device, Dtype dtype, Choice c, int64_t alignment, int64_t n,
+              int64_t cb, int64_t cs, const ConvGeometry& g) {
   std::lock_guard<std::mutex> lock(plans_mu);
   auto it = plans.find(key);
   if (it != plans.end()) return it->second;
-  return plans.emplace(key, build_plan(pass, device, dtype, c, n, cb, cs, g)).first->second;
-}
-
-// A plan whose algorithm cuDNN refused when run (its heuristics can list one that the
-// call then reports CUDNN_STATUS_NOT_SUPPORTED for): the key runs as im2col + GEMM
-// from now on. Its descriptors are kept (another thread may be using them).
-void retire(const PlanKey& key) {
-  std::lock_guard<std::mutex> lock(plans_mu);
-  plans[key].usable = false;
+  return plans.emplace(key, build_plan(pass, device, dtype, c, alignment, n, cb, cs, g)).first->second;
 }
 
 // One convolution pass: out = forward(big, w), data(small, w) or filter(big, small).
@@ -263,34 +189,19 @@ struct Operands {
   TensorImpl* out;
 };
 
-cudnnStatus_t run_cudnn(Pass pass, const Plan& p, const Operands& t, const TensorImpl& big,
-                        const TensorImpl& small) {
-  const CudnnApi& api = cudnn();
-  const Dtype dtype = t.out->dtype();
-  const int device = t.out->device().index;
+// The largest power of two up to 16 that divides every pointer.
+int64_t alignment_of(std::initializer_list<const void*> ptrs) {
+  uintptr_t bits = 16;
+  for (const void* p : ptrs) bits |= reinterpret_cast<uintptr_t>(p);
+  return int64_t(bits & (~bits + 1));
+}
+
+void run_cudnn(const Plan& p, const TensorImpl& big, const TensorImpl& small, const TensorImpl& w, int device) {
   DeviceGuard guard(device);
   GpuStorage workspace;
-  if (p.workspace) workspace = CachingAllocator::instance().allocate(p.workspace, device);
-  const double one_d = 1.0, zero_d = 0.0;
-  const float one_f = 1.0f, zero_f = 0.0f;
-  const void* one = dtype == Dtype::F64 ? static_cast<const void*>(&one_d) : &one_f;
-  const void* zero = dtype == Dtype::F64 ? static_cast<const void*>(&zero_d) : &zero_f;
-  const cudnnHandle_t h = cudnn_handle(device);
-  void* ws = workspace.ptr();
-  switch (pass) {
-    case Pass::Forward:
-      return api.forward(h, one, p.big, big.data_ptr(), p.w, t.w->data_ptr(), p.conv,
-                         cudnnConvolutionFwdAlgo_t(p.algo), ws, p.workspace, zero, p.small, t.out->data_ptr());
-    case Pass::Data:
-      return api.backward_data(h, one, p.w, t.w->data_ptr(), p.small, small.data_ptr(), p.conv,
-                               cudnnConvolutionBwdDataAlgo_t(p.algo), ws, p.workspace, zero, p.big,
-                               t.out->data_ptr());
-    case Pass::Filter:
-      return api.backward_filter(h, one, p.big, big.data_ptr(), p.small, small.data_ptr(), p.conv,
-                                 cudnnConvolutionBwdFilterAlgo_t(p.algo), ws, p.workspace, zero, p.w,
-                                 t.out->data_ptr());
-  }
-  return CUDNN_STATUS_BAD_PARAM;
+  if (p->workspace) workspace = CachingAllocator::instance().allocate(size_t(p->workspace), device);
+  execute(cudnn_handle(device), *p, {kBig, kSmall, kFilter},
+          {big.data_ptr(), small.data_ptr(), w.data_ptr()}, workspace.ptr());
 }
 
 // The im2col + GEMM route (conv_gemm.h) of one pass.
@@ -329,24 +240,18 @@ void run_gemm_in_float32(Pass pass, const ConvGeometry& g, const Operands& t, co
   cast_into(*t.out, *out);
 }
 
-constexpr const char* kCallName[] = {"cudnnConvolutionForward", "cudnnConvolutionBackwardData",
-                                     "cudnnConvolutionBackwardFilter"};
-
 void run(Pass pass, const ConvGeometry& g, Choice c, const Operands& t) {
   const TensorImpl& big = pass == Pass::Data ? *t.out : *t.big;
   const TensorImpl& small = pass == Pass::Forward ? *t.out : *t.small;
+  const TensorImpl& w = pass == Pass::Filter ? *t.out : *t.w;
   const Dtype dtype = t.out->dtype();
   const int device = t.out->device().index;
   const int64_t n = big.shape()[0], cb = big.shape()[1], cs = small.shape()[1];
-  const PlanKey key = key_of(pass, device, dtype, c, n, cb, cs, g);
-  const Plan p = plan_for(key, pass, device, dtype, c, n, cb, cs, g);
-  if (p.usable) {
-    const cudnnStatus_t status = run_cudnn(pass, p, t, big, small);
-    if (status != CUDNN_STATUS_NOT_SUPPORTED) return check_cudnn(status, kCallName[int(pass)]);
-    retire(key);
-  }
+  const int64_t alignment = alignment_of({big.data_ptr(), small.data_ptr(), w.data_ptr()});
+  const PlanKey key = key_of(pass, device, dtype, c, alignment, n, cb, cs, g);
+  if (const Plan p = plan_for(key, pass, device, dtype, c, alignment, n, cb, cs, g)) return run_cudnn(p, big, small, w, device);
   if (dtype == Dtype::F16 || dtype == Dtype::BF16) return run_gemm_in_float32(pass, g, t, big, small);
-  run_gemm(pass, g, c.tf32, big, small, *t.w, *t.out);
+  run_gemm(pass, g, c.tf32, big, small, w, *t.out);
 }
 
 void zero(TensorImpl& t) {

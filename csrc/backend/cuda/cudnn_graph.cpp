@@ -61,11 +61,12 @@ const BackendDescriptor& GraphBuilder::keep(std::unique_ptr<BackendDescriptor> d
 namespace {
 
 std::unique_ptr<BackendDescriptor> make_tensor(int64_t uid, cudnnDataType_t dtype, const GraphBuilder::Dims& dims,
-                                               const GraphBuilder::Dims& strides, bool is_virtual, bool by_value) {
+                                               const GraphBuilder::Dims& strides, bool is_virtual, bool by_value,
+                                               int64_t alignment = 16) {
   auto t = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
   t->set(CUDNN_ATTR_TENSOR_UNIQUE_ID, uid);
   t->set(CUDNN_ATTR_TENSOR_DATA_TYPE, dtype);
-  t->set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, int64_t(16));
+  t->set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, alignment);
   t->set(CUDNN_ATTR_TENSOR_DIMENSIONS, dims);
   t->set(CUDNN_ATTR_TENSOR_STRIDES, strides);
   const bool v = is_virtual, b = by_value;
@@ -78,8 +79,8 @@ std::unique_ptr<BackendDescriptor> make_tensor(int64_t uid, cudnnDataType_t dtyp
 }  // namespace
 
 const BackendDescriptor& GraphBuilder::tensor(int64_t uid, cudnnDataType_t dtype, const Dims& dims,
-                                              const Dims& strides) {
-  return keep(make_tensor(uid, dtype, dims, strides, false, false));
+                                              const Dims& strides, int64_t alignment) {
+  return keep(make_tensor(uid, dtype, dims, strides, false, false, alignment));
 }
 
 const BackendDescriptor& GraphBuilder::scalar(int64_t uid) {
@@ -165,17 +166,90 @@ void GraphBuilder::reshape(const BackendDescriptor& x, const BackendDescriptor& 
   ops_.push_back(&keep(std::move(op)));
 }
 
-BackendPlan GraphBuilder::plan(cudnnHandle_t handle, const char* what) {
-  std::vector<cudnnBackendDescriptor_t> ops;
-  for (const BackendDescriptor* op : ops_) ops.push_back(op->get());
-  auto graph = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  graph->set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops.size()), ops.data());
-  graph->set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-  graph->finalize(what);
+void GraphBuilder::convolution(ConvPass pass, const BackendDescriptor& x, const BackendDescriptor& w,
+                               const BackendDescriptor& y, const Dims& pad, const Dims& stride, const Dims& dilation,
+                               cudnnDataType_t compute) {
+  auto desc = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  desc->set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, compute);
+  desc->set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+  desc->set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, int64_t(pad.size()));
+  desc->set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, pad);
+  desc->set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, pad);
+  desc->set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, stride);
+  desc->set(CUDNN_ATTR_CONVOLUTION_DILATIONS, dilation);
+  desc->finalize("cudnnBackendFinalize(convolution)");
+  // (the operation's alpha and beta: doubles for a double computation, else floats)
+  const double one_d = 1.0, zero_d = 0.0;
+  const float one_f = 1.0f, zero_f = 0.0f;
+  const bool d = compute == CUDNN_DATA_DOUBLE;
+  const cudnnBackendAttributeType_t scale_type = d ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+  const void* one = d ? static_cast<const void*>(&one_d) : &one_f;
+  const void* zero = d ? static_cast<const void*>(&zero_d) : &zero_f;
+  std::unique_ptr<BackendDescriptor> op;
+  switch (pass) {
+    case ConvPass::Forward:
+      op = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, scale_type, 1, one);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, scale_type, 1, zero);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, *desc);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y);
+      break;
+    case ConvPass::Data:
+      op = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, scale_type, 1, one);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, scale_type, 1, zero);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, *desc);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, x);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, y);
+      break;
+    case ConvPass::Filter:
+      op = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, scale_type, 1, one);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, scale_type, 1, zero);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, *desc);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, x);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, w);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, y);
+      break;
+  }
+  op->finalize("cudnnBackendFinalize(convolution operation)");
+  keep(std::move(desc));
+  ops_.push_back(&keep(std::move(op)));
+}
 
+namespace {
+
+// Whether the engine of configuration `config` passes `filter`'s numerical notes.
+bool notes_pass(cudnnBackendDescriptor_t config, const EngineFilter& filter) {
+  if (!filter.no_tensor_cores && !filter.deterministic && !filter.exact_inputs) return true;
+  BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t e = engine.get();
+  int64_t got = 0;
+  if (cudnn().backend_get(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got, &e) !=
+      CUDNN_STATUS_SUCCESS)
+    return false;
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  int64_t count = 0;
+  if (cudnn().backend_get(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                          CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count, notes) != CUDNN_STATUS_SUCCESS)
+    return false;
+  for (int64_t i = 0; i < count; ++i) {
+    if (filter.no_tensor_cores && notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE) return false;
+    if (filter.deterministic && notes[i] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC) return false;
+    if (filter.exact_inputs && notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) return false;
+  }
+  return true;
+}
+
+// The engine configurations cuDNN's heuristics in `mode` list for `graph`, best first.
+std::vector<std::unique_ptr<BackendDescriptor>> heuristic_configs(const BackendDescriptor& graph,
+                                                                  cudnnBackendHeurMode_t mode, const char* what) {
   BackendDescriptor heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, *graph);
-  const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+  heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
   heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
   heur.finalize(what);
   int64_t count = 0;
@@ -193,28 +267,48 @@ BackendPlan GraphBuilder::plan(cudnnHandle_t handle, const char* what) {
     check_backend(cudnn().backend_get(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                                       count, &got, handles.data()),
                   what);
+  configs.resize(size_t(got));
+  return configs;
+}
+
+}  // namespace
+
+BackendPlan GraphBuilder::plan(cudnnHandle_t handle, const char* what, const EngineFilter& filter) {
+  std::vector<cudnnBackendDescriptor_t> ops;
+  for (const BackendDescriptor* op : ops_) ops.push_back(op->get());
+  auto graph = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  graph->set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops.size()), ops.data());
+  graph->set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+  graph->finalize(what);
+
   std::string reasons;
-  for (int64_t i = 0; i < got; ++i) {
-    auto plan = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-    plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[size_t(i)]);
-    const cudnnStatus_t status = cudnn().backend_finalize(plan->get());
-    if (status != CUDNN_STATUS_SUCCESS) {  // an engine that cannot run this graph: try the next
-      char message[256] = {};
-      cudnn().last_error(message, sizeof(message));
-      reasons += std::string("; ") + cudnn().error_string(status) + " " + message;
-      continue;
+  int64_t candidates = 0;
+  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    for (const auto& config : heuristic_configs(*graph, mode, what)) {
+      ++candidates;
+      if (!notes_pass(config->get(), filter)) continue;
+      auto plan = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+      plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *config);
+      const cudnnStatus_t status = cudnn().backend_finalize(plan->get());
+      if (status != CUDNN_STATUS_SUCCESS) {  // an engine that cannot run this graph: try the next
+        char message[256] = {};
+        cudnn().last_error(message, sizeof(message));
+        reasons += std::string("; ") + cudnn().error_string(status) + " " + message;
+        continue;
+      }
+      BackendPlan out;
+      check_backend(cudnn().backend_get(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
+                                        nullptr, &out.workspace),
+                    what);
+      if (out.workspace > filter.max_workspace) continue;
+      out.plan = std::move(plan);
+      out.keep = std::move(descriptors_);
+      out.keep.push_back(std::move(graph));
+      return out;
     }
-    BackendPlan out;
-    check_backend(cudnn().backend_get(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
-                                      nullptr, &out.workspace),
-                  what);
-    out.plan = std::move(plan);
-    out.keep = std::move(descriptors_);
-    out.keep.push_back(std::move(graph));
-    return out;
   }
-  fail<RuntimeError>(what, ": cuDNN has no engine for this graph (", count, " candidates", reasons, ")");
+  fail<RuntimeError>(what, ": cuDNN has no engine for this graph (", candidates, " candidates", reasons, ")");
 }
 
 void execute(cudnnHandle_t handle, const BackendPlan& plan, const std::vector<int64_t>& uids,

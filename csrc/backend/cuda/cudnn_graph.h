@@ -43,6 +43,22 @@ struct BackendPlan {
   int64_t workspace = 0;
 };
 
+// Which of cuDNN's engines a plan may run; the plan is the first of the heuristic's
+// list that passes. The notes are torch's filters (aten's Conv_v8.cpp): float32 kept
+// exact rules out tensor-core engines (TF32), deterministic rules out those that sum
+// in a run-dependent order, and exact inputs rules out engines that round the inputs
+// to a narrower type first.
+struct EngineFilter {
+  bool no_tensor_cores = false;
+  bool deterministic = false;
+  bool exact_inputs = false;
+  int64_t max_workspace = INT64_MAX;
+};
+
+// Which operand of a convolution a graph computes: y (forward), x (backward data) or w
+// (backward filter).
+enum class ConvPass { Forward, Data, Filter };
+
 // Builds an operation graph node by node. Tensors are [.. dims ..] with explicit
 // strides; data tensors have a caller's uid (bound at execution), virtual ones
 // (intermediates that never reach memory) get fresh uids.
@@ -50,7 +66,9 @@ class GraphBuilder {
  public:
   using Dims = std::vector<int64_t>;
 
-  const BackendDescriptor& tensor(int64_t uid, cudnnDataType_t dtype, const Dims& dims, const Dims& strides);
+  // (alignment: the bytes every pointer bound to the tensor is a multiple of, at most 16)
+  const BackendDescriptor& tensor(int64_t uid, cudnnDataType_t dtype, const Dims& dims, const Dims& strides,
+                                  int64_t alignment = 16);
   // A float32 scalar passed by value at execution (uid bound to a host float).
   const BackendDescriptor& scalar(int64_t uid);
   const BackendDescriptor& virtual_tensor(cudnnDataType_t dtype, const Dims& dims, const Dims& strides);
@@ -66,11 +84,17 @@ class GraphBuilder {
   void reduction(cudnnReduceTensorOp_t mode, const BackendDescriptor& x, const BackendDescriptor& out);
   // out = x with out's dims and strides (a transpose of a virtual tensor, say).
   void reshape(const BackendDescriptor& x, const BackendDescriptor& out);
+  // The cross-correlation of image x [N, C, *spatial] and filter w [K, C / groups,
+  // *kernel] into y [N, K, *out] (groups are C over w's dim 1), or one of its two
+  // adjoints (`pass`), in `compute` (float, or double for float64 data); padded by
+  // `pad` on both sides of each spatial dim.
+  void convolution(ConvPass pass, const BackendDescriptor& x, const BackendDescriptor& w, const BackendDescriptor& y,
+                   const Dims& pad, const Dims& stride, const Dims& dilation, cudnnDataType_t compute);
 
-  // The graph's plan on `handle`: the first of cuDNN's heuristic (mode A) engine
-  // configurations that finalizes. Throws RuntimeError when none does (the graph or
-  // shape is unsupported here), naming `what`.
-  BackendPlan plan(cudnnHandle_t handle, const char* what);
+  // The graph's plan on `handle`: the first of cuDNN's heuristic engine configurations
+  // (mode A, then the fallback list) that passes `filter` and finalizes. Throws
+  // RuntimeError when none does (the graph or shape is unsupported here), naming `what`.
+  BackendPlan plan(cudnnHandle_t handle, const char* what, const EngineFilter& filter = {});
 
  private:
   const BackendDescriptor& keep(std::unique_ptr<BackendDescriptor> d);
