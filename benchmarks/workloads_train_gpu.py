@@ -47,6 +47,16 @@ for n in (8, 64):
                  flops=3 * 2 * n * C * C * 9 * HW * HW, device="gpu", ceiling="none")
 
 
+# the same in channels-last memory (input and weight), where cuDNN's tensor-core kernels
+# work without transposing
+for n in (8, 64):
+    setup = inputs((n, C, HW, HW), (C, C, 3, 3), device="gpu", view=lambda x, w: tuple(
+        _as(t, "bfloat16").contiguous(memory_format=(torch if isinstance(t, torch.Tensor) else lucid).channels_last)
+        .requires_grad_() for t in (x, w)))
+    workload(f"GPU conv2d 3x3 {C}->{C} {HW}x{HW} batch {n} bfloat16 channels_last forward + backward", "gpu train",
+             setup, _conv_step, flops=3 * 2 * n * C * C * 9 * HW * HW, device="gpu", ceiling="none")
+
+
 # -- whole training steps --
 
 def _model_setup(build, *shapes, opt="Adam", lr=1e-3, make_inputs=None):

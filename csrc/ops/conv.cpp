@@ -7,6 +7,14 @@
 //   conv:       d big = convT(g, w),  d w = weight(big, g),  d bias = sum(g)
 //   convT:      d small = conv(g, w), d w = weight(g, small), d bias = sum(g)
 //   weight:     d big = convT(small, g), d small = conv(big, g)
+//
+// Note [Channels-last convolutions]
+// As torch's: a convolution whose image or weight is channels-last (a 4-d or 5-d
+// tensor stored as [N, *spatial, C], torch's suggest_memory_format) gives a
+// channels-last result, and its gradients (image and weight) keep that layout. On the
+// GPU the primitives read and write it as it is: cuDNN's tensor-core kernels work in
+// that layout, so a channels-last model runs its convolutions without a transpose. The
+// CPU's kernels work on contiguous copies, and the result is laid out afterwards.
 #include "ops/conv.h"
 
 #include <atomic>
@@ -55,11 +63,91 @@ std::vector<int64_t> sum_dims(int nsp) {
   return d;
 }
 
-TensorPtr conv_raw(const TensorPtr& big, const TensorPtr& w, const TensorPtr& bias, const Geo& G);
-TensorPtr conv_transpose_raw(const TensorPtr& small, const TensorPtr& w, const TensorPtr& bias, const Geo& G);
-TensorPtr weight_raw(const TensorPtr& big, const TensorPtr& small, const Geo& G);
+struct ImageLayout;
+// (layout: the forward's, for a gradient; by default decided from the operands)
+TensorPtr conv_raw(const TensorPtr& big, const TensorPtr& w, const TensorPtr& bias, const Geo& G,
+                   const ImageLayout* layout = nullptr);
+TensorPtr conv_transpose_raw(const TensorPtr& small, const TensorPtr& w, const TensorPtr& bias, const Geo& G,
+                             const ImageLayout* layout = nullptr);
+TensorPtr weight_raw(const TensorPtr& big, const TensorPtr& small, const Geo& G, const ImageLayout* layout = nullptr);
 
 bool wants(const Node& n, size_t i) { return i < n.next_edges.size() && n.next_edges[i].valid(); }
+
+// Whether t's strides are channels-last ones for its shape (size-1 dims may have any).
+bool channels_last_dense(const TensorImpl& t) {
+  const int64_t nd = t.ndim();
+  if (nd != 4 && nd != 5) return false;
+  int64_t expected = int64_t(t.itemsize());
+  std::vector<int64_t> order{1};  // innermost first: C, then the spatial dims from the last, then N
+  for (int64_t d = nd - 1; d >= 2; --d) order.push_back(d);
+  order.push_back(0);
+  for (int64_t d : order) {
+    if (t.shape()[d] == 1) continue;
+    if (t.stride()[d] != expected) return false;
+    expected *= t.shape()[d];
+  }
+  return true;
+}
+
+// torch's suggest_memory_format: channels-last, and not also plainly contiguous.
+bool channels_last(const TensorImpl& t) { return !t.is_contiguous() && channels_last_dense(t); }
+
+// The byte strides of a channels-last tensor of `shape`.
+Stride channels_last_strides(const Shape& shape, int64_t itemsize) {
+  const int64_t nd = int64_t(shape.size());
+  Stride st(shape.size());
+  int64_t next = itemsize;
+  st[1] = next;
+  next *= shape[1];
+  for (int64_t d = nd - 1; d >= 2; --d) {
+    st[d] = next;
+    next *= shape[d];
+  }
+  st[0] = next;
+  return st;
+}
+
+// How a convolution lays out its result and its primitive's operands.
+struct ImageLayout {
+  bool channels_last = false;  // the result (and the gradients) are channels-last
+  bool native = false;         // ... and the primitive reads and writes that layout (the GPU)
+};
+
+ImageLayout layout_of(const TensorImpl& image, const TensorImpl& other) {
+  ImageLayout l;
+  // (torch's GPU rule keeps float64 contiguous: cuDNN has no channels-last double kernels)
+  const bool gpu_double = image.device().is_gpu() && image.dtype() == Dtype::F64;
+  l.channels_last = (channels_last(image) || channels_last(other)) && !gpu_double;
+  l.native = l.channels_last && image.device().is_gpu();
+  return l;
+}
+
+// t as the primitive reads it: dtype cd, contiguous or (native) channels-last.
+TensorPtr operand(const TensorPtr& t, Dtype cd, ImageLayout l) {
+  if (!l.native) return contiguous_as(t, cd);
+  if (t->dtype() == cd && channels_last_dense(*t)) return t;
+  TensorPtr out = TensorImpl::empty_strided(t->shape(), channels_last_strides(t->shape(), int64_t(dtype_size(cd))),
+                                            cd, t->device());
+  out->copy_from(*t);
+  return out;
+}
+
+// The primitive's output of `shape`.
+TensorPtr empty_image(const Shape& shape, Dtype cd, Device device, ImageLayout l) {
+  if (!l.native) return TensorImpl::empty(shape, cd, device);
+  return TensorImpl::empty_strided(shape, channels_last_strides(shape, int64_t(dtype_size(cd))), cd, device);
+}
+
+// The primitive's output `out` as the op returns it: dtype dt, laid out as l says.
+TensorPtr finish(TensorPtr out, Dtype dt, ImageLayout l) {
+  if (out->dtype() != dt) out = out->clone(dt, std::nullopt, /*preserve_layout=*/true);
+  if (l.channels_last && !channels_last_dense(*out)) {
+    ImageLayout native = l;
+    native.native = true;
+    out = operand(out, dt, native);
+  }
+  return out;
+}
 
 // Launches a convolution primitive on (x, w) and the bias when there is one.
 void launch_conv(const Primitive& p, const TensorPtr& out, const TensorPtr& x, const TensorPtr& w,
@@ -68,24 +156,26 @@ void launch_conv(const Primitive& p, const TensorPtr& out, const TensorPtr& x, c
   else launch(p, {out.get()}, {x.get(), w.get()});
 }
 
-TensorPtr conv_raw(const TensorPtr& big, const TensorPtr& w, const TensorPtr& bias, const Geo& G) {
+TensorPtr conv_raw(const TensorPtr& big, const TensorPtr& w, const TensorPtr& bias, const Geo& G,
+                   const ImageLayout* layout) {
   const Dtype dt = big->dtype(), cd = conv_product_dtype("conv", dt, big->device());
   const int64_t N = big->shape()[0], Cs = w->shape()[0];
-  TensorPtr x = contiguous_as(big, cd), wc = contiguous_as(w, cd), bc = bias ? contiguous_as(bias, cd) : nullptr;
-  TensorPtr out = TensorImpl::empty(image_shape(N, Cs, G.g.small, G.nsp), cd, big->device());
+  const ImageLayout l = layout ? *layout : layout_of(*big, *w);
+  TensorPtr x = operand(big, cd, l), wc = operand(w, cd, l), bc = bias ? contiguous_as(bias, cd) : nullptr;
+  TensorPtr out = empty_image(image_shape(N, Cs, G.g.small, G.nsp), cd, big->device(), l);
   ConvForward p;
   p.geom = G.g;
   p.allow_tf32 = conv_allow_tf32();
   p.deterministic = conv_deterministic();
   launch_conv(p, out, x, wc, bc);
-  if (cd != dt) out = out->clone(dt);
+  out = finish(out, dt, l);
   if (autograd::needs_grad({&big, &w, &bias})) {
-    auto node = autograd::record("ConvolutionBackward0", {big, w, bias}, {out}, [G](const Node& n, const Grads& g) {
+    auto node = autograd::record("ConvolutionBackward0", {big, w, bias}, {out}, [G, l](const Node& n, const Grads& g) {
       TensorPtr b = n.saved(0), wt = n.saved(1);
-      // (one contiguous copy of a broadcast or strided gradient, shared by both products)
-      TensorPtr gc = wants(n, 0) && wants(n, 1) ? contiguous(g[0]) : g[0];
-      return Grads{wants(n, 0) ? conv_transpose_raw(gc, wt, nullptr, G) : nullptr,
-                   wants(n, 1) ? weight_raw(b, gc, G) : nullptr,
+      // (one copy of a broadcast or strided gradient in the primitive's layout, shared by both products)
+      TensorPtr gc = wants(n, 0) && wants(n, 1) ? operand(g[0], g[0]->dtype(), l) : g[0];
+      return Grads{wants(n, 0) ? conv_transpose_raw(gc, wt, nullptr, G, &l) : nullptr,
+                   wants(n, 1) ? weight_raw(b, gc, G, &l) : nullptr,
                    wants(n, 2) ? sum(g[0], sum_dims(G.nsp), false, std::nullopt) : nullptr};
     });
     node->save(big);
@@ -94,23 +184,25 @@ TensorPtr conv_raw(const TensorPtr& big, const TensorPtr& w, const TensorPtr& bi
   return out;
 }
 
-TensorPtr conv_transpose_raw(const TensorPtr& small, const TensorPtr& w, const TensorPtr& bias, const Geo& G) {
+TensorPtr conv_transpose_raw(const TensorPtr& small, const TensorPtr& w, const TensorPtr& bias, const Geo& G,
+                             const ImageLayout* layout) {
   const Dtype dt = small->dtype(), cd = conv_product_dtype("conv_transpose", dt, small->device());
   const int64_t N = small->shape()[0], Cb = w->shape()[1] * G.g.groups;
-  TensorPtr x = contiguous_as(small, cd), wc = contiguous_as(w, cd), bc = bias ? contiguous_as(bias, cd) : nullptr;
-  TensorPtr out = TensorImpl::empty(image_shape(N, Cb, G.g.big, G.nsp), cd, small->device());
+  const ImageLayout l = layout ? *layout : layout_of(*small, *w);
+  TensorPtr x = operand(small, cd, l), wc = operand(w, cd, l), bc = bias ? contiguous_as(bias, cd) : nullptr;
+  TensorPtr out = empty_image(image_shape(N, Cb, G.g.big, G.nsp), cd, small->device(), l);
   ConvTranspose p;
   p.geom = G.g;
   p.allow_tf32 = conv_allow_tf32();
   p.deterministic = conv_deterministic();
   launch_conv(p, out, x, wc, bc);
-  if (cd != dt) out = out->clone(dt);
+  out = finish(out, dt, l);
   if (autograd::needs_grad({&small, &w, &bias})) {
-    auto node = autograd::record("ConvolutionBackward0", {small, w, bias}, {out}, [G](const Node& n, const Grads& g) {
+    auto node = autograd::record("ConvolutionBackward0", {small, w, bias}, {out}, [G, l](const Node& n, const Grads& g) {
       TensorPtr s = n.saved(0), wt = n.saved(1);
-      TensorPtr gc = wants(n, 0) && wants(n, 1) ? contiguous(g[0]) : g[0];
-      return Grads{wants(n, 0) ? conv_raw(gc, wt, nullptr, G) : nullptr,
-                   wants(n, 1) ? weight_raw(gc, s, G) : nullptr,
+      TensorPtr gc = wants(n, 0) && wants(n, 1) ? operand(g[0], g[0]->dtype(), l) : g[0];
+      return Grads{wants(n, 0) ? conv_raw(gc, wt, nullptr, G, &l) : nullptr,
+                   wants(n, 1) ? weight_raw(gc, s, G, &l) : nullptr,
                    wants(n, 2) ? sum(g[0], sum_dims(G.nsp), false, std::nullopt) : nullptr};
     });
     node->save(small);
@@ -119,25 +211,26 @@ TensorPtr conv_transpose_raw(const TensorPtr& small, const TensorPtr& w, const T
   return out;
 }
 
-TensorPtr weight_raw(const TensorPtr& big, const TensorPtr& small, const Geo& G) {
+TensorPtr weight_raw(const TensorPtr& big, const TensorPtr& small, const Geo& G, const ImageLayout* layout) {
   const Dtype dt = big->dtype(), cd = conv_product_dtype("conv", dt, big->device());
   const int64_t Cb = big->shape()[1], Cs = small->shape()[1];
-  TensorPtr x = contiguous_as(big, cd), y = contiguous_as(small, cd);
+  const ImageLayout l = layout ? *layout : layout_of(*big, *small);
+  TensorPtr x = operand(big, cd, l), y = operand(small, cd, l);
   Shape ws{Cs, Cb / G.g.groups};
   for (int d = 3 - G.nsp; d < 3; ++d) ws.push_back(G.g.k[d]);
-  TensorPtr out = TensorImpl::empty(ws, cd, big->device());
+  TensorPtr out = empty_image(ws, cd, big->device(), l);
   ConvWeightGrad p;
   p.geom = G.g;
   p.allow_tf32 = conv_allow_tf32();
   p.deterministic = conv_deterministic();
   launch(p, {out.get()}, {x.get(), y.get()});
-  if (cd != dt) out = out->clone(dt);
+  out = finish(out, dt, l);
   if (autograd::needs_grad({&big, &small})) {
     auto node = autograd::record("ConvolutionBackwardBackward0", {big, small}, {out},
-                                 [G](const Node& n, const Grads& g) {
+                                 [G, l](const Node& n, const Grads& g) {
       TensorPtr b = n.saved(0), s = n.saved(1);
-      return Grads{wants(n, 0) ? conv_transpose_raw(s, g[0], nullptr, G) : nullptr,
-                   wants(n, 1) ? conv_raw(b, g[0], nullptr, G) : nullptr};
+      return Grads{wants(n, 0) ? conv_transpose_raw(s, g[0], nullptr, G, &l) : nullptr,
+                   wants(n, 1) ? conv_raw(b, g[0], nullptr, G, &l) : nullptr};
     });
     node->save(big);
     node->save(small);

@@ -16,6 +16,8 @@ from ._dtype import (  # noqa: F401  (names re-exported as lucid.*)
 from ._device import device, get_default_device, set_default_device  # noqa: F401
 from ._size import Size
 from ._tensor import Tensor
+from ._memory_format import (channels_last, channels_last_3d, contiguous_format, memory_format,  # noqa: F401
+                             preserve_format)
 from ._legacy import *  # noqa: F401,F403  (FloatTensor, LongTensor, ...; Tensor(...), type, type_as)
 from ._creation import *  # noqa: F401,F403
 from ._random import *  # noqa: F401,F403

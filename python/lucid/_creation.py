@@ -6,6 +6,7 @@ import builtins
 
 from . import _C
 from . import _dtype as D
+from . import _memory_format
 from ._device import _resolve as _resolve_device
 from ._device import get_default_device as _default_device
 from ._size import _parse_size
@@ -135,8 +136,18 @@ def _size_arg(args, size, what):
     return (size,)
 
 
-def empty(*args, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    return _filled(_size_arg(args, size, "empty"), None, dtype, device, requires_grad, pin_memory, "empty")
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False, memory_format=None):
+    shape = _size_arg(args, size, "empty")
+    if memory_format is None:
+        return _filled(shape, None, dtype, device, requires_grad, pin_memory, "empty")
+    _memory_format._check(memory_format, "empty")
+    if memory_format is _memory_format.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    out = _memory_format.empty_as(list(shape), memory_format,
+                                  lambda s: _filled(s, None, dtype, device, False, pin_memory, "empty"))
+    if requires_grad:
+        out.requires_grad = True
+    return out
 
 
 def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -167,13 +178,20 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_
     return _filled((size,), fill_value, dtype, device, requires_grad, pin_memory, "full")
 
 
-def _like(input, fill_value, dtype, device, requires_grad):
-    """A tensor shaped and laid out like `input` (preserve_format), optionally filled."""
+def _like(input, fill_value, dtype, device, requires_grad, memory_format=None):
+    """A tensor shaped like `input` and laid out as `memory_format` (by default
+    preserve_format: as `input` when it is dense), optionally filled."""
     if not isinstance(input, Tensor):
         raise TypeError(f"expected a lucid.Tensor as input, but got {type(input).__name__}")
     dtype = input.dtype if dtype is None else D._check(dtype)
     device = input.device if device is None else _resolve_device(device)
-    impl = _C.empty_like(input, dtype._code, device._code)
+    fmt = _memory_format.preserve_format if memory_format is None else _memory_format._check(memory_format,
+                                                                                                "empty_like")
+    if fmt is _memory_format.preserve_format:
+        impl = _C.empty_like(input, dtype._code, device._code)
+    else:
+        impl = _memory_format.empty_as(list(input.shape), fmt, lambda s: _C.empty(s, dtype._code, device._code,
+                                                                                  False))
     if fill_value is not None:
         # A fresh tensor: fill without counting a version (fill_ would).
         impl = _C.full_like(impl, fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
@@ -184,19 +202,19 @@ def _like(input, fill_value, dtype, device, requires_grad):
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(input, None, dtype, device, requires_grad)
+    return _like(input, None, dtype, device, requires_grad, memory_format)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(input, 0, dtype, device, requires_grad)
+    return _like(input, 0, dtype, device, requires_grad, memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(input, 1, dtype, device, requires_grad)
+    return _like(input, 1, dtype, device, requires_grad, memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(input, fill_value, dtype, device, requires_grad)
+    return _like(input, fill_value, dtype, device, requires_grad, memory_format)
 
 
 def _number(v, what):

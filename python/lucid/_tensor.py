@@ -18,6 +18,7 @@ from . import _C
 from . import _dtype as D
 from ._device import _from_code as _device_from_code, _resolve as _resolve_device
 from ._indexing import getitem, setitem
+from . import _memory_format
 from ._size import Size, _parse_size
 
 __all__ = ["Tensor"]
@@ -72,7 +73,9 @@ class _TensorAPI:
         return self._storage_offset
 
     def is_contiguous(self, memory_format=None):
-        return self._is_contiguous()
+        if memory_format is None:
+            return self._is_contiguous()
+        return _memory_format.is_contiguous_as(self, memory_format)
 
     def numel(self):
         return self._numel
@@ -360,14 +363,18 @@ class _TensorAPI:
                                            list(stride), storage_offset)
 
     def contiguous(self, memory_format=None):
-        return self._contiguous()
+        if memory_format is None:
+            return self._contiguous()
+        return _memory_format.to_format(self, memory_format)
 
     def unbind(self, dim=0):
         return tuple(_C._unbind(self, dim))  # one UnbindBackward0 node for every piece
 
     # ---- copies and in-place writes -------------------------------------------------------
     def clone(self, *, memory_format=None):
-        return self._clone()
+        if memory_format is None:  # preserve_format: lucid's copies keep dense layouts
+            return self._clone()
+        return _memory_format.clone_as(self, memory_format)
 
     def __deepcopy__(self, memo):
         """copy.deepcopy (and so deepcopy of a Module): a new leaf with its own copy of
@@ -409,8 +416,10 @@ class _TensorAPI:
 
     # ---- conversions -------------------------------------------------------------------------
     def to(self, *args, **kwargs):
+        fmt = kwargs.pop("memory_format", None)
         dtype, device, copy = _parse_to_args(self, args, kwargs)
-        return self._to(dtype, device, copy)
+        out = self._to(dtype, device, copy)
+        return out if fmt is None else _memory_format.to_format(out, fmt, "to")
 
     def _to(self, dtype=None, device=None, copy=False):
         impl = self
@@ -698,7 +707,6 @@ def _parse_to_args(self, args, kwargs):
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for a in args:

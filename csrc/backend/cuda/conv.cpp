@@ -77,20 +77,29 @@ struct Choice {
   bool tf32 = false, deterministic = false;
 };
 
-// pass, device, dtype, choice, alignment, n, cb, cs, groups, then big, small, k, stride, pad, dil.
-using PlanKey = std::array<int64_t, 27>;
+// Which of the three tensors (big, small, filter) are channels-last rather than
+// contiguous (Note [Channels-last convolutions] in ops/conv.cpp), and the largest power
+// of two up to 16 dividing their addresses.
+struct Layout {
+  bool big_cl = false, small_cl = false, filter_cl = false;
+  int64_t alignment = 16;
+  int64_t bits() const { return int64_t(big_cl) | int64_t(small_cl) << 1 | int64_t(filter_cl) << 2; }
+};
 
-PlanKey key_of(Pass pass, int device, Dtype dtype, Choice c, int64_t alignment, int64_t n, int64_t cb, int64_t cs,
+// pass, device, dtype, choice, layout, alignment, n, cb, cs, groups, then big, small, k, stride, pad, dil.
+using PlanKey = std::array<int64_t, 28>;
+
+PlanKey key_of(Pass pass, int device, Dtype dtype, Choice c, const Layout& l, int64_t n, int64_t cb, int64_t cs,
                const ConvGeometry& g) {
-  PlanKey key{int64_t(pass), device, int64_t(dtype), int64_t(c.tf32) | int64_t(c.deterministic) << 1, alignment,
-              n, cb, cs, g.groups};
+  PlanKey key{int64_t(pass), device, int64_t(dtype), int64_t(c.tf32) | int64_t(c.deterministic) << 1, l.bits(),
+              l.alignment, n, cb, cs, g.groups};
   for (int d = 0; d < 3; ++d) {
-    key[9 + d] = g.big[d];
-    key[12 + d] = g.small[d];
-    key[15 + d] = g.k[d];
-    key[18 + d] = g.stride[d];
-    key[21 + d] = g.pad[d];
-    key[24 + d] = g.dil[d];
+    key[10 + d] = g.big[d];
+    key[13 + d] = g.small[d];
+    key[16 + d] = g.k[d];
+    key[19 + d] = g.stride[d];
+    key[22 + d] = g.pad[d];
+    key[25 + d] = g.dil[d];
   }
   return key;
 }
@@ -124,9 +133,19 @@ cudnnDataType_t data_type(Dtype d) {
   }
 }
 
-GraphBuilder::Dims contiguous_strides(const GraphBuilder::Dims& dims) {
+// The element strides of [N, C, *spatial] dims, contiguous or channels-last.
+GraphBuilder::Dims strides_of(const GraphBuilder::Dims& dims, bool channels_last) {
   GraphBuilder::Dims strides(dims.size(), 1);
-  for (size_t i = dims.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * dims[i];
+  if (!channels_last) {
+    for (size_t i = dims.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * dims[i];
+    return strides;
+  }
+  int64_t next = dims[1];  // C innermost, then the spatial dims from the last, then N
+  for (size_t i = dims.size() - 1; i >= 2; --i) {
+    strides[i] = next;
+    next *= dims[i];
+  }
+  strides[0] = next;
   return strides;
 }
 
@@ -136,7 +155,7 @@ enum Uid : int64_t { kBig = 1, kSmall = 2, kFilter = 3 };
 // The pass's graph and its plan: the first engine of cuDNN's heuristics that keeps
 // float32 exact when asked (no TF32 tensor cores), is deterministic when asked, never
 // rounds the inputs down, and needs at most kMaxWorkspace; null when there is none.
-Plan build_plan(Pass pass, int device, Dtype dtype, Choice c, int64_t alignment, int64_t n, int64_t cb, int64_t cs,
+Plan build_plan(Pass pass, int device, Dtype dtype, Choice c, const Layout& l, int64_t n, int64_t cb, int64_t cs,
                 const ConvGeometry& g) {
   if (!expressible(g, n, cb, cs)) return nullptr;
   const cudnnDataType_t type = data_type(dtype);
@@ -158,9 +177,9 @@ Plan build_plan(Pass pass, int device, Dtype dtype, Choice c, int64_t alignment,
   filter.max_workspace = kMaxWorkspace;
   try {
     GraphBuilder graph;
-    const auto& x = graph.tensor(kBig, type, big, contiguous_strides(big), alignment);
-    const auto& y = graph.tensor(kSmall, type, small, contiguous_strides(small), alignment);
-    const auto& f = graph.tensor(kFilter, type, w, contiguous_strides(w), alignment);
+    const auto& x = graph.tensor(kBig, type, big, strides_of(big, l.big_cl), l.alignment);
+    const auto& y = graph.tensor(kSmall, type, small, strides_of(small, l.small_cl), l.alignment);
+    const auto& f = graph.tensor(kFilter, type, w, strides_of(w, l.filter_cl), l.alignment);
     graph.convolution(pass, x, f, y, pad, stride, dil, compute);
     return std::make_shared<const BackendPlan>(graph.plan(cudnn_handle(device), "convolution (cuDNN graph)", filter));
   } catch (const RuntimeError&) {  // a descriptor cuDNN rejects, or no engine passes: the GEMM route
@@ -172,16 +191,16 @@ Plan build_plan(Pass pass, int device, Dtype dtype, Choice c, int64_t alignment,
 std::mutex plans_mu;
 std::map<PlanKey, Plan> plans;
 
-Plan plan_for(const PlanKey& key, Pass pass, int device, Dtype dtype, Choice c, int64_t alignment, int64_t n,
+Plan plan_for(const PlanKey& key, Pass pass, int device, Dtype dtype, Choice c, const Layout& l, int64_t n,
               int64_t cb, int64_t cs, const ConvGeometry& g) {
   std::lock_guard<std::mutex> lock(plans_mu);
   auto it = plans.find(key);
   if (it != plans.end()) return it->second;
-  return plans.emplace(key, build_plan(pass, device, dtype, c, alignment, n, cb, cs, g)).first->second;
+  return plans.emplace(key, build_plan(pass, device, dtype, c, l, n, cb, cs, g)).first->second;
 }
 
 // One convolution pass: out = forward(big, w), data(small, w) or filter(big, small).
-// Tensors non-empty and contiguous.
+// Tensors non-empty, each contiguous or channels-last.
 struct Operands {
   const TensorImpl* big;
   const TensorImpl* small;
@@ -247,9 +266,18 @@ void run(Pass pass, const ConvGeometry& g, Choice c, const Operands& t) {
   const Dtype dtype = t.out->dtype();
   const int device = t.out->device().index;
   const int64_t n = big.shape()[0], cb = big.shape()[1], cs = small.shape()[1];
-  const int64_t alignment = alignment_of({big.data_ptr(), small.data_ptr(), w.data_ptr()});
-  const PlanKey key = key_of(pass, device, dtype, c, alignment, n, cb, cs, g);
-  if (const Plan p = plan_for(key, pass, device, dtype, c, alignment, n, cb, cs, g)) return run_cudnn(p, big, small, w, device);
+  Layout l;
+  l.big_cl = !big.is_contiguous(), l.small_cl = !small.is_contiguous(), l.filter_cl = !w.is_contiguous();
+  l.alignment = alignment_of({big.data_ptr(), small.data_ptr(), w.data_ptr()});
+  const PlanKey key = key_of(pass, device, dtype, c, l, n, cb, cs, g);
+  if (const Plan p = plan_for(key, pass, device, dtype, c, l, n, cb, cs, g)) return run_cudnn(p, big, small, w, device);
+  if (l.bits()) {  // channels-last and no engine: the pass on contiguous copies, then laid out
+    const TensorPtr out = TensorImpl::empty(t.out->shape(), dtype, t.out->device());
+    const TensorPtr cbig = t.big ? t.big->clone() : nullptr, csmall = t.small ? t.small->clone() : nullptr;
+    const TensorPtr cw = t.w ? t.w->clone() : nullptr;
+    run(pass, g, c, {cbig.get(), csmall.get(), cw.get(), out.get()});
+    return t.out->copy_from(*out);
+  }
   if (dtype == Dtype::F16 || dtype == Dtype::BF16) return run_gemm_in_float32(pass, g, t, big, small);
   run_gemm(pass, g, c.tf32, big, small, w, *t.out);
 }
@@ -263,8 +291,10 @@ void zero(TensorImpl& t) {
 // out [N, C, *spatial] += bias [C], when there is a bias; out non-empty.
 void add_bias(TensorImpl& out, Inputs ins) {
   if (ins.size() < 3) return;
-  const int64_t n = out.shape()[0], c = out.shape()[1];
-  launch_add_bias(out.data_ptr(), ins[2]->data_ptr(), out.dtype(), n, c, out.numel() / (n * c), out.device().index);
+  const int64_t n = out.shape()[0], c = out.shape()[1], spatial = out.numel() / (n * c);
+  // (a channels-last out is [N * spatial, C] in memory)
+  if (out.is_contiguous()) launch_add_bias(out.data_ptr(), ins[2]->data_ptr(), out.dtype(), n, c, spatial, out.device().index);
+  else launch_add_bias(out.data_ptr(), ins[2]->data_ptr(), out.dtype(), n * spatial, c, 1, out.device().index);
 }
 
 void conv_forward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {

@@ -337,13 +337,22 @@ class Module:
         from ..._tensor import _parse_to_args
         from ..._creation import empty
 
+        from ..._memory_format import _check, to_format
+        fmt = kwargs.pop("memory_format", None)
+        if fmt is not None:
+            _check(fmt, "to")
         dtype, device, _ = _parse_to_args(empty(0), args, kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
 
         def convert(t):
             want = dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) else None
-            return t._to(want, device)
+            out = t._to(want, device)
+            # (as torch: a memory format applies to the 4-d and 5-d tensors, conv weights;
+            # channels_last on a 5-d one raises, as there)
+            if fmt is not None and t.ndim in (4, 5):
+                out = to_format(out, fmt, "to")
+            return out
         return self._apply(convert)
 
     def cpu(self):
