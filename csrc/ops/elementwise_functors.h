@@ -13,6 +13,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ops/polynomial_math.h"
 #include "ops/special_math.h"
 
 namespace lucid::ops::fn {
@@ -416,5 +417,22 @@ struct Zeta {  // the Hurwitz zeta function zeta(x, q)
   template <typename T> static constexpr bool supports = kIsFloat<T>;
   template <typename T> LUCID_HD T operator()(T x, T q) const { return T(special::zeta(double(x), double(q))); }
 };
+
+// torch.special's orthogonal polynomials p_n(x) (ops/polynomial_math.h), n a floating
+// degree truncated as torch's; float and double (16-bit inputs computed in float).
+#define LUCID_POLYNOMIAL_FUNCTOR(Name, fn)                                                      \
+  struct Name {                                                                                 \
+    template <typename T> static constexpr bool supports = kIsFloat<T>;                         \
+    template <typename T> LUCID_HD T operator()(T x, T n) const { return poly::fn(x, poly::degree(n)); } \
+  };
+LUCID_POLYNOMIAL_FUNCTOR(ChebyshevT, chebyshev_t)
+LUCID_POLYNOMIAL_FUNCTOR(ChebyshevU, chebyshev_u)
+LUCID_POLYNOMIAL_FUNCTOR(ChebyshevV, chebyshev_v)
+LUCID_POLYNOMIAL_FUNCTOR(ChebyshevW, chebyshev_w)
+LUCID_POLYNOMIAL_FUNCTOR(HermiteH, hermite_h)
+LUCID_POLYNOMIAL_FUNCTOR(HermiteHe, hermite_he)
+LUCID_POLYNOMIAL_FUNCTOR(LaguerreL, laguerre_l)
+LUCID_POLYNOMIAL_FUNCTOR(LegendreP, legendre_p)
+#undef LUCID_POLYNOMIAL_FUNCTOR
 
 }  // namespace lucid::ops::fn

@@ -222,7 +222,9 @@ Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, cons
     case BinaryOp::LogicalAnd: case BinaryOp::LogicalOr: case BinaryOp::LogicalXor:
     case BinaryOp::BitwiseAnd: case BinaryOp::BitwiseOr: case BinaryOp::BitwiseXor:
     case BinaryOp::LeftShift: case BinaryOp::RightShift: case BinaryOp::Gcd: case BinaryOp::Lcm:
-      break;  // bool and integer results never record
+    case BinaryOp::ChebyshevT: case BinaryOp::ChebyshevU: case BinaryOp::ChebyshevV: case BinaryOp::ChebyshevW:
+    case BinaryOp::HermiteH: case BinaryOp::HermiteHe: case BinaryOp::LaguerreL: case BinaryOp::LegendreP:
+      break;  // bool and integer results, and the polynomials (non_differentiable), never record
     case BinaryOp::Nextafter:  // (torch has none either)
       return [](const Node&, const Grads&) -> Grads {
         fail<NotImplementedError>("the derivative for 'nextafter' is not implemented");
@@ -438,8 +440,21 @@ static void check_complex_grad(const char* op, bool complex, bool supported) {
               "conjugate derivative); mul, div, add, sub, neg and the matrix products support it");
 }
 
+// torch.special's orthogonal polynomials have no derivative in torch: their results
+// never record (requires_grad False), as there.
+static bool non_differentiable(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::ChebyshevT: case BinaryOp::ChebyshevU: case BinaryOp::ChebyshevV: case BinaryOp::ChebyshevW:
+    case BinaryOp::HermiteH: case BinaryOp::HermiteHe: case BinaryOp::LaguerreL: case BinaryOp::LegendreP:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void record_binary(BinaryOp op, const Operand& a, const Operand& b, const TensorPtr& out) {
   if (!autograd::needs_grad({&a.tensor, &b.tensor}) || !autograd::is_differentiable(out->dtype())) return;
+  if (non_differentiable(op)) return;
   check_complex_grad(op_name(op), is_complex(out->dtype()),
                      op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div);
   std::shared_ptr<Node> node = autograd::record(binary_grad_name(op, a, b), {a.tensor, b.tensor}, {out}, nullptr);

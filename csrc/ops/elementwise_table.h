@@ -65,7 +65,15 @@ namespace lucid::ops {
   X(special_zeta, Zeta, TrueDiv, Any) \
   X(gcd, Gcd, Arith, Tensors)            \
   X(lcm, Lcm, Arith, Tensors)            \
-  X(nextafter, Nextafter, Arith, Tensors)
+  X(nextafter, Nextafter, Arith, Tensors) \
+  X(special_chebyshev_polynomial_t, ChebyshevT, TrueDiv, Any) \
+  X(special_chebyshev_polynomial_u, ChebyshevU, TrueDiv, Any) \
+  X(special_chebyshev_polynomial_v, ChebyshevV, TrueDiv, Any) \
+  X(special_chebyshev_polynomial_w, ChebyshevW, TrueDiv, Any) \
+  X(special_hermite_polynomial_h, HermiteH, TrueDiv, Any) \
+  X(special_hermite_polynomial_he, HermiteHe, TrueDiv, Any) \
+  X(special_laguerre_polynomial_l, LaguerreL, TrueDiv, Any) \
+  X(special_legendre_polynomial_p, LegendreP, TrueDiv, Any)
 
 #define LUCID_UNARY_OPS(X) \
   X(neg, Neg, Same)        \

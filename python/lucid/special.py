@@ -95,59 +95,11 @@ def spherical_bessel_j0(input):
 
 
 # -- the orthogonal polynomial families: value of degree n at x, as torch's (its special
-# cases and trigonometric forms included), n a number or a tensor broadcast with x --
-
-def _degree_and_x(input, n):
-    """x (floating) and the degree n (int64) broadcast together, and n's largest value."""
-    L = _lucid()
-    x = input if input.dtype.is_floating_point else input.to(L.get_default_dtype())
-    if isinstance(n, L.Tensor):
-        x, n = L.broadcast_tensors(x, n.to(x.device).to(L.int64))
-        top = int(n.max().item()) if n.numel() else 0
-    else:
-        top = int(n)
-        n = L.full_like(x, top, dtype=L.int64)
-    return x, n, top
-
-
-def _recurrence(x, n, top, first, second, step):
-    """p_n(x) for p_0 = first, p_1 = second, p_k = step(k, p_{k-1}, p_{k-2}); 0 for n < 0."""
-    L = _lucid()
-    out = L.where(n == 0, first, L.zeros_like(x))
-    out = L.where(n == 1, second, out)
-    p, q = first, second
-    for k in range(2, top + 1):
-        p, q = q, step(k, q, p)
-        out = L.where(n == k, q, out)
-    return out
-
+# cases, trigonometric forms and recurrences, per element in the engine:
+# ops/polynomial_math.h), n a number or a tensor broadcast with x; no gradient, as torch --
 
 def _chebyshev(kind, input, n):
-    L = _lucid()
-    x, n, top = _degree_and_x(input, n)
-    one = L.ones_like(x)
-    second = {"t": x, "u": x + x, "v": x + x - 1, "w": x + x + 1}[kind]
-    value = _recurrence(x, n, top, one, second, lambda k, q, p: (x + x) * q - p)
-    nf = n.to(x.dtype)
-    # the trigonometric form inside (-1, 1) for large degrees (torch's: n > 6 for T, 8 otherwise)
-    inside = x.abs() < 1
-    theta = L.acos(L.where(inside, x, L.zeros_like(x)))
-    if kind == "t":
-        trig = L.cos(nf * theta)
-    elif kind == "u":
-        s = L.sin(theta)
-        trig = L.where(s != 0, L.sin((nf + 1) * theta) / L.where(s != 0, s, one), (nf + 1) * L.cos((nf + 1) * theta) * x)
-    elif kind == "v":
-        trig = L.cos((nf + 0.5) * theta) / L.cos(theta / 2)
-    else:
-        trig = L.sin((nf + 0.5) * theta) / L.where(theta != 0, L.sin(theta / 2), one)
-    value = L.where(inside & (n > (6 if kind == "t" else 8)), trig, value)
-    # x = +-1: closed forms
-    sign = L.where(n % 2 == 0, one, -one)
-    at_one = {"t": one, "u": nf + 1, "v": one, "w": 2 * nf + 1}[kind]
-    at_minus_one = {"t": sign, "u": sign * (nf + 1), "v": sign * (2 * nf + 1), "w": sign}[kind]
-    value = L.where(x == 1, at_one, L.where(x == -1, at_minus_one, value))
-    return L.where(n < 0, L.zeros_like(x), value)
+    return getattr(_C, f"special_chebyshev_polynomial_{kind}")(input, n)
 
 
 def chebyshev_polynomial_t(input, n):
@@ -186,30 +138,21 @@ shifted_chebyshev_polynomial_w = _shifted("w")
 
 
 def hermite_polynomial_h(input, n):
-    """The physicists' Hermite polynomial H_n(x): H_k = 2x H_{k-1} - 2(k-1) H_{k-2}."""
-    L = _lucid()
-    x, n, top = _degree_and_x(input, n)
-    return _recurrence(x, n, top, L.ones_like(x), x + x, lambda k, q, p: (x + x) * q - (2 * (k - 1)) * p)
+    """The physicists' Hermite polynomial H_n(x): H_k = 2x H_{k-1} - 2(k-1) H_{k-2} (NaN past
+    degree 128 in float32, 512 in float64, as torch's)."""
+    return _C.special_hermite_polynomial_h(input, n)
 
 
 def hermite_polynomial_he(input, n):
     """The probabilists' Hermite polynomial He_n(x): He_k = x He_{k-1} - (k-1) He_{k-2}."""
-    L = _lucid()
-    x, n, top = _degree_and_x(input, n)
-    return _recurrence(x, n, top, L.ones_like(x), x, lambda k, q, p: x * q - (k - 1) * p)
+    return _C.special_hermite_polynomial_he(input, n)
 
 
 def laguerre_polynomial_l(input, n):
     """The Laguerre polynomial L_n(x): k L_k = (2k - 1 - x) L_{k-1} - (k-1) L_{k-2}; 1 at x = 0."""
-    L = _lucid()
-    x, n, top = _degree_and_x(input, n)
-    value = _recurrence(x, n, top, L.ones_like(x), 1 - x,
-                        lambda k, q, p: ((2 * (k - 1) + (1 - x)) * q - (k - 1) * p) / k)
-    return L.where((x == 0) & (n >= 0), L.ones_like(x), value)
+    return _C.special_laguerre_polynomial_l(input, n)
 
 
 def legendre_polynomial_p(input, n):
     """The Legendre polynomial P_n(x): k P_k = (2k - 1) x P_{k-1} - (k-1) P_{k-2}."""
-    L = _lucid()
-    x, n, top = _degree_and_x(input, n)
-    return _recurrence(x, n, top, L.ones_like(x), x, lambda k, q, p: ((2 * k - 1) * x * q - (k - 1) * p) / k)
+    return _C.special_legendre_polynomial_p(input, n)

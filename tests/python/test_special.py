@@ -256,3 +256,26 @@ def test_polynomials_match_torch(name, device):
     n = torch.tensor([0, 1, 2, 3, 5, 7, 9, 12, -1, 4])
     _close(lf(lx, to_lucid(n, device)), tf(x, n), 1e-13, 1e-13)
     _close(lf(to_lucid(x.float(), device), 5), tf(x.float(), 5), 1e-5, 1e-5)
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_polynomials_large_degrees_and_no_gradient(name, device):
+    """Degrees in the hundreds against torch (the Hermite ones NaN past torch's limit, 128
+    in float32 and 512 in float64), a NaN degree as torch's CPU reads it (0), no gradient
+    (torch has none: the result does not require grad), and the largest int64-range
+    degree answering at once where torch's recurrence would run for seconds: the
+    trigonometric forms inside (-1, 1), the special values at 1, NaN once |x| > 1 overflows."""
+    x = torch.tensor([-0.9, -0.3, 0.0, 0.4, 0.8, 1.0], dtype=torch.float64)
+    lx = to_lucid(x, device)
+    lf, tf = getattr(lucid.special, name), getattr(torch.special, name)
+    for n in (100, 200, 600):
+        _close(lf(lx, n), tf(x, n), 1e-9, 1e-9)
+        _close(lf(to_lucid(x.float(), device), n), tf(x.float(), n), 2e-3, 2e-3)
+    _close(lf(lx, to_lucid(torch.tensor(float("nan")), device)), tf(x, torch.tensor(float("nan"))), 0, 0)
+    g = to_lucid(x, device).requires_grad_()
+    assert not lf(g, 3).requires_grad
+    if name.startswith("chebyshev"):
+        huge = 2 ** 31 - 1
+        y = lf(to_lucid(torch.tensor([0.0, 0.5, 1.0, 2.0, 3.0], dtype=torch.float64), device), huge).cpu()
+        _close(y[:3], tf(torch.tensor([0.0, 0.5, 1.0], dtype=torch.float64), huge), 1e-6, 1e-6)
+        assert y[3:].isnan().all()

@@ -10,7 +10,7 @@ namespace lucid::backend {
 // (Units of at most about five ops x eleven dtypes: the binary units above that took
 // 33-39 s each to compile in a two-job build, over the 30 s a unit may take.)
 enum class Unit { Arith, Extremum, Division, Equality, Logical, Order, Math, Logs, Bitwise, Basic, Trig, Rounding,
-                  Predicate, Special };
+                  Predicate, Special, Polynomial };
 
 constexpr Unit binary_unit(ops::BinaryOp op) {
   using B = ops::BinaryOp;
@@ -31,6 +31,9 @@ constexpr Unit binary_unit(ops::BinaryOp op) {
       return Unit::Order;
     case B::Zeta: case B::Gcd: case B::Lcm: case B::Nextafter:
       return Unit::Special;
+    case B::ChebyshevT: case B::ChebyshevU: case B::ChebyshevV: case B::ChebyshevW: case B::HermiteH:
+    case B::HermiteHe: case B::LaguerreL: case B::LegendreP:
+      return Unit::Polynomial;
     default:
       return ops::rule_of(op) == ops::DtypeRule::Compare ? Unit::Equality : Unit::Arith;
   }

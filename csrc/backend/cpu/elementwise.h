@@ -33,6 +33,7 @@ void unary_rounding(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);  // 
 void unary_predicate(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);  // unary_predicate.cpp
 void unary_special(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);    // special_unary.cpp
 void binary_special(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // special_binary.cpp
+void binary_polynomial(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // polynomial_binary.cpp
 void complex_abs(TensorImpl& out, const TensorImpl& a);  // complex64 -> float32
 
 inline void binary(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
@@ -46,6 +47,7 @@ inline void binary(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const
     case Unit::Logs: return binary_logs(op, out, a, b);
     case Unit::Bitwise: return binary_bitwise(op, out, a, b);
     case Unit::Special: return binary_special(op, out, a, b);
+    case Unit::Polynomial: return binary_polynomial(op, out, a, b);
     default: return binary_arith(op, out, a, b);
   }
 }

@@ -86,6 +86,7 @@ void binary_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
       case Unit::Math: return binary_math(op, c);
       case Unit::Bitwise: return binary_bitwise(op, c);
       case Unit::Special: return binary_special(op, c);
+      case Unit::Polynomial: return binary_polynomial(op, c);
       default: return binary_arith(op, c);
     }
   });
