@@ -1,5 +1,5 @@
 // Fused scaled dot-product attention (the AttentionForward / AttentionBackward
-// primitives, ops/prims/seq.h): softmax(q k^T * scale [causal]) v without storing the
+// primitives, ops/prims/seq.h): softmax(q k^T * scale [+ mask] [causal]) v without storing the
 // [B, H, Sq, Skv] weights. On the GPU the kernels are cuDNN's flash attention
 // (backend/cuda/attention.cpp); on the CPU a reference loop. nn.functional's
 // scaled_dot_product_attention chooses this op or its composite form
@@ -52,21 +52,39 @@ TensorPtr attention_operand(const TensorPtr& t) {
   return ok ? t : contiguous_as(t, t->dtype());
 }
 
+// The mask as the kernels read it: [1 or B, 1 or Hq, Sq, Skv] of q's dtype, no gradient.
+TensorPtr attention_bias(const char* name, const TensorPtr& bias, const TensorImpl& q, const TensorImpl& k) {
+  if (!bias) return nullptr;
+  op_device(name, {&q, bias.get()});
+  const Shape &qs = q.shape(), &bs = bias->shape();
+  LUCID_CHECK(bias->ndim() == 4 && (bs[0] == 1 || bs[0] == qs[0]) && (bs[1] == 1 || bs[1] == qs[1]) &&
+                  bs[2] == qs[2] && bs[3] == k.shape()[2],
+              RuntimeError, name, "(): expected a mask of shape [1 or ", qs[0], ", 1 or ", qs[1], ", ", qs[2], ", ",
+              k.shape()[2], "], got ", shape_str(bs));
+  LUCID_CHECK(bias->dtype() == q.dtype(), RuntimeError, name, "(): expected a mask of the query's dtype ",
+              dtype_name(q.dtype()), ", got ", dtype_name(bias->dtype()));
+  LUCID_CHECK(!bias->requires_grad(), NotImplementedError, name,
+              "(): the fused kernel takes no gradient for its mask; the composite form does");
+  return attention_operand(bias);
+}
+
 std::vector<TensorPtr> attention_fused(const TensorPtr& query, const TensorPtr& key, const TensorPtr& value,
-                                       double scale, bool causal) {
+                                       double scale, bool causal, const TensorPtr& mask) {
   const char* name = "scaled_dot_product_attention";
   check_operands(name, query, key, value);
   TensorPtr q = attention_operand(query), k = attention_operand(key), v = attention_operand(value);
+  TensorPtr bias = attention_bias(name, mask, *q, *k);
   const Shape& qs = q->shape();
   const Dtype stats_dtype = q->dtype() == Dtype::F64 ? Dtype::F64 : Dtype::F32;
   TensorPtr o = empty_like_layout({qs[0], qs[1], qs[2], v->shape()[3]}, *q, q->dtype());
   TensorPtr stats = TensorImpl::empty({qs[0], qs[1], qs[2]}, stats_dtype, q->device());
   AttentionForward p;
   p.scale = scale, p.causal = causal;
-  launch(p, {o.get(), stats.get()}, {q.get(), k.get(), v.get()});
+  if (bias) launch(p, {o.get(), stats.get()}, {q.get(), k.get(), v.get(), bias.get()});
+  else launch(p, {o.get(), stats.get()}, {q.get(), k.get(), v.get()});
   if (autograd::needs_grad({&query, &key, &value})) {
     auto node = autograd::record("ScaledDotProductFlashAttentionBackward0", {query, key, value}, {o},
-                                 [scale, causal](const Node& n, const autograd::Grads& g) {
+                                 [scale, causal, bias](const Node& n, const autograd::Grads& g) {
       // (torch's fused attention has no double backward either)
       LUCID_CHECK(!autograd::grad_enabled(), NotImplementedError,
                   "the gradient of the fused scaled_dot_product_attention is not differentiable (create_graph); "
@@ -84,7 +102,11 @@ std::vector<TensorPtr> attention_fused(const TensorPtr& query, const TensorPtr& 
       TensorPtr dv = empty_like_layout(v->shape(), *v, v->dtype());
       AttentionBackward back;
       back.scale = scale, back.causal = causal;
-      launch(back, {dq.get(), dk.get(), dv.get()}, {q.get(), k.get(), v.get(), o.get(), d_o.get(), stats.get()});
+      if (bias)
+        launch(back, {dq.get(), dk.get(), dv.get()},
+               {q.get(), k.get(), v.get(), o.get(), d_o.get(), stats.get(), bias.get()});
+      else
+        launch(back, {dq.get(), dk.get(), dv.get()}, {q.get(), k.get(), v.get(), o.get(), d_o.get(), stats.get()});
       return autograd::Grads{dq, dk, dv};
     });
     node->save(q);

@@ -70,13 +70,15 @@ std::vector<TensorPtr> gru_cell_grads_with_ops(const TensorPtr& gx, const Tensor
 namespace lucid::ops {
 
 // Fused scaled dot-product attention (ops/attention.cpp): q [B, Hq, Sq, D], k [B, Hk,
-// Skv, D], v [B, Hk, Skv, Dv] of one floating dtype, Hq a multiple of Hk -> {o [B, Hq,
-// Sq, Dv] (laid out as q), stats [B, Hq, Sq] (the rows' log-sum-exp)}, differentiable
-// in q, k and v (once: no create_graph).
+// Skv, D], v [B, Hk, Skv, Dv] of one floating dtype, Hq a multiple of Hk, and an
+// optional additive mask `bias` [1 or B, 1 or Hq, Sq, Skv] of q's dtype that takes no
+// gradient -> {o [B, Hq, Sq, Dv] (laid out as q), stats [B, Hq, Sq] (the rows'
+// log-sum-exp)}, differentiable in q, k and v (once: no create_graph). A row whose
+// mask is -inf everywhere has no weights: its output is 0 (the caller's to avoid).
 std::vector<TensorPtr> attention_fused(const TensorPtr& q, const TensorPtr& k, const TensorPtr& v, double scale,
-                                       bool causal);
+                                       bool causal, const TensorPtr& bias = nullptr);
 // t as the attention kernels read it: t itself when its rows are of unit stride and
-// 16-byte aligned (cuDNN's requirement), else a contiguous copy.
+// 16-byte aligned (cuDNN's requirement), else a contiguous copy. (A mask too.)
 TensorPtr attention_operand(const TensorPtr& t);
 
 }  // namespace lucid::ops

@@ -198,3 +198,101 @@ def test_gpu_multihead_attention_in_bfloat16_runs_fused(batch_first):
     want.backward(g)
     got.backward(to_lucid(g.float().cpu(), "gpu").to(lucid.bfloat16))
     _close(lx.grad, x.grad, 6e-2)
+
+
+# -- additive masks (the fused op's optional bias) --
+
+def _mask(shape_bhls, seed, hide_rows=False, dtype=torch.float64):
+    """A float mask of -inf and finite values; hide_rows: query 1 sees no key."""
+    g = torch.Generator().manual_seed(seed)
+    m = torch.randn(*shape_bhls, generator=g, dtype=dtype)
+    m = m.masked_fill(torch.rand(*shape_bhls, generator=g) < 0.3, float("-inf"))
+    m[..., 0] = 0.0  # every query sees key 0 ...
+    if hide_rows:
+        m[..., 1, :] = float("-inf")  # ... but query 1, which sees none
+    return m
+
+
+@pytest.mark.parametrize("mask_shape", ["full", "heads_broadcast", "batch_broadcast"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_cpu_loops_with_a_mask_match_torch(mask_shape, causal):
+    shape = (2, 4, 2, 6, 6, 8, 8)
+    tq, tk, tv = [t.requires_grad_() for t in _qkv(shape, seed=7)]
+    lq, lk, lv = [to_lucid(t.detach()).requires_grad_() for t in (tq, tk, tv)]
+    dims = {"full": (2, 4, 6, 6), "heads_broadcast": (2, 1, 6, 6), "batch_broadcast": (1, 4, 6, 6)}[mask_shape]
+    m = _mask(dims, 8)
+    out, _ = lucid._C._fused_attention(lq, lk, lv, 0.4, causal, to_lucid(m))
+    bias = m if not causal else m.masked_fill(~torch.ones(6, 6, dtype=torch.bool).tril(), float("-inf"))
+    want = TF.scaled_dot_product_attention(tq, tk, tv, attn_mask=bias, scale=0.4, enable_gqa=True)
+    _close(out, want, 1e-12)
+    g = torch.randn(want.shape, generator=torch.Generator().manual_seed(9), dtype=torch.float64)
+    want.backward(g)
+    out.backward(to_lucid(g))
+    for l, t in ((lq, tq), (lk, tk), (lv, tv)):
+        _close(l.grad, t.grad, 1e-11)
+
+
+def test_fused_mask_errors():
+    q, k, v = [to_lucid(t) for t in _qkv(SHAPES[0])]
+    with pytest.raises(RuntimeError, match="expected a mask of shape"):
+        lucid._C._fused_attention(q, k, v, 1.0, False, lucid.zeros(2, 4, 7, 6, dtype=lucid.float64))
+    with pytest.raises(RuntimeError, match="query's dtype"):
+        lucid._C._fused_attention(q, k, v, 1.0, False, lucid.zeros(2, 4, 7, 7))
+    with pytest.raises(NotImplementedError, match="no gradient for its mask"):
+        lucid._C._fused_attention(q, k, v, 1.0, False, lucid.zeros(1, 1, 7, 7, dtype=lucid.float64,
+                                                                    requires_grad=True))
+
+
+@requires_gpu
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("kind", ["float_full", "float_heads_broadcast", "bool_2d", "key_padding", "hidden_row"])
+def test_gpu_fused_attention_with_a_mask_matches_torch(dtype, kind):
+    """scaled_dot_product_attention with a mask takes the fused kernel on the GPU: float
+    masks of every broadcast form, boolean ones, a key-padding mask [B, 1, 1, S], and
+    a query that sees no key (zeros, torch's safe softmax, with zero gradients)."""
+    shape = (2, 4, 4, 64, 96, 64, 64)
+    tdt, ldt = getattr(torch, dtype), getattr(lucid, dtype)
+    tq, tk, tv = [t.to(tdt).cuda().detach().requires_grad_() for t in _qkv(shape, seed=11)]
+    lq, lk, lv = [to_lucid(t.detach().cpu().float(), "gpu").to(ldt).requires_grad_() for t in (tq, tk, tv)]
+    if kind == "bool_2d":
+        tm = torch.rand(64, 96, generator=torch.Generator().manual_seed(12)) > 0.3
+        tm[:, 0] = True
+        lm = to_lucid(tm, "gpu")
+    elif kind == "key_padding":
+        tm = torch.zeros(2, 1, 1, 96)
+        tm[0, ..., 80:] = float("-inf")
+        lm = to_lucid(tm, "gpu").to(ldt)
+        tm = tm.to(tdt)
+    else:
+        dims = (2, 1, 64, 96) if kind == "float_heads_broadcast" else (2, 4, 64, 96)
+        tm = _mask(dims, 13, hide_rows=kind == "hidden_row", dtype=torch.float32)
+        lm = to_lucid(tm, "gpu").to(ldt)
+        tm = tm.to(tdt)
+    tm = tm.cuda()
+    out = LF.scaled_dot_product_attention(lq, lk, lv, attn_mask=lm)
+    assert "ScaledDotProductFlashAttentionBackward0" in _graph_names(out)
+    want = TF.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm)
+    if kind == "hidden_row":  # torch's math form gives NaN there; the safe softmax gives zeros
+        want = want.masked_fill(torch.isnan(want), 0.0)
+        assert to_torch(out[:, :, 1].float().cpu()).abs().max() == 0
+    tol = 2e-2 if dtype == "bfloat16" else 4e-3
+    _close(out, want, tol)
+    g = torch.randn(want.shape, generator=torch.Generator().manual_seed(14)).to(tdt).cuda()
+    out.backward(to_lucid(g.cpu().float(), "gpu").to(out.dtype))
+    if kind == "hidden_row":
+        assert not lq.grad.float().isnan().any() and lq.grad[:, :, 1].float().abs().max().item() == 0
+        return
+    want.backward(g)
+    for l, t in ((lq, tq), (lk, tk), (lv, tv)):
+        _close(l.grad, t.grad, 4 * tol)
+
+
+@requires_gpu
+def test_gpu_fused_attention_with_a_mask_matches_the_cpu_loops():
+    shape = (2, 4, 2, 64, 80, 64, 64)
+    q, k, v = [to_lucid(t.float()).to(lucid.bfloat16) for t in _qkv(shape, seed=15)]
+    m = to_lucid(_mask((2, 1, 64, 80), 16, dtype=torch.float32)).to(lucid.bfloat16)
+    cpu = lucid._C._fused_attention(q, k, v, 0.125, False, m)
+    gpu = lucid._C._fused_attention(q.to("gpu"), k.to("gpu"), v.to("gpu"), 0.125, False, m.to("gpu"))
+    _close(gpu[0], to_torch(cpu[0].float()), 1.6e-2)
+    _close(gpu[1], to_torch(cpu[1]), 1e-3)

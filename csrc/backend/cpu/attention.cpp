@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/register.h"
@@ -69,9 +70,30 @@ void load_head(std::vector<A>& kk, std::vector<A>& vv, const Operand<const T>& k
 // The keys query i sees: all, or 0..i when causal.
 inline int64_t keys_seen(int64_t i, int64_t skv, bool causal) { return causal ? std::min(i + 1, skv) : skv; }
 
+// The additive mask [1 or B, 1 or Hq, Sq, Skv] (absent: none), read as A.
+template <class T>
+struct Mask {
+  const T* base = nullptr;
+  int64_t sb = 0, sh = 0, ss = 0, sd = 0;
+  explicit Mask(const TensorImpl* t) {
+    if (!t) return;
+    const Operand<const T> m(t);
+    base = m.base;
+    // (a broadcast dim of 1 is read at index 0 for every batch or head)
+    sb = t->shape()[0] == 1 ? 0 : m.sb, sh = t->shape()[1] == 1 ? 0 : m.sh, ss = m.ss, sd = m.sd;
+  }
+  template <class A>
+  A at(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    if (!base) return A(0);
+    if constexpr (std::is_same_v<T, double>) return A(base[b * sb + h * sh + i * ss + j * sd]);
+    else return A(float(base[b * sb + h * sh + i * ss + j * sd]));
+  }
+};
+
 template <class T, class A>
 void forward(const ops::AttentionForward& p, Outputs outs, Inputs ins) {
   const Operand<const T> q(ins[0]), k(ins[1]), v(ins[2]);
+  const Mask<T> mask(ins.size() > 3 ? ins[3] : nullptr);
   const Operand<T> o(outs[0]);
   A* stats = reinterpret_cast<A*>(outs[1]->host_ptr());  // contiguous [B, Hq, Sq]
   const Shape &qs = ins[0]->shape(), &ks = ins[1]->shape();
@@ -89,12 +111,12 @@ void forward(const ops::AttentionForward& p, Outputs outs, Inputs ins) {
         const int64_t n = keys_seen(i, Skv, p.causal);
         A m = -std::numeric_limits<A>::infinity();
         for (int64_t j = 0; j < n; ++j) {
-          s[j] = dot(qi.data(), kk.data() + j * D, D) * scale;
+          s[j] = dot(qi.data(), kk.data() + j * D, D) * scale + mask.template at<A>(b, h, i, j);
           m = std::max(m, s[j]);
         }
         std::fill(acc.begin(), acc.end(), A(0));
         A l = 0;
-        for (int64_t j = 0; j < n; ++j) {
+        for (int64_t j = 0; j < n && m > -std::numeric_limits<A>::infinity(); ++j) {  // (masked everywhere: none)
           const A e = std::exp(s[j] - m);
           l += e;
           const A* vj = vv.data() + j * Dv;
@@ -102,7 +124,7 @@ void forward(const ops::AttentionForward& p, Outputs outs, Inputs ins) {
         }
         T* oi = o.row(b, h, i);
         for (int64_t c = 0; c < Dv; ++c) oi[c * o.sd] = T(l > 0 ? acc[c] / l : A(0));
-        stats[bh * Sq + i] = n > 0 ? m + std::log(l) : -std::numeric_limits<A>::infinity();
+        stats[bh * Sq + i] = l > 0 ? m + std::log(l) : -std::numeric_limits<A>::infinity();
       }
     }
   });
@@ -112,6 +134,7 @@ template <class T, class A>
 void backward(const ops::AttentionBackward& p, Outputs outs, Inputs ins) {
   const Operand<const T> q(ins[0]), k(ins[1]), v(ins[2]), o(ins[3]), d_o(ins[4]);
   const A* stats = reinterpret_cast<const A*>(ins[5]->host_ptr());
+  const Mask<T> mask(ins.size() > 6 ? ins[6] : nullptr);
   const Operand<T> dq(outs[0]), dk(outs[1]), dv(outs[2]);
   const Shape &qs = ins[0]->shape(), &ks = ins[1]->shape();
   const int64_t B = qs[0], Hq = qs[1], Sq = qs[2], D = qs[3], Hk = ks[1], Skv = ks[2], Dv = ins[2]->shape()[3];
@@ -134,11 +157,12 @@ void backward(const ops::AttentionBackward& p, Outputs outs, Inputs ins) {
           const A lse = stats[(b * Hq + h) * Sq + i];
           const A delta = dot(gi.data(), oi.data(), Dv);  // sum_j p_ij (d o_i . v_j)
           std::fill(dqi.begin(), dqi.end(), A(0));
-          const int64_t n = keys_seen(i, Skv, p.causal);
+          // (a row masked everywhere has no weights, so no gradient)
+          const int64_t n = lse > -std::numeric_limits<A>::infinity() ? keys_seen(i, Skv, p.causal) : 0;
           for (int64_t j = 0; j < n; ++j) {
             const A* kj = kk.data() + j * D;
             const A* vj = vv.data() + j * Dv;
-            const A pij = std::exp(dot(qi.data(), kj, D) * scale - lse);
+            const A pij = std::exp(dot(qi.data(), kj, D) * scale + mask.template at<A>(b, h, i, j) - lse);
             const A ds = pij * (dot(gi.data(), vj, Dv) - delta) * scale;
             A* dvj = dvv.data() + j * Dv;
             for (int64_t c = 0; c < Dv; ++c) dvj[c] += pij * gi[c];

@@ -48,7 +48,7 @@ using ops::Outputs;
 // The uids of the graphs' tensors that are not virtual, bound at execution: the
 // operands, the by-value scalars (host floats) and the backward's two float32 scratch
 // tensors in its workspace.
-enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV, kScale, kNegInf, kOne, kDeltas, kDqSum };
+enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV, kScale, kNegInf, kOne, kDeltas, kDqSum, kBias };
 
 cudnnDataType_t cudnn_dtype(Dtype d) { return d == Dtype::F16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16; }
 
@@ -72,13 +72,16 @@ struct Layout {
   Dims q, k, v, o;        // shapes (dq, dk, dv: q's, k's, v's)
   Dims sq, sk, sv, so;    // strides
   Dims sdq, sdk, sdv;
+  Dims bias, sbias;       // the additive mask [1 or B, 1 or Hq, Sq, Skv]; empty: none
   Dtype dtype = Dtype::F16;
   bool causal = false;
   int device = 0;
 
-  Layout(const TensorImpl& q_, const TensorImpl& k_, const TensorImpl& v_, bool causal_)
+  Layout(const TensorImpl& q_, const TensorImpl& k_, const TensorImpl& v_, bool causal_,
+         const TensorImpl* bias_ = nullptr)
       : q(dims_of(q_)), k(dims_of(k_)), v(dims_of(v_)), dtype(q_.dtype()), causal(causal_),
         device(q_.device().index) {
+    if (bias_) bias = dims_of(*bias_), sbias = elements(bias_->stride(), int64_t(bias_->itemsize()));
     const int64_t size = int64_t(q_.itemsize());
     o = {q[0], q[1], q[2], v[3]};
     sq = elements(q_.stride(), size), sk = elements(k_.stride(), size), sv = elements(v_.stride(), size);
@@ -100,7 +103,9 @@ struct Layout {
   int64_t deltas_bytes() const { return align(q[0] * q[1] * q[2] * 4); }
   static int64_t align(int64_t n) { return (n + 255) / 256 * 256; }
 
-  auto key(bool backward) const { return std::make_tuple(backward, device, dtype, causal, q, k, v, sq, sk, sv); }
+  auto key(bool backward) const {
+    return std::make_tuple(backward, device, dtype, causal, q, k, v, sq, sk, sv, bias, sbias);
+  }
 };
 using PlanKey = decltype(std::declval<Layout>().key(false));
 
@@ -132,13 +137,22 @@ const BackendDescriptor& scaled_scores(GraphBuilder& g, const Layout& l, const B
   return scaled;
 }
 
+// x + the mask, when there is one (broadcast over its batch and head dims of 1).
+const BackendDescriptor& masked(GraphBuilder& g, const Layout& l, const BackendDescriptor& x) {
+  if (l.bias.empty()) return x;
+  const Dims dims = l.scores();
+  const auto& out = g.virtual_tensor(CUDNN_DATA_FLOAT, dims, packed(dims));
+  g.pointwise(CUDNN_POINTWISE_ADD, x, &g.tensor(kBias, cudnn_dtype(l.dtype), l.bias, l.sbias), out);
+  return out;
+}
+
 BackendPlan forward_plan(cudnnHandle_t handle, const Layout& l) {
   GraphBuilder g;
   const cudnnDataType_t io = cudnn_dtype(l.dtype);
   const Dims dims = l.scores(), strides = packed(dims), rows = l.rows(), row_strides = packed(rows);
   const auto& q = g.tensor(kQ, io, l.q, l.sq);
   const auto& kt = g.tensor(kK, io, swap_last(l.k), swap_last(l.sk));
-  const auto* s = &scaled_scores(g, l, q, kt, g.scalar(kScale));
+  const auto* s = &masked(g, l, scaled_scores(g, l, q, kt, g.scalar(kScale)));
   if (l.causal) s = &causal_mask(g, l, *s);
   // softmax with its statistics: max, exp(s - max), their sum, log-sum-exp
   const auto& max = g.virtual_tensor(CUDNN_DATA_FLOAT, rows, row_strides);
@@ -194,7 +208,7 @@ BackendPlan backward_plan(cudnnHandle_t handle, const Layout& l) {
   g.reduction(CUDNN_REDUCE_TENSOR_ADD, d_o_o, row_sums);
   g.pointwise(CUDNN_POINTWISE_MUL, row_sums, &g.scalar(kOne), deltas);
   // P, recomputed from the statistics
-  const auto& scaled = scaled_scores(g, l, q, kt, scale);
+  const auto& scaled = masked(g, l, scaled_scores(g, l, q, kt, scale));
   const auto* z = &g.virtual_tensor(f32, dims, strides);
   g.pointwise(CUDNN_POINTWISE_SUB, scaled, &stats, *z);
   if (l.causal) z = &causal_mask(g, l, *z);
@@ -253,7 +267,11 @@ std::shared_ptr<const BackendPlan> find_plan(bool backward, const Layout& l, std
 // Ampere, and cudnn-frontend's checks): float16/bfloat16, head dims multiples of 8 up
 // to 256, whole groups of query heads per key/value head; not a single query and key
 // (which the backward rejects). Whether cuDNN has an engine is then its plan's answer.
-bool shapes_supported(const TensorImpl& q, const TensorImpl& k, const TensorImpl& v) {
+bool shapes_supported(const TensorImpl& q, const TensorImpl& k, const TensorImpl& v, const TensorImpl* bias) {
+  if (bias) {  // the mask's rows whole and of unit stride, as the operands'
+    if (bias->dtype() != q.dtype() || !bias->is_gpu_storage() || bias->ndim() != 4) return false;
+    if (bias->stride()[3] != int64_t(bias->itemsize()) || bias->stride()[2] % 16) return false;
+  }
   if (q.dtype() != Dtype::F16 && q.dtype() != Dtype::BF16) return false;
   if (k.dtype() != q.dtype() || v.dtype() != q.dtype()) return false;
   for (const TensorImpl* t : {&q, &k, &v})
@@ -275,16 +293,18 @@ void require(const std::shared_ptr<const BackendPlan>& plan, const std::string& 
 void attention_forward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::AttentionForward>(prim);
   const TensorImpl &q = *ins[0], &k = *ins[1], &v = *ins[2];
+  const TensorImpl* bias = ins.size() > 3 ? ins[3] : nullptr;
   std::string why = "float16/bfloat16 operands only";
   std::shared_ptr<const BackendPlan> plan;
-  if (shapes_supported(q, k, v)) plan = find_plan(false, Layout(q, k, v, p.causal), &why);
+  if (shapes_supported(q, k, v, bias)) plan = find_plan(false, Layout(q, k, v, p.causal, bias), &why);
   require(plan, why, "scaled_dot_product_attention");
-  const Layout l(q, k, v, p.causal);
+  const Layout l(q, k, v, p.causal, bias);
   float scale = float(p.scale), neg_inf = -std::numeric_limits<float>::infinity();
   std::vector<int64_t> uids{kQ, kK, kV, kO, kStats, kScale};
   std::vector<void*> ptrs{q.data_ptr(), k.data_ptr(), v.data_ptr(), outs[0]->data_ptr(), outs[1]->data_ptr(),
                           &scale};
   if (l.causal) uids.push_back(kNegInf), ptrs.push_back(&neg_inf);
+  if (bias) uids.push_back(kBias), ptrs.push_back(bias->data_ptr());
   DeviceGuard guard(l.device);
   GpuStorage workspace;
   if (plan->workspace) workspace = CachingAllocator::instance().allocate(size_t(plan->workspace), l.device);
@@ -294,11 +314,12 @@ void attention_forward_kernel(const ops::Primitive& prim, Outputs outs, Inputs i
 void attention_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::AttentionBackward>(prim);
   const TensorImpl &q = *ins[0], &k = *ins[1], &v = *ins[2], &o = *ins[3], &d_o = *ins[4], &stats = *ins[5];
+  const TensorImpl* bias = ins.size() > 6 ? ins[6] : nullptr;
   std::string why = "float16/bfloat16 operands only";
   std::shared_ptr<const BackendPlan> plan;
-  if (shapes_supported(q, k, v)) plan = find_plan(true, Layout(q, k, v, p.causal), &why);
+  if (shapes_supported(q, k, v, bias)) plan = find_plan(true, Layout(q, k, v, p.causal, bias), &why);
   require(plan, why, "scaled_dot_product_attention backward");
-  const Layout l(q, k, v, p.causal);
+  const Layout l(q, k, v, p.causal, bias);
   DeviceGuard guard(l.device);
   // [d q's float32 sums | the rows' D | cuDNN's own workspace]
   const int64_t scratch = l.dq_sum_bytes() + l.deltas_bytes();
@@ -310,16 +331,18 @@ void attention_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs 
                           stats.data_ptr(), outs[0]->data_ptr(), outs[1]->data_ptr(), outs[2]->data_ptr(),
                           &scale, &one, ws, ws + l.dq_sum_bytes()};
   if (l.causal) uids.push_back(kNegInf), ptrs.push_back(&neg_inf);
+  if (bias) uids.push_back(kBias), ptrs.push_back(bias->data_ptr());
   execute(cudnn_handle(l.device), *plan, uids, ptrs, ws + scratch);
 }
 
 }  // namespace
 
-bool attention_supported(const TensorImpl& q, const TensorImpl& k, const TensorImpl& v, bool causal) {
-  if (!shapes_supported(q, k, v)) return false;
+bool attention_supported(const TensorImpl& q, const TensorImpl& k, const TensorImpl& v, bool causal,
+                         const TensorImpl* bias) {
+  if (!shapes_supported(q, k, v, bias)) return false;
   try {
     if (cudnn_version() < 90000) return false;
-    const Layout l(q, k, v, causal);
+    const Layout l(q, k, v, causal, bias);
     return find_plan(false, l) && find_plan(true, l);
   } catch (const RuntimeError&) {  // no cuDNN, or none that loads: the composite form
     return false;

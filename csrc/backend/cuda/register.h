@@ -46,6 +46,8 @@ void register_attention_kernels();  // attention.cpp: cuDNN's flash attention
 // ops::attention_operand) run as cuDNN's flash attention: 16-bit, head dims cuDNN
 // takes, a cuDNN that makes both plans (made and cached here, so that a backward never
 // meets a graph cuDNN rejects). False, never an error, where not.
-bool attention_supported(const TensorImpl& q, const TensorImpl& k, const TensorImpl& v, bool causal);
+// (bias: the additive mask, ops::attention_fused's, or null)
+bool attention_supported(const TensorImpl& q, const TensorImpl& k, const TensorImpl& v, bool causal,
+                         const TensorImpl* bias = nullptr);
 
 }  // namespace lucid::cuda

@@ -126,14 +126,16 @@ struct CtcLossBackward : PrimitiveOf<Prim::CtcLossBackward, CtcLossBackward> {
 // reads key/value head h / (Hq / Hk). causal: query i sees keys 0..i (torch's
 // is_causal, top-left). Tensors may be strided views (the GPU wants the last stride 1);
 // stats is the log-sum-exp of each query's scaled scores, which the backward reuses.
-// ins: {q [B, Hq, Sq, D], k [B, Hk, Skv, D], v [B, Hk, Skv, Dv]};
+// ins: {q [B, Hq, Sq, D], k [B, Hk, Skv, D], v [B, Hk, Skv, Dv][, bias]}, bias an
+// additive mask [1 or B, 1 or Hq, Sq, Skv] of q's dtype added to the scaled scores;
 // outs: {o [B, Hq, Sq, Dv] (q's dtype), stats [B, Hq, Sq] (float32; float64 for float64)}.
+// A row masked everywhere (-inf) gets o = 0 and stats = -inf.
 struct AttentionForward : PrimitiveOf<Prim::AttentionForward, AttentionForward> {
   double scale = 1.0;
   bool causal = false;
   const char* name() const override { return "scaled_dot_product_attention"; }
 };
-// ins: {q, k, v, o, d o, stats}; outs: {d q, d k, d v} (shaped and typed as q, k, v).
+// ins: {q, k, v, o, d o, stats[, bias]}; outs: {d q, d k, d v} (shaped and typed as q, k, v).
 struct AttentionBackward : PrimitiveOf<Prim::AttentionBackward, AttentionBackward> {
   double scale = 1.0;
   bool causal = false;
