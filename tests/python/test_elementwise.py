@@ -25,6 +25,10 @@ UNARY = ["neg", "abs", "sign", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigm
 # the Special unit's ops, tested in test_special.py
 SPECIAL = ["lgamma", "digamma", "i0", "special_i0e", "special_i1", "special_i1e", "special_erfcx", "special_zeta",
            "gcd", "lcm", "nextafter"]
+# the Polynomial unit's (torch.special's orthogonal polynomials), tested in test_special.py
+SPECIAL += ["special_chebyshev_polynomial_" + k for k in "tuvw"] + [
+    "special_hermite_polynomial_h", "special_hermite_polynomial_he", "special_laguerre_polynomial_l",
+    "special_legendre_polynomial_p"]
 OPERATORS = {"add": "__add__", "sub": "__sub__", "mul": "__mul__", "div": "__truediv__",
              "eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__", "gt": "__gt__",
              "ge": "__ge__", "neg": "__neg__", "abs": "__abs__",
