@@ -22,7 +22,8 @@
 namespace lucid::ops::poly {
 
 // The degree n as torch reads it: truncated to int64; NaN and values below the range
-// as negative, values above it as the largest.
+// as negative, values above it as the largest (so the closed forms below compute n + 1
+// and 2n + 1 in T, never in int64, where they would overflow).
 template <typename T>
 LUCID_HD int64_t degree(T n) {
   if (!(n == n) || n < T(-9.2e18)) return -1;
@@ -60,11 +61,11 @@ LUCID_HD T chebyshev_t(T x, int64_t n) {
 template <typename T>
 LUCID_HD T chebyshev_u(T x, int64_t n) {
   if (n < 0) return T(0);
-  if (std::abs(x) == T(1)) return (x > T(0) || n % 2 == 0) ? T(n + 1) : -T(n + 1);
+  if (std::abs(x) == T(1)) return (x > T(0) || n % 2 == 0) ? (T(n) + T(1)) : -(T(n) + T(1));
   if (n > 8 && std::abs(x) < T(1)) {
     const T theta = std::acos(x);
-    if (std::sin(theta) != T(0)) return std::sin(T(n + 1) * theta) / std::sin(theta);
-    return T(n + 1) * std::cos(T(n + 1) * theta) * x;
+    if (std::sin(theta) != T(0)) return std::sin((T(n) + T(1)) * theta) / std::sin(theta);
+    return (T(n) + T(1)) * std::cos((T(n) + T(1)) * theta) * x;
   }
   if (n == 0) return T(1);
   if (n == 1) return x + x;
@@ -76,12 +77,12 @@ LUCID_HD T chebyshev_v(T x, int64_t n) {
   if (n < 0) return T(0);
   if (std::abs(x) == T(1)) {
     if (x > T(0)) return T(1);
-    return n % 2 == 0 ? T(n + n + 1) : -T(n + n + 1);
+    return n % 2 == 0 ? (T(n) + T(n) + T(1)) : -(T(n) + T(n) + T(1));
   }
   if (n > 8 && std::abs(x) < T(1)) {
     const T theta = std::acos(x);
     if (std::sin(theta / T(2)) != T(1)) return std::cos((T(n) + T(0.5)) * theta) / std::cos(theta / T(2));
-    return n % 2 == 0 ? T(n + n + 1) : -T(n + n + 1);
+    return n % 2 == 0 ? (T(n) + T(n) + T(1)) : -(T(n) + T(n) + T(1));
   }
   if (n == 0) return T(1);
   if (n == 1) return x + x - T(1);
@@ -92,13 +93,13 @@ template <typename T>
 LUCID_HD T chebyshev_w(T x, int64_t n) {
   if (n < 0) return T(0);
   if (std::abs(x) == T(1)) {
-    if (x > T(0)) return T(n + n + 1);
+    if (x > T(0)) return (T(n) + T(n) + T(1));
     return n % 2 == 0 ? T(1) : T(-1);
   }
   if (n > 8 && std::abs(x) < T(1)) {
     const T theta = std::acos(x);
     if (std::cos(theta / T(2)) != T(1)) return std::sin((T(n) + T(0.5)) * theta) / std::sin(theta / T(2));
-    if (x > T(0)) return T(n + n + 1);
+    if (x > T(0)) return (T(n) + T(n) + T(1));
     return n % 2 == 0 ? T(1) : T(-1);
   }
   if (n == 0) return T(1);
