@@ -62,10 +62,14 @@ TensorPtr src_grad(const TensorPtr& g, int64_t dim, const TensorPtr& index, cons
   });
 }
 
+// (amax / amin: scatter_reduce's, python/lucid/_scatter_reduce.py; scatter's own
+// reduce= takes add and multiply only, checked in Python)
 ScatterReduce parse_reduce(const std::string& reduce) {
   if (reduce.empty()) return ScatterReduce::Assign;
   if (reduce == "add") return ScatterReduce::Add;
   if (reduce == "multiply") return ScatterReduce::Multiply;
+  if (reduce == "amax") return ScatterReduce::Maximum;
+  if (reduce == "amin") return ScatterReduce::Minimum;
   fail<RuntimeError>("reduce argument must be either add or multiply, got ", reduce);
 }
 

@@ -23,6 +23,7 @@ from ._creation import *  # noqa: F401,F403
 from ._random import *  # noqa: F401,F403
 from ._random import Generator, default_generator, manual_seed  # noqa: F401
 from ._multinomial import multinomial  # noqa: F401
+from ._scatter_reduce import index_reduce, scatter_reduce  # noqa: F401
 from ._sort import (argsort, bucketize, isin, kthvalue, median, msort, nanmedian, searchsorted, sort,  # noqa: F401
                     topk, unique, unique_consecutive)
 from ._counting import bincount, histc, histogram, histogramdd, nanmean, nansum  # noqa: F401

@@ -96,10 +96,19 @@ void scatter(TensorImpl& out, int64_t dim, const TensorImpl& index, const Tensor
     run([mode](std::byte* o, const std::byte* s) {
       T a = load<T>(o), b = load<T>(s);
       T r;
-      if constexpr (std::is_same_v<T, bool>)
-        r = mode == ScatterReduce::Add ? (a || b) : (a && b);
-      else
-        r = T(mode == ScatterReduce::Add ? M(a) + M(b) : M(a) * M(b));
+      if constexpr (std::is_same_v<T, bool>) {
+        r = mode == ScatterReduce::Add || mode == ScatterReduce::Maximum ? (a || b) : (a && b);
+      } else if (mode == ScatterReduce::Add) {
+        r = T(M(a) + M(b));
+      } else if (mode == ScatterReduce::Multiply) {
+        r = T(M(a) * M(b));
+      } else if constexpr (!std::is_same_v<T, std::complex<float>>) {  // (the op refuses complex extrema)
+        const M x = M(a), y = M(b);
+        if (y != y) r = b;  // a NaN in src wins; one in out stays (std::max's order)
+        else r = mode == ScatterReduce::Maximum ? (x < y ? b : a) : (y < x ? b : a);
+      } else {
+        r = a;
+      }
       store<T>(o, r);
     });
   });

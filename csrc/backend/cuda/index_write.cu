@@ -96,6 +96,21 @@ __device__ T product_of(T a, T b) {
   else return T(a * b);
 }
 
+// scatter_reduce's amax / amin as the CPU's: a NaN in v wins, one in a stays.
+template <typename T>
+__device__ T extremum_of(T a, T v, bool maximum) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return maximum ? (a || v) : (a && v);
+  } else if constexpr (std::is_same_v<T, ::cuda::std::complex<float>>) {
+    return a;  // (the op refuses complex extrema)
+  } else {
+    using M = std::conditional_t<kIsHalfFloat<T>, float, T>;
+    const M x = M(a), y = M(v);
+    if (y != y) return v;
+    return maximum ? (x < y ? v : a) : (y < x ? v : a);
+  }
+}
+
 // Native atomic adds where the hardware has them; a CAS loop for the rest.
 template <typename T>
 __device__ void atomic_add(T* at, T v) {
@@ -127,6 +142,12 @@ struct AtomicAdd {
 struct AtomicMultiply {
   template <typename T> __device__ static void apply(T* at, T v) {
     atomic_update(at, [v](T a) { return product_of(a, v); });
+  }
+};
+template <bool kMaximum>
+struct AtomicExtremum {
+  template <typename T> __device__ static void apply(T* at, T v) {
+    atomic_update(at, [v](T a) { return extremum_of(a, v, kMaximum); });
   }
 };
 
@@ -227,6 +248,8 @@ void scatter_prim(const ops::Primitive& prim, Outputs outs, Inputs ins) {
     case ops::ScatterReduce::Assign: return write<1, Store>(out, src, p.value, w);
     case ops::ScatterReduce::Add: return write<1, AtomicAdd>(out, src, p.value, w);
     case ops::ScatterReduce::Multiply: return write<1, AtomicMultiply>(out, src, p.value, w);
+    case ops::ScatterReduce::Maximum: return write<1, AtomicExtremum<true>>(out, src, p.value, w);
+    case ops::ScatterReduce::Minimum: return write<1, AtomicExtremum<false>>(out, src, p.value, w);
   }
 }
 

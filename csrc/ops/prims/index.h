@@ -14,7 +14,9 @@
 
 namespace lucid::ops {
 
-enum class ScatterReduce : uint8_t { Assign, Add, Multiply };
+// Maximum / Minimum: scatter_reduce's amax / amin, a NaN in src winning as in torch's
+// (out = isnan(src) ? src : max(out, src), std::max's order); not for complex.
+enum class ScatterReduce : uint8_t { Assign, Add, Multiply, Maximum, Minimum };
 
 // out[i][j][k] = src[index[i][j][k]][j][k] (dim = 0), over index's shape (out's).
 // ins: {src, index}; both at least 1-d, index no larger than src apart from dim.
