@@ -413,6 +413,14 @@ struct Nextafter {  // the next representable value after a towards b
   template <typename T> static constexpr bool supports = kIsFloat<T>;
   template <typename T> LUCID_HD T operator()(T a, T b) const { return std::nextafter(a, b); }
 };
+struct Igamma {  // the regularized lower incomplete gamma function P(a, x)
+  template <typename T> static constexpr bool supports = kIsFloat<T>;
+  template <typename T> LUCID_HD T operator()(T a, T x) const { return T(special::igamma(double(a), double(x), false)); }
+};
+struct Igammac {  // the regularized upper incomplete gamma function Q(a, x)
+  template <typename T> static constexpr bool supports = kIsFloat<T>;
+  template <typename T> LUCID_HD T operator()(T a, T x) const { return T(special::igamma(double(a), double(x), true)); }
+};
 struct Zeta {  // the Hurwitz zeta function zeta(x, q)
   template <typename T> static constexpr bool supports = kIsFloat<T>;
   template <typename T> LUCID_HD T operator()(T x, T q) const { return T(special::zeta(double(x), double(q))); }

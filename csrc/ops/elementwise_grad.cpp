@@ -207,6 +207,20 @@ Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, cons
         return Grads{nullptr, if_tensor(q, [&] { return neg(times(mul(g[0], binary(BinaryOp::Zeta, x1, q)), x)); })};
       };
     }
+    case BinaryOp::Igamma:
+    case BinaryOp::Igammac: {  // d/dx P(a, x) = x^(a-1) e^-x / Gamma(a), Q's its negative; none in a (as torch)
+      Side sa = save(node, a), sb = save(node, b);
+      const bool a_needs_grad = a.tensor && a.tensor->requires_grad();
+      const bool upper = op == BinaryOp::Igammac;
+      return [sa, sb, a_needs_grad, upper](const Node& n, const Grads& g) {
+        LUCID_CHECK(!a_needs_grad, NotImplementedError, "the derivative for '", upper ? "igammac" : "igamma",
+                    ": input' is not implemented.");
+        const TensorPtr av = sa.get(n).tensor, x = sb.get(n).tensor;
+        const TensorPtr density = exp(sub(sub(mul(sub(av, Scalar(1.0)), log(x)), x), lgamma(av)));
+        const TensorPtr gx = mul(g[0], density);
+        return Grads{nullptr, upper ? neg(gx) : gx};
+      };
+    }
     case BinaryOp::Logaddexp:
     case BinaryOp::Logaddexp2: {  // d/da = 1 / (1 + base^(b - a))
       Side sa = save(node, a), sb = save(node, b);

@@ -63,6 +63,8 @@ namespace lucid::ops {
   X(bitwise_left_shift, LeftShift, Arith, Any) \
   X(bitwise_right_shift, RightShift, Arith, Any) \
   X(special_zeta, Zeta, TrueDiv, Any) \
+  X(igamma, Igamma, TrueDiv, Tensors) \
+  X(igammac, Igammac, TrueDiv, Tensors) \
   X(gcd, Gcd, Arith, Tensors)            \
   X(lcm, Lcm, Arith, Tensors)            \
   X(nextafter, Nextafter, Arith, Tensors) \

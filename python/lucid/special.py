@@ -14,6 +14,8 @@ from . import (digamma, erf, erfc, erfinv, exp2, expm1, i0, log1p, log_softmax, 
 from . import lgamma as gammaln
 from . import sigmoid as expit  # the logistic sigmoid
 from . import mvlgamma as multigammaln
+from . import igamma as gammainc  # the regularized incomplete gamma functions P(a, x) and Q(a, x)
+from . import igammac as gammaincc
 
 psi = digamma
 modified_bessel_i0 = i0
@@ -23,7 +25,7 @@ i1e = _C.special_i1e
 erfcx = _C.special_erfcx
 zeta = _C.special_zeta
 
-__all__ = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+__all__ = ["gammainc", "gammaincc", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
            "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
            "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
            "shifted_chebyshev_polynomial_w", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e",

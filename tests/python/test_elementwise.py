@@ -24,6 +24,7 @@ UNARY = ["neg", "abs", "sign", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigm
          "isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not"]
 # the Special unit's ops, tested in test_special.py
 SPECIAL = ["lgamma", "digamma", "i0", "special_i0e", "special_i1", "special_i1e", "special_erfcx", "special_zeta",
+           "igamma", "igammac",
            "gcd", "lcm", "nextafter"]
 # the Polynomial unit's (torch.special's orthogonal polynomials), tested in test_special.py
 SPECIAL += ["special_chebyshev_polynomial_" + k for k in "tuvw"] + [

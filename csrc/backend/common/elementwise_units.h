@@ -29,7 +29,7 @@ constexpr Unit binary_unit(ops::BinaryOp op) {
       return Unit::Division;
     case B::Lt: case B::Le: case B::Gt: case B::Ge:
       return Unit::Order;
-    case B::Zeta: case B::Gcd: case B::Lcm: case B::Nextafter:
+    case B::Zeta: case B::Gcd: case B::Lcm: case B::Nextafter: case B::Igamma: case B::Igammac:
       return Unit::Special;
     case B::ChebyshevT: case B::ChebyshevU: case B::ChebyshevV: case B::ChebyshevW: case B::HermiteH:
     case B::HermiteHe: case B::LaguerreL: case B::LegendreP:
