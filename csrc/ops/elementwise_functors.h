@@ -379,6 +379,14 @@ LUCID_SPECIAL_UNARY(I0e, special::bessel_i(0, x, true))
 LUCID_SPECIAL_UNARY(I1, special::bessel_i(1, x, false))
 LUCID_SPECIAL_UNARY(I1e, special::bessel_i(1, x, true))
 LUCID_SPECIAL_UNARY(Erfcx, special::erfcx(x))
+LUCID_SPECIAL_UNARY(BesselJ0, special::bessel_j(0, x))
+LUCID_SPECIAL_UNARY(BesselJ1, special::bessel_j(1, x))
+LUCID_SPECIAL_UNARY(BesselY0, special::bessel_y(0, x))
+LUCID_SPECIAL_UNARY(BesselY1, special::bessel_y(1, x))
+LUCID_SPECIAL_UNARY(BesselK0, special::bessel_k(0, x, false))
+LUCID_SPECIAL_UNARY(BesselK1, special::bessel_k(1, x, false))
+LUCID_SPECIAL_UNARY(BesselK0e, special::bessel_k(0, x, true))
+LUCID_SPECIAL_UNARY(BesselK1e, special::bessel_k(1, x, true))
 #undef LUCID_SPECIAL_UNARY
 // |a| as the unsigned type (where |INT_MIN| fits).
 template <typename T> LUCID_HD std::make_unsigned_t<T> magnitude(T a) {

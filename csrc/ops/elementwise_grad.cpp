@@ -394,6 +394,28 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
         TensorPtr x = n.saved(0);
         return Grads{mul(g[0], sub(special_i1e(x), mul(sign(x), special_i0e(x))))};
       };
+    case UnaryOp::BesselJ0:  // J0' = -J1, Y0' = -Y1, K0' = -K1
+    case UnaryOp::BesselY0:
+    case UnaryOp::BesselK0: {
+      input();
+      const UnaryOp next = op == UnaryOp::BesselJ0 ? UnaryOp::BesselJ1 : op == UnaryOp::BesselY0 ? UnaryOp::BesselY1
+                                                                                                 : UnaryOp::BesselK1;
+      return [next](const Node& n, const Grads& g) { return Grads{neg(mul(g[0], unary(next, n.saved(0))))}; };
+    }
+    case UnaryOp::BesselJ1:  // J1' = J0 - J1 / x (1/2 at 0), Y1' = Y0 - Y1 / x, K1' = -K0 - K1 / x
+    case UnaryOp::BesselY1:
+    case UnaryOp::BesselK1: {
+      input();
+      return [op](const Node& n, const Grads& g) {
+        TensorPtr x = n.saved(0);
+        if (op == UnaryOp::BesselJ1) {
+          TensorPtr d = sub(special_bessel_j0(x), div(special_bessel_j1(x), x));
+          return Grads{mul(g[0], where(eq(x, Scalar(0.0)), num(0.5), ten(d)))};
+        }
+        if (op == UnaryOp::BesselY1) return Grads{mul(g[0], sub(special_bessel_y0(x), div(special_bessel_y1(x), x)))};
+        return Grads{neg(mul(g[0], add(special_modified_bessel_k0(x), div(special_modified_bessel_k1(x), x))))};
+      };
+    }
     case UnaryOp::I1:
     case UnaryOp::I1e: {  // i0(x) - i1(x) / x, i0e(x) - i1e(x) (sign(x) + 1 / x); 1/2 at 0
       input();
@@ -423,7 +445,8 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
       return [](const Node& n, const Grads& g) { return Grads{where(le(n.saved(0), Scalar(0.0)), num(0.0), ten(g[0]))}; };
     case UnaryOp::BitwiseNot: case UnaryOp::Isnan: case UnaryOp::Isinf: case UnaryOp::Isfinite:
     case UnaryOp::Isposinf: case UnaryOp::Isneginf: case UnaryOp::LogicalNot:
-      break;  // integer and bool results never record
+    case UnaryOp::BesselK0e: case UnaryOp::BesselK1e:
+      break;  // integer and bool results, and the scaled K (record_unary), never record
   }
   fail<RuntimeError>("internal: no gradient for ", op_name(op));
 }
@@ -477,6 +500,8 @@ void record_binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor
 
 void record_unary(UnaryOp op, const TensorPtr& a, const TensorPtr& out) {
   if (!autograd::needs_grad({&a}) || !autograd::is_differentiable(out->dtype())) return;
+  // torch.special's scaled K0 and K1 have no derivative in torch: their results never record
+  if (op == UnaryOp::BesselK0e || op == UnaryOp::BesselK1e) return;
   check_complex_grad(op_name(op), is_complex(a->dtype()), op == UnaryOp::Neg);
   const char* name = op == UnaryOp::Log1p ? "Log1PBackward0" : op == UnaryOp::Square ? "PowBackward0"
                                                                                     : kUnaryGradName[int(op)];

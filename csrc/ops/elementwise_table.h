@@ -115,6 +115,14 @@ namespace lucid::ops {
   X(special_i1, I1, Float)     \
   X(special_i1e, I1e, Float)   \
   X(special_erfcx, Erfcx, Float) \
+  X(special_bessel_j0, BesselJ0, Float) \
+  X(special_bessel_j1, BesselJ1, Float) \
+  X(special_bessel_y0, BesselY0, Float) \
+  X(special_bessel_y1, BesselY1, Float) \
+  X(special_modified_bessel_k0, BesselK0, Float) \
+  X(special_modified_bessel_k1, BesselK1, Float) \
+  X(special_scaled_modified_bessel_k0, BesselK0e, Float) \
+  X(special_scaled_modified_bessel_k1, BesselK1e, Float) \
   X(floor, Floor, Same)        \
   X(ceil, Ceil, Same)          \
   X(round, Round, Same)        \

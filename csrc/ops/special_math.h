@@ -179,6 +179,168 @@ LUCID_HD inline double bessel_i(int nu, double x, bool scaled) {
   return nu == 1 && x < 0 ? -value : value;
 }
 
+// ---- Bessel functions of the first and second kind, orders 0 and 1 ----------------
+// |x| up to 25: Miller's backward recurrence from an order far past x, normalised by
+// J_0 + 2 sum_k J_2k = 1, which gives every J_k at once (stable for any x); then
+// Y_0 by its Neumann series over those J_2k (A&S 9.1.88) and Y_1 by its derivative
+// (Y_1 = -Y_0'). Above 25: Hankel's asymptotic expansion, whose smallest term there is
+// below e^-50, its phases cos/sin(x - pi/4) taken from cos x and sin x (no large x minus
+// an inexact pi/4).
+
+inline constexpr double kEulerGamma = 0.57721566490153286061;
+inline constexpr double kBesselMiller = 25.0;
+
+struct BesselJY {
+  double j0, j1, y0, y1;
+};
+
+// J0, J1 (x > 0) and, when `second` (x > 0), Y0 and Y1 by the recurrence.
+LUCID_HD inline BesselJY bessel_miller(double x, bool second) {
+  constexpr int kMax = 128;
+  const int m = 2 * int((1.5 * x + 40.0) / 2.0);  // even, past x by enough that J_m(x) is negligible
+  double j[kMax + 2];
+  j[m + 1] = 0.0;
+  j[m] = 1e-30;
+  for (int k = m; k > 0; --k) {
+    j[k - 1] = 2.0 * k / x * j[k] - j[k + 1];
+    if (std::fabs(j[k - 1]) > 1e250) {  // rescale what is computed so far
+      for (int i = k - 1; i <= m; ++i) j[i] *= 1e-250;
+    }
+  }
+  double norm = j[0];
+  for (int k = 2; k <= m; k += 2) norm += 2.0 * j[k];
+  BesselJY r{j[0] / norm, j[1] / norm, 0.0, 0.0};
+  if (second) {
+    const double l = std::log(0.5 * x) + kEulerGamma;
+    double s0 = 0.0, s1 = 0.0;
+    for (int k = 1; 2 * k + 1 <= m; ++k) {
+      const double sign = k % 2 ? -1.0 : 1.0;
+      s0 += sign * j[2 * k] / k;
+      s1 += sign * (j[2 * k - 1] - j[2 * k + 1]) / k;
+    }
+    r.y0 = 2.0 / kPi * (l * r.j0 - 2.0 * s0 / norm);
+    r.y1 = 2.0 / kPi * (l * r.j1 - r.j0 / x + s1 / norm);
+  }
+  return r;
+}
+
+// Hankel's expansion of order nu (0 or 1) at x > 25: {J_nu, Y_nu}.
+LUCID_HD inline void bessel_hankel(int nu, double x, double* jv, double* yv) {
+  const double mu = 4.0 * nu * nu;
+  double p = 1.0, q = 0.0, term = 1.0;
+  for (int k = 1; k < 60; ++k) {
+    const double next = term * (mu - double(2 * k - 1) * double(2 * k - 1)) / (k * 8.0 * x);
+    if (std::fabs(next) >= std::fabs(term)) break;
+    term = next;
+    if (k % 4 == 1) q += term;
+    else if (k % 4 == 2) p -= term;
+    else if (k % 4 == 3) q -= term;
+    else p += term;
+    if (std::fabs(term) < 1e-17) break;
+  }
+  const double c = std::cos(x), s = std::sin(x), r = 1.0 / std::sqrt(2.0);
+  // chi = x - (nu / 2 + 1 / 4) pi
+  const double cos_chi = nu == 0 ? (c + s) * r : (s - c) * r;
+  const double sin_chi = nu == 0 ? (s - c) * r : -(s + c) * r;
+  const double amp = std::sqrt(2.0 / (kPi * x));
+  *jv = amp * (p * cos_chi - q * sin_chi);
+  *yv = amp * (p * sin_chi + q * cos_chi);
+}
+
+LUCID_HD inline double bessel_j(int nu, double x) {
+  if (x != x) return x;
+  const double ax = std::fabs(x);
+  double value;
+  if (ax == 0) return nu == 0 ? 1.0 : x;
+  if (ax == std::numeric_limits<double>::infinity()) return std::numeric_limits<double>::quiet_NaN();  // (torch's)
+  if (ax <= kBesselMiller) {
+    const BesselJY r = bessel_miller(ax, false);
+    value = nu == 0 ? r.j0 : r.j1;
+  } else {
+    double y;
+    bessel_hankel(nu, ax, &value, &y);
+  }
+  return nu == 1 && x < 0 ? -value : value;
+}
+
+// Y_nu(x): -inf at 0, NaN below it. (J and Y are NaN at infinity, as torch's, though their limits are 0.)
+LUCID_HD inline double bessel_y(int nu, double x) {
+  if (x != x) return x;
+  if (x < 0) return std::numeric_limits<double>::quiet_NaN();
+  if (x == 0) return -std::numeric_limits<double>::infinity();
+  if (x == std::numeric_limits<double>::infinity()) return std::numeric_limits<double>::quiet_NaN();  // (torch's)
+  if (x <= kBesselMiller) {
+    const BesselJY r = bessel_miller(x, true);
+    return nu == 0 ? r.y0 : r.y1;
+  }
+  double j, y;
+  bessel_hankel(nu, x, &j, &y);
+  return y;
+}
+
+// K_nu(x) for nu = 0 or 1 and x > 0, times e^x when `scaled`. Up to x = 2 the series
+// (A&S 9.6.13 and 9.6.11, through the I series above); past it Steed's continued
+// fraction (Temme's CF2, as Numerical Recipes' bessik runs it), which gives K_0 and K_1
+// together to full precision. inf at 0, NaN below.
+LUCID_HD inline double bessel_k(int nu, double x, bool scaled) {
+  if (x != x) return x;
+  if (x < 0) return std::numeric_limits<double>::quiet_NaN();
+  if (x == 0) return std::numeric_limits<double>::infinity();
+  if (x == std::numeric_limits<double>::infinity()) return 0.0;
+  if (x <= 2.0) {
+    const double l = std::log(0.5 * x) + kEulerGamma, y = 0.25 * x * x;
+    double value;
+    if (nu == 0) {  // -(ln(x/2) + gamma) I0 + sum_k y^k / (k!)^2 H_k
+      double term = 1.0, harmonic = 0.0, sum = 0.0;
+      for (int k = 1; k < 60; ++k) {
+        term *= y / (double(k) * double(k));
+        harmonic += 1.0 / k;
+        sum += term * harmonic;
+        if (term * harmonic < kMachEp * std::fabs(sum)) break;
+      }
+      value = -l * bessel_i(0, x, false) + sum;
+    } else {  // 1/x + (ln(x/2) + gamma) I1 - x/4 sum_k y^k / (k! (k+1)!) (H_k + H_k+1) + x/4 ... (psi terms)
+      // K1 = 1/x + ln(x/2) I1 - x/4 sum_k (psi(k+1) + psi(k+2)) y^k / (k! (k+1)!), psi(k+1) = H_k - gamma
+      double term = 1.0, hk = 0.0, sum = 0.0;
+      for (int k = 0; k < 60; ++k) {
+        if (k > 0) {
+          term *= y / (double(k) * double(k + 1));
+          hk += 1.0 / k;
+        }
+        const double t = term * (2.0 * hk + 1.0 / (k + 1) - 2.0 * kEulerGamma);
+        sum += t;
+        if (k > 0 && std::fabs(t) < kMachEp * std::fabs(sum)) break;
+      }
+      value = 1.0 / x + std::log(0.5 * x) * bessel_i(1, x, false) - 0.25 * x * sum;
+    }
+    return scaled ? value * std::exp(x) : value;
+  }
+  // Steed's CF2 for nu = 0: K_0 and K_1 (Numerical Recipes 6.7, with mu = 0)
+  const double a1 = 0.25;
+  double b = 2.0 * (1.0 + x), d = 1.0 / b, h = d, delh = d;
+  double q1 = 0.0, q2 = 1.0, q = a1, c = a1, a = -a1, s = 1.0 + q * delh;
+  for (int i = 2; i < 100000; ++i) {
+    a -= 2 * (i - 1);
+    c = -a * c / i;
+    const double qnew = (q1 - b * q2) / a;
+    q1 = q2;
+    q2 = qnew;
+    q += c * qnew;
+    b += 2.0;
+    d = 1.0 / (b + a * d);
+    delh = (b * d - 1.0) * delh;
+    h += delh;
+    const double dels = q * delh;
+    s += dels;
+    if (std::fabs(dels / s) < kMachEp) break;
+  }
+  h = a1 * h;
+  const double k0 = std::sqrt(kPi / (2.0 * x)) / s;  // times e^-x
+  const double k1 = k0 * (x + 0.5 - h) / x;
+  const double value = nu == 0 ? k0 : k1;
+  return scaled ? value : value * std::exp(-x);
+}
+
 // exp(x^2) to within a few ulps: x^2 rounded would be off by up to x^2 ulps of the
 // exponent. x = hi + lo with hi of 12 fraction bits, so hi^2 is exact (x < 32 here)
 // and exp((2 hi + lo) lo) has a small argument.

@@ -14,6 +14,11 @@ from . import (digamma, erf, erfc, erfinv, exp2, expm1, i0, log1p, log_softmax, 
 from . import lgamma as gammaln
 from . import sigmoid as expit  # the logistic sigmoid
 from . import mvlgamma as multigammaln
+bessel_j0, bessel_j1 = _C.special_bessel_j0, _C.special_bessel_j1  # Bessel functions of the first kind
+bessel_y0, bessel_y1 = _C.special_bessel_y0, _C.special_bessel_y1  # ... and of the second
+modified_bessel_k0, modified_bessel_k1 = _C.special_modified_bessel_k0, _C.special_modified_bessel_k1
+scaled_modified_bessel_k0 = _C.special_scaled_modified_bessel_k0  # e^x K0(x), e^x K1(x): no gradient, as torch
+scaled_modified_bessel_k1 = _C.special_scaled_modified_bessel_k1
 from . import igamma as gammainc  # the regularized incomplete gamma functions P(a, x) and Q(a, x)
 from . import igammac as gammaincc
 
@@ -25,7 +30,8 @@ i1e = _C.special_i1e
 erfcx = _C.special_erfcx
 zeta = _C.special_zeta
 
-__all__ = ["gammainc", "gammaincc", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+__all__ = ["gammainc", "gammaincc", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+           "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
            "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
            "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
            "shifted_chebyshev_polynomial_w", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e",

@@ -10,7 +10,7 @@ namespace lucid::backend {
 // (Units of at most about five ops x eleven dtypes: the binary units above that took
 // 33-39 s each to compile in a two-job build, over the 30 s a unit may take.)
 enum class Unit { Arith, Extremum, Division, Equality, Logical, Order, Math, Logs, Bitwise, Basic, Trig, Rounding,
-                  Predicate, Special, Polynomial };
+                  Predicate, Special, Polynomial, Bessel };
 
 constexpr Unit binary_unit(ops::BinaryOp op) {
   using B = ops::BinaryOp;
@@ -43,6 +43,9 @@ constexpr Unit unary_unit(ops::UnaryOp op) {
   switch (op) {  // the special functions (ops/special_math.h), and the binary zeta
     case U::Lgamma: case U::Digamma: case U::I0: case U::I0e: case U::I1: case U::I1e: case U::Erfcx:
       return Unit::Special;
+    case U::BesselJ0: case U::BesselJ1: case U::BesselY0: case U::BesselY1: case U::BesselK0: case U::BesselK1:
+    case U::BesselK0e: case U::BesselK1e:
+      return Unit::Bessel;
     default:
       break;
   }

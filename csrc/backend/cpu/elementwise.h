@@ -32,6 +32,7 @@ void unary_trig(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);      // 
 void unary_rounding(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);  // unary_rounding.cpp
 void unary_predicate(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);  // unary_predicate.cpp
 void unary_special(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);    // special_unary.cpp
+void unary_bessel(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);     // bessel_unary.cpp
 void binary_special(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // special_binary.cpp
 void binary_polynomial(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // polynomial_binary.cpp
 void complex_abs(TensorImpl& out, const TensorImpl& a);  // complex64 -> float32
@@ -58,6 +59,7 @@ inline void unary(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
     case Unit::Rounding: return unary_rounding(op, out, a);
     case Unit::Predicate: return unary_predicate(op, out, a);
     case Unit::Special: return unary_special(op, out, a);
+    case Unit::Bessel: return unary_bessel(op, out, a);
     default: return unary_basic(op, out, a);
   }
 }

@@ -49,6 +49,7 @@ void unary_trig(ops::UnaryOp op, const EwCall& call);
 void unary_rounding(ops::UnaryOp op, const EwCall& call);
 void unary_predicate(ops::UnaryOp op, const EwCall& call);
 void unary_special(ops::UnaryOp op, const EwCall& call);    // special_unary.cu
+void unary_bessel(ops::UnaryOp op, const EwCall& call);     // bessel_unary.cu
 void binary_special(ops::BinaryOp op, const EwCall& call);  // special_binary.cu
 void binary_polynomial(ops::BinaryOp op, const EwCall& call);  // polynomial_binary.cu
 // where(cond, x, y) moves bytes: one kernel per item size (where.cu).

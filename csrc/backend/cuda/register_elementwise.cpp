@@ -57,6 +57,7 @@ void unary_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
       case Unit::Rounding: return unary_rounding(op, c);
       case Unit::Predicate: return unary_predicate(op, c);
       case Unit::Special: return unary_special(op, c);
+      case Unit::Bessel: return unary_bessel(op, c);
       default: return unary_basic(op, c);
     }
   });
