@@ -387,6 +387,7 @@ LUCID_SPECIAL_UNARY(BesselK0, special::bessel_k(0, x, false))
 LUCID_SPECIAL_UNARY(BesselK1, special::bessel_k(1, x, false))
 LUCID_SPECIAL_UNARY(BesselK0e, special::bessel_k(0, x, true))
 LUCID_SPECIAL_UNARY(BesselK1e, special::bessel_k(1, x, true))
+LUCID_SPECIAL_UNARY(AiryAi, special::airy_ai(x))
 #undef LUCID_SPECIAL_UNARY
 // |a| as the unsigned type (where |INT_MIN| fits).
 template <typename T> LUCID_HD std::make_unsigned_t<T> magnitude(T a) {

@@ -445,8 +445,8 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
       return [](const Node& n, const Grads& g) { return Grads{where(le(n.saved(0), Scalar(0.0)), num(0.0), ten(g[0]))}; };
     case UnaryOp::BitwiseNot: case UnaryOp::Isnan: case UnaryOp::Isinf: case UnaryOp::Isfinite:
     case UnaryOp::Isposinf: case UnaryOp::Isneginf: case UnaryOp::LogicalNot:
-    case UnaryOp::BesselK0e: case UnaryOp::BesselK1e:
-      break;  // integer and bool results, and the scaled K (record_unary), never record
+    case UnaryOp::BesselK0e: case UnaryOp::BesselK1e: case UnaryOp::AiryAi:
+      break;  // integer and bool results, and the scaled K and Ai (record_unary), never record
   }
   fail<RuntimeError>("internal: no gradient for ", op_name(op));
 }
@@ -500,8 +500,8 @@ void record_binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor
 
 void record_unary(UnaryOp op, const TensorPtr& a, const TensorPtr& out) {
   if (!autograd::needs_grad({&a}) || !autograd::is_differentiable(out->dtype())) return;
-  // torch.special's scaled K0 and K1 have no derivative in torch: their results never record
-  if (op == UnaryOp::BesselK0e || op == UnaryOp::BesselK1e) return;
+  // torch.special's scaled K0 and K1 and airy_ai have no derivative in torch: their results never record
+  if (op == UnaryOp::BesselK0e || op == UnaryOp::BesselK1e || op == UnaryOp::AiryAi) return;
   check_complex_grad(op_name(op), is_complex(a->dtype()), op == UnaryOp::Neg);
   const char* name = op == UnaryOp::Log1p ? "Log1PBackward0" : op == UnaryOp::Square ? "PowBackward0"
                                                                                     : kUnaryGradName[int(op)];

@@ -123,6 +123,7 @@ namespace lucid::ops {
   X(special_modified_bessel_k1, BesselK1, Float) \
   X(special_scaled_modified_bessel_k0, BesselK0e, Float) \
   X(special_scaled_modified_bessel_k1, BesselK1e, Float) \
+  X(special_airy_ai, AiryAi, Float) \
   X(floor, Floor, Same)        \
   X(ceil, Ceil, Same)          \
   X(round, Round, Same)        \

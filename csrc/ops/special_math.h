@@ -341,6 +341,104 @@ LUCID_HD inline double bessel_k(int nu, double x, bool scaled) {
   return scaled ? value : value * std::exp(-x);
 }
 
+// ---- Airy's function Ai -----------------------------------------------------------
+// x > 2.08 (zeta = 2/3 x^(3/2) > 2): Ai = sqrt(x / 3) K_1/3(zeta) / pi, K_1/3 by Steed's
+// continued fraction (bessel_k's, at order 1/3). -10 < x <= 2.08: the Maclaurin series
+// Ai(0) f(x) + Ai'(0) g(x) in double-double arithmetic: its terms grow like
+// e^zeta while Ai(-x) stays below 1, which costs double up to 9 digits at x = -10 and
+// double-double none that show. x <= -10: the oscillating asymptotic expansion, whose
+// smallest term is below e^-42 there.
+
+// K_mu(x) e^x for 0 <= mu < 1/2 and x >= 2: Steed's CF2 (Temme; Numerical Recipes' bessik).
+LUCID_HD inline double bessel_k_scaled_cf2(double mu, double x) {
+  const double a1 = 0.25 - mu * mu;
+  double b = 2.0 * (1.0 + x), d = 1.0 / b, h = d, delh = d;
+  double q1 = 0.0, q2 = 1.0, q = a1, c = a1, a = -a1, s = 1.0 + q * delh;
+  for (int i = 2; i < 100000; ++i) {
+    a -= 2 * (i - 1);
+    c = -a * c / i;
+    const double qnew = (q1 - b * q2) / a;
+    q1 = q2;
+    q2 = qnew;
+    q += c * qnew;
+    b += 2.0;
+    d = 1.0 / (b + a * d);
+    delh = (b * d - 1.0) * delh;
+    h += delh;
+    const double dels = q * delh;
+    s += dels;
+    if (std::fabs(dels / s) < kMachEp) break;
+  }
+  return std::sqrt(kPi / (2.0 * x)) / s;
+}
+
+// A double-double: hi + lo, |lo| <= ulp(hi) / 2.
+struct DoubleDouble {
+  double hi, lo;
+};
+LUCID_HD inline DoubleDouble dd_two_sum(double a, double b) {
+  const double s = a + b, v = s - a;
+  return {s, (a - (s - v)) + (b - v)};
+}
+LUCID_HD inline DoubleDouble dd_add(DoubleDouble a, DoubleDouble b) {
+  DoubleDouble s = dd_two_sum(a.hi, b.hi);
+  s.lo += a.lo + b.lo;
+  return dd_two_sum(s.hi, s.lo);
+}
+LUCID_HD inline DoubleDouble dd_mul(DoubleDouble a, DoubleDouble b) {
+  const double p = a.hi * b.hi, e = std::fma(a.hi, b.hi, -p);
+  return dd_two_sum(p, e + (a.hi * b.lo + a.lo * b.hi));
+}
+LUCID_HD inline DoubleDouble dd_div(DoubleDouble a, double b) {  // by a double
+  const double q = a.hi / b;
+  const double p = q * b, e = std::fma(q, b, -p);
+  const double r = (a.hi - p - e + a.lo) / b;
+  return dd_two_sum(q, r);
+}
+
+LUCID_HD inline double airy_ai(double x) {
+  if (x != x) return x;
+  // (NaN at both infinities, as torch's, though Ai tends to 0 at +inf)
+  if (std::fabs(x) == std::numeric_limits<double>::infinity()) return std::numeric_limits<double>::quiet_NaN();
+  if (x > 2.08) {
+    const double zeta = 2.0 / 3.0 * x * std::sqrt(x);
+    return std::sqrt(x / 3.0) / kPi * bessel_k_scaled_cf2(1.0 / 3.0, zeta) * std::exp(-zeta);
+  }
+  if (x > -10.0) {
+    // f = sum_k a_k, a_k = a_(k-1) x^3 / ((3k - 1) 3k); g = sum_k b_k, b_k = b_(k-1) x^3 / (3k (3k + 1))
+    const DoubleDouble x3 = dd_mul(dd_mul({x, 0.0}, {x, 0.0}), {x, 0.0});
+    DoubleDouble a{1.0, 0.0}, b{x, 0.0}, f = a, g = b;
+    for (int k = 1; k < 200; ++k) {
+      a = dd_div(dd_div(dd_mul(a, x3), 3.0 * k - 1.0), 3.0 * k);
+      b = dd_div(dd_div(dd_mul(b, x3), 3.0 * k), 3.0 * k + 1.0);
+      f = dd_add(f, a);
+      g = dd_add(g, b);
+      if (std::fabs(a.hi) + std::fabs(b.hi) < 1e-34 * (std::fabs(f.hi) + std::fabs(g.hi))) break;
+    }
+    const DoubleDouble ai0{0.3550280538878172, 2.05233632436212e-17};     // Ai(0)
+    const DoubleDouble dai0{-0.2588194037928068, 2.522243111610832e-17};  // Ai'(0)
+    const DoubleDouble r = dd_add(dd_mul(ai0, f), dd_mul(dai0, g));
+    return r.hi + r.lo;
+  }
+  // Ai(-y) = (sin(zeta + pi/4) P - cos(zeta + pi/4) Q) / (sqrt(pi) y^(1/4)),
+  // u_k = u_(k-1) (6k - 5)(6k - 3)(6k - 1) / ((2k - 1) 216 k)
+  const double y = -x, zeta = 2.0 / 3.0 * y * std::sqrt(y);
+  double p = 1.0, q = 0.0, u = 1.0, term = 1.0;
+  for (int k = 1; k < 60; ++k) {
+    u *= (6.0 * k - 5.0) * (6.0 * k - 3.0) * (6.0 * k - 1.0) / ((2.0 * k - 1.0) * 216.0 * k);
+    const double next = u / std::pow(zeta, double(k));
+    if (std::fabs(next) >= std::fabs(term)) break;
+    term = next;
+    if (k % 4 == 1) q += term;
+    else if (k % 4 == 2) p -= term;
+    else if (k % 4 == 3) q -= term;
+    else p += term;
+    if (term < 1e-17) break;
+  }
+  const double phase = zeta + kPi / 4.0;
+  return (std::sin(phase) * p - std::cos(phase) * q) / (std::sqrt(kPi) * std::sqrt(std::sqrt(y)));
+}
+
 // exp(x^2) to within a few ulps: x^2 rounded would be off by up to x^2 ulps of the
 // exponent. x = hi + lo with hi of 12 fraction bits, so hi^2 is exact (x < 32 here)
 // and exp((2 hi + lo) lo) has a small argument.

@@ -19,6 +19,7 @@ bessel_y0, bessel_y1 = _C.special_bessel_y0, _C.special_bessel_y1  # ... and of 
 modified_bessel_k0, modified_bessel_k1 = _C.special_modified_bessel_k0, _C.special_modified_bessel_k1
 scaled_modified_bessel_k0 = _C.special_scaled_modified_bessel_k0  # e^x K0(x), e^x K1(x): no gradient, as torch
 scaled_modified_bessel_k1 = _C.special_scaled_modified_bessel_k1
+airy_ai = _C.special_airy_ai  # Airy's function Ai: no gradient, as torch
 from . import igamma as gammainc  # the regularized incomplete gamma functions P(a, x) and Q(a, x)
 from . import igammac as gammaincc
 
@@ -31,7 +32,7 @@ erfcx = _C.special_erfcx
 zeta = _C.special_zeta
 
 __all__ = ["gammainc", "gammaincc", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
-           "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+           "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "airy_ai", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
            "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
            "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
            "shifted_chebyshev_polynomial_w", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e",

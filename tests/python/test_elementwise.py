@@ -26,7 +26,7 @@ UNARY = ["neg", "abs", "sign", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigm
 SPECIAL = ["lgamma", "digamma", "i0", "special_i0e", "special_i1", "special_i1e", "special_erfcx", "special_zeta",
            "igamma", "igammac", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1",
            "special_modified_bessel_k0", "special_modified_bessel_k1", "special_scaled_modified_bessel_k0",
-           "special_scaled_modified_bessel_k1",
+           "special_scaled_modified_bessel_k1", "special_airy_ai",
            "gcd", "lcm", "nextafter"]
 # the Polynomial unit's (torch.special's orthogonal polynomials), tested in test_special.py
 SPECIAL += ["special_chebyshev_polynomial_" + k for k in "tuvw"] + [

@@ -44,7 +44,7 @@ constexpr Unit unary_unit(ops::UnaryOp op) {
     case U::Lgamma: case U::Digamma: case U::I0: case U::I0e: case U::I1: case U::I1e: case U::Erfcx:
       return Unit::Special;
     case U::BesselJ0: case U::BesselJ1: case U::BesselY0: case U::BesselY1: case U::BesselK0: case U::BesselK1:
-    case U::BesselK0e: case U::BesselK1e:
+    case U::BesselK0e: case U::BesselK1e: case U::AiryAi:
       return Unit::Bessel;
     default:
       break;

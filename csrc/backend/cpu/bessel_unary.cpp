@@ -1,5 +1,5 @@
 // The Bessel unit's kernels (backend/common/elementwise_units.h): J0, J1, Y0, Y1, K0,
-// K1 and the scaled K0 and K1 of torch.special (ops/special_math.h, in double). The
+// K1, the scaled K0 and K1 and Airy's Ai of torch.special (ops/special_math.h, in double). The
 // ops layer has promoted integer inputs to a floating dtype.
 #include "backend/cpu/kernel_unit.h"
 
