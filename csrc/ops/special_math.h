@@ -278,6 +278,32 @@ LUCID_HD inline double bessel_y(int nu, double x) {
   return y;
 }
 
+// K_mu(x) e^x for 0 <= mu <= 1/2 and x >= 2, and K_mu+1(x) e^x into *next when given:
+// Steed's continued fraction CF2 (Temme's method, as Numerical Recipes' bessik runs it).
+LUCID_HD inline double bessel_k_cf2(double mu, double x, double* next = nullptr) {
+  const double a1 = 0.25 - mu * mu;
+  double b = 2.0 * (1.0 + x), d = 1.0 / b, h = d, delh = d;
+  double q1 = 0.0, q2 = 1.0, q = a1, c = a1, a = -a1, s = 1.0 + q * delh;
+  for (int i = 2; i < 100000; ++i) {
+    a -= 2 * (i - 1);
+    c = -a * c / i;
+    const double qnew = (q1 - b * q2) / a;
+    q1 = q2;
+    q2 = qnew;
+    q += c * qnew;
+    b += 2.0;
+    d = 1.0 / (b + a * d);
+    delh = (b * d - 1.0) * delh;
+    h += delh;
+    const double dels = q * delh;
+    s += dels;
+    if (std::fabs(dels / s) < kMachEp) break;
+  }
+  const double k = std::sqrt(kPi / (2.0 * x)) / s;
+  if (next) *next = k * (mu + x + 0.5 - a1 * h) / x;
+  return k;
+}
+
 // K_nu(x) for nu = 0 or 1 and x > 0, times e^x when `scaled`. Up to x = 2 the series
 // (A&S 9.6.13 and 9.6.11, through the I series above); past it Steed's continued
 // fraction (Temme's CF2, as Numerical Recipes' bessik runs it), which gives K_0 and K_1
@@ -315,28 +341,8 @@ LUCID_HD inline double bessel_k(int nu, double x, bool scaled) {
     }
     return scaled ? value * std::exp(x) : value;
   }
-  // Steed's CF2 for nu = 0: K_0 and K_1 (Numerical Recipes 6.7, with mu = 0)
-  const double a1 = 0.25;
-  double b = 2.0 * (1.0 + x), d = 1.0 / b, h = d, delh = d;
-  double q1 = 0.0, q2 = 1.0, q = a1, c = a1, a = -a1, s = 1.0 + q * delh;
-  for (int i = 2; i < 100000; ++i) {
-    a -= 2 * (i - 1);
-    c = -a * c / i;
-    const double qnew = (q1 - b * q2) / a;
-    q1 = q2;
-    q2 = qnew;
-    q += c * qnew;
-    b += 2.0;
-    d = 1.0 / (b + a * d);
-    delh = (b * d - 1.0) * delh;
-    h += delh;
-    const double dels = q * delh;
-    s += dels;
-    if (std::fabs(dels / s) < kMachEp) break;
-  }
-  h = a1 * h;
-  const double k0 = std::sqrt(kPi / (2.0 * x)) / s;  // times e^-x
-  const double k1 = k0 * (x + 0.5 - h) / x;
+  double k1;
+  const double k0 = bessel_k_cf2(0.0, x, &k1);  // times e^x
   const double value = nu == 0 ? k0 : k1;
   return scaled ? value : value * std::exp(-x);
 }
@@ -348,29 +354,6 @@ LUCID_HD inline double bessel_k(int nu, double x, bool scaled) {
 // e^zeta while Ai(-x) stays below 1, which costs double up to 9 digits at x = -10 and
 // double-double none that show. x <= -10: the oscillating asymptotic expansion, whose
 // smallest term is below e^-42 there.
-
-// K_mu(x) e^x for 0 <= mu < 1/2 and x >= 2: Steed's CF2 (Temme; Numerical Recipes' bessik).
-LUCID_HD inline double bessel_k_scaled_cf2(double mu, double x) {
-  const double a1 = 0.25 - mu * mu;
-  double b = 2.0 * (1.0 + x), d = 1.0 / b, h = d, delh = d;
-  double q1 = 0.0, q2 = 1.0, q = a1, c = a1, a = -a1, s = 1.0 + q * delh;
-  for (int i = 2; i < 100000; ++i) {
-    a -= 2 * (i - 1);
-    c = -a * c / i;
-    const double qnew = (q1 - b * q2) / a;
-    q1 = q2;
-    q2 = qnew;
-    q += c * qnew;
-    b += 2.0;
-    d = 1.0 / (b + a * d);
-    delh = (b * d - 1.0) * delh;
-    h += delh;
-    const double dels = q * delh;
-    s += dels;
-    if (std::fabs(dels / s) < kMachEp) break;
-  }
-  return std::sqrt(kPi / (2.0 * x)) / s;
-}
 
 // A double-double: hi + lo, |lo| <= ulp(hi) / 2.
 struct DoubleDouble {
@@ -402,7 +385,7 @@ LUCID_HD inline double airy_ai(double x) {
   if (std::fabs(x) == std::numeric_limits<double>::infinity()) return std::numeric_limits<double>::quiet_NaN();
   if (x > 2.08) {
     const double zeta = 2.0 / 3.0 * x * std::sqrt(x);
-    return std::sqrt(x / 3.0) / kPi * bessel_k_scaled_cf2(1.0 / 3.0, zeta) * std::exp(-zeta);
+    return std::sqrt(x / 3.0) / kPi * bessel_k_cf2(1.0 / 3.0, zeta) * std::exp(-zeta);
   }
   if (x > -10.0) {
     // f = sum_k a_k, a_k = a_(k-1) x^3 / ((3k - 1) 3k); g = sum_k b_k, b_k = b_(k-1) x^3 / (3k (3k + 1))
