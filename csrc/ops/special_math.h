@@ -325,8 +325,7 @@ LUCID_HD inline double bessel_k(int nu, double x, bool scaled) {
         if (term * harmonic < kMachEp * std::fabs(sum)) break;
       }
       value = -l * bessel_i(0, x, false) + sum;
-    } else {  // 1/x + (ln(x/2) + gamma) I1 - x/4 sum_k y^k / (k! (k+1)!) (H_k + H_k+1) + x/4 ... (psi terms)
-      // K1 = 1/x + ln(x/2) I1 - x/4 sum_k (psi(k+1) + psi(k+2)) y^k / (k! (k+1)!), psi(k+1) = H_k - gamma
+    } else {  // K1 = 1/x + ln(x/2) I1 - x/4 sum_k (psi(k+1) + psi(k+2)) y^k / (k! (k+1)!), psi(k+1) = H_k - gamma
       double term = 1.0, hk = 0.0, sum = 0.0;
       for (int k = 0; k < 60; ++k) {
         if (k > 0) {
