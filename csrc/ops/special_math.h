@@ -224,20 +224,30 @@ LUCID_HD inline BesselJY bessel_miller(double x, bool second) {
   return r;
 }
 
+// P = t_0 - t_2 + t_4 - ... and Q = t_1 - t_3 + ... of an asymptotic expansion with
+// t_0 = 1 and t_k = t_(k-1) ratio(k), summed until its terms turn (its smallest) or
+// fall below 1e-17: Hankel's for J and Y, and the oscillating Airy form.
+template <typename Ratio>
+LUCID_HD void asymptotic_pq(Ratio ratio, double* p, double* q) {
+  double term = 1.0;
+  *p = 1.0, *q = 0.0;
+  for (int k = 1; k < 60; ++k) {
+    const double next = term * ratio(k);
+    if (std::fabs(next) >= std::fabs(term)) break;
+    term = next;
+    if (k % 4 == 1) *q += term;
+    else if (k % 4 == 2) *p -= term;
+    else if (k % 4 == 3) *q -= term;
+    else *p += term;
+    if (std::fabs(term) < 1e-17) break;
+  }
+}
+
 // Hankel's expansion of order nu (0 or 1) at x > 25: {J_nu, Y_nu}.
 LUCID_HD inline void bessel_hankel(int nu, double x, double* jv, double* yv) {
   const double mu = 4.0 * nu * nu;
-  double p = 1.0, q = 0.0, term = 1.0;
-  for (int k = 1; k < 60; ++k) {
-    const double next = term * (mu - double(2 * k - 1) * double(2 * k - 1)) / (k * 8.0 * x);
-    if (std::fabs(next) >= std::fabs(term)) break;
-    term = next;
-    if (k % 4 == 1) q += term;
-    else if (k % 4 == 2) p -= term;
-    else if (k % 4 == 3) q -= term;
-    else p += term;
-    if (std::fabs(term) < 1e-17) break;
-  }
+  double p, q;
+  asymptotic_pq([mu, x](int k) { return (mu - double(2 * k - 1) * double(2 * k - 1)) / (k * 8.0 * x); }, &p, &q);
   const double c = std::cos(x), s = std::sin(x), r = 1.0 / std::sqrt(2.0);
   // chi = x - (nu / 2 + 1 / 4) pi
   const double cos_chi = nu == 0 ? (c + s) * r : (s - c) * r;
@@ -405,18 +415,9 @@ LUCID_HD inline double airy_ai(double x) {
   // Ai(-y) = (sin(zeta + pi/4) P - cos(zeta + pi/4) Q) / (sqrt(pi) y^(1/4)),
   // u_k = u_(k-1) (6k - 5)(6k - 3)(6k - 1) / ((2k - 1) 216 k)
   const double y = -x, zeta = 2.0 / 3.0 * y * std::sqrt(y);
-  double p = 1.0, q = 0.0, u = 1.0, term = 1.0;
-  for (int k = 1; k < 60; ++k) {
-    u *= (6.0 * k - 5.0) * (6.0 * k - 3.0) * (6.0 * k - 1.0) / ((2.0 * k - 1.0) * 216.0 * k);
-    const double next = u / std::pow(zeta, double(k));
-    if (std::fabs(next) >= std::fabs(term)) break;
-    term = next;
-    if (k % 4 == 1) q += term;
-    else if (k % 4 == 2) p -= term;
-    else if (k % 4 == 3) q -= term;
-    else p += term;
-    if (term < 1e-17) break;
-  }
+  double p, q;
+  asymptotic_pq([zeta](int k) { return (6.0 * k - 5.0) * (6.0 * k - 3.0) * (6.0 * k - 1.0) /
+                                       ((2.0 * k - 1.0) * 216.0 * k * zeta); }, &p, &q);
   const double phase = zeta + kPi / 4.0;
   return (std::sin(phase) * p - std::cos(phase) * q) / (std::sqrt(kPi) * std::sqrt(std::sqrt(y)));
 }
