@@ -167,22 +167,24 @@ workload("GPU Transformer encoder 4 layers d1024 seq 1024 batch 16 bfloat16 auto
 AB, AH, AS, AD = 8, 16, 4096, 128
 
 
-def _attention(is_causal):
+def _attention(is_causal, dropout_p=0.0):
     def step(m, q, k, v):
-        out = m.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
+        out = m.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=is_causal, dropout_p=dropout_p)
         out.backward(out)
         q.grad = k.grad = v.grad = None
         return out
     return step
 
 
-# forward: 2 products of 2*S*S*D each per head; backward: 5 of them (half of it all when causal)
-for causal in (False, True):
+# forward: 2 products of 2*S*S*D each per head; backward: 5 of them (half of it all when causal);
+# dropout inside the kernel (torch: its flash attention's)
+for causal, dropout_p in ((False, 0.0), (True, 0.0), (False, 0.1)):
     workload(f"GPU scaled_dot_product_attention bfloat16 [{AB}, {AH}, {AS}, {AD}]"
-             f"{' causal' if causal else ''} forward + backward", "gpu train",
+             f"{' causal' if causal else ''}{f' dropout {dropout_p}' if dropout_p else ''} forward + backward",
+             "gpu train",
              inputs(*[(AB, AH, AS, AD)] * 3, device="gpu",
                     view=lambda *qkv: tuple(_as(t, "bfloat16").requires_grad_() for t in qkv)),
-             _attention(causal), flops=7 * 2 * AB * AH * AS * AS * AD // (2 if causal else 1),
+             _attention(causal, dropout_p), flops=7 * 2 * AB * AH * AS * AS * AD // (2 if causal else 1),
              device="gpu", ceiling="none")
 
 

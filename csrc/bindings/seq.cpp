@@ -22,25 +22,27 @@ void init_seq(nb::module_& m) {
     return nb::make_tuple(r[0], r[1]);
   });
   m.def("_fused_attention", [](TensorPtr q, TensorPtr k, TensorPtr v, double scale, bool causal,
-                               std::optional<TensorPtr> mask) {
-    auto r = ops::attention_fused(q, k, v, scale, causal, mask.value_or(nullptr));
+                               std::optional<TensorPtr> mask, double dropout) {
+    auto r = ops::attention_fused(q, k, v, scale, causal, mask.value_or(nullptr), dropout);
     return nb::make_tuple(r[0], r[1]);
-  }, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("scale"), nb::arg("causal"), nb::arg("mask").none() = nb::none());
+  }, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("scale"), nb::arg("causal"), nb::arg("mask").none() = nb::none(),
+     nb::arg("dropout") = 0.0);
   // Whether _fused_attention of these operands runs a fused GPU kernel (cuDNN's flash
   // attention; its forward and backward plans are made and cached now). False on the
   // CPU, where scaled_dot_product_attention keeps its composite form.
   m.def("_fused_attention_supported", [](TensorPtr q, TensorPtr k, TensorPtr v, bool causal,
-                                         std::optional<TensorPtr> mask) {
+                                         std::optional<TensorPtr> mask, double dropout) {
 #ifdef LUCID_WITH_CUDA
     if (q->is_gpu_storage()) {
       TensorPtr bias = mask ? ops::attention_operand(*mask) : nullptr;
       return cuda::attention_supported(*ops::attention_operand(q), *ops::attention_operand(k),
-                                       *ops::attention_operand(v), causal, bias.get());
+                                       *ops::attention_operand(v), causal, bias.get(), dropout);
     }
 #endif
-    (void)k, (void)v, (void)causal, (void)mask;
+    (void)k, (void)v, (void)causal, (void)mask, (void)dropout;
     return false;
-  }, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("causal"), nb::arg("mask").none() = nb::none());
+  }, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("causal"), nb::arg("mask").none() = nb::none(),
+     nb::arg("dropout") = 0.0);
   m.def("_ctc_loss_nll", [](TensorPtr lp, TensorPtr targets, std::vector<int64_t> il, std::vector<int64_t> tl,
                             int64_t blank) { return ops::ctc_loss_nll(lp, targets, il, tl, blank); });
   m.def("_lstm_layer", [](TensorPtr gx, TensorPtr h0, TensorPtr c0, TensorPtr w_hh, bool reverse) {

@@ -1,6 +1,6 @@
 // Fused scaled dot-product attention (the AttentionForward / AttentionBackward
 // primitives, ops/prims/seq.h): softmax(q k^T * scale [+ mask] [causal]) v without storing the
-// [B, H, Sq, Skv] weights. On the GPU the kernels are cuDNN's flash attention
+// [B, H, Sq, Skv] weights, optionally with dropout on them. On the GPU the kernels are cuDNN's flash attention
 // (backend/cuda/attention.cpp); on the CPU a reference loop. nn.functional's
 // scaled_dot_product_attention chooses this op or its composite form
 // (python/lucid/nn/_functional_seq.py).
@@ -69,9 +69,11 @@ TensorPtr attention_bias(const char* name, const TensorPtr& bias, const TensorIm
 }
 
 std::vector<TensorPtr> attention_fused(const TensorPtr& query, const TensorPtr& key, const TensorPtr& value,
-                                       double scale, bool causal, const TensorPtr& mask) {
+                                       double scale, bool causal, const TensorPtr& mask, double dropout) {
   const char* name = "scaled_dot_product_attention";
   check_operands(name, query, key, value);
+  LUCID_CHECK(dropout >= 0.0 && dropout < 1.0, RuntimeError, name,
+              "(): expected a dropout probability in [0, 1) for the fused kernel, got ", dropout);
   TensorPtr q = attention_operand(query), k = attention_operand(key), v = attention_operand(value);
   TensorPtr bias = attention_bias(name, mask, *q, *k);
   const Shape& qs = q->shape();
@@ -80,11 +82,16 @@ std::vector<TensorPtr> attention_fused(const TensorPtr& query, const TensorPtr& 
   TensorPtr stats = TensorImpl::empty({qs[0], qs[1], qs[2]}, stats_dtype, q->device());
   AttentionForward p;
   p.scale = scale, p.causal = causal;
+  if (dropout > 0.0) {
+    // one Philox word per weight (the CPU's; cuDNN's stream starts at the same offset)
+    const uint64_t weights = uint64_t(qs[0] * qs[1] * qs[2] * k->shape()[2]);
+    p.dropout = {dropout, default_generator().draw(weights)};
+  }
   if (bias) launch(p, {o.get(), stats.get()}, {q.get(), k.get(), v.get(), bias.get()});
   else launch(p, {o.get(), stats.get()}, {q.get(), k.get(), v.get()});
   if (autograd::needs_grad({&query, &key, &value})) {
     auto node = autograd::record("ScaledDotProductFlashAttentionBackward0", {query, key, value}, {o},
-                                 [scale, causal, bias](const Node& n, const autograd::Grads& g) {
+                                 [scale, causal, bias, drop = p.dropout](const Node& n, const autograd::Grads& g) {
       // (torch's fused attention has no double backward either)
       LUCID_CHECK(!autograd::grad_enabled(), NotImplementedError,
                   "the gradient of the fused scaled_dot_product_attention is not differentiable (create_graph); "
@@ -101,7 +108,7 @@ std::vector<TensorPtr> attention_fused(const TensorPtr& query, const TensorPtr& 
       TensorPtr dk = empty_like_layout(k->shape(), *k, k->dtype());
       TensorPtr dv = empty_like_layout(v->shape(), *v, v->dtype());
       AttentionBackward back;
-      back.scale = scale, back.causal = causal;
+      back.scale = scale, back.causal = causal, back.dropout = drop;
       if (bias)
         launch(back, {dq.get(), dk.get(), dv.get()},
                {q.get(), k.get(), v.get(), o.get(), d_o.get(), stats.get(), bias.get()});

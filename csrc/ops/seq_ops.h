@@ -75,8 +75,10 @@ namespace lucid::ops {
 // gradient -> {o [B, Hq, Sq, Dv] (laid out as q), stats [B, Hq, Sq] (the rows'
 // log-sum-exp)}, differentiable in q, k and v (once: no create_graph). A row whose
 // mask is -inf everywhere has no weights: its output is 0 (the caller's to avoid).
+// dropout in [0, 1): the weights' dropout (AttentionDropout), drawn from the default
+// generator; the backward drops the same weights.
 std::vector<TensorPtr> attention_fused(const TensorPtr& q, const TensorPtr& k, const TensorPtr& v, double scale,
-                                       bool causal, const TensorPtr& bias = nullptr);
+                                       bool causal, const TensorPtr& bias = nullptr, double dropout = 0.0);
 // t as the attention kernels read it: t itself when its rows are of unit stride and
 // 16-byte aligned (cuDNN's requirement), else a contiguous copy. (A mask too.)
 TensorPtr attention_operand(const TensorPtr& t);

@@ -296,3 +296,93 @@ def test_gpu_fused_attention_with_a_mask_matches_the_cpu_loops():
     gpu = lucid._C._fused_attention(q.to("gpu"), k.to("gpu"), v.to("gpu"), 0.125, False, m.to("gpu"))
     _close(gpu[0], to_torch(cpu[0].float()), 1.6e-2)
     _close(gpu[1], to_torch(cpu[1]), 1e-3)
+
+
+# -- dropout inside the kernel (AttentionDropout: the CPU's Philox rule, cuDNN's RNG node) --
+
+def _dropout_case(device, dtype, causal, p=0.3, seed=11):
+    """The fused op with dropout p, run twice from the same generator state: once with
+    v = the identity (so that its output is the dropped, rescaled weights, which names
+    the kept ones: M = out != 0) and once with a random v of the same shape. Returns
+    torch's float64 q, k, v, the kept mask, the second run's lucid tensors and output."""
+    b, h, s, d = 2, 4, 64, 64
+    g = torch.Generator().manual_seed(3)
+    tq, tk, tv = [torch.randn(b, h, s, d, generator=g, dtype=torch.float64) for _ in range(3)]
+    ldt = getattr(lucid, dtype)
+    if dtype != "float64":  # the same rounded operands on both sides
+        tq, tk, tv = [to_torch(to_lucid(t.float()).to(ldt).float()).double() for t in (tq, tk, tv)]
+    lq, lk, lv = [to_lucid(t.float() if dtype != "float64" else t, device).to(ldt) for t in (tq, tk, tv)]
+    eye = to_lucid(torch.eye(s, dtype=torch.float64).expand(b, h, s, s).contiguous(), device).to(ldt)
+    scale = 1 / math.sqrt(d)
+    lucid.manual_seed(seed)
+    weights, _ = lucid._C._fused_attention(lq, lk, eye, scale, causal, None, p)
+    kept = to_torch(weights.cpu().double()) != 0
+    lq, lk, lv = [t.requires_grad_() for t in (lq, lk, lv)]
+    lucid.manual_seed(seed)
+    out, stats = lucid._C._fused_attention(lq, lk, lv, scale, causal, None, p)
+    return (tq, tk, tv), kept, weights, (lq, lk, lv), out, scale
+
+
+def _dropped_attention(q, k, v, kept, p, scale, causal):
+    """softmax(q k^T scale [causal]) * kept / (1 - p) @ v, in torch."""
+    scores = q @ k.transpose(-2, -1) * scale
+    if causal:
+        scores = scores.masked_fill(~torch.ones(scores.shape[-2:], dtype=torch.bool).tril(), float("-inf"))
+    return (scores.softmax(-1) * kept / (1 - p)) @ v
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_dropout_outputs_and_gradients(device, causal):
+    """Dropout drops about p of the weights, rescales the rest by 1 / (1 - p), and the
+    backward drops the same ones: outputs and the three gradients as torch's composite
+    with that mask (float64 loops on the CPU; bfloat16 cuDNN on the GPU)."""
+    dtype = "float64" if device == "cpu" else "bfloat16"
+    p = 0.3
+    (tq, tk, tv), kept, weights, (lq, lk, lv), out, scale = _dropout_case(device, dtype, causal, p)
+    seen = torch.ones(kept.shape[-2:], dtype=torch.bool).tril() if causal else torch.ones(kept.shape[-2:], dtype=torch.bool)
+    fraction = kept.sum().item() / (seen.sum().item() * kept.shape[0] * kept.shape[1])
+    assert abs(fraction - (1 - p)) < 0.02, fraction
+    assert not kept[..., ~seen].any()  # (a causal mask's hidden keys have no weight to keep)
+    tol = 1e-12 if dtype == "float64" else 2e-2
+    _close(weights, _dropped_attention(tq, tk, torch.eye(64, dtype=torch.float64), kept, p, scale, causal), tol)
+    tq, tk, tv = [t.requires_grad_() for t in (tq, tk, tv)]
+    want = _dropped_attention(tq, tk, tv, kept, p, scale, causal)
+    _close(out, want, tol)
+    grad = torch.randn(want.shape, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    want.backward(grad)
+    out.backward(to_lucid(grad.float() if dtype != "float64" else grad, device).to(out.dtype))
+    for l, t in ((lq, tq), (lk, tk), (lv, tv)):
+        _close(l.grad, t.grad, 1e-11 if dtype == "float64" else 1e-1)
+
+
+def test_dropout_follows_the_generator(device):
+    """The same generator state drops the same weights; the next call draws anew."""
+    dtype = "float64" if device == "cpu" else "float16"
+    q, k, v = [to_lucid(t, device).to(getattr(lucid, dtype)) for t in _qkv((2, 4, 4, 64, 64, 64, 64), seed=2)]
+    lucid.manual_seed(5)
+    a = lucid._C._fused_attention(q, k, v, 0.125, False, None, 0.5)[0]
+    b = lucid._C._fused_attention(q, k, v, 0.125, False, None, 0.5)[0]
+    lucid.manual_seed(5)
+    c = lucid._C._fused_attention(q, k, v, 0.125, False, None, 0.5)[0]
+    assert lucid.equal(a, c)
+    assert not lucid.equal(a, b)
+    with pytest.raises(RuntimeError, match=r"dropout probability in \[0, 1\)"):
+        lucid._C._fused_attention(q, k, v, 0.125, False, None, 1.0)
+
+
+@requires_gpu
+@pytest.mark.parametrize("masked", [False, True])
+def test_gpu_sdpa_with_dropout_runs_fused(masked):
+    """scaled_dot_product_attention with dropout_p in bfloat16 on the GPU runs cuDNN's
+    kernel (dropout inside it), with a mask too; dropout_p = 1 keeps the composite,
+    which gives zeros."""
+    q, k, v = [to_lucid(t.float(), "gpu").to(lucid.bfloat16).requires_grad_()
+               for t in _qkv((2, 4, 4, 64, 64, 64, 64), seed=3)]
+    mask = to_lucid(_mask((2, 1, 64, 64), 1), "gpu").to(lucid.bfloat16) if masked else None
+    assert lucid._C._fused_attention_supported(q, k, v, False, None, 0.2)
+    out = LF.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.2)
+    assert "ScaledDotProductFlashAttentionBackward0" in _graph_names(out)
+    out.float().sum().backward()
+    assert bool(lucid.isfinite(q.grad.float()).all())
+    zero = LF.scaled_dot_product_attention(q, k, v, dropout_p=1.0)
+    assert float(zero.float().abs().max()) == 0.0

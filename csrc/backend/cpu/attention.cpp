@@ -1,5 +1,5 @@
 // CPU kernels of fused attention (AttentionForward / AttentionBackward, ops/prims/seq.h):
-// the reference loops of flash attention's arithmetic, in float (double for float64),
+// the reference loops of flash attention's arithmetic (dropout included), in float (double for float64),
 // over strided operands of any floating dtype. One query row per task forward; one
 // (batch, key/value head) per task backward, so that the query heads sharing a key
 // head (grouped-query) add into its gradients without a race.
@@ -90,6 +90,21 @@ struct Mask {
   }
 };
 
+// The dropout's factor for weight `index`: 0 (dropped) or 1 / (1 - p) (AttentionDropout's
+// rule: kept when its Philox word is at least p * 2^32); 1 without dropout.
+template <class A>
+struct DropoutFactor {
+  const ops::AttentionDropout& d;
+  uint32_t threshold;
+  A kept;
+  explicit DropoutFactor(const ops::AttentionDropout& d_)
+      : d(d_), threshold(uint32_t(std::min(d_.p * 4294967296.0, 4294967295.0))), kept(A(1) / A(1 - d_.p)) {}
+  A operator()(uint64_t index) const {
+    if (!d.on()) return A(1);
+    return d.draw.block(index / 4).x[index % 4] >= threshold ? kept : A(0);
+  }
+};
+
 template <class T, class A>
 void forward(const ops::AttentionForward& p, Outputs outs, Inputs ins) {
   const Operand<const T> q(ins[0]), k(ins[1]), v(ins[2]);
@@ -100,6 +115,7 @@ void forward(const ops::AttentionForward& p, Outputs outs, Inputs ins) {
   const int64_t B = qs[0], Hq = qs[1], Sq = qs[2], D = qs[3], Hk = ks[1], Skv = ks[2], Dv = ins[2]->shape()[3];
   const int64_t group = Hq / Hk;
   const A scale = A(p.scale);
+  const DropoutFactor<A> drop(p.dropout);
   // one (batch, query head) per task: its key and value head converted once
   parallel_for(B * Hq, 1, [&](int64_t lo, int64_t hi) {
     std::vector<A> kk, vv, qi(static_cast<size_t>(D)), s(static_cast<size_t>(Skv)), acc(static_cast<size_t>(Dv));
@@ -119,8 +135,9 @@ void forward(const ops::AttentionForward& p, Outputs outs, Inputs ins) {
         for (int64_t j = 0; j < n && m > -std::numeric_limits<A>::infinity(); ++j) {  // (masked everywhere: none)
           const A e = std::exp(s[j] - m);
           l += e;
+          const A w = e * drop(uint64_t((bh * Sq + i) * Skv + j));
           const A* vj = vv.data() + j * Dv;
-          for (int64_t c = 0; c < Dv; ++c) acc[c] += e * vj[c];
+          for (int64_t c = 0; c < Dv; ++c) acc[c] += w * vj[c];
         }
         T* oi = o.row(b, h, i);
         for (int64_t c = 0; c < Dv; ++c) oi[c * o.sd] = T(l > 0 ? acc[c] / l : A(0));
@@ -140,6 +157,7 @@ void backward(const ops::AttentionBackward& p, Outputs outs, Inputs ins) {
   const int64_t B = qs[0], Hq = qs[1], Sq = qs[2], D = qs[3], Hk = ks[1], Skv = ks[2], Dv = ins[2]->shape()[3];
   const int64_t group = Hq / Hk;
   const A scale = A(p.scale);
+  const DropoutFactor<A> drop(p.dropout);
   parallel_for(B * Hk, 1, [&](int64_t lo, int64_t hi) {
     std::vector<A> kk, vv, qi(static_cast<size_t>(D)), dqi(static_cast<size_t>(D));
     std::vector<A> oi(static_cast<size_t>(Dv)), gi(static_cast<size_t>(Dv));
@@ -155,7 +173,8 @@ void backward(const ops::AttentionBackward& p, Outputs outs, Inputs ins) {
           load_row(oi.data(), o.row(b, h, i), Dv, o.sd);
           load_row(gi.data(), d_o.row(b, h, i), Dv, d_o.sd);
           const A lse = stats[(b * Hq + h) * Sq + i];
-          const A delta = dot(gi.data(), oi.data(), Dv);  // sum_j p_ij (d o_i . v_j)
+          // sum_j p_ij f_ij (d o_i . v_j), f the dropout's factors (o holds them)
+          const A delta = dot(gi.data(), oi.data(), Dv);
           std::fill(dqi.begin(), dqi.end(), A(0));
           // (a row masked everywhere has no weights, so no gradient)
           const int64_t n = lse > -std::numeric_limits<A>::infinity() ? keys_seen(i, Skv, p.causal) : 0;
@@ -163,9 +182,10 @@ void backward(const ops::AttentionBackward& p, Outputs outs, Inputs ins) {
             const A* kj = kk.data() + j * D;
             const A* vj = vv.data() + j * Dv;
             const A pij = std::exp(dot(qi.data(), kj, D) * scale + mask.template at<A>(b, h, i, j) - lse);
-            const A ds = pij * (dot(gi.data(), vj, Dv) - delta) * scale;
+            const A f = drop(uint64_t(((b * Hq + h) * Sq + i) * Skv + j));
+            const A ds = pij * (f * dot(gi.data(), vj, Dv) - delta) * scale;
             A* dvj = dvv.data() + j * Dv;
-            for (int64_t c = 0; c < Dv; ++c) dvj[c] += pij * gi[c];
+            for (int64_t c = 0; c < Dv; ++c) dvj[c] += pij * f * gi[c];
             A* dkj = dkk.data() + j * D;
             for (int64_t c = 0; c < D; ++c) {
               dqi[c] += ds * kj[c];

@@ -21,11 +21,15 @@
 //    that fails halfway through a training step.
 //  - The scale travels by value; the softmax statistics (each row's log-sum-exp, float32)
 //    go from the forward to the backward as a tensor, as in flash attention.
+//  - Dropout is cuDNN's RNG node (Bernoulli, Philox) multiplying the weights after the
+//    softmax; its seed and offset travel by value (lucid's generator's draw), so the
+//    backward regenerates the forward's mask instead of storing it.
 #include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -48,7 +52,10 @@ using ops::Outputs;
 // The uids of the graphs' tensors that are not virtual, bound at execution: the
 // operands, the by-value scalars (host floats) and the backward's two float32 scratch
 // tensors in its workspace.
-enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV, kScale, kNegInf, kOne, kDeltas, kDqSum, kBias };
+enum Uid : int64_t {
+  kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV, kScale, kNegInf, kDeltaScale, kDeltas, kDqSum, kBias,
+  kSeed, kOffset, kDropoutScale
+};
 
 cudnnDataType_t cudnn_dtype(Dtype d) { return d == Dtype::F16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16; }
 
@@ -75,11 +82,12 @@ struct Layout {
   Dims bias, sbias;       // the additive mask [1 or B, 1 or Hq, Sq, Skv]; empty: none
   Dtype dtype = Dtype::F16;
   bool causal = false;
+  double dropout = 0.0;  // the probability of dropping a weight (0: no RNG node)
   int device = 0;
 
   Layout(const TensorImpl& q_, const TensorImpl& k_, const TensorImpl& v_, bool causal_,
-         const TensorImpl* bias_ = nullptr)
-      : q(dims_of(q_)), k(dims_of(k_)), v(dims_of(v_)), dtype(q_.dtype()), causal(causal_),
+         const TensorImpl* bias_ = nullptr, double dropout_ = 0.0)
+      : q(dims_of(q_)), k(dims_of(k_)), v(dims_of(v_)), dtype(q_.dtype()), causal(causal_), dropout(dropout_),
         device(q_.device().index) {
     if (bias_) bias = dims_of(*bias_), sbias = elements(bias_->stride(), int64_t(bias_->itemsize()));
     const int64_t size = int64_t(q_.itemsize());
@@ -104,7 +112,7 @@ struct Layout {
   static int64_t align(int64_t n) { return (n + 255) / 256 * 256; }
 
   auto key(bool backward) const {
-    return std::make_tuple(backward, device, dtype, causal, q, k, v, sq, sk, sv, bias, sbias);
+    return std::make_tuple(backward, device, dtype, causal, dropout, q, k, v, sq, sk, sv, bias, sbias);
   }
 };
 using PlanKey = decltype(std::declval<Layout>().key(false));
@@ -146,6 +154,33 @@ const BackendDescriptor& masked(GraphBuilder& g, const Layout& l, const BackendD
   return out;
 }
 
+// The dropout's keep-mask [B, Hq, Sq, Skv] (1 kept, 0 dropped), float32: cuDNN's RNG
+// node from the by-value seed and offset, so a graph regenerates it rather than reading it.
+const BackendDescriptor& keep_mask(GraphBuilder& g, const Layout& l) {
+  const Dims dims = l.scores();
+  const auto& kept = g.virtual_tensor(CUDNN_DATA_FLOAT, dims, packed(dims));
+  g.bernoulli(1.0 - l.dropout, g.scalar(kSeed, CUDNN_DATA_INT64), g.scalar(kOffset, CUDNN_DATA_INT64), kept);
+  return kept;
+}
+
+// The dropout's mask and its scale 1 / (1 - p) (bound by value), each one node of its graph.
+struct Dropout {
+  const BackendDescriptor& kept;
+  const BackendDescriptor& scale;
+  Dropout(GraphBuilder& g, const Layout& l) : kept(keep_mask(g, l)), scale(g.scalar(kDropoutScale)) {}
+};
+
+// x * kept * 1 / (1 - p) into a new `dtype` tensor.
+const BackendDescriptor& drop(GraphBuilder& g, const Layout& l, const BackendDescriptor& x, const Dropout& d,
+                              cudnnDataType_t dtype) {
+  const Dims dims = l.scores(), strides = packed(dims);
+  const auto& masked_x = g.virtual_tensor(CUDNN_DATA_FLOAT, dims, strides);
+  g.pointwise(CUDNN_POINTWISE_MUL, x, &d.kept, masked_x);
+  const auto& out = g.virtual_tensor(dtype, dims, strides);
+  g.pointwise(CUDNN_POINTWISE_MUL, masked_x, &d.scale, out);
+  return out;
+}
+
 BackendPlan forward_plan(cudnnHandle_t handle, const Layout& l) {
   GraphBuilder g;
   const cudnnDataType_t io = cudnn_dtype(l.dtype);
@@ -166,10 +201,12 @@ BackendPlan forward_plan(cudnnHandle_t handle, const Layout& l) {
   const auto& log_sum = g.virtual_tensor(CUDNN_DATA_FLOAT, rows, row_strides);
   g.pointwise(CUDNN_POINTWISE_LOG, sum, nullptr, log_sum);
   g.pointwise(CUDNN_POINTWISE_ADD, max, &log_sum, g.tensor(kStats, CUDNN_DATA_FLOAT, rows, row_strides));
-  // the weights enter the second product in the operands' 16-bit type (as cuDNN requires)
-  const auto& p = g.virtual_tensor(io, dims, strides);
-  g.pointwise(CUDNN_POINTWISE_DIV, e, &sum, p);
-  g.matmul(p, g.tensor(kV, io, l.v, l.sv), g.tensor(kO, io, l.o, l.so));
+  // the weights enter the second product in the operands' 16-bit type (as cuDNN requires),
+  // dropped out after the softmax
+  const auto* p = &g.virtual_tensor(l.dropout ? CUDNN_DATA_FLOAT : io, dims, strides);
+  g.pointwise(CUDNN_POINTWISE_DIV, e, &sum, *p);
+  if (l.dropout) p = &drop(g, l, *p, Dropout(g, l), io);
+  g.matmul(*p, g.tensor(kV, io, l.v, l.sv), g.tensor(kO, io, l.o, l.so));
   return g.plan(handle, "scaled_dot_product_attention (cuDNN forward graph)");
 }
 
@@ -186,7 +223,9 @@ void product_into(GraphBuilder& g, const Layout& l, const BackendDescriptor& a, 
 
 // The flash attention gradient: with P = exp(scale q k^T [masked] - stats) and
 // D = rowsum(d o * o): d v = P^T d o, dS = scale P * (d o v^T - D), d k = dS^T q,
-// d q = dS k (summed in float32 scratch, then rounded).
+// d q = dS k (summed in float32 scratch, then rounded). With dropout (mask M, r =
+// 1 / (1 - p)): d v = (r P M)^T d o and dS = scale r P * (M d o v^T - D / r), the
+// rows' D then bound pre-divided by r (kDeltaScale = 1 - p), as cudnn-frontend does.
 BackendPlan backward_plan(cudnnHandle_t handle, const Layout& l) {
   GraphBuilder g;
   const cudnnDataType_t io = cudnn_dtype(l.dtype), f32 = CUDNN_DATA_FLOAT;
@@ -199,14 +238,15 @@ BackendPlan backward_plan(cudnnHandle_t handle, const Layout& l) {
   const auto& stats = g.tensor(kStats, f32, rows, row_strides);
   const auto& scale = g.scalar(kScale);
   const auto& deltas = g.tensor(kDeltas, f32, rows, row_strides);
-  // D = rowsum(d o * o) (times 1: where dropout's inverse scale would go)
+  const std::optional<Dropout> dropout = l.dropout ? std::optional<Dropout>(std::in_place, g, l) : std::nullopt;
+  // D = rowsum(d o * o) * kDeltaScale (1, or 1 - p with dropout)
   const Dims o_dims = l.o;
   const auto& d_o_o = g.virtual_tensor(f32, o_dims, {o_dims[1] * o_dims[2] * o_dims[3], o_dims[2] * o_dims[3],
                                                      o_dims[1] * o_dims[3], 1});
   g.pointwise(CUDNN_POINTWISE_MUL, d_o, &o, d_o_o);
   const auto& row_sums = g.virtual_tensor(f32, rows, row_strides);
   g.reduction(CUDNN_REDUCE_TENSOR_ADD, d_o_o, row_sums);
-  g.pointwise(CUDNN_POINTWISE_MUL, row_sums, &g.scalar(kOne), deltas);
+  g.pointwise(CUDNN_POINTWISE_MUL, row_sums, &g.scalar(kDeltaScale), deltas);
   // P, recomputed from the statistics
   const auto& scaled = masked(g, l, scaled_scores(g, l, q, kt, scale));
   const auto* z = &g.virtual_tensor(f32, dims, strides);
@@ -214,19 +254,29 @@ BackendPlan backward_plan(cudnnHandle_t handle, const Layout& l) {
   if (l.causal) z = &causal_mask(g, l, *z);
   const auto& p = g.virtual_tensor(f32, dims, strides);
   g.pointwise(CUDNN_POINTWISE_EXP, *z, nullptr, p);
-  // d v = P^T d o
+  // d v = P^T d o (P dropped out)
   const auto& pt = g.virtual_tensor(io, l.scores_t(), l.scores_t_strides());
-  g.reshape(p, pt);
+  g.reshape(dropout ? drop(g, l, p, *dropout, f32) : p, pt);
   product_into(g, l, pt, d_o, g.tensor(kDV, io, l.v, l.sdv), l.v, io);
-  // dS = scale P (d o v^T - D)
-  const auto& dp = g.virtual_tensor(f32, dims, strides);
-  g.matmul(d_o, vt, dp);
+  // dS = scale P (d o v^T - D); with dropout scale r P (M d o v^T - D / r)
+  const auto* dp = &g.virtual_tensor(f32, dims, strides);
+  g.matmul(d_o, vt, *dp);
+  if (dropout) {
+    const auto& dp_kept = g.virtual_tensor(f32, dims, strides);
+    g.pointwise(CUDNN_POINTWISE_MUL, *dp, &dropout->kept, dp_kept);
+    dp = &dp_kept;
+  }
   const auto& dp_centred = g.virtual_tensor(f32, dims, strides);
-  g.pointwise(CUDNN_POINTWISE_SUB, dp, &deltas, dp_centred);
-  const auto& dp_weighted = g.virtual_tensor(f32, dims, strides);
-  g.pointwise(CUDNN_POINTWISE_MUL, dp_centred, &p, dp_weighted);
+  g.pointwise(CUDNN_POINTWISE_SUB, *dp, &deltas, dp_centred);
+  const auto* dp_weighted = &g.virtual_tensor(f32, dims, strides);
+  g.pointwise(CUDNN_POINTWISE_MUL, dp_centred, &p, *dp_weighted);
+  if (dropout) {
+    const auto& rescaled = g.virtual_tensor(f32, dims, strides);
+    g.pointwise(CUDNN_POINTWISE_MUL, *dp_weighted, &dropout->scale, rescaled);
+    dp_weighted = &rescaled;
+  }
   const auto& ds = g.virtual_tensor(f32, dims, strides);
-  g.pointwise(CUDNN_POINTWISE_MUL, dp_weighted, &scale, ds);
+  g.pointwise(CUDNN_POINTWISE_MUL, *dp_weighted, &scale, ds);
   // d k = dS^T q
   const auto& dst = g.virtual_tensor(io, l.scores_t(), l.scores_t_strides());
   g.reshape(ds, dst);
@@ -290,21 +340,37 @@ void require(const std::shared_ptr<const BackendPlan>& plan, const std::string& 
               why);
 }
 
+// The dropout's by-value scalars, bound at execution when there is dropout.
+struct DropoutValues {
+  int64_t seed, offset;
+  float scale;
+  bool on;
+  explicit DropoutValues(const ops::AttentionDropout& d)
+      : seed(int64_t(d.draw.seed)), offset(int64_t(d.draw.offset)), scale(float(1.0 / (1.0 - d.p))), on(d.on()) {}
+  void bind(std::vector<int64_t>& uids, std::vector<void*>& ptrs) {
+    if (!on) return;
+    uids.insert(uids.end(), {kSeed, kOffset, kDropoutScale});
+    ptrs.insert(ptrs.end(), {&seed, &offset, &scale});
+  }
+};
+
 void attention_forward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::AttentionForward>(prim);
   const TensorImpl &q = *ins[0], &k = *ins[1], &v = *ins[2];
   const TensorImpl* bias = ins.size() > 3 ? ins[3] : nullptr;
   std::string why = "float16/bfloat16 operands only";
   std::shared_ptr<const BackendPlan> plan;
-  if (shapes_supported(q, k, v, bias)) plan = find_plan(false, Layout(q, k, v, p.causal, bias), &why);
+  const Layout l(q, k, v, p.causal, bias, p.dropout.p);
+  if (shapes_supported(q, k, v, bias)) plan = find_plan(false, l, &why);
   require(plan, why, "scaled_dot_product_attention");
-  const Layout l(q, k, v, p.causal, bias);
   float scale = float(p.scale), neg_inf = -std::numeric_limits<float>::infinity();
   std::vector<int64_t> uids{kQ, kK, kV, kO, kStats, kScale};
   std::vector<void*> ptrs{q.data_ptr(), k.data_ptr(), v.data_ptr(), outs[0]->data_ptr(), outs[1]->data_ptr(),
                           &scale};
   if (l.causal) uids.push_back(kNegInf), ptrs.push_back(&neg_inf);
   if (bias) uids.push_back(kBias), ptrs.push_back(bias->data_ptr());
+  DropoutValues dropout(p.dropout);
+  dropout.bind(uids, ptrs);
   DeviceGuard guard(l.device);
   GpuStorage workspace;
   if (plan->workspace) workspace = CachingAllocator::instance().allocate(size_t(plan->workspace), l.device);
@@ -317,32 +383,35 @@ void attention_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs 
   const TensorImpl* bias = ins.size() > 6 ? ins[6] : nullptr;
   std::string why = "float16/bfloat16 operands only";
   std::shared_ptr<const BackendPlan> plan;
-  if (shapes_supported(q, k, v, bias)) plan = find_plan(true, Layout(q, k, v, p.causal, bias), &why);
+  const Layout l(q, k, v, p.causal, bias, p.dropout.p);
+  if (shapes_supported(q, k, v, bias)) plan = find_plan(true, l, &why);
   require(plan, why, "scaled_dot_product_attention backward");
-  const Layout l(q, k, v, p.causal, bias);
   DeviceGuard guard(l.device);
   // [d q's float32 sums | the rows' D | cuDNN's own workspace]
   const int64_t scratch = l.dq_sum_bytes() + l.deltas_bytes();
   GpuStorage workspace = CachingAllocator::instance().allocate(size_t(scratch + plan->workspace), l.device);
   std::byte* ws = workspace.ptr();
-  float scale = float(p.scale), neg_inf = -std::numeric_limits<float>::infinity(), one = 1.0f;
-  std::vector<int64_t> uids{kQ, kK, kV, kO, kDO, kStats, kDQ, kDK, kDV, kScale, kOne, kDqSum, kDeltas};
+  float scale = float(p.scale), neg_inf = -std::numeric_limits<float>::infinity();
+  float delta_scale = float(1.0 - p.dropout.p);
+  std::vector<int64_t> uids{kQ, kK, kV, kO, kDO, kStats, kDQ, kDK, kDV, kScale, kDeltaScale, kDqSum, kDeltas};
   std::vector<void*> ptrs{q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), d_o.data_ptr(),
                           stats.data_ptr(), outs[0]->data_ptr(), outs[1]->data_ptr(), outs[2]->data_ptr(),
-                          &scale, &one, ws, ws + l.dq_sum_bytes()};
+                          &scale, &delta_scale, ws, ws + l.dq_sum_bytes()};
   if (l.causal) uids.push_back(kNegInf), ptrs.push_back(&neg_inf);
   if (bias) uids.push_back(kBias), ptrs.push_back(bias->data_ptr());
+  DropoutValues dropout(p.dropout);
+  dropout.bind(uids, ptrs);
   execute(cudnn_handle(l.device), *plan, uids, ptrs, ws + scratch);
 }
 
 }  // namespace
 
 bool attention_supported(const TensorImpl& q, const TensorImpl& k, const TensorImpl& v, bool causal,
-                         const TensorImpl* bias) {
+                         const TensorImpl* bias, double dropout) {
   if (!shapes_supported(q, k, v, bias)) return false;
   try {
     if (cudnn_version() < 90000) return false;
-    const Layout l(q, k, v, causal, bias);
+    const Layout l(q, k, v, causal, bias, dropout);
     return find_plan(false, l) && find_plan(true, l);
   } catch (const RuntimeError&) {  // no cuDNN, or none that loads: the composite form
     return false;

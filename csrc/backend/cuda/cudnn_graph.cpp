@@ -83,8 +83,8 @@ const BackendDescriptor& GraphBuilder::tensor(int64_t uid, cudnnDataType_t dtype
   return keep(make_tensor(uid, dtype, dims, strides, false, false, alignment));
 }
 
-const BackendDescriptor& GraphBuilder::scalar(int64_t uid) {
-  return keep(make_tensor(uid, CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {1, 1, 1, 1}, false, true));
+const BackendDescriptor& GraphBuilder::scalar(int64_t uid, cudnnDataType_t dtype) {
+  return keep(make_tensor(uid, dtype, {1, 1, 1, 1}, {1, 1, 1, 1}, false, true));
 }
 
 const BackendDescriptor& GraphBuilder::virtual_tensor(cudnnDataType_t dtype, const Dims& dims, const Dims& strides) {
@@ -129,6 +129,23 @@ void GraphBuilder::pointwise(cudnnPointwiseMode_t mode, const BackendDescriptor&
   if (t) op->set(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, *t);
   op->set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, out);
   op->finalize("cudnnBackendFinalize(pointwise operation)");
+  keep(std::move(desc));
+  ops_.push_back(&keep(std::move(op)));
+}
+
+void GraphBuilder::bernoulli(double keep_probability, const BackendDescriptor& seed, const BackendDescriptor& offset,
+                             const BackendDescriptor& out) {
+  auto desc = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_RNG_DESCRIPTOR);
+  const cudnnRngDistribution_t distribution = CUDNN_RNG_DISTRIBUTION_BERNOULLI;
+  desc->set(CUDNN_ATTR_RNG_DISTRIBUTION, CUDNN_TYPE_RNG_DISTRIBUTION, 1, &distribution);
+  desc->set(CUDNN_ATTR_RNG_BERNOULLI_DIST_PROBABILITY, CUDNN_TYPE_DOUBLE, 1, &keep_probability);
+  desc->finalize("cudnnBackendFinalize(rng)");
+  auto op = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR);
+  op->set(CUDNN_ATTR_OPERATION_RNG_DESC, *desc);
+  op->set(CUDNN_ATTR_OPERATION_RNG_YDESC, out);
+  op->set(CUDNN_ATTR_OPERATION_RNG_SEED, seed);
+  op->set(CUDNN_ATTR_OPERATION_RNG_OFFSET_DESC, offset);
+  op->finalize("cudnnBackendFinalize(rng operation)");
   keep(std::move(desc));
   ops_.push_back(&keep(std::move(op)));
 }

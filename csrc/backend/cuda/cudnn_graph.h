@@ -69,8 +69,9 @@ class GraphBuilder {
   // (alignment: the bytes every pointer bound to the tensor is a multiple of, at most 16)
   const BackendDescriptor& tensor(int64_t uid, cudnnDataType_t dtype, const Dims& dims, const Dims& strides,
                                   int64_t alignment = 16);
-  // A float32 scalar passed by value at execution (uid bound to a host float).
-  const BackendDescriptor& scalar(int64_t uid);
+  // A scalar passed by value at execution (uid bound to a host float, or a host value
+  // of `dtype`).
+  const BackendDescriptor& scalar(int64_t uid, cudnnDataType_t dtype = CUDNN_DATA_FLOAT);
   const BackendDescriptor& virtual_tensor(cudnnDataType_t dtype, const Dims& dims, const Dims& strides);
 
   void matmul(const BackendDescriptor& a, const BackendDescriptor& b, const BackendDescriptor& c);
@@ -79,6 +80,10 @@ class GraphBuilder {
   void pointwise(cudnnPointwiseMode_t mode, const BackendDescriptor& x, const BackendDescriptor* y,
                  const BackendDescriptor& out, const BackendDescriptor* t = nullptr,
                  cudnnDataType_t math = CUDNN_DATA_FLOAT);
+  // out = 1 with probability `keep`, else 0, each element independently: cuDNN's
+  // Philox stream of (seed, offset), two by-value int64 scalars.
+  void bernoulli(double keep, const BackendDescriptor& seed, const BackendDescriptor& offset,
+                 const BackendDescriptor& out);
   // out = the index of each element along `axis` (out: an int32 tensor).
   void gen_index(const BackendDescriptor& x, int64_t axis, const BackendDescriptor& out);
   void reduction(cudnnReduceTensorOp_t mode, const BackendDescriptor& x, const BackendDescriptor& out);

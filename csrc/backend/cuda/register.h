@@ -46,8 +46,8 @@ void register_attention_kernels();  // attention.cpp: cuDNN's flash attention
 // ops::attention_operand) run as cuDNN's flash attention: 16-bit, head dims cuDNN
 // takes, a cuDNN that makes both plans (made and cached here, so that a backward never
 // meets a graph cuDNN rejects). False, never an error, where not.
-// (bias: the additive mask, ops::attention_fused's, or null)
+// (bias: the additive mask, ops::attention_fused's, or null; dropout: its probability)
 bool attention_supported(const TensorImpl& q, const TensorImpl& k, const TensorImpl& v, bool causal,
-                         const TensorImpl* bias = nullptr);
+                         const TensorImpl* bias = nullptr, double dropout = 0.0);
 
 }  // namespace lucid::cuda

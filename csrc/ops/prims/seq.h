@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "core/generator.h"
 #include "ops/primitive.h"
 
 namespace lucid::ops {
@@ -130,15 +131,29 @@ struct CtcLossBackward : PrimitiveOf<Prim::CtcLossBackward, CtcLossBackward> {
 // additive mask [1 or B, 1 or Hq, Sq, Skv] of q's dtype added to the scaled scores;
 // outs: {o [B, Hq, Sq, Dv] (q's dtype), stats [B, Hq, Sq] (float32; float64 for float64)}.
 // A row masked everywhere (-inf) gets o = 0 and stats = -inf.
+// Dropout (dropout > 0): each weight is kept with probability 1 - dropout and scaled by
+// 1 / (1 - dropout), after the softmax (stats stay those of the undropped weights).
+// Which weights are kept is a function of (draw, the weight's place): the forward and
+// its backward, given the same draw, drop the same ones. On the CPU weight
+// ((b * Hq + h) * Sq + i) * Skv + j is kept when Philox word of that index (Note
+// [Philox stream layout]) is at least dropout * 2^32; on the GPU cuDNN's own Philox
+// stream decides, seeded from the same draw.
+struct AttentionDropout {
+  double p = 0.0;
+  PhiloxDraw draw{};
+  bool on() const { return p > 0.0; }
+};
 struct AttentionForward : PrimitiveOf<Prim::AttentionForward, AttentionForward> {
   double scale = 1.0;
   bool causal = false;
+  AttentionDropout dropout;
   const char* name() const override { return "scaled_dot_product_attention"; }
 };
 // ins: {q, k, v, o, d o, stats[, bias]}; outs: {d q, d k, d v} (shaped and typed as q, k, v).
 struct AttentionBackward : PrimitiveOf<Prim::AttentionBackward, AttentionBackward> {
   double scale = 1.0;
   bool causal = false;
+  AttentionDropout dropout;  // the forward's
   const char* name() const override { return "scaled_dot_product_attention_backward"; }
 };
 

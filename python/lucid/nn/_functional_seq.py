@@ -84,15 +84,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     L, S = query.shape[-2], key.shape[-2]
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    if dropout_p == 0.0 and query.ndim == key.ndim == value.ndim and query.ndim in (3, 4) and \
+    if 0.0 <= dropout_p < 1.0 and query.ndim == key.ndim == value.ndim and query.ndim in (3, 4) and \
             (attn_mask is None or not attn_mask.requires_grad):
         # [N, L, E] as one batch of N heads (MultiheadAttention's [batch * heads, L, head_dim])
         q4, k4, v4 = (t.unsqueeze(0) if t.ndim == 3 else t for t in (query, key, value))
         # (a mask is laid out for the kernel only where one may run: 16-bit on the GPU)
         half = q4.device.type != "cpu" and q4.dtype.itemsize == 2 and q4.dtype.is_floating_point
         mask4 = _fused_mask(attn_mask, q4, k4) if attn_mask is not None and half else None
-        if (attn_mask is None or mask4 is not None) and _fusable(q4, k4, v4, enable_gqa, is_causal, mask4):
-            out = _fused(q4, k4, v4, float(s), bool(is_causal), mask4)
+        if (attn_mask is None or mask4 is not None) and \
+                _fusable(q4, k4, v4, enable_gqa, is_causal, mask4, dropout_p):
+            out = _fused(q4, k4, v4, float(s), bool(is_causal), mask4, float(dropout_p))
             return out.squeeze(0) if query.ndim == 3 else out
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         hq, hk = query.shape[-3], key.shape[-3]
@@ -141,30 +142,31 @@ def _fused_mask(attn_mask, q, k):
     return mask.to(q.dtype).expand(b, h, L, S).contiguous()
 
 
-def _fused(q, k, v, scale, is_causal, mask):
-    """The fused kernel's attention. With a mask, a query it hides every key from gets
-    zeros (torch's "safe softmax", as the composite form): its row of the mask is
-    cleared before the kernel and its output zeroed after, on the device (no host wait),
-    so no NaN reaches the output or the gradients."""
+def _fused(q, k, v, scale, is_causal, mask, dropout_p):
+    """The fused kernel's attention (dropout inside it: cuDNN's RNG on the GPU). With a
+    mask, a query it hides every key from gets zeros (torch's "safe softmax", as the
+    composite form): its row of the mask is cleared before the kernel and its output
+    zeroed after, on the device (no host wait), so no NaN reaches the output or the
+    gradients."""
     if mask is None:
-        return _C._fused_attention(q, k, v, scale, is_causal)[0]
+        return _C._fused_attention(q, k, v, scale, is_causal, None, dropout_p)[0]
     hidden = (mask == float("-inf")).all(-1, keepdim=True)
-    out = _C._fused_attention(q, k, v, scale, is_causal, mask.masked_fill(hidden, 0.0))[0]
+    out = _C._fused_attention(q, k, v, scale, is_causal, mask.masked_fill(hidden, 0.0), dropout_p)[0]
     return out.masked_fill(hidden, 0.0)
 
 
-def _fusable(q, k, v, enable_gqa, is_causal, mask=None):
+def _fusable(q, k, v, enable_gqa, is_causal, mask=None, dropout_p=0.0):
     """Whether the fused kernel computes this attention: [B, H, S, D] operands of one
     batch (grouped-query heads with enable_gqa), which the device's kernel takes
     (on the GPU, cuDNN's flash attention for float16/bfloat16, with an additive mask
-    too). Elsewhere the composite form runs: float32 and float64 exactly as written,
-    dropout, a mask that takes a gradient, and the CPU, where the composite's matrix
-    products are faster than a loop."""
+    and dropout too). Elsewhere the composite form runs: float32 and float64 exactly
+    as written, a mask that takes a gradient, and the CPU, where the composite's
+    matrix products are faster than a loop."""
     if not q.shape[0] == k.shape[0] == v.shape[0]:
         return False
     if k.shape[1] != q.shape[1] and not enable_gqa:
         return False
-    return _C._fused_attention_supported(q, k, v, bool(is_causal), mask)
+    return _C._fused_attention_supported(q, k, v, bool(is_causal), mask, float(dropout_p))
 
 
 def _repeat_heads(t, r):
