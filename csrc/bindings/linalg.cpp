@@ -8,6 +8,7 @@
 
 #include "autograd/grad_mode.h"
 #include "bindings/common.h"
+#include "ops/decompose.h"
 #include "ops/linalg.h"
 
 namespace lucid::bindings {
@@ -142,6 +143,26 @@ void init_linalg(nb::module_& m, TensorClass& cls) {
   m.def("set_num_threads", [](int n) { ops::cpu_settings().set_num_threads(n); }, nb::arg("int"));
   m.def("_has_blas", [] { return ops::cpu_settings().has_blas(); });
   m.def("_blas_info", [] { return ops::cpu_settings().blas_info(); });
+  m.def("_has_lapack", [] { return ops::cpu_settings().has_lapack(); });
+  // The decompositions (ops/decompose.h), raw: lucid.linalg adds broadcasting, errors
+  // and gradients. Absent results (no vectors asked for) are None.
+  m.def("_linalg_lu_factor", [](TensorPtr a) { auto r = ops::lu_factor(a); return nb::make_tuple(r[0], r[1], r[2]); });
+  m.def("_linalg_lu_solve", &ops::lu_solve, nb::arg("LU"), nb::arg("pivots"), nb::arg("B"), nb::arg("adjoint"));
+  m.def("_linalg_cholesky", [](TensorPtr a) { auto r = ops::cholesky(a); return nb::make_tuple(r[0], r[1]); });
+  m.def("_linalg_solve_triangular", [](TensorPtr a, TensorPtr b, bool upper, bool left, bool unit) {
+    return ops::solve_triangular(a, b, upper, left, unit);
+  }, nb::arg("A"), nb::arg("B"), nb::arg("upper"), nb::arg("left"), nb::arg("unitriangular"));
+  m.def("_linalg_qr_factor", [](TensorPtr a) { auto r = ops::qr_factor(a); return nb::make_tuple(r[0], r[1]); });
+  m.def("_linalg_householder_product", &ops::householder_product, nb::arg("input"), nb::arg("tau"));
+  m.def("_linalg_eigh", [](TensorPtr a, bool upper, bool vectors) {
+    auto r = ops::eigh(a, upper, vectors);
+    return nb::make_tuple(r[0], r[1] ? nb::cast(r[1]) : nb::none(), r[2]);
+  }, nb::arg("A"), nb::arg("upper"), nb::arg("vectors"));
+  m.def("_linalg_svd", [](TensorPtr a, bool full, bool vectors) {
+    auto r = ops::svd(a, full, vectors);
+    auto opt = [](const TensorPtr& t) { return t ? nb::cast(t) : nb::none(); };
+    return nb::make_tuple(opt(r[0]), r[1], opt(r[2]), r[3]);
+  }, nb::arg("A"), nb::arg("full_matrices"), nb::arg("vectors"));
   m.def("_set_matmul_allow_tf32", &ops::set_matmul_allow_tf32, nb::arg("allow"));
 
   // Tensor methods.

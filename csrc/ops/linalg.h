@@ -49,7 +49,7 @@ void set_matmul_allow_tf32(bool allow);
 bool matmul_allow_tf32();
 
 // The settings of the backend that runs the products, behind lucid.get_num_threads,
-// set_num_threads, _has_blas and _blas_info: the CPU backend registers them at import
+// set_num_threads, _has_blas, _blas_info and _has_lapack: the CPU backend registers them at import
 // (backend/cpu/register_linalg.cpp), as it registers its kernels, so that neither the
 // ops nor the bindings include a backend header. The thread count sizes the pool that
 // threads every CPU kernel; BLAS itself runs single-threaded.
@@ -58,6 +58,7 @@ struct CpuSettings {
   void (*set_num_threads)(int n) = nullptr;  // RuntimeError unless n >= 1
   bool (*has_blas)() = nullptr;              // built with OpenBLAS (otherwise lucid's own loops)
   std::string (*blas_info)() = nullptr;      // the BLAS build and the kernels it chose
+  bool (*has_lapack)() = nullptr;            // the decompositions have LAPACK (else they raise)
 };
 void register_cpu_settings(const CpuSettings& settings);
 const CpuSettings& cpu_settings();

@@ -29,7 +29,8 @@ namespace lucid::ops {
 #define LUCID_REDUCE_PRIMITIVES(X) X(SumLastDims) X(MomentBlock) X(ExtremumBlock) X(ExtremumRows) \
   X(AllAnyRows) X(ProdRows) X(RowStat) X(ScanDim) X(SoftmaxDim) X(SoftmaxBackwardDim) \
   X(SortRows) X(SearchSorted)
-#define LUCID_LINALG_PRIMITIVES(X) X(Gemm) X(Conj)
+#define LUCID_LINALG_PRIMITIVES(X) X(Gemm) X(Conj) X(LuFactor) X(LuSolve) X(Cholesky) X(TriangularSolve) \
+  X(QrFactor) X(HouseholderProduct) X(Eigh) X(Svd)
 #define LUCID_SPATIAL_PRIMITIVES(X) X(ConvForward) X(ConvTranspose) X(ConvWeightGrad) X(Im2Col) X(Col2Im) \
   X(MaxPool) X(AvgPool) X(ResampleTaps) X(GridSample) X(GridSampleBackward)
 #define LUCID_INDEX_PRIMITIVES(X) X(Gather) X(Scatter) X(IndexSelect) X(IndexAdd) X(MaskedFill) \

@@ -119,6 +119,7 @@ _math_more.install(globals())
 from . import _gamma  # noqa: E402  (polygamma, mvlgamma)
 _gamma.install(globals())
 from . import special  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401
 from . import signal  # noqa: E402,F401
 from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: E402,F401
 del _out

@@ -2,7 +2,9 @@
 and `.values` / `.indices` name the parts."""
 
 __all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "histogram",
-           "frexp", "histogramdd"]
+           "frexp", "histogramdd", "linalg_cholesky_ex", "linalg_eigh", "linalg_inv_ex", "linalg_lstsq", "linalg_lu",
+           "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd",
+           "slogdet"]
 
 
 def _structseq(name, fields):
@@ -43,3 +45,15 @@ cummin = _structseq("cummin", ("values", "indices"))
 histogram = _structseq("histogram", ("hist", "bin_edges"))
 frexp = _structseq("frexp", ("mantissa", "exponent"))
 histogramdd = _structseq("histogramdd", ("hist", "bin_edges"))
+linalg_cholesky_ex = _structseq("linalg_cholesky_ex", ("L", "info"))
+linalg_eigh = _structseq("linalg_eigh", ("eigenvalues", "eigenvectors"))
+linalg_inv_ex = _structseq("linalg_inv_ex", ("inverse", "info"))
+linalg_lstsq = _structseq("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+linalg_lu = _structseq("linalg_lu", ("P", "L", "U"))
+linalg_lu_factor = _structseq("linalg_lu_factor", ("LU", "pivots"))
+linalg_lu_factor_ex = _structseq("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+linalg_qr = _structseq("linalg_qr", ("Q", "R"))
+linalg_slogdet = _structseq("linalg_slogdet", ("sign", "logabsdet"))
+linalg_solve_ex = _structseq("linalg_solve_ex", ("result", "info"))
+linalg_svd = _structseq("linalg_svd", ("U", "S", "Vh"))
+slogdet = _structseq("slogdet", ("sign", "logabsdet"))

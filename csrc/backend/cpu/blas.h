@@ -53,6 +53,9 @@ void set_num_threads(int n);  // RuntimeError unless n >= 1
 
 // Whether lucid was built with OpenBLAS (otherwise every product uses the loops).
 bool has_blas();
+// Whether the CPU's decompositions have LAPACK (OpenBLAS's; lapack.cpp). Without it
+// they raise.
+bool has_lapack();
 // The BLAS build and the CPU kernels it chose, for benchmarks and bug reports.
 std::string blas_info();
 

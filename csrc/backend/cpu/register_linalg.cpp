@@ -31,7 +31,7 @@ void register_linalg_kernels() {
   using ops::Prim;
   ops::register_kernel(Prim::Gemm, DeviceType::CPU, gemm_kernel);
   ops::register_kernel(Prim::Conj, DeviceType::CPU, conj_kernel);
-  ops::register_cpu_settings({get_num_threads, set_num_threads, has_blas, blas_info});
+  ops::register_cpu_settings({get_num_threads, set_num_threads, has_blas, blas_info, has_lapack});
 }
 
 }  // namespace lucid::cpu

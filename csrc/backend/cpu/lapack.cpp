@@ -1,0 +1,321 @@
+// CPU kernels of the matrix decompositions (ops/prims/decompose.h): LAPACK, as
+// OpenBLAS ships it, called once per matrix of the batch.
+//
+// Note [LAPACK threads]
+// OpenBLAS runs single-threaded under lucid's pool (Note [One pool for products],
+// blas.cpp). A batch of matrices is split across the pool, one matrix per call; a
+// single matrix is one call with OpenBLAS's own threads switched on for its duration
+// (its blocked factorizations are where the time of a large matrix goes), under a
+// lock so that two such calls never change the thread count under each other.
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "backend/cpu/blas.h"
+#include "backend/cpu/register.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "ops/prims/decompose.h"
+
+#ifdef LUCID_HAVE_OPENBLAS
+#include <cblas.h>
+
+// LAPACK's Fortran entry points (OpenBLAS exports them; gfortran's hidden string
+// lengths last).
+extern "C" {
+void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
+void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
+void sgetrs_(const char* trans, const int* n, const int* nrhs, const float* a, const int* lda, const int* ipiv,
+             float* b, const int* ldb, int* info, size_t);
+void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
+             double* b, const int* ldb, int* info, size_t);
+void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info, size_t);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t);
+void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, float* work, const int* lwork,
+             int* info);
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork,
+             int* info);
+void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau, float* work,
+             const int* lwork, int* info);
+void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work,
+             const int* lwork, int* info);
+void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w, float* work,
+             const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
+void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
+             const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
+void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* lda, float* s, float* u,
+             const int* ldu, float* vt, const int* ldvt, float* work, const int* lwork, int* iwork, int* info,
+             size_t);
+void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
+             const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork, int* info,
+             size_t);
+}
+#endif
+
+namespace lucid::cpu {
+
+namespace {
+
+using ops::Inputs;
+using ops::Outputs;
+using ops::prim_cast;
+
+// Matrix b of a column-major batch (ops/prims/decompose.h's layout).
+template <class T>
+T* matrix(const TensorImpl* t, int64_t b) {
+  const int64_t r = t->ndim();
+  const int64_t size = r >= 2 ? t->shape()[r - 2] * t->shape()[r - 1] : t->shape()[r - 1];
+  return reinterpret_cast<T*>(t->host_ptr()) + b * size;
+}
+// The batch's size: the elements of `t` over those of one matrix (or vector: `dims` 1).
+int64_t batch_of(const TensorImpl* t, int dims) {
+  int64_t n = 1;
+  for (int64_t i = 0; i < t->ndim() - dims; ++i) n *= t->shape()[i];
+  return n;
+}
+int rows(const TensorImpl* t) { return int(t->shape()[t->ndim() - 2]); }
+int cols(const TensorImpl* t) { return int(t->shape()[t->ndim() - 1]); }
+int32_t* info_of(const TensorImpl* t) { return reinterpret_cast<int32_t*>(t->host_ptr()); }
+
+#ifdef LUCID_HAVE_OPENBLAS
+
+std::mutex g_threads_mutex;
+
+// fn(b) for every matrix b of a batch of `count`: across lucid's pool, or, for one
+// matrix, on OpenBLAS's threads (Note [LAPACK threads]).
+template <class F>
+void each_matrix(int64_t count, F&& fn) {
+  if (count == 1) {
+    std::lock_guard<std::mutex> lock(g_threads_mutex);
+    openblas_set_num_threads(get_num_threads());
+    try {
+      fn(int64_t(0));
+    } catch (...) {
+      openblas_set_num_threads(1);
+      throw;
+    }
+    openblas_set_num_threads(1);
+    return;
+  }
+  parallel_for(count, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t b = lo; b < hi; ++b) fn(b);
+  });
+}
+
+// f.template operator()<T>() for float32 or float64.
+template <class F>
+void visit_real(Dtype d, const char* op, F&& f) {
+  switch (d) {
+    case Dtype::F32: return f.template operator()<float>();
+    case Dtype::F64: return f.template operator()<double>();
+    default: fail<NotImplementedError>(op, ": not implemented for '", dtype_name(d), "' on the CPU");
+  }
+}
+
+// One LAPACK entry point of either precision, chosen by T.
+#define LUCID_LAPACK(name, T, ...) \
+  do {                             \
+    if constexpr (std::is_same_v<T, float>) s##name##_(__VA_ARGS__); \
+    else d##name##_(__VA_ARGS__); \
+  } while (0)
+
+void lu_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
+  const TensorImpl *a = outs[0], *piv = outs[1];
+  const int m = rows(a), n = cols(a), k = std::min(m, n), lda = std::max(1, m);
+  visit_real(a->dtype(), "linalg.lu_factor", [&]<class T>() {
+    each_matrix(batch_of(a, 2), [&](int64_t b) {
+      int* ipiv = reinterpret_cast<int*>(piv->host_ptr()) + b * k;
+      int info = 0;
+      if (m > 0 && n > 0) LUCID_LAPACK(getrf, T, &m, &n, matrix<T>(a, b), &lda, ipiv, &info);
+      info_of(outs[2])[b] = info;
+    });
+  });
+}
+
+void lu_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = prim_cast<ops::LuSolve>(prim);
+  const TensorImpl *lu = ins[0], *piv = ins[1], *x = outs[0];
+  const int n = rows(lu), k = cols(x), ld = std::max(1, n);
+  const char trans = p.adjoint ? 'T' : 'N';
+  visit_real(lu->dtype(), "linalg.lu_solve", [&]<class T>() {
+    each_matrix(batch_of(x, 2), [&](int64_t b) {
+      const int* ipiv = reinterpret_cast<const int*>(piv->host_ptr()) + b * n;
+      int info = 0;
+      if (n > 0 && k > 0) LUCID_LAPACK(getrs, T, &trans, &n, &k, matrix<T>(lu, b), &ld, ipiv, matrix<T>(x, b), &ld,
+                                       &info, 1);
+    });
+  });
+}
+
+void cholesky_kernel(const ops::Primitive&, Outputs outs, Inputs) {
+  const TensorImpl* a = outs[0];
+  const int n = rows(a), ld = std::max(1, n);
+  const char uplo = 'L';
+  visit_real(a->dtype(), "linalg.cholesky", [&]<class T>() {
+    each_matrix(batch_of(a, 2), [&](int64_t b) {
+      int info = 0;
+      if (n > 0) LUCID_LAPACK(potrf, T, &uplo, &n, matrix<T>(a, b), &ld, &info, 1);
+      info_of(outs[1])[b] = info;
+    });
+  });
+}
+
+void triangular_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = prim_cast<ops::TriangularSolve>(prim);
+  const TensorImpl *a = ins[0], *x = outs[0];
+  const int n = rows(a), m = rows(x), k = cols(x), lda = std::max(1, n), ldb = std::max(1, m);
+  const CBLAS_SIDE side = p.left ? CblasLeft : CblasRight;
+  const CBLAS_UPLO uplo = p.upper ? CblasUpper : CblasLower;
+  const CBLAS_TRANSPOSE trans = p.transpose ? CblasTrans : CblasNoTrans;
+  const CBLAS_DIAG diag = p.unit ? CblasUnit : CblasNonUnit;
+  visit_real(a->dtype(), "linalg.solve_triangular", [&]<class T>() {
+    each_matrix(batch_of(x, 2), [&](int64_t b) {
+      if (m == 0 || k == 0) return;
+      if constexpr (std::is_same_v<T, float>)
+        cblas_strsm(CblasColMajor, side, uplo, trans, diag, m, k, 1.0f, matrix<T>(a, b), lda, matrix<T>(x, b), ldb);
+      else
+        cblas_dtrsm(CblasColMajor, side, uplo, trans, diag, m, k, 1.0, matrix<T>(a, b), lda, matrix<T>(x, b), ldb);
+    });
+  });
+}
+
+// LAPACK's workspace query: the optimal lwork of `call(work, lwork)`.
+template <class T, class Call>
+int query_lwork(Call&& call) {
+  T size = 0;
+  const int query = -1;
+  call(&size, &query);
+  return std::max(1, int(size));
+}
+
+void qr_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
+  const TensorImpl *a = outs[0], *tau = outs[1];
+  const int m = rows(a), n = cols(a), k = std::min(m, n), lda = std::max(1, m);
+  visit_real(a->dtype(), "linalg.qr", [&]<class T>() {
+    each_matrix(batch_of(a, 2), [&](int64_t b) {
+      if (k == 0) return;
+      T* t = reinterpret_cast<T*>(tau->host_ptr()) + b * k;
+      int info = 0;
+      const int lwork = query_lwork<T>([&](T* w, const int* lw) {
+        LUCID_LAPACK(geqrf, T, &m, &n, matrix<T>(a, b), &lda, t, w, lw, &info);
+      });
+      std::vector<T> work(static_cast<size_t>(lwork));
+      LUCID_LAPACK(geqrf, T, &m, &n, matrix<T>(a, b), &lda, t, work.data(), &lwork, &info);
+    });
+  });
+}
+
+void householder_product_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
+  const TensorImpl *a = outs[0], *tau = ins[0];
+  const int m = rows(a), n = cols(a), k = cols(tau), lda = std::max(1, m);
+  visit_real(a->dtype(), "linalg.householder_product", [&]<class T>() {
+    each_matrix(batch_of(a, 2), [&](int64_t b) {
+      if (n == 0) return;
+      const T* t = reinterpret_cast<const T*>(tau->host_ptr()) + b * k;
+      int info = 0;
+      const int lwork = query_lwork<T>([&](T* w, const int* lw) {
+        LUCID_LAPACK(orgqr, T, &m, &n, &k, matrix<T>(a, b), &lda, t, w, lw, &info);
+      });
+      std::vector<T> work(static_cast<size_t>(lwork));
+      LUCID_LAPACK(orgqr, T, &m, &n, &k, matrix<T>(a, b), &lda, t, work.data(), &lwork, &info);
+    });
+  });
+}
+
+void eigh_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
+  const auto& p = prim_cast<ops::Eigh>(prim);
+  const TensorImpl *a = outs[0], *w = outs[1];
+  const int n = rows(a), ld = std::max(1, n);
+  const char jobz = p.vectors ? 'V' : 'N', uplo = p.upper ? 'U' : 'L';
+  visit_real(a->dtype(), "linalg.eigh", [&]<class T>() {
+    each_matrix(batch_of(a, 2), [&](int64_t b) {
+      int info = 0;
+      if (n > 0) {
+        T* values = reinterpret_cast<T*>(w->host_ptr()) + b * n;
+        T lwork_size = 0;
+        int liwork = 0;
+        const int query = -1;
+        LUCID_LAPACK(syevd, T, &jobz, &uplo, &n, matrix<T>(a, b), &ld, values, &lwork_size, &query, &liwork, &query,
+                     &info, 1, 1);
+        const int lwork = std::max(1, int(lwork_size));
+        liwork = std::max(1, liwork);
+        std::vector<T> work(static_cast<size_t>(lwork));
+        std::vector<int> iwork(static_cast<size_t>(liwork));
+        LUCID_LAPACK(syevd, T, &jobz, &uplo, &n, matrix<T>(a, b), &ld, values, work.data(), &lwork, iwork.data(),
+                     &liwork, &info, 1, 1);
+      }
+      info_of(outs[2])[b] = info;
+    });
+  });
+}
+
+void svd_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = prim_cast<ops::Svd>(prim);
+  const TensorImpl *a = ins[0], *s = outs[0];
+  const TensorImpl* u = p.vectors ? outs[2] : nullptr;
+  const TensorImpl* vh = p.vectors ? outs[3] : nullptr;
+  const int m = rows(a), n = cols(a), k = std::min(m, n), lda = std::max(1, m);
+  const char jobz = !p.vectors ? 'N' : p.full ? 'A' : 'S';
+  const int ldu = std::max(1, m), ldvt = std::max(1, p.full ? n : k);
+  visit_real(a->dtype(), "linalg.svd", [&]<class T>() {
+    each_matrix(batch_of(a, 2), [&](int64_t b) {
+      int info = 0;
+      if (k > 0) {
+        T* values = reinterpret_cast<T*>(s->host_ptr()) + b * k;
+        T* ub = u ? matrix<T>(u, b) : nullptr;
+        T* vb = vh ? matrix<T>(vh, b) : nullptr;
+        std::vector<int> iwork(static_cast<size_t>(8 * k));
+        const int lwork = query_lwork<T>([&](T* w, const int* lw) {
+          LUCID_LAPACK(gesdd, T, &jobz, &m, &n, matrix<T>(a, b), &lda, values, ub, &ldu, vb, &ldvt, w, lw,
+                       iwork.data(), &info, 1);
+        });
+        std::vector<T> work(static_cast<size_t>(lwork));
+        LUCID_LAPACK(gesdd, T, &jobz, &m, &n, matrix<T>(a, b), &lda, values, ub, &ldu, vb, &ldvt, work.data(), &lwork,
+                     iwork.data(), &info, 1);
+      }
+      info_of(outs[1])[b] = info;
+    });
+  });
+}
+
+#undef LUCID_LAPACK
+
+#else  // no LAPACK: each op says so
+
+void no_lapack(const ops::Primitive& prim, Outputs, Inputs) {
+  fail<RuntimeError>(prim.name(), ": lucid was built without LAPACK (OpenBLAS), which the CPU's decompositions "
+                     "need; install libopenblas-dev and rebuild, or run it on the GPU");
+}
+
+#endif
+
+}  // namespace
+
+bool has_lapack() {
+#ifdef LUCID_HAVE_OPENBLAS
+  return true;
+#else
+  return false;
+#endif
+}
+
+void register_decompose_kernels() {
+  using ops::Prim;
+#ifdef LUCID_HAVE_OPENBLAS
+  ops::register_kernel(Prim::LuFactor, DeviceType::CPU, lu_factor_kernel);
+  ops::register_kernel(Prim::LuSolve, DeviceType::CPU, lu_solve_kernel);
+  ops::register_kernel(Prim::Cholesky, DeviceType::CPU, cholesky_kernel);
+  ops::register_kernel(Prim::TriangularSolve, DeviceType::CPU, triangular_solve_kernel);
+  ops::register_kernel(Prim::QrFactor, DeviceType::CPU, qr_factor_kernel);
+  ops::register_kernel(Prim::HouseholderProduct, DeviceType::CPU, householder_product_kernel);
+  ops::register_kernel(Prim::Eigh, DeviceType::CPU, eigh_kernel);
+  ops::register_kernel(Prim::Svd, DeviceType::CPU, svd_kernel);
+#else
+  for (Prim p : {Prim::LuFactor, Prim::LuSolve, Prim::Cholesky, Prim::TriangularSolve, Prim::QrFactor,
+                 Prim::HouseholderProduct, Prim::Eigh, Prim::Svd})
+    ops::register_kernel(p, DeviceType::CPU, no_lapack);
+#endif
+}
+
+}  // namespace lucid::cpu

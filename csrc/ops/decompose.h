@@ -1,0 +1,33 @@
+// The matrix decompositions lucid.linalg builds on (python/lucid/linalg.py), as raw
+// engine ops: no autograd here (linalg's Functions hold torch's gradient formulas), no
+// broadcasting (linalg broadcasts first). Each takes float32/float64 batch + [m, n]
+// operands of any strides on one device, copies them into the column-major layout of
+// ops/prims/decompose.h, and returns its results in that layout (as torch's linalg
+// results are), with int32 `info` [batch] that linalg turns into its errors.
+#pragma once
+
+#include <vector>
+
+#include "core/tensor_impl.h"
+
+namespace lucid::ops {
+
+// {LU, pivots int32 [*, min(m, n)] (1-based), info}.
+std::vector<TensorPtr> lu_factor(const TensorPtr& a);
+// A^-1 B (adjoint: A^-T B) from lu_factor's LU and pivots; B [*, n, k] of LU's batch.
+TensorPtr lu_solve(const TensorPtr& lu, const TensorPtr& pivots, const TensorPtr& b, bool adjoint);
+// {L (in the lower triangle; the strict upper one holds A's), info}.
+std::vector<TensorPtr> cholesky(const TensorPtr& a);
+// X with op(A) X = B (left) or X op(A) = B, A triangular (upper or lower; unit diagonal).
+TensorPtr solve_triangular(const TensorPtr& a, const TensorPtr& b, bool upper, bool left, bool unit,
+                           bool transpose = false);
+// {R and the reflectors (geqrf's packed form), tau [*, min(m, n)]}.
+std::vector<TensorPtr> qr_factor(const TensorPtr& a);
+// The first n columns of H_1 ... H_k: a [*, m, n] holds the reflectors, tau [*, k].
+TensorPtr householder_product(const TensorPtr& a, const TensorPtr& tau);
+// {eigenvalues [*, n] ascending, eigenvectors (as columns; null unless vectors), info}.
+std::vector<TensorPtr> eigh(const TensorPtr& a, bool upper, bool vectors);
+// {U, S [*, k] descending, Vh, info}; U and Vh null unless vectors.
+std::vector<TensorPtr> svd(const TensorPtr& a, bool full, bool vectors);
+
+}  // namespace lucid::ops

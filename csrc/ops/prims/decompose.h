@@ -1,0 +1,76 @@
+// Primitives of the matrix decompositions (ops/decompose.cpp; lucid.linalg builds on
+// them): LAPACK on the CPU, cuSOLVER on the GPU.
+//
+// Every matrix operand is float32 or float64, batch + [m, n] with each matrix
+// column-major and the batch dense (element (i, j) of matrix b at b * m * n + i + j * m:
+// strides [..., 1, m] in elements), LAPACK's and cuSOLVER's layout. Factors are
+// computed in place in their output, which the op has filled with the input. info
+// outputs are int32 [batch]: 0 for success, else LAPACK's code for that matrix (the
+// op turns them into errors naming the batch element).
+#pragma once
+
+#include "ops/primitive.h"
+
+namespace lucid::ops {
+
+// A = P L U with partial pivoting (getrf). outs: {a [*, m, n] (in: A; out: L below the
+// diagonal, unit diagonal implied, U on and above), pivots int32 [*, min(m, n)]
+// (1-based row swaps, LAPACK's), info}. info > 0: U[info-1, info-1] is exactly zero.
+struct LuFactor : PrimitiveOf<Prim::LuFactor, LuFactor> {
+  const char* name() const override { return "linalg.lu_factor"; }
+};
+
+// X = A^-1 B (adjoint: A^-H B) from LuFactor's result (getrs). ins: {lu [*, n, n],
+// pivots [*, n]}; outs: {b [*, n, k] (in: B; out: X)}; one batch shape for all.
+struct LuSolve : PrimitiveOf<Prim::LuSolve, LuSolve> {
+  bool adjoint = false;
+  const char* name() const override { return "linalg.lu_solve"; }
+};
+
+// A = L L^H (potrf). outs: {a [*, n, n] (in: A, only its lower triangle read; out: L
+// in the lower triangle, the strict upper one left as it was), info}. info > 0: the
+// leading minor of that order is not positive-definite.
+struct Cholesky : PrimitiveOf<Prim::Cholesky, Cholesky> {
+  const char* name() const override { return "linalg.cholesky"; }
+};
+
+// op(A) X = B (left) or X op(A) = B, A triangular (trsm). ins: {a [*, n, n]}; outs:
+// {b (in: B; out: X) [*, n, k] (left) or [*, k, n]}. Only A's `upper` (or lower)
+// triangle is read; unit: its diagonal is taken as ones; transpose: op(A) = A^T.
+struct TriangularSolve : PrimitiveOf<Prim::TriangularSolve, TriangularSolve> {
+  bool upper = false, left = true, unit = false, transpose = false;
+  const char* name() const override { return "linalg.solve_triangular"; }
+};
+
+// A = Q R by Householder reflections (geqrf). outs: {a [*, m, n] (in: A; out: R on and
+// above the diagonal, the reflectors' vectors below it), tau [*, min(m, n)]}.
+struct QrFactor : PrimitiveOf<Prim::QrFactor, QrFactor> {
+  const char* name() const override { return "linalg.qr"; }
+};
+
+// The first n columns of the product of the k reflectors H_1 ... H_k (orgqr: torch's
+// linalg.householder_product). ins: {tau [*, k]}; outs: {a [*, m, n] (in: the
+// reflectors' vectors below the diagonal of the first k columns, as QrFactor leaves
+// them; out: the product's columns)}; m >= n >= k.
+struct HouseholderProduct : PrimitiveOf<Prim::HouseholderProduct, HouseholderProduct> {
+  const char* name() const override { return "linalg.householder_product"; }
+};
+
+// The eigenvalues (ascending) and, when `vectors`, eigenvectors of a symmetric A
+// (syevd). outs: {a [*, n, n] (in: A, its `upper` or lower triangle read; out: the
+// eigenvectors as columns when `vectors`, else destroyed), w [*, n] (A's dtype),
+// info}. info > 0: the algorithm did not converge.
+struct Eigh : PrimitiveOf<Prim::Eigh, Eigh> {
+  bool upper = false, vectors = true;
+  const char* name() const override { return "linalg.eigh"; }
+};
+
+// A = U diag(S) Vh (gesdd; the GPU's gesvd). ins: {a [*, m, n] (destroyed: a copy the
+// op made)}; outs: {s [*, k] (descending, k = min(m, n)), info, and when `vectors`,
+// u [*, m, full ? m : k] and vh [*, full ? n : k, n]}.
+struct Svd : PrimitiveOf<Prim::Svd, Svd> {
+  bool vectors = true, full = false;
+  const char* name() const override { return "linalg.svd"; }
+};
+
+}  // namespace lucid::ops
