@@ -120,6 +120,11 @@ from . import _gamma  # noqa: E402  (polygamma, mvlgamma)
 _gamma.install(globals())
 from . import special  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
+for _name, _fn, _method in linalg._TOP_LEVEL:  # torch.det, Tensor.inverse, ...
+    globals()[_name] = _fn
+    if _method:
+        setattr(Tensor, _name, _fn)
+del _name, _fn, _method
 from . import signal  # noqa: E402,F401
 from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: E402,F401
 del _out

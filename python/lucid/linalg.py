@@ -21,7 +21,7 @@ __all__ = [
     "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
     "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
     "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
-    "vecdot", "vector_norm",
+    "vecdot", "vector_norm", "dot", "inner", "outer",
 ]
 
 
@@ -913,8 +913,9 @@ def multi_dot(tensors, *, out=None):
     return result
 
 
-def vander(x, *, N=None):
-    """[..., n, N]: x's powers 0..N-1 (N default n) along the last dim."""
+def vander(x, *, N=None, increasing=True):
+    """[..., n, N]: x's powers 0..N-1 (N default n) along the last dim (increasing=False,
+    upstream Lucid's numpy-style option: N-1..0)."""
     if x.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension")
     n = x.shape[-1] if N is None else N
@@ -924,7 +925,7 @@ def vander(x, *, N=None):
     powers = [ones_like(x).unsqueeze(-1)]
     for _ in range(1, n):
         powers.append(powers[-1] * x.unsqueeze(-1))
-    return cat(powers, -1)
+    return cat(powers if increasing else powers[::-1], -1)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
@@ -935,3 +936,83 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 def matmul(input, other, *, out=None):
     from . import matmul as _matmul
     return _matmul(input, other)
+
+
+def dot(x, y, *, out=None):
+    """upstream Lucid's linalg.dot: the inner product of two 1-D tensors (lucid.dot)."""
+    from . import dot as _dot
+    return _dot(x, y)
+
+
+def inner(x, y, *, out=None):
+    """upstream Lucid's linalg.inner: lucid.inner."""
+    from . import inner as _inner
+    return _inner(x, y)
+
+
+def outer(x, y, *, out=None):
+    """upstream Lucid's linalg.outer: lucid.outer."""
+    from . import outer as _outer
+    return _outer(x, y)
+
+
+# ---- torch's top-level forms (lucid.det, Tensor.inverse, torch.svd's (U, S, V), ...) --------
+
+def logdet(input):
+    """log det A: NaN for a negative determinant, -inf for a zero one (torch.logdet)."""
+    _check_matrix("logdet", input, square=True)
+    return _logdet(input)
+
+
+def _svd_torch(input, some=True, compute_uv=True):
+    """torch.svd: (U, S, V) (V, not Vh); some=False: full U and V; compute_uv=False: zero U and V."""
+    U, S, Vh = svd(input, full_matrices=not some)
+    if not compute_uv:
+        return _rt.svd((U.detach() * 0, S, Vh.mT.detach() * 0))
+    return _rt.svd((U, S, Vh.mT))
+
+
+def _qr_torch(input, some=True):
+    """torch.qr: linalg.qr with mode 'reduced' (some) or 'complete'."""
+    return _rt.qr(qr(input, "reduced" if some else "complete"))
+
+
+def _cholesky_torch(input, upper=False):
+    return cholesky(input, upper=upper)
+
+
+def cholesky_solve(B, L, upper=False, *, out=None):
+    """X with A X = B for A = L L^H (upper: A = U^H U), given the factor."""
+    if upper:
+        return solve_triangular(L, solve_triangular(_mH(L), B, upper=False), upper=True)
+    return solve_triangular(_mH(L), solve_triangular(L, B, upper=False), upper=True)
+
+
+def cholesky_inverse(L, upper=False, *, out=None):
+    """A^-1 for A = L L^H (upper: A = U^H U), given the factor."""
+    return cholesky_solve(_eye_like(L).expand(*L.shape), L, upper)
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """torch.triangular_solve: (X, A's copy) with op(A) X = b."""
+    M = _mH(A) if transpose else A
+    X = solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
+    return _rt.triangular_solve((X, A.clone()))
+
+
+def _pinverse(input, rcond=1e-15):
+    return pinv(input, rtol=rcond)
+
+
+def chain_matmul(*matrices, out=None):
+    return multi_dot(matrices)
+
+
+# (name in lucid, function, also a Tensor method)
+_TOP_LEVEL = [
+    ("det", det, True), ("logdet", logdet, True), ("slogdet", slogdet, True), ("inverse", inv, True),
+    ("pinverse", _pinverse, True), ("matrix_exp", matrix_exp, True), ("matrix_power", matrix_power, True),
+    ("svd", _svd_torch, True), ("qr", _qr_torch, True), ("cholesky", _cholesky_torch, True),
+    ("cholesky_solve", cholesky_solve, True), ("cholesky_inverse", cholesky_inverse, True),
+    ("triangular_solve", triangular_solve, True), ("chain_matmul", chain_matmul, False),
+]

@@ -4,7 +4,7 @@ and `.values` / `.indices` name the parts."""
 __all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "histogram",
            "frexp", "histogramdd", "linalg_cholesky_ex", "linalg_eigh", "linalg_inv_ex", "linalg_lstsq", "linalg_lu",
            "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd",
-           "slogdet"]
+           "slogdet", "svd", "qr", "triangular_solve"]
 
 
 def _structseq(name, fields):
@@ -57,3 +57,6 @@ linalg_slogdet = _structseq("linalg_slogdet", ("sign", "logabsdet"))
 linalg_solve_ex = _structseq("linalg_solve_ex", ("result", "info"))
 linalg_svd = _structseq("linalg_svd", ("U", "S", "Vh"))
 slogdet = _structseq("slogdet", ("sign", "logabsdet"))
+svd = _structseq("svd", ("U", "S", "V"))
+qr = _structseq("qr", ("Q", "R"))
+triangular_solve = _structseq("triangular_solve", ("solution", "cloned_coefficient"))

@@ -1,0 +1,343 @@
+"""lucid.linalg against torch.linalg: results (or, where a decomposition is not
+unique, what defines it), gradients against torch's and float64 numerical ones, the
+errors torch raises for singular and indefinite inputs, on batched, non-contiguous,
+empty and ill-conditioned matrices. CPU legs need LAPACK (OpenBLAS)."""
+
+import pytest
+import torch
+
+import lucid
+import lucid.linalg as LA
+from conftest import to_lucid, to_torch
+
+needs_lapack = pytest.mark.skipif(not lucid._C._has_lapack(), reason="lucid built without LAPACK")
+
+
+@pytest.fixture
+def dev(device):
+    if device == "cpu" and not lucid._C._has_lapack():
+        pytest.skip("lucid built without LAPACK")
+    return device
+
+
+def _rand(*shape, seed=0, dtype=torch.float64):
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def _spd(*shape, seed=0, dtype=torch.float64):
+    a = _rand(*shape, seed=seed, dtype=dtype)
+    return a @ a.mT + shape[-1] * torch.eye(shape[-1], dtype=dtype)
+
+
+def _close(l, t, tol=1e-10):
+    assert tuple(l.shape) == tuple(t.shape), (l.shape, t.shape)
+    torch.testing.assert_close(to_torch(l.detach().cpu()).to(t.dtype), t.detach(), rtol=tol, atol=tol)
+
+
+def _grads(lfn, tfn, args, dev, tol=1e-8):
+    """lfn(*lucid args) and tfn(*torch args) with the same upstream gradient: outputs
+    and every input's gradient agree."""
+    targs = [a.clone().requires_grad_() for a in args]
+    largs = [to_lucid(a, dev).requires_grad_() for a in args]
+    tout, lout = tfn(*targs), lfn(*largs)
+    g = _rand(*tout.shape, seed=9, dtype=tout.dtype)
+    tout.backward(g)
+    lout.backward(to_lucid(g, dev))
+    _close(lout, tout, tol)
+    for l, t in zip(largs, targs):
+        _close(l.grad, t.grad, tol)
+
+
+BATCHES = [(), (3,), (2, 2)]
+
+
+@pytest.mark.parametrize("batch", BATCHES)
+def test_solve_inv_det_match_torch(dev, batch):
+    A, B = _rand(*batch, 5, 5), _rand(*batch, 5, 3, seed=1)
+    _grads(LA.solve, torch.linalg.solve, [A, B], dev)
+    _grads(LA.inv, torch.linalg.inv, [A], dev)
+    _grads(LA.det, torch.linalg.det, [A], dev)
+    _grads(lambda a: LA.slogdet(a).logabsdet, lambda a: torch.linalg.slogdet(a).logabsdet, [A], dev)
+    sign = LA.slogdet(to_lucid(A, dev)).sign
+    _close(sign, torch.linalg.slogdet(A).sign)
+    # right-hand form, a vector right-hand side and a broadcast batch
+    _grads(lambda a, b: LA.solve(a, b, left=False), lambda a, b: torch.linalg.solve(a, b, left=False),
+           [A, _rand(*batch, 3, 5, seed=2)], dev)
+    _grads(LA.solve, torch.linalg.solve, [A, _rand(*batch, 5, seed=3)], dev)
+    _grads(LA.solve, torch.linalg.solve, [A, _rand(5, 2, seed=3)], dev)
+
+
+def test_det_of_singular_matrices_and_its_gradient(dev):
+    """det of a rank-deficient matrix is 0 and its gradient the cofactor matrix (finite),
+    as torch's."""
+    A = _rand(4, 4)
+    A[:, 3] = A[:, 0] + A[:, 1]
+    _grads(LA.det, torch.linalg.det, [A], dev, tol=1e-9)
+    assert abs(float(LA.det(to_lucid(A, dev)))) < 1e-12
+    Z = torch.zeros(3, 3, dtype=torch.float64)
+    _grads(LA.det, torch.linalg.det, [Z], dev)
+
+
+def test_singular_and_indefinite_inputs_raise_torchs_errors(dev):
+    A = torch.zeros(2, 3, 3, dtype=torch.float64)
+    A[0] = torch.eye(3)
+    with pytest.raises(LA.LinAlgError, match=r"linalg.inv: \(Batch element 1\): The diagonal element 1 is zero"):
+        LA.inv(to_lucid(A, dev))
+    with pytest.raises(LA.LinAlgError, match="linalg.solve: .*singular"):
+        LA.solve(to_lucid(A[1], dev), to_lucid(torch.ones(3, 1, dtype=torch.float64), dev))
+    assert isinstance(LA.LinAlgError("x"), RuntimeError)
+    X, info = LA.inv_ex(to_lucid(A, dev))
+    assert info.tolist() == [0, 1]
+    N = torch.tensor([[1.0, 2.0], [2.0, 1.0]], dtype=torch.float64)
+    with pytest.raises(LA.LinAlgError, match="leading minor of order 2 is not positive-definite"):
+        LA.cholesky(to_lucid(N, dev))
+    assert LA.cholesky_ex(to_lucid(N, dev)).info.item() == 2
+
+
+def test_bad_operands_raise(dev):
+    with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor as input. Got Long"):
+        LA.inv(lucid.ones(3, 3, dtype=lucid.int64, device=dev))
+    with pytest.raises(RuntimeError, match="must be batches of square matrices"):
+        LA.det(lucid.ones(2, 3, dtype=lucid.float64, device=dev))
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        LA.inv(lucid.ones(3, dtype=lucid.float64, device=dev))
+    with pytest.raises(RuntimeError, match="Incompatible shapes"):
+        LA.solve(lucid.eye(3, dtype=lucid.float64, device=dev), lucid.ones(4, 2, dtype=lucid.float64, device=dev))
+    with pytest.raises(RuntimeError, match="Low precision dtypes not supported"):
+        LA.cholesky(lucid.eye(3, dtype=lucid.float16, device=dev))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_and_triangular_solves(dev, upper):
+    S = _spd(3, 4, 4)
+    _grads(lambda a: LA.cholesky(a, upper=upper), lambda a: torch.linalg.cholesky(a, upper=upper), [S], dev)
+    T, B = _rand(3, 4, 4, seed=4) + 4 * torch.eye(4, dtype=torch.float64), _rand(3, 4, 2, seed=5)
+    for left in (True, False):
+        for unit in (False, True):
+            b = B if left else B.mT
+            _grads(lambda a, x: LA.solve_triangular(a, x, upper=upper, left=left, unitriangular=unit),
+                   lambda a, x: torch.linalg.solve_triangular(a, x, upper=upper, left=left, unitriangular=unit),
+                   [T, b], dev)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (4, 4), (3, 5)])
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr(dev, shape, mode):
+    """Q R = A with Q orthonormal and R upper triangular, R's diagonal signs as LAPACK's
+    (= torch's, so Q and R equal torch's); gradients where torch has them (m >= n)."""
+    A = _rand(2, *shape)
+    Q, R = LA.qr(to_lucid(A, dev), mode=mode)
+    tQ, tR = torch.linalg.qr(A, mode=mode)
+    _close(R, tR)
+    if mode == "r":
+        assert Q.numel() == 0
+        return
+    _close(Q, tQ)
+    if mode == "reduced" and shape[0] >= shape[1]:
+        _grads(lambda a: sum(t.sum() * (i + 1) for i, t in enumerate(LA.qr(a))).reshape(1),
+               lambda a: sum(t.sum() * (i + 1) for i, t in enumerate(torch.linalg.qr(a))).reshape(1), [A], dev)
+
+
+def test_householder_product_matches_torch(dev):
+    A, tau = _rand(2, 5, 3), _rand(2, 2, seed=1)
+    _close(LA.householder_product(to_lucid(A, dev), to_lucid(tau, dev)), torch.linalg.householder_product(A, tau))
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh(dev, uplo):
+    """Eigenvalues ascending as torch's; A V = V diag(w); the eigenvalues' and a
+    sign-invariant function of the eigenvectors' gradients as torch's."""
+    S = _rand(3, 5, 5)
+    S = S + S.mT
+    w, V = LA.eigh(to_lucid(S, dev), UPLO=uplo)
+    tw, _ = torch.linalg.eigh(S, UPLO=uplo)
+    _close(w, tw)
+    Vt, wt = to_torch(V.cpu()), to_torch(w.cpu())
+    torch.testing.assert_close(S @ Vt, Vt * wt.unsqueeze(-2), rtol=1e-10, atol=1e-10)
+    _grads(lambda a: LA.eigvalsh(a, UPLO=uplo), lambda a: torch.linalg.eigvalsh(a, UPLO=uplo), [S], dev)
+    # (V V^T-weighted sums do not depend on each eigenvector's sign)
+    _grads(lambda a: (LA.eigh(a, UPLO=uplo).eigenvectors ** 2 * torch_free_weights(dev)).sum().reshape(1),
+           lambda a: (torch.linalg.eigh(a, UPLO=uplo).eigenvectors ** 2 * torch_weights()).sum().reshape(1),
+           [S], dev)
+
+
+def torch_weights():
+    return torch.arange(25, dtype=torch.float64).reshape(5, 5)
+
+
+def torch_free_weights(dev):
+    return to_lucid(torch_weights(), dev)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (4, 4), (3, 5)])
+def test_svd(dev, shape):
+    A = _rand(2, *shape)
+    for full in (False, True):
+        U, S, Vh = LA.svd(to_lucid(A, dev), full_matrices=full)
+        _close(S, torch.linalg.svdvals(A))
+        k = min(shape)
+        recon = to_torch(U[..., :k].cpu()) * to_torch(S.cpu()).unsqueeze(-2) @ to_torch(Vh[..., :k, :].cpu())
+        torch.testing.assert_close(recon, A, rtol=1e-10, atol=1e-10)
+        m, n = shape
+        assert tuple(U.shape) == (2, m, m if full else k) and tuple(Vh.shape) == (2, n if full else k, n)
+    _grads(LA.svdvals, torch.linalg.svdvals, [A], dev)
+    # sign-invariant: U diag(S) Vh, |U|, |Vh|
+    _grads(lambda a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.Vh)(LA.svd(a, full_matrices=False)),
+           lambda a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.Vh)(torch.linalg.svd(a, full_matrices=False)), [A], dev)
+    _grads(lambda a: LA.svd(a, full_matrices=False).U.abs().sum().reshape(1) + LA.svd(a, full_matrices=False)
+           .Vh.abs().sum(), lambda a: torch.linalg.svd(a, full_matrices=False).U.abs().sum().reshape(1) +
+           torch.linalg.svd(a, full_matrices=False).Vh.abs().sum(), [A], dev)
+
+
+def test_lu_and_lu_solve(dev):
+    A, B = _rand(2, 4, 4), _rand(2, 4, 3, seed=1)
+    P, L, U = LA.lu(to_lucid(A, dev))
+    tP, tL, tU = torch.linalg.lu(A)
+    _close(P, tP), _close(L, tL), _close(U, tU)
+    LU, piv = LA.lu_factor(to_lucid(A, dev))
+    tLU, tpiv = torch.linalg.lu_factor(A)
+    _close(LU, tLU)
+    assert piv.tolist() == tpiv.tolist()
+    for adjoint in (False, True):
+        _close(LA.lu_solve(LU, piv, to_lucid(B, dev), adjoint=adjoint),
+               torch.linalg.lu_solve(tLU, tpiv, B, adjoint=adjoint))
+    _close(LA.lu_solve(LU, piv, to_lucid(B.mT, dev), left=False), torch.linalg.lu_solve(tLU, tpiv, B.mT, left=False))
+    _grads(lambda a: sum(t.sum() * (i + 1) for i, t in enumerate(LA.lu(a)[1:])).reshape(1),
+           lambda a: sum(t.sum() * (i + 1) for i, t in enumerate(torch.linalg.lu(a)[1:])).reshape(1), [A], dev)
+    rect = _rand(5, 3)
+    tLU, tpiv = torch.linalg.lu_factor(rect)
+    LU, piv = LA.lu_factor(to_lucid(rect, dev))
+    _close(LU, tLU)
+
+
+def test_composites_match_torch(dev):
+    A, S = _rand(3, 4, 4), _spd(4, 4)
+    W = _rand(2, 5, 3, seed=2)
+    _grads(LA.pinv, torch.linalg.pinv, [W], dev)
+    _grads(LA.matrix_exp, torch.linalg.matrix_exp, [A], dev)
+    _grads(lambda a: LA.matrix_exp(a * 30), lambda a: torch.linalg.matrix_exp(a * 30), [A], dev, tol=1e-7)
+    for n in (-3, 0, 1, 5):
+        _grads(lambda a: LA.matrix_power(a, n), lambda a: torch.linalg.matrix_power(a, n), [A], dev, tol=1e-7)
+    for ord in ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf")):
+        _grads(lambda a: LA.matrix_norm(a, ord), lambda a: torch.linalg.matrix_norm(a, ord), [A], dev)
+        _close(LA.matrix_norm(to_lucid(A, dev), ord, keepdim=True), torch.linalg.matrix_norm(A, ord, keepdim=True))
+    for ord in (2, 1, 3, 0, float("inf"), float("-inf"), -1):
+        _close(LA.vector_norm(to_lucid(W, dev), ord, dim=-1), torch.linalg.vector_norm(W, ord, dim=-1))
+    _grads(LA.norm, torch.linalg.norm, [W], dev)
+    _close(LA.norm(to_lucid(A[0], dev), "nuc"), torch.linalg.norm(A[0], "nuc"))
+    for p in (None, 2, -2, "fro", "nuc", 1, float("inf")):
+        _close(LA.cond(to_lucid(A, dev), p), torch.linalg.cond(A, p), 1e-8)
+    _close(LA.matrix_rank(to_lucid(W @ W.mT, dev)), torch.linalg.matrix_rank(W @ W.mT))
+    x, y = _rand(4, 3), _rand(4, 3, seed=1)
+    _grads(LA.cross, torch.linalg.cross, [x, y], dev)
+    _grads(LA.vecdot, torch.linalg.vecdot, [x, y], dev)
+    _grads(lambda *m: LA.multi_dot(list(m)), lambda *m: torch.linalg.multi_dot(list(m)),
+           [_rand(3), _rand(3, 7, seed=1), _rand(7, 2, seed=2), _rand(2, seed=3)], dev)
+    _grads(lambda v: LA.vander(v, N=4), lambda v: torch.linalg.vander(v, N=4), [_rand(2, 3)], dev)
+    _close(LA.tensorinv(to_lucid(_rand(4, 6, 8, 3), dev), ind=2), torch.linalg.tensorinv(_rand(4, 6, 8, 3), ind=2))
+    T, b = _rand(2, 3, 6), _rand(2, 3, seed=1)
+    _close(LA.tensorsolve(to_lucid(T, dev), to_lucid(b, dev)), torch.linalg.tensorsolve(T, b))
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (3, 3), (3, 6)])
+def test_lstsq_matches_gelsd(dev, shape):
+    A, B = _rand(2, *shape), _rand(2, shape[0], 2, seed=1)
+    got = LA.lstsq(to_lucid(A, dev), to_lucid(B, dev))
+    want = torch.linalg.lstsq(A, B, driver="gelsd")
+    _close(got.solution, want.solution)
+    _close(got.singular_values, want.singular_values)
+    assert got.rank.tolist() == want.rank.tolist()
+    if shape[0] > shape[1]:
+        _close(got.residuals, want.residuals)
+
+
+def test_numerical_gradients(dev):
+    """float64 numerical gradients (lucid's gradcheck) of the decompositions' gradients."""
+    A, S = _rand(2, 3, 3), _spd(2, 3, 3)
+    # (cholesky and eigh read one triangle and return the symmetrised gradient, as
+    # torch's: checked through a symmetric parametrisation)
+    checks = [(lambda a: LA.det(a), A), (lambda a: LA.inv(a), A), (lambda a: LA.cholesky(a + a.mT), S / 2),
+              (lambda a: LA.eigvalsh(a + a.mT), S), (lambda a: LA.svdvals(a), A), (lambda a: LA.qr(a).R, A),
+              (lambda a: LA.qr(a).Q, A), (lambda a: LA.solve(a, a.sum(-1, keepdim=True)), A),
+              (lambda a: LA.slogdet(a).logabsdet, A)]
+    for fn, x in checks:
+        assert lucid.autograd.gradcheck(fn, (to_lucid(x, dev).requires_grad_(),), eps=1e-6, atol=1e-6)
+
+
+def test_empty_and_non_contiguous(dev):
+    A = _rand(4, 4)
+    At = to_lucid(A, dev).mT  # a transposed (column-major) view: read as A^T
+    _close(LA.inv(At), torch.linalg.inv(A.mT))
+    strided = to_lucid(_rand(4, 8), dev)[:, ::2]
+    _close(LA.det(strided), torch.linalg.det(_rand(4, 8)[:, ::2]))
+    E = lucid.zeros(0, 3, 3, dtype=lucid.float64, device=dev)
+    assert tuple(LA.inv(E).shape) == (0, 3, 3) and tuple(LA.det(E).shape) == (0,)
+    assert tuple(LA.svdvals(lucid.zeros(2, 0, 3, dtype=lucid.float64, device=dev)).shape) == (2, 0)
+    assert float(LA.det(lucid.zeros(0, 0, dtype=lucid.float64, device=dev))) == 1.0
+
+
+def test_float32(dev):
+    A = _rand(3, 6, 6, dtype=torch.float32)
+    _close(LA.inv(to_lucid(A, dev)), torch.linalg.inv(A), 1e-4)
+    _close(LA.svdvals(to_lucid(A, dev)), torch.linalg.svdvals(A), 1e-4)
+    S = _spd(6, 6, dtype=torch.float32)
+    _close(LA.cholesky(to_lucid(S, dev)), torch.linalg.cholesky(S), 1e-4)
+    _close(LA.eigvalsh(to_lucid(S, dev)), torch.linalg.eigvalsh(S), 1e-4)
+
+
+def test_input_is_never_written(dev):
+    """The decompositions factor copies: the caller's tensor (even a column-major one,
+    the layout they work in) keeps its values."""
+    A = to_lucid(_rand(3, 3), dev).mT.contiguous().mT
+    before = A.tolist()
+    for fn in (LA.inv, LA.det, LA.svdvals, lambda a: LA.qr(a), lambda a: LA.lu_factor(a)):
+        fn(A)
+    assert A.tolist() == before
+
+
+def test_top_level_forms_match_torch(dev):
+    """torch's top-level names and Tensor methods (det, logdet, inverse, torch.svd's
+    (U, S, V), torch.qr, cholesky_solve, triangular_solve, ...)."""
+    A, S, B = _rand(2, 4, 4), _spd(2, 4, 4), _rand(2, 4, 3, seed=1)
+    lA, lS, lB = (to_lucid(t, dev) for t in (A, S, B))
+    _close(lucid.det(lA), torch.det(A))
+    _close(lA.det(), torch.det(A))
+    _close(lucid.logdet(lS), torch.logdet(S))
+    neg = torch.diag(torch.tensor([-1.0, 2.0], dtype=torch.float64))
+    assert torch.isnan(torch.logdet(neg)) and bool(lucid.isnan(lucid.logdet(to_lucid(neg, dev))))
+    _close(lucid.slogdet(lA).logabsdet, torch.slogdet(A).logabsdet)
+    _close(lA.inverse(), torch.inverse(A))
+    _close(lucid.pinverse(lA), torch.pinverse(A))
+    _close(lucid.matrix_exp(lA), torch.matrix_exp(A))
+    _close(lA.matrix_power(3), torch.matrix_power(A, 3))
+    U, Sv, V = lucid.svd(lA)
+    tU, tS, tV = torch.svd(A)
+    _close(Sv, tS)
+    torch.testing.assert_close(to_torch(U.cpu()) * to_torch(Sv.cpu()).unsqueeze(-2) @ to_torch(V.cpu()).mT, A)
+    Q, R = lucid.qr(lA)
+    _close(R, torch.linalg.qr(A).R)  # (torch.qr: removed from torch 2.15)
+    L = lucid.cholesky(lS)
+    _close(L, torch.linalg.cholesky(S))
+    _close(lucid.cholesky_solve(lB, L), torch.cholesky_solve(B, torch.linalg.cholesky(S)))
+    _close(lucid.cholesky_solve(lB, L.mT, upper=True), torch.cholesky_solve(B, torch.linalg.cholesky(S).mT, True))
+    _close(lucid.cholesky_inverse(L), torch.cholesky_inverse(torch.linalg.cholesky(S)))
+    T = A.triu() + 4 * torch.eye(4, dtype=torch.float64)
+    for transpose in (False, True):
+        got = lucid.triangular_solve(lB, to_lucid(T, dev), transpose=transpose)
+        _close(got.solution, torch.triangular_solve(B, T, transpose=transpose).solution)
+    _close(lucid.chain_matmul(lA[0], lA[1], lB[0]), torch.chain_matmul(A[0], A[1], B[0]))
+    _close(LA.vander(to_lucid(A[0, 0], dev), increasing=False), torch.linalg.vander(A[0, 0]).flip(-1))
+    _close(LA.dot(lA[0, 0], lA[0, 1]), torch.dot(A[0, 0], A[0, 1]))
+    _close(LA.inner(lA[0], lA[1]), torch.inner(A[0], A[1]))
+    _close(LA.outer(lA[0, 0], lA[0, 1]), torch.outer(A[0, 0], A[0, 1]))
+    _close(LA.diagonal(lA), torch.linalg.diagonal(A))
+    _close(LA.matmul(lA, lB), torch.linalg.matmul(A, B))
+    _close(LA.solve_ex(lA, lB).result, torch.linalg.solve_ex(A, B).result)
+    _close(LA.lu_factor_ex(lA).LU, torch.linalg.lu_factor_ex(A).LU)
+
+
+def test_every_linalg_function_is_tested():
+    """The op-coverage rule for the namespace: each of lucid.linalg's functions named in a test here."""
+    source = open(__file__).read()
+    missing = [n for n in LA.__all__ if n != "LinAlgError" and f"LA.{n}(" not in source and f"LA.{n}," not in source]
+    assert not missing, missing
