@@ -33,6 +33,7 @@ void register_kernels() {
   register_pool_kernels();
   register_sort_kernels();
   register_attention_kernels();
+  register_decompose_kernels();
 }
 
 }  // namespace lucid::cuda

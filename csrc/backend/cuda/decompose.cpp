@@ -1,0 +1,252 @@
+// GPU kernels of the matrix decompositions (ops/prims/decompose.h): cuSOLVER's dense
+// routines (and cuBLAS's trsm), one call per matrix of the batch on the device's
+// stream, the workspace sized once for the batch. info goes straight from cuSOLVER to
+// the op's int32 tensor (the op reads it when it raises, as torch's linalg does).
+#include <algorithm>
+#include <type_traits>
+
+#include "backend/cuda/caching_allocator.h"
+#include "backend/cuda/check.h"
+#include "backend/cuda/device_guard.h"
+#include "backend/cuda/register.h"
+#include "backend/cuda/solver.h"
+#include "backend/cuda/stream.h"
+#include "core/error.h"
+#include "ops/prims/decompose.h"
+
+namespace lucid::cuda {
+
+namespace {
+
+using ops::Inputs;
+using ops::Outputs;
+using ops::prim_cast;
+
+int rows(const TensorImpl* t) { return int(t->shape()[t->ndim() - 2]); }
+int cols(const TensorImpl* t) { return int(t->shape()[t->ndim() - 1]); }
+int64_t batch_of(const TensorImpl* t, int dims) {
+  int64_t n = 1;
+  for (int64_t i = 0; i < t->ndim() - dims; ++i) n *= t->shape()[i];
+  return n;
+}
+// Matrix (or vector, `dims` 1) b of a dense batch.
+template <class T>
+T* item(const TensorImpl* t, int64_t b, int dims = 2) {
+  const int64_t size = dims == 2 ? int64_t(rows(t)) * cols(t) : t->shape().back();
+  return reinterpret_cast<T*>(t->data_ptr()) + b * size;
+}
+int* info_at(const TensorImpl* info, int64_t b) { return reinterpret_cast<int*>(info->data_ptr()) + b; }
+
+void zero(const TensorImpl* t) {
+  if (t->nbytes()) LUCID_CUDA_CHECK(cudaMemsetAsync(t->data_ptr(), 0, t->nbytes(), stream(t->device().index)));
+}
+
+// A float workspace of `count` elements (at least one) on the device.
+template <class T>
+GpuStorage workspace(int64_t count, int device) {
+  return CachingAllocator::instance().allocate(size_t(std::max<int64_t>(1, count)) * sizeof(T), device);
+}
+
+template <class F>
+void visit_real(Dtype d, const char* op, F&& f) {
+  switch (d) {
+    case Dtype::F32: return f.template operator()<float>();
+    case Dtype::F64: return f.template operator()<double>();
+    default: fail<NotImplementedError>(op, ": not implemented for '", dtype_name(d), "' on the GPU");
+  }
+}
+
+// The S or D routine of cuSOLVER's table, by T.
+template <class T, class S, class D>
+auto pick(S s, D d) {
+  if constexpr (std::is_same_v<T, float>) return s;
+  else return d;
+}
+
+void lu_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
+  const TensorImpl *a = outs[0], *piv = outs[1], *info = outs[2];
+  const int m = rows(a), n = cols(a), lda = std::max(1, m), device = a->device().index;
+  DeviceGuard guard(device);
+  zero(info);
+  if (m == 0 || n == 0) return;
+  visit_real(a->dtype(), "linalg.lu_factor", [&]<class T>() {
+    const SolverApi& s = cusolver();
+    cusolverDnHandle_t h = cusolver_handle(device);
+    int lwork = 0;
+    check_cusolver(pick<T>(s.sgetrf_size, s.dgetrf_size)(h, m, n, item<T>(a, 0), lda, &lwork), "getrf_bufferSize");
+    GpuStorage work = workspace<T>(lwork, device);
+    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+      check_cusolver(pick<T>(s.sgetrf, s.dgetrf)(h, m, n, item<T>(a, b), lda, reinterpret_cast<T*>(work.ptr()),
+                                                 item<int>(piv, b, 1), info_at(info, b)),
+                     "getrf");
+  });
+}
+
+void lu_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = prim_cast<ops::LuSolve>(prim);
+  const TensorImpl *lu = ins[0], *piv = ins[1], *x = outs[0];
+  const int n = rows(lu), k = cols(x), ld = std::max(1, n), device = x->device().index;
+  if (n == 0 || k == 0) return;
+  DeviceGuard guard(device);
+  visit_real(lu->dtype(), "linalg.lu_solve", [&]<class T>() {
+    const SolverApi& s = cusolver();
+    cusolverDnHandle_t h = cusolver_handle(device);
+    GpuStorage status = CachingAllocator::instance().allocate(sizeof(int), device);
+    const cublasOperation_t trans = p.adjoint ? CUBLAS_OP_T : CUBLAS_OP_N;
+    for (int64_t b = 0, count = batch_of(x, 2); b < count; ++b)
+      check_cusolver(pick<T>(s.sgetrs, s.dgetrs)(h, trans, n, k, item<T>(lu, b), ld, item<int>(piv, b, 1),
+                                                 item<T>(x, b), ld, reinterpret_cast<int*>(status.ptr())),
+                     "getrs");
+  });
+}
+
+void cholesky_kernel(const ops::Primitive&, Outputs outs, Inputs) {
+  const TensorImpl *a = outs[0], *info = outs[1];
+  const int n = rows(a), ld = std::max(1, n), device = a->device().index;
+  DeviceGuard guard(device);
+  zero(info);
+  if (n == 0) return;
+  visit_real(a->dtype(), "linalg.cholesky", [&]<class T>() {
+    const SolverApi& s = cusolver();
+    cusolverDnHandle_t h = cusolver_handle(device);
+    const cublasFillMode_t lower = CUBLAS_FILL_MODE_LOWER;
+    int lwork = 0;
+    check_cusolver(pick<T>(s.spotrf_size, s.dpotrf_size)(h, lower, n, item<T>(a, 0), ld, &lwork), "potrf_bufferSize");
+    GpuStorage work = workspace<T>(lwork, device);
+    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+      check_cusolver(pick<T>(s.spotrf, s.dpotrf)(h, lower, n, item<T>(a, b), ld, reinterpret_cast<T*>(work.ptr()),
+                                                 lwork, info_at(info, b)),
+                     "potrf");
+  });
+}
+
+void triangular_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = prim_cast<ops::TriangularSolve>(prim);
+  const TensorImpl *a = ins[0], *x = outs[0];
+  const int n = rows(a), m = rows(x), k = cols(x), lda = std::max(1, n), ldb = std::max(1, m);
+  const int device = x->device().index;
+  if (m == 0 || k == 0) return;
+  DeviceGuard guard(device);
+  visit_real(a->dtype(), "linalg.solve_triangular", [&]<class T>() {
+    const BlasApi& api = cublas();
+    cublasHandle_t h = cublas_handle(device);
+    const T one = 1;
+    const cublasSideMode_t side = p.left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+    const cublasFillMode_t uplo = p.upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    const cublasOperation_t trans = p.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasDiagType_t diag = p.unit ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+    for (int64_t b = 0, count = batch_of(x, 2); b < count; ++b) {
+      const cublasStatus_t status = pick<T>(api.strsm, api.dtrsm)(h, side, uplo, trans, diag, m, k, &one,
+                                                                  item<T>(a, b), lda, item<T>(x, b), ldb);
+      LUCID_CHECK(status == CUBLAS_STATUS_SUCCESS, RuntimeError, "cuBLAS error ", int(status), " in trsm");
+    }
+  });
+}
+
+void qr_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
+  const TensorImpl *a = outs[0], *tau = outs[1];
+  const int m = rows(a), n = cols(a), lda = std::max(1, m), device = a->device().index;
+  if (std::min(m, n) == 0) return;
+  DeviceGuard guard(device);
+  visit_real(a->dtype(), "linalg.qr", [&]<class T>() {
+    const SolverApi& s = cusolver();
+    cusolverDnHandle_t h = cusolver_handle(device);
+    int lwork = 0;
+    check_cusolver(pick<T>(s.sgeqrf_size, s.dgeqrf_size)(h, m, n, item<T>(a, 0), lda, &lwork), "geqrf_bufferSize");
+    GpuStorage work = workspace<T>(lwork, device);
+    GpuStorage status = CachingAllocator::instance().allocate(sizeof(int), device);
+    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+      check_cusolver(pick<T>(s.sgeqrf, s.dgeqrf)(h, m, n, item<T>(a, b), lda, item<T>(tau, b, 1),
+                                                 reinterpret_cast<T*>(work.ptr()), lwork,
+                                                 reinterpret_cast<int*>(status.ptr())),
+                     "geqrf");
+  });
+}
+
+void householder_product_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
+  const TensorImpl *a = outs[0], *tau = ins[0];
+  const int m = rows(a), n = cols(a), k = int(tau->shape().back()), lda = std::max(1, m);
+  const int device = a->device().index;
+  if (n == 0) return;
+  DeviceGuard guard(device);
+  visit_real(a->dtype(), "linalg.householder_product", [&]<class T>() {
+    const SolverApi& s = cusolver();
+    cusolverDnHandle_t h = cusolver_handle(device);
+    int lwork = 0;
+    check_cusolver(pick<T>(s.sorgqr_size, s.dorgqr_size)(h, m, n, k, item<T>(a, 0), lda, item<T>(tau, 0, 1), &lwork),
+                   "orgqr_bufferSize");
+    GpuStorage work = workspace<T>(lwork, device);
+    GpuStorage status = CachingAllocator::instance().allocate(sizeof(int), device);
+    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+      check_cusolver(pick<T>(s.sorgqr, s.dorgqr)(h, m, n, k, item<T>(a, b), lda, item<T>(tau, b, 1),
+                                                 reinterpret_cast<T*>(work.ptr()), lwork,
+                                                 reinterpret_cast<int*>(status.ptr())),
+                     "orgqr");
+  });
+}
+
+void eigh_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
+  const auto& p = prim_cast<ops::Eigh>(prim);
+  const TensorImpl *a = outs[0], *w = outs[1], *info = outs[2];
+  const int n = rows(a), ld = std::max(1, n), device = a->device().index;
+  DeviceGuard guard(device);
+  zero(info);
+  if (n == 0) return;
+  visit_real(a->dtype(), "linalg.eigh", [&]<class T>() {
+    const SolverApi& s = cusolver();
+    cusolverDnHandle_t h = cusolver_handle(device);
+    const cusolverEigMode_t jobz = p.vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    const cublasFillMode_t uplo = p.upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    int lwork = 0;
+    check_cusolver(pick<T>(s.ssyevd_size, s.dsyevd_size)(h, jobz, uplo, n, item<T>(a, 0), ld, item<T>(w, 0, 1),
+                                                         &lwork),
+                   "syevd_bufferSize");
+    GpuStorage work = workspace<T>(lwork, device);
+    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+      check_cusolver(pick<T>(s.ssyevd, s.dsyevd)(h, jobz, uplo, n, item<T>(a, b), ld, item<T>(w, b, 1),
+                                                 reinterpret_cast<T*>(work.ptr()), lwork, info_at(info, b)),
+                     "syevd");
+  });
+}
+
+// (m >= n: ops::svd hands cuSOLVER's gesvd a wide matrix's transpose)
+void svd_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = prim_cast<ops::Svd>(prim);
+  const TensorImpl *a = ins[0], *s_out = outs[0], *info = outs[1];
+  const TensorImpl* u = p.vectors ? outs[2] : nullptr;
+  const TensorImpl* vh = p.vectors ? outs[3] : nullptr;
+  const int m = rows(a), n = cols(a), lda = std::max(1, m), device = a->device().index;
+  LUCID_CHECK(m >= n, RuntimeError, "linalg.svd: internal: the GPU's gesvd takes m >= n, got ", m, " x ", n);
+  DeviceGuard guard(device);
+  zero(info);
+  if (n == 0) return;
+  visit_real(a->dtype(), "linalg.svd", [&]<class T>() {
+    const SolverApi& s = cusolver();
+    cusolverDnHandle_t h = cusolver_handle(device);
+    const signed char job = !p.vectors ? 'N' : p.full ? 'A' : 'S';
+    int lwork = 0;
+    check_cusolver(pick<T>(s.sgesvd_size, s.dgesvd_size)(h, m, n, &lwork), "gesvd_bufferSize");
+    GpuStorage work = workspace<T>(lwork, device);
+    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+      check_cusolver(pick<T>(s.sgesvd, s.dgesvd)(h, job, job, m, n, item<T>(a, b), lda, item<T>(s_out, b, 1),
+                                                 u ? item<T>(u, b) : nullptr, m, vh ? item<T>(vh, b) : nullptr, n,
+                                                 reinterpret_cast<T*>(work.ptr()), lwork, nullptr, info_at(info, b)),
+                     "gesvd");
+  });
+}
+
+}  // namespace
+
+void register_decompose_kernels() {
+  using ops::Prim;
+  ops::register_kernel(Prim::LuFactor, DeviceType::GPU, lu_factor_kernel);
+  ops::register_kernel(Prim::LuSolve, DeviceType::GPU, lu_solve_kernel);
+  ops::register_kernel(Prim::Cholesky, DeviceType::GPU, cholesky_kernel);
+  ops::register_kernel(Prim::TriangularSolve, DeviceType::GPU, triangular_solve_kernel);
+  ops::register_kernel(Prim::QrFactor, DeviceType::GPU, qr_factor_kernel);
+  ops::register_kernel(Prim::HouseholderProduct, DeviceType::GPU, householder_product_kernel);
+  ops::register_kernel(Prim::Eigh, DeviceType::GPU, eigh_kernel);
+  ops::register_kernel(Prim::Svd, DeviceType::GPU, svd_kernel);
+}
+
+}  // namespace lucid::cuda

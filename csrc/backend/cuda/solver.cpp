@@ -1,0 +1,110 @@
+#include "backend/cuda/solver.h"
+
+#include <mutex>
+
+#include "backend/cuda/device_guard.h"
+#include "backend/cuda/library.h"
+#include "backend/cuda/runtime.h"
+#include "backend/cuda/stream.h"
+#include "core/error.h"
+
+namespace lucid::cuda {
+
+namespace {
+
+constexpr const char* kSolver = "libcusolver.so.12";
+constexpr const char* kBlas = "libcublas.so.13";
+
+template <typename F>
+void bind(void* lib, const char* soname, F& fn, const char* name) {
+  bind_symbol(lib, soname, fn, name);
+}
+
+}  // namespace
+
+const SolverApi& cusolver() {
+  static const SolverApi api = [] {
+    void* lib = open_library({kSolver, "libcusolver.so.11", "libcusolver.so"},
+                             "GPU matrix decompositions need cuSOLVER",
+                             "Install the CUDA toolkit's cuSOLVER or add its folder to LD_LIBRARY_PATH.");
+    SolverApi a{};
+#define LUCID_BIND(field, name) bind(lib, kSolver, a.field, #name)
+    LUCID_BIND(create, cusolverDnCreate);
+    LUCID_BIND(set_stream, cusolverDnSetStream);
+    LUCID_BIND(sgetrf_size, cusolverDnSgetrf_bufferSize);
+    LUCID_BIND(dgetrf_size, cusolverDnDgetrf_bufferSize);
+    LUCID_BIND(sgetrf, cusolverDnSgetrf);
+    LUCID_BIND(dgetrf, cusolverDnDgetrf);
+    LUCID_BIND(sgetrs, cusolverDnSgetrs);
+    LUCID_BIND(dgetrs, cusolverDnDgetrs);
+    LUCID_BIND(spotrf_size, cusolverDnSpotrf_bufferSize);
+    LUCID_BIND(dpotrf_size, cusolverDnDpotrf_bufferSize);
+    LUCID_BIND(spotrf, cusolverDnSpotrf);
+    LUCID_BIND(dpotrf, cusolverDnDpotrf);
+    LUCID_BIND(sgeqrf_size, cusolverDnSgeqrf_bufferSize);
+    LUCID_BIND(dgeqrf_size, cusolverDnDgeqrf_bufferSize);
+    LUCID_BIND(sgeqrf, cusolverDnSgeqrf);
+    LUCID_BIND(dgeqrf, cusolverDnDgeqrf);
+    LUCID_BIND(sorgqr_size, cusolverDnSorgqr_bufferSize);
+    LUCID_BIND(dorgqr_size, cusolverDnDorgqr_bufferSize);
+    LUCID_BIND(sorgqr, cusolverDnSorgqr);
+    LUCID_BIND(dorgqr, cusolverDnDorgqr);
+    LUCID_BIND(ssyevd_size, cusolverDnSsyevd_bufferSize);
+    LUCID_BIND(dsyevd_size, cusolverDnDsyevd_bufferSize);
+    LUCID_BIND(ssyevd, cusolverDnSsyevd);
+    LUCID_BIND(dsyevd, cusolverDnDsyevd);
+    LUCID_BIND(sgesvd_size, cusolverDnSgesvd_bufferSize);
+    LUCID_BIND(dgesvd_size, cusolverDnDgesvd_bufferSize);
+    LUCID_BIND(sgesvd, cusolverDnSgesvd);
+    LUCID_BIND(dgesvd, cusolverDnDgesvd);
+#undef LUCID_BIND
+    return a;
+  }();
+  return api;
+}
+
+const BlasApi& cublas() {
+  static const BlasApi api = [] {
+    void* lib = open_library({kBlas, "libcublas.so.12", "libcublas.so"}, "GPU triangular solves need cuBLAS",
+                             "Install the CUDA toolkit's cuBLAS or add its folder to LD_LIBRARY_PATH.");
+    BlasApi a{};
+    bind(lib, kBlas, a.create, "cublasCreate_v2");
+    bind(lib, kBlas, a.set_stream, "cublasSetStream_v2");
+    bind(lib, kBlas, a.strsm, "cublasStrsm_v2");
+    bind(lib, kBlas, a.dtrsm, "cublasDtrsm_v2");
+    return a;
+  }();
+  return api;
+}
+
+void check_cusolver(cusolverStatus_t status, const char* call) {
+  LUCID_CHECK(status == CUSOLVER_STATUS_SUCCESS, RuntimeError, "cuSOLVER error ", int(status), " in ", call);
+}
+
+cusolverDnHandle_t cusolver_handle(int device) {
+  static std::mutex mu;
+  static cusolverDnHandle_t handles[kMaxDevices] = {};  // never destroyed, as the streams
+  std::lock_guard<std::mutex> lock(mu);
+  if (!handles[device]) {
+    DeviceGuard guard(device);
+    check_cusolver(cusolver().create(&handles[device]), "cusolverDnCreate");
+  }
+  check_cusolver(cusolver().set_stream(handles[device], stream(device)), "cusolverDnSetStream");
+  return handles[device];
+}
+
+cublasHandle_t cublas_handle(int device) {
+  static std::mutex mu;
+  static cublasHandle_t handles[kMaxDevices] = {};
+  std::lock_guard<std::mutex> lock(mu);
+  if (!handles[device]) {
+    DeviceGuard guard(device);
+    const cublasStatus_t status = cublas().create(&handles[device]);
+    LUCID_CHECK(status == CUBLAS_STATUS_SUCCESS, RuntimeError, "cuBLAS error ", int(status), " in cublasCreate");
+  }
+  const cublasStatus_t status = cublas().set_stream(handles[device], stream(device));
+  LUCID_CHECK(status == CUBLAS_STATUS_SUCCESS, RuntimeError, "cuBLAS error ", int(status), " in cublasSetStream");
+  return handles[device];
+}
+
+}  // namespace lucid::cuda

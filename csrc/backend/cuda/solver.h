@@ -1,0 +1,58 @@
+// cuSOLVER's dense routines and cuBLAS's triangular solve, which the GPU's matrix
+// decompositions call (decompose.cpp). Opened with dlopen at first use, as cuBLASLt
+// and cuDNN are (library.h): only these ops need the libraries.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cusolverDn.h>
+
+namespace lucid::cuda {
+
+// The entry points lucid binds, float (S) and double (D) alike.
+struct SolverApi {
+  decltype(&cusolverDnCreate) create;
+  decltype(&cusolverDnSetStream) set_stream;
+  decltype(&cusolverDnSgetrf_bufferSize) sgetrf_size;
+  decltype(&cusolverDnDgetrf_bufferSize) dgetrf_size;
+  decltype(&cusolverDnSgetrf) sgetrf;
+  decltype(&cusolverDnDgetrf) dgetrf;
+  decltype(&cusolverDnSgetrs) sgetrs;
+  decltype(&cusolverDnDgetrs) dgetrs;
+  decltype(&cusolverDnSpotrf_bufferSize) spotrf_size;
+  decltype(&cusolverDnDpotrf_bufferSize) dpotrf_size;
+  decltype(&cusolverDnSpotrf) spotrf;
+  decltype(&cusolverDnDpotrf) dpotrf;
+  decltype(&cusolverDnSgeqrf_bufferSize) sgeqrf_size;
+  decltype(&cusolverDnDgeqrf_bufferSize) dgeqrf_size;
+  decltype(&cusolverDnSgeqrf) sgeqrf;
+  decltype(&cusolverDnDgeqrf) dgeqrf;
+  decltype(&cusolverDnSorgqr_bufferSize) sorgqr_size;
+  decltype(&cusolverDnDorgqr_bufferSize) dorgqr_size;
+  decltype(&cusolverDnSorgqr) sorgqr;
+  decltype(&cusolverDnDorgqr) dorgqr;
+  decltype(&cusolverDnSsyevd_bufferSize) ssyevd_size;
+  decltype(&cusolverDnDsyevd_bufferSize) dsyevd_size;
+  decltype(&cusolverDnSsyevd) ssyevd;
+  decltype(&cusolverDnDsyevd) dsyevd;
+  decltype(&cusolverDnSgesvd_bufferSize) sgesvd_size;
+  decltype(&cusolverDnDgesvd_bufferSize) dgesvd_size;
+  decltype(&cusolverDnSgesvd) sgesvd;
+  decltype(&cusolverDnDgesvd) dgesvd;
+};
+struct BlasApi {
+  decltype(&cublasCreate_v2) create;
+  decltype(&cublasSetStream_v2) set_stream;
+  decltype(&cublasStrsm_v2) strsm;
+  decltype(&cublasDtrsm_v2) dtrsm;
+};
+
+const SolverApi& cusolver();
+const BlasApi& cublas();
+// The device's handles, made at first use and bound to its stream on every call.
+cusolverDnHandle_t cusolver_handle(int device);
+cublasHandle_t cublas_handle(int device);
+
+// RuntimeError "cuSOLVER error <status> in <call>" unless status is success.
+void check_cusolver(cusolverStatus_t status, const char* call);
+
+}  // namespace lucid::cuda
