@@ -208,3 +208,4 @@ import workloads_conv_small  # noqa
 import workloads_optim  # noqa
 import workloads_gpu  # noqa
 import workloads_train_gpu  # noqa
+import workloads_linalg  # noqa

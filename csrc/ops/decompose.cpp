@@ -30,19 +30,23 @@ void check_matrix(const char* op, const TensorPtr& a, bool square) {
               ": A must be batches of square matrices, but they are ", rows(*a), " by ", cols(*a), " matrices");
 }
 
-// An uninitialised batch + [r, c] in the primitives' layout: each matrix column-major,
-// the batch dense (ops/prims/decompose.h).
-TensorPtr empty_column_major(const Shape& s, Dtype dtype, Device device) {
+// The primitives' layout of a batch + [r, c] (bytes): each matrix column-major, the
+// batch dense (ops/prims/decompose.h).
+Stride column_major_strides(const Shape& s, int64_t itemsize) {
   const int64_t r = int64_t(s.size());
   Stride st(s.size());
-  st[r - 2] = int64_t(dtype_size(dtype));
-  st[r - 1] = st[r - 2] * std::max<int64_t>(1, s[r - 2]);
+  st[r - 2] = itemsize;
+  st[r - 1] = itemsize * std::max<int64_t>(1, s[r - 2]);
   int64_t step = st[r - 1] * std::max<int64_t>(1, s[r - 1]);
   for (int64_t i = r - 3; i >= 0; --i) {
     st[i] = step;
     step *= std::max<int64_t>(1, s[i]);
   }
-  return TensorImpl::empty_strided(s, st, dtype, device);
+  return st;
+}
+
+TensorPtr empty_column_major(const Shape& s, Dtype dtype, Device device) {
+  return TensorImpl::empty_strided(s, column_major_strides(s, int64_t(dtype_size(dtype))), dtype, device);
 }
 
 // A fresh copy of `a` in that layout (the primitives factor their copies in place).
@@ -50,6 +54,15 @@ TensorPtr column_major(const TensorPtr& a) {
   TensorPtr out = empty_column_major(a->shape(), a->dtype(), a->device());
   out->copy_from(*a);
   return out;
+}
+
+// `a` itself when it is laid out so (an operand the primitive only reads: lu_factor's
+// LU, say), else column_major(a).
+TensorPtr column_major_input(const TensorPtr& a) {
+  const Stride want = column_major_strides(a->shape(), int64_t(a->itemsize()));
+  bool same = true;
+  for (int64_t i = 0; same && i < a->ndim(); ++i) same = a->shape()[i] == 1 || a->stride()[i] == want[i];
+  return same ? a : column_major(a);
 }
 
 TensorPtr info_for(const TensorImpl& a) { return TensorImpl::empty(batch(a), Dtype::I32, a.device()); }
@@ -78,7 +91,7 @@ TensorPtr lu_solve(const TensorPtr& lu, const TensorPtr& pivots, const TensorPtr
               RuntimeError, op, ": incompatible shapes: LU ", shape_str(lu->shape()), ", pivots ",
               shape_str(pivots->shape()), ", B ", shape_str(b->shape()));
   TensorPtr x = column_major(b);
-  TensorPtr l = column_major(lu), p = contiguous_as(pivots, Dtype::I32);
+  TensorPtr l = column_major_input(lu), p = contiguous_as(pivots, Dtype::I32);
   LuSolve prim;
   prim.adjoint = adjoint;
   launch(prim, {x.get()}, {l.get(), p.get()});
@@ -103,7 +116,7 @@ TensorPtr solve_triangular(const TensorPtr& a, const TensorPtr& b, bool upper, b
   const int64_t along = left ? rows(*b) : cols(*b);
   LUCID_CHECK(batch(*a) == batch(*b) && along == rows(*a), RuntimeError, op, ": incompatible shapes ",
               shape_str(a->shape()), " and ", shape_str(b->shape()), " (left=", left ? "True" : "False", ")");
-  TensorPtr x = column_major(b), am = column_major(a);
+  TensorPtr x = column_major(b), am = column_major_input(a);
   TriangularSolve prim;
   prim.upper = upper, prim.left = left, prim.unit = unit, prim.transpose = transpose;
   launch(prim, {x.get()}, {am.get()});
