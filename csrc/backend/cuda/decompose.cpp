@@ -1,9 +1,14 @@
 // GPU kernels of the matrix decompositions (ops/prims/decompose.h): cuSOLVER's dense
 // routines (and cuBLAS's trsm), one call per matrix of the batch on the device's
-// stream, the workspace sized once for the batch. info goes straight from cuSOLVER to
-// the op's int32 tensor (the op reads it when it raises, as torch's linalg does).
+// stream, the workspace sized once for the batch; a batch of small matrices (at most
+// kBatchedSize) goes to the batched routines instead, one call for the whole batch
+// (cuBLAS's getrf/getrs/trsm, cuSOLVER's potrf and Jacobi syevj): a call costs some
+// microseconds of host time, which 4096 separate 8 x 8 factorizations would spend
+// thousands of times. info goes straight from cuSOLVER to the op's int32 tensor (the
+// op reads it when it raises, as torch's linalg does).
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #include "backend/cuda/caching_allocator.h"
 #include "backend/cuda/check.h"
@@ -56,6 +61,30 @@ void visit_real(Dtype d, const char* op, F&& f) {
   }
 }
 
+// Matrices up to this order in a batch of several go to the batched routines (Jacobi's
+// syevj takes up to 32).
+constexpr int kBatchedSize = 32;
+
+void check_cublas_call(cublasStatus_t status, const char* call) {
+  LUCID_CHECK(status == CUBLAS_STATUS_SUCCESS, RuntimeError, "cuBLAS error ", int(status), " in ", call);
+}
+
+// The device array of the batch's matrix pointers that cuBLAS's batched calls take.
+// (The host array is copied before cudaMemcpyAsync returns: pageable memory is staged.)
+template <class T>
+GpuStorage pointer_array(const TensorImpl* t, int64_t count, int device) {
+  std::vector<T*> host(static_cast<size_t>(count));
+  for (int64_t b = 0; b < count; ++b) host[size_t(b)] = item<T>(t, b);
+  GpuStorage d = CachingAllocator::instance().allocate(size_t(count) * sizeof(T*), device);
+  LUCID_CUDA_CHECK(cudaMemcpyAsync(d.ptr(), host.data(), size_t(count) * sizeof(T*), cudaMemcpyHostToDevice,
+                                   stream(device)));
+  return d;
+}
+template <class T>
+T** pointers(const GpuStorage& s) {
+  return reinterpret_cast<T**>(s.ptr());
+}
+
 // The S or D routine of cuSOLVER's table, by T.
 template <class T, class S, class D>
 auto pick(S s, D d) {
@@ -69,13 +98,22 @@ void lu_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   DeviceGuard guard(device);
   zero(info);
   if (m == 0 || n == 0) return;
+  const int64_t count = batch_of(a, 2);
   visit_real(a->dtype(), "linalg.lu_factor", [&]<class T>() {
+    if (count > 1 && m == n && n <= kBatchedSize) {
+      GpuStorage ptrs = pointer_array<T>(a, count, device);
+      check_cublas_call(pick<T>(cublas().sgetrf_batched, cublas().dgetrf_batched)(
+                            cublas_handle(device), n, pointers<T>(ptrs), lda, item<int>(piv, 0, 1),
+                            info_at(info, 0), int(count)),
+                        "getrfBatched");
+      return;
+    }
     const SolverApi& s = cusolver();
     cusolverDnHandle_t h = cusolver_handle(device);
     int lwork = 0;
     check_cusolver(pick<T>(s.sgetrf_size, s.dgetrf_size)(h, m, n, item<T>(a, 0), lda, &lwork), "getrf_bufferSize");
     GpuStorage work = workspace<T>(lwork, device);
-    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+    for (int64_t b = 0; b < count; ++b)
       check_cusolver(pick<T>(s.sgetrf, s.dgetrf)(h, m, n, item<T>(a, b), lda, reinterpret_cast<T*>(work.ptr()),
                                                  item<int>(piv, b, 1), info_at(info, b)),
                      "getrf");
@@ -88,12 +126,22 @@ void lu_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const int n = rows(lu), k = cols(x), ld = std::max(1, n), device = x->device().index;
   if (n == 0 || k == 0) return;
   DeviceGuard guard(device);
+  const int64_t count = batch_of(x, 2);
+  const cublasOperation_t trans = p.adjoint ? CUBLAS_OP_T : CUBLAS_OP_N;
   visit_real(lu->dtype(), "linalg.lu_solve", [&]<class T>() {
+    if (count > 1 && n <= kBatchedSize) {
+      GpuStorage a_ptrs = pointer_array<T>(lu, count, device), b_ptrs = pointer_array<T>(x, count, device);
+      int arg_info = 0;  // (a host int: cuBLAS checks only its arguments here)
+      check_cublas_call(pick<T>(cublas().sgetrs_batched, cublas().dgetrs_batched)(
+                            cublas_handle(device), trans, n, k, pointers<T>(a_ptrs), ld, item<int>(piv, 0, 1),
+                            pointers<T>(b_ptrs), ld, &arg_info, int(count)),
+                        "getrsBatched");
+      return;
+    }
     const SolverApi& s = cusolver();
     cusolverDnHandle_t h = cusolver_handle(device);
     GpuStorage status = CachingAllocator::instance().allocate(sizeof(int), device);
-    const cublasOperation_t trans = p.adjoint ? CUBLAS_OP_T : CUBLAS_OP_N;
-    for (int64_t b = 0, count = batch_of(x, 2); b < count; ++b)
+    for (int64_t b = 0; b < count; ++b)
       check_cusolver(pick<T>(s.sgetrs, s.dgetrs)(h, trans, n, k, item<T>(lu, b), ld, item<int>(piv, b, 1),
                                                  item<T>(x, b), ld, reinterpret_cast<int*>(status.ptr())),
                      "getrs");
@@ -106,14 +154,22 @@ void cholesky_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   DeviceGuard guard(device);
   zero(info);
   if (n == 0) return;
+  const int64_t count = batch_of(a, 2);
   visit_real(a->dtype(), "linalg.cholesky", [&]<class T>() {
     const SolverApi& s = cusolver();
     cusolverDnHandle_t h = cusolver_handle(device);
     const cublasFillMode_t lower = CUBLAS_FILL_MODE_LOWER;
+    if (count > 1 && n <= kBatchedSize) {
+      GpuStorage ptrs = pointer_array<T>(a, count, device);
+      check_cusolver(pick<T>(s.spotrf_batched, s.dpotrf_batched)(h, lower, n, pointers<T>(ptrs), ld,
+                                                                 info_at(info, 0), int(count)),
+                     "potrfBatched");
+      return;
+    }
     int lwork = 0;
     check_cusolver(pick<T>(s.spotrf_size, s.dpotrf_size)(h, lower, n, item<T>(a, 0), ld, &lwork), "potrf_bufferSize");
     GpuStorage work = workspace<T>(lwork, device);
-    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+    for (int64_t b = 0; b < count; ++b)
       check_cusolver(pick<T>(s.spotrf, s.dpotrf)(h, lower, n, item<T>(a, b), ld, reinterpret_cast<T*>(work.ptr()),
                                                  lwork, info_at(info, b)),
                      "potrf");
@@ -135,11 +191,19 @@ void triangular_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs in
     const cublasFillMode_t uplo = p.upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
     const cublasOperation_t trans = p.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasDiagType_t diag = p.unit ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
-    for (int64_t b = 0, count = batch_of(x, 2); b < count; ++b) {
-      const cublasStatus_t status = pick<T>(api.strsm, api.dtrsm)(h, side, uplo, trans, diag, m, k, &one,
-                                                                  item<T>(a, b), lda, item<T>(x, b), ldb);
-      LUCID_CHECK(status == CUBLAS_STATUS_SUCCESS, RuntimeError, "cuBLAS error ", int(status), " in trsm");
+    const int64_t count = batch_of(x, 2);
+    if (count > 1 && std::max(m, k) <= kBatchedSize) {
+      GpuStorage a_ptrs = pointer_array<T>(a, count, device), b_ptrs = pointer_array<T>(x, count, device);
+      check_cublas_call(pick<T>(api.strsm_batched, api.dtrsm_batched)(
+                            h, side, uplo, trans, diag, m, k, &one, pointers<T>(a_ptrs), lda, pointers<T>(b_ptrs),
+                            ldb, int(count)),
+                        "trsmBatched");
+      return;
     }
+    for (int64_t b = 0; b < count; ++b)
+      check_cublas_call(pick<T>(api.strsm, api.dtrsm)(h, side, uplo, trans, diag, m, k, &one, item<T>(a, b), lda,
+                                                      item<T>(x, b), ldb),
+                        "trsm");
   });
 }
 
@@ -197,12 +261,30 @@ void eigh_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
     cusolverDnHandle_t h = cusolver_handle(device);
     const cusolverEigMode_t jobz = p.vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
     const cublasFillMode_t uplo = p.upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    const int64_t count = batch_of(a, 2);
+    if (count > 1 && n <= kBatchedSize) {  // Jacobi, to the precision's accuracy, eigenvalues sorted
+      static syevjInfo_t params = [&] {
+        syevjInfo_t made = nullptr;
+        check_cusolver(s.create_syevj_info(&made), "cusolverDnCreateSyevjInfo");
+        return made;
+      }();
+      int lwork = 0;
+      check_cusolver(pick<T>(s.ssyevj_batched_size, s.dsyevj_batched_size)(
+                         h, jobz, uplo, n, item<T>(a, 0), ld, item<T>(w, 0, 1), &lwork, params, int(count)),
+                     "syevjBatched_bufferSize");
+      GpuStorage work = workspace<T>(lwork, device);
+      check_cusolver(pick<T>(s.ssyevj_batched, s.dsyevj_batched)(h, jobz, uplo, n, item<T>(a, 0), ld,
+                                                                 item<T>(w, 0, 1), reinterpret_cast<T*>(work.ptr()),
+                                                                 lwork, info_at(info, 0), params, int(count)),
+                     "syevjBatched");
+      return;
+    }
     int lwork = 0;
     check_cusolver(pick<T>(s.ssyevd_size, s.dsyevd_size)(h, jobz, uplo, n, item<T>(a, 0), ld, item<T>(w, 0, 1),
                                                          &lwork),
                    "syevd_bufferSize");
     GpuStorage work = workspace<T>(lwork, device);
-    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+    for (int64_t b = 0; b < count; ++b)
       check_cusolver(pick<T>(s.ssyevd, s.dsyevd)(h, jobz, uplo, n, item<T>(a, b), ld, item<T>(w, b, 1),
                                                  reinterpret_cast<T*>(work.ptr()), lwork, info_at(info, b)),
                      "syevd");

@@ -57,6 +57,13 @@ const SolverApi& cusolver() {
     LUCID_BIND(dgesvd_size, cusolverDnDgesvd_bufferSize);
     LUCID_BIND(sgesvd, cusolverDnSgesvd);
     LUCID_BIND(dgesvd, cusolverDnDgesvd);
+    LUCID_BIND(spotrf_batched, cusolverDnSpotrfBatched);
+    LUCID_BIND(dpotrf_batched, cusolverDnDpotrfBatched);
+    LUCID_BIND(create_syevj_info, cusolverDnCreateSyevjInfo);
+    LUCID_BIND(ssyevj_batched_size, cusolverDnSsyevjBatched_bufferSize);
+    LUCID_BIND(dsyevj_batched_size, cusolverDnDsyevjBatched_bufferSize);
+    LUCID_BIND(ssyevj_batched, cusolverDnSsyevjBatched);
+    LUCID_BIND(dsyevj_batched, cusolverDnDsyevjBatched);
 #undef LUCID_BIND
     return a;
   }();
@@ -72,6 +79,12 @@ const BlasApi& cublas() {
     bind(lib, kBlas, a.set_stream, "cublasSetStream_v2");
     bind(lib, kBlas, a.strsm, "cublasStrsm_v2");
     bind(lib, kBlas, a.dtrsm, "cublasDtrsm_v2");
+    bind(lib, kBlas, a.strsm_batched, "cublasStrsmBatched");
+    bind(lib, kBlas, a.dtrsm_batched, "cublasDtrsmBatched");
+    bind(lib, kBlas, a.sgetrf_batched, "cublasSgetrfBatched");
+    bind(lib, kBlas, a.dgetrf_batched, "cublasDgetrfBatched");
+    bind(lib, kBlas, a.sgetrs_batched, "cublasSgetrsBatched");
+    bind(lib, kBlas, a.dgetrs_batched, "cublasDgetrsBatched");
     return a;
   }();
   return api;

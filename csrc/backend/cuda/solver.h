@@ -38,12 +38,26 @@ struct SolverApi {
   decltype(&cusolverDnDgesvd_bufferSize) dgesvd_size;
   decltype(&cusolverDnSgesvd) sgesvd;
   decltype(&cusolverDnDgesvd) dgesvd;
+  // batches of small matrices in one call
+  decltype(&cusolverDnSpotrfBatched) spotrf_batched;
+  decltype(&cusolverDnDpotrfBatched) dpotrf_batched;
+  decltype(&cusolverDnCreateSyevjInfo) create_syevj_info;
+  decltype(&cusolverDnSsyevjBatched_bufferSize) ssyevj_batched_size;
+  decltype(&cusolverDnDsyevjBatched_bufferSize) dsyevj_batched_size;
+  decltype(&cusolverDnSsyevjBatched) ssyevj_batched;
+  decltype(&cusolverDnDsyevjBatched) dsyevj_batched;
 };
 struct BlasApi {
   decltype(&cublasCreate_v2) create;
   decltype(&cublasSetStream_v2) set_stream;
   decltype(&cublasStrsm_v2) strsm;
   decltype(&cublasDtrsm_v2) dtrsm;
+  decltype(&cublasStrsmBatched) strsm_batched;
+  decltype(&cublasDtrsmBatched) dtrsm_batched;
+  decltype(&cublasSgetrfBatched) sgetrf_batched;
+  decltype(&cublasDgetrfBatched) dgetrf_batched;
+  decltype(&cublasSgetrsBatched) sgetrs_batched;
+  decltype(&cublasDgetrsBatched) dgetrs_batched;
 };
 
 const SolverApi& cusolver();
