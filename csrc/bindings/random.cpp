@@ -44,6 +44,7 @@ void init_random(nb::module_& m) {
   m.def("bernoulli", [](const TensorPtr& probs, std::optional<double> p, Generator& g) {
     return ops::bernoulli(probs, p, g);
   });
+  m.def("poisson", [](const TensorPtr& rates, Generator& g) { return ops::poisson(rates, g); });
   m.def("normal_tensor", [](const TensorPtr& mean, const TensorPtr& std, std::vector<int64_t> shape, int dtype,
                             int device, Generator& g) {
     return ops::normal(mean, std, shape, dtype_from_code(dtype), device_from_code(device), g);

@@ -50,7 +50,8 @@ namespace lucid::ops {
 #define LUCID_OPTIM_PRIMITIVES(X) X(OptimStep)
 
 #define LUCID_RANDOM_PRIMITIVES(X)                                                                         \
-  X(RandomUniform) X(RandomNormal) X(RandomIntegers) X(RandomBernoulli) X(RandomPermutation) X(RandomCheck)
+  X(RandomUniform) X(RandomNormal) X(RandomIntegers) X(RandomBernoulli) X(RandomPermutation) X(RandomCheck) \
+  X(RandomPoisson)
 
 #define LUCID_PRIMITIVES(X) \
   LUCID_ELEMENTWISE_PRIMITIVES(X) \

@@ -231,6 +231,18 @@ TensorPtr bernoulli(const TensorPtr& probs, std::optional<double> prob, Generato
                });
 }
 
+TensorPtr poisson(const TensorPtr& rates, Generator& gen) {
+  LUCID_CHECK(is_floating(rates->dtype()), NotImplementedError, "\"poisson_cpu\" not implemented for '",
+              dtype_name(rates->dtype()), "'");
+  TensorPtr r = rates->clone();  // contiguous
+  RandomCheck check;
+  check.what = RandomArgument::PoissonRates;
+  launch(check, {}, {r.get()});
+  TensorPtr t = TensorImpl::empty(r->shape(), r->dtype(), r->device());
+  launch(drawn(RandomPoisson{}, gen, poisson_words()), {t.get()}, {r.get()});
+  return t;
+}
+
 TensorPtr normal(const TensorPtr& mean, const TensorPtr& std, const Shape& shape, Dtype dtype, Device device,
                  Generator& gen) {
   // Both as float64 on the output's device, broadcast to `shape` (contiguous copies).

@@ -28,6 +28,8 @@ TensorPtr normal(const Shape& shape, Dtype dtype, Device device, double mean, do
 TensorPtr integers(const Shape& shape, Dtype dtype, Device device, int64_t low, int64_t high, Generator& gen);
 // Like probs (shape, dtype, device): probability p for every element, or probs[i].
 TensorPtr bernoulli(const TensorPtr& probs, std::optional<double> p, Generator& gen);
+// torch.poisson: a Poisson(rate) count per element, of rates' dtype (floating) and shape.
+TensorPtr poisson(const TensorPtr& rates, Generator& gen);
 // torch.normal(Tensor mean, Tensor std): mean + std * z with z ~ N(0, 1), mean and std
 // broadcast to `shape`, computed in float64, then cast to `dtype`.
 TensorPtr normal(const TensorPtr& mean, const TensorPtr& std, const Shape& shape, Dtype dtype, Device device,

@@ -16,7 +16,7 @@ from ._tensor import Tensor
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
     "set_rng_state", "rand", "rand_like", "randn", "randn_like", "randint", "randint_like",
-    "randperm", "normal", "bernoulli",
+    "randperm", "normal", "bernoulli", "poisson",
 ]
 
 
@@ -247,6 +247,14 @@ def bernoulli(input, p=None, *, generator=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"bernoulli(): argument 'input' must be Tensor, not {type(input).__name__}")
     return _C.bernoulli(input, None if p is None else builtins.float(p), _gen(generator))
+
+
+def poisson(input, generator=None):
+    """A Poisson(input[i]) count per element, in input's (floating) dtype; no gradient,
+    as torch's."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"poisson(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return _C.poisson(input, _gen(generator))
 
 
 def _random_bounds(dtype, from_, to):

@@ -324,3 +324,58 @@ def test_random_on_devices_and_flags(device):
     lucid.manual_seed(0)
     assert lucid.rand(5).tolist() == a.tolist()  # drawn on the host, then moved
     assert lucid.rand(0).shape == (0,) and lucid.randn(()).shape == ()
+
+
+@pytest.mark.parametrize("rate", [0.3, 4.0, 9.9, 10.0, 37.5, 1e4])
+def test_poisson_moments(rate, device):
+    """Mean and variance equal the rate (Knuth's method below 10, PTRS above), counts
+    are whole numbers, and the dtype is the rates'."""
+    rates = lucid.full((N,), rate, dtype=lucid.float64, device=device)
+    t = lucid.poisson(rates)
+    assert t.dtype == lucid.float64 and t.device.type == device
+    mean, var = float(t.mean()), float(t.var())
+    assert abs(mean - rate) < 6 * math.sqrt(rate / N), (mean, rate)
+    assert abs(var - rate) < 8 * rate * math.sqrt(2 / N) + 1e-12, (var, rate)
+    assert bool((t == t.floor()).all()) and float(t.min()) >= 0
+
+
+def test_poisson_pmf_and_special_rates(device):
+    """The frequencies of small counts match the Poisson pmf; rate 0 gives 0; float32
+    and float16 rates give counts of their dtype."""
+    t = lucid.poisson(lucid.full((N,), 2.5, device=device))
+    for k in range(6):
+        pmf = math.exp(-2.5) * 2.5 ** k / math.factorial(k)
+        assert abs(float((t == k).float().mean()) - pmf) < 6 * math.sqrt(pmf / N)
+    z = lucid.poisson(lucid.zeros(7, device=device))
+    assert z.tolist() == [0.0] * 7
+    h = lucid.poisson(lucid.full((4,), 3.0, dtype=lucid.float16, device=device))
+    assert h.dtype == lucid.float16
+
+
+def test_poisson_reproducible_and_errors(device):
+    rates = lucid.linspace(0, 50, 1000, device=device)
+    lucid.manual_seed(3)
+    a = lucid.poisson(rates)
+    b = lucid.poisson(rates)
+    lucid.manual_seed(3)
+    assert lucid.equal(a, lucid.poisson(rates)) and not lucid.equal(a, b)
+    g = lucid.Generator().manual_seed(3)
+    assert lucid.equal(a, lucid.poisson(rates, generator=g))
+    with pytest.raises(RuntimeError, match="invalid Poisson rate, expected rate to be non-negative"):
+        lucid.poisson(lucid.tensor([1.0, -2.0], device=device))
+    with pytest.raises(NotImplementedError, match="not implemented for 'int64'"):
+        lucid.poisson(lucid.tensor([1, 2], device=device))
+    with pytest.raises(TypeError):
+        lucid.poisson([1.0])
+
+
+@pytest.mark.skipif(lucid.gpu.device_count() == 0, reason="no GPU")
+def test_poisson_gpu_matches_cpu():
+    """Both devices walk the same per-element streams with the same arithmetic: the
+    same counts (allowing a rare last-ulp difference in exp/log/lgamma to flip one)."""
+    rates = lucid.linspace(0, 60, 20000, dtype=lucid.float64)
+    lucid.manual_seed(11)
+    cpu = lucid.poisson(rates)
+    lucid.manual_seed(11)
+    gpu = lucid.poisson(rates.to("gpu")).cpu()
+    assert float((cpu != gpu).sum()) <= 2

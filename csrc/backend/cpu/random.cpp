@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/parallel.h"
+
 namespace lucid::cpu {
 namespace {
 
@@ -190,6 +192,25 @@ void check_probabilities(const TensorImpl& probs) {
                   "Expected p_in >= 0 && p_in <= 1 to be true, but got false (probability ", q,
                   " at flat index ", i, ")");
     }
+  });
+}
+
+void check_poisson_rates(const TensorImpl& rates) {
+  with_floating(rates, [&](const auto* rp) {
+    for (int64_t i = 0, n = rates.numel(); i < n; ++i)
+      LUCID_CHECK(to_double(rp[i]) >= 0.0, RuntimeError,
+                  "invalid Poisson rate, expected rate to be non-negative, but got ", to_double(rp[i]));
+  });
+}
+
+void poisson_fill(TensorImpl& t, const TensorImpl& rates, const PhiloxDraw& draw) {
+  std::byte* out = host_data(t, "poisson");
+  with_floating(rates, [&]<typename P>(const P* rp) {
+    P* op = reinterpret_cast<P*>(out);
+    parallel_for(t.numel(), 1024, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i)
+        op[i] = cast_to<P>(backend::poisson_sample(draw, uint64_t(i), to_double(rp[i])));
+    });
   });
 }
 

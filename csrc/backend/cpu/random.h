@@ -43,5 +43,9 @@ void randperm_fill(TensorImpl& t, const PhiloxDraw& draw);
 // of a floating tensor.
 void check_probabilities(const TensorImpl& probs);
 void check_standard_deviations(const TensorImpl& std);
+void check_poisson_rates(const TensorImpl& rates);
+// t[i] = a Poisson(rates[i]) sample (Note [Poisson streams]); t and rates floating, of one
+// dtype and numel, contiguous.
+void poisson_fill(TensorImpl& t, const TensorImpl& rates, const PhiloxDraw& draw);
 
 }  // namespace lucid::cpu

@@ -38,9 +38,16 @@ void permutation_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
   randperm_fill(*outs[0], prim_cast<ops::RandomPermutation>(prim).draw);
 }
 
+void poisson_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  poisson_fill(*outs[0], *ins[0], prim_cast<ops::RandomPoisson>(prim).draw);
+}
+
 void check_kernel(const ops::Primitive& prim, Outputs, Inputs ins) {
-  if (prim_cast<ops::RandomCheck>(prim).what == ops::RandomArgument::Probabilities) check_probabilities(*ins[0]);
-  else check_standard_deviations(*ins[0]);
+  switch (prim_cast<ops::RandomCheck>(prim).what) {
+    case ops::RandomArgument::Probabilities: return check_probabilities(*ins[0]);
+    case ops::RandomArgument::StandardDeviations: return check_standard_deviations(*ins[0]);
+    case ops::RandomArgument::PoissonRates: return check_poisson_rates(*ins[0]);
+  }
 }
 
 }  // namespace
@@ -53,6 +60,7 @@ void register_random_kernels() {
   ops::register_kernel(Prim::RandomBernoulli, DeviceType::CPU, bernoulli_kernel);
   ops::register_kernel(Prim::RandomPermutation, DeviceType::CPU, permutation_kernel);
   ops::register_kernel(Prim::RandomCheck, DeviceType::CPU, check_kernel);
+  ops::register_kernel(Prim::RandomPoisson, DeviceType::CPU, poisson_kernel);
 }
 
 }  // namespace lucid::cpu

@@ -195,7 +195,27 @@ void permutation_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 
-// The first bad value's flat index (or -1) of a probability or std tensor.
+template <typename P>
+__global__ void poisson_kernel_(P* out, const P* rates, int64_t n, PhiloxDraw draw) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = cast_to<P>(backend::poisson_sample(draw, uint64_t(i), to_double(rates[i])));
+}
+
+void poisson_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  TensorImpl& t = *outs[0];
+  const PhiloxDraw draw = prim_cast<ops::RandomPoisson>(prim).draw;
+  if (t.numel() == 0) return;
+  const int device = t.device().index;
+  DeviceGuard guard(device);
+  visit_dtype(t.dtype(), [&]<typename P>() {
+    if constexpr (kIsRealFloat<P>)
+      poisson_kernel_<P><<<ew_grid(t.numel()), kEwThreads, 0, stream(device)>>>(
+          out_data<P>(&t), reinterpret_cast<const P*>(ins[0]->data_ptr()), t.numel(), draw);
+  });
+  LUCID_CUDA_CHECK(cudaGetLastError());
+}
+
+// The first bad value's flat index (or -1) of a probability, std or rate tensor.
 template <typename P>
 __global__ void check_kernel_(const P* v, int64_t n, bool probabilities, unsigned long long* first_bad) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
@@ -208,7 +228,8 @@ __global__ void check_kernel_(const P* v, int64_t n, bool probabilities, unsigne
 // The checks run before the op draws (so a bad value consumes no randomness), which
 // needs their answer on the host: one 8-byte read back.
 void check_kernel(const ops::Primitive& prim, Outputs, Inputs ins) {
-  const bool probabilities = prim_cast<ops::RandomCheck>(prim).what == ops::RandomArgument::Probabilities;
+  const ops::RandomArgument what = prim_cast<ops::RandomCheck>(prim).what;
+  const bool probabilities = what == ops::RandomArgument::Probabilities;
   const TensorImpl& v = *ins[0];
   if (v.numel() == 0) return;
   TensorPtr dense = v.is_contiguous() ? nullptr : v.clone();
@@ -234,6 +255,8 @@ void check_kernel(const ops::Primitive& prim, Outputs, Inputs ins) {
   if (probabilities)
     fail<RuntimeError>("Expected p_in >= 0 && p_in <= 1 to be true, but got false (probability ", value,
                        " at flat index ", bad, ")");
+  if (what == ops::RandomArgument::PoissonRates)
+    fail<RuntimeError>("invalid Poisson rate, expected rate to be non-negative, but got ", value);
   fail<RuntimeError>("normal expects all elements of std >= 0.0, but found std ", value);
 }
 
@@ -247,6 +270,7 @@ void register_random_kernels() {
   ops::register_kernel(Prim::RandomBernoulli, DeviceType::GPU, bernoulli_kernel);
   ops::register_kernel(Prim::RandomPermutation, DeviceType::GPU, permutation_kernel);
   ops::register_kernel(Prim::RandomCheck, DeviceType::GPU, check_kernel);
+  ops::register_kernel(Prim::RandomPoisson, DeviceType::GPU, poisson_kernel);
 }
 
 }  // namespace lucid::cuda

@@ -29,6 +29,10 @@ inline uint64_t philox_words(RandomFill fill, Dtype dtype, int64_t numel) {
 }
 // randperm: one 64-bit word per Fisher-Yates step, n - 1 steps.
 inline uint64_t permutation_words(int64_t n) { return n > 1 ? uint64_t(n - 1) * 2 : 0; }
+// poisson: element i reads its own stream (Note [Poisson streams], random_values.h), of
+// which a call reserves kPoissonBlocks blocks.
+inline constexpr uint64_t kPoissonBlocks = 256;
+inline uint64_t poisson_words() { return kPoissonBlocks * 4; }
 
 // Uniform in [from, to). outs: {t} (floating or complex64, contiguous).
 struct RandomUniform : PrimitiveOf<Prim::RandomUniform, RandomUniform> {
@@ -68,13 +72,24 @@ struct RandomPermutation : PrimitiveOf<Prim::RandomPermutation, RandomPermutatio
   const char* name() const override { return "randperm"; }
 };
 
+// Samples of Poisson(rate): a count per element (torch.poisson). outs: {t} (floating,
+// contiguous); ins: {rates} (t's dtype and numel, contiguous, none negative).
+struct RandomPoisson : PrimitiveOf<Prim::RandomPoisson, RandomPoisson> {
+  PhiloxDraw draw{};
+  const char* name() const override { return "poisson"; }
+};
+
 // The checks of a tensor argument's values, run before the op draws, so a bad value
 // leaves the generator untouched: RuntimeError for a probability outside [0, 1]
-// (bernoulli) or a negative standard deviation (normal). ins: {t} (floating).
-enum class RandomArgument { Probabilities, StandardDeviations };
+// (bernoulli), a negative standard deviation (normal) or a negative rate (poisson).
+// ins: {t} (floating).
+enum class RandomArgument { Probabilities, StandardDeviations, PoissonRates };
 struct RandomCheck : PrimitiveOf<Prim::RandomCheck, RandomCheck> {
   RandomArgument what = RandomArgument::Probabilities;
-  const char* name() const override { return what == RandomArgument::Probabilities ? "bernoulli" : "normal"; }
+  const char* name() const override {
+    return what == RandomArgument::Probabilities ? "bernoulli" : what == RandomArgument::PoissonRates ? "poisson"
+                                                                                                       : "normal";
+  }
 };
 
 }  // namespace lucid::ops
