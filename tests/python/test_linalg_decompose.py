@@ -361,6 +361,15 @@ def test_batched_and_per_matrix_paths(dev, shape):
     T = A.tril() + shape[-1] * torch.eye(shape[-1], dtype=torch.float64)
     _close(LA.solve_triangular(to_lucid(T, dev), lB, upper=False), torch.linalg.solve_triangular(T, B, upper=False),
            1e-9)
+    _close(LA.svdvals(lA), torch.linalg.svdvals(A), 1e-9)
+    for full in (False, True):
+        U, Sv, Vh = LA.svd(lA[..., :, :-2], full_matrices=full)  # (a tall and a wide one)
+        k = shape[-1] - 2
+        recon = to_torch(U[..., :k].cpu()) * to_torch(Sv.cpu()).unsqueeze(-2) @ to_torch(Vh[..., :k, :].cpu())
+        torch.testing.assert_close(recon, A[..., :, :-2], rtol=1e-9, atol=1e-9)
+        U, Sv, Vh = LA.svd(lA[..., :-2, :], full_matrices=full)
+        recon = to_torch(U[..., :k].cpu()) * to_torch(Sv.cpu()).unsqueeze(-2) @ to_torch(Vh[..., :k, :].cpu())
+        torch.testing.assert_close(recon, A[..., :-2, :], rtol=1e-9, atol=1e-9)
     singular = A.clone()
     singular[..., 1, :] = 0
     with pytest.raises(LA.LinAlgError, match="singular"):

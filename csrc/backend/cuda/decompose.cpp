@@ -16,6 +16,7 @@
 #include "backend/cuda/register.h"
 #include "backend/cuda/solver.h"
 #include "backend/cuda/stream.h"
+#include "backend/cuda/strided_copy.h"
 #include "core/error.h"
 #include "ops/prims/decompose.h"
 
@@ -291,6 +292,46 @@ void eigh_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
   });
 }
 
+// A batch of small SVDs in one Jacobi call (gesvdjBatched), which makes the full U
+// [m, m] and V [n, n]: U's first columns and V's transposed rows are copied out.
+template <class T>
+void svd_batched(const ops::Svd& p, const TensorImpl* a, const TensorImpl* s_out, const TensorImpl* info,
+                 const TensorImpl* u, const TensorImpl* vh, int64_t count) {
+  const int m = rows(a), n = cols(a), device = a->device().index;
+  const SolverApi& s = cusolver();
+  cusolverDnHandle_t h = cusolver_handle(device);
+  static gesvdjInfo_t params = [&] {
+    gesvdjInfo_t made = nullptr;
+    check_cusolver(s.create_gesvdj_info(&made), "cusolverDnCreateGesvdjInfo");
+    return made;
+  }();
+  const cusolverEigMode_t jobz = p.vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  GpuStorage full_u = workspace<T>(count * m * m, device), full_v = workspace<T>(count * n * n, device);
+  T *U = reinterpret_cast<T*>(full_u.ptr()), *V = reinterpret_cast<T*>(full_v.ptr());
+  int lwork = 0;
+  check_cusolver(pick<T>(s.sgesvdj_batched_size, s.dgesvdj_batched_size)(
+                     h, jobz, m, n, item<T>(a, 0), m, item<T>(s_out, 0, 1), U, m, V, n, &lwork, params, int(count)),
+                 "gesvdjBatched_bufferSize");
+  GpuStorage work = workspace<T>(lwork, device);
+  check_cusolver(pick<T>(s.sgesvdj_batched, s.dgesvdj_batched)(h, jobz, m, n, item<T>(a, 0), m, item<T>(s_out, 0, 1),
+                                                               U, m, V, n, reinterpret_cast<T*>(work.ptr()), lwork,
+                                                               info_at(info, 0), params, int(count)),
+                 "gesvdjBatched");
+  if (!p.vectors) return;
+  // u: U's first columns; vh(i, j) = V(j, i) for vh's rows (the full matrices dense in the batch)
+  const int64_t z = sizeof(T);
+  auto strides = [&](const TensorImpl* out, int64_t order, int64_t row, int64_t col) {
+    Stride st(size_t(out->ndim()));
+    const int64_t r = out->ndim();
+    st[r - 2] = row, st[r - 1] = col;
+    int64_t step = order * order * z;
+    for (int64_t i = r - 3; i >= 0; --i) st[i] = step, step *= out->shape()[i];
+    return st;
+  };
+  strided_copy(u->data_ptr(), u->stride(), full_u.ptr(), strides(u, m, z, m * z), u->shape(), z, device);
+  strided_copy(vh->data_ptr(), vh->stride(), full_v.ptr(), strides(vh, n, n * z, z), vh->shape(), z, device);
+}
+
 // (m >= n: ops::svd hands cuSOLVER's gesvd a wide matrix's transpose)
 void svd_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = prim_cast<ops::Svd>(prim);
@@ -302,14 +343,16 @@ void svd_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   DeviceGuard guard(device);
   zero(info);
   if (n == 0) return;
+  const int64_t count = batch_of(a, 2);
   visit_real(a->dtype(), "linalg.svd", [&]<class T>() {
+    if (count > 1 && m <= kBatchedSize) return svd_batched<T>(p, a, s_out, info, u, vh, count);
     const SolverApi& s = cusolver();
     cusolverDnHandle_t h = cusolver_handle(device);
     const signed char job = !p.vectors ? 'N' : p.full ? 'A' : 'S';
     int lwork = 0;
     check_cusolver(pick<T>(s.sgesvd_size, s.dgesvd_size)(h, m, n, &lwork), "gesvd_bufferSize");
     GpuStorage work = workspace<T>(lwork, device);
-    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+    for (int64_t b = 0; b < count; ++b)
       check_cusolver(pick<T>(s.sgesvd, s.dgesvd)(h, job, job, m, n, item<T>(a, b), lda, item<T>(s_out, b, 1),
                                                  u ? item<T>(u, b) : nullptr, m, vh ? item<T>(vh, b) : nullptr, n,
                                                  reinterpret_cast<T*>(work.ptr()), lwork, nullptr, info_at(info, b)),

@@ -64,6 +64,11 @@ const SolverApi& cusolver() {
     LUCID_BIND(dsyevj_batched_size, cusolverDnDsyevjBatched_bufferSize);
     LUCID_BIND(ssyevj_batched, cusolverDnSsyevjBatched);
     LUCID_BIND(dsyevj_batched, cusolverDnDsyevjBatched);
+    LUCID_BIND(create_gesvdj_info, cusolverDnCreateGesvdjInfo);
+    LUCID_BIND(sgesvdj_batched_size, cusolverDnSgesvdjBatched_bufferSize);
+    LUCID_BIND(dgesvdj_batched_size, cusolverDnDgesvdjBatched_bufferSize);
+    LUCID_BIND(sgesvdj_batched, cusolverDnSgesvdjBatched);
+    LUCID_BIND(dgesvdj_batched, cusolverDnDgesvdjBatched);
 #undef LUCID_BIND
     return a;
   }();

@@ -46,6 +46,11 @@ struct SolverApi {
   decltype(&cusolverDnDsyevjBatched_bufferSize) dsyevj_batched_size;
   decltype(&cusolverDnSsyevjBatched) ssyevj_batched;
   decltype(&cusolverDnDsyevjBatched) dsyevj_batched;
+  decltype(&cusolverDnCreateGesvdjInfo) create_gesvdj_info;
+  decltype(&cusolverDnSgesvdjBatched_bufferSize) sgesvdj_batched_size;
+  decltype(&cusolverDnDgesvdjBatched_bufferSize) dgesvdj_batched_size;
+  decltype(&cusolverDnSgesvdjBatched) sgesvdj_batched;
+  decltype(&cusolverDnDgesvdjBatched) dgesvdj_batched;
 };
 struct BlasApi {
   decltype(&cublasCreate_v2) create;
