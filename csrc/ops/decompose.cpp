@@ -162,14 +162,6 @@ std::vector<TensorPtr> eigh(const TensorPtr& a, bool upper, bool vectors) {
 std::vector<TensorPtr> svd(const TensorPtr& a, bool full, bool vectors) {
   check_matrix("linalg.svd", a, false);
   const int64_t m = rows(*a), n = cols(*a), k = std::min(m, n);
-  if (a->device().is_gpu() && m < n) {
-    // cuSOLVER's gesvd takes m >= n: a wide matrix is decomposed as its transpose,
-    // A^T = V S U^T, and U, Vh are read off it (as views)
-    const int64_t r = a->ndim();
-    std::vector<TensorPtr> t = svd(transpose(a, r - 2, r - 1), full, vectors);
-    if (!vectors) return t;
-    return {transpose(t[2], r - 2, r - 1), t[1], transpose(t[0], r - 2, r - 1), t[3]};
-  }
   TensorPtr work = column_major(a), info = info_for(*a);
   TensorPtr s = TensorImpl::empty(with(batch(*a), {k}), a->dtype(), a->device());
   Svd prim;

@@ -161,9 +161,10 @@ def test_elementwise_helpers_match_torch(device):
           device=device)
     _same(lucid.float_power(to_lucid(torch.tensor([2, 3]), device), 2),
           torch.float_power(torch.tensor([2, 3], device=tdev(device)), 2))
+    # (torch 2.11's CUDA ldexp is wrong for a negative exponent, 0.25 off here: torch's CPU is the reference)
     _both(lambda m, a: m.ldexp(a, m.tensor([1, -2, 3], device=a.device)), torch.tensor([1.5, 2.0, -0.5],
                                                                                        dtype=torch.float64),
-          device=device)
+          device=device, torch_on_cpu=True)
     with pytest.raises(RuntimeError, match="different dtypes"):
         lucid.heaviside(x, lucid.tensor([1.0], device=device))
 

@@ -53,10 +53,10 @@ const SolverApi& cusolver() {
     LUCID_BIND(dsyevd_size, cusolverDnDsyevd_bufferSize);
     LUCID_BIND(ssyevd, cusolverDnSsyevd);
     LUCID_BIND(dsyevd, cusolverDnDsyevd);
-    LUCID_BIND(sgesvd_size, cusolverDnSgesvd_bufferSize);
-    LUCID_BIND(dgesvd_size, cusolverDnDgesvd_bufferSize);
-    LUCID_BIND(sgesvd, cusolverDnSgesvd);
-    LUCID_BIND(dgesvd, cusolverDnDgesvd);
+    LUCID_BIND(sgesvdj_size, cusolverDnSgesvdj_bufferSize);
+    LUCID_BIND(dgesvdj_size, cusolverDnDgesvdj_bufferSize);
+    LUCID_BIND(sgesvdj, cusolverDnSgesvdj);
+    LUCID_BIND(dgesvdj, cusolverDnDgesvdj);
     LUCID_BIND(spotrf_batched, cusolverDnSpotrfBatched);
     LUCID_BIND(dpotrf_batched, cusolverDnDpotrfBatched);
     LUCID_BIND(create_syevj_info, cusolverDnCreateSyevjInfo);

@@ -34,10 +34,10 @@ struct SolverApi {
   decltype(&cusolverDnDsyevd_bufferSize) dsyevd_size;
   decltype(&cusolverDnSsyevd) ssyevd;
   decltype(&cusolverDnDsyevd) dsyevd;
-  decltype(&cusolverDnSgesvd_bufferSize) sgesvd_size;
-  decltype(&cusolverDnDgesvd_bufferSize) dgesvd_size;
-  decltype(&cusolverDnSgesvd) sgesvd;
-  decltype(&cusolverDnDgesvd) dgesvd;
+  decltype(&cusolverDnSgesvdj_bufferSize) sgesvdj_size;
+  decltype(&cusolverDnDgesvdj_bufferSize) dgesvdj_size;
+  decltype(&cusolverDnSgesvdj) sgesvdj;
+  decltype(&cusolverDnDgesvdj) dgesvdj;
   // batches of small matrices in one call
   decltype(&cusolverDnSpotrfBatched) spotrf_batched;
   decltype(&cusolverDnDpotrfBatched) dpotrf_batched;

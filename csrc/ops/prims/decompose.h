@@ -65,7 +65,7 @@ struct Eigh : PrimitiveOf<Prim::Eigh, Eigh> {
   const char* name() const override { return "linalg.eigh"; }
 };
 
-// A = U diag(S) Vh (gesdd; the GPU's gesvd). ins: {a [*, m, n] (destroyed: a copy the
+// A = U diag(S) Vh (gesdd; the GPU's Jacobi gesvdj). ins: {a [*, m, n] (destroyed: a copy the
 // op made)}; outs: {s [*, k] (descending, k = min(m, n)), info, and when `vectors`,
 // u [*, m, full ? m : k] and vh [*, full ? n : k, n]}.
 struct Svd : PrimitiveOf<Prim::Svd, Svd> {
