@@ -9,6 +9,7 @@
 #include "core/format.h"
 #include "ops/copy_ops.h"
 #include "ops/creation.h"
+#include "ops/linalg.h"
 #include "ops/views.h"
 
 namespace lucid::bindings {
@@ -127,6 +128,9 @@ TensorClass init_tensor(nb::module_& m) {
       }, nb::arg("grad").none())
       // views
       .def("_view", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::view(t, s); })
+      .def("_view_as_real", [](std::shared_ptr<T> t) { return ops::view_as_real(t); })
+      .def("_view_as_complex", [](std::shared_ptr<T> t) { return ops::view_as_complex(t); })
+      .def("_conj", [](std::shared_ptr<T> t) { return ops::conj(t); })
       .def("_reshape", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::reshape(t, s); })
       .def("_permute", [](std::shared_ptr<T> t, std::vector<int64_t> d) { return ops::permute(t, d); })
       .def("_transpose", [](std::shared_ptr<T> t, int64_t a, int64_t b) { return ops::transpose(t, a, b); })

@@ -61,21 +61,23 @@ int64_t view_extent_bytes(const Shape& shape, const Stride& stride, size_t items
   return extent;
 }
 
-TensorPtr TensorImpl::view_of(const TensorImpl& base, Shape shape, Stride stride, int64_t offset) {
+TensorPtr TensorImpl::view_of(const TensorImpl& base, Shape shape, Stride stride, int64_t offset,
+                              std::optional<Dtype> dtype) {
+  const Dtype as = dtype.value_or(base.dtype());
   LUCID_CHECK(shape.size() == stride.size(), RuntimeError, "view: shape ", shape_str(shape),
               " and stride ", shape_str(stride), " must have the same length");
   numel_of(shape);  // rejects negative sizes
   for (int64_t s : stride)
     LUCID_CHECK(s >= 0, RuntimeError, "view: negative strides are not supported (got ",
                 shape_str(stride), ")");
-  int64_t extent = view_extent_bytes(shape, stride, base.itemsize());
+  int64_t extent = view_extent_bytes(shape, stride, dtype_size(as));
   int64_t storage_bytes = int64_t(storage_base(base.storage_).nbytes);
   LUCID_CHECK(offset >= 0 && (extent == 0 || (offset <= storage_bytes && extent <= storage_bytes - offset)),
               RuntimeError,
               "view with sizes ", shape_str(shape), ", byte strides ", shape_str(stride),
               " and byte offset ", offset, " spans ", extent,  // (offset + extent may overflow)
               " bytes from that offset, but the storage holds ", storage_bytes, " bytes");
-  TensorMeta meta{std::move(shape), std::move(stride), base.dtype(), base.device(), offset};
+  TensorMeta meta{std::move(shape), std::move(stride), as, base.device(), offset};
   return std::make_shared<TensorImpl>(base.storage_, std::move(meta));
 }
 

@@ -62,8 +62,10 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   // A new tensor with every element `value` (checked as fill() checks). Version 0.
   static TensorPtr full(const Shape& shape, const Scalar& value, Dtype dtype, Device device,
                         bool pinned = false);
-  // A view of `base`'s storage with other metadata (same dtype and device).
-  static TensorPtr view_of(const TensorImpl& base, Shape shape, Stride stride, int64_t offset);
+  // A view of `base`'s storage with other metadata (same device; base's dtype unless
+  // `dtype` reinterprets the bytes, as view_as_real and view_as_complex do).
+  static TensorPtr view_of(const TensorImpl& base, Shape shape, Stride stride, int64_t offset,
+                           std::optional<Dtype> dtype = std::nullopt);
 
   // Tensor.data = other: this tensor now shows other's bytes and metadata; its
   // autograd metadata stays.

@@ -255,6 +255,13 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
       return [](const Node&, const Grads& g) { return Grads{neg(g[0])}; };
     case UnaryOp::Abs:
       input();
+      if (is_complex(a->dtype())) {  // torch's g * sgn(z), sgn(z) = z / |z| (0 at 0)
+        result();
+        return [](const Node& n, const Grads& g) {
+          const TensorPtr& r = n.saved(1);
+          return Grads{mul(g[0], div(n.saved(0), where(eq(r, Scalar(0.0)), num(1.0), ten(r))))};
+        };
+      }
       return [](const Node& n, const Grads& g) { return Grads{mul(g[0], sign(n.saved(0)))}; };
     case UnaryOp::Sign:
       return [](const Node&, const Grads& g) { return Grads{zeros_like_grad(g[0])}; };
@@ -469,12 +476,12 @@ const char* binary_grad_name(BinaryOp op, const Operand& a, const Operand& b) {
 }  // namespace
 
 // Which gradients are right for complex inputs: those whose VJP needs no derivative
-// (add, sub, neg) or conjugates it (mul, div). The others raise rather than return
-// an unconjugated, wrong gradient.
+// (add, sub, neg), conjugates it (mul, div) or is torch's own complex formula (abs). The
+// others raise rather than return an unconjugated, wrong gradient.
 static void check_complex_grad(const char* op, bool complex, bool supported) {
   LUCID_CHECK(!complex || supported, NotImplementedError, op,
               ": autograd for complex tensors is not supported yet for this op (the gradient would need the "
-              "conjugate derivative); mul, div, add, sub, neg and the matrix products support it");
+              "conjugate derivative); mul, div, add, sub, neg, abs and the matrix products support it");
 }
 
 // torch.special's orthogonal polynomials have no derivative in torch: their results
@@ -502,7 +509,7 @@ void record_unary(UnaryOp op, const TensorPtr& a, const TensorPtr& out) {
   if (!autograd::needs_grad({&a}) || !autograd::is_differentiable(out->dtype())) return;
   // torch.special's scaled K0 and K1 and airy_ai have no derivative in torch: their results never record
   if (op == UnaryOp::BesselK0e || op == UnaryOp::BesselK1e || op == UnaryOp::AiryAi) return;
-  check_complex_grad(op_name(op), is_complex(a->dtype()), op == UnaryOp::Neg);
+  check_complex_grad(op_name(op), is_complex(a->dtype()), op == UnaryOp::Neg || op == UnaryOp::Abs);
   const char* name = op == UnaryOp::Log1p ? "Log1PBackward0" : op == UnaryOp::Square ? "PowBackward0"
                                                                                     : kUnaryGradName[int(op)];
   std::shared_ptr<Node> node = autograd::record(name, {a}, {out}, nullptr);

@@ -31,5 +31,9 @@ TensorPtr select(const TensorPtr& t, int64_t dim, int64_t index);
 TensorPtr as_strided(const TensorPtr& t, const Shape& size, const Shape& stride,
                      std::optional<int64_t> storage_offset);
 TensorPtr contiguous(const TensorPtr& t);  // itself when already contiguous
+// The complex tensor's bytes as float32 pairs [..., 2] (real, imaginary), and back: views
+// of the same storage, each the other's gradient (torch's view_as_real/view_as_complex).
+TensorPtr view_as_real(const TensorPtr& t);
+TensorPtr view_as_complex(const TensorPtr& t);
 
 }  // namespace lucid::ops

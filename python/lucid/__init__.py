@@ -119,6 +119,7 @@ _math_more.install(globals())
 from . import _gamma  # noqa: E402  (polygamma, mvlgamma)
 _gamma.install(globals())
 from . import special  # noqa: E402,F401
+from ._complex import *  # noqa: E402,F401,F403
 from . import linalg  # noqa: E402,F401
 for _name, _fn, _method in linalg._TOP_LEVEL:  # torch.det, Tensor.inverse, ...
     globals()[_name] = _fn

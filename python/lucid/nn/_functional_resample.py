@@ -242,6 +242,10 @@ def _resample(input, osizes, scales, mode, align_corners, antialias=False):
     # (the per-position taps are Python lists)
     _limits.check_fits(list(input.shape[:input.ndim - nsp]) + list(osizes), f"interpolate(mode='{mode}') output",
                        _b.max(_limits.PY_LIST_BYTES, input.element_size()))
+    shape = list(input.shape[:input.ndim - nsp]) + list(osizes)
+    if math.prod(shape) == 0:  # nothing to compute (and no taps: an empty batch may ask for 2^32 positions)
+        out = input.new_zeros(shape)
+        return out + input.sum() * 0 if input.requires_grad else out
     f32 = input.dtype.itemsize < 8  # float32/half/bfloat16 kernels compute in float
     low = input.dtype.is_floating_point and input.dtype.itemsize == 2 and mode not in ("nearest", "nearest-exact")
     out = input.float() if low else input  # half/bfloat16: accumulate in float, as ATen, round once

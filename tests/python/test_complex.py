@@ -1,0 +1,113 @@
+"""Complex numbers against torch (complex64): view_as_real / view_as_complex and the
+real and imag views (shared storage, writes through them, errors), complex, polar,
+angle, the conjugates, and their gradients (torch's conjugate Wirtinger convention)."""
+
+import math
+
+import pytest
+import torch
+
+import lucid
+from conftest import to_torch
+
+
+def _z(device, requires_grad=False):
+    t = torch.tensor([1 + 2j, 3 - 1j, -2 + 0.5j, -0.0 - 4j], dtype=torch.complex64)
+    return t, lucid.tensor(t.tolist(), dtype=lucid.complex64, device=device).requires_grad_(requires_grad)
+
+
+def _same(l, t, tol=1e-6):
+    torch.testing.assert_close(torch.tensor(l.detach().cpu().tolist(), dtype=t.dtype).reshape(t.shape), t.detach(),
+                               rtol=tol, atol=tol)
+
+
+def test_view_as_real_and_complex_share_storage(device):
+    t, z = _z(device)
+    r = lucid.view_as_real(z)
+    assert r.dtype == lucid.float32 and tuple(r.shape) == (4, 2)
+    _same(r, torch.view_as_real(t))
+    back = lucid.view_as_complex(r)
+    assert back.dtype == lucid.complex64
+    _same(back, t)
+    r[0, 1] = 7.0  # a write through the view reaches the complex tensor
+    assert z.tolist()[0] == complex(1, 7)
+    m = lucid.view_as_complex(lucid.arange(12, dtype=lucid.float32, device=device).reshape(2, 3, 2))
+    _same(m, torch.view_as_complex(torch.arange(12, dtype=torch.float32).reshape(2, 3, 2)))
+
+
+def test_view_errors(device):
+    x = lucid.zeros(3, 4, device=device)
+    with pytest.raises(RuntimeError, match="last dimension of size 2"):
+        lucid.view_as_complex(x)
+    with pytest.raises(RuntimeError, match="last dimension with stride 1"):
+        lucid.view_as_complex(lucid.zeros(2, 4, device=device)[:, ::2].t().contiguous().t())
+    with pytest.raises(RuntimeError, match="storage_offset divisible by 2"):
+        lucid.view_as_complex(lucid.zeros(5, device=device)[1:].reshape(2, 2))
+    with pytest.raises(RuntimeError, match="only supported for complex tensors"):
+        lucid.view_as_real(x)
+    with pytest.raises(RuntimeError, match="imag is not implemented for tensors with non-complex dtypes"):
+        lucid.imag(x)
+    assert lucid.real(x) is x
+
+
+def test_real_imag_views_and_writes(device):
+    t, z = _z(device)
+    _same(z.real, t.real)
+    _same(lucid.imag(z), t.imag)
+    _same(lucid.real(z), t.real)
+    z.imag.mul_(2.0)
+    t.imag.mul_(2.0)
+    _same(z, t)
+    z.real.fill_(1.0)
+    t.real.fill_(1.0)
+    _same(z, t)
+
+
+def test_complex_polar_angle_conj_match_torch(device):
+    re, im = torch.tensor([1.0, -2.0, 0.0, 3.5]), torch.tensor([0.5, 1.0, -1.0, 0.0])
+    lre, lim = (lucid.tensor(x.tolist(), device=device) for x in (re, im))
+    _same(lucid.complex(lre, lim), torch.complex(re, im))
+    _same(lucid.complex(lre, lucid.tensor(0.25, device=device)), torch.complex(re, torch.tensor(0.25).expand(4)))
+    _same(lucid.polar(lre.abs(), lim), torch.polar(re.abs(), im))
+    t, z = _z(device)
+    _same(lucid.angle(z), torch.angle(t))
+    _same(z.angle(), t.angle())
+    _same(lucid.angle(lre), torch.angle(re))
+    _same(lucid.angle(lucid.tensor([-1, 0, 2], device=device)), torch.angle(torch.tensor([-1, 0, 2])))
+    _same(lucid.conj(z), torch.conj(t).resolve_conj())
+    _same(lucid.conj_physical(z), torch.conj_physical(t))
+    _same(z.conj(), t.conj().resolve_conj())
+    assert lucid.conj(lre) is lre
+    assert not lucid.is_conj(lucid.conj(z)) and not z.is_conj() and lucid.resolve_conj(z) is z
+    assert not lucid.is_neg(z) and lucid.resolve_neg(z) is z and z.conj_physical().dtype == lucid.complex64
+    assert z.resolve_conj() is z and z.resolve_neg() is z and not z.is_neg()
+    with pytest.raises(NotImplementedError, match="complex128"):
+        lucid.complex(lre.double(), lim.double())
+    with pytest.raises(RuntimeError, match="Expected object of scalar type"):
+        lucid.complex(lre, lim.double())
+
+
+def test_gradients_match_torch(device):
+    """Conjugate Wirtinger gradients as torch's through the views, abs, angle, conj and
+    complex/polar."""
+    t, z = _z(device, True)
+    t.requires_grad_()
+    w = torch.tensor([1.0, -2.0, 0.5, 3.0])
+    lw = lucid.tensor(w.tolist(), device=device)
+
+    def loss(m, x, wt):
+        return ((m.real(x) * wt).sum() + (m.imag(x) * wt * 2).sum() + (x.abs() * wt).sum()
+                + (m.angle(x) * wt).sum() + (m.view_as_real(m.conj(x).resolve_conj())[:, 1] * wt).sum())
+
+    loss(torch, t, w).backward()
+    loss(lucid, z, lw).backward()
+    _same(z.grad, t.grad, 1e-5)
+    re, im = (torch.tensor([1.0, -2.0, 0.5]).requires_grad_(), torch.tensor([0.5, 1.0, -1.5]).requires_grad_())
+    lre, lim = (lucid.tensor(x.tolist(), device=device).requires_grad_() for x in (re, im))
+    g = torch.tensor([1 + 1j, 2 - 1j, -0.5 + 3j], dtype=torch.complex64)
+    lg = lucid.tensor(g.tolist(), dtype=lucid.complex64, device=device)
+    # (polar's abs is non-negative by definition; torch's gradient assumes it)
+    (torch.view_as_real(torch.polar(re.abs(), im) * g).sum() + torch.complex(re, im).abs().sum()).backward()
+    (lucid.view_as_real(lucid.polar(lre.abs(), lim) * lg).sum() + lucid.complex(lre, lim).abs().sum()).backward()
+    _same(lre.grad, re.grad, 1e-5)
+    _same(lim.grad, im.grad, 1e-5)
