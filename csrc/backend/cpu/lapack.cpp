@@ -8,6 +8,7 @@
 // (its blocked factorizations are where the time of a large matrix goes), under a
 // lock so that two such calls never change the thread count under each other.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -163,6 +164,59 @@ int lu_recursive(int m, int n, T* a, int lda, int* ipiv) {
   return info;
 }
 
+// Note [Small matrices]
+// A LAPACK call on an 8 x 8 matrix costs about 0.7 us in OpenBLAS, most of it the call
+// itself (argument checks, its thread and buffer setup), ten times the arithmetic. A
+// batch of matrices up to kSmall on a side is factored by the unblocked algorithms
+// LAPACK's getf2 and potf2 run, written here: the same pivots and info codes (the first
+// largest |pivot| in a column; the first zero pivot; the first minor that is not
+// positive-definite), values to rounding.
+constexpr int kSmall = 16;
+
+template <class T>
+int small_lu(int m, int n, T* a, int lda, int* ipiv) {
+  int info = 0;
+  for (int j = 0; j < std::min(m, n); ++j) {
+    int p = j;
+    for (int i = j + 1; i < m; ++i)
+      if (std::abs(a[i + j * lda]) > std::abs(a[p + j * lda])) p = i;
+    ipiv[j] = p + 1;
+    const T pivot = a[p + j * lda];
+    if (pivot != T(0)) {
+      if (p != j)
+        for (int c = 0; c < n; ++c) std::swap(a[j + c * lda], a[p + c * lda]);
+      for (int i = j + 1; i < m; ++i) a[i + j * lda] /= pivot;
+    } else if (info == 0) {
+      info = j + 1;
+    }
+    for (int c = j + 1; c < n; ++c) {
+      const T ajc = a[j + c * lda];
+      for (int i = j + 1; i < m; ++i) a[i + c * lda] -= a[i + j * lda] * ajc;
+    }
+  }
+  return info;
+}
+
+template <class T>
+int small_cholesky(int n, T* a, int lda) {
+  for (int j = 0; j < n; ++j) {
+    T ajj = a[j + j * lda];
+    for (int k = 0; k < j; ++k) ajj -= a[j + k * lda] * a[j + k * lda];
+    if (!(ajj > T(0))) {  // (NaN too)
+      a[j + j * lda] = ajj;
+      return j + 1;
+    }
+    ajj = std::sqrt(ajj);
+    a[j + j * lda] = ajj;
+    for (int i = j + 1; i < n; ++i) {
+      T v = a[i + j * lda];
+      for (int k = 0; k < j; ++k) v -= a[i + k * lda] * a[j + k * lda];
+      a[i + j * lda] = v / ajj;
+    }
+  }
+  return 0;
+}
+
 void lu_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   const TensorImpl *a = outs[0], *piv = outs[1];
   const int m = rows(a), n = cols(a), k = std::min(m, n), lda = std::max(1, m);
@@ -172,10 +226,12 @@ void lu_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
       info_of(outs[2])[0] = lu_recursive(m, n, matrix<T>(a, 0), lda, reinterpret_cast<int*>(piv->host_ptr()));
       return;
     }
+    const bool small = count > 1 && std::max(m, n) <= kSmall;  // Note [Small matrices]
     each_matrix(count, [&](int64_t b) {
       int* ipiv = reinterpret_cast<int*>(piv->host_ptr()) + b * k;
       int info = 0;
-      if (m > 0 && n > 0) LUCID_LAPACK(getrf, T, &m, &n, matrix<T>(a, b), &lda, ipiv, &info);
+      if (small) info = small_lu(m, n, matrix<T>(a, b), lda, ipiv);
+      else if (m > 0 && n > 0) LUCID_LAPACK(getrf, T, &m, &n, matrix<T>(a, b), &lda, ipiv, &info);
       info_of(outs[2])[b] = info;
     });
   });
@@ -200,10 +256,13 @@ void cholesky_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   const TensorImpl* a = outs[0];
   const int n = rows(a), ld = std::max(1, n);
   const char uplo = 'L';
+  const int64_t count = batch_of(a, 2);
+  const bool small = count > 1 && n <= kSmall;  // Note [Small matrices]
   visit_real(a->dtype(), "linalg.cholesky", [&]<class T>() {
-    each_matrix(batch_of(a, 2), [&](int64_t b) {
+    each_matrix(count, [&](int64_t b) {
       int info = 0;
-      if (n > 0) LUCID_LAPACK(potrf, T, &uplo, &n, matrix<T>(a, b), &ld, &info, 1);
+      if (small) info = small_cholesky(n, matrix<T>(a, b), ld);
+      else if (n > 0) LUCID_LAPACK(potrf, T, &uplo, &n, matrix<T>(a, b), &ld, &info, 1);
       info_of(outs[1])[b] = info;
     });
   });
