@@ -130,6 +130,7 @@ TensorClass init_tensor(nb::module_& m) {
       .def("_view", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::view(t, s); })
       .def("_view_as_real", [](std::shared_ptr<T> t) { return ops::view_as_real(t); })
       .def("_view_as_complex", [](std::shared_ptr<T> t) { return ops::view_as_complex(t); })
+      .def("_view_dtype", [](std::shared_ptr<T> t, int dtype) { return ops::view_dtype(t, dtype_from_code(dtype)); })
       .def("_conj", [](std::shared_ptr<T> t) { return ops::conj(t); })
       .def("_reshape", [](std::shared_ptr<T> t, std::vector<int64_t> s) { return ops::reshape(t, s); })
       .def("_permute", [](std::shared_ptr<T> t, std::vector<int64_t> d) { return ops::permute(t, d); })

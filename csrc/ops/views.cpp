@@ -1,6 +1,7 @@
 #include "ops/views.h"
 
 #include <algorithm>
+#include <string>
 
 #include "autograd/record.h"
 #include "ops/creation.h"
@@ -419,6 +420,33 @@ TensorPtr view_as_complex(const TensorPtr& t) {
   return recorded("ViewAsComplexBackward0", t, out, [](const Node&, const Grads& g) {
     return Grads{view_as_real(g[0])};
   });
+}
+
+TensorPtr view_dtype(const TensorPtr& t, Dtype dtype) {
+  const int64_t from = int64_t(t->itemsize()), to = int64_t(dtype_size(dtype));
+  if (from == to) return TensorImpl::view_of(*t, t->shape(), t->stride(), t->storage_offset(), dtype);
+  const std::string what = str_cat(" to view ", dtype_name(t->dtype()), " as ", dtype_name(dtype),
+                                   " (different element sizes)");
+  LUCID_CHECK(t->ndim() > 0, RuntimeError, "self.dim() cannot be 0", what);
+  LUCID_CHECK(t->stride().back() == from, RuntimeError, "self.stride(-1) must be 1", what, ", but got ",
+              t->stride().back() / from);
+  Shape shape = t->shape();
+  Stride stride = t->stride();
+  if (to > from) {
+    const int64_t ratio = to / from;
+    LUCID_CHECK(shape.back() % ratio == 0, RuntimeError, "self.size(-1) must be divisible by ", ratio, what,
+                ", but got ", shape.back());
+    LUCID_CHECK(t->storage_offset() % to == 0, RuntimeError, "self.storage_offset() must be divisible by ", ratio,
+                what, ", but got ", t->storage_offset() / from);
+    for (int64_t i = 0; i + 1 < t->ndim(); ++i)
+      LUCID_CHECK(shape[size_t(i)] == 1 || stride[size_t(i)] % to == 0, RuntimeError, "self.stride(", i,
+                  ") must be divisible by ", ratio, what, ", but got ", stride[size_t(i)] / from);
+    shape.back() /= ratio;
+  } else {
+    shape.back() *= from / to;
+  }
+  stride.back() = to;
+  return TensorImpl::view_of(*t, std::move(shape), std::move(stride), t->storage_offset(), dtype);
 }
 
 }  // namespace lucid::ops

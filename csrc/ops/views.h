@@ -35,5 +35,8 @@ TensorPtr contiguous(const TensorPtr& t);  // itself when already contiguous
 // of the same storage, each the other's gradient (torch's view_as_real/view_as_complex).
 TensorPtr view_as_real(const TensorPtr& t);
 TensorPtr view_as_complex(const TensorPtr& t);
+// Tensor.view(dtype): t's bytes read as `dtype`; with another element size the last dim
+// (of unit stride) is split or merged. Not differentiable, as torch's.
+TensorPtr view_dtype(const TensorPtr& t, Dtype dtype);
 
 }  // namespace lucid::ops

@@ -111,3 +111,32 @@ def test_gradients_match_torch(device):
     (lucid.view_as_real(lucid.polar(lre.abs(), lim) * lg).sum() + lucid.complex(lre, lim).abs().sum()).backward()
     _same(lre.grad, re.grad, 1e-5)
     _same(lim.grad, im.grad, 1e-5)
+
+
+@pytest.mark.parametrize("to", ["int32", "float16", "float64", "complex64", "uint8", "bfloat16"])
+def test_view_dtype_matches_torch(device, to):
+    """Tensor.view(dtype): the same bytes (shared: writes go through), the last dim split
+    or merged for another element size, torch's errors; not differentiable."""
+    t = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4) * 1.5
+    x = lucid.tensor(t.tolist(), device=device).reshape(2, 3, 4)
+    got, want = x.view(getattr(lucid, to)), t.view(getattr(torch, to))
+    assert tuple(got.shape) == tuple(want.shape) and str(got.dtype).split(".")[-1] == to
+    if want.dtype.is_complex:
+        _same(got, want)
+    else:
+        assert got.cpu().tolist() == want.tolist()
+    assert not x.requires_grad_().view(getattr(lucid, to)).requires_grad
+
+
+def test_view_dtype_shares_storage_and_errors(device):
+    x = lucid.zeros(2, 4, device=device)
+    x.view(lucid.int32)[0, 0] = 1065353216  # the bits of 1.0f
+    assert x.tolist()[0][0] == 1.0
+    with pytest.raises(RuntimeError, match=r"self.size\(-1\) must be divisible by 2"):
+        lucid.zeros(4, 3, device=device).view(lucid.float64)
+    with pytest.raises(RuntimeError, match=r"self.stride\(-1\) must be 1"):
+        lucid.zeros(4, 4, device=device)[:, ::2].view(lucid.float16)
+    with pytest.raises(RuntimeError, match=r"self.dim\(\) cannot be 0"):
+        lucid.tensor(1.0, device=device).view(lucid.float16)
+    with pytest.raises(RuntimeError, match=r"self.storage_offset\(\) must be divisible by 2"):
+        lucid.zeros(9, device=device)[1:].view(lucid.float64)
