@@ -466,6 +466,15 @@ def householder_product(A, tau, *, out=None):
     return _C._linalg_householder_product(A, tau)
 
 
+def _qr_backward_tall(gQ, gR, Q, R):
+    """The gradient of A = Q R for m >= n. With X = Q^H dA R^-1: Q^H dQ = C = tril(X, -1) -
+    tril(X, -1)^H (skew, as Q^H Q = I) and dR R^-1 = X - C; so <gQ, dQ> + <gR, dR> =
+    <(gQ + Q N) R^-H, dA> for M = gR R^H - Q^H gQ and N = triu(M) + tril(M^H, -1)."""
+    M = gR @ _mH(R) - _mH(Q) @ gQ
+    N = M.triu() + _mH(M).tril(-1)
+    return solve_triangular(_mH(R), gQ + Q @ N, upper=False, left=False)
+
+
 class _Qr(Function):
     @staticmethod
     def forward(ctx, A, mode):
@@ -496,15 +505,14 @@ class _Qr(Function):
         if ctx.mode == "complete" and m > n:
             raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
                                "nrows > ncols.")
-        if m < n:
-            raise NotImplementedError("linalg.qr: the derivative for more columns than rows is not implemented "
-                                      "yet")
-        # With X = Q^H dA R^-1: Q^H dQ = C = tril(X, -1) - tril(X, -1)^H (skew, as Q^H Q = I)
-        # and dR R^-1 = X - C; so <gQ, dQ> + <gR, dR> = <(gQ + Q N) R^-H, dA> for
-        # M = gR R^H - Q^H gQ and N = triu(M) + tril(M^H, -1) (m >= n)
-        M = gR @ _mH(R) - _mH(Q) @ gQ
-        N = M.triu() + _mH(M).tril(-1)
-        return solve_triangular(_mH(R), gQ + Q @ N, upper=False, left=False), None
+        if m >= n:
+            return _qr_backward_tall(gQ, gR, Q, R), None
+        # A = [X | Y] with X = Q U square: R = [U | V], V = Q^H Y (torch's linalg_qr_backward):
+        # gY = Q gV, and X's gradient is the square one with gQ + Y gV^H
+        from . import cat
+        U, V, gU, gV = R[..., :, :m], R[..., :, m:], gR[..., :, :m], gR[..., :, m:]
+        gX = _qr_backward_tall(gQ + (Q @ V) @ _mH(gV), gU, Q, U)
+        return cat([gX, Q @ gV], -1), None
 
 
 def qr(A, mode="reduced", *, out=None):

@@ -124,7 +124,8 @@ def test_cholesky_and_triangular_solves(dev, upper):
 @pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
 def test_qr(dev, shape, mode):
     """Q R = A with Q orthonormal and R upper triangular, R's diagonal signs as LAPACK's
-    (= torch's, so Q and R equal torch's); gradients where torch has them (m >= n)."""
+    (= torch's, so Q and R equal torch's); gradients where torch has them (all but
+    mode='r' and a complete Q of a tall matrix)."""
     A = _rand(2, *shape)
     Q, R = LA.qr(to_lucid(A, dev), mode=mode)
     tQ, tR = torch.linalg.qr(A, mode=mode)
@@ -133,9 +134,9 @@ def test_qr(dev, shape, mode):
         assert Q.numel() == 0
         return
     _close(Q, tQ)
-    if mode == "reduced" and shape[0] >= shape[1]:
-        _grads(lambda a: sum(t.sum() * (i + 1) for i, t in enumerate(LA.qr(a))).reshape(1),
-               lambda a: sum(t.sum() * (i + 1) for i, t in enumerate(torch.linalg.qr(a))).reshape(1), [A], dev)
+    if mode == "reduced" or (mode == "complete" and shape[0] <= shape[1]):
+        _grads(lambda a: sum(t.sum() * (i + 1) for i, t in enumerate(LA.qr(a, mode))).reshape(1),
+               lambda a: sum(t.sum() * (i + 1) for i, t in enumerate(torch.linalg.qr(a, mode))).reshape(1), [A], dev)
 
 
 def test_householder_product_matches_torch(dev):
@@ -259,7 +260,8 @@ def test_numerical_gradients(dev):
     checks = [(lambda a: LA.det(a), A), (lambda a: LA.inv(a), A), (lambda a: LA.cholesky(a + a.mT), S / 2),
               (lambda a: LA.eigvalsh(a + a.mT), S), (lambda a: LA.svdvals(a), A), (lambda a: LA.qr(a).R, A),
               (lambda a: LA.qr(a).Q, A), (lambda a: LA.solve(a, a.sum(-1, keepdim=True)), A),
-              (lambda a: LA.slogdet(a).logabsdet, A)]
+              (lambda a: LA.slogdet(a).logabsdet, A), (lambda a: LA.qr(a).R, _rand(2, 3, 5)),
+              (lambda a: LA.qr(a).Q, _rand(2, 3, 5))]
     for fn, x in checks:
         assert lucid.autograd.gradcheck(fn, (to_lucid(x, dev).requires_grad_(),), eps=1e-6, atol=1e-6)
 
