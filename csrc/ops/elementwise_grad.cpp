@@ -335,15 +335,18 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
     case UnaryOp::Cosh:
       input();
       return [](const Node& n, const Grads& g) { return Grads{mul(g[0], sinh(n.saved(0)))}; };
-    case UnaryOp::Asinh:
-    case UnaryOp::Acosh: {  // 1 / sqrt(x^2 +- 1)
+    case UnaryOp::Asinh:  // 1 / sqrt(x^2 + 1)
       input();
-      double c = op == UnaryOp::Asinh ? 1.0 : -1.0;
-      return [c](const Node& n, const Grads& g) {
+      return [](const Node& n, const Grads& g) {
         TensorPtr x = n.saved(0);
-        return Grads{mul(g[0], rsqrt(add(mul(x, x), Scalar(c))))};
+        return Grads{mul(g[0], rsqrt(add(mul(x, x), Scalar(1.0))))};
       };
-    }
+    case UnaryOp::Acosh:  // 1 / (sqrt(x + 1) sqrt(x - 1)): 1 / sqrt(x^2 - 1) on acosh's branch for complex x
+      input();
+      return [](const Node& n, const Grads& g) {
+        TensorPtr x = n.saved(0);
+        return Grads{mul(g[0], mul(rsqrt(add(x, Scalar(1.0))), rsqrt(add(x, Scalar(-1.0)))))};
+      };
     case UnaryOp::Atanh:
       input();
       return [](const Node& n, const Grads& g) {
@@ -476,12 +479,14 @@ const char* binary_grad_name(BinaryOp op, const Operand& a, const Operand& b) {
 }  // namespace
 
 // Which gradients are right for complex inputs: those whose VJP needs no derivative
-// (add, sub, neg), conjugates it (mul, div) or is torch's own complex formula (abs). The
-// others raise rather than return an unconjugated, wrong gradient.
+// (add, sub, neg), conjugates it (mul, div, the holomorphic unary ops) or is torch's own
+// complex formula (abs). The others raise rather than return an unconjugated, wrong
+// gradient.
 static void check_complex_grad(const char* op, bool complex, bool supported) {
   LUCID_CHECK(!complex || supported, NotImplementedError, op,
               ": autograd for complex tensors is not supported yet for this op (the gradient would need the "
-              "conjugate derivative); mul, div, add, sub, neg, abs and the matrix products support it");
+              "conjugate derivative); add, sub, mul, div, neg, abs, exp, log, sqrt, the trigonometric and "
+              "hyperbolic functions and the matrix products support it");
 }
 
 // torch.special's orthogonal polynomials have no derivative in torch: their results
@@ -505,15 +510,34 @@ void record_binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor
   static_cast<FunctionNode&>(*node).set_vjp(binary_vjp(op, *node, a, b, out));
 }
 
+// The holomorphic ops whose VJP is g * f'(z), f' written with ops that hold for complex
+// z: for a complex input their gradient is torch's g * conj(f'(z)) = conj(vjp(conj(g))).
+static bool holomorphic(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Expm1: case UnaryOp::Log: case UnaryOp::Log2:
+    case UnaryOp::Log10: case UnaryOp::Log1p: case UnaryOp::Sqrt: case UnaryOp::Rsqrt: case UnaryOp::Reciprocal:
+    case UnaryOp::Square: case UnaryOp::Sin: case UnaryOp::Cos: case UnaryOp::Tan: case UnaryOp::Sinh:
+    case UnaryOp::Cosh: case UnaryOp::Tanh: case UnaryOp::Sigmoid: case UnaryOp::Asin: case UnaryOp::Acos:
+    case UnaryOp::Atan: case UnaryOp::Asinh: case UnaryOp::Acosh: case UnaryOp::Atanh:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void record_unary(UnaryOp op, const TensorPtr& a, const TensorPtr& out) {
   if (!autograd::needs_grad({&a}) || !autograd::is_differentiable(out->dtype())) return;
   // torch.special's scaled K0 and K1 and airy_ai have no derivative in torch: their results never record
   if (op == UnaryOp::BesselK0e || op == UnaryOp::BesselK1e || op == UnaryOp::AiryAi) return;
-  check_complex_grad(op_name(op), is_complex(a->dtype()), op == UnaryOp::Neg || op == UnaryOp::Abs);
+  const bool complex = is_complex(a->dtype());
+  check_complex_grad(op_name(op), complex, op == UnaryOp::Neg || op == UnaryOp::Abs || holomorphic(op));
   const char* name = op == UnaryOp::Log1p ? "Log1PBackward0" : op == UnaryOp::Square ? "PowBackward0"
                                                                                     : kUnaryGradName[int(op)];
   std::shared_ptr<Node> node = autograd::record(name, {a}, {out}, nullptr);
-  static_cast<FunctionNode&>(*node).set_vjp(unary_vjp(op, *node, a, out));
+  Vjp vjp = unary_vjp(op, *node, a, out);
+  if (complex && holomorphic(op))
+    vjp = [vjp = std::move(vjp)](const Node& n, const Grads& g) { return Grads{conj(vjp(n, Grads{conj(g[0])})[0])}; };
+  static_cast<FunctionNode&>(*node).set_vjp(std::move(vjp));
 }
 
 }  // namespace lucid::ops

@@ -140,3 +140,26 @@ def test_view_dtype_shares_storage_and_errors(device):
         lucid.tensor(1.0, device=device).view(lucid.float16)
     with pytest.raises(RuntimeError, match=r"self.storage_offset\(\) must be divisible by 2"):
         lucid.zeros(9, device=device)[1:].view(lucid.float64)
+
+
+HOLOMORPHIC = ["exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh", "sigmoid", "reciprocal", "square",
+               "log1p", "expm1", "rsqrt", "asin", "acos", "atan", "asinh", "acosh", "atanh", "log2", "log10", "exp2"]
+
+
+@pytest.mark.parametrize("name", HOLOMORPHIC)
+def test_holomorphic_gradients_match_torch(device, name):
+    """g * conj(f'(z)), torch's convention, for the holomorphic unary ops of complex input."""
+    z = torch.tensor([0.3 + 0.4j, -0.5 + 0.2j, 0.7 - 0.6j, 1.5 + 0.1j], dtype=torch.complex64)
+    w = torch.tensor([1 + 0.5j, -2 + 1j, 0.3 - 0.7j, 0.2 + 0.2j], dtype=torch.complex64)
+    t = z.clone().requires_grad_()
+    lz = lucid.tensor(z.tolist(), dtype=lucid.complex64, device=device).requires_grad_()
+    lw = lucid.tensor(w.tolist(), dtype=lucid.complex64, device=device)
+    torch.view_as_real(getattr(torch, name)(t) * w).sum().backward()
+    lucid.view_as_real(getattr(lucid, name)(lz) * lw).sum().backward()
+    _same(lz.grad, t.grad, 2e-5)
+
+
+def test_non_holomorphic_complex_gradients_still_raise(device):
+    z = lucid.tensor([1 + 1j], dtype=lucid.complex64, device=device).requires_grad_()
+    with pytest.raises(NotImplementedError, match="pow: autograd for complex tensors is not supported yet"):
+        lucid.pow(z, z)
