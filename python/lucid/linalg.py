@@ -713,7 +713,10 @@ def matrix_exp(A):
     _check_matrix("linalg.matrix_exp", A, square=True)
     if A.numel() == 0:
         return A.clone()
-    norm1 = float(A.detach().abs().sum(-2).amax()) if A.numel() else 0.0
+    # (a matrix with an inf or NaN gives NaN everywhere, as torch's; the others' scaling
+    # ignores it)
+    finite = A.detach().isfinite().all(-1).all(-1)
+    norm1 = float(A.detach().nan_to_num(0.0, 0.0, 0.0).abs().sum(-2).amax())
     s = max(0, int(math.ceil(math.log2(norm1 / 0.5)))) if norm1 > 0.5 else 0
     X = A / (2.0 ** s)
     c = [1.0, 1 / 2, 5 / 44, 1 / 66, 1 / 792, 1 / 15840, 1 / 665280]  # Padé [6/6] of exp
@@ -723,10 +726,10 @@ def matrix_exp(A):
     X6 = X4 @ X2
     even = c[0] * eye + c[2] * X2 + c[4] * X4 + c[6] * X6
     odd = X @ (c[1] * eye + c[3] * X2 + c[5] * X4)
-    E = solve(even - odd, even + odd)
+    E = solve_ex(even - odd, even + odd).result  # (a NaN matrix may look singular: no error, as torch)
     for _ in range(s):
         E = E @ E
-    return E
+    return E if bool(finite.all()) else E.masked_fill(~finite.unsqueeze(-1).unsqueeze(-1), float("nan"))
 
 
 def lstsq(A, B, rcond=None, *, driver=None):

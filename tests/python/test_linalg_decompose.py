@@ -376,3 +376,22 @@ def test_batched_and_per_matrix_paths(dev, shape):
     singular[..., 1, :] = 0
     with pytest.raises(LA.LinAlgError, match="singular"):
         LA.inv(to_lucid(singular, dev))
+
+
+def test_non_finite_inputs_raise_or_propagate_as_torch(dev):
+    """NaN and inf never hang or crash: matrix_exp gives NaN for such a matrix (and only
+    it), the factorizations raise LinAlgError where LAPACK reports failure."""
+    A = _rand(2, 4, 4)
+    A[1, 1, 2] = float("inf")
+    got = LA.matrix_exp(to_lucid(A, dev))
+    want = torch.linalg.matrix_exp(A)
+    _close(got[0], want[0])
+    assert bool(lucid.isnan(got[1]).all()) and bool(torch.isnan(want[1]).all())
+    B = _rand(4, 4)
+    B[0, 0] = float("nan")
+    with pytest.raises(LA.LinAlgError):
+        LA.cholesky(to_lucid(B, dev))
+    try:  # NaN eigenvalues or LAPACK's failure to converge, never a hang
+        assert bool(lucid.isnan(LA.eigvalsh(to_lucid(B, dev))).any())
+    except LA.LinAlgError as e:
+        assert "failed to converge" in str(e)
