@@ -263,10 +263,6 @@ void cholesky_kernel(const ops::Primitive&, Outputs outs, Inputs) {
       int info = 0;
       if (small) info = small_cholesky(n, matrix<T>(a, b), ld);
       else if (n > 0) LUCID_LAPACK(potrf, T, &uplo, &n, matrix<T>(a, b), &ld, &info, 1);
-      // (reference LAPACK's potrf stops at a NaN pivot, OpenBLAS's carries on: its first
-      // NaN on L's diagonal is the minor that failed, as there)
-      for (int j = 0; info == 0 && j < n; ++j)
-        if (std::isnan(matrix<T>(a, b)[j + int64_t(j) * ld])) info = j + 1;
       info_of(outs[1])[b] = info;
     });
   });
