@@ -479,14 +479,14 @@ const char* binary_grad_name(BinaryOp op, const Operand& a, const Operand& b) {
 }  // namespace
 
 // Which gradients are right for complex inputs: those whose VJP needs no derivative
-// (add, sub, neg), conjugates it (mul, div, the holomorphic unary ops) or is torch's own
+// (add, sub, neg), conjugates it (mul, div, pow, the holomorphic unary ops) or is torch's own
 // complex formula (abs). The others raise rather than return an unconjugated, wrong
 // gradient.
 static void check_complex_grad(const char* op, bool complex, bool supported) {
   LUCID_CHECK(!complex || supported, NotImplementedError, op,
               ": autograd for complex tensors is not supported yet for this op (the gradient would need the "
-              "conjugate derivative); add, sub, mul, div, neg, abs, exp, log, sqrt, the trigonometric and "
-              "hyperbolic functions and the matrix products support it");
+              "conjugate derivative); add, sub, mul, div, pow, neg, abs, exp, log, sqrt, the trigonometric "
+              "and hyperbolic functions and the matrix products support it");
 }
 
 // torch.special's orthogonal polynomials have no derivative in torch: their results
@@ -504,10 +504,19 @@ static bool non_differentiable(BinaryOp op) {
 void record_binary(BinaryOp op, const Operand& a, const Operand& b, const TensorPtr& out) {
   if (!autograd::needs_grad({&a.tensor, &b.tensor}) || !autograd::is_differentiable(out->dtype())) return;
   if (non_differentiable(op)) return;
-  check_complex_grad(op_name(op), is_complex(out->dtype()),
-                     op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div);
+  const bool complex = is_complex(out->dtype());
+  check_complex_grad(op_name(op), complex, op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul ||
+                                               op == BinaryOp::Div || op == BinaryOp::Pow);
   std::shared_ptr<Node> node = autograd::record(binary_grad_name(op, a, b), {a.tensor, b.tensor}, {out}, nullptr);
-  static_cast<FunctionNode&>(*node).set_vjp(binary_vjp(op, *node, a, b, out));
+  Vjp vjp = binary_vjp(op, *node, a, b, out);
+  if (complex && op == BinaryOp::Pow)  // holomorphic in both: g * conj(d) = conj(conj(g) * d)
+    vjp = [vjp = std::move(vjp)](const Node& n, const Grads& g) {
+      Grads r = vjp(n, Grads{conj(g[0])});
+      for (TensorPtr& t : r)
+        if (t) t = conj(t);
+      return r;
+    };
+  static_cast<FunctionNode&>(*node).set_vjp(std::move(vjp));
 }
 
 // The holomorphic ops whose VJP is g * f'(z), f' written with ops that hold for complex
