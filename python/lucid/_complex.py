@@ -11,7 +11,7 @@ import math
 from . import _dtype as D
 from ._tensor import Tensor
 
-__all__ = ["view_as_real", "view_as_complex", "real", "imag", "complex", "polar", "angle", "conj",
+__all__ = ["view_as_real", "view_as_complex", "real", "imag", "complex", "polar", "angle", "sgn", "conj",
            "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg"]
 
 
@@ -80,6 +80,16 @@ def angle(input, *, out=None):
     return where(x < 0, math.pi, where(x.isnan(), x, x * 0))
 
 
+def sgn(input, *, out=None):
+    """z / |z| (0 at 0) for complex input; sign(x) for real input (torch.sgn)."""
+    _check("sgn", input)
+    if not input.dtype.is_complex:
+        return input.sign()
+    from . import where
+    r = input.abs()
+    return input / where(r == 0, 1.0, r)
+
+
 def conj(input):
     """The complex conjugate (a copy; real tensors come back as they are)."""
     _check("conj", input)
@@ -110,7 +120,7 @@ def is_neg(input):
 def _install_methods():
     Tensor.real = property(real)
     Tensor.imag = property(imag)
-    for name in ("conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "angle"):
+    for name in ("conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "angle", "sgn"):
         setattr(Tensor, name, globals()[name])
 
 

@@ -75,6 +75,10 @@ def test_complex_polar_angle_conj_match_torch(device):
     _same(lucid.angle(lre), torch.angle(re))
     _same(lucid.angle(lucid.tensor([-1, 0, 2], device=device)), torch.angle(torch.tensor([-1, 0, 2])))
     _same(lucid.conj(z), torch.conj(t).resolve_conj())
+    zero = torch.tensor([0j, 3 - 4j], dtype=torch.complex64)
+    _same(lucid.sgn(lucid.tensor(zero.tolist(), dtype=lucid.complex64, device=device)), torch.sgn(zero))
+    _same(z.sgn(), t.sgn())
+    _same(lucid.sgn(lre), torch.sgn(re))
     _same(lucid.conj_physical(z), torch.conj_physical(t))
     _same(z.conj(), t.conj().resolve_conj())
     assert lucid.conj(lre) is lre
@@ -97,6 +101,7 @@ def test_gradients_match_torch(device):
 
     def loss(m, x, wt):
         return ((m.real(x) * wt).sum() + (m.imag(x) * wt * 2).sum() + (x.abs() * wt).sum()
+                + (m.view_as_real(m.sgn(x))[:, 0] * wt).sum()
                 + (m.angle(x) * wt).sum() + (m.view_as_real(m.conj(x).resolve_conj())[:, 1] * wt).sum())
 
     loss(torch, t, w).backward()
