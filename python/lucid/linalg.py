@@ -1038,3 +1038,39 @@ _TOP_LEVEL = [
     ("cholesky_solve", cholesky_solve, True), ("cholesky_inverse", cholesky_inverse, True),
     ("triangular_solve", triangular_solve, True), ("chain_matmul", chain_matmul, False),
 ]
+
+
+def _install_out():
+    """out= for every function here that takes it, as torch's: the result is computed,
+    then written into `out` (a tuple for tuple results) by the engine's write_out (out
+    must have the result's dtype; it is resized as torch resizes)."""
+    import functools
+    import inspect
+    from ._tensor import Tensor
+
+    def wrap(fn, name):
+        @functools.wraps(fn)
+        def wrapper(*args, out=None, **kwargs):
+            if out is None:
+                return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
+            results, outs = (result, out) if isinstance(result, tuple) else ((result,), (out,))
+            if not isinstance(outs, (tuple, list)) or len(outs) != len(results) or \
+                    not all(isinstance(o, Tensor) for o in outs):
+                raise TypeError(f"linalg.{name}(): argument 'out' must be "
+                                + (f"a tuple of {len(results)} Tensors" if isinstance(result, tuple) else "Tensor"))
+            for o, r in zip(outs, results):
+                _C._write_out(f"linalg.{name}", o, r, True)
+            return type(result)(outs) if isinstance(result, tuple) else out
+        return wrapper
+
+    namespace = globals()
+    for name in __all__ + ["cholesky_solve", "cholesky_inverse", "chain_matmul"]:
+        fn = namespace.get(name)
+        if inspect.isfunction(fn) and "out" in inspect.signature(fn).parameters:
+            namespace[name] = wrap(fn, name)
+    global _TOP_LEVEL
+    _TOP_LEVEL = [(n, namespace.get(f.__name__, f), m) for n, f, m in _TOP_LEVEL]  # (inverse: inv's wrapper)
+
+
+_install_out()

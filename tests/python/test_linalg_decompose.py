@@ -395,3 +395,24 @@ def test_non_finite_inputs_raise_or_propagate_as_torch(dev):
         assert bool(lucid.isnan(LA.eigvalsh(to_lucid(B, dev))).any())
     except LA.LinAlgError as e:
         assert "failed to converge" in str(e)
+
+
+def test_out_arguments(dev):
+    """out= writes the result (resizing an empty out), returns it, checks its dtype and
+    refuses autograd, as torch's linalg."""
+    A = to_lucid(_rand(3, 3) + 3 * torch.eye(3, dtype=torch.float64), dev)
+    o = lucid.empty(0, dtype=lucid.float64, device=dev)
+    assert LA.inv(A, out=o) is o
+    _close(o, torch.linalg.inv(to_torch(A.cpu())))
+    LU, piv = lucid.empty(0, dtype=lucid.float64, device=dev), lucid.empty(0, dtype=lucid.int32, device=dev)
+    res = LA.lu_factor(A, out=(LU, piv))
+    assert res.LU is LU and res.pivots is piv and tuple(LU.shape) == (3, 3)
+    with pytest.raises(RuntimeError, match="dtype"):
+        LA.inv(A, out=lucid.empty(3, 3, device=dev))
+    with pytest.raises(TypeError, match="tuple of 2 Tensors"):
+        LA.lu_factor(A, out=o)
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        LA.det(A.clone().requires_grad_(), out=lucid.empty(0, dtype=lucid.float64, device=dev))
+    o2 = lucid.empty(0, dtype=lucid.float64, device=dev)
+    assert lucid.inverse(A, out=o2) is o2 and A.inverse().shape == (3, 3)
+    _close(o2, torch.linalg.inv(to_torch(A.cpu())))
