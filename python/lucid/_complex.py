@@ -117,6 +117,26 @@ def is_neg(input):
     return False
 
 
+def _with_out(fn):
+    """out= as torch's: the result written into `out` (exact dtype, resized)."""
+    import functools
+    from . import _C
+
+    @functools.wraps(fn)
+    def wrapper(*args, out=None, **kwargs):
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{fn.__name__}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        _C._write_out(fn.__name__, out, result, True)
+        return out
+    return wrapper
+
+
+complex, polar, angle, sgn, conj_physical = (_with_out(f) for f in (complex, polar, angle, sgn, conj_physical))
+
+
 def _install_methods():
     Tensor.real = property(real)
     Tensor.imag = property(imag)

@@ -190,3 +190,13 @@ def test_non_holomorphic_complex_gradients_still_raise(device):
     z = lucid.tensor([1 + 1j, 2 - 1j], dtype=lucid.complex64, device=device).requires_grad_()
     with pytest.raises(NotImplementedError, match="backward of complex inputs is not implemented"):
         lucid.view_as_real(z.prod().reshape(1)).sum().backward()
+
+
+def test_out_arguments(device):
+    re, im = lucid.tensor([1.0, 2.0], device=device), lucid.tensor([3.0, -1.0], device=device)
+    out = lucid.empty(0, dtype=lucid.complex64, device=device)
+    assert lucid.complex(re, im, out=out) is out and out.tolist() == [1 + 3j, 2 - 1j]
+    a = lucid.empty(0, device=device)
+    assert lucid.angle(out, out=a) is a and tuple(a.shape) == (2,)
+    with pytest.raises(RuntimeError, match="dtype"):
+        lucid.polar(re, im, out=lucid.empty(2, device=device))
