@@ -416,3 +416,19 @@ def test_out_arguments(dev):
     o2 = lucid.empty(0, dtype=lucid.float64, device=dev)
     assert lucid.inverse(A, out=o2) is o2 and A.inverse().shape == (3, 3)
     _close(o2, torch.linalg.inv(to_torch(A.cpu())))
+
+
+def test_ill_conditioned_matrices(dev):
+    """A Hilbert matrix (condition ~1e10 at n = 8): solve, inv and the SVD agree with torch's
+    to the accuracy the conditioning allows; cond reports it."""
+    n = 8
+    i = torch.arange(n, dtype=torch.float64)
+    H = 1.0 / (i.unsqueeze(0) + i.unsqueeze(1) + 1)
+    b = torch.ones(n, 1, dtype=torch.float64)
+    lH = to_lucid(H, dev)
+    x = to_torch(LA.solve(lH, to_lucid(b, dev)).cpu())
+    torch.testing.assert_close(H @ x, b, rtol=0, atol=1e-6)
+    torch.testing.assert_close(x, torch.linalg.solve(H, b), rtol=1e-4, atol=1e-3)
+    _close(LA.svdvals(lH), torch.linalg.svdvals(H), 1e-12)
+    c = float(LA.cond(lH))
+    assert abs(c - float(torch.linalg.cond(H))) / c < 1e-3 and c > 1e9
