@@ -1,6 +1,7 @@
 #include "backend/cpu/creation_kernels.h"
 
 #include "backend/common/creation_values.h"
+#include "core/parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -33,9 +34,17 @@ void fill_arange(TensorImpl& out, const Scalar& start, const Scalar& step) {
 
 void fill_linspace(TensorImpl& out, double start, double end, std::optional<double> log_base) {
   visit_dtype(out.dtype(), [&]<typename T>() {
-    const backend::LinspaceValues<T> values(start, end, out.numel(), log_base.has_value(), log_base.value_or(0));
+    const int64_t n = out.numel();
+    const backend::LinspaceValues<T> values(start, end, n, log_base.has_value(), log_base.value_or(0));
     T* p = reinterpret_cast<T*>(out.host_ptr());
-    for (int64_t i = 0, n = out.numel(); i < n; ++i) p[i] = backend::store_as<T>(values(i));
+    // (each value depends only on its index: the pieces may run in any order; with
+    // start == end every value is the first: one pow, not 2^31 of them)
+    const bool constant = n > 1 && start == end;
+    const T first = n > 0 ? backend::store_as<T>(values(0)) : T{};
+    parallel_for(n, int64_t(1) << 15, [&](int64_t lo, int64_t hi) {
+      if (constant) return void(std::fill(p + lo, p + hi, first));
+      for (int64_t i = lo; i < hi; ++i) p[i] = backend::store_as<T>(values(i));
+    });
   });
 }
 
