@@ -54,9 +54,12 @@ def _describe(summary):
 
 @under_asan
 def test_short_run_has_no_crash_or_hang(tmp_path):
-    # a few thousand calls over every target kind; a failure prints each call's program
+    # a few thousand calls over every target kind; a failure prints each call's program.
+    # Memory is bounded at 2 GiB a worker so that every call's time is bounded too: on a
+    # loaded 2-core machine the first touch of a 4 GiB result (logspace of 2^31 int16)
+    # took 12-18 s, torch's as long, which the 10 s limit would call a hang
     p, s = _fuzz(tmp_path, "--seed", "20240601", "--calls", "4000", "--time-budget", "60",
-                 "--timeout", "10")
+                 "--timeout", "10", "--mem-limit-gb", "2")
     assert s["calls"] >= 1000, p.stdout + p.stderr
     assert s["targets_covered"] == s["targets"] or s["calls"] < s["targets"]
     assert s["crashes"] == 0 and s["hangs"] == 0 and s["bugs"] == 0, _describe(s)
