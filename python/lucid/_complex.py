@@ -137,9 +137,20 @@ def _with_out(fn):
 complex, polar, angle, sgn, conj_physical = (_with_out(f) for f in (complex, polar, angle, sgn, conj_physical))
 
 
+def _set_part(part):
+    """Tensor.real = v / Tensor.imag = v: v (a number or tensor, broadcast) copied into the view."""
+    def setter(self, value):
+        view = part(self)
+        if isinstance(value, Tensor):
+            view.copy_(value)
+        else:
+            view.fill_(value)
+    return setter
+
+
 def _install_methods():
-    Tensor.real = property(real)
-    Tensor.imag = property(imag)
+    Tensor.real = property(real, _set_part(real))
+    Tensor.imag = property(imag, _set_part(imag))
     for name in ("conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "angle", "sgn"):
         setattr(Tensor, name, globals()[name])
 

@@ -61,6 +61,14 @@ def test_real_imag_views_and_writes(device):
     z.real.fill_(1.0)
     t.real.fill_(1.0)
     _same(z, t)
+    z.real = lucid.tensor([4.0, 3.0, 2.0, 1.0], device=device)  # assignment copies into the view, as torch's
+    t.real = torch.tensor([4.0, 3.0, 2.0, 1.0])
+    z.imag = 0.5
+    t.imag = 0.5
+    _same(z, t)
+    x = lucid.zeros(2, device=device)
+    x.real = lucid.ones(2, device=device)
+    assert x.tolist() == [1.0, 1.0]
 
 
 def test_complex_polar_angle_conj_match_torch(device):
