@@ -1,8 +1,8 @@
 """lucid.linalg, as torch.linalg: decompositions, solvers, inverses, determinants,
 norms and the functions built on them, batched over leading dims, float32 and float64.
 
-The decompositions are engine ops (csrc/ops/decompose.h: LAPACK on the CPU); this
-module broadcasts their operands, turns LAPACK's `info` into torch's errors
+The decompositions are engine ops (csrc/ops/decompose.h: LAPACK on the CPU, cuSOLVER
+on the GPU); this module broadcasts their operands, turns LAPACK's `info` into torch's errors
 (LinAlgError naming the batch element), and gives each its gradient: torch's formulas
 (FunctionsManual.cpp), written with lucid ops so that they are differentiable again.
 Composite functions (norms, pinv, matrix_exp, lstsq, ...) are compositions of these,
