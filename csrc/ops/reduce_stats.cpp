@@ -9,6 +9,7 @@
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
 #include "ops/elementwise_extra.h"
+#include "ops/linalg.h"
 #include "ops/prims/reduce.h"
 #include "ops/reduce.h"
 #include "ops/reduce_plan.h"
@@ -78,8 +79,6 @@ TensorPtr prod_dims(const TensorPtr& a, const std::vector<int64_t>& dims, bool k
     auto node = autograd::record(dims.empty() ? "ProdBackward0" : "ProdBackward1", {a}, {out},
                                  [plan, in_shape, rdims](const Node& n, const Grads& g) {
       TensorPtr x = n.saved(0);
-      LUCID_CHECK(!is_complex(x->dtype()), NotImplementedError, "prod(): backward of complex inputs is not "
-                  "implemented yet");
       TensorPtr z = eq(x, Scalar(0.0));
       TensorPtr zeros = sum(z, rdims, true, std::nullopt);
       TensorPtr x1 = add(x, z);
@@ -87,7 +86,8 @@ TensorPtr prod_dims(const TensorPtr& a, const std::vector<int64_t>& dims, bool k
       TensorPtr others = where(eq(zeros, Scalar(int64_t(0))), Operand{div(p1, x1), {}},
                                Operand{where(logical_and(eq(zeros, Scalar(int64_t(1))), z), Operand{p1, {}},
                                              Operand{nullptr, Scalar(0.0)}), {}});
-      return Grads{mul(expand_back(g[0], plan, in_shape), others)};
+      // (complex: the product is holomorphic in each element, so torch's g * conj(others))
+      return Grads{mul(expand_back(g[0], plan, in_shape), conj(others))};
     });
     node->save(a);
   }

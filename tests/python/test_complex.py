@@ -194,10 +194,24 @@ def test_pow_gradients_match_torch(device, case):
         _same(lo.grad, to.grad, 2e-5)
 
 
+@pytest.mark.parametrize("dim", [None, 1])
+def test_prod_gradient_matches_torch(device, dim):
+    """g * conj(product of the others), zeros included (one zero in a row, and two)."""
+    zt = torch.tensor([[1 + 1j, 2 - 1j, 0.5 + 0.2j], [0j, -1 + 3j, 2 + 0j], [0j, 0j, 1 + 1j]], dtype=torch.complex64)
+    t = zt.clone().requires_grad_()
+    lz = lucid.tensor(zt.tolist(), dtype=lucid.complex64, device=device).requires_grad_()
+    w = torch.tensor([1 + 0.5j, -2 + 1j, 0.3 - 0.2j], dtype=torch.complex64)
+    lw = lucid.tensor(w.tolist(), dtype=lucid.complex64, device=device)
+    tp, lp = (t.prod(), lz.prod()) if dim is None else (t.prod(dim), lz.prod(dim))
+    torch.view_as_real((tp * w).reshape(-1)).sum().backward()
+    lucid.view_as_real((lp * lw).reshape(-1)).sum().backward()
+    _same(lz.grad, t.grad, 1e-5)
+
+
 def test_non_holomorphic_complex_gradients_still_raise(device):
     z = lucid.tensor([1 + 1j, 2 - 1j], dtype=lucid.complex64, device=device).requires_grad_()
     with pytest.raises(NotImplementedError, match="backward of complex inputs is not implemented"):
-        lucid.view_as_real(z.prod().reshape(1)).sum().backward()
+        lucid.view_as_real(z.cumprod(0)).sum().backward()
 
 
 def test_out_arguments(device):
