@@ -4,6 +4,7 @@
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
 #include "ops/elementwise_extra.h"
+#include "ops/linalg.h"
 #include "ops/prims/reduce.h"
 #include "ops/reduce.h"
 #include "ops/reduce_plan.h"
@@ -49,19 +50,21 @@ TensorPtr scan(const TensorPtr& a, int64_t dim, std::optional<Dtype> dtype, bool
       // simpler and still exact with zeros.)
       auto node = autograd::record("CumprodBackward0", {a}, {out}, [d](const Node& n, const Grads& g) {
         TensorPtr x = n.saved(0), y = n.saved(1);
-        LUCID_CHECK(!is_complex(x->dtype()), NotImplementedError,
-                    "cumprod(): backward of complex inputs is not implemented yet");
+        // (complex: cumprod is holomorphic in each element; torch's g * conj(d out / d x)
+        // is the conjugate of this VJP of conj(g))
+        const bool complex = is_complex(x->dtype());
+        const TensorPtr gg = complex ? conj(g[0]) : g[0];
         TensorPtr z = eq(x, Scalar(0.0));
         TensorPtr zeros_so_far = cumsum(z, d, std::nullopt);
         TensorPtr before = eq(zeros_so_far, Scalar(int64_t(0)));
         TensorPtr first_zero = mul(z, eq(zeros_so_far, Scalar(int64_t(1))));
         TensorPtr safe_x = add(x, z);
         TensorPtr c1 = cumprod(add(x, first_zero), d, std::nullopt);
-        TensorPtr at_first_zero = where(first_zero, Operand{reverse_cumsum(mul(g[0], c1), d), {}},
+        TensorPtr at_first_zero = where(first_zero, Operand{reverse_cumsum(mul(gg, c1), d), {}},
                                         Operand{nullptr, Scalar(0.0)});
-        TensorPtr gx = where(before, Operand{div(reverse_cumsum(mul(g[0], y), d), safe_x), {}},
+        TensorPtr gx = where(before, Operand{div(reverse_cumsum(mul(gg, y), d), safe_x), {}},
                              Operand{at_first_zero, {}});
-        return Grads{gx};
+        return Grads{complex ? conj(gx) : gx};
       });
       node->save(a);
       node->save(out, true);
