@@ -99,8 +99,8 @@ void check_var_input(const TensorImpl& a) {
               "std and var only support floating point and complex dtypes, got ", dtype_name(a.dtype()));
 }
 
-// Complex inputs reduce to a real result (float32 for complex64): magnitudes for
-// norms, |z - mean|^2 for variances. Forward only: their VJPs need conj().
+// Complex inputs to a norm reduce to a real result (float32 for complex64), their
+// magnitudes'. Forward only: the VJP is not written yet.
 TensorPtr complex_rows_to_real(const TensorPtr& a, const ReducePlan& plan, bool keepdim, const RowStat& p) {
   TensorPtr out = row_stat(a, plan, keepdim, p, Dtype::C64, Dtype::F32);
   LUCID_CHECK(!autograd::needs_grad({&a}), NotImplementedError, p.name(),
@@ -129,12 +129,15 @@ TensorPtr var_std(const TensorPtr& a, const std::vector<int64_t>& dims, double c
   check_var_input(*a);
   ReducePlan plan = plan_reduction(*a, dims);
   const RowStat stat = row_stat_params(take_sqrt ? RowStatKind::Std : RowStatKind::Var, correction, 2);
-  if (is_complex(a->dtype())) return complex_rows_to_real(a, plan, keepdim, stat);
   const int64_t n = plan.n;
-  TensorPtr out = fast_moment(a, plan, keepdim, take_sqrt ? BlockMoment::Std : BlockMoment::Var, correction);
+  // (complex input: |z - mean|^2, a real result in float32 for complex64)
+  TensorPtr out = is_complex(a->dtype()) ? row_stat(a, plan, keepdim, stat, Dtype::C64, Dtype::F32)
+                                         : fast_moment(a, plan, keepdim, take_sqrt ? BlockMoment::Std : BlockMoment::Var,
+                                                       correction);
   if (!out) out = row_stat(a, plan, keepdim, stat, Dtype::F64, a->dtype());
   if (autograd::needs_grad({&a})) {
-    // d var / dx = 2 (x - mean) / dof;  d std / dx = (x - mean) / (dof * std).
+    // d var / dx = 2 (x - mean) / dof;  d std / dx = (x - mean) / (dof * std); for complex x
+    // the same with x - mean complex (torch's var_backward and std_backward).
     Shape in_shape = a->shape();
     std::vector<int64_t> rdims = reduced_dims(plan);
     const double dof = std::max(double(n) - correction, 0.0);

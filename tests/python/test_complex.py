@@ -220,10 +220,27 @@ def test_cumprod_gradient_matches_torch(device, dim):
     _same(lz.grad, t.grad, 1e-5)
 
 
+@pytest.mark.parametrize("case", ["var", "std_dim", "var_biased", "std"])
+def test_var_std_of_complex_match_torch(device, case):
+    """Real results |z - mean|^2 (float32) and torch's gradients 2 (z - mean) / dof and
+    (z - mean) / (dof std)."""
+    fn = {"var": lambda x: x.var(), "std_dim": lambda x: x.std(1), "var_biased": lambda x: x.var(0, correction=0),
+          "std": lambda x: x.std()}[case]
+    zt = torch.tensor([[1 + 1j, 2 - 1j, 0.5 + 0.2j, 1 - 1j], [0.3j, -1 + 3j, 0j, 2 + 0j]], dtype=torch.complex64)
+    t = zt.clone().requires_grad_()
+    lz = lucid.tensor(zt.tolist(), dtype=lucid.complex64, device=device).requires_grad_()
+    want, got = fn(t), fn(lz)
+    assert got.dtype == lucid.float32
+    _same(got, want, 1e-6)
+    (want * torch.arange(1, want.numel() + 1).reshape(want.shape)).sum().backward()
+    (got * lucid.arange(1, got.numel() + 1, device=device).reshape(tuple(got.shape))).sum().backward()
+    _same(lz.grad, t.grad, 1e-5)
+
+
 def test_non_holomorphic_complex_gradients_still_raise(device):
     z = lucid.tensor([1 + 1j, 2 - 1j], dtype=lucid.complex64, device=device).requires_grad_()
     with pytest.raises(NotImplementedError, match="backward of complex inputs is not implemented"):
-        z.var()
+        z.norm()
 
 
 def test_out_arguments(device):
