@@ -99,13 +99,11 @@ void check_var_input(const TensorImpl& a) {
               "std and var only support floating point and complex dtypes, got ", dtype_name(a.dtype()));
 }
 
-// Complex inputs to a norm reduce to a real result (float32 for complex64), their
-// magnitudes'. Forward only: the VJP is not written yet.
-TensorPtr complex_rows_to_real(const TensorPtr& a, const ReducePlan& plan, bool keepdim, const RowStat& p) {
-  TensorPtr out = row_stat(a, plan, keepdim, p, Dtype::C64, Dtype::F32);
-  LUCID_CHECK(!autograd::needs_grad({&a}), NotImplementedError, p.name(),
-              "(): backward of complex inputs is not implemented yet");
-  return out;
+// sign(x), or torch's sgn z / |z| (0 at 0) for complex z: the norms' gradients.
+TensorPtr sgn_of(const TensorPtr& x) {
+  if (!is_complex(x->dtype())) return sign(x);
+  TensorPtr r = abs(x);
+  return div(x, where(eq(r, Scalar(0.0)), Operand{nullptr, Scalar(1.0)}, Operand{r, {}}));
 }
 
 // float32/64 var/std or 1-/2-norm straight from a's memory when its reduced dims form
@@ -209,9 +207,10 @@ TensorPtr norm(const TensorPtr& a, double p, const std::vector<int64_t>& dims, b
       LUCID_CHECK(!(plan.mask[d] && a->shape()[d] == 0), RuntimeError, "linalg.vector_norm cannot compute the ",
                   p > 0 ? "inf" : "-inf", " norm on the dimension ", d, " because it is empty (no identity)");
   const RowStat stat = row_stat_params(RowStatKind::Norm, 0, p);
-  if (is_complex(a->dtype())) return complex_rows_to_real(a, plan, keepdim, stat);
-  TensorPtr out = p == 1 || p == 2 ? fast_moment(a, plan, keepdim, p == 1 ? BlockMoment::Norm1 : BlockMoment::Norm2, 0)
-                                   : nullptr;
+  // (complex input: the magnitudes' norm, a real result in float32 for complex64)
+  TensorPtr out = is_complex(a->dtype()) ? row_stat(a, plan, keepdim, stat, Dtype::C64, Dtype::F32)
+                  : p == 1 || p == 2     ? fast_moment(a, plan, keepdim, p == 1 ? BlockMoment::Norm1 : BlockMoment::Norm2, 0)
+                                         : nullptr;
   if (!out) out = row_stat(a, plan, keepdim, stat, Dtype::F64, a->dtype());
   if (autograd::needs_grad({&a})) {
     Shape in_shape = a->shape();
@@ -221,15 +220,18 @@ TensorPtr norm(const TensorPtr& a, double p, const std::vector<int64_t>& dims, b
       TensorPtr x = n.saved(0), y = expand_back(n.saved(1), plan, in_shape);
       TensorPtr gk = expand_back(g[0], plan, in_shape);
       if (p == 0) return Grads{mul(gk, Scalar(0.0))};
-      if (p == 1) return Grads{mul(gk, sign(x))};
+      if (p == 1) return Grads{mul(gk, sgn_of(x))};
       if (p == 2) return Grads{mul(gk, div(x, nonzero_or_one(y)))};
       if (std::isinf(p)) {  // like amax of |x|: split evenly among the extreme elements
         TensorPtr hit = eq(abs(x), y);  // none when the norm is NaN: zeros, as torch
         TensorPtr count = sum(hit, rdims, true, std::nullopt);
-        return Grads{where(hit, Operand{div(mul(gk, sign(x)), count), {}}, Operand{nullptr, Scalar(0.0)})};
+        return Grads{where(hit, Operand{div(mul(gk, sgn_of(x)), count), {}}, Operand{nullptr, Scalar(0.0)})};
       }
-      // sign(x) |x|^(p-1) / norm^(p-1); a zero norm means every |x| is 0: gradient 0.
-      TensorPtr num = mul(sign(x), power(abs(x), p - 1));
+      // sgn(x) |x|^(p-1) / norm^(p-1), 0 at x = 0 (where |x|^(p-1) is inf for p < 1, as
+      // torch's); a zero norm means every |x| is 0: gradient 0.
+      TensorPtr r = abs(x);
+      TensorPtr num = mul(sgn_of(x), power(where(eq(r, Scalar(0.0)), Operand{nullptr, Scalar(1.0)}, Operand{r, {}}),
+                                           p - 1));
       return Grads{mul(gk, div(num, power(nonzero_or_one(y), p - 1)))};
     });
     node->save(a);

@@ -46,7 +46,8 @@ def copysign(input, other):
 def sinc(input):
     """sin(pi x) / (pi x), 1 at 0 (where its gradient is 0)."""
     L = _lucid()
-    x = input if input.dtype.is_floating_point else input.to(L.get_default_dtype())
+    # (complex input stays complex: casting it to a real dtype dropped the imaginary part)
+    x = input if input.dtype.is_floating_point or input.dtype.is_complex else input.to(L.get_default_dtype())
     zero = x == 0
     safe = L.where(zero, L.ones_like(x), x) * math.pi
     return L.where(zero, L.ones_like(x), safe.sin() / safe)

@@ -237,10 +237,44 @@ def test_var_std_of_complex_match_torch(device, case):
     _same(lz.grad, t.grad, 1e-5)
 
 
+@pytest.mark.parametrize("p", [2, 1, 3, float("inf"), 0.5])
+@pytest.mark.parametrize("dim", [None, 1])
+def test_vector_norm_of_complex_matches_torch(device, p, dim):
+    """The magnitudes' norm (float32) and torch's gradients sgn(z) |z|^(p-1) / norm^(p-1),
+    0 at a zero element (p < 1 included)."""
+    zt = torch.tensor([[1 + 1j, 2 - 1j, 0.5 + 0.2j, 0j], [0.3j, -1 + 3j, 0j, 2 + 0j]], dtype=torch.complex64)
+    t = zt.clone().requires_grad_()
+    lz = lucid.tensor(zt.tolist(), dtype=lucid.complex64, device=device).requires_grad_()
+    want, got = torch.linalg.vector_norm(t, p, dim), lucid.linalg.vector_norm(lz, p, dim)
+    _same(got, want, 1e-5)
+    (want * 1.5).sum().backward()
+    (got * 1.5).sum().backward()
+    _same(lz.grad, t.grad, 1e-5)
+
+
+def test_real_norm_gradient_is_zero_at_zero_for_p_below_one(device):
+    x = lucid.tensor([1.0, 0.0, -2.0], device=device, requires_grad=True)
+    t = torch.tensor([1.0, 0.0, -2.0], requires_grad=True)
+    lucid.linalg.vector_norm(x, 0.5).backward()
+    torch.linalg.vector_norm(t, 0.5).backward()
+    _same(x.grad, t.grad, 1e-6)
+
+
+def test_sinc_of_complex_matches_torch(device):
+    zt = torch.tensor([0.3 + 0.4j, 0j, 2 - 1j], dtype=torch.complex64)
+    t = zt.clone().requires_grad_()
+    lz = lucid.tensor(zt.tolist(), dtype=lucid.complex64, device=device).requires_grad_()
+    w = torch.tensor([1 + 1j, 2 - 1j, 0.5j], dtype=torch.complex64)
+    _same(lucid.sinc(lz), torch.sinc(t))
+    torch.view_as_real(torch.sinc(t) * w).sum().backward()
+    lucid.view_as_real(lucid.sinc(lz) * lucid.tensor(w.tolist(), dtype=lucid.complex64, device=device)).sum().backward()
+    _same(lz.grad, t.grad, 1e-5)
+
+
 def test_non_holomorphic_complex_gradients_still_raise(device):
     z = lucid.tensor([1 + 1j, 2 - 1j], dtype=lucid.complex64, device=device).requires_grad_()
-    with pytest.raises(NotImplementedError, match="backward of complex inputs is not implemented"):
-        z.norm()
+    with pytest.raises(NotImplementedError, match="complex tensor that requires grad is not supported yet"):
+        lucid.nan_to_num(z)
 
 
 def test_out_arguments(device):
