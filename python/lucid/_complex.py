@@ -9,6 +9,7 @@ pays one elementwise pass where torch would defer it."""
 import math
 
 from . import _dtype as D
+from . import _out
 from ._tensor import Tensor
 
 __all__ = ["view_as_real", "view_as_complex", "real", "imag", "complex", "polar", "angle", "sgn", "conj",
@@ -117,24 +118,9 @@ def is_neg(input):
     return False
 
 
-def _with_out(fn):
-    """out= as torch's: the result written into `out` (exact dtype, resized)."""
-    import functools
-    from . import _C
-
-    @functools.wraps(fn)
-    def wrapper(*args, out=None, **kwargs):
-        result = fn(*args, **kwargs)
-        if out is None:
-            return result
-        if not isinstance(out, Tensor):
-            raise TypeError(f"{fn.__name__}(): argument 'out' must be Tensor, not {type(out).__name__}")
-        _C._write_out(fn.__name__, out, result, True)
-        return out
-    return wrapper
-
-
-complex, polar, angle, sgn, conj_physical = (_with_out(f) for f in (complex, polar, angle, sgn, conj_physical))
+# out= as torch's (exact dtype, resized): _out.py's wrapper
+complex, polar, angle, sgn, conj_physical = (_out.with_out(f, f.__name__, True)
+                                             for f in (complex, polar, angle, sgn, conj_physical))
 
 
 def _set_part(part):

@@ -118,33 +118,19 @@ def lu_factor(A, *, pivot=True, out=None):
     return _rt.linalg_lu_factor((LU, pivots))
 
 
-def _permutation(pivots, m):
-    """The [*, m, m] permutation P with A = P L U from LAPACK's 1-based row swaps."""
-    from . import arange
+def _permutation(pivots, m, dtype):
+    """The [*, m, m] permutation P with A = P L U: LAPACK's 1-based row swaps (sequential)
+    applied to 0..m-1 on the host, then those rows of the identity, transposed."""
+    from . import eye, tensor
     batch = tuple(pivots.shape[:-1])
-    perm = arange(m, device=pivots.device).expand(*batch, m).contiguous().tolist() if batch else \
-        arange(m, device=pivots.device).tolist()
-    swaps = pivots.tolist()
-
-    def apply(p, s):
-        for i, j in enumerate(s):
-            p[i], p[j - 1] = p[j - 1], p[i]
-        return p
-
-    def walk(p, s):
-        return apply(p, s) if not s or not isinstance(s[0], list) else [walk(a, b) for a, b in zip(p, s)]
-
-    rows = walk(perm, swaps)
-    # row i of P^T A is row rows[i] of A: P[rows[i], i] = 1
-    from . import tensor
-    order = tensor(rows, dtype=D.int64, device=pivots.device)
-    eye = _eye_like_dtype(m, pivots.device)
-    return eye.index_select(0, order.reshape(-1)).reshape(*batch, m, m).mT
-
-
-def _eye_like_dtype(m, device, dtype=None):
-    from . import eye
-    return eye(m, dtype=dtype or D.float32, device=device)
+    rows = []
+    for swaps in pivots.reshape(math.prod(batch), pivots.shape[-1]).tolist():
+        order = list(range(m))
+        for i, j in enumerate(swaps):
+            order[i], order[j - 1] = order[j - 1], order[i]
+        rows.extend(order)  # row i of P^T A is row order[i] of A
+    index = tensor(rows, dtype=D.int64, device=pivots.device)
+    return eye(m, dtype=dtype, device=pivots.device).index_select(0, index).reshape(*batch, m, m).mT
 
 
 def lu(A, *, pivot=True, out=None):
@@ -179,7 +165,7 @@ class _LuFactor(Function):
         if m != n:
             raise NotImplementedError("linalg.lu_factor: the derivative is implemented for square matrices")
         L, U = _unpack_lu(LU, m, n)
-        P = _permutation(pivots, m).to(LU.dtype)
+        P = _permutation(pivots, m, LU.dtype)
         return _lu_backward(P, L, U, gLU.tril(-1), gLU.triu())
 
 
@@ -197,7 +183,7 @@ class _Lu(Function):
         LU, pivots, _ = _C._linalg_lu_factor(A)
         m, n = A.shape[-2], A.shape[-1]
         L, U = _unpack_lu(LU, m, n)
-        P = _permutation(pivots, m).to(A.dtype)
+        P = _permutation(pivots, m, A.dtype)
         ctx.save_for_backward(P, L, U)
         ctx.mark_non_differentiable(P)
         return P, L, U
@@ -277,9 +263,10 @@ class _Solve(Function):
     @staticmethod
     def backward(ctx, gX, ginfo):
         A, LU, pivots, X = ctx.saved_tensors
-        if gX.requires_grad or A.requires_grad:  # (double backward: through solve itself)
+        from .autograd.grad_mode import is_grad_enabled
+        if is_grad_enabled():  # create_graph: through solve itself, differentiable again
             gB = solve(_mH(A), gX)
-        else:
+        else:  # the forward's factors: no second LU
             gB = _C._linalg_lu_solve(LU, pivots, gX, True)
         gA = -(gB @ _mH(X)) if ctx.needs_input_grad[0] else None
         return gA, gB if ctx.needs_input_grad[1] else None
@@ -353,17 +340,21 @@ class _Slogdet(Function):
         d, LU, pivots = _lu_det(A)
         from . import sign as _sign
         logabs = LU.diagonal(0, -2, -1).abs().log().sum(-1)
-        ctx.save_for_backward(LU, pivots)
+        ctx.save_for_backward(A, LU, pivots)
         s = _sign(d)
         ctx.mark_non_differentiable(s)
         return s, logabs
 
     @staticmethod
     def backward(ctx, gsign, glogabs):
-        LU, pivots = ctx.saved_tensors
-        # d log|det A| = tr(A^-1 dA): gA = g A^-T
-        eye = _eye_like(LU).expand(*LU.shape)
-        invT = _C._linalg_lu_solve(LU, pivots, eye, True)
+        A, LU, pivots = ctx.saved_tensors
+        # d log|det A| = tr(A^-1 dA): gA = g A^-T (create_graph: through inv, differentiable
+        # again; else from the forward's factors)
+        from .autograd.grad_mode import is_grad_enabled
+        if is_grad_enabled():
+            invT = _mH(inv(A))
+        else:
+            invT = _C._linalg_lu_solve(LU, pivots, _eye_like(LU).expand(*LU.shape), True)
         return glogabs.unsqueeze(-1).unsqueeze(-1) * invT
 
 

@@ -432,3 +432,11 @@ def test_ill_conditioned_matrices(dev):
     _close(LA.svdvals(lH), torch.linalg.svdvals(H), 1e-12)
     c = float(LA.cond(lH))
     assert abs(c - float(torch.linalg.cond(H))) / c < 1e-3 and c > 1e9
+
+
+def test_double_backward(dev):
+    """create_graph through the gradients that reuse the forward's factors when it is off
+    (solve, slogdet): float64 numerical second derivatives."""
+    A = to_lucid(_rand(2, 3, 3), dev).requires_grad_()
+    for fn in (lambda a: LA.slogdet(a).logabsdet, lambda a: LA.solve(a, a.sum(-1, keepdim=True)), LA.inv):
+        assert lucid.autograd.gradgradcheck(fn, (A,), eps=1e-6, atol=1e-5)
