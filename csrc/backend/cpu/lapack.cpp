@@ -4,7 +4,7 @@
 // Note [LAPACK threads]
 // OpenBLAS runs single-threaded under lucid's pool (Note [One pool for products],
 // blas.cpp). A batch of matrices is split across the pool, one matrix per call; a
-// single matrix is one call with OpenBLAS's own threads switched on for its duration
+// single large matrix is one call with OpenBLAS's own threads switched on for its duration
 // (its blocked factorizations are where the time of a large matrix goes), under a
 // lock so that two such calls never change the thread count under each other.
 #include <algorithm>
@@ -85,11 +85,15 @@ int32_t* info_of(const TensorImpl* t) { return reinterpret_cast<int32_t*>(t->hos
 
 std::mutex g_threads_mutex;
 
-// fn(b) for every matrix b of a batch of `count`: across lucid's pool, or, for one
-// matrix, on OpenBLAS's threads (Note [LAPACK threads]).
+// A single matrix of at least this order runs on OpenBLAS's threads; below it the
+// threads' start costs more than they save (and the switch takes a lock).
+constexpr int64_t kThreadedOrder = 256;
+
+// fn(b) for every matrix b of a batch of `count` matrices of order up to `order`: across
+// lucid's pool, or, for one large matrix, on OpenBLAS's threads (Note [LAPACK threads]).
 template <class F>
-void each_matrix(int64_t count, F&& fn) {
-  if (count == 1) {
+void each_matrix(int64_t count, int64_t order, F&& fn) {
+  if (count == 1 && order >= kThreadedOrder) {
     std::lock_guard<std::mutex> lock(g_threads_mutex);
     openblas_set_num_threads(get_num_threads());
     try {
@@ -227,7 +231,7 @@ void lu_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
       return;
     }
     const bool small = count > 1 && std::max(m, n) <= kSmall;  // Note [Small matrices]
-    each_matrix(count, [&](int64_t b) {
+    each_matrix(count, std::max(m, n), [&](int64_t b) {
       int* ipiv = reinterpret_cast<int*>(piv->host_ptr()) + b * k;
       int info = 0;
       if (small) info = small_lu(m, n, matrix<T>(a, b), lda, ipiv);
@@ -243,7 +247,7 @@ void lu_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const int n = rows(lu), k = cols(x), ld = std::max(1, n);
   const char trans = p.adjoint ? 'T' : 'N';
   visit_real(lu->dtype(), "linalg.lu_solve", [&]<class T>() {
-    each_matrix(batch_of(x, 2), [&](int64_t b) {
+    each_matrix(batch_of(x, 2), std::max(n, k), [&](int64_t b) {
       const int* ipiv = reinterpret_cast<const int*>(piv->host_ptr()) + b * n;
       int info = 0;
       if (n > 0 && k > 0) LUCID_LAPACK(getrs, T, &trans, &n, &k, matrix<T>(lu, b), &ld, ipiv, matrix<T>(x, b), &ld,
@@ -259,7 +263,7 @@ void cholesky_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   const int64_t count = batch_of(a, 2);
   const bool small = count > 1 && n <= kSmall;  // Note [Small matrices]
   visit_real(a->dtype(), "linalg.cholesky", [&]<class T>() {
-    each_matrix(count, [&](int64_t b) {
+    each_matrix(count, n, [&](int64_t b) {
       int info = 0;
       if (small) info = small_cholesky(n, matrix<T>(a, b), ld);
       else if (n > 0) LUCID_LAPACK(potrf, T, &uplo, &n, matrix<T>(a, b), &ld, &info, 1);
@@ -277,7 +281,7 @@ void triangular_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs in
   const CBLAS_TRANSPOSE trans = p.transpose ? CblasTrans : CblasNoTrans;
   const CBLAS_DIAG diag = p.unit ? CblasUnit : CblasNonUnit;
   visit_real(a->dtype(), "linalg.solve_triangular", [&]<class T>() {
-    each_matrix(batch_of(x, 2), [&](int64_t b) {
+    each_matrix(batch_of(x, 2), std::max(m, k), [&](int64_t b) {
       if (m == 0 || k == 0) return;
       if constexpr (std::is_same_v<T, float>)
         cblas_strsm(CblasColMajor, side, uplo, trans, diag, m, k, 1.0f, matrix<T>(a, b), lda, matrix<T>(x, b), ldb);
@@ -300,7 +304,7 @@ void qr_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   const TensorImpl *a = outs[0], *tau = outs[1];
   const int m = rows(a), n = cols(a), k = std::min(m, n), lda = std::max(1, m);
   visit_real(a->dtype(), "linalg.qr", [&]<class T>() {
-    each_matrix(batch_of(a, 2), [&](int64_t b) {
+    each_matrix(batch_of(a, 2), std::max(m, n), [&](int64_t b) {
       if (k == 0) return;
       T* t = reinterpret_cast<T*>(tau->host_ptr()) + b * k;
       int info = 0;
@@ -317,7 +321,7 @@ void householder_product_kernel(const ops::Primitive&, Outputs outs, Inputs ins)
   const TensorImpl *a = outs[0], *tau = ins[0];
   const int m = rows(a), n = cols(a), k = cols(tau), lda = std::max(1, m);
   visit_real(a->dtype(), "linalg.householder_product", [&]<class T>() {
-    each_matrix(batch_of(a, 2), [&](int64_t b) {
+    each_matrix(batch_of(a, 2), m, [&](int64_t b) {
       if (n == 0) return;
       const T* t = reinterpret_cast<const T*>(tau->host_ptr()) + b * k;
       int info = 0;
@@ -336,7 +340,7 @@ void eigh_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
   const int n = rows(a), ld = std::max(1, n);
   const char jobz = p.vectors ? 'V' : 'N', uplo = p.upper ? 'U' : 'L';
   visit_real(a->dtype(), "linalg.eigh", [&]<class T>() {
-    each_matrix(batch_of(a, 2), [&](int64_t b) {
+    each_matrix(batch_of(a, 2), n, [&](int64_t b) {
       int info = 0;
       if (n > 0) {
         T* values = reinterpret_cast<T*>(w->host_ptr()) + b * n;
@@ -366,7 +370,7 @@ void svd_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const char jobz = !p.vectors ? 'N' : p.full ? 'A' : 'S';
   const int ldu = std::max(1, m), ldvt = std::max(1, p.full ? n : k);
   visit_real(a->dtype(), "linalg.svd", [&]<class T>() {
-    each_matrix(batch_of(a, 2), [&](int64_t b) {
+    each_matrix(batch_of(a, 2), std::max(m, n), [&](int64_t b) {
       int info = 0;
       if (k > 0) {
         T* values = reinterpret_cast<T*>(s->host_ptr()) + b * k;
