@@ -209,3 +209,4 @@ import workloads_optim  # noqa
 import workloads_gpu  # noqa
 import workloads_train_gpu  # noqa
 import workloads_linalg  # noqa
+import workloads_fft  # noqa

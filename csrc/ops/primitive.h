@@ -31,6 +31,7 @@ namespace lucid::ops {
   X(SortRows) X(SearchSorted)
 #define LUCID_LINALG_PRIMITIVES(X) X(Gemm) X(Conj) X(LuFactor) X(LuSolve) X(Cholesky) X(TriangularSolve) \
   X(QrFactor) X(HouseholderProduct) X(Eigh) X(Svd)
+#define LUCID_FFT_PRIMITIVES(X) X(Fft)
 #define LUCID_SPATIAL_PRIMITIVES(X) X(ConvForward) X(ConvTranspose) X(ConvWeightGrad) X(Im2Col) X(Col2Im) \
   X(MaxPool) X(AvgPool) X(ResampleTaps) X(GridSample) X(GridSampleBackward)
 #define LUCID_INDEX_PRIMITIVES(X) X(Gather) X(Scatter) X(IndexSelect) X(IndexAdd) X(MaskedFill) \
@@ -57,6 +58,7 @@ namespace lucid::ops {
   LUCID_ELEMENTWISE_PRIMITIVES(X) \
   LUCID_REDUCE_PRIMITIVES(X) \
   LUCID_LINALG_PRIMITIVES(X) \
+  LUCID_FFT_PRIMITIVES(X) \
   LUCID_SPATIAL_PRIMITIVES(X) \
   LUCID_INDEX_PRIMITIVES(X) \
   LUCID_SHAPE_PRIMITIVES(X) \

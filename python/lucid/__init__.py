@@ -127,6 +127,9 @@ for _name, _fn, _method in linalg._TOP_LEVEL:  # torch.det, Tensor.inverse, ...
         setattr(Tensor, _name, _fn)
 del _name, _fn, _method
 from . import signal  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
+from ._stft import istft, stft  # noqa: E402,F401
+Tensor.stft, Tensor.istft = stft, istft
 from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: E402,F401
 del _out
 

@@ -34,6 +34,7 @@ void register_kernels() {
   register_sort_kernels();
   register_attention_kernels();
   register_decompose_kernels();
+  register_fft_kernels();
 }
 
 }  // namespace lucid::cuda

@@ -42,6 +42,7 @@ void register_pool_kernels();  // pool.cu: pooling, resample taps, grid_sample
 void register_sort_kernels();  // sort.cu: SortRows, SearchSorted
 void register_attention_kernels();  // attention.cpp: cuDNN's flash attention
 void register_decompose_kernels();  // decompose.cpp: cuSOLVER's decompositions
+void register_fft_kernels();        // fft.cpp: cuFFT
 
 // Whether AttentionForward and AttentionBackward of these GPU operands (as laid out,
 // ops::attention_operand) run as cuDNN's flash attention: 16-bit, head dims cuDNN
