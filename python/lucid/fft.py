@@ -396,18 +396,34 @@ def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
 def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """The sample frequencies of an n-point transform with spacing d: [0, 1, ...,
     (n - 1) // 2, -(n // 2), ..., -1] / (d n)."""
-    from . import arange, get_default_dtype
-    k = arange(n, dtype=dtype or get_default_dtype(), device=device)
+    from . import arange
+    dtype, device = _factory_args(out, dtype, device)
+    k = arange(n, dtype=dtype, device=device)
     if n > (n + 1) // 2:
         k[(n + 1) // 2:] -= n
-    k = k * (1.0 / (n * d))
-    return k.requires_grad_(requires_grad) if requires_grad else k
+    return _factory_result("fft_fftfreq", k * (1.0 / (n * d)), out, requires_grad)
 
 
 def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """The sample frequencies of rfft's output: [0, 1, ..., n // 2] / (d n)."""
-    from . import arange, get_default_dtype
-    k = arange(n // 2 + 1, dtype=dtype or get_default_dtype(), device=device) * (1.0 / (n * d))
+    from . import arange
+    dtype, device = _factory_args(out, dtype, device)
+    k = arange(n // 2 + 1, dtype=dtype, device=device)
+    return _factory_result("fft_rfftfreq", k * (1.0 / (n * d)), out, requires_grad)
+
+
+def _factory_args(out, dtype, device):
+    """A factory's dtype and device: the ones given, else out's, else the defaults."""
+    from . import get_default_dtype
+    if out is not None:
+        dtype, device = dtype or out.dtype, device or out.device
+    return dtype or get_default_dtype(), device
+
+
+def _factory_result(name, k, out, requires_grad):
+    if out is not None:
+        _C._write_out(name, out, k, True)
+        return out
     return k.requires_grad_(requires_grad) if requires_grad else k
 
 
@@ -437,7 +453,7 @@ def _install_out():
     from ._out import with_out
     namespace = globals()
     for name in __all__:
-        if name not in ("fftshift", "ifftshift"):
+        if name not in ("fftfreq", "rfftfreq", "fftshift", "ifftshift"):  # (the factories write out themselves)
             namespace[name] = with_out(namespace[name], f"fft_{name}", True)
 
 

@@ -144,6 +144,25 @@ def test_householder_product_matches_torch(dev):
     _close(LA.householder_product(to_lucid(A, dev), to_lucid(tau, dev)), torch.linalg.householder_product(A, tau))
 
 
+@pytest.mark.parametrize("shape", [(64, 32, 32), (9, 32, 5), (9, 4, 32), (5, 1, 1), (3, 1, 6), (7, 6, 1)])
+def test_qr_of_batches_of_small_matrices(dev, shape):
+    """The GPU factors batches of matrices up to 32 on a side with its own kernels
+    (LAPACK's geqr2 and org2r): R, Q and the packed reflectors as torch's, a zero column
+    (tau = 0) and float32 included."""
+    A = _rand(*shape)
+    A[0, :, 0] = 0.0  # a zero column: no reflection
+    for dtype, tol in ((torch.float64, 1e-10), (torch.float32, 2e-5)):
+        a = A.to(dtype)
+        Q, R = LA.qr(to_lucid(a, dev))
+        tQ, tR = torch.linalg.qr(a)
+        _close(R, tR, tol)
+        _close(Q, tQ, tol)
+        packed, tau = torch.geqrf(a)
+        k = min(shape[1:])
+        Hl = LA.householder_product(to_lucid(packed[..., :k], dev), to_lucid(tau, dev))
+        _close(Hl, torch.linalg.householder_product(packed[..., :k], tau), tol)
+
+
 @pytest.mark.parametrize("uplo", ["L", "U"])
 def test_eigh(dev, uplo):
     """Eigenvalues ascending as torch's; A V = V diag(w); the eigenvalues' and a

@@ -2,7 +2,8 @@
 // routines (and cuBLAS's trsm), one call per matrix of the batch on the device's
 // stream, the workspace sized once for the batch; a batch of small matrices (at most
 // kBatchedSize) goes to the batched routines instead, one call for the whole batch
-// (cuBLAS's getrf/getrs/trsm, cuSOLVER's potrf and Jacobi syevj): a call costs some
+// (cuBLAS's getrf/getrs/trsm, cuSOLVER's potrf and Jacobi syevj, small_matrices.h's
+// Householder QR, which also takes a single small matrix): a call costs some
 // microseconds of host time, which 4096 separate 8 x 8 factorizations would spend
 // thousands of times. info goes straight from cuSOLVER to the op's int32 tensor (the
 // op reads it when it raises, as torch's linalg does).
@@ -14,6 +15,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/register.h"
+#include "backend/cuda/small_matrices.h"
 #include "backend/cuda/solver.h"
 #include "backend/cuda/stream.h"
 #include "backend/cuda/strided_copy.h"
@@ -63,22 +65,21 @@ void visit_real(Dtype d, const char* op, F&& f) {
 }
 
 // Matrices up to this order in a batch of several go to the batched routines (Jacobi's
-// syevj takes up to 32).
-constexpr int kBatchedSize = 32;
+// syevj takes up to 32) and small_matrices.h's kernels.
+constexpr int kBatchedSize = kSmallOrder;
 
 void check_cublas_call(cublasStatus_t status, const char* call) {
   LUCID_CHECK(status == CUBLAS_STATUS_SUCCESS, RuntimeError, "cuBLAS error ", int(status), " in ", call);
 }
 
-// The device array of the batch's matrix pointers that cuBLAS's batched calls take.
-// (The host array is copied before cudaMemcpyAsync returns: pageable memory is staged.)
+// The device array of the batch's matrix pointers that cuBLAS's batched calls take,
+// filled by a kernel (an upload from pageable host memory cost more than the batched
+// call it fed).
 template <class T>
 GpuStorage pointer_array(const TensorImpl* t, int64_t count, int device) {
-  std::vector<T*> host(static_cast<size_t>(count));
-  for (int64_t b = 0; b < count; ++b) host[size_t(b)] = item<T>(t, b);
   GpuStorage d = CachingAllocator::instance().allocate(size_t(count) * sizeof(T*), device);
-  LUCID_CUDA_CHECK(cudaMemcpyAsync(d.ptr(), host.data(), size_t(count) * sizeof(T*), cudaMemcpyHostToDevice,
-                                   stream(device)));
+  fill_pointer_array(reinterpret_cast<void**>(d.ptr()), item<T>(t, 0), int64_t(rows(t)) * cols(t) * int64_t(sizeof(T)),
+                     count, device);
   return d;
 }
 template <class T>
@@ -213,6 +214,11 @@ void qr_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   const int m = rows(a), n = cols(a), lda = std::max(1, m), device = a->device().index;
   if (std::min(m, n) == 0) return;
   DeviceGuard guard(device);
+  const int64_t count = batch_of(a, 2);
+  if (m <= kBatchedSize && n <= kBatchedSize) {  // one launch, where cuSOLVER takes two calls a matrix
+    batched_geqr2(a->dtype(), a->data_ptr(), tau->data_ptr(), m, n, count, device);
+    return;
+  }
   visit_real(a->dtype(), "linalg.qr", [&]<class T>() {
     const SolverApi& s = cusolver();
     cusolverDnHandle_t h = cusolver_handle(device);
@@ -220,7 +226,7 @@ void qr_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
     check_cusolver(pick<T>(s.sgeqrf_size, s.dgeqrf_size)(h, m, n, item<T>(a, 0), lda, &lwork), "geqrf_bufferSize");
     GpuStorage work = workspace<T>(lwork, device);
     GpuStorage status = CachingAllocator::instance().allocate(sizeof(int), device);
-    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+    for (int64_t b = 0; b < count; ++b)
       check_cusolver(pick<T>(s.sgeqrf, s.dgeqrf)(h, m, n, item<T>(a, b), lda, item<T>(tau, b, 1),
                                                  reinterpret_cast<T*>(work.ptr()), lwork,
                                                  reinterpret_cast<int*>(status.ptr())),
@@ -234,6 +240,11 @@ void householder_product_kernel(const ops::Primitive&, Outputs outs, Inputs ins)
   const int device = a->device().index;
   if (n == 0) return;
   DeviceGuard guard(device);
+  const int64_t count = batch_of(a, 2);
+  if (m <= kBatchedSize) {
+    batched_org2r(a->dtype(), a->data_ptr(), tau->data_ptr(), m, n, k, count, device);
+    return;
+  }
   visit_real(a->dtype(), "linalg.householder_product", [&]<class T>() {
     const SolverApi& s = cusolver();
     cusolverDnHandle_t h = cusolver_handle(device);
@@ -242,7 +253,7 @@ void householder_product_kernel(const ops::Primitive&, Outputs outs, Inputs ins)
                    "orgqr_bufferSize");
     GpuStorage work = workspace<T>(lwork, device);
     GpuStorage status = CachingAllocator::instance().allocate(sizeof(int), device);
-    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+    for (int64_t b = 0; b < count; ++b)
       check_cusolver(pick<T>(s.sorgqr, s.dorgqr)(h, m, n, k, item<T>(a, b), lda, item<T>(tau, b, 1),
                                                  reinterpret_cast<T*>(work.ptr()), lwork,
                                                  reinterpret_cast<int*>(status.ptr())),

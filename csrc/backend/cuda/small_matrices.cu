@@ -1,0 +1,162 @@
+// Kernels for batches of small matrices (small_matrices.h).
+//
+// Householder QR runs one warp per matrix, the matrix in shared memory, lane t owning
+// row t: a column's norm and a reflector's dot products are warp sums, its updates one
+// row per lane. This is LAPACK's unblocked algorithm (geqrf itself calls it below 32
+// columns), so factors and signs are LAPACK's and cuSOLVER's, values to rounding; a
+// batch of 4,096 8 x 8 matrices is one launch instead of 8,192 cuSOLVER calls.
+#include <algorithm>
+
+#include "backend/cuda/check.h"
+#include "backend/cuda/device_guard.h"
+#include "backend/cuda/small_matrices.h"
+#include "backend/cuda/stream.h"
+#include "core/error.h"
+
+namespace lucid::cuda {
+
+namespace {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+
+__global__ void pointer_kernel(void** out, char* base, int64_t step, int64_t count) {
+  for (int64_t b = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; b < count; b += int64_t(gridDim.x) * blockDim.x)
+    out[b] = base + b * step;
+}
+
+template <class T>
+__device__ T warp_sum(T v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
+  return v;
+}
+
+// The matrix of this block's warp in shared memory: column c of row t at s[c][t].
+template <class T>
+struct SharedMatrix {
+  T s[kSmallOrder][kSmallOrder + 1];  // (+1: a row's lanes fall in different banks)
+};
+
+template <class T>
+__device__ void load(SharedMatrix<T>& sm, const T* a, int m, int n) {
+  const int t = threadIdx.x;
+  for (int c = 0; c < n; ++c) sm.s[c][t] = t < m ? a[t + c * m] : T(0);
+  __syncwarp();
+}
+
+template <class T>
+__device__ void store(const SharedMatrix<T>& sm, T* a, int m, int n) {
+  const int t = threadIdx.x;
+  if (t < m)
+    for (int c = 0; c < n; ++c) a[t + c * m] = sm.s[c][t];
+}
+
+// Applies H = I - tau v v^T (v = column `j` of sm below row j, with v_j = 1) to columns
+// first..n-1 of sm, rows j..m-1 (LAPACK's dlarf from the left).
+template <class T>
+__device__ void reflect(SharedMatrix<T>& sm, int j, T tau, int first, int m, int n) {
+  const int t = threadIdx.x;
+  const T v = t == j ? T(1) : (t > j && t < m ? sm.s[j][t] : T(0));
+  for (int c = first; c < n; ++c) {
+    const T w = warp_sum(t >= j && t < m ? v * sm.s[c][t] : T(0));
+    __syncwarp();
+    if (t >= j && t < m) sm.s[c][t] -= tau * w * v;
+    __syncwarp();
+  }
+}
+
+template <class T>
+__global__ void geqr2_kernel(T* a, T* tau, int m, int n, int64_t count) {
+  __shared__ SharedMatrix<T> sm;
+  const int64_t b = blockIdx.x;
+  const int t = threadIdx.x, k = min(m, n);
+  T* mat = a + b * m * n;
+  load(sm, mat, m, n);
+  for (int j = 0; j < k; ++j) {
+    // dlarfg: the reflector taking column j's rows j.. to (beta, 0, ..., 0)
+    const T x = t > j && t < m ? sm.s[j][t] : T(0);
+    const T xnorm2 = warp_sum(x * x);
+    const T alpha = sm.s[j][j];
+    T h = 0, beta = alpha;
+    if (xnorm2 != T(0)) {
+      beta = -copysign(sqrt(alpha * alpha + xnorm2), alpha);
+      h = (beta - alpha) / beta;
+    }
+    __syncwarp();
+    if (xnorm2 != T(0) && t > j && t < m) sm.s[j][t] = x / (alpha - beta);
+    __syncwarp();
+    reflect(sm, j, h, j + 1, m, n);
+    if (t == j) sm.s[j][j] = beta;
+    if (t == 0) tau[b * k + j] = h;
+    __syncwarp();
+  }
+  store(sm, mat, m, n);
+}
+
+template <class T>
+__global__ void org2r_kernel(T* a, const T* tau, int m, int n, int k, int64_t count) {
+  __shared__ SharedMatrix<T> sm;
+  const int64_t b = blockIdx.x;
+  const int t = threadIdx.x;
+  T* mat = a + b * m * n;
+  load(sm, mat, m, n);
+  for (int c = k; c < n; ++c) sm.s[c][t] = t == c ? T(1) : T(0);  // columns past k: the identity's
+  __syncwarp();
+  for (int i = k - 1; i >= 0; --i) {
+    const T h = tau[b * k + i];
+    if (i < n - 1) reflect(sm, i, h, i + 1, m, n);
+    if (t > i && t < m) sm.s[i][t] *= -h;
+    if (t == i) sm.s[i][i] = T(1) - h;
+    if (t < i) sm.s[i][t] = T(0);
+    __syncwarp();
+  }
+  store(sm, mat, m, n);
+}
+
+template <class F>
+void visit_real(Dtype d, const char* op, F&& f) {
+  switch (d) {
+    case Dtype::F32: return f.template operator()<float>();
+    case Dtype::F64: return f.template operator()<double>();
+    default: fail<NotImplementedError>(op, ": not implemented for '", dtype_name(d), "' on the GPU");
+  }
+}
+
+void check_small(int m, int n, int64_t count) {
+  LUCID_CHECK(m >= 1 && n >= 1 && m <= kSmallOrder && n <= kSmallOrder && count < (int64_t(1) << 31),
+              RuntimeError, "internal: batched small-matrix QR of ", count, " [", m, ", ", n, "] matrices");
+}
+
+}  // namespace
+
+void fill_pointer_array(void** out, void* base, int64_t step_bytes, int64_t count, int device) {
+  if (count == 0) return;
+  DeviceGuard guard(device);
+  const unsigned blocks = unsigned(std::min<int64_t>((count + 255) / 256, 4096));
+  pointer_kernel<<<blocks, 256, 0, stream(device)>>>(out, static_cast<char*>(base), step_bytes, count);
+  LUCID_CUDA_CHECK(cudaGetLastError());
+}
+
+void batched_geqr2(Dtype dtype, void* a, void* tau, int m, int n, int64_t count, int device) {
+  check_small(m, n, count);
+  if (count == 0) return;
+  DeviceGuard guard(device);
+  visit_real(dtype, "linalg.qr", [&]<class T>() {
+    geqr2_kernel<T><<<unsigned(count), kSmallOrder, 0, stream(device)>>>(static_cast<T*>(a), static_cast<T*>(tau),
+                                                                         m, n, count);
+  });
+  LUCID_CUDA_CHECK(cudaGetLastError());
+}
+
+void batched_org2r(Dtype dtype, void* a, const void* tau, int m, int n, int k, int64_t count, int device) {
+  check_small(m, n, count);
+  LUCID_CHECK(k >= 0 && k <= n && n <= m, RuntimeError, "internal: org2r of k = ", k, " for [", m, ", ", n, "]");
+  if (count == 0) return;
+  DeviceGuard guard(device);
+  visit_real(dtype, "linalg.householder_product", [&]<class T>() {
+    org2r_kernel<T><<<unsigned(count), kSmallOrder, 0, stream(device)>>>(static_cast<T*>(a),
+                                                                         static_cast<const T*>(tau), m, n, k, count);
+  });
+  LUCID_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace lucid::cuda
