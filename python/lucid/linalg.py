@@ -201,23 +201,40 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     _check_matrix("linalg.lu_solve", LU, square=True, name="LU")
     if not left:  # X A = B  <=>  A^H X^H = B^H
         return lu_solve(LU, pivots, _mH(B), left=True, adjoint=not adjoint).mT
-    if LU.requires_grad:
-        raise NotImplementedError("linalg.lu_solve: the derivative with respect to LU is not implemented; use "
-                                  "linalg.solve")
     return _LuSolve.apply(LU, pivots, B, adjoint)
 
 
 class _LuSolve(Function):
     @staticmethod
     def forward(ctx, LU, pivots, B, adjoint):
-        ctx.save_for_backward(LU, pivots)
+        X = _C._linalg_lu_solve(LU, pivots, B, adjoint)
+        ctx.save_for_backward(LU, pivots, X)
         ctx.adjoint = adjoint
-        return _C._linalg_lu_solve(LU, pivots, B, adjoint)
+        return X
 
     @staticmethod
     def backward(ctx, g):
-        LU, pivots = ctx.saved_tensors
-        return None, None, lu_solve(LU, pivots, g, adjoint=not ctx.adjoint), None
+        LU, pivots, X = ctx.saved_tensors
+        gB = lu_solve(LU, pivots, g, adjoint=not ctx.adjoint) if ctx.needs_input_grad[2] else None
+        gLU = _lu_solve_backward_lu(LU, pivots, X, g, ctx.adjoint) if ctx.needs_input_grad[0] else None
+        return gLU, None, gB, None
+
+
+def _lu_solve_backward_lu(LU, pivots, X, gX, adjoint):
+    """torch's linalg_lu_solve_LU (left=True; A = P L U): for A X = B, with
+    gR = -U^-H gX X^H, gLU = triu(gR) + tril(L^-H gR U^H, -1); for A^H X = B, with
+    gR = -P^T X gX^H P L^-H, gLU = tril(gR, -1) + triu(L^H gR U^-H)."""
+    n = LU.shape[-1]
+    L, U = _unpack_lu(LU, n, n)
+    if not adjoint:
+        gR = solve_triangular(_mH(U), -(gX @ _mH(X)), upper=False)
+        gL = solve_triangular(_mH(L), gR @ _mH(U), upper=True, unitriangular=True).tril(-1)
+        return gL + gR.triu()
+    P = _permutation(pivots, n, LU.dtype)
+    gR = -(P.mT @ X @ _mH(gX) @ P)
+    gR = solve_triangular(_mH(L), gR, upper=True, left=False, unitriangular=True)
+    gU = solve_triangular(_mH(U), _mH(L) @ gR, upper=False, left=False).triu()
+    return gR.tril(-1) + gU
 
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
@@ -463,9 +480,36 @@ def householder_product(A, tau, *, out=None):
     """The first n columns of the product of the Householder reflectors stored in A's
     columns below the diagonal with scales tau (LAPACK's orgqr)."""
     _check_matrix("linalg.householder_product", A, name="input")
-    if A.requires_grad or tau.requires_grad:
-        raise NotImplementedError("linalg.householder_product: the derivative is not implemented yet")
-    return _C._linalg_householder_product(A, tau)
+    return _HouseholderProduct.apply(A, tau)
+
+
+class _HouseholderProduct(Function):
+    """orgqr, with the gradient of the same product written as lucid ops (the
+    reflectors H_i = I - tau_i v_i v_i^T applied to the identity's first n columns,
+    last first: k rank-one updates) by autograd; under create_graph that graph stays
+    attached, so the gradient is differentiable again."""
+
+    @staticmethod
+    def forward(ctx, A, tau):
+        ctx.save_for_backward(A, tau)
+        return _C._linalg_householder_product(A, tau)
+
+    @staticmethod
+    def backward(ctx, g):
+        from .autograd import grad
+        from .autograd.grad_mode import enable_grad, is_grad_enabled
+        A, tau = ctx.saved_tensors
+        create_graph = is_grad_enabled()
+        with enable_grad():
+            a, t = (x if create_graph and x.requires_grad else x.detach().requires_grad_() for x in (A, tau))
+            m, n, k = a.shape[-2], a.shape[-1], t.shape[-1]
+            V = a[..., :, :k].tril(-1) + _eye_like(a, m)[:, :k]
+            Q = _eye_like(a, m)[:, :n].expand(*a.shape[:-2], m, n)
+            for i in reversed(range(k)):
+                v = V[..., :, i:i + 1]
+                Q = Q - (t[..., i:i + 1].unsqueeze(-1) * v) @ (_mH(v) @ Q)
+            gA, gtau = grad(Q, (a, t), g, create_graph=create_graph)
+        return gA, gtau
 
 
 def _qr_backward_tall(gQ, gR, Q, R):

@@ -230,6 +230,35 @@ def test_lu_and_lu_solve(dev):
     _close(LU, tLU)
 
 
+@pytest.mark.parametrize("left,adjoint", [(True, False), (True, True), (False, False), (False, True)])
+def test_lu_solve_gradients_match_torch(dev, left, adjoint):
+    """lu_solve differentiates with respect to LU (torch's linalg_lu_solve_LU) as well
+    as B; both gradients as torch's."""
+    A = _rand(2, 4, 4)
+    tLU, tpiv = torch.linalg.lu_factor(A)
+    B = _rand(2, 4, 3, seed=1) if left else _rand(2, 3, 4, seed=1)
+    piv = to_lucid(tpiv, dev)
+    _grads(lambda lu, b: LA.lu_solve(lu, piv, b, left=left, adjoint=adjoint),
+           lambda lu, b: torch.linalg.lu_solve(lu, tpiv, b, left=left, adjoint=adjoint), [tLU, B], dev)
+
+
+def test_householder_product_gradients_match_torch(dev):
+    """householder_product's gradients (both operands) as torch's, and differentiable
+    again (the gradient through create_graph, against torch's)."""
+    A, tau = _rand(2, 5, 3), _rand(2, 2, seed=1)
+    _grads(LA.householder_product, torch.linalg.householder_product, [A, tau], dev)
+    outs = []
+    for m, (a, t) in ((LA, (to_lucid(A, dev).requires_grad_(), to_lucid(tau, dev).requires_grad_())),
+                      (torch.linalg, (A.clone().requires_grad_(), tau.clone().requires_grad_()))):
+        Q = m.householder_product(a, t)
+        grad = lucid.autograd.grad if m is LA else torch.autograd.grad
+        ga, gt = grad((Q ** 2).sum() + Q.sum(), (a, t), create_graph=True)
+        ((ga ** 2).sum() + (gt ** 2).sum()).backward()
+        outs.append((a.grad, t.grad))
+    _close(outs[0][0], outs[1][0], 1e-8)
+    _close(outs[0][1], outs[1][1], 1e-8)
+
+
 def test_composites_match_torch(dev):
     A, S = _rand(3, 4, 4), _spd(4, 4)
     W = _rand(2, 5, 3, seed=2)
