@@ -54,8 +54,8 @@ PyScalar read_numpy_scalar(nb::handle h) {
   std::memcpy(bytes.data(), view.buf, bytes.size());
   PyBuffer_Release(&view);
   LUCID_CHECK(dtype, TypeError, "can't convert a NumPy scalar of format '", fmt,
-              "'. The only supported types are: float64, float32, float16, complex64, int64, "
-              "int32, int16, int8, uint8, and bool.");
+              "'. The only supported types are: float64, float32, float16, complex64, complex128, "
+              "int64, int32, int16, int8, uint8, and bool.");
   return {scalar_from_bytes(bytes.data(), *dtype), *dtype};
 }
 
@@ -65,7 +65,8 @@ PyScalar read_scalar(nb::handle h, Dtype default_float) {
   if (is_numpy_like(h)) return read_numpy_scalar(h);
   if (PyFloat_Check(p)) return {Scalar(PyFloat_AS_DOUBLE(p)), default_float};
   if (PyComplex_Check(p))
-    return {Scalar(std::complex<double>(PyComplex_RealAsDouble(p), PyComplex_ImagAsDouble(p))), Dtype::C64};
+    return {Scalar(std::complex<double>(PyComplex_RealAsDouble(p), PyComplex_ImagAsDouble(p))),
+            default_float == Dtype::F64 ? Dtype::C128 : Dtype::C64};  // torch's default complex dtype
   nb::object as_int;
   if (PyLong_Check(p)) as_int = nb::borrow(h);
   else if (PyObject_HasAttrString(p, "__index__")) as_int = nb::steal(PyNumber_Index(p));
@@ -157,6 +158,9 @@ T convert_scalar(const PyScalar& s, Dtype target) {
         if constexpr (std::is_same_v<T, complex64>) {
           if constexpr (std::is_same_v<V, std::complex<double>>) return complex64(float(v.real()), float(v.imag()));
           else return complex64(float(v), 0.f);
+        } else if constexpr (std::is_same_v<T, complex128>) {
+          if constexpr (std::is_same_v<V, std::complex<double>>) return v;
+          else return complex128(double(v), 0.0);
         } else if constexpr (std::is_same_v<V, std::complex<double>>) {
           fail<TypeError>("must be real number, not complex (the target dtype is ", dtype_name(target), ")");
         } else if constexpr (std::is_same_v<T, bool>) {
@@ -211,6 +215,7 @@ std::optional<Dtype> dtype_from_format(const char* fmt, Py_ssize_t itemsize) {
   if (f == "f") return Dtype::F32;
   if (f == "d") return Dtype::F64;
   if (f == "Zf") return Dtype::C64;
+  if (f == "Zd") return Dtype::C128;
   return std::nullopt;
 }
 
@@ -222,8 +227,8 @@ struct BufferView {
 
 [[noreturn]] void unsupported_buffer(const char* fmt) {
   fail<TypeError>("can't convert a buffer of format '", fmt ? fmt : "B",
-                  "'. The only supported types are: float64, float32, float16, complex64, int64, "
-                  "int32, int16, int8, uint8, and bool.");
+                  "'. The only supported types are: float64, float32, float16, complex64, complex128, "
+                  "int64, int32, int16, int8, uint8, and bool.");
 }
 
 // Wraps (copy=false) or copies (copy=true) a buffer-protocol object. Read-only
@@ -309,7 +314,8 @@ PyObject* element_to_python(const std::byte* p) {
   if constexpr (std::is_same_v<T, bool>) return PyBool_FromLong(std::to_integer<uint8_t>(*p) != 0);
   T v;
   std::memcpy(&v, p, sizeof v);
-  if constexpr (std::is_same_v<T, complex64>) return PyComplex_FromDoubles(v.real(), v.imag());
+  if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>)
+    return PyComplex_FromDoubles(v.real(), v.imag());
   else if constexpr (std::is_integral_v<T>) return PyLong_FromLongLong(v);
   else return PyFloat_FromDouble(double(v));
 }

@@ -27,6 +27,7 @@ DLDataType to_dl_dtype(Dtype d) {
     case Dtype::I8: case Dtype::I16: case Dtype::I32: case Dtype::I64: return {kDLInt, bits, 1};
     case Dtype::BF16: return {kDLBfloat, 16, 1};
     case Dtype::C64: return {kDLComplex, 64, 1};
+    case Dtype::C128: return {kDLComplex, 128, 1};
     default: return {kDLFloat, bits, 1};
   }
 }
@@ -48,10 +49,13 @@ Dtype from_dl_dtype(DLDataType t) {
       if (t.bits == 64) return Dtype::F64;
       break;
     case kDLBfloat: if (t.bits == 16) return Dtype::BF16; break;
-    case kDLComplex: if (t.bits == 64) return Dtype::C64; break;
+    case kDLComplex:
+      if (t.bits == 64) return Dtype::C64;
+      if (t.bits == 128) return Dtype::C128;
+      break;
   }
   fail<TypeError>("from_dlpack: unsupported DLPack dtype (code ", int(t.code), ", ", int(t.bits),
-                  " bits); lucid supports bool, uint8, int8-64, float16, bfloat16, float32, float64 and complex64");
+                  " bits); lucid supports bool, uint8, int8-64, float16, bfloat16, float32, float64, complex64 and complex128");
 }
 
 // What a producer's capsule owns: the tensor and the arrays DLTensor points into.

@@ -20,6 +20,7 @@ namespace {
 
 template <typename T> struct IsComplex : std::false_type {};
 template <> struct IsComplex<complex64> : std::true_type {};
+template <> struct IsComplex<complex128> : std::true_type {};
 
 // PyTorch's cast rules: to bool is "!= 0"; complex to real keeps the real part;
 // 16-bit floats convert through float; float to integer truncates toward zero.
@@ -28,14 +29,18 @@ inline To cast_value(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
   } else if constexpr (std::is_same_v<To, bool>) {
-    if constexpr (IsComplex<From>::value) return v.real() != 0.f || v.imag() != 0.f;
+    if constexpr (IsComplex<From>::value) return v.real() != 0 || v.imag() != 0;
     else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>)
       return float(v) != 0.f;
     else return v != From(0);
+  } else if constexpr (IsComplex<From>::value && IsComplex<To>::value) {  // complex64 <-> complex128
+    using R = typename To::value_type;
+    return To(R(v.real()), R(v.imag()));
   } else if constexpr (IsComplex<From>::value) {
     return cast_value<To>(v.real());
-  } else if constexpr (IsComplex<To>::value || std::is_same_v<To, Half> ||
-                       std::is_same_v<To, BFloat16>) {
+  } else if constexpr (IsComplex<To>::value) {  // from a real type: its value, converted as to the part type
+    return To(cast_value<typename To::value_type>(v));
+  } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
     return To(float(v));
   } else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) {
     return static_cast<To>(float(v));

@@ -14,7 +14,7 @@ constexpr DtypeInfo kInfo[kNumDtypes] = {
     {"int32", 4, DtypeKind::Integer},     {"int64", 8, DtypeKind::Integer},
     {"float16", 2, DtypeKind::Floating},  {"bfloat16", 2, DtypeKind::Floating},
     {"float32", 4, DtypeKind::Floating},  {"float64", 8, DtypeKind::Floating},
-    {"complex64", 8, DtypeKind::Complex},
+    {"complex64", 8, DtypeKind::Complex}, {"complex128", 16, DtypeKind::Complex},
 };
 }  // namespace
 
@@ -31,6 +31,9 @@ Dtype dtype_from_code(int code) {
 Dtype promote_types(Dtype a, Dtype b) {
   if (a == b) return a;
   auto ka = dtype_kind(a), kb = dtype_kind(b);
+  // a complex type with float64 (or complex128): complex128
+  if ((ka == DtypeKind::Complex || kb == DtypeKind::Complex) && (a == Dtype::F64 || b == Dtype::F64))
+    return Dtype::C128;
   if (ka != kb) return ka > kb ? a : b;  // bool < integer < floating < complex
   switch (ka) {
     case DtypeKind::Integer: {
@@ -45,8 +48,10 @@ Dtype promote_types(Dtype a, Dtype b) {
       if ((a == Dtype::F16 && b == Dtype::BF16) || (a == Dtype::BF16 && b == Dtype::F16))
         return Dtype::F32;
       return a > b ? a : b;
+    case DtypeKind::Complex:
+      return Dtype::C128;  // complex64 with complex128 (equal types returned above)
     default:
-      return a;  // Bool/Bool and C64/C64 are equal, handled above
+      return a;  // Bool/Bool, equal, handled above
   }
 }
 

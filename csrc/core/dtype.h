@@ -6,16 +6,21 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 #include "core/error.h"
 #include "core/half.h"
 
 namespace lucid {
 
-enum class Dtype : uint8_t { Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64, C64 };
-inline constexpr int kNumDtypes = 11;
+enum class Dtype : uint8_t { Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64, C64, C128 };
+inline constexpr int kNumDtypes = 12;
 
 using complex64 = std::complex<float>;
+using complex128 = std::complex<double>;
+// complex64 or complex128 (the host types; the CUDA units have their own, elementwise_table.h).
+template <typename T>
+inline constexpr bool kIsComplexValue = std::is_same_v<T, complex64> || std::is_same_v<T, complex128>;
 
 enum class DtypeKind : uint8_t { Bool, Integer, Floating, Complex };
 
@@ -31,7 +36,8 @@ inline bool is_integral(Dtype d, bool include_bool) {
 Dtype dtype_from_code(int code);  // validates a code coming from Python
 
 // torch.promote_types semantics (uint8 with int8 gives int16, float16 with
-// bfloat16 gives float32, any float with complex64 gives complex64).
+// bfloat16 gives float32, a float with a complex type gives the complex type of the
+// larger precision: complex64 with float64 gives complex128).
 Dtype promote_types(Dtype a, Dtype b);
 
 template <Dtype D> struct DtypeTraits;
@@ -48,6 +54,7 @@ LUCID_DTYPE_TRAIT(BF16, BFloat16)
 LUCID_DTYPE_TRAIT(F32, float)
 LUCID_DTYPE_TRAIT(F64, double)
 LUCID_DTYPE_TRAIT(C64, complex64)
+LUCID_DTYPE_TRAIT(C128, complex128)
 #undef LUCID_DTYPE_TRAIT
 
 // Calls fn.template operator()<T>() with T the C++ type of d: the one place a
@@ -66,6 +73,7 @@ decltype(auto) visit_dtype(Dtype d, Fn&& fn) {
     case Dtype::F32: return fn.template operator()<float>();
     case Dtype::F64: return fn.template operator()<double>();
     case Dtype::C64: return fn.template operator()<complex64>();
+    case Dtype::C128: return fn.template operator()<complex128>();
   }
   fail<RuntimeError>("internal: invalid dtype code ", int(d));
 }

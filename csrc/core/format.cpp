@@ -70,7 +70,7 @@ class Reader {
       }
       T v;
       std::memcpy(&v, p, sizeof(T));
-      if constexpr (std::is_same_v<T, complex64>) {
+      if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
         c.re = v.real();
         c.im = v.imag();
       } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {

@@ -306,9 +306,17 @@ void TensorImpl::initialize(const Scalar& unchecked) {
   if (is_gpu_storage()) {
     // Written on the device with the value as a kernel argument: an upload of one
     // element from pageable memory would wait for the whole stream.
+    const TensorPtr typed = one->clone(dtype());
+    const int dev = meta_.device.index;
+    if (itemsize() == 16) {  // complex128: its real parts, then its imaginary parts, as 8-byte items
+      uint64_t parts[2];
+      std::memcpy(parts, typed->host_ptr(), sizeof parts);
+      for (int k = 0; k < 2; ++k) gpu_runtime(dev).fill(data_ptr() + 8 * k, stride(), shape(), parts[k], 8, dev);
+      return;
+    }
     uint64_t bits = 0;
-    std::memcpy(&bits, one->clone(dtype())->host_ptr(), itemsize());
-    gpu_runtime(meta_.device.index).fill(data_ptr(), stride(), shape(), bits, itemsize(), meta_.device.index);
+    std::memcpy(&bits, typed->host_ptr(), itemsize());
+    gpu_runtime(dev).fill(data_ptr(), stride(), shape(), bits, itemsize(), dev);
     return;
   }
   write_from(*one);  // a copy from a one-element source broadcast with stride 0
@@ -369,22 +377,13 @@ Scalar TensorImpl::item() const {
 }
 
 Dtype scalar_dtype(const Scalar& s) {
-  constexpr Dtype kByIndex[] = {Dtype::Bool, Dtype::I64, Dtype::F64, Dtype::C64};  // Scalar's order
+  constexpr Dtype kByIndex[] = {Dtype::Bool, Dtype::I64, Dtype::F64, Dtype::C128};  // Scalar's order
   return kByIndex[s.index()];
 }
 
 TensorPtr scalar_tensor(const Scalar& s) {
   TensorPtr t = TensorImpl::empty({}, scalar_dtype(s), Device::cpu());
-  std::visit(
-      [&](auto v) {
-        if constexpr (std::is_same_v<decltype(v), std::complex<double>>) {
-          complex64 c(float(v.real()), float(v.imag()));
-          std::memcpy(t->host_ptr(), &c, sizeof c);
-        } else {
-          std::memcpy(t->host_ptr(), &v, sizeof v);
-        }
-      },
-      s);
+  std::visit([&](auto v) { std::memcpy(t->host_ptr(), &v, sizeof v); }, s);
   return t;
 }
 
@@ -393,7 +392,8 @@ Scalar scalar_from_bytes(const std::byte* p, Dtype dtype) {
     T v;
     std::memcpy(&v, p, sizeof v);
     if constexpr (std::is_same_v<T, bool>) return v;
-    else if constexpr (std::is_same_v<T, complex64>) return std::complex<double>(v.real(), v.imag());
+    else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>)
+      return std::complex<double>(v.real(), v.imag());
     else if constexpr (std::is_integral_v<T>) return int64_t(v);
     else return double(v);
   });

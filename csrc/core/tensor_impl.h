@@ -170,7 +170,7 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   std::optional<AutogradMeta> autograd_;
 };
 
-// Scalars: the dtype a Scalar holds natively (bool, int64, float64, complex64), a
+// Scalars: the dtype a Scalar holds natively (bool, int64, float64, complex128), a
 // 0-d host tensor holding it in that dtype, and one element of `dtype` read back.
 Dtype scalar_dtype(const Scalar& s);
 TensorPtr scalar_tensor(const Scalar& s);

@@ -256,7 +256,7 @@ TensorPtr unary(UnaryOp op, const TensorPtr& a) {
   TensorPtr out;
   if (op == UnaryOp::Abs && is_complex(a->dtype())) {  // |z| is real, as in PyTorch
     TensorPtr x = prepare(a, a->dtype(), a->shape());
-    out = make_output(a->shape(), Dtype::F32, a->device(), a.get());
+    out = make_output(a->shape(), a->dtype() == Dtype::C128 ? Dtype::F64 : Dtype::F32, a->device(), a.get());
     launch(ComplexAbs{}, {out.get()}, {x.get()});
   } else {
     Dtype dtype = unary_dtype(op, a);

@@ -343,8 +343,9 @@ TensorPtr nan_to_num(const TensorPtr& x, std::optional<double> nan, std::optiona
       return std::make_shared<TensorImpl>(t->storage(), TensorMeta{sh, contiguous_strides(sh, int64_t(dtype_size(d))),
                                                                     d, t->device(), t->storage_offset()});
     };
-    TensorPtr parts = nan_to_num(alias(c, Dtype::F32, shape), nan, posinf, neginf);
-    return alias(parts->is_contiguous() ? parts : parts->clone(), Dtype::C64, c->shape());
+    const Dtype part = c->dtype() == Dtype::C128 ? Dtype::F64 : Dtype::F32;
+    TensorPtr parts = nan_to_num(alias(c, part, shape), nan, posinf, neginf);
+    return alias(parts->is_contiguous() ? parts : parts->clone(), c->dtype(), c->shape());
   }
   if (!is_floating(x->dtype())) return clone(x);
   double big = x->dtype() == Dtype::F16 ? 65504.0

@@ -226,7 +226,7 @@ struct RightShift {
 
 constexpr double kLn2 = 0.6931471805599453, kLn10 = 2.302585092994046;
 
-// The float ops see float, double or (where listed) complex<float>.
+// The float ops see float, double or (where listed) a complex type.
 #define LUCID_UNARY_FC(Name, real, cplx)                                                     \
   struct Name {                                                                              \
     template <typename T> static constexpr bool supports = kIsFloat<T> || kIsComplex<T>;     \

@@ -144,8 +144,10 @@ enum class Operands { Any, Self, Tensors };
 
 template <typename T> struct IsComplexT : std::false_type {};
 template <> struct IsComplexT<std::complex<float>> : std::true_type {};
+template <> struct IsComplexT<std::complex<double>> : std::true_type {};
 #if defined(__CUDACC__)
 template <> struct IsComplexT<::cuda::std::complex<float>> : std::true_type {};  // the CUDA units' complex64
+template <> struct IsComplexT<::cuda::std::complex<double>> : std::true_type {};  // and complex128
 #endif
 template <typename T> inline constexpr bool kIsComplex = IsComplexT<T>::value;
 template <typename T> inline constexpr bool kIsBool = std::is_same_v<T, bool>;
@@ -252,7 +254,7 @@ struct Sign {  // -1, 0 or 1; NaN gives 0, as torch's (0 < a) - (a < 0)
     else return T((a > T(0)) - (a < T(0)));
   }
 };
-// The Float-rule ops see float, double or complex<float>.
+// The Float-rule ops see float, double or a complex type.
 #define LUCID_FLOAT_UNARY(Name, expr)                                                        \
   struct Name {                                                                              \
     template <typename T> static constexpr bool supports = std::is_floating_point_v<T> || kIsComplex<T>; \

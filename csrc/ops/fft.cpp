@@ -31,9 +31,10 @@ TensorPtr fft(const TensorPtr& x, FftKind kind, bool inverse, int rank, int64_t 
               " transform of ", rank, " dims needs 1 to 3 dims of a tensor that has them; got a ", x->ndim(),
               "-d tensor");
   const bool real_in = kind == FftKind::R2C;
-  const Dtype want = real_in ? Dtype::F32 : Dtype::C64;
+  const bool f64 = x->dtype() == Dtype::F64 || x->dtype() == Dtype::C128;
+  const Dtype want = real_in ? (f64 ? Dtype::F64 : Dtype::F32) : (f64 ? Dtype::C128 : Dtype::C64);
   LUCID_CHECK(x->dtype() == want, NotImplementedError, op, ": a ", kind_name(kind), " transform takes ",
-              dtype_name(want), " input, got ", dtype_name(x->dtype()));
+              real_in ? "float32 or float64" : "complex64 or complex128", " input, got ", dtype_name(x->dtype()));
   Shape out = x->shape();
   const int64_t r = x->ndim();
   if (kind == FftKind::R2C) out[r - 1] = x->shape()[r - 1] / 2 + 1;
@@ -46,7 +47,8 @@ TensorPtr fft(const TensorPtr& x, FftKind kind, bool inverse, int rank, int64_t 
   for (int64_t d = r - rank; d < r; ++d)
     LUCID_CHECK((kind == FftKind::C2R ? out : x->shape())[d] >= 1, RuntimeError, op,
                 ": Invalid number of data points (0) specified");
-  TensorPtr y = TensorImpl::empty(out, kind == FftKind::C2R ? Dtype::F32 : Dtype::C64, x->device());
+  const Dtype out_dtype = kind == FftKind::C2R ? (f64 ? Dtype::F64 : Dtype::F32) : (f64 ? Dtype::C128 : Dtype::C64);
+  TensorPtr y = TensorImpl::empty(out, out_dtype, x->device());
   if (y->numel() == 0) return y;
   TensorPtr in = contiguous(x);
   Fft prim;

@@ -37,6 +37,7 @@ const char* scalar_type_name(Dtype d) {
     case Dtype::F32: return "Float";
     case Dtype::F64: return "Double";
     case Dtype::C64: return "ComplexFloat";
+    case Dtype::C128: return "ComplexDouble";
   }
   return "?";
 }

@@ -34,7 +34,7 @@ int mantissa_digits() {  // every integer of magnitude <= 2^digits is exact
 
 // ---- argument checks ------------------------------------------------------------------
 
-template <typename T>  // T: the element type whose limits apply (float for complex64)
+template <typename T>  // T: the element type whose limits apply (a complex type's part)
 void check_uniform_bounds(double from, double to, Dtype d) {
   const double mx = max_finite<T>();
   LUCID_CHECK(from >= -mx && from <= mx, RuntimeError, "uniform_: from=", from,
@@ -50,7 +50,7 @@ void check_uniform_bounds(double from, double to, Dtype d) {
 
 void check_uniform(Dtype d, double from, double to) {
   visit_dtype(d, [&]<typename T>() {
-    if constexpr (std::is_same_v<T, complex64>) check_uniform_bounds<float>(from, to, d);
+    if constexpr (kIsComplexValue<T>) check_uniform_bounds<typename T::value_type>(from, to, d);
     else if constexpr (kIsRealFloat<T>) check_uniform_bounds<T>(from, to, d);
     else not_implemented("uniform_", d);
   });
@@ -66,7 +66,7 @@ void check_integers(Dtype d, int64_t low, int64_t high) {
   LUCID_CHECK(low < high, RuntimeError,
               "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
   visit_dtype(d, [&]<typename T>() {
-    if constexpr (!std::is_same_v<T, complex64>) {
+    if constexpr (!kIsComplexValue<T>) {
       int64_t lo, hi;
       if constexpr (kIsRealFloat<T>) {  // only integers the float type holds exactly
         hi = int64_t(1) << mantissa_digits<T>();
@@ -108,7 +108,7 @@ void check_randperm(Dtype d, int64_t n) {
       LUCID_CHECK(n <= (int64_t(1) << mantissa_digits<T>()), RuntimeError,
                   "randperm: n cannot be greater than 2^", mantissa_digits<T>(), " for dtype ",
                   dtype_name(d), ", but got n=", n);
-    } else if constexpr (!std::is_same_v<T, complex64> && !std::is_same_v<T, bool>) {
+    } else if constexpr (!kIsComplexValue<T> && !std::is_same_v<T, bool>) {
       LUCID_CHECK(n == 0 || n - 1 <= int64_t(std::numeric_limits<T>::max()), RuntimeError,
                   "randperm: n=", n, " is too large for result tensor type ", dtype_name(d));
     }

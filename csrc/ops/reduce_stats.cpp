@@ -28,8 +28,11 @@ std::vector<int64_t> reduced_dims(const ReducePlan& plan) {
   return dims;
 }
 
+// The real type of a complex type's parts.
+Dtype real_of(Dtype d) { return d == Dtype::C128 ? Dtype::F64 : Dtype::F32; }
+
 Dtype accumulate_dtype(Dtype d) {
-  return is_complex(d) ? Dtype::C64 : is_floating(d) ? Dtype::F64 : Dtype::I64;
+  return is_complex(d) ? Dtype::C128 : is_floating(d) ? Dtype::F64 : Dtype::I64;
 }
 
 RowStat row_stat_params(RowStatKind stat, double correction, double p) {
@@ -128,8 +131,8 @@ TensorPtr var_std(const TensorPtr& a, const std::vector<int64_t>& dims, double c
   ReducePlan plan = plan_reduction(*a, dims);
   const RowStat stat = row_stat_params(take_sqrt ? RowStatKind::Std : RowStatKind::Var, correction, 2);
   const int64_t n = plan.n;
-  // (complex input: |z - mean|^2, a real result in float32 for complex64)
-  TensorPtr out = is_complex(a->dtype()) ? row_stat(a, plan, keepdim, stat, Dtype::C64, Dtype::F32)
+  // (complex input: |z - mean|^2 over complex128 rows, a real result of the input's precision)
+  TensorPtr out = is_complex(a->dtype()) ? row_stat(a, plan, keepdim, stat, Dtype::C128, real_of(a->dtype()))
                                          : fast_moment(a, plan, keepdim, take_sqrt ? BlockMoment::Std : BlockMoment::Var,
                                                        correction);
   if (!out) out = row_stat(a, plan, keepdim, stat, Dtype::F64, a->dtype());
@@ -207,8 +210,8 @@ TensorPtr norm(const TensorPtr& a, double p, const std::vector<int64_t>& dims, b
       LUCID_CHECK(!(plan.mask[d] && a->shape()[d] == 0), RuntimeError, "linalg.vector_norm cannot compute the ",
                   p > 0 ? "inf" : "-inf", " norm on the dimension ", d, " because it is empty (no identity)");
   const RowStat stat = row_stat_params(RowStatKind::Norm, 0, p);
-  // (complex input: the magnitudes' norm, a real result in float32 for complex64)
-  TensorPtr out = is_complex(a->dtype()) ? row_stat(a, plan, keepdim, stat, Dtype::C64, Dtype::F32)
+  // (complex input: the magnitudes' norm over complex128 rows, a real result of the input's precision)
+  TensorPtr out = is_complex(a->dtype()) ? row_stat(a, plan, keepdim, stat, Dtype::C128, real_of(a->dtype()))
                   : p == 1 || p == 2     ? fast_moment(a, plan, keepdim, p == 1 ? BlockMoment::Norm1 : BlockMoment::Norm2, 0)
                                          : nullptr;
   if (!out) out = row_stat(a, plan, keepdim, stat, Dtype::F64, a->dtype());

@@ -24,7 +24,7 @@ TensorPtr scan(const TensorPtr& a, int64_t dim, std::optional<Dtype> dtype, bool
   if (dtype && *dtype != a->dtype()) return scan(copy_to(a, *dtype, std::nullopt), dim, dtype, is_prod);
   // An explicit dtype is kept (cumsum(int32, dtype=int32) stays int32).
   const Dtype out_dtype = dtype ? *dtype : is_integral(a->dtype(), true) ? Dtype::I64 : a->dtype();
-  const Dtype acc = is_complex(out_dtype) ? Dtype::C64 : is_floating(out_dtype) ? Dtype::F64 : Dtype::I64;
+  const Dtype acc = is_complex(out_dtype) ? Dtype::C128 : is_floating(out_dtype) ? Dtype::F64 : Dtype::I64;
   DimPlan p = plan_dim(*a, dim);
   ScanDim prim;
   prim.outer = p.outer, prim.n = p.n, prim.inner = p.inner, prim.is_prod = is_prod;

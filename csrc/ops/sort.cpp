@@ -11,7 +11,7 @@
 namespace lucid::ops {
 
 TensorPtr argsort(const TensorPtr& x, int64_t dim, bool descending) {
-  LUCID_CHECK(x->dtype() != Dtype::C64, TypeError, "Sort does not support complex dtypes (got ",
+  LUCID_CHECK(!is_complex(x->dtype()), TypeError, "Sort does not support complex dtypes (got ",
               dtype_name(x->dtype()), "): sort their real part or their absolute value");
   autograd::GradModeGuard no_graph(false);  // positions only: nothing to record
   if (x->ndim() == 0) {
@@ -44,7 +44,7 @@ TensorPtr searchsorted(const TensorPtr& boundaries, const TensorPtr& values, boo
               "boundaries tensor and input value tensor must match, but we got boundaries tensor ",
               shape_str(bs), " and input value tensor ", shape_str(vs));
   const Dtype dt = promote_types(boundaries->dtype(), values->dtype());
-  LUCID_CHECK(dt != Dtype::C64, TypeError, "searchsorted: complex values have no order");
+  LUCID_CHECK(!is_complex(dt), TypeError, "searchsorted: complex values have no order");
   autograd::GradModeGuard no_graph(false);
   TensorPtr b = contiguous_as(boundaries, dt), v = contiguous_as(values, dt);
   SearchSorted p;

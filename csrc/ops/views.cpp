@@ -390,25 +390,26 @@ TensorPtr contiguous(const TensorPtr& t) {
 }
 
 TensorPtr view_as_real(const TensorPtr& t) {
-  LUCID_CHECK(t->dtype() == Dtype::C64, RuntimeError, "view_as_real is only supported for complex tensors, got ",
+  LUCID_CHECK(is_complex(t->dtype()), RuntimeError, "view_as_real is only supported for complex tensors, got ",
               dtype_name(t->dtype()));
+  const Dtype part = t->dtype() == Dtype::C128 ? Dtype::F64 : Dtype::F32;
   Shape shape = t->shape();
   Stride stride = t->stride();
   shape.push_back(2);
-  stride.push_back(int64_t(dtype_size(Dtype::F32)));
-  TensorPtr out = TensorImpl::view_of(*t, std::move(shape), std::move(stride), t->storage_offset(), Dtype::F32);
+  stride.push_back(int64_t(dtype_size(part)));
+  TensorPtr out = TensorImpl::view_of(*t, std::move(shape), std::move(stride), t->storage_offset(), part);
   return recorded("ViewAsRealBackward0", t, out, [](const Node&, const Grads& g) {
     return Grads{view_as_complex(contiguous(g[0]))};
   });
 }
 
 TensorPtr view_as_complex(const TensorPtr& t) {
-  LUCID_CHECK(t->dtype() == Dtype::F32, RuntimeError,
-              "view_as_complex is only supported for float32 tensors (complex64 is lucid's complex dtype), got ",
+  LUCID_CHECK(t->dtype() == Dtype::F32 || t->dtype() == Dtype::F64, RuntimeError,
+              "view_as_complex is only supported for float and double tensors, but got a tensor of scalar type: ",
               dtype_name(t->dtype()));
   LUCID_CHECK(t->ndim() >= 1 && t->shape().back() == 2, RuntimeError,
               "Tensor must have a last dimension of size 2");
-  const int64_t item = int64_t(dtype_size(Dtype::F32));
+  const int64_t item = int64_t(t->itemsize());
   LUCID_CHECK(t->stride().back() == item, RuntimeError, "Tensor must have a last dimension with stride 1");
   for (int64_t i = 0; i + 1 < t->ndim(); ++i)
     LUCID_CHECK(t->stride()[size_t(i)] % (2 * item) == 0 || t->shape()[size_t(i)] == 1, RuntimeError,
@@ -416,7 +417,8 @@ TensorPtr view_as_complex(const TensorPtr& t) {
   LUCID_CHECK(t->storage_offset() % (2 * item) == 0, RuntimeError, "Tensor must have a storage_offset divisible by 2");
   Shape shape(t->shape().begin(), t->shape().end() - 1);
   Stride stride(t->stride().begin(), t->stride().end() - 1);
-  TensorPtr out = TensorImpl::view_of(*t, std::move(shape), std::move(stride), t->storage_offset(), Dtype::C64);
+  TensorPtr out = TensorImpl::view_of(*t, std::move(shape), std::move(stride), t->storage_offset(),
+                                      t->dtype() == Dtype::F64 ? Dtype::C128 : Dtype::C64);
   return recorded("ViewAsComplexBackward0", t, out, [](const Node&, const Grads& g) {
     return Grads{view_as_real(g[0])};
   });

@@ -10,7 +10,7 @@ from . import _blas_env  # noqa: F401  (before _C: it picks OpenBLAS's kernels)
 from . import _C
 from ._dtype import (  # noqa: F401  (names re-exported as lucid.*)
     dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-    complex64, half, float, double, short, int, long, cfloat, set_default_dtype,
+    complex64, complex128, half, float, double, short, int, long, cfloat, cdouble, set_default_dtype,
     get_default_dtype, finfo, iinfo, promote_types,
 )
 from ._device import device, get_default_device, set_default_device  # noqa: F401

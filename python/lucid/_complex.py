@@ -1,4 +1,4 @@
-"""Complex numbers as torch's (complex64; complex128 is not a lucid dtype yet):
+"""Complex numbers as torch's (complex64 and complex128):
 view_as_real / view_as_complex and the real and imag views (engine views of the same
 storage, each differentiable), complex, polar, angle and the conjugates.
 
@@ -22,13 +22,15 @@ def _check(fn, input):
 
 
 def view_as_real(input):
-    """[..., 2] float32 view of a complex64 tensor: (real, imaginary) pairs."""
+    """[..., 2] real view of a complex tensor (float32 for complex64, float64 for
+    complex128): (real, imaginary) pairs."""
     _check("view_as_real", input)
     return input._view_as_real()
 
 
 def view_as_complex(input):
-    """complex64 view of a float32 tensor [..., 2] whose last dim has stride 1."""
+    """Complex view of a float32 (complex64) or float64 (complex128) tensor [..., 2]
+    whose last dim has stride 1."""
     _check("view_as_complex", input)
     return input._view_as_complex()
 
@@ -48,7 +50,8 @@ def imag(input):
 
 
 def complex(real, imag, *, out=None):
-    """real + i imag (float32 parts, broadcast; complex64)."""
+    """real + i imag (parts broadcast; float32 or float16 parts give complex64, float64
+    complex128)."""
     from . import broadcast_tensors, stack
     for name, t in (("real", real), ("imag", imag)):
         if not isinstance(t, Tensor):
@@ -56,12 +59,11 @@ def complex(real, imag, *, out=None):
     if real.dtype != imag.dtype:
         raise RuntimeError(f"Expected object of scalar type {real.dtype} but got scalar type {imag.dtype} for "
                            "second argument")
-    if real.dtype == D.float64:
-        raise NotImplementedError("complex(): complex128 is not a lucid dtype yet; pass float32 parts")
-    if real.dtype not in (D.float32, D.float16, D.bfloat16):
+    if real.dtype not in (D.float32, D.float64, D.float16, D.bfloat16):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {real.dtype} and "
                            f"{imag.dtype}")
-    re, im = broadcast_tensors(real.float(), imag.float())
+    part = D.float64 if real.dtype == D.float64 else D.float32
+    re, im = broadcast_tensors(real.to(part), imag.to(part))
     return stack([re, im], -1)._view_as_complex()
 
 

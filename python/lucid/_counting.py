@@ -171,4 +171,4 @@ def _is_integral(dtype):
 def _torch_name(dtype):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
             "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat"}[str(dtype).split(".")[-1]]
+            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[str(dtype).split(".")[-1]]

@@ -164,7 +164,7 @@ def _scalar_dtype(value):
     if isinstance(value, builtins.int):
         return D.int64
     if isinstance(value, complex):
-        return D.complex64
+        return D._default_complex()
     if isinstance(value, builtins.float):
         return D.get_default_dtype()
     raise TypeError(f"full(): fill_value must be a number, but got {type(value).__name__}")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-    "float32", "float64", "complex64", "half", "float", "double", "short", "int", "long",
-    "cfloat", "set_default_dtype", "get_default_dtype", "finfo", "iinfo", "promote_types",
+    "float32", "float64", "complex64", "complex128", "half", "float", "double", "short", "int", "long",
+    "cfloat", "cdouble", "set_default_dtype", "get_default_dtype", "finfo", "iinfo", "promote_types",
 ]
 
 import builtins
@@ -33,13 +33,13 @@ class dtype:
         return (_dtype_by_name, (self._name,))
 
     def to_real(self):
-        return float32 if self is complex64 else self
+        return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self):
         if self.is_complex:
             return self
         if self.is_floating_point:
-            return complex64
+            return complex128 if self is float64 else complex64
         raise TypeError(f"to_complex is not supported for {self}")
 
 
@@ -47,16 +47,16 @@ _ALL = [
     dtype(0, "bool", 1, "b"), dtype(1, "uint8", 1, "i"), dtype(2, "int8", 1, "i"),
     dtype(3, "int16", 2, "i"), dtype(4, "int32", 4, "i"), dtype(5, "int64", 8, "i"),
     dtype(6, "float16", 2, "f"), dtype(7, "bfloat16", 2, "f"), dtype(8, "float32", 4, "f"),
-    dtype(9, "float64", 8, "f"), dtype(10, "complex64", 8, "c"),
+    dtype(9, "float64", 8, "f"), dtype(10, "complex64", 8, "c"), dtype(11, "complex128", 16, "c"),
 ]
-(bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64) = _ALL
+(bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128) = _ALL
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
-cfloat = complex64
+cfloat, cdouble = complex64, complex128
 _BY_NAME = {d._name: d for d in _ALL}
-# Python's own types as dtypes. lucid has no complex128, so complex means complex64.
+# Python's own types as dtypes (torch's: float is float64, complex complex128).
 _PY_TYPES = {builtins.float: float64, builtins.int: int64, builtins.bool: bool,
-             builtins.complex: complex64}
+             builtins.complex: complex128}
 
 
 def _dtype_by_name(name):
@@ -92,7 +92,9 @@ def get_default_dtype():
 
 
 def _default_complex():
-    return complex64
+    """The dtype of Python complex numbers in tensor creation: the complex type of the
+    default float's precision (torch's)."""
+    return get_default_dtype().to_complex()
 
 
 def promote_types(type1, type2):
@@ -110,6 +112,7 @@ class finfo:
         "float32": (32, 1.1920928955078125e-07, 3.4028234663852886e38, 1.1754943508222875e-38, 1e-06),
         "float64": (64, 2.220446049250313e-16, 1.7976931348623157e308, 2.2250738585072014e-308, 1e-15),
         "complex64": (32, 1.1920928955078125e-07, 3.4028234663852886e38, 1.1754943508222875e-38, 1e-06),
+        "complex128": (64, 2.220446049250313e-16, 1.7976931348623157e308, 2.2250738585072014e-308, 1e-15),
     }
 
     def __init__(self, type=None):

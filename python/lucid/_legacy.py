@@ -32,6 +32,7 @@ _NAMES = {  # dtype name -> legacy class name (torch's)
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
     "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
     "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
+    "complex128": "ComplexDoubleTensor",
 }
 _DTYPES = {name: getattr(D, dt) for dt, name in _NAMES.items()}  # legacy class name -> dtype
 

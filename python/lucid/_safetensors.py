@@ -80,6 +80,9 @@ def plan(tensors, metadata=None):
         if not isinstance(t, Tensor):
             raise TypeError(f"save_safetensors: {name!r} must be a lucid.Tensor, but got "
                             f"{type(t).__name__}")
+        if t.dtype._name not in DTYPE_CODES:
+            raise TypeError(f"save_safetensors: {name!r} is {t.dtype}, which the safetensors format has no "
+                            "code for; save it with lucid.save, or convert it")
     header = {}
     if metadata is not None:
         header[_METADATA_KEY] = _checked_metadata(metadata)

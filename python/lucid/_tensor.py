@@ -23,7 +23,7 @@ from ._size import Size, _parse_size
 
 __all__ = ["Tensor"]
 
-_FLOAT_KINDS = ("float16", "bfloat16", "float32", "float64", "complex64")
+_FLOAT_KINDS = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
 
 
 class _TensorAPI:
@@ -495,6 +495,9 @@ class _TensorAPI:
     def cfloat(self):
         return self._to(D.complex64)
 
+    def cdouble(self):
+        return self._to(D.complex128)
+
     # ---- new_* and random fills --------------------------------------------------------------
     def new_empty(self, *args, size=None, dtype=None, device=None, requires_grad=False):
         from ._creation import empty
@@ -745,7 +748,7 @@ def _repr(t, prefix="tensor("):
     else:
         if not opts["edgeitems"]:
             suffixes.append(f"size={tuple(impl._shape)}")
-        if dt not in (default, D.complex64, D.int64, D.bool):
+        if dt not in (default, D._default_complex(), D.int64, D.bool):
             suffixes.append(f"dtype={dt}")
         data = impl._to_string(indent)
     if impl.grad_fn is not None:

@@ -34,7 +34,7 @@ _MAX_FILE_FORMAT_VERSION = 10  # the newest torch's reader accepts (caffe2/seria
 _STORAGE_CLASS = {"bool": "BoolStorage", "uint8": "ByteStorage", "int8": "CharStorage", "int16": "ShortStorage",
                   "int32": "IntStorage", "int64": "LongStorage", "float16": "HalfStorage",
                   "bfloat16": "BFloat16Storage", "float32": "FloatStorage", "float64": "DoubleStorage",
-                  "complex64": "ComplexFloatStorage"}
+                  "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage"}
 
 
 # ---- writing --------------------------------------------------------------------------------------

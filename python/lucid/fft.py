@@ -140,7 +140,7 @@ class _C2R(Function):
         doubled = n - half
         if doubled > 0:
             from . import ones
-            w = ones(half, dtype=D.float32, device=g.device)
+            w = ones(half, dtype=gx.dtype.to_real(), device=g.device)
             w[1:1 + doubled] = 2.0
             shape = [1] * gx.ndim
             shape[dims[-1]] = half
@@ -155,30 +155,26 @@ def _dtype_name(dtype):
 
 
 def _floating(op, x):
-    """x as float32 or complex64 (integers and bools become float32, as torch's
-    default dtype)."""
-    if x.dtype in (D.float32, D.complex64):
+    """x as float32, float64, complex64 or complex128 (integers and bools become the
+    default float dtype, as torch's)."""
+    if x.dtype in (D.float32, D.float64, D.complex64, D.complex128):
         return x
     if x.dtype in (D.float16, D.bfloat16):
         raise RuntimeError(f"{op}: Unsupported dtype {_dtype_name(x.dtype)}; convert to float32 first")
-    if x.dtype == D.float64:
-        raise NotImplementedError(f"{op}: float64 input needs complex128, which lucid does not have yet; "
-                                  "convert to float32 first")
-    if x.dtype.is_floating_point or x.dtype.is_complex:
-        raise NotImplementedError(f"{op}: {x.dtype} is not supported (float32 and complex64 are)")
-    return x.to(D.float32)
+    return x.to(D.get_default_dtype())
 
 
 def _real_input(op, x):
     x = _floating(op, x)
     if x.dtype.is_complex:
-        raise RuntimeError(f"{op} expects a real input tensor, but got ComplexFloat")
+        name = "ComplexDouble" if x.dtype == D.complex128 else "ComplexFloat"
+        raise RuntimeError(f"{op} expects a real input tensor, but got {name}")
     return x
 
 
 def _complex_input(op, x):
     x = _floating(op, x)
-    return x if x.dtype.is_complex else x.to(D.complex64)
+    return x if x.dtype.is_complex else x.to(x.dtype.to_complex())
 
 
 def _wrap(d, nd):

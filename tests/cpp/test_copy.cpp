@@ -19,14 +19,14 @@ using cd = std::complex<double>;
 
 constexpr Dtype kAll[kNumDtypes] = {Dtype::Bool, Dtype::U8,   Dtype::I8,  Dtype::I16,
                                     Dtype::I32,  Dtype::I64,  Dtype::F16, Dtype::BF16,
-                                    Dtype::F32,  Dtype::F64,  Dtype::C64};
+                                    Dtype::F32,  Dtype::F64,  Dtype::C64, Dtype::C128};
 
 // The value of one element of type d at p, widened to complex<double>.
 cd read_elem(Dtype d, const std::byte* p) {
   return visit_dtype(d, [&]<typename T>() -> cd {
     T v;
     std::memcpy(&v, p, sizeof v);
-    if constexpr (std::is_same_v<T, complex64>) return cd(v.real(), v.imag());
+    if constexpr (kIsComplexValue<T>) return cd(v.real(), v.imag());
     else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return cd(float(v), 0);
     else return cd(double(v), 0);
   });
@@ -36,8 +36,9 @@ cd read_elem(Dtype d, const std::byte* p) {
 bool write_elem(Dtype d, std::byte* p, cd v) {
   return visit_dtype(d, [&]<typename T>() -> bool {
     T x;
-    if constexpr (std::is_same_v<T, complex64>) {
-      x = complex64(float(v.real()), float(v.imag()));
+    if constexpr (kIsComplexValue<T>) {
+      using R = typename T::value_type;
+      x = T(R(v.real()), R(v.imag()));
     } else {
       if (v.imag() != 0) return false;
       double r = v.real();
@@ -315,7 +316,7 @@ TEST(Fill, EveryScalarKindIntoEveryDtype) {
       SCOPED_TRACE(std::string(dtype_name(d)) + " <- " + std::to_string(c.s.index()) + ":" +
                    std::to_string(c.exact.real()));
       Dtype sd = c.s.index() == 0 ? Dtype::Bool : c.s.index() == 1 ? Dtype::I64
-                 : c.s.index() == 2 ? Dtype::F64 : Dtype::C64;
+                 : c.s.index() == 2 ? Dtype::F64 : Dtype::C128;
       cd want;
       if (c.exact.imag() != 0 && !is_complex(d) && d != Dtype::Bool) continue;  // torch raises
       if (!expected_cast(sd, d, c.exact, &want)) continue;

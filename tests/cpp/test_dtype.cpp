@@ -12,7 +12,7 @@ namespace {
 
 constexpr Dtype kAll[kNumDtypes] = {Dtype::Bool, Dtype::U8,   Dtype::I8,  Dtype::I16,
                                     Dtype::I32,  Dtype::I64,  Dtype::F16, Dtype::BF16,
-                                    Dtype::F32,  Dtype::F64,  Dtype::C64};
+                                    Dtype::F32,  Dtype::F64,  Dtype::C64, Dtype::C128};
 
 TEST(Dtype, SizesNamesKinds) {
   struct Row {
@@ -33,6 +33,7 @@ TEST(Dtype, SizesNamesKinds) {
       {Dtype::F32, 4, "float32", DtypeKind::Floating},
       {Dtype::F64, 8, "float64", DtypeKind::Floating},
       {Dtype::C64, 8, "complex64", DtypeKind::Complex},
+      {Dtype::C128, 16, "complex128", DtypeKind::Complex},
   };
   ASSERT_EQ(std::size(rows), size_t(kNumDtypes));
   for (const Row& r : rows) {
@@ -78,23 +79,22 @@ TEST(Dtype, FromCodeErrorMessage) {
 
 // torch.promote_types(a, b) for every pair, generated with PyTorch 2.x:
 //   ds = [bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,
-//         float64, complex64]; [[promote_types(a, b) for b in ds] for a in ds]
-// One documented deviation: PyTorch gives complex128 for float64 with complex64;
-// lucid has no complex128 and gives complex64 (marked below).
+//         float64, complex64, complex128]; [[promote_types(a, b) for b in ds] for a in ds]
 TEST(Dtype, PromoteTypesMatchesTorch) {
   using enum Dtype;
   const Dtype expected[kNumDtypes][kNumDtypes] = {
-      {Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64, C64},
-      {U8, U8, I16, I16, I32, I64, F16, BF16, F32, F64, C64},
-      {I8, I16, I8, I16, I32, I64, F16, BF16, F32, F64, C64},
-      {I16, I16, I16, I16, I32, I64, F16, BF16, F32, F64, C64},
-      {I32, I32, I32, I32, I32, I64, F16, BF16, F32, F64, C64},
-      {I64, I64, I64, I64, I64, I64, F16, BF16, F32, F64, C64},
-      {F16, F16, F16, F16, F16, F16, F16, F32, F32, F64, C64},
-      {BF16, BF16, BF16, BF16, BF16, BF16, F32, BF16, F32, F64, C64},
-      {F32, F32, F32, F32, F32, F32, F32, F32, F32, F64, C64},
-      {F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, /*torch: complex128*/ C64},
-      {C64, C64, C64, C64, C64, C64, C64, C64, C64, /*torch: complex128*/ C64, C64},
+      {Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64, C64, C128},
+      {U8, U8, I16, I16, I32, I64, F16, BF16, F32, F64, C64, C128},
+      {I8, I16, I8, I16, I32, I64, F16, BF16, F32, F64, C64, C128},
+      {I16, I16, I16, I16, I32, I64, F16, BF16, F32, F64, C64, C128},
+      {I32, I32, I32, I32, I32, I64, F16, BF16, F32, F64, C64, C128},
+      {I64, I64, I64, I64, I64, I64, F16, BF16, F32, F64, C64, C128},
+      {F16, F16, F16, F16, F16, F16, F16, F32, F32, F64, C64, C128},
+      {BF16, BF16, BF16, BF16, BF16, BF16, F32, BF16, F32, F64, C64, C128},
+      {F32, F32, F32, F32, F32, F32, F32, F32, F32, F64, C64, C128},
+      {F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, C128, C128},
+      {C64, C64, C64, C64, C64, C64, C64, C64, C64, C128, C64, C128},
+      {C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128},
   };
   for (int i = 0; i < kNumDtypes; ++i)
     for (int j = 0; j < kNumDtypes; ++j)

@@ -23,7 +23,7 @@ if _workers > 1:
 
 # Every dtype lucid has, by name; torch has all of them too.
 DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-               "float32", "float64", "complex64"]
+               "float32", "float64", "complex64", "complex128"]
 INT_NAMES = ["uint8", "int8", "int16", "int32", "int64"]
 FLOAT_NAMES = ["float16", "bfloat16", "float32", "float64"]
 

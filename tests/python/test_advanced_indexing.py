@@ -100,7 +100,7 @@ def test_read_non_contiguous_source_and_index():
     same(lb[:, li], tb[:, ti])
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64", "complex128"])
 def test_read_whole_rows(dtype):
     # one 1-d index on the first dim of a tensor with rows of 64+ elements copies whole
     # rows: negative and repeated indices, int32 and bool indices, a strided source,

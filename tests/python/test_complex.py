@@ -93,8 +93,9 @@ def test_complex_polar_angle_conj_match_torch(device):
     assert not lucid.is_conj(lucid.conj(z)) and not z.is_conj() and lucid.resolve_conj(z) is z
     assert not lucid.is_neg(z) and lucid.resolve_neg(z) is z and z.conj_physical().dtype == lucid.complex64
     assert z.resolve_conj() is z and z.resolve_neg() is z and not z.is_neg()
-    with pytest.raises(NotImplementedError, match="complex128"):
-        lucid.complex(lre.double(), lim.double())
+    z128 = lucid.complex(lre.double(), lim.double())
+    assert z128.dtype == lucid.complex128
+    _same(z128, torch.complex(re.double(), im.double()), tol=1e-12)
     with pytest.raises(RuntimeError, match="Expected object of scalar type"):
         lucid.complex(lre, lim.double())
 
@@ -285,3 +286,44 @@ def test_out_arguments(device):
     assert lucid.angle(out, out=a) is a and tuple(a.shape) == (2,)
     with pytest.raises(RuntimeError, match="dtype"):
         lucid.polar(re, im, out=lucid.empty(2, device=device))
+
+
+def test_complex128_matches_torch(device):
+    """complex128 as torch's: creation, promotion (complex64 with float64 gives
+    complex128), arithmetic and the holomorphic functions, abs (float64), reductions,
+    products, scans, views, casts both ways and gradients, to float64 rounding."""
+    g = torch.Generator().manual_seed(0)
+    t = torch.complex(torch.randn(3, 4, generator=g, dtype=torch.float64),
+                      torch.randn(3, 4, generator=g, dtype=torch.float64))
+    z = lucid.tensor(t.tolist(), dtype=lucid.complex128, device=device)
+    assert z.dtype == lucid.complex128 and lucid.cdouble is lucid.complex128
+
+    def same(l, r):
+        assert str(l.dtype).split(".")[-1] == str(r.dtype).split(".")[-1], (l.dtype, r.dtype)
+        torch.testing.assert_close(torch.tensor(l.detach().cpu().tolist(), dtype=r.dtype).reshape(r.shape),
+                                   r.detach(), rtol=1e-12, atol=1e-12)
+
+    same(z * (2 - 1j) + z.exp() / (z + 3), t * (2 - 1j) + t.exp() / (t + 3))
+    same(z.abs(), t.abs())
+    same(z.sqrt().log().sin(), t.sqrt().log().sin())
+    same(z.sum(0), t.sum(0)), same(z.mean(), t.mean()), same(z.prod(1), t.prod(1))
+    same(z.var(1), t.var(1)), same(z.cumsum(1), t.cumsum(1)), same(z.cumprod(0), t.cumprod(0))
+    same(z @ z.mT, t @ t.mT)
+    same(lucid.linalg.vector_norm(z, dim=1), torch.linalg.vector_norm(t, dim=1))
+    same(lucid.view_as_real(z), torch.view_as_real(t))
+    same(lucid.view_as_complex(lucid.view_as_real(z)), t)
+    same(z.conj(), t.conj().resolve_conj())
+    same(z.to(lucid.complex64), t.to(torch.complex64))
+    same(z.to(lucid.complex64).to(lucid.complex128), t.to(torch.complex64).to(torch.complex128))
+    same(lucid.ones(2, device=device, dtype=lucid.complex64) + lucid.ones(2, device=device, dtype=lucid.float64),
+         torch.ones(2, dtype=torch.complex64) + torch.ones(2, dtype=torch.float64))
+    same(lucid.where(z.real > 0, z, 1j), torch.where(t.real > 0, t, 1j))
+    same(lucid.zeros(2, device=device, dtype=lucid.float64) + 1j, torch.zeros(2, dtype=torch.float64) + 1j)
+    same(lucid.randn(3, device=device, dtype=lucid.complex128).abs() * 0, torch.zeros(3, dtype=torch.float64))
+    zl = z.detach().requires_grad_()
+    tl = t.clone().requires_grad_()
+    (zl.exp() * zl.conj()).abs().sum().backward()
+    (tl.exp() * tl.conj()).abs().sum().backward()
+    same(zl.grad, tl.grad)
+    with pytest.raises(TypeError, match="complex"):
+        lucid.sort(z)

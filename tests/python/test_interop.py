@@ -246,9 +246,12 @@ def test_dlpack_numpy_both_ways():
     assert t2[1].item() == 7.0
 
 
-def test_dlpack_complex128_raises_typeerror():
-    with pytest.raises(TypeError, match="dtype"):
-        lucid.from_dlpack(torch.zeros(2, dtype=torch.complex128))
+def test_complex128_through_dlpack_and_numpy():
+    t = torch.tensor([1 + 2j, -3.5e-300j], dtype=torch.complex128)
+    x = lucid.from_dlpack(t)
+    assert x.dtype == lucid.complex128 and x.tolist() == t.tolist()
+    assert torch.from_dlpack(x).tolist() == t.tolist()
+    assert lucid.from_numpy(t.numpy()).tolist() == t.tolist() and x.numpy().dtype == np.complex128
 
 
 @pytest.mark.parametrize("bad", [5, [1, 2], "abc"])

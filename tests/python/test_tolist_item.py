@@ -25,6 +25,7 @@ VALUES = {
     "float64": [1.7976931348623157e308, 0.1, 5e-324, -1 / 3, float("-inf"), float("nan")],
     "complex64": [1.100000023841858 + 2.200000047683716j, -0.5 - 0j, complex(float("inf"), 1),
                   complex(0, float("nan"))],
+    "complex128": [1.1 + 2.2j, -0.5 - 0j, complex(5e-324, -1.7976931348623157e308), complex(float("-inf"), float("nan"))],
 }
 
 

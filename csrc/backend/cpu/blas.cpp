@@ -64,10 +64,10 @@ T scalar_as(const Scalar& s) {
   return std::visit([](auto v) -> T {
     using V = decltype(v);
     if constexpr (std::is_same_v<V, std::complex<double>>) {
-      if constexpr (std::is_same_v<T, complex64>) return complex64(float(v.real()), float(v.imag()));
+      if constexpr (kIsComplexValue<T>) return T(v);
       else return T(v.real());
-    } else if constexpr (std::is_same_v<T, complex64>) {
-      return complex64(float(v), 0.0f);
+    } else if constexpr (kIsComplexValue<T>) {
+      return T(typename T::value_type(v), 0);
     } else {
       return T(v);
     }
@@ -184,6 +184,12 @@ void blas_call(bool ta, bool tb, int m, int n, int k, complex64 alpha, const com
   cblas_cgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, &alpha, A,
               lda, B, ldb, &beta, C, ldc);
 }
+void blas_call(bool ta, bool tb, int m, int n, int k, complex128 alpha, const complex128* A, int lda,
+               const complex128* B, int ldb, complex128 beta, complex128* C, int ldc) {
+  LetOthersRun unlocked(double(m) * n * k >= 2 * kMinMacsPerPart);
+  cblas_zgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, &alpha, A,
+              lda, B, ldb, &beta, C, ldc);
+}
 #endif
 
 // The element strides of the last two dims, or nullopt when a byte stride is not a
@@ -243,7 +249,7 @@ void gemm_typed(TensorImpl& out, const TensorImpl& a_in, const TensorImpl& b_in,
   // Layouts BLAS cannot take (or odd byte strides) are copied to contiguous rows;
   // lucid's own float32 GEMM reads any element strides, so only odd byte strides
   // are copied for it.
-  constexpr bool kBlasType = std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, complex64>;
+  constexpr bool kBlasType = std::is_same_v<T, float> || std::is_same_v<T, double> || kIsComplexValue<T>;
   bool own = false;
   if constexpr (std::is_same_v<T, float>) own = use_own_sgemm(m, n, k);
   auto layout = [&](const TensorImpl& t, int64_t rows, int64_t cols) {
@@ -326,6 +332,7 @@ void gemm(TensorImpl& out, const TensorImpl& a, const TensorImpl& b, const Scala
     case Dtype::F32: return gemm_typed<float>(out, a, b, alpha, beta);
     case Dtype::F64: return gemm_typed<double>(out, a, b, alpha, beta);
     case Dtype::C64: return gemm_typed<complex64>(out, a, b, alpha, beta);
+    case Dtype::C128: return gemm_typed<complex128>(out, a, b, alpha, beta);
     case Dtype::F16:
     case Dtype::BF16: {
       // Exact widening to float32, one sgemm, one rounding back (as PyTorch's CPU

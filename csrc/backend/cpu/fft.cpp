@@ -212,7 +212,7 @@ void fft_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const TensorImpl* signal = p.kind == FftKind::C2R ? y : x;
   PlanKey key;
   key.real = p.kind != FftKind::C2C;
-  key.f64 = signal->dtype() == Dtype::F64;
+  key.f64 = signal->dtype() == Dtype::F64 || signal->dtype() == Dtype::C128;
   const int64_t r = signal->ndim();
   int64_t size = 1;
   for (int64_t d = r - p.rank; d < r; ++d) {

@@ -24,6 +24,7 @@ void visit_width(size_t itemsize, Fn&& fn) {
     case 2: return fn.template operator()<uint16_t>();
     case 4: return fn.template operator()<uint32_t>();
     case 8: return fn.template operator()<uint64_t>();
+    case 16: return fn.template operator()<complex128>();  // (its 16 bytes, moved whole)
   }
   fail<RuntimeError>("internal: no element width ", itemsize);
 }
@@ -102,7 +103,7 @@ void scatter(TensorImpl& out, int64_t dim, const TensorImpl& index, const Tensor
         r = T(M(a) + M(b));
       } else if (mode == ScatterReduce::Multiply) {
         r = T(M(a) * M(b));
-      } else if constexpr (!std::is_same_v<T, std::complex<float>>) {  // (the op refuses complex extrema)
+      } else if constexpr (!kIsComplexValue<T>) {  // (the op refuses complex extrema)
         const M x = M(a), y = M(b);
         if (y != y) r = b;  // a NaN in src wins; one in out stays (std::max's order)
         else r = mode == ScatterReduce::Maximum ? (x < y ? b : a) : (y < x ? b : a);

@@ -62,6 +62,7 @@ void visit_size(size_t itemsize, Fn&& fn) {
     case 2: return fn.template operator()<uint16_t>();
     case 4: return fn.template operator()<uint32_t>();
     case 8: return fn.template operator()<uint64_t>();
+    case 16: return fn.template operator()<complex128>();  // (its 16 bytes, moved whole)
   }
   fail<RuntimeError>("internal: index kernel for an item size of ", int64_t(itemsize));
 }

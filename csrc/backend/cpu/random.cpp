@@ -14,7 +14,7 @@ namespace lucid::cpu {
 namespace {
 
 template <typename T>
-constexpr bool kIsComplex = std::is_same_v<T, complex64>;
+constexpr bool kIsComplex = kIsComplexValue<T>;
 
 using backend::cast_to;  // the word-to-value rules both devices share
 using backend::to_double;
@@ -122,8 +122,9 @@ void with_floating(const TensorImpl& t, F&& f) {
 void uniform_fill(TensorImpl& t, double from, double to, const PhiloxDraw& draw) {
   visit_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (kIsComplex<T>) {  // torch: uniform_ on view_as_real(self)
-      auto* p = reinterpret_cast<float*>(host_data(t, "uniform_"));
-      fill_uniform<float, float>(p, 2 * t.numel(), from, to, draw);
+      using R = typename T::value_type;
+      auto* p = reinterpret_cast<R*>(host_data(t, "uniform_"));
+      fill_uniform<R, R>(p, 2 * t.numel(), from, to, draw);
     } else if constexpr (kIsRealFloat<T>) {
       using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
       fill_uniform<T, Acc>(reinterpret_cast<T*>(host_data(t, "uniform_")), t.numel(), from, to, draw);
@@ -134,8 +135,9 @@ void uniform_fill(TensorImpl& t, double from, double to, const PhiloxDraw& draw)
 void normal_fill(TensorImpl& t, double mean, double std, const PhiloxDraw& draw) {
   visit_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (kIsComplex<T>) {  // torch: each part ~ N(mean, std^2 / 2)
-      auto* p = reinterpret_cast<float*>(host_data(t, "normal_"));
-      fill_normal<float, float>(p, 2 * t.numel(), float(mean), float(std / std::sqrt(2.0)), draw);
+      using R = typename T::value_type;
+      auto* p = reinterpret_cast<R*>(host_data(t, "normal_"));
+      fill_normal<R, R>(p, 2 * t.numel(), R(mean), R(std / std::sqrt(2.0)), draw);
     } else if constexpr (kIsRealFloat<T>) {
       using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
       fill_normal<T, Acc>(reinterpret_cast<T*>(host_data(t, "normal_")), t.numel(), Acc(mean), Acc(std), draw);

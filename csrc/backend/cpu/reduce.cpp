@@ -11,19 +11,19 @@ namespace lucid::cpu {
 namespace {
 
 template <typename T>
-using acc_t = std::conditional_t<std::is_same_v<T, complex64>, std::complex<double>,
+using acc_t = std::conditional_t<kIsComplexValue<T>, std::complex<double>,
                                  std::conditional_t<std::is_integral_v<T>, int64_t, double>>;
 
 template <typename T>
 acc_t<T> widen(T v) {
-  if constexpr (std::is_same_v<T, complex64>) return {v.real(), v.imag()};
+  if constexpr (kIsComplexValue<T>) return {v.real(), v.imag()};
   else if constexpr (std::is_integral_v<T>) return int64_t(v);
   else return double(v);
 }
 
 template <typename T>
 T narrow(acc_t<T> v, double scale) {
-  if constexpr (std::is_same_v<T, complex64>) return complex64(float(v.real() * scale), float(v.imag() * scale));
+  if constexpr (kIsComplexValue<T>) return T(v * scale);
   else if constexpr (std::is_same_v<T, bool>) return v != 0;
   else if constexpr (std::is_integral_v<T>) return T(v);
   else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return T(float(v * scale));

@@ -30,16 +30,16 @@ void prod_rows(Dtype d, const std::byte* in, int64_t outer, int64_t n, std::byte
 // Two-pass variance (sum of squared deviations / max(n - correction, 0)) and mean.
 void var_rows(const double* in, int64_t outer, int64_t n, double correction, double* var, double* mean);
 // The same for complex rows: sum |z - mean|^2 / max(n - correction, 0) (real).
-void var_rows_complex(const complex64* in, int64_t outer, int64_t n, double correction, double* var);
+void var_rows_complex(const complex128* in, int64_t outer, int64_t n, double correction, double* var);
 // |z| of each element, in double (complex norms reduce the magnitudes).
-void complex_abs(const complex64* in, int64_t count, double* out);
+void complex_abs(const complex128* in, int64_t count, double* out);
 // max + log(sum(exp(x - max))); -inf for empty rows, inf when a row holds inf.
 void logsumexp_rows(const double* in, int64_t outer, int64_t n, double* out);
 // The p-norm of each row (p may be 0, +-inf, or any other number).
 void norm_rows(const double* in, int64_t outer, int64_t n, double p, double* out);
 
 // scan.cpp. Cumulative sum or product along n, in place, for dtype I64, F64 or C64
-// (complex64 scans accumulate in complex64).
+// (complex scans accumulate in complex128).
 void scan_inplace(Dtype d, std::byte* data, int64_t outer, int64_t n, int64_t inner, bool is_prod);
 
 // softmax.cpp. Softmax (or log-softmax) along n, max-subtracted for stability.

@@ -41,7 +41,7 @@ void extremum(const T* in, int64_t outer, int64_t n, T* values, int64_t* indices
 void minmax_rows(Dtype d, const std::byte* in, int64_t outer, int64_t n, bool is_max, std::byte* values,
                  int64_t* indices) {
   visit_dtype(d, [&]<typename T>() {
-    if constexpr (std::is_same_v<T, complex64>) {
+    if constexpr (kIsComplexValue<T>) {
       fail<RuntimeError>("internal: minmax_rows on complex");
     } else {
       auto* v = reinterpret_cast<T*>(values);

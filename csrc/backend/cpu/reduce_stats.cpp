@@ -39,18 +39,7 @@ void prod_rows(Dtype d, const std::byte* in, int64_t outer, int64_t n, std::byte
   switch (d) {
     case Dtype::I64: return run.template operator()<int64_t, int64_t>();  // wraps like PyTorch's
     case Dtype::F64: return run.template operator()<double, double>();
-    case Dtype::C64: {
-      auto* x = reinterpret_cast<const complex64*>(in);
-      auto* y = reinterpret_cast<complex64*>(out);
-      over_rows(outer, n, [&](int64_t o0, int64_t o1) {
-        for (int64_t o = o0; o < o1; ++o) {
-          std::complex<double> acc(1.0);
-          for (int64_t k = 0; k < n; ++k) acc *= std::complex<double>(x[o * n + k].real(), x[o * n + k].imag());
-          y[o] = complex64(float(acc.real()), float(acc.imag()));
-        }
-      });
-      return;
-    }
+    case Dtype::C128: return run.template operator()<complex128, complex128>();
     default: fail<RuntimeError>("internal: prod_rows on ", dtype_name(d));
   }
 }
@@ -71,11 +60,11 @@ void var_rows(const double* in, int64_t outer, int64_t n, double correction, dou
   });
 }
 
-void var_rows_complex(const complex64* in, int64_t outer, int64_t n, double correction, double* var) {
+void var_rows_complex(const complex128* in, int64_t outer, int64_t n, double correction, double* var) {
   const double dof = std::max(double(n) - correction, 0.0);
   over_rows(outer, n, [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
-      const complex64* row = in + o * n;
+      const complex128* row = in + o * n;
       std::complex<double> s = 0;
       for (int64_t k = 0; k < n; ++k) s += std::complex<double>(row[k]);
       const std::complex<double> m = s / double(n);
@@ -87,7 +76,7 @@ void var_rows_complex(const complex64* in, int64_t outer, int64_t n, double corr
   });
 }
 
-void complex_abs(const complex64* in, int64_t count, double* out) {
+void complex_abs(const complex128* in, int64_t count, double* out) {
   for (int64_t i = 0; i < count; ++i) out[i] = std::abs(std::complex<double>(in[i]));
 }
 

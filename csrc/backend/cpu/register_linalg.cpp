@@ -19,10 +19,16 @@ void gemm_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   gemm(*outs[0], *ins[0], *ins[1], p.alpha, p.beta);
 }
 
+template <typename C>
+void conj_of(const TensorImpl& in, TensorImpl& out) {
+  const auto* x = reinterpret_cast<const C*>(in.host_ptr());
+  auto* y = reinterpret_cast<C*>(out.host_ptr());
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) y[i] = std::conj(x[i]);
+}
+
 void conj_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
-  const auto* x = reinterpret_cast<const complex64*>(ins[0]->host_ptr());
-  auto* out = reinterpret_cast<complex64*>(outs[0]->host_ptr());
-  for (int64_t i = 0, n = outs[0]->numel(); i < n; ++i) out[i] = std::conj(x[i]);
+  if (outs[0]->dtype() == Dtype::C128) conj_of<complex128>(*ins[0], *outs[0]);
+  else conj_of<complex64>(*ins[0], *outs[0]);
 }
 
 }  // namespace

@@ -109,8 +109,8 @@ void row_stat_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   using S = ops::RowStatKind;
   const auto& p = ops::prim_cast<ops::RowStat>(prim);
   double* y = data<double>(outs[0]);
-  if (ins[0]->dtype() == Dtype::C64) {  // complex rows: real variances, norms of the magnitudes
-    const complex64* z = data<complex64>(ins[0]);
+  if (ins[0]->dtype() == Dtype::C128) {  // complex rows: real variances, norms of the magnitudes
+    const complex128* z = data<complex128>(ins[0]);
     if (p.stat == S::Norm) {
       std::vector<double> mags(size_t(p.outer * p.n));
       complex_abs(z, p.outer * p.n, mags.data());

@@ -122,9 +122,9 @@ void scan_inplace(Dtype d, std::byte* data, int64_t outer, int64_t n, int64_t in
       auto* p = reinterpret_cast<double*>(data);
       return is_prod ? scan<double, true>(p, outer, n, inner) : scan<double, false>(p, outer, n, inner);
     }
-    case Dtype::C64: {
-      auto* p = reinterpret_cast<complex64*>(data);
-      return is_prod ? scan<complex64, true>(p, outer, n, inner) : scan<complex64, false>(p, outer, n, inner);
+    case Dtype::C128: {
+      auto* p = reinterpret_cast<complex128*>(data);
+      return is_prod ? scan<complex128, true>(p, outer, n, inner) : scan<complex128, false>(p, outer, n, inner);
     }
     default: fail<RuntimeError>("internal: scan_inplace on ", dtype_name(d));
   }

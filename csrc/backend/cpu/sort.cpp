@@ -38,7 +38,7 @@ void sort_rows_as(const T* x, int64_t* out, int64_t rows, int64_t n, bool descen
 
 void sort_rows(Dtype dtype, const std::byte* x, int64_t* out, int64_t rows, int64_t n, bool descending) {
   visit_dtype(dtype, [&]<typename T>() {
-    if constexpr (std::is_same_v<T, complex64>) {
+    if constexpr (kIsComplexValue<T>) {
       fail<RuntimeError>("sort: complex values have no order");
     } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
       // compared as float32, which holds every 16-bit value exactly
@@ -55,7 +55,7 @@ void sort_rows(Dtype dtype, const std::byte* x, int64_t* out, int64_t rows, int6
 void search_sorted(Dtype dtype, const std::byte* boundaries, const std::byte* values, int64_t* out, int64_t rows,
                    int64_t n, int64_t m, bool right, bool shared) {
   visit_dtype(dtype, [&]<typename T>() {
-    if constexpr (std::is_same_v<T, complex64>) {
+    if constexpr (kIsComplexValue<T>) {
       fail<RuntimeError>("searchsorted: complex values have no order");
     } else {
       const T* b = reinterpret_cast<const T*>(boundaries);

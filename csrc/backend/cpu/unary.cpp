@@ -10,8 +10,12 @@ void unary_basic(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
 
 void complex_abs(TensorImpl& out, const TensorImpl& a) {
   const std::byte* const in[1] = {a.host_ptr()};
-  elementwise_loop<float, complex64, 1>(out.host_ptr(), in, {out.stride(), a.stride()}, out.shape(),
-                                        [](complex64 z) { return std::abs(z); });
+  if (a.dtype() == Dtype::C128)
+    elementwise_loop<double, complex128, 1>(out.host_ptr(), in, {out.stride(), a.stride()}, out.shape(),
+                                            [](complex128 z) { return std::abs(z); });
+  else
+    elementwise_loop<float, complex64, 1>(out.host_ptr(), in, {out.stride(), a.stride()}, out.shape(),
+                                          [](complex64 z) { return std::abs(z); });
 }
 
 }  // namespace lucid::cpu

@@ -79,6 +79,7 @@ void where(TensorImpl& out, const TensorImpl& cond, const TensorImpl& a, const T
     case 2: return select<uint16_t>(dims, base, st);
     case 4: return select<uint32_t>(dims, base, st);
     case 8: return select<uint64_t>(dims, base, st);
+    case 16: return select<complex128>(dims, base, st);  // (moved as its bytes)
   }
   fail<RuntimeError>("internal: where over elements of ", out.itemsize(), " bytes");
 }

@@ -38,6 +38,10 @@ __device__ Value load(const char* p, CastType t) {
       const float* c = reinterpret_cast<const float*>(p);
       return {false, 0, double(c[0]), double(c[1])};
     }
+    case CastType::C128: {
+      const double* c = reinterpret_cast<const double*>(p);
+      return {false, 0, c[0], c[1]};
+    }
   }
   return {true, 0, 0, 0};
 }
@@ -69,6 +73,12 @@ __device__ void store(char* p, CastType t, const Value& v) {
       float* c = reinterpret_cast<float*>(p);
       c[0] = to_float<float>(v);
       c[1] = float(v.im);
+      break;
+    }
+    case CastType::C128: {
+      double* c = reinterpret_cast<double*>(p);
+      c[0] = to_float<double>(v);
+      c[1] = v.im;
       break;
     }
   }

@@ -1,7 +1,7 @@
 // The strided cast kernel: dst[i] = cast(src[i]) between any two dtypes, with the
-// host's cast rules (core/copy.cpp). One kernel for all 121 dtype pairs: the dtypes
+// host's cast rules (core/copy.cpp). One kernel for all 144 dtype pairs: the dtypes
 // are run-time arguments, uniform across the grid, so the per-element switch costs
-// a predictable branch instead of 121 instantiations' compile time.
+// a predictable branch instead of 144 instantiations' compile time.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@ namespace lucid::cuda {
 
 // Mirrors lucid::Dtype's order (checked by a static_assert in runtime.cpp); the
 // kernel header stays free of core's heavier headers.
-enum class CastType : int { Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64, C64 };
+enum class CastType : int { Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64, C64, C128 };
 
 // Queues the cast of numel contiguous elements on `stream` with a vectorised kernel of
 // the pair and returns true, when the destination is a floating type (16, 32 or 64 bits)

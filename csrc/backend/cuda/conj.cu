@@ -1,4 +1,4 @@
-// CUDA kernel of Conj (ops/prims/linalg.h): out = conj(x) for contiguous complex64,
+// CUDA kernel of Conj (ops/prims/linalg.h): out = conj(x) for contiguous complex64 or complex128,
 // possibly in place. Each thread flips the sign of imaginary parts, grid-stride.
 #include <algorithm>
 
@@ -13,11 +13,14 @@ namespace lucid::cuda {
 
 namespace {
 
-struct C64 {
-  float re, im;
+// A complex element of parts R.
+template <typename R>
+struct Cplx {
+  R re, im;
 };
 
-__global__ void conj_kernel(const C64* x, C64* y, int64_t n) {
+template <typename R>
+__global__ void conj_kernel(const Cplx<R>* x, Cplx<R>* y, int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     y[i] = {x[i].re, -x[i].im};
 }
@@ -28,8 +31,14 @@ void conj_prim(const ops::Primitive&, ops::Outputs outs, ops::Inputs ins) {
   const int dev = outs[0]->device().index;
   DeviceGuard guard(dev);
   const unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, int64_t(1) << 20));
-  conj_kernel<<<blocks, 256, 0, stream(dev)>>>(reinterpret_cast<const C64*>(ins[0]->data_ptr()),
-                                               reinterpret_cast<C64*>(outs[0]->data_ptr()), n);
+  const void* x = ins[0]->data_ptr();
+  void* y = outs[0]->data_ptr();
+  if (outs[0]->dtype() == Dtype::C128)
+    conj_kernel<double><<<blocks, 256, 0, stream(dev)>>>(static_cast<const Cplx<double>*>(x),
+                                                         static_cast<Cplx<double>*>(y), n);
+  else
+    conj_kernel<float><<<blocks, 256, 0, stream(dev)>>>(static_cast<const Cplx<float>*>(x),
+                                                        static_cast<Cplx<float>*>(y), n);
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 

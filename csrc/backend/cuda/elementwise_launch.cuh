@@ -22,11 +22,14 @@
 namespace lucid::cuda {
 
 // The storage type a dtype's elements have in device code: complex64 is
-// ::cuda::std::complex<float> there (the same bytes as std::complex<float>).
+// ::cuda::std::complex<float> there (the same bytes as std::complex<float>), complex128
+// ::cuda::std::complex<double>.
 template <typename T>
 struct DeviceStorage { using type = T; };
 template <>
 struct DeviceStorage<complex64> { using type = ::cuda::std::complex<float>; };
+template <>
+struct DeviceStorage<complex128> { using type = ::cuda::std::complex<double>; };
 template <typename T>
 using device_t = typename DeviceStorage<T>::type;
 
@@ -35,8 +38,9 @@ C scalar_as(const Scalar& s) {
   return std::visit([](auto v) -> C {
     using V = decltype(v);
     if constexpr (ops::kIsComplex<C>) {
-      if constexpr (std::is_same_v<V, std::complex<double>>) return C(float(v.real()), float(v.imag()));
-      else return C(float(v));
+      using R = typename C::value_type;
+      if constexpr (std::is_same_v<V, std::complex<double>>) return C(R(v.real()), R(v.imag()));
+      else return C(R(v));
     } else if constexpr (std::is_same_v<V, std::complex<double>>) {
       return C(v.real());
     } else {

@@ -145,7 +145,8 @@ void fft_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const TensorImpl* signal = p.kind == FftKind::C2R ? y : x;
   PlanKey key;
   key.device = device;
-  key.type = type_of(p.kind, signal->dtype() == Dtype::F64);
+  const bool f64 = signal->dtype() == Dtype::F64 || signal->dtype() == Dtype::C128;
+  key.type = type_of(p.kind, f64);
   const int64_t r = signal->ndim();
   int64_t size = 1;
   for (int64_t d = r - p.rank; d < r; ++d) {
@@ -168,7 +169,6 @@ void fft_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   check_cufft(api.set_stream(plan->handle, s), "cufftSetStream");
   check_cufft(api.set_work_area(plan->handle, work.ptr()), "cufftSetWorkArea");
   void* out = y->data_ptr();
-  const bool f64 = signal->dtype() == Dtype::F64;
   const int direction = p.inverse ? CUFFT_INVERSE : CUFFT_FORWARD;
   switch (p.kind) {
     case FftKind::C2C:

@@ -73,6 +73,7 @@ Types types_of(Dtype d, bool tf32) {
     case Dtype::F64: return {CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F};
     case Dtype::F16: return {CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
     case Dtype::BF16: return {CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    case Dtype::C128: return {CUDA_C_64F, CUDA_C_64F, CUBLAS_COMPUTE_64F};
     default: return {CUDA_C_32F, CUDA_C_32F, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F};
   }
 }
@@ -160,6 +161,8 @@ ScaleValue scale_value(const Scalar& s, cudaDataType_t type) {
   } else if (type == CUDA_C_32F) {
     const float c[2] = {float(z.real()), float(z.imag())};
     std::memcpy(v.bytes, c, sizeof c);
+  } else if (type == CUDA_C_64F) {
+    std::memcpy(v.bytes, &z, sizeof z);
   } else {
     const float f = float(z.real());
     std::memcpy(v.bytes, &f, sizeof f);
@@ -187,7 +190,7 @@ void gemm_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
     return as_transposed(r, c, t.stride()[nd - 2] / item, t.stride()[nd - 1] / item);
   };
   const bool floating = dtype == Dtype::F32 || dtype == Dtype::F64 || dtype == Dtype::F16 || dtype == Dtype::BF16 ||
-                        dtype == Dtype::C64;
+                        is_complex(dtype);
   if (!floating || k == 0 || batch.size() > 1) {
     // The plain kernel: integers, empty sums, and batches that do not merge into one
     // strided batch.

@@ -17,6 +17,10 @@ template <>
 struct GemmAcc<::cuda::std::complex<float>> {
   using type = ::cuda::std::complex<double>;
 };
+template <>
+struct GemmAcc<::cuda::std::complex<double>> {
+  using type = ::cuda::std::complex<double>;
+};
 
 template <typename T>
 __global__ void naive_gemm_kernel(NaiveGemm g, T* c, const T* a, const T* b, typename GemmAcc<T>::type alpha,

@@ -101,7 +101,7 @@ template <typename T>
 __device__ T extremum_of(T a, T v, bool maximum) {
   if constexpr (std::is_same_v<T, bool>) {
     return maximum ? (a || v) : (a && v);
-  } else if constexpr (std::is_same_v<T, ::cuda::std::complex<float>>) {
+  } else if constexpr (ops::kIsComplex<T>) {
     return a;  // (the op refuses complex extrema)
   } else {
     using M = std::conditional_t<kIsHalfFloat<T>, float, T>;
@@ -126,8 +126,9 @@ __device__ void atomic_add(Half* at, Half v) { atomicAdd(reinterpret_cast<__half
 __device__ void atomic_add(BFloat16* at, BFloat16 v) {
   atomicAdd(reinterpret_cast<__nv_bfloat16*>(at), __ushort_as_bfloat16(v.bits));
 }
-__device__ void atomic_add(::cuda::std::complex<float>* at, ::cuda::std::complex<float> v) {
-  float* parts = reinterpret_cast<float*>(at);
+template <typename R>
+__device__ void atomic_add(::cuda::std::complex<R>* at, ::cuda::std::complex<R> v) {  // each part on its own
+  R* parts = reinterpret_cast<R*>(at);
   atomicAdd(parts, v.real());
   atomicAdd(parts + 1, v.imag());
 }
@@ -203,7 +204,7 @@ device_t<T> number_as(const std::optional<Scalar>& value) {
     if constexpr (kIsHalfFloat<T>) v = T(scalar_as<float>(*value));
     else v = scalar_as<T>(*value);
   }
-  if constexpr (std::is_same_v<T, complex64>) return device_t<T>(v.real(), v.imag());
+  if constexpr (kIsComplexValue<T>) return device_t<T>(v.real(), v.imag());
   else return v;
 }
 
@@ -216,11 +217,16 @@ void write(TensorImpl& out, const TensorImpl* src, const std::optional<Scalar>& 
     const device_t<T> v = number_as<T>(value);
     if constexpr (std::is_same_v<Write, Store>) {
       using U = std::conditional_t<sizeof(T) == 1, uint8_t, std::conditional_t<sizeof(T) == 2, uint16_t,
-                std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+                std::conditional_t<sizeof(T) == 4, uint32_t, std::conditional_t<sizeof(T) == 8, uint64_t,
+                ::cuda::std::complex<double>>>>>;  // (16 bytes: complex128's own type moves them)
       static_assert(sizeof(U) == sizeof(T));
       U bits;
       memcpy(&bits, &v, sizeof bits);
       launch_write<U, K, Store>(out, src, bits, w);
+    } else if constexpr (sizeof(T) == 16 && !std::is_same_v<Write, AtomicAdd>) {
+      // (a 16-byte compare-and-swap: not written; complex128 products into repeated indices)
+      fail<NotImplementedError>("scatter_reduce / index_reduce with a product of complex128 is not implemented on the "
+                                "GPU; compute it in complex64 or on the CPU");
     } else {
       launch_write<device_t<T>, K, Write>(out, src, v, w);
     }

@@ -121,6 +121,8 @@ void uniform_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
   visit_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (std::is_same_v<T, complex64>)  // torch: uniform_ on view_as_real(self)
       launch_blocks<4>(t, 2 * t.numel(), p.draw, Uniform<float, float>{out_data<float>(&t), float(p.from), float(p.to)});
+    else if constexpr (std::is_same_v<T, complex128>)
+      launch_blocks<2>(t, 2 * t.numel(), p.draw, Uniform<double, double>{out_data<double>(&t), p.from, p.to});
     else if constexpr (std::is_same_v<T, double>)
       launch_blocks<2>(t, t.numel(), p.draw, Uniform<double, double>{out_data<double>(&t), p.from, p.to});
     else if constexpr (kIsHalfFloat<T> || std::is_same_v<T, float>)
@@ -142,6 +144,9 @@ void normal_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
       launch_blocks<4>(t, 2 * t.numel(), p.draw,
                        Normal<float, float>{out_data<float>(&t), float(p.mean), float(p.std / std::sqrt(2.0)), nullptr,
                                             nullptr});
+    else if constexpr (std::is_same_v<T, complex128>)
+      launch_blocks<2>(t, 2 * t.numel(), p.draw,
+                       Normal<double, double>{out_data<double>(&t), p.mean, p.std / std::sqrt(2.0), nullptr, nullptr});
     else if constexpr (std::is_same_v<T, double>)
       launch_blocks<2>(t, t.numel(), p.draw, Normal<double, double>{out_data<double>(&t), p.mean, p.std, nullptr, nullptr});
     else if constexpr (kIsHalfFloat<T> || std::is_same_v<T, float>)
@@ -155,7 +160,7 @@ void integers_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
   TensorImpl& t = *outs[0];
   const uint64_t range = uint64_t(p.high) - uint64_t(p.low);  // exact even for the full int64 span
   visit_dtype(t.dtype(), [&]<typename T>() {
-    if constexpr (!std::is_same_v<T, complex64>)
+    if constexpr (!kIsComplexValue<T>)
       launch_blocks<2>(t, t.numel(), p.draw, Integers<T>{out_data<T>(&t), p.low, range});
   });
 }
@@ -164,7 +169,7 @@ void bernoulli_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = prim_cast<ops::RandomBernoulli>(prim);
   TensorImpl& t = *outs[0];
   visit_dtype(t.dtype(), [&]<typename T>() {
-    if constexpr (!std::is_same_v<T, complex64>) {
+    if constexpr (!kIsComplexValue<T>) {
       if (ins.empty()) return launch_blocks<2>(t, t.numel(), p.draw, Bernoulli<T, float>{out_data<T>(&t), p.p, nullptr});
       visit_dtype(ins[0]->dtype(), [&]<typename P>() {
         if constexpr (kIsRealFloat<P>)
@@ -189,7 +194,7 @@ void permutation_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
   const int device = t.device().index;
   DeviceGuard guard(device);
   visit_dtype(t.dtype(), [&]<typename T>() {
-    if constexpr (!std::is_same_v<T, complex64> && !std::is_same_v<T, bool>)
+    if constexpr (!kIsComplexValue<T> && !std::is_same_v<T, bool>)
       permutation_kernel_<T><<<1, 1, 0, stream(device)>>>(out_data<T>(&t), t.numel(), draw);
   });
   LUCID_CUDA_CHECK(cudaGetLastError());

@@ -37,13 +37,13 @@ struct SumTraits {
     else return T(opmath_t<T>(a * scale));
   }
 };
-template <>
-struct SumTraits<::cuda::std::complex<float>> {
+template <typename R>
+struct SumTraits<::cuda::std::complex<R>> {
   using Acc = Cplx;
-  using T = ::cuda::std::complex<float>;
+  using T = ::cuda::std::complex<R>;
   __device__ static Acc in(T x) { return {double(x.real()), double(x.imag())}; }
   __device__ static Acc add(Acc a, Acc b) { return {a.re + b.re, a.im + b.im}; }
-  __device__ static T out(Acc a, double scale) { return T(float(a.re * scale), float(a.im * scale)); }
+  __device__ static T out(Acc a, double scale) { return T(R(a.re * scale), R(a.im * scale)); }
 };
 
 template <typename T>

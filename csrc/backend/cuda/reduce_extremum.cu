@@ -92,8 +92,8 @@ void extremum_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   int64_t* iout = indices ? mdata<int64_t>(outs[values ? 1 : 0]) : nullptr;
   const int dev = outs[0]->device().index;
   visit_dtype(ins[0]->dtype(), [&]<typename T>() {
-    if constexpr (std::is_same_v<T, complex64>) {
-      fail<RuntimeError>("internal: extremum of complex64");
+    if constexpr (kIsComplexValue<T>) {
+      fail<RuntimeError>("internal: extremum of a complex type");
     } else {
       T* v = vout ? mdata<T>(vout) : nullptr;
       auto run = [&]<bool kMax, bool kIndex>() {

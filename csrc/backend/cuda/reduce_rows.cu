@@ -20,10 +20,8 @@ namespace {
 using ops::Inputs;
 using ops::Outputs;
 
-// complex64 as stored (two floats) and complex<double> as accumulated.
-struct C64 {
-  float re, im;
-};
+// complex128 as stored and accumulated (complex rows come in complex128, the ops
+// layer's accumulate dtype).
 struct Cplx {
   double re, im;
 };
@@ -54,14 +52,14 @@ struct ProdF64 {
   __device__ void store(int64_t o, Acc a) const { y[o] = a; }
 };
 
-struct ProdC64 {
+struct ProdC128 {
   using Acc = Cplx;
-  const C64* x;
-  C64* y;
+  const Cplx* x;
+  Cplx* y;
   __device__ Acc init() const { return {1.0, 0.0}; }
-  __device__ Acc load(int64_t e, int64_t) const { return {double(x[e].re), double(x[e].im)}; }
+  __device__ Acc load(int64_t e, int64_t) const { return x[e]; }
   __device__ Acc combine(Acc a, Acc b) const { return cmul(a, b); }
-  __device__ void store(int64_t o, Acc a) const { y[o] = {float(a.re), float(a.im)}; }
+  __device__ void store(int64_t o, Acc a) const { y[o] = a; }
 };
 
 void prod_rows_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
@@ -72,7 +70,7 @@ void prod_rows_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   switch (x->dtype()) {
     case Dtype::I64: return reduce_block(ProdI64{cdata<int64_t>(x), mdata<int64_t>(y)}, p.outer, p.n, 1, dev);
     case Dtype::F64: return reduce_block(ProdF64{cdata<double>(x), mdata<double>(y)}, p.outer, p.n, 1, dev);
-    case Dtype::C64: return reduce_block(ProdC64{cdata<C64>(x), mdata<C64>(y)}, p.outer, p.n, 1, dev);
+    case Dtype::C128: return reduce_block(ProdC128{cdata<Cplx>(x), mdata<Cplx>(y)}, p.outer, p.n, 1, dev);
     default: fail<RuntimeError>("internal: prod_rows on ", dtype_name(x->dtype()));
   }
 }
@@ -91,13 +89,13 @@ struct RowMean {
   __device__ void store(int64_t o, Acc a) const { mean[o] = a * scale; }
 };
 
-struct RowMeanC64 {
+struct RowMeanC128 {
   using Acc = Cplx;
-  const C64* x;
+  const Cplx* x;
   Cplx* mean;
   double scale;
   __device__ Acc init() const { return {0.0, 0.0}; }
-  __device__ Acc load(int64_t e, int64_t) const { return {double(x[e].re), double(x[e].im)}; }
+  __device__ Acc load(int64_t e, int64_t) const { return x[e]; }
   __device__ Acc combine(Acc a, Acc b) const { return {a.re + b.re, a.im + b.im}; }
   __device__ void store(int64_t o, Acc a) const { mean[o] = {a.re * scale, a.im * scale}; }
 };
@@ -117,9 +115,9 @@ struct RowSqDev {
   __device__ Acc init() const { return 0.0; }
   __device__ Acc load(int64_t e, int64_t) const {
     if constexpr (kComplex) {
-      const C64 v = static_cast<const C64*>(x)[e];
+      const Cplx v = static_cast<const Cplx*>(x)[e];
       const Cplx m = static_cast<const Cplx*>(mean)[e / n];
-      const double dr = double(v.re) - m.re, di = double(v.im) - m.im;
+      const double dr = v.re - m.re, di = v.im - m.im;
       return dr * dr + di * di;
     } else {
       const double d = static_cast<const double*>(x)[e] - static_cast<const double*>(mean)[e / n];
@@ -135,13 +133,13 @@ struct RowSqDev {
 };
 
 void row_var(const ops::RowStat& p, const TensorImpl& x, double* y, int dev) {
-  const bool complex = x.dtype() == Dtype::C64;
+  const bool complex = x.dtype() == Dtype::C128;
   const double scale = p.n ? 1.0 / double(p.n) : std::numeric_limits<double>::quiet_NaN();
   const double dof = std::max(double(p.n) - p.correction, 0.0);
   const bool root = p.stat == ops::RowStatKind::Std;
   TensorPtr mean = TensorImpl::empty({p.outer * (complex ? 2 : 1)}, Dtype::F64, Device::gpu(dev));
   if (complex) {
-    reduce_block(RowMeanC64{cdata<C64>(&x), mdata<Cplx>(mean.get()), scale}, p.outer, p.n, 1, dev);
+    reduce_block(RowMeanC128{cdata<Cplx>(&x), mdata<Cplx>(mean.get()), scale}, p.outer, p.n, 1, dev);
     reduce_block(RowSqDev<true>{x.data_ptr(), mean->data_ptr(), y, p.n, dof, root}, p.outer, p.n, 1, dev);
   } else {
     reduce_block(RowMean{cdata<double>(&x), mdata<double>(mean.get()), scale}, p.outer, p.n, 1, dev);
@@ -214,8 +212,8 @@ struct RowNorm {
   __device__ Acc init() const { return term == NormTerm::Min ? INFINITY : 0.0; }
   __device__ double magnitude(int64_t e) const {
     if constexpr (kComplex) {
-      const C64 v = static_cast<const C64*>(x)[e];
-      return hypot(double(v.re), double(v.im));
+      const Cplx v = static_cast<const Cplx*>(x)[e];
+      return hypot(v.re, v.im);
     } else {
       return fabs(static_cast<const double*>(x)[e]);
     }
@@ -249,7 +247,7 @@ void row_norm(const ops::RowStat& p, const TensorImpl& x, double* y, int dev) {
                         : p.p == 1      ? NormTerm::Abs
                         : p.p == 2      ? NormTerm::Square
                                         : NormTerm::Pow;
-  if (x.dtype() == Dtype::C64) reduce_block(RowNorm<true>{x.data_ptr(), y, term, p.p}, p.outer, p.n, 1, dev);
+  if (x.dtype() == Dtype::C128) reduce_block(RowNorm<true>{x.data_ptr(), y, term, p.p}, p.outer, p.n, 1, dev);
   else reduce_block(RowNorm<false>{x.data_ptr(), y, term, p.p}, p.outer, p.n, 1, dev);
 }
 

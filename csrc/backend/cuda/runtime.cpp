@@ -53,7 +53,7 @@ void CudaRuntime::strided_copy(std::byte* dst, const Stride& dst_stride, const s
 
 void CudaRuntime::cast_copy(std::byte* dst, const Stride& dst_stride, Dtype dst_dtype, const std::byte* src,
                             const Stride& src_stride, Dtype src_dtype, const Shape& shape, int device) {
-  static_assert(int(CastType::C64) == int(Dtype::C64) && int(CastType::F16) == int(Dtype::F16),
+  static_assert(int(CastType::C128) == int(Dtype::C128) && int(CastType::F16) == int(Dtype::F16),
                 "CastType must mirror lucid::Dtype");
   for (int64_t s : shape)
     if (s == 0) return;

@@ -42,10 +42,10 @@ constexpr int64_t kShortRow = 32;
 
 // ---- the scanners -------------------------------------------------------------------
 
-// complex64 as stored and as a running total of a scan in place (float math, as the
-// CPU's std::complex<float>).
-struct C64 {
-  float re, im;
+// complex128 as stored and as a running total of a scan in place (complex scans run
+// in complex128, the ops layer's accumulate dtype, as the CPU's).
+struct C128 {
+  double re, im;
 };
 
 // How a dtype is read into its running total, combined and written back.
@@ -57,11 +57,11 @@ struct Scanner {
   __device__ static Acc op(Acc a, Acc b) { return kProd ? a * b : a + b; }
 };
 template <bool kProd>
-struct Scanner<C64, C64, kProd> {
-  __device__ static C64 identity() { return {kProd ? 1.0f : 0.0f, 0.0f}; }
-  __device__ static C64 in(C64 v) { return v; }
-  __device__ static C64 out(C64 a) { return a; }
-  __device__ static C64 op(C64 a, C64 b) {
+struct Scanner<C128, C128, kProd> {
+  __device__ static C128 identity() { return {kProd ? 1.0 : 0.0, 0.0}; }
+  __device__ static C128 in(C128 v) { return v; }
+  __device__ static C128 out(C128 a) { return a; }
+  __device__ static C128 op(C128 a, C128 b) {
     if constexpr (kProd) return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
     else return {a.re + b.re, a.im + b.im};
   }
@@ -258,7 +258,7 @@ void scan_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   switch (out.dtype()) {  // in place, in the accumulate dtype
     case Dtype::I64: return scan_either<int64_t, uint64_t>(p, x, y, dev);
     case Dtype::F64: return scan_either<double, double>(p, x, y, dev);
-    case Dtype::C64: return scan_either<C64, C64>(p, x, y, dev);
+    case Dtype::C128: return scan_either<C128, C128>(p, x, y, dev);
     default: fail<RuntimeError>("internal: scan_inplace on ", dtype_name(out.dtype()));
   }
 }

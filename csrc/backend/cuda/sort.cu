@@ -99,7 +99,7 @@ void sort_rows(const ops::SortRows& p, const TensorImpl& x, TensorImpl& out) {
 void sort_rows_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs ins) {
   const auto& p = ops::prim_cast<ops::SortRows>(prim);
   visit_dtype(ins[0]->dtype(), [&]<typename T>() {
-    if constexpr (std::is_same_v<T, complex64>) fail<RuntimeError>("sort: complex values have no order");
+    if constexpr (kIsComplexValue<T>) fail<RuntimeError>("sort: complex values have no order");
     else sort_rows<T>(p, *ins[0], *outs[0]);
   });
 }
@@ -121,7 +121,7 @@ void search_sorted_prim(const ops::Primitive& prim, ops::Outputs outs, ops::Inpu
   DeviceGuard guard(dev);
   cudaStream_t s = stream(dev);
   visit_dtype(ins[0]->dtype(), [&]<typename T>() {
-    if constexpr (std::is_same_v<T, complex64>) {
+    if constexpr (kIsComplexValue<T>) {
       fail<RuntimeError>("searchsorted: complex values have no order");
     } else {
       search_sorted_kernel<T><<<ew_grid(total), kEwThreads, 0, s>>>(

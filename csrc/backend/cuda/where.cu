@@ -93,16 +93,21 @@ void launch_where(const EwCall& call, T x_bits, T y_bits) {
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 
+// complex128's 16 bytes, moved as one value.
+struct alignas(16) Bits128 {
+  uint64_t lo, hi;
+};
+
 // The bytes of a number converted to the output's dtype, as an unsigned integer of
-// the dtype's size.
+// the dtype's size (Bits128 for 16).
 template <typename U>
 U number_bits(const std::optional<Scalar>& s, Dtype dtype) {
-  U bits = 0;
+  U bits{};
   if (!s) return bits;
   visit_dtype(dtype, [&]<typename T>() {
     T v;
-    if constexpr (std::is_same_v<T, complex64>)
-      v = std::visit([](auto x) { return complex64(std::complex<double>(x)); }, *s);
+    if constexpr (kIsComplexValue<T>)
+      v = std::visit([](auto x) { return T(std::complex<double>(x)); }, *s);
     else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
       v = T(scalar_as<float>(*s));
     else
@@ -112,18 +117,16 @@ U number_bits(const std::optional<Scalar>& s, Dtype dtype) {
   return bits;
 }
 
-struct AbsC64 {
-  __device__ float operator()(float re, float im) const { return hypotf(re, im); }
-};
-
+// |z| of complex64 (R float) or complex128 (R double) z, as R.
+template <typename R>
 __global__ void __launch_bounds__(kEwThreads) complex_abs_kernel(char* out, const char* in, EwStrides<1> p,
                                                                  int64_t n) {
   const int64_t step = int64_t(gridDim.x) * kEwThreads;
   for (int64_t i = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; i < n; i += step) {
     int64_t off[2];
     ew_offsets<false>(i, p, off);
-    const float* z = reinterpret_cast<const float*>(in + off[1]);
-    *reinterpret_cast<float*>(out + off[0]) = AbsC64()(z[0], z[1]);
+    const R* z = reinterpret_cast<const R*>(in + off[1]);
+    *reinterpret_cast<R*>(out + off[0]) = hypot(z[0], z[1]);
   }
 }
 
@@ -137,6 +140,7 @@ void where(const EwCall& call) {
     case 2: return launch_where<uint16_t>(call, number_bits<uint16_t>(call.number[1], d), number_bits<uint16_t>(call.number[2], d));
     case 4: return launch_where<uint32_t>(call, number_bits<uint32_t>(call.number[1], d), number_bits<uint32_t>(call.number[2], d));
     case 8: return launch_where<uint64_t>(call, number_bits<uint64_t>(call.number[1], d), number_bits<uint64_t>(call.number[2], d));
+    case 16: return launch_where<Bits128>(call, number_bits<Bits128>(call.number[1], d), number_bits<Bits128>(call.number[2], d));
   }
   fail<RuntimeError>("internal: where on an item size of ", dtype_size(d));
 }
@@ -145,9 +149,12 @@ void complex_abs(const EwCall& call) {
   if (call.numel == 0) return;
   const EwStrides<1> p = ew_strides<1>(call);
   DeviceGuard guard(call.device);
-  complex_abs_kernel<<<ew_grid(call.numel), kEwThreads, 0, stream(call.device)>>>(
-      reinterpret_cast<char*>(call.out->data_ptr()), reinterpret_cast<const char*>(call.in[0]->data_ptr()), p,
-      call.numel);
+  auto* out = reinterpret_cast<char*>(call.out->data_ptr());
+  const auto* in = reinterpret_cast<const char*>(call.in[0]->data_ptr());
+  if (call.out->dtype() == Dtype::F64)
+    complex_abs_kernel<double><<<ew_grid(call.numel), kEwThreads, 0, stream(call.device)>>>(out, in, p, call.numel);
+  else
+    complex_abs_kernel<float><<<ew_grid(call.numel), kEwThreads, 0, stream(call.device)>>>(out, in, p, call.numel);
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 

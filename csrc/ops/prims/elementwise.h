@@ -32,7 +32,7 @@ struct Binary : PrimitiveOf<Prim::Binary, Binary> {
   const char* name() const override { return op_name(op); }
 };
 
-// out = |z| of complex64 z, as float32. ins: {z}.
+// out = |z| of complex z: complex64 to float32, complex128 to float64. ins: {z}.
 struct ComplexAbs : PrimitiveOf<Prim::ComplexAbs, ComplexAbs> {
   const char* name() const override { return "abs"; }
 };

@@ -17,13 +17,15 @@ namespace lucid::ops {
 
 // The layout every device follows: how many 32-bit words a fill of `numel` elements
 // of `dtype` takes. Uniform and normal fills of the float32-computed dtypes take one
-// word per value, four values per Philox block (complex64: two values per element);
-// float64 takes two words per value (a 53-bit uniform), two values per block, and so
+// word per value, four values per Philox block (a complex element is two values, its
+// parts'); float64 and complex128's parts take two words per value (a 53-bit uniform),
+// two values per block, and so
 // do integers and bernoulli (a 64-bit word, a 53-bit uniform). Whole blocks are taken.
 enum class RandomFill { Uniform, Normal, Integers, Bernoulli };
 inline uint64_t philox_words(RandomFill fill, Dtype dtype, int64_t numel) {
-  const bool per_float = (fill == RandomFill::Uniform || fill == RandomFill::Normal) && dtype != Dtype::F64;
-  const int64_t values = dtype == Dtype::C64 ? 2 * numel : numel;
+  const bool per_float = (fill == RandomFill::Uniform || fill == RandomFill::Normal) && dtype != Dtype::F64 &&
+                         dtype != Dtype::C128;
+  const int64_t values = is_complex(dtype) ? 2 * numel : numel;
   const int64_t per_block = per_float ? 4 : 2;
   return values <= 0 ? 0 : uint64_t((values + per_block - 1) / per_block) * 4;
 }
