@@ -158,6 +158,10 @@ void init_linalg(nb::module_& m, TensorClass& cls) {
     auto r = ops::eigh(a, upper, vectors);
     return nb::make_tuple(r[0], r[1] ? nb::cast(r[1]) : nb::none(), r[2]);
   }, nb::arg("A"), nb::arg("upper"), nb::arg("vectors"));
+  m.def("_linalg_eig", [](TensorPtr a, bool vectors) {
+    auto r = ops::eig(a, vectors);
+    return nb::make_tuple(r[0], r[1] ? nb::cast(r[1]) : nb::none(), r[2]);
+  }, nb::arg("A"), nb::arg("vectors"));
   m.def("_linalg_svd", [](TensorPtr a, bool full, bool vectors) {
     auto r = ops::svd(a, full, vectors);
     auto opt = [](const TensorPtr& t) { return t ? nb::cast(t) : nb::none(); };

@@ -159,6 +159,22 @@ std::vector<TensorPtr> eigh(const TensorPtr& a, bool upper, bool vectors) {
   return {w, vectors ? v : nullptr, info};
 }
 
+std::vector<TensorPtr> eig(const TensorPtr& a, bool vectors) {
+  check_matrix("linalg.eig", a, true);
+  const int64_t n = rows(*a);
+  TensorPtr work = column_major(a), info = info_for(*a);
+  TensorPtr w = TensorImpl::empty(with(batch(*a), {2, n}), a->dtype(), a->device());
+  Eig prim;
+  prim.vectors = vectors;
+  if (!vectors) {
+    launch(prim, {work.get(), w.get(), info.get()}, {});
+    return {w, nullptr, info};
+  }
+  TensorPtr v = empty_column_major(a->shape(), a->dtype(), a->device());
+  launch(prim, {work.get(), w.get(), info.get(), v.get()}, {});
+  return {w, v, info};
+}
+
 std::vector<TensorPtr> svd(const TensorPtr& a, bool full, bool vectors) {
   check_matrix("linalg.svd", a, false);
   const int64_t m = rows(*a), n = cols(*a), k = std::min(m, n);

@@ -27,6 +27,9 @@ std::vector<TensorPtr> qr_factor(const TensorPtr& a);
 TensorPtr householder_product(const TensorPtr& a, const TensorPtr& tau);
 // {eigenvalues [*, n] ascending, eigenvectors (as columns; null unless vectors), info}.
 std::vector<TensorPtr> eigh(const TensorPtr& a, bool upper, bool vectors);
+// {w [*, 2, n] (real parts, imaginary parts), packed real eigenvectors (null unless
+// vectors), info} of a general real A (ops/prims/decompose.h's Eig).
+std::vector<TensorPtr> eig(const TensorPtr& a, bool vectors);
 // {U, S [*, k] descending, Vh, info}; U and Vh null unless vectors.
 std::vector<TensorPtr> svd(const TensorPtr& a, bool full, bool vectors);
 

@@ -17,7 +17,8 @@ from . import return_types as _rt
 from .autograd.function import Function
 
 __all__ = [
-    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
+    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
+    "eigvalsh",
     "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
     "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
     "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
@@ -625,6 +626,105 @@ def eigvalsh(A, UPLO="L", *, out=None):
     w, _, info = _C._linalg_eigh(A, upper, False)
     _eigh_info(info)
     return w
+
+
+# ---- eig: general (non-symmetric) real matrices -------------------------------------------------
+
+def _unpack_eig(w, V):
+    """The complex eigenvalues and eigenvectors from LAPACK's real packing (ops/prims/
+    decompose.h's Eig): eigenvalue j is w[0, j] + i w[1, j]; a conjugate pair's vectors
+    are columns j +- i column j + 1 (positive imaginary part first), a real
+    eigenvalue's vector its column. Gathered with index tensors, so nothing is read on
+    the host."""
+    from . import arange, complex as _complex
+    wr, wi = w[..., 0, :], w[..., 1, :]
+    L = _complex(wr, wi)
+    if V is None:
+        return L, None
+    n = V.shape[-1]
+    first, second = wi > 0, wi < 0
+    idx = arange(n, device=V.device).expand(*wi.shape)
+    real_col = idx - second.long()
+    imag_col = idx + first.long()
+    sign = first.to(V.dtype) - second.to(V.dtype)
+    shape = (*V.shape[:-2], n, n)
+    re = V.gather(-1, real_col.unsqueeze(-2).expand(*shape))
+    im = V.gather(-1, imag_col.unsqueeze(-2).expand(*shape)) * sign.unsqueeze(-2)
+    return L, _complex(re, im)
+
+
+def _complex_solve(A, B):
+    """X with A X = B for complex A and B, through the real system [[Ar, -Ai], [Ai, Ar]]
+    [Xr; Xi] = [Br; Bi] (lucid's solvers are real; eig's gradient needs this one)."""
+    from . import cat, complex as _complex
+    n = A.shape[-1]
+    Ar, Ai = A.real, A.imag
+    M = cat([cat([Ar, -Ai], -1), cat([Ai, Ar], -1)], -2)
+    X = solve(M, cat([B.real, B.imag], -2))
+    return _complex(X[..., :n, :], X[..., n:, :])
+
+
+class _Eig(Function):
+    """torch's linalg_eig_backward (A V = V diag(L), V's columns of norm 1):
+    gA = V^-H (diag(gL) + (V^H gV - V^H V diag(re(diag(V^H gV)))) / conj(L_j - L_i)) V^H,
+    its real part for a real A."""
+
+    @staticmethod
+    def forward(ctx, A):
+        w, V, info = _C._linalg_eig(A, True)
+        _eig_info(info)
+        L, V = _unpack_eig(w, V)
+        ctx.save_for_backward(L, V)
+        return L, V
+
+    @staticmethod
+    def backward(ctx, gL, gV):
+        from . import ones_like, zeros_like
+        L, V = ctx.saved_tensors
+        Vh = _mH(V).conj()
+        if gL is None:
+            gL = zeros_like(L)
+        if gV is None:
+            inner = gL.diag_embed()
+        else:
+            VhgV = Vh @ gV
+            VhgV = VhgV - Vh @ (V * VhgV.diagonal(0, -2, -1).real.unsqueeze(-2))
+            Lc = L.conj()
+            E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + ones_like(Lc).diag_embed()
+            inner = VhgV / E
+            inner = inner - inner.diagonal(0, -2, -1).diag_embed() + gL.diag_embed()
+        return _complex_solve(Vh, inner @ Vh).real
+
+
+def _eig_info(info):
+    _raise_info("linalg.eig", info, lambda c: "The algorithm failed to converge because the input matrix is "
+                "ill-conditioned or has too many repeated eigenvalues (error code: " + str(c) + ").")
+
+
+def _check_eig(op, A):
+    _check_matrix(op, A, square=True)
+    if A.numel() and not bool(A.isfinite().all()):
+        raise RuntimeError(f"{op}: input tensor should not contain infs or NaNs.")
+
+
+def eig(A, *, out=None):
+    """(eigenvalues, eigenvectors) of a general square A, complex (complex64 for float32,
+    complex128 for float64); each eigenvector a column of norm 1 with its largest
+    component real (LAPACK's geev). Differentiable when the loss does not depend on the
+    eigenvectors' phases (torch's rule)."""
+    _check_eig("linalg.eig", A)
+    return _rt.linalg_eig(_Eig.apply(A))
+
+
+def eigvals(A, *, out=None):
+    """The eigenvalues of a general square A (complex)."""
+    _check_eig("linalg.eigvals", A)
+    from .autograd.grad_mode import is_grad_enabled
+    if A.requires_grad and is_grad_enabled():
+        return eig(A).eigenvalues
+    w, _, info = _C._linalg_eig(A, False)
+    _eig_info(info)
+    return _unpack_eig(w, None)[0]
 
 
 # ---- the SVD -----------------------------------------------------------------------------------

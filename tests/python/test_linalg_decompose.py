@@ -163,6 +163,63 @@ def test_qr_of_batches_of_small_matrices(dev, shape):
         _close(Hl, torch.linalg.householder_product(packed[..., :k], tau), tol)
 
 
+def _sorted_eigs(L):
+    """Eigenvalues ordered by (real, imaginary) part, for comparing two solvers' sets."""
+    key = L.real * 1e6 + L.imag
+    return L.gather(-1, key.argsort(-1))
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 2e-4)])
+def test_eig_matches_torch(dev, dtype, tol):
+    """eig of general real matrices (real eigenvalues, complex-conjugate pairs, a
+    batch): the eigenvalues as torch's, A V = V diag(L), unit eigenvectors; on the CPU
+    (both LAPACK's geev) the eigenvectors equal torch's up to the sign of a real
+    eigenvector (OpenBLAS's and MKL's sgeev differ there)."""
+    A = _rand(3, 6, 6).to(dtype)
+    A[0] = torch.diag(torch.arange(6, dtype=dtype)) + torch.triu(A[0], 1)  # real eigenvalues only
+    L, V = LA.eig(to_lucid(A, dev))
+    tL, tV = torch.linalg.eig(A)
+    assert L.dtype == (lucid.complex128 if dtype == torch.float64 else lucid.complex64) and V.dtype == L.dtype
+    Lt, Vt = to_torch(L.cpu()), to_torch(V.cpu())
+    torch.testing.assert_close(_sorted_eigs(Lt), _sorted_eigs(tL), rtol=tol, atol=tol)
+    torch.testing.assert_close(A.to(Lt.dtype) @ Vt, Vt * Lt.unsqueeze(-2), rtol=tol * 10, atol=tol * 10)
+    torch.testing.assert_close(torch.linalg.vector_norm(Vt, dim=-2), torch.ones(3, 6, dtype=dtype), rtol=tol, atol=tol)
+    if dev == "cpu":
+        torch.testing.assert_close(Lt, tL, rtol=tol, atol=tol)
+        torch.testing.assert_close(Vt.abs(), tV.abs(), rtol=tol, atol=tol)
+    Lv = to_torch(LA.eigvals(to_lucid(A, dev)).cpu())
+    torch.testing.assert_close(_sorted_eigs(Lv), _sorted_eigs(tL), rtol=tol, atol=tol)
+
+
+def test_eig_gradients_match_torch(dev):
+    """Gradients through the eigenvalues and through phase-invariant functions of the
+    eigenvectors, as torch's; eigvals differentiable."""
+    A = _rand(2, 5, 5)
+    W = _rand(2, 5, seed=3)
+    for fn in (lambda m, a: (m.linalg.eigvals(a).real * W_of(m, a)).sum(),
+               lambda m, a: (m.linalg.eig(a).eigenvalues.imag ** 2).sum(),
+               lambda m, a: m.linalg.eig(a).eigenvectors.abs().sum() + m.linalg.eig(a).eigenvalues.abs().sum()):
+        def W_of(m, a):
+            return W if m is torch else to_lucid(W, dev)
+        a = to_lucid(A, dev).requires_grad_()
+        b = A.clone().requires_grad_()
+        fn(lucid, a).backward()
+        fn(torch, b).backward()
+        _close(a.grad, b.grad, 1e-8)
+
+
+def test_eig_errors(dev):
+    with pytest.raises(RuntimeError, match="square"):
+        LA.eig(to_lucid(_rand(3, 4), dev))
+    bad = _rand(3, 3)
+    bad[1, 1] = float("nan")
+    with pytest.raises(RuntimeError, match="should not contain infs or NaNs"):
+        LA.eig(to_lucid(bad, dev))
+    with pytest.raises(NotImplementedError, match="complex"):
+        LA.eigvals(to_lucid(_rand(3, 3), dev).to(lucid.complex128))
+    assert tuple(LA.eig(to_lucid(_rand(0, 4, 4), dev)).eigenvectors.shape) == (0, 4, 4)
+
+
 @pytest.mark.parametrize("uplo", ["L", "U"])
 def test_eigh(dev, uplo):
     """Eigenvalues ascending as torch's; A V = V diag(w); the eigenvalues' and a

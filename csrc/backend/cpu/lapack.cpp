@@ -47,6 +47,12 @@ void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const i
              const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
              const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
+void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr, float* wi,
+            float* vl, const int* ldvl, float* vr, const int* ldvr, float* work, const int* lwork, int* info, size_t,
+            size_t);
+void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,
+            double* vl, const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info,
+            size_t, size_t);
 void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* lda, float* s, float* u,
              const int* ldu, float* vt, const int* ldvt, float* work, const int* lwork, int* iwork, int* info,
              size_t);
@@ -361,6 +367,32 @@ void eigh_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
   });
 }
 
+void eig_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
+  const auto& p = prim_cast<ops::Eig>(prim);
+  const TensorImpl *a = outs[0], *w = outs[1];
+  const TensorImpl* v = p.vectors ? outs[3] : nullptr;
+  const int n = rows(a), ld = std::max(1, n), one = 1;
+  const char jobvl = 'N', jobvr = p.vectors ? 'V' : 'N';
+  visit_real(a->dtype(), "linalg.eig", [&]<class T>() {
+    each_matrix(batch_of(a, 2), n, [&](int64_t b) {
+      int info = 0;
+      if (n > 0) {
+        T* wr = reinterpret_cast<T*>(w->host_ptr()) + b * 2 * n;
+        T* vr = v ? matrix<T>(v, b) : nullptr;
+        T unused = 0;
+        const int lwork = query_lwork<T>([&](T* work, const int* lw) {
+          LUCID_LAPACK(geev, T, &jobvl, &jobvr, &n, matrix<T>(a, b), &ld, wr, wr + n, &unused, &one, vr, &ld, work,
+                       lw, &info, 1, 1);
+        });
+        std::vector<T> work(static_cast<size_t>(lwork));
+        LUCID_LAPACK(geev, T, &jobvl, &jobvr, &n, matrix<T>(a, b), &ld, wr, wr + n, &unused, &one, vr, &ld,
+                     work.data(), &lwork, &info, 1, 1);
+      }
+      info_of(outs[2])[b] = info;
+    });
+  });
+}
+
 void svd_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = prim_cast<ops::Svd>(prim);
   const TensorImpl *a = ins[0], *s = outs[0];
@@ -421,10 +453,11 @@ void register_decompose_kernels() {
   ops::register_kernel(Prim::QrFactor, DeviceType::CPU, qr_factor_kernel);
   ops::register_kernel(Prim::HouseholderProduct, DeviceType::CPU, householder_product_kernel);
   ops::register_kernel(Prim::Eigh, DeviceType::CPU, eigh_kernel);
+  ops::register_kernel(Prim::Eig, DeviceType::CPU, eig_kernel);
   ops::register_kernel(Prim::Svd, DeviceType::CPU, svd_kernel);
 #else
   for (Prim p : {Prim::LuFactor, Prim::LuSolve, Prim::Cholesky, Prim::TriangularSolve, Prim::QrFactor,
-                 Prim::HouseholderProduct, Prim::Eigh, Prim::Svd})
+                 Prim::HouseholderProduct, Prim::Eigh, Prim::Eig, Prim::Svd})
     ops::register_kernel(p, DeviceType::CPU, no_lapack);
 #endif
 }

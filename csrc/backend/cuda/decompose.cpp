@@ -373,6 +373,43 @@ void svd_jacobi(const ops::Svd& p, const TensorImpl* a, const TensorImpl* s_out,
   }
 }
 
+// One matrix at a time through the 64-bit API's geev (LAPACK's algorithm, with its
+// output layout for a real matrix: W's 2n entries the real parts, then the imaginary).
+void eig_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
+  const auto& p = prim_cast<ops::Eig>(prim);
+  const TensorImpl *a = outs[0], *w = outs[1], *info = outs[2];
+  const TensorImpl* v = p.vectors ? outs[3] : nullptr;
+  const int64_t n = rows(a), ld = std::max<int64_t>(1, n);
+  const int device = a->device().index;
+  DeviceGuard guard(device);
+  zero(info);
+  if (n == 0) return;
+  visit_real(a->dtype(), "linalg.eig", [&]<class T>() {
+    const SolverApi& s = cusolver();
+    cusolverDnHandle_t h = cusolver_handle(device);
+    static cusolverDnParams_t params = [&] {
+      cusolverDnParams_t made = nullptr;
+      check_cusolver(s.create_params(&made), "cusolverDnCreateParams");
+      return made;
+    }();
+    const cudaDataType type = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+    const cusolverEigMode_t jobvr = p.vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    size_t device_bytes = 0, host_bytes = 0;
+    check_cusolver(s.xgeev_size(h, params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, type, item<T>(a, 0), ld, type,
+                                reinterpret_cast<T*>(w->data_ptr()), type, nullptr, 1, type,
+                                v ? item<T>(v, 0) : nullptr, ld, type, &device_bytes, &host_bytes),
+                   "Xgeev_bufferSize");
+    GpuStorage work = CachingAllocator::instance().allocate(std::max<size_t>(device_bytes, 1), device);
+    std::vector<unsigned char> host(std::max<size_t>(host_bytes, 1));
+    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+      check_cusolver(s.xgeev(h, params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, type, item<T>(a, b), ld, type,
+                             reinterpret_cast<T*>(w->data_ptr()) + b * 2 * n, type, nullptr, 1, type,
+                             v ? item<T>(v, b) : nullptr, ld, type, work.ptr(), device_bytes, host.data(),
+                             host_bytes, info_at(info, b)),
+                     "Xgeev");
+  });
+}
+
 void svd_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = prim_cast<ops::Svd>(prim);
   const TensorImpl *a = ins[0], *s_out = outs[0], *info = outs[1];
@@ -396,6 +433,7 @@ void register_decompose_kernels() {
   ops::register_kernel(Prim::QrFactor, DeviceType::GPU, qr_factor_kernel);
   ops::register_kernel(Prim::HouseholderProduct, DeviceType::GPU, householder_product_kernel);
   ops::register_kernel(Prim::Eigh, DeviceType::GPU, eigh_kernel);
+  ops::register_kernel(Prim::Eig, DeviceType::GPU, eig_kernel);
   ops::register_kernel(Prim::Svd, DeviceType::GPU, svd_kernel);
 }
 

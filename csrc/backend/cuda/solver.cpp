@@ -53,6 +53,9 @@ const SolverApi& cusolver() {
     LUCID_BIND(dsyevd_size, cusolverDnDsyevd_bufferSize);
     LUCID_BIND(ssyevd, cusolverDnSsyevd);
     LUCID_BIND(dsyevd, cusolverDnDsyevd);
+    LUCID_BIND(create_params, cusolverDnCreateParams);
+    LUCID_BIND(xgeev_size, cusolverDnXgeev_bufferSize);
+    LUCID_BIND(xgeev, cusolverDnXgeev);
     LUCID_BIND(sgesvdj_size, cusolverDnSgesvdj_bufferSize);
     LUCID_BIND(dgesvdj_size, cusolverDnDgesvdj_bufferSize);
     LUCID_BIND(sgesvdj, cusolverDnSgesvdj);

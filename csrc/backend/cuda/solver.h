@@ -34,6 +34,9 @@ struct SolverApi {
   decltype(&cusolverDnDsyevd_bufferSize) dsyevd_size;
   decltype(&cusolverDnSsyevd) ssyevd;
   decltype(&cusolverDnDsyevd) dsyevd;
+  decltype(&cusolverDnCreateParams) create_params;
+  decltype(&cusolverDnXgeev_bufferSize) xgeev_size;
+  decltype(&cusolverDnXgeev) xgeev;
   decltype(&cusolverDnSgesvdj_bufferSize) sgesvdj_size;
   decltype(&cusolverDnDgesvdj_bufferSize) dgesvdj_size;
   decltype(&cusolverDnSgesvdj) sgesvdj;

@@ -65,6 +65,18 @@ struct Eigh : PrimitiveOf<Prim::Eigh, Eigh> {
   const char* name() const override { return "linalg.eigh"; }
 };
 
+// The eigenvalues and, when `vectors`, the right eigenvectors of a general real A (geev;
+// the GPU's cusolverDnXgeev). outs: {a [*, n, n] (in: A; destroyed), w [*, 2, n] (the
+// eigenvalues' real parts, then their imaginary parts; a complex-conjugate pair is
+// adjacent, its positive imaginary part first), info, and when `vectors`, v [*, n, n]
+// in LAPACK's real packing (a real eigenvalue's vector in its column; a pair's real
+// and imaginary parts in its two columns), each vector of norm 1 with its largest
+// component real}. info > 0: the QR algorithm did not converge.
+struct Eig : PrimitiveOf<Prim::Eig, Eig> {
+  bool vectors = true;
+  const char* name() const override { return "linalg.eig"; }
+};
+
 // A = U diag(S) Vh (gesdd; the GPU's Jacobi gesvdj). ins: {a [*, m, n] (destroyed: a copy the
 // op made)}; outs: {s [*, k] (descending, k = min(m, n)), info, and when `vectors`,
 // u [*, m, full ? m : k] and vh [*, full ? n : k, n]}.
