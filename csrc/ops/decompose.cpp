@@ -159,6 +159,33 @@ std::vector<TensorPtr> eigh(const TensorPtr& a, bool upper, bool vectors) {
   return {w, vectors ? v : nullptr, info};
 }
 
+std::vector<TensorPtr> ldl_factor(const TensorPtr& a) {
+  check_matrix("linalg.ldl_factor", a, true);
+  TensorPtr ld = column_major(a);
+  TensorPtr pivots = TensorImpl::empty(with(batch(*a), {rows(*a)}), Dtype::I32, a->device());
+  TensorPtr info = info_for(*a);
+  launch(LdlFactor{}, {ld.get(), pivots.get(), info.get()}, {});
+  return {ld, pivots, info};
+}
+
+TensorPtr ldl_solve(const TensorPtr& ld, const TensorPtr& pivots, const TensorPtr& b) {
+  const char* op = "linalg.ldl_solve";
+  check_matrix(op, ld, true);
+  check_matrix(op, b, false);
+  op_device(op, {ld.get(), pivots.get(), b.get()});
+  LUCID_CHECK(b->dtype() == ld->dtype(), RuntimeError, op, ": Expected LD and B to have the same dtype, but found LD "
+              "of type ", dtype_name(ld->dtype()), " and B of type ", dtype_name(b->dtype()), " instead");
+  LUCID_CHECK(pivots->dtype() == Dtype::I32, RuntimeError, op, ": Expected pivots to be integers. Got ",
+              dtype_name(pivots->dtype()));
+  LUCID_CHECK(batch(*b) == batch(*ld) && rows(*b) == rows(*ld) && pivots->shape() == with(batch(*ld), {rows(*ld)}),
+              RuntimeError, op, ": incompatible shapes: LD ", shape_str(ld->shape()), ", pivots ",
+              shape_str(pivots->shape()), ", B ", shape_str(b->shape()));
+  TensorPtr x = column_major(b);
+  TensorPtr l = column_major_input(ld), p = contiguous_as(pivots, Dtype::I64);
+  launch(LdlSolve{}, {x.get()}, {l.get(), p.get()});
+  return x;
+}
+
 std::vector<TensorPtr> eig(const TensorPtr& a, bool vectors) {
   check_matrix("linalg.eig", a, true);
   const int64_t n = rows(*a);

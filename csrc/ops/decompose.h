@@ -30,6 +30,10 @@ std::vector<TensorPtr> eigh(const TensorPtr& a, bool upper, bool vectors);
 // {w [*, 2, n] (real parts, imaginary parts), packed real eigenvectors (null unless
 // vectors), info} of a general real A (ops/prims/decompose.h's Eig).
 std::vector<TensorPtr> eig(const TensorPtr& a, bool vectors);
+// {LD (LAPACK's packed lower form), pivots int32 [*, n], info} of a symmetric A.
+std::vector<TensorPtr> ldl_factor(const TensorPtr& a);
+// A^-1 B from ldl_factor's LD and pivots; B [*, n, k] of LD's batch.
+TensorPtr ldl_solve(const TensorPtr& ld, const TensorPtr& pivots, const TensorPtr& b);
 // {U, S [*, k] descending, Vh, info}; U and Vh null unless vectors.
 std::vector<TensorPtr> svd(const TensorPtr& a, bool full, bool vectors);
 

@@ -30,7 +30,7 @@ namespace lucid::ops {
   X(AllAnyRows) X(ProdRows) X(RowStat) X(ScanDim) X(SoftmaxDim) X(SoftmaxBackwardDim) \
   X(SortRows) X(SearchSorted)
 #define LUCID_LINALG_PRIMITIVES(X) X(Gemm) X(Conj) X(LuFactor) X(LuSolve) X(Cholesky) X(TriangularSolve) \
-  X(QrFactor) X(HouseholderProduct) X(Eigh) X(Eig) X(Svd)
+  X(QrFactor) X(HouseholderProduct) X(Eigh) X(Eig) X(Svd) X(LdlFactor) X(LdlSolve)
 #define LUCID_FFT_PRIMITIVES(X) X(Fft)
 #define LUCID_SPATIAL_PRIMITIVES(X) X(ConvForward) X(ConvTranspose) X(ConvWeightGrad) X(Im2Col) X(Col2Im) \
   X(MaxPool) X(AvgPool) X(ResampleTaps) X(GridSample) X(GridSampleBackward)

@@ -19,7 +19,8 @@ from .autograd.function import Function
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
     "eigvalsh",
-    "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+    "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor",
+    "lu_factor_ex", "lu_solve",
     "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
     "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
     "vecdot", "vector_norm", "dot", "inner", "outer",
@@ -626,6 +627,69 @@ def eigvalsh(A, UPLO="L", *, out=None):
     w, _, info = _C._linalg_eigh(A, upper, False)
     _eigh_info(info)
     return w
+
+
+# ---- LDL^T of symmetric indefinite matrices ----------------------------------------------------
+
+class _NotDifferentiable(Function):
+    """An op torch has no derivative for: the values pass, backward raises as torch's."""
+
+    @staticmethod
+    def forward(ctx, name, compute, *inputs):
+        ctx.name = name
+        out = compute(*inputs)
+        if isinstance(out, tuple):
+            ctx.mark_non_differentiable(*out[1:])
+        return out
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError(f"the derivative for {ctx.name} is not implemented")
+
+
+def _check_hermitian(op, A, hermitian):
+    if hermitian and A.dtype.is_complex:
+        raise NotImplementedError(f"{op}: complex matrices are not supported yet (float32 and float64 are)")
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+    """(LD, pivots, info) of symmetric A = P L D L^T P^T (Bunch-Kaufman; LAPACK's sytrf on
+    the lower triangle): L's multipliers and D's 1 x 1 and 2 x 2 blocks packed in LD."""
+    _check_matrix("linalg.ldl_factor", A, square=True)
+    _check_hermitian("linalg.ldl_factor", A, hermitian)
+    LD, pivots, info = _NotDifferentiable.apply("linalg.ldl_factor", _ldl_factor_lower, A)
+    if check_errors:
+        _raise_info("linalg.ldl_factor", info, _ldl_singular)
+    return _rt.linalg_ldl_factor_ex((LD, pivots, info))
+
+
+def _ldl_factor_lower(A):
+    """sytrf's result with the strict upper triangle (A's, untouched) zeroed, as torch's."""
+    LD, pivots, info = _C._linalg_ldl_factor(A)
+    return LD.tril_(), pivots, info
+
+
+def _ldl_singular(code):
+    return (f"The factorization has been completed, but the block diagonal matrix D is exactly singular (D[{code - 1}, "
+            f"{code - 1}] is zero): solving a system with it would divide by zero.")
+
+
+def ldl_factor(A, *, hermitian=False, out=None):
+    """(LD, pivots) of symmetric A (ldl_factor_ex, raising for an exactly singular D)."""
+    LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian, check_errors=True)
+    return _rt.linalg_ldl_factor((LD, pivots))
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    """X with A X = B for A given by ldl_factor's (LD, pivots); batches broadcast."""
+    _check_matrix("linalg.ldl_solve", LD, square=True, name="LD")
+    _check_float("linalg.ldl_solve", B)
+    _check_hermitian("linalg.ldl_solve", LD, hermitian)
+    if B.ndim < 2:
+        raise RuntimeError("linalg.ldl_solve: B must have at least 2 dimensions.")
+    LDb, Bb = _broadcast_batches(LD, B)
+    pivots_b = pivots.expand(*LDb.shape[:-1])
+    return _NotDifferentiable.apply("linalg.ldl_solve", _C._linalg_ldl_solve, LDb, pivots_b, Bb)
 
 
 # ---- eig: general (non-symmetric) real matrices -------------------------------------------------

@@ -163,6 +163,36 @@ def test_qr_of_batches_of_small_matrices(dev, shape):
         _close(Hl, torch.linalg.householder_product(packed[..., :k], tau), tol)
 
 
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 1e-4)])
+def test_ldl_factor_and_solve_match_torch(dev, dtype, tol):
+    """LD and pivots as torch's (both LAPACK's sytrf on the lower triangle: 2 x 2 blocks
+    included, for an indefinite matrix with a zero diagonal); ldl_solve as torch's, its
+    batches broadcast; no derivative (torch has none)."""
+    S = _rand(3, 5, 5).to(dtype)
+    S = S + S.mT
+    S[0].fill_diagonal_(0.0)  # forces 2 x 2 pivots
+    LD, piv = LA.ldl_factor(to_lucid(S, dev))
+    tLD, tpiv = torch.linalg.ldl_factor(S)
+    if dev == "cpu":
+        _close(LD, tLD, tol)
+        assert piv.tolist() == tpiv.tolist()
+    assert piv.dtype == lucid.int32 and (piv < 0).any()
+    B = _rand(3, 5, 2, seed=4).to(dtype)
+    X = LA.ldl_solve(LD, piv, to_lucid(B, dev))
+    _close(X, torch.linalg.solve(S, B), tol * 10)
+    Xb = LA.ldl_solve(LD[:1], piv[:1], to_lucid(B, dev))  # one factorization, three right-hand sides
+    _close(Xb, torch.linalg.solve(S[:1], B), tol * 10)
+    out = LA.ldl_factor_ex(to_lucid(torch.zeros(2, 3, 3, dtype=dtype), dev))
+    assert out.info.tolist() == [1, 1]
+    with pytest.raises(LA.LinAlgError, match=r"\(Batch element 0\): .*exactly singular"):
+        LA.ldl_factor(to_lucid(torch.zeros(2, 3, 3, dtype=dtype), dev))
+    a = to_lucid(S, dev).requires_grad_()
+    with pytest.raises(NotImplementedError, match="derivative for linalg.ldl_factor"):
+        LA.ldl_factor(a).LD.sum().backward()
+    with pytest.raises(RuntimeError, match="square"):
+        LA.ldl_factor(to_lucid(_rand(3, 4), dev))
+
+
 def _sorted_eigs(L):
     """Eigenvalues ordered by (real, imaginary) part, for comparing two solvers' sets."""
     key = L.real * 1e6 + L.imag

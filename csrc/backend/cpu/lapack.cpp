@@ -47,6 +47,14 @@ void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const i
              const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
              const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
+void ssytrf_(const char* uplo, const int* n, float* a, const int* lda, int* ipiv, float* work, const int* lwork,
+             int* info, size_t);
+void dsytrf_(const char* uplo, const int* n, double* a, const int* lda, int* ipiv, double* work, const int* lwork,
+             int* info, size_t);
+void ssytrs_(const char* uplo, const int* n, const int* nrhs, const float* a, const int* lda, const int* ipiv,
+             float* b, const int* ldb, int* info, size_t);
+void dsytrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
+             double* b, const int* ldb, int* info, size_t);
 void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr, float* wi,
             float* vl, const int* ldvl, float* vr, const int* ldvr, float* work, const int* lwork, int* info, size_t,
             size_t);
@@ -367,6 +375,41 @@ void eigh_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
   });
 }
 
+void ldl_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
+  const TensorImpl *a = outs[0], *piv = outs[1];
+  const int n = rows(a), ld = std::max(1, n);
+  const char uplo = 'L';
+  visit_real(a->dtype(), "linalg.ldl_factor", [&]<class T>() {
+    each_matrix(batch_of(a, 2), n, [&](int64_t b) {
+      int info = 0;
+      if (n > 0) {
+        int* ipiv = reinterpret_cast<int*>(piv->host_ptr()) + b * n;
+        const int lwork = query_lwork<T>([&](T* work, const int* lw) {
+          LUCID_LAPACK(sytrf, T, &uplo, &n, matrix<T>(a, b), &ld, ipiv, work, lw, &info, 1);
+        });
+        std::vector<T> work(static_cast<size_t>(lwork));
+        LUCID_LAPACK(sytrf, T, &uplo, &n, matrix<T>(a, b), &ld, ipiv, work.data(), &lwork, &info, 1);
+      }
+      info_of(outs[2])[b] = info;
+    });
+  });
+}
+
+void ldl_solve_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
+  const TensorImpl *ldt = ins[0], *piv = ins[1], *x = outs[0];
+  const int n = rows(ldt), k = cols(x), ld = std::max(1, n);
+  if (n == 0 || k == 0) return;
+  const char uplo = 'L';
+  visit_real(ldt->dtype(), "linalg.ldl_solve", [&]<class T>() {
+    each_matrix(batch_of(x, 2), n, [&](int64_t b) {
+      const int64_t* wide = reinterpret_cast<const int64_t*>(piv->host_ptr()) + b * n;
+      std::vector<int> ipiv(wide, wide + n);
+      int info = 0;
+      LUCID_LAPACK(sytrs, T, &uplo, &n, &k, matrix<T>(ldt, b), &ld, ipiv.data(), matrix<T>(x, b), &ld, &info, 1);
+    });
+  });
+}
+
 void eig_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
   const auto& p = prim_cast<ops::Eig>(prim);
   const TensorImpl *a = outs[0], *w = outs[1];
@@ -454,10 +497,12 @@ void register_decompose_kernels() {
   ops::register_kernel(Prim::HouseholderProduct, DeviceType::CPU, householder_product_kernel);
   ops::register_kernel(Prim::Eigh, DeviceType::CPU, eigh_kernel);
   ops::register_kernel(Prim::Eig, DeviceType::CPU, eig_kernel);
+  ops::register_kernel(Prim::LdlFactor, DeviceType::CPU, ldl_factor_kernel);
+  ops::register_kernel(Prim::LdlSolve, DeviceType::CPU, ldl_solve_kernel);
   ops::register_kernel(Prim::Svd, DeviceType::CPU, svd_kernel);
 #else
   for (Prim p : {Prim::LuFactor, Prim::LuSolve, Prim::Cholesky, Prim::TriangularSolve, Prim::QrFactor,
-                 Prim::HouseholderProduct, Prim::Eigh, Prim::Eig, Prim::Svd})
+                 Prim::HouseholderProduct, Prim::Eigh, Prim::Eig, Prim::Svd, Prim::LdlFactor, Prim::LdlSolve})
     ops::register_kernel(p, DeviceType::CPU, no_lapack);
 #endif
 }

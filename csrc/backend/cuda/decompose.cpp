@@ -373,6 +373,50 @@ void svd_jacobi(const ops::Svd& p, const TensorImpl* a, const TensorImpl* s_out,
   }
 }
 
+void ldl_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
+  const TensorImpl *a = outs[0], *piv = outs[1], *info = outs[2];
+  const int n = rows(a), ld = std::max(1, n), device = a->device().index;
+  DeviceGuard guard(device);
+  zero(info);
+  if (n == 0) return;
+  visit_real(a->dtype(), "linalg.ldl_factor", [&]<class T>() {
+    const SolverApi& s = cusolver();
+    cusolverDnHandle_t h = cusolver_handle(device);
+    int lwork = 0;
+    check_cusolver(pick<T>(s.ssytrf_size, s.dsytrf_size)(h, n, item<T>(a, 0), ld, &lwork), "sytrf_bufferSize");
+    GpuStorage work = workspace<T>(lwork, device);
+    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+      check_cusolver(pick<T>(s.ssytrf, s.dsytrf)(h, CUBLAS_FILL_MODE_LOWER, n, item<T>(a, b), ld, item<int>(piv, b, 1),
+                                                 reinterpret_cast<T*>(work.ptr()), lwork, info_at(info, b)),
+                     "sytrf");
+  });
+}
+
+void ldl_solve_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
+  const TensorImpl *ldt = ins[0], *piv = ins[1], *x = outs[0];
+  const int64_t n = rows(ldt), k = cols(x), ld = std::max<int64_t>(1, n);
+  const int device = x->device().index;
+  if (n == 0 || k == 0) return;
+  DeviceGuard guard(device);
+  visit_real(ldt->dtype(), "linalg.ldl_solve", [&]<class T>() {
+    const SolverApi& s = cusolver();
+    cusolverDnHandle_t h = cusolver_handle(device);
+    const cudaDataType type = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+    size_t device_bytes = 0, host_bytes = 0;
+    check_cusolver(s.xsytrs_size(h, CUBLAS_FILL_MODE_LOWER, n, k, type, item<T>(ldt, 0), ld, item<int64_t>(piv, 0, 1),
+                                 type, item<T>(x, 0), ld, &device_bytes, &host_bytes),
+                   "Xsytrs_bufferSize");
+    GpuStorage work = CachingAllocator::instance().allocate(std::max<size_t>(device_bytes, 1), device);
+    GpuStorage status = CachingAllocator::instance().allocate(sizeof(int), device);
+    std::vector<unsigned char> host(std::max<size_t>(host_bytes, 1));
+    for (int64_t b = 0, count = batch_of(x, 2); b < count; ++b)
+      check_cusolver(s.xsytrs(h, CUBLAS_FILL_MODE_LOWER, n, k, type, item<T>(ldt, b), ld, item<int64_t>(piv, b, 1),
+                              type, item<T>(x, b), ld, work.ptr(), device_bytes, host.data(), host_bytes,
+                              reinterpret_cast<int*>(status.ptr())),
+                     "Xsytrs");
+  });
+}
+
 // One matrix at a time through the 64-bit API's geev (LAPACK's algorithm, with its
 // output layout for a real matrix: W's 2n entries the real parts, then the imaginary).
 void eig_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
@@ -434,6 +478,8 @@ void register_decompose_kernels() {
   ops::register_kernel(Prim::HouseholderProduct, DeviceType::GPU, householder_product_kernel);
   ops::register_kernel(Prim::Eigh, DeviceType::GPU, eigh_kernel);
   ops::register_kernel(Prim::Eig, DeviceType::GPU, eig_kernel);
+  ops::register_kernel(Prim::LdlFactor, DeviceType::GPU, ldl_factor_kernel);
+  ops::register_kernel(Prim::LdlSolve, DeviceType::GPU, ldl_solve_kernel);
   ops::register_kernel(Prim::Svd, DeviceType::GPU, svd_kernel);
 }
 

@@ -53,6 +53,12 @@ const SolverApi& cusolver() {
     LUCID_BIND(dsyevd_size, cusolverDnDsyevd_bufferSize);
     LUCID_BIND(ssyevd, cusolverDnSsyevd);
     LUCID_BIND(dsyevd, cusolverDnDsyevd);
+    LUCID_BIND(ssytrf_size, cusolverDnSsytrf_bufferSize);
+    LUCID_BIND(dsytrf_size, cusolverDnDsytrf_bufferSize);
+    LUCID_BIND(ssytrf, cusolverDnSsytrf);
+    LUCID_BIND(dsytrf, cusolverDnDsytrf);
+    LUCID_BIND(xsytrs_size, cusolverDnXsytrs_bufferSize);
+    LUCID_BIND(xsytrs, cusolverDnXsytrs);
     LUCID_BIND(create_params, cusolverDnCreateParams);
     LUCID_BIND(xgeev_size, cusolverDnXgeev_bufferSize);
     LUCID_BIND(xgeev, cusolverDnXgeev);

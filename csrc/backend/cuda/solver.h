@@ -34,6 +34,12 @@ struct SolverApi {
   decltype(&cusolverDnDsyevd_bufferSize) dsyevd_size;
   decltype(&cusolverDnSsyevd) ssyevd;
   decltype(&cusolverDnDsyevd) dsyevd;
+  decltype(&cusolverDnSsytrf_bufferSize) ssytrf_size;
+  decltype(&cusolverDnDsytrf_bufferSize) dsytrf_size;
+  decltype(&cusolverDnSsytrf) ssytrf;
+  decltype(&cusolverDnDsytrf) dsytrf;
+  decltype(&cusolverDnXsytrs_bufferSize) xsytrs_size;
+  decltype(&cusolverDnXsytrs) xsytrs;
   decltype(&cusolverDnCreateParams) create_params;
   decltype(&cusolverDnXgeev_bufferSize) xgeev_size;
   decltype(&cusolverDnXgeev) xgeev;

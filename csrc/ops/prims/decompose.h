@@ -85,4 +85,19 @@ struct Svd : PrimitiveOf<Prim::Svd, Svd> {
   const char* name() const override { return "linalg.svd"; }
 };
 
+// A = L D L^T with Bunch-Kaufman pivoting, A symmetric (sytrf, lower triangle). outs:
+// {a [*, n, n] (in: A, only its lower triangle read; out: L's multipliers and D's
+// blocks in LAPACK's packed lower form), pivots int32 [*, n] (LAPACK's: negative for
+// a 2 x 2 block), info}. info > 0: D[info-1, info-1] is exactly zero.
+struct LdlFactor : PrimitiveOf<Prim::LdlFactor, LdlFactor> {
+  const char* name() const override { return "linalg.ldl_factor"; }
+};
+
+// X = A^-1 B from LdlFactor's result (sytrs). ins: {ld [*, n, n], pivots int64 [*, n]
+// (LdlFactor's, widened: cuSOLVER's sytrs takes 64-bit pivots)}; outs: {b [*, n, k]
+// (in: B; out: X)}; one batch shape for all.
+struct LdlSolve : PrimitiveOf<Prim::LdlSolve, LdlSolve> {
+  const char* name() const override { return "linalg.ldl_solve"; }
+};
+
 }  // namespace lucid::ops
