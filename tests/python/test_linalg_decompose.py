@@ -151,7 +151,7 @@ def test_qr_of_batches_of_small_matrices(dev, shape):
     (tau = 0) and float32 included."""
     A = _rand(*shape)
     A[0, :, 0] = 0.0  # a zero column: no reflection
-    for dtype, tol in ((torch.float64, 1e-10), (torch.float32, 2e-5)):
+    for dtype, tol in ((torch.float64, 1e-10), (torch.float32, 5e-4)):
         a = A.to(dtype)
         Q, R = LA.qr(to_lucid(a, dev))
         tQ, tR = torch.linalg.qr(a)
