@@ -373,6 +373,14 @@ void svd_jacobi(const ops::Svd& p, const TensorImpl* a, const TensorImpl* s_out,
   }
 }
 
+// The 64-bit API's calls may run host work enqueued on the stream, on their host
+// workspace: it must outlive that work (freed before it, Xsytrs failed with an internal
+// error and then an illegal address on a later launch). These calls are rare and not
+// small, so the stream is waited for rather than the buffer kept.
+void keep_host_workspace_until_done(size_t host_bytes, int device) {
+  if (host_bytes) LUCID_CUDA_CHECK(cudaStreamSynchronize(stream(device)));
+}
+
 void ldl_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   const TensorImpl *a = outs[0], *piv = outs[1], *info = outs[2];
   const int n = rows(a), ld = std::max(1, n), device = a->device().index;
@@ -414,6 +422,7 @@ void ldl_solve_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
                               type, item<T>(x, b), ld, work.ptr(), device_bytes, host.data(), host_bytes,
                               reinterpret_cast<int*>(status.ptr())),
                      "Xsytrs");
+    keep_host_workspace_until_done(host_bytes, device);
   });
 }
 
@@ -451,6 +460,7 @@ void eig_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
                              v ? item<T>(v, b) : nullptr, ld, type, work.ptr(), device_bytes, host.data(),
                              host_bytes, info_at(info, b)),
                      "Xgeev");
+    keep_host_workspace_until_done(host_bytes, device);
   });
 }
 

@@ -9,6 +9,7 @@
 // Elements move as bytes of the item size, so one instantiation serves every dtype.
 #include "backend/cuda/index.cuh"
 #include "backend/cuda/register.h"
+#include "backend/cuda/strided_copy_kernel.cuh"
 #include "ops/prims/index.h"
 
 namespace lucid::cuda {
@@ -56,7 +57,9 @@ void launch_gather(TensorImpl& out, const TensorImpl& self, const std::vector<co
     case 1: gather_kernel<uint8_t, K><<<index_grid<K>(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
     case 2: gather_kernel<uint16_t, K><<<index_grid<K>(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
     case 4: gather_kernel<uint32_t, K><<<index_grid<K>(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
-    default: gather_kernel<uint64_t, K><<<index_grid<K>(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
+    case 8: gather_kernel<uint64_t, K><<<index_grid<K>(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
+    case 16: gather_kernel<Bytes16, K><<<index_grid<K>(n), kEwThreads, 0, s>>>(o, src, in, p, n, d, error); break;
+    default: fail<RuntimeError>("internal: gather of ", out.itemsize(), "-byte items");
   }
   LUCID_CUDA_CHECK(cudaGetLastError());
 }

@@ -48,7 +48,20 @@ using ops::Outputs;
 // *at = f(*at) atomically, by compare-and-swap (Note [Writes to repeated indices on the GPU]).
 template <typename T, typename F>
 __device__ void atomic_update(T* at, F f) {
-  if constexpr (sizeof(T) >= 4) {
+  if constexpr (sizeof(T) == 16) {  // complex128: the 128-bit compare-and-swap of sm_90
+    using W = unsigned __int128;
+    W* word = reinterpret_cast<W*>(at);
+    W old = *word, seen;
+    do {
+      seen = old;
+      T now;
+      memcpy(&now, &seen, sizeof(T));
+      const T next = f(now);
+      W bits;
+      memcpy(&bits, &next, sizeof(T));
+      old = atomicCAS(word, seen, bits);
+    } while (old != seen);
+  } else if constexpr (sizeof(T) >= 4) {
     using W = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
     W* word = reinterpret_cast<W*>(at);
     W old = *word, seen;
@@ -223,10 +236,6 @@ void write(TensorImpl& out, const TensorImpl* src, const std::optional<Scalar>& 
       U bits;
       memcpy(&bits, &v, sizeof bits);
       launch_write<U, K, Store>(out, src, bits, w);
-    } else if constexpr (sizeof(T) == 16 && !std::is_same_v<Write, AtomicAdd>) {
-      // (a 16-byte compare-and-swap: not written; complex128 products into repeated indices)
-      fail<NotImplementedError>("scatter_reduce / index_reduce with a product of complex128 is not implemented on the "
-                                "GPU; compute it in complex64 or on the CPU");
     } else {
       launch_write<device_t<T>, K, Write>(out, src, v, w);
     }

@@ -2,6 +2,7 @@
 #include "backend/cuda/elementwise_launch.cuh"
 #include "backend/cuda/register.h"
 #include "backend/cuda/strided_copy.h"
+#include "backend/cuda/strided_copy_kernel.cuh"
 #include "ops/prims/shape.h"
 
 namespace lucid::cuda {
@@ -32,7 +33,7 @@ template <typename E>
 __global__ void tri_kernel(E* out, int64_t n, int64_t rows, int64_t cols, int64_t diagonal, bool lower) {
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t j = e % cols, i = (e / cols) % rows;
-    if (lower ? j - i > diagonal : j - i < diagonal) out[e] = E(0);
+    if (lower ? j - i > diagonal : j - i < diagonal) out[e] = E{};
   }
 }
 
@@ -50,7 +51,9 @@ void tri_prim(const ops::Primitive& prim, Outputs outs, Inputs) {
     case 1: tri_kernel<<<ew_grid(n), kEwThreads, 0, s>>>(static_cast<uint8_t*>(o), n, rows, cols, p.diagonal, p.lower); break;
     case 2: tri_kernel<<<ew_grid(n), kEwThreads, 0, s>>>(static_cast<uint16_t*>(o), n, rows, cols, p.diagonal, p.lower); break;
     case 4: tri_kernel<<<ew_grid(n), kEwThreads, 0, s>>>(static_cast<uint32_t*>(o), n, rows, cols, p.diagonal, p.lower); break;
-    default: tri_kernel<<<ew_grid(n), kEwThreads, 0, s>>>(static_cast<uint64_t*>(o), n, rows, cols, p.diagonal, p.lower);
+    case 8: tri_kernel<<<ew_grid(n), kEwThreads, 0, s>>>(static_cast<uint64_t*>(o), n, rows, cols, p.diagonal, p.lower); break;
+    case 16: tri_kernel<<<ew_grid(n), kEwThreads, 0, s>>>(static_cast<Bytes16*>(o), n, rows, cols, p.diagonal, p.lower); break;
+    default: fail<RuntimeError>("internal: tril/triu of ", out.itemsize(), "-byte items");
   }
   LUCID_CUDA_CHECK(cudaGetLastError());
 }

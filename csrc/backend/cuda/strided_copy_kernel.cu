@@ -8,12 +8,6 @@ namespace lucid::cuda {
 
 namespace {
 
-// 16-byte element (e.g. complex128); alignas makes the copy one 128-bit access.
-struct alignas(16) Bytes16 {
-  uint64_t lo;
-  uint64_t hi;
-};
-
 // No __restrict__: overlapping src and dst are not supported, but must not turn into
 // reads from the non-coherent cache of data this kernel writes.
 template <typename T>

@@ -16,6 +16,13 @@
 
 namespace lucid::cuda {
 
+// A 16-byte element (complex128) for kernels that only move elements; alignas makes a
+// move one 128-bit access.
+struct alignas(16) Bytes16 {
+  uint64_t lo;
+  uint64_t hi;
+};
+
 inline constexpr int kMaxCopyDims = 12;
 
 // A copy after dimension collapsing (strided_copy.cpp): `ndim` dims, outermost

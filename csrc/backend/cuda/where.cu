@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backend/cuda/elementwise_launch.cuh"
+#include "backend/cuda/strided_copy_kernel.cuh"
 
 namespace lucid::cuda {
 
@@ -93,13 +94,8 @@ void launch_where(const EwCall& call, T x_bits, T y_bits) {
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 
-// complex128's 16 bytes, moved as one value.
-struct alignas(16) Bits128 {
-  uint64_t lo, hi;
-};
-
 // The bytes of a number converted to the output's dtype, as an unsigned integer of
-// the dtype's size (Bits128 for 16).
+// the dtype's size (Bytes16 for 16).
 template <typename U>
 U number_bits(const std::optional<Scalar>& s, Dtype dtype) {
   U bits{};
@@ -140,7 +136,7 @@ void where(const EwCall& call) {
     case 2: return launch_where<uint16_t>(call, number_bits<uint16_t>(call.number[1], d), number_bits<uint16_t>(call.number[2], d));
     case 4: return launch_where<uint32_t>(call, number_bits<uint32_t>(call.number[1], d), number_bits<uint32_t>(call.number[2], d));
     case 8: return launch_where<uint64_t>(call, number_bits<uint64_t>(call.number[1], d), number_bits<uint64_t>(call.number[2], d));
-    case 16: return launch_where<Bits128>(call, number_bits<Bits128>(call.number[1], d), number_bits<Bits128>(call.number[2], d));
+    case 16: return launch_where<Bytes16>(call, number_bits<Bytes16>(call.number[1], d), number_bits<Bytes16>(call.number[2], d));
   }
   fail<RuntimeError>("internal: where on an item size of ", dtype_size(d));
 }
