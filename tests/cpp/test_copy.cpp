@@ -68,12 +68,12 @@ bool expected_cast(Dtype src, Dtype dst, cd v, cd* out) {
     case DtypeKind::Bool: *out = cd(v != cd(0, 0) ? 1 : 0, 0); return true;
     case DtypeKind::Complex: {
       *out = v;
-      std::byte buf[8];
+      std::byte buf[16];
       return write_elem(dst, buf, v);  // exact in complex64
     }
     case DtypeKind::Floating: {
       *out = cd(re, 0);
-      std::byte buf[8];
+      std::byte buf[16];
       return write_elem(dst, buf, *out);
     }
     case DtypeKind::Integer: {
@@ -129,7 +129,7 @@ TEST(HostStridedCopy, CastsBetweenEveryPair) {
         EXPECT_EQ(read_elem(dst, sparse.data() + 2 * i * di), want[i]) << "value " << in[i];
         EXPECT_EQ(sparse[(2 * i + 1) * di], std::byte{0x5a}) << "gap overwritten";
         // 0-d copy of a single element.
-        std::byte one[8];
+        std::byte one[16];
         host_strided_copy(one, {}, dst, sbuf.data() + i * si, {}, src, {});
         EXPECT_EQ(read_elem(dst, one), want[i]) << "0-d, value " << in[i];
         ++checked;
@@ -141,7 +141,7 @@ TEST(HostStridedCopy, CastsBetweenEveryPair) {
 
 TEST(HostStridedCopy, SpotChecksOfCastRules) {
   auto cast1 = [](Dtype src, cd v, Dtype dst) {
-    std::byte s[8], d[8];
+    std::byte s[16], d[16];
     EXPECT_TRUE(write_elem(src, s, v) || std::isnan(v.real()));
     host_strided_copy(d, {}, dst, s, {}, src, {});
     return read_elem(dst, d);
