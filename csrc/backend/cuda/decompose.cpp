@@ -374,12 +374,11 @@ void svd_jacobi(const ops::Svd& p, const TensorImpl* a, const TensorImpl* s_out,
 }
 
 // The 64-bit API's calls may run host work enqueued on the stream, on their host
-// workspace: it must outlive that work (freed before it, Xsytrs failed with an internal
-// error and then an illegal address on a later launch). These calls are rare and not
-// small, so the stream is waited for rather than the buffer kept.
-void keep_host_workspace_until_done(size_t host_bytes, int device) {
-  if (host_bytes) LUCID_CUDA_CHECK(cudaStreamSynchronize(stream(device)));
-}
+// workspace. Run asynchronously, Xsytrs failed with an internal error and then an
+// illegal address on a later launch (not with CUDA_LAUNCH_BLOCKING, not under
+// compute-sanitizer): each of its calls, and a geev batch that has host work, is waited
+// for. These ops are rare and not small.
+void wait_for_host_work(int device) { LUCID_CUDA_CHECK(cudaStreamSynchronize(stream(device))); }
 
 void ldl_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   const TensorImpl *a = outs[0], *piv = outs[1], *info = outs[2];
@@ -417,12 +416,13 @@ void ldl_solve_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
     GpuStorage work = CachingAllocator::instance().allocate(std::max<size_t>(device_bytes, 1), device);
     GpuStorage status = CachingAllocator::instance().allocate(sizeof(int), device);
     std::vector<unsigned char> host(std::max<size_t>(host_bytes, 1));
-    for (int64_t b = 0, count = batch_of(x, 2); b < count; ++b)
+    for (int64_t b = 0, count = batch_of(x, 2); b < count; ++b) {
       check_cusolver(s.xsytrs(h, CUBLAS_FILL_MODE_LOWER, n, k, type, item<T>(ldt, b), ld, item<int64_t>(piv, b, 1),
                               type, item<T>(x, b), ld, work.ptr(), device_bytes, host.data(), host_bytes,
                               reinterpret_cast<int*>(status.ptr())),
                      "Xsytrs");
-    keep_host_workspace_until_done(host_bytes, device);
+      wait_for_host_work(device);
+    }
   });
 }
 
@@ -460,7 +460,7 @@ void eig_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
                              v ? item<T>(v, b) : nullptr, ld, type, work.ptr(), device_bytes, host.data(),
                              host_bytes, info_at(info, b)),
                      "Xgeev");
-    keep_host_workspace_until_done(host_bytes, device);
+    if (host_bytes) wait_for_host_work(device);
   });
 }
 
