@@ -22,12 +22,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "backend/common/plan_cache.h"
 #include "backend/cpu/blas.h"
 #include "backend/cpu/register.h"
 #include "core/error.h"
@@ -188,21 +188,10 @@ std::shared_ptr<Plan> make_plan(const PlanKey& key) {
 }
 
 // Committing a descriptor costs far more than a small transform (MKL factors the
-// length and builds its twiddles), so the most recent shapes keep theirs.
-constexpr size_t kPlanCacheSize = 16;
-
+// length and builds its twiddles), so the 16 most recent shapes keep theirs.
 std::shared_ptr<Plan> plan_for(const PlanKey& key) {
-  static std::mutex mutex;
-  static std::list<std::pair<PlanKey, std::shared_ptr<Plan>>> cache;  // most recent first
-  std::lock_guard<std::mutex> lock(mutex);
-  for (auto it = cache.begin(); it != cache.end(); ++it)
-    if (it->first == key) {
-      cache.splice(cache.begin(), cache, it);
-      return cache.front().second;
-    }
-  cache.emplace_front(key, make_plan(key));
-  if (cache.size() > kPlanCacheSize) cache.pop_back();  // a plan in use lives on in its caller
-  return cache.front().second;
+  static backend::PlanCache<PlanKey, Plan, 16> cache;
+  return cache.get(key, [&] { return make_plan(key); });
 }
 
 void fft_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {

@@ -8,11 +8,11 @@
 // overwrites a C2R transform's input, so C2R runs on a copy.
 #include <cufft.h>
 
-#include <list>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "backend/common/plan_cache.h"
 #include "backend/cuda/caching_allocator.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
@@ -110,21 +110,10 @@ std::shared_ptr<Plan> make_plan(const PlanKey& key) {
 }
 
 // Torch keeps up to 4,096 plans per device; a plan here holds no work area, only
-// cuFFT's twiddles and kernel choices, so a smaller bound loses little.
-constexpr size_t kPlanCacheSize = 64;
-
+// cuFFT's twiddles and kernel choices, so a bound of 64 loses little.
 std::shared_ptr<Plan> plan_for(const PlanKey& key) {
-  static std::mutex mutex;
-  static std::list<std::pair<PlanKey, std::shared_ptr<Plan>>> cache;  // most recent first
-  std::lock_guard<std::mutex> lock(mutex);
-  for (auto it = cache.begin(); it != cache.end(); ++it)
-    if (it->first == key) {
-      cache.splice(cache.begin(), cache, it);
-      return cache.front().second;
-    }
-  cache.emplace_front(key, make_plan(key));
-  if (cache.size() > kPlanCacheSize) cache.pop_back();  // a plan in use lives on in its caller
-  return cache.front().second;
+  static backend::PlanCache<PlanKey, Plan, 64> cache;
+  return cache.get(key, [&] { return make_plan(key); });
 }
 
 cufftType type_of(FftKind kind, bool f64) {

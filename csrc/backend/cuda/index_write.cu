@@ -48,21 +48,9 @@ using ops::Outputs;
 // *at = f(*at) atomically, by compare-and-swap (Note [Writes to repeated indices on the GPU]).
 template <typename T, typename F>
 __device__ void atomic_update(T* at, F f) {
-  if constexpr (sizeof(T) == 16) {  // complex128: the 128-bit compare-and-swap of sm_90
-    using W = unsigned __int128;
-    W* word = reinterpret_cast<W*>(at);
-    W old = *word, seen;
-    do {
-      seen = old;
-      T now;
-      memcpy(&now, &seen, sizeof(T));
-      const T next = f(now);
-      W bits;
-      memcpy(&bits, &next, sizeof(T));
-      old = atomicCAS(word, seen, bits);
-    } while (old != seen);
-  } else if constexpr (sizeof(T) >= 4) {
-    using W = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+  if constexpr (sizeof(T) >= 4) {  // (16 bytes, complex128: sm_90's 128-bit compare-and-swap)
+    using W = std::conditional_t<sizeof(T) == 4, unsigned int,
+                                 std::conditional_t<sizeof(T) == 8, unsigned long long, unsigned __int128>>;
     W* word = reinterpret_cast<W*>(at);
     W old = *word, seen;
     do {
