@@ -54,14 +54,14 @@ def sinc(input):
 
 
 def float_power(input, exponent):
-    """input ** exponent in float64."""
+    """input ** exponent in double precision: float64, or complex128 when either is
+    complex (torch's)."""
     L = _lucid()
-    for v in (input, exponent):
-        if isinstance(v, Tensor) and v.dtype.is_complex:
-            raise NotImplementedError("float_power(): complex128 is not supported by lucid")
-    base = input.to(D.float64) if isinstance(input, Tensor) else L.tensor(float(input), dtype=D.float64,
-                                                                          device=exponent.device)
-    power = exponent.to(D.float64) if isinstance(exponent, Tensor) else float(exponent)
+    cplx = any((isinstance(v, Tensor) and v.dtype.is_complex) or isinstance(v, complex) for v in (input, exponent))
+    dt = D.complex128 if cplx else D.float64
+    scalar = complex if cplx else float
+    base = input.to(dt) if isinstance(input, Tensor) else L.tensor(scalar(input), dtype=dt, device=exponent.device)
+    power = exponent.to(dt) if isinstance(exponent, Tensor) else scalar(exponent)
     return base.pow(power)
 
 

@@ -160,6 +160,10 @@ def test_elementwise_helpers_match_torch(device):
           device=device)
     _same(lucid.float_power(to_lucid(torch.tensor([2, 3]), device), 2),
           torch.float_power(torch.tensor([2, 3], device=tdev(device)), 2))
+    z = torch.tensor([1 + 2j, 0.5 - 1j])  # complex: computed in complex128, as torch
+    _same(lucid.float_power(to_lucid(z, device), 2), torch.float_power(z.to(tdev(device)), 2))
+    _same(lucid.float_power(to_lucid(torch.tensor([2.0, 3.0]), device), 1j),
+          torch.float_power(torch.tensor([2.0, 3.0], device=tdev(device)), 1j))
     # ldexp's gradient is 2^e: torch 2.11's is 0 for a negative exponent (on both devices;
     # later torch fixed it), so the closed form is the reference
     x, e = torch.tensor([1.5, 2.0, -0.5], dtype=torch.float64), torch.tensor([1, -2, 3])
