@@ -168,7 +168,7 @@ def _real_input(op, x):
     x = _floating(op, x)
     if x.dtype.is_complex:
         name = "ComplexDouble" if x.dtype == D.complex128 else "ComplexFloat"
-        raise RuntimeError(f"{op} expects a real input tensor, but got {name}")
+        raise TypeError(f"{op} expects a real input tensor, but got {name}")
     return x
 
 
@@ -241,7 +241,7 @@ def _scale(norm, n, forward):
         return 1.0 / n if forward else 1.0
     if norm == "ortho":
         return 1.0 / math.sqrt(n)
-    raise ValueError(f"Invalid normalization mode: {norm}")
+    raise RuntimeError(f'Invalid normalization mode: "{norm}"')
 
 
 def _swap(norm):

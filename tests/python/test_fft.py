@@ -178,7 +178,7 @@ def test_out_argument(device):
 def test_errors(device):
     x = to_lucid(_complex(4, 8), device)
     r = to_lucid(_real(4, 8), device)
-    with pytest.raises(ValueError, match="Invalid normalization mode"):
+    with pytest.raises(RuntimeError, match='Invalid normalization mode: "sideways"'):
         lucid.fft.fft(x, norm="sideways")
     with pytest.raises(RuntimeError, match=r"Invalid number of data points \(0\)"):
         lucid.fft.fft(x, n=0)
@@ -192,9 +192,9 @@ def test_errors(device):
         lucid.fft.fftn(x, s=(1, 2, 3))
     with pytest.raises(IndexError, match="Dimension out of range"):
         lucid.fft.fft(x, dim=2)
-    with pytest.raises(RuntimeError, match="rfft expects a real input tensor"):
+    with pytest.raises(TypeError, match="rfft expects a real input tensor, but got ComplexFloat"):
         lucid.fft.rfft(x)
-    with pytest.raises(RuntimeError, match="ihfft expects a real input tensor"):
+    with pytest.raises(TypeError, match="ihfft expects a real input tensor"):
         lucid.fft.ihfft(x)
     with pytest.raises(RuntimeError, match=r"Invalid number of data points \(0\)"):
         lucid.fft.irfft(to_lucid(_complex(1), device))
