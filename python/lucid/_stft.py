@@ -90,7 +90,8 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     from . import cat, zeros
     op = "istft"
     if not input.dtype.is_complex:
-        raise RuntimeError("istft requires a complex-valued input tensor")
+        raise TypeError("istft requires a complex-valued input tensor matching the output from stft with "
+                        "return_complex=True.")
     if input.ndim not in (2, 3):
         raise RuntimeError(f"{op}: expected a tensor with 2 or 3 dimensions of complex, but got {input.ndim}D")
     hop_length, win_length = _lengths(op, n_fft, hop_length, win_length)

@@ -278,7 +278,7 @@ def test_stft_errors(device):
     with pytest.raises(RuntimeError, match="window overlap add min"):
         spec = lucid.stft(x, 16, hop_length=16, window=lucid.hann_window(16, device=device), return_complex=True)
         lucid.istft(spec, 16, hop_length=16, window=lucid.hann_window(16, device=device), center=False)
-    with pytest.raises(RuntimeError, match="complex-valued input"):
+    with pytest.raises(TypeError, match="complex-valued input"):
         lucid.istft(lucid.zeros(9, 4, device=device), 16)
 
 
