@@ -332,20 +332,11 @@ TensorPtr logit(const TensorPtr& x, std::optional<double> eps) {
 TensorPtr nan_to_num(const TensorPtr& x, std::optional<double> nan, std::optional<double> posinf,
                      std::optional<double> neginf) {
   if (is_complex(x->dtype())) {
-    // Real and imaginary parts separately, through a float32 [..., 2] alias of a
-    // contiguous copy (lucid has no view_as_real yet); not differentiable here.
-    LUCID_CHECK(!autograd::needs_grad({&x}), NotImplementedError,
-                "nan_to_num of a complex tensor that requires grad is not supported yet");
-    TensorPtr c = x->clone();
-    Shape shape = c->shape();
-    shape.push_back(2);
-    auto alias = [&](const TensorPtr& t, Dtype d, const Shape& sh) {
-      return std::make_shared<TensorImpl>(t->storage(), TensorMeta{sh, contiguous_strides(sh, int64_t(dtype_size(d))),
-                                                                    d, t->device(), t->storage_offset()});
-    };
-    const Dtype part = c->dtype() == Dtype::C128 ? Dtype::F64 : Dtype::F32;
-    TensorPtr parts = nan_to_num(alias(c, part, shape), nan, posinf, neginf);
-    return alias(parts->is_contiguous() ? parts : parts->clone(), c->dtype(), c->shape());
+    // The real and imaginary parts separately; the gradient is torch's, masked where
+    // the element (either part) is not finite.
+    return fused("NanToNumBackward0", {x}, [&] {
+      return view_as_complex(contiguous(nan_to_num(view_as_real(x), nan, posinf, neginf)));
+    }, [](const Node& n, const Grads& g) { return Grads{mul(g[0], isfinite(n.saved(0)))}; });
   }
   if (!is_floating(x->dtype())) return clone(x);
   double big = x->dtype() == Dtype::F16 ? 65504.0

@@ -327,3 +327,19 @@ def test_complex128_matches_torch(device):
     same(zl.grad, tl.grad)
     with pytest.raises(TypeError, match="complex"):
         lucid.sort(z)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_nan_to_num_of_complex_with_its_gradient(device, dtype):
+    """Each part replaced as a real tensor's; the gradient is torch's: zero for an
+    element with a non-finite part, passed through elsewhere (non-contiguous input)."""
+    inf, nan = float("inf"), float("nan")
+    t = torch.tensor([[complex(inf, 1), complex(2, nan)], [complex(-1, -inf), 3 - 4j]], dtype=getattr(torch, dtype))
+    a = lucid.tensor(t.tolist(), dtype=getattr(lucid, dtype), device=device).mT.requires_grad_()
+    b = t.mT.clone().requires_grad_()
+    out_l, out_t = lucid.nan_to_num(a, nan=0.5, posinf=9.0), torch.nan_to_num(b, nan=0.5, posinf=9.0)
+    assert out_l.dtype == a.dtype and out_l.tolist() == out_t.tolist()
+    g = torch.tensor([[1 + 1j, 2 - 1j], [0.5j, 3]], dtype=t.dtype)
+    out_l.backward(lucid.tensor(g.tolist(), dtype=a.dtype, device=device))
+    out_t.backward(g)
+    assert a.grad.tolist() == b.grad.tolist()
