@@ -227,14 +227,13 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 def adjoint(input):
-    """The conjugate transpose of the last two dims (a view; real tensors only, as lucid
-    has no conjugate view yet)."""
+    """The conjugate transpose of the last two dims (torch's mH): a view for a real
+    tensor; for a complex one a copy, lucid's conj being one (docs/ENGINE.md)."""
     if input.ndim < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
                            f"{input.ndim}-D tensor.")
-    if input.dtype.is_complex:
-        raise NotImplementedError("adjoint() of a complex tensor needs its conjugate, which lucid lacks yet")
-    return input.transpose(-2, -1)
+    t = input.transpose(-2, -1)
+    return t.conj() if input.dtype.is_complex else t
 
 
 def unfold(input, dimension, size, step):
