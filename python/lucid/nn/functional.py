@@ -19,8 +19,7 @@ def pad(input, pad, mode="constant", value=None):
     dim. constant: new elements are `value` (negative pads crop); reflect, replicate,
     circular: new elements are read from the input through an index per padded dim
     (index_select), so the backward is index_add, the adjoint of each mode."""
-    from .. import _shape
-    from .._creation import tensor
+    from .. import _shape, arange, where
 
     pads = [int(p) for p in pad]
     nd = input.ndim
@@ -68,13 +67,16 @@ def pad(input, pad, mode="constant", value=None):
                                f"but got: padding ({lo}, {hi}) at dimension {d} of input {list(input.shape)}")
         if mode == "circular" and (lo > n or hi > n):
             raise RuntimeError("Padding value causes wrapping around more than once.")
+        # the source position of each output position i in [-lo, n + hi), computed on the
+        # device (a Python list of them cost milliseconds for long signals: stft's pad)
+        i = arange(-lo, n + hi, dtype=_int64(), device=input.device)
         if mode == "reflect":
-            src = [abs(i) if i < n else 2 * (n - 1) - i for i in range(-lo, n + hi)]
+            src = where(i < n, i.abs(), 2 * (n - 1) - i)
         elif mode == "replicate":
-            src = [_builtins.min(_builtins.max(i, 0), n - 1) for i in range(-lo, n + hi)]
+            src = i.clamp(0, n - 1)
         else:
-            src = [i % n for i in range(-lo, n + hi)]
-        out = _shape.index_select(out, d, tensor(src, dtype=_int64(), device=input.device))
+            src = i.remainder(n)
+        out = _shape.index_select(out, d, src)
     return out
 
 
