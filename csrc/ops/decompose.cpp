@@ -181,7 +181,7 @@ TensorPtr ldl_solve(const TensorPtr& ld, const TensorPtr& pivots, const TensorPt
               RuntimeError, op, ": incompatible shapes: LD ", shape_str(ld->shape()), ", pivots ",
               shape_str(pivots->shape()), ", B ", shape_str(b->shape()));
   TensorPtr x = column_major(b);
-  TensorPtr l = column_major_input(ld), p = contiguous_as(pivots, Dtype::I64);
+  TensorPtr l = column_major_input(ld), p = contiguous_as(pivots, Dtype::I32);
   launch(LdlSolve{}, {x.get()}, {l.get(), p.get()});
   return x;
 }

@@ -178,10 +178,15 @@ def test_ldl_factor_and_solve_match_torch(dev, dtype, tol):
         assert piv.tolist() == tpiv.tolist()
     assert piv.dtype == lucid.int32 and (piv < 0).any()
     B = _rand(3, 5, 2, seed=4).to(dtype)
-    X = LA.ldl_solve(LD, piv, to_lucid(B, dev))
-    _close(X, torch.linalg.solve(S, B), tol * 10)
-    Xb = LA.ldl_solve(LD[:1], piv[:1], to_lucid(B, dev))  # one factorization, three right-hand sides
-    _close(Xb, torch.linalg.solve(S[:1], B), tol * 10)
+    if dev == "gpu":  # (no GPU solve yet: cuSOLVER's Xsytrs proved unsafe; it refuses, saying so)
+        with pytest.raises(NotImplementedError, match="not available on the GPU yet"):
+            LA.ldl_solve(LD, piv, to_lucid(B, dev))
+        LD, piv = LD.cpu(), piv.cpu()  # (the GPU's factors, checked by the CPU's solve)
+    if lucid._C._has_lapack():
+        X = LA.ldl_solve(LD, piv, to_lucid(B, "cpu"))
+        _close(X, torch.linalg.solve(S, B), tol * 10)
+        Xb = LA.ldl_solve(LD[:1], piv[:1], to_lucid(B, "cpu"))  # one factorization, three right-hand sides
+        _close(Xb, torch.linalg.solve(S[:1], B), tol * 10)
     out = LA.ldl_factor_ex(to_lucid(torch.zeros(2, 3, 3, dtype=dtype), dev))
     assert out.info.tolist() == [1, 1] if dev == "cpu" else min(out.info.tolist()) > 0  # (cuSOLVER's index differs)
     with pytest.raises(LA.LinAlgError, match=r"\(Batch element 0\): .*exactly singular"):

@@ -402,10 +402,9 @@ void ldl_solve_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
   const char uplo = 'L';
   visit_real(ldt->dtype(), "linalg.ldl_solve", [&]<class T>() {
     each_matrix(batch_of(x, 2), n, [&](int64_t b) {
-      const int64_t* wide = reinterpret_cast<const int64_t*>(piv->host_ptr()) + b * n;
-      std::vector<int> ipiv(wide, wide + n);
+      const int* ipiv = reinterpret_cast<const int*>(piv->host_ptr()) + b * n;
       int info = 0;
-      LUCID_LAPACK(sytrs, T, &uplo, &n, &k, matrix<T>(ldt, b), &ld, ipiv.data(), matrix<T>(x, b), &ld, &info, 1);
+      LUCID_LAPACK(sytrs, T, &uplo, &n, &k, matrix<T>(ldt, b), &ld, ipiv, matrix<T>(x, b), &ld, &info, 1);
     });
   });
 }

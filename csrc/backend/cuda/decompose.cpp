@@ -374,10 +374,8 @@ void svd_jacobi(const ops::Svd& p, const TensorImpl* a, const TensorImpl* s_out,
 }
 
 // The 64-bit API's calls may run host work enqueued on the stream, on their host
-// workspace. Run asynchronously, Xsytrs failed with an internal error and then an
-// illegal address on a later launch (not with CUDA_LAUNCH_BLOCKING, not under
-// compute-sanitizer): each of its calls, and a geev batch that has host work, is waited
-// for. These ops are rare and not small.
+// workspace, which must outlive it: a geev batch that has host work is waited for
+// (a rare op, and not a small one).
 void wait_for_host_work(int device) { LUCID_CUDA_CHECK(cudaStreamSynchronize(stream(device))); }
 
 void ldl_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
@@ -399,31 +397,13 @@ void ldl_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   });
 }
 
-void ldl_solve_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
-  const TensorImpl *ldt = ins[0], *piv = ins[1], *x = outs[0];
-  const int64_t n = rows(ldt), k = cols(x), ld = std::max<int64_t>(1, n);
-  const int device = x->device().index;
-  if (n == 0 || k == 0) return;
-  DeviceGuard guard(device);
-  visit_real(ldt->dtype(), "linalg.ldl_solve", [&]<class T>() {
-    const SolverApi& s = cusolver();
-    cusolverDnHandle_t h = cusolver_handle(device);
-    const cudaDataType type = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
-    size_t device_bytes = 0, host_bytes = 0;
-    check_cusolver(s.xsytrs_size(h, CUBLAS_FILL_MODE_LOWER, n, k, type, item<T>(ldt, 0), ld, item<int64_t>(piv, 0, 1),
-                                 type, item<T>(x, 0), ld, &device_bytes, &host_bytes),
-                   "Xsytrs_bufferSize");
-    GpuStorage work = CachingAllocator::instance().allocate(std::max<size_t>(device_bytes, 1), device);
-    GpuStorage status = CachingAllocator::instance().allocate(sizeof(int), device);
-    std::vector<unsigned char> host(std::max<size_t>(host_bytes, 1));
-    for (int64_t b = 0, count = batch_of(x, 2); b < count; ++b) {
-      check_cusolver(s.xsytrs(h, CUBLAS_FILL_MODE_LOWER, n, k, type, item<T>(ldt, b), ld, item<int64_t>(piv, b, 1),
-                              type, item<T>(x, b), ld, work.ptr(), device_bytes, host.data(), host_bytes,
-                              reinterpret_cast<int*>(status.ptr())),
-                     "Xsytrs");
-      wait_for_host_work(device);
-    }
-  });
+// cuSOLVER's Xsytrs, run asynchronously, failed with an internal error and left an
+// illegal address behind (which poisons the device for the process); waiting for each
+// call passed alone but not in a loaded whole-suite run, unexplained. Until a solve
+// that is known sound is written, the GPU refuses rather than risk the context.
+void ldl_solve_kernel(const ops::Primitive& prim, Outputs, Inputs) {
+  fail<NotImplementedError>(prim.name(), " is not available on the GPU yet (cuSOLVER's Xsytrs proved unsafe in "
+                            "testing); solve on the CPU: linalg.ldl_solve(LD.cpu(), pivots.cpu(), B.cpu())");
 }
 
 // One matrix at a time through the 64-bit API's geev (LAPACK's algorithm, with its

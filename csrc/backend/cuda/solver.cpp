@@ -57,8 +57,6 @@ const SolverApi& cusolver() {
     LUCID_BIND(dsytrf_size, cusolverDnDsytrf_bufferSize);
     LUCID_BIND(ssytrf, cusolverDnSsytrf);
     LUCID_BIND(dsytrf, cusolverDnDsytrf);
-    LUCID_BIND(xsytrs_size, cusolverDnXsytrs_bufferSize);
-    LUCID_BIND(xsytrs, cusolverDnXsytrs);
     LUCID_BIND(create_params, cusolverDnCreateParams);
     LUCID_BIND(xgeev_size, cusolverDnXgeev_bufferSize);
     LUCID_BIND(xgeev, cusolverDnXgeev);

@@ -38,8 +38,6 @@ struct SolverApi {
   decltype(&cusolverDnDsytrf_bufferSize) dsytrf_size;
   decltype(&cusolverDnSsytrf) ssytrf;
   decltype(&cusolverDnDsytrf) dsytrf;
-  decltype(&cusolverDnXsytrs_bufferSize) xsytrs_size;
-  decltype(&cusolverDnXsytrs) xsytrs;
   decltype(&cusolverDnCreateParams) create_params;
   decltype(&cusolverDnXgeev_bufferSize) xgeev_size;
   decltype(&cusolverDnXgeev) xgeev;

@@ -93,9 +93,9 @@ struct LdlFactor : PrimitiveOf<Prim::LdlFactor, LdlFactor> {
   const char* name() const override { return "linalg.ldl_factor"; }
 };
 
-// X = A^-1 B from LdlFactor's result (sytrs). ins: {ld [*, n, n], pivots int64 [*, n]
-// (LdlFactor's, widened: cuSOLVER's sytrs takes 64-bit pivots)}; outs: {b [*, n, k]
-// (in: B; out: X)}; one batch shape for all.
+// X = A^-1 B from LdlFactor's result (sytrs). ins: {ld [*, n, n], pivots int32 [*, n]};
+// outs: {b [*, n, k] (in: B; out: X)}; one batch shape for all. (No GPU solve yet: its
+// kernel refuses, backend/cuda/decompose.cpp says why.)
 struct LdlSolve : PrimitiveOf<Prim::LdlSolve, LdlSolve> {
   const char* name() const override { return "linalg.ldl_solve"; }
 };
