@@ -198,17 +198,12 @@ void fft_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::Fft>(prim);
   const TensorImpl* x = ins[0];
   TensorImpl* y = outs[0];
-  const TensorImpl* signal = p.kind == FftKind::C2R ? y : x;
+  const ops::FftShape shape = ops::fft_shape(p, *x, *y);
   PlanKey key;
   key.real = p.kind != FftKind::C2C;
-  key.f64 = signal->dtype() == Dtype::F64 || signal->dtype() == Dtype::C128;
-  const int64_t r = signal->ndim();
-  int64_t size = 1;
-  for (int64_t d = r - p.rank; d < r; ++d) {
-    key.dims.push_back(signal->shape()[d]);
-    size *= signal->shape()[d];
-  }
-  key.batch = signal->numel() / size;
+  key.f64 = shape.f64;
+  key.dims.assign(shape.dims.begin(), shape.dims.end());
+  key.batch = shape.batch;
   std::shared_ptr<Plan> plan = plan_for(key);
   const MklApi& api = mkl();
   std::lock_guard<std::mutex> lock(plan->mutex);

@@ -131,18 +131,13 @@ void fft_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   TensorImpl* y = outs[0];
   const int device = y->device().index;
   DeviceGuard guard(device);
-  const TensorImpl* signal = p.kind == FftKind::C2R ? y : x;
+  const ops::FftShape shape = ops::fft_shape(p, *x, *y);
+  const bool f64 = shape.f64;
   PlanKey key;
   key.device = device;
-  const bool f64 = signal->dtype() == Dtype::F64 || signal->dtype() == Dtype::C128;
   key.type = type_of(p.kind, f64);
-  const int64_t r = signal->ndim();
-  int64_t size = 1;
-  for (int64_t d = r - p.rank; d < r; ++d) {
-    key.dims.push_back(signal->shape()[d]);
-    size *= signal->shape()[d];
-  }
-  key.batch = signal->numel() / size;
+  key.dims.assign(shape.dims.begin(), shape.dims.end());
+  key.batch = shape.batch;
   std::shared_ptr<Plan> plan = plan_for(key);
   const CufftApi& api = cufft();
   cudaStream_t s = stream(device);

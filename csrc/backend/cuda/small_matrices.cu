@@ -112,16 +112,9 @@ __global__ void org2r_kernel(T* a, const T* tau, int m, int n, int k, int64_t co
   store(sm, mat, m, n);
 }
 
-template <class F>
-void visit_real(Dtype d, const char* op, F&& f) {
-  switch (d) {
-    case Dtype::F32: return f.template operator()<float>();
-    case Dtype::F64: return f.template operator()<double>();
-    default: fail<NotImplementedError>(op, ": not implemented for '", dtype_name(d), "' on the GPU");
-  }
-}
-
-void check_small(int m, int n, int64_t count) {
+void check_small(Dtype dtype, int m, int n, int64_t count) {
+  LUCID_CHECK(dtype == Dtype::F32 || dtype == Dtype::F64, RuntimeError, "internal: small-matrix QR of ",
+              dtype_name(dtype));
   LUCID_CHECK(m >= 1 && n >= 1 && m <= kSmallOrder && n <= kSmallOrder && count < (int64_t(1) << 31),
               RuntimeError, "internal: batched small-matrix QR of ", count, " [", m, ", ", n, "] matrices");
 }
@@ -137,10 +130,10 @@ void fill_pointer_array(void** out, void* base, int64_t step_bytes, int64_t coun
 }
 
 void batched_geqr2(Dtype dtype, void* a, void* tau, int m, int n, int64_t count, int device) {
-  check_small(m, n, count);
+  check_small(dtype, m, n, count);
   if (count == 0) return;
   DeviceGuard guard(device);
-  visit_real(dtype, "linalg.qr", [&]<class T>() {
+  visit_float32_or_64(dtype, [&]<class T>(T) {
     geqr2_kernel<T><<<unsigned(count), kSmallOrder, 0, stream(device)>>>(static_cast<T*>(a), static_cast<T*>(tau),
                                                                          m, n, count);
   });
@@ -148,11 +141,11 @@ void batched_geqr2(Dtype dtype, void* a, void* tau, int m, int n, int64_t count,
 }
 
 void batched_org2r(Dtype dtype, void* a, const void* tau, int m, int n, int k, int64_t count, int device) {
-  check_small(m, n, count);
+  check_small(dtype, m, n, count);
   LUCID_CHECK(k >= 0 && k <= n && n <= m, RuntimeError, "internal: org2r of k = ", k, " for [", m, ", ", n, "]");
   if (count == 0) return;
   DeviceGuard guard(device);
-  visit_real(dtype, "linalg.householder_product", [&]<class T>() {
+  visit_float32_or_64(dtype, [&]<class T>(T) {
     org2r_kernel<T><<<unsigned(count), kSmallOrder, 0, stream(device)>>>(static_cast<T*>(a),
                                                                          static_cast<const T*>(tau), m, n, k, count);
   });

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ops/primitive.h"
 
@@ -27,5 +28,26 @@ struct Fft : PrimitiveOf<Prim::Fft, Fft> {
   int rank = 1;
   const char* name() const override { return "fft"; }
 };
+
+// What a kernel plans by: the real side's signal sizes, the batch, the precision.
+struct FftShape {
+  std::vector<int64_t> dims;
+  int64_t batch = 1;
+  bool f64 = false;  // float64 / complex128
+};
+
+inline FftShape fft_shape(const Fft& p, const TensorImpl& x, const TensorImpl& y) {
+  const TensorImpl& signal = p.kind == FftKind::C2R ? y : x;
+  FftShape s;
+  s.f64 = signal.dtype() == Dtype::F64 || signal.dtype() == Dtype::C128;
+  const int64_t r = signal.ndim();
+  int64_t size = 1;
+  for (int64_t d = r - p.rank; d < r; ++d) {
+    s.dims.push_back(signal.shape()[d]);
+    size *= signal.shape()[d];
+  }
+  s.batch = signal.numel() / size;
+  return s;
+}
 
 }  // namespace lucid::ops
