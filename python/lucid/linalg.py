@@ -392,16 +392,6 @@ def _logdet(A):
 
 # ---- Cholesky and triangular solves ----------------------------------------------------
 
-def _nan_pivot_info(L, info):
-    """Reference LAPACK's (and torch's) potrf stops at a NaN pivot; OpenBLAS's carries on
-    (cuSOLVER's may too): where info is 0, the order of L's first NaN diagonal entry, on
-    the device (no host wait)."""
-    from . import where
-    nan = L.diagonal(0, -2, -1).isnan()
-    first = nan.int().argmax(-1).int() + 1
-    return where((info == 0) & nan.any(-1), first, info)
-
-
 class _Cholesky(Function):
     """L of A = L L^H; gA = L^-H Phi(L^H gL) L^-1, Phi taking the lower triangle with
     half its diagonal, symmetrised (torch's cholesky_backward: L^-1 dA L^-H = X + X^H
@@ -409,9 +399,7 @@ class _Cholesky(Function):
 
     @staticmethod
     def forward(ctx, A):
-        L, info = _C._linalg_cholesky(A)
-        L = L.tril()
-        info = _nan_pivot_info(L, info)
+        L, info = _C._linalg_cholesky(A)  # (L's upper triangle zeroed; info stops at a NaN pivot)
         ctx.save_for_backward(L)
         ctx.mark_non_differentiable(info)
         return L, info

@@ -94,6 +94,27 @@ def test_singular_and_indefinite_inputs_raise_torchs_errors(dev):
     assert LA.cholesky_ex(to_lucid(N, dev)).info.item() == 2
 
 
+@pytest.mark.parametrize("shape", [(6, 5, 5), (3, 40, 40), (1, 5, 5)])
+def test_cholesky_info_names_each_failing_matrix(dev, shape):
+    """Per batch element, info is LAPACK's (torch's): the order of the first pivot that
+    is not positive, a NaN pivot included (OpenBLAS and cuSOLVER do not stop there; the
+    kernels check); L's upper triangle is zero; the other matrices' factors are torch's.
+    Batches of small matrices and single large ones take different kernels on the GPU."""
+    S = _spd(*shape)
+    if shape[0] > 1:
+        S[1, 2, 2] = float("nan")
+        S[-1, 3, 3] = -50.0
+    L, info = LA.cholesky_ex(to_lucid(S, dev))
+    tL, tinfo = torch.linalg.cholesky_ex(S)
+    assert info.tolist() == tinfo.tolist()
+    assert not bool(L.triu(1).cpu().isnan().any()) and float(L.triu(1).abs().sum()) == 0
+    ok = tinfo == 0
+    _close(L[to_lucid(ok, dev)], tL[ok])
+    if shape[0] > 1:
+        with pytest.raises(LA.LinAlgError, match=r"\(Batch element 1\): The factorization could not be completed"):
+            LA.cholesky(to_lucid(S, dev))
+
+
 def test_bad_operands_raise(dev):
     with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor as input. Got Long"):
         LA.inv(lucid.ones(3, 3, dtype=lucid.int64, device=dev))

@@ -270,6 +270,18 @@ void lu_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   });
 }
 
+// The Cholesky primitive's contract past potrf's: the strict upper triangle zeroed, and
+// info naming the first NaN pivot, where reference LAPACK (and torch) stops and
+// OpenBLAS's potrf carries on.
+template <class T>
+int finish_cholesky(int n, T* a, int info) {
+  for (int j = 0; j < n; ++j) {
+    if (info == 0 && std::isnan(a[j + j * n])) info = j + 1;
+    for (int i = 0; i < j; ++i) a[i + j * n] = T(0);
+  }
+  return info;
+}
+
 void cholesky_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   const TensorImpl* a = outs[0];
   const int n = rows(a), ld = std::max(1, n);
@@ -281,7 +293,7 @@ void cholesky_kernel(const ops::Primitive&, Outputs outs, Inputs) {
       int info = 0;
       if (small) info = small_cholesky(n, matrix<T>(a, b), ld);
       else if (n > 0) LUCID_LAPACK(potrf, T, &uplo, &n, matrix<T>(a, b), &ld, &info, 1);
-      info_of(outs[1])[b] = info;
+      info_of(outs[1])[b] = finish_cholesky(n, matrix<T>(a, b), info);
     });
   });
 }

@@ -2,7 +2,7 @@
 // routines (and cuBLAS's trsm), one call per matrix of the batch on the device's
 // stream, the workspace sized once for the batch; a batch of small matrices (at most
 // kBatchedSize) goes to the batched routines instead, one call for the whole batch
-// (cuBLAS's getrf/getrs/trsm, cuSOLVER's potrf and Jacobi syevj, small_matrices.h's
+// (cuBLAS's getrf/getrs/trsm, cuSOLVER's Jacobi syevj, small_matrices.h's Cholesky and
 // Householder QR, which also takes a single small matrix): a call costs some
 // microseconds of host time, which 4096 separate 8 x 8 factorizations would spend
 // thousands of times. info goes straight from cuSOLVER to the op's int32 tensor (the
@@ -162,10 +162,7 @@ void cholesky_kernel(const ops::Primitive&, Outputs outs, Inputs) {
     cusolverDnHandle_t h = cusolver_handle(device);
     const cublasFillMode_t lower = CUBLAS_FILL_MODE_LOWER;
     if (count > 1 && n <= kBatchedSize) {
-      GpuStorage ptrs = pointer_array<T>(a, count, device);
-      check_cusolver(pick<T>(s.spotrf_batched, s.dpotrf_batched)(h, lower, n, pointers<T>(ptrs), ld,
-                                                                 info_at(info, 0), int(count)),
-                     "potrfBatched");
+      batched_potf2(a->dtype(), a->data_ptr(), info_at(info, 0), n, count, device);
       return;
     }
     int lwork = 0;
@@ -175,6 +172,7 @@ void cholesky_kernel(const ops::Primitive&, Outputs outs, Inputs) {
       check_cusolver(pick<T>(s.spotrf, s.dpotrf)(h, lower, n, item<T>(a, b), ld, reinterpret_cast<T*>(work.ptr()),
                                                  lwork, info_at(info, b)),
                      "potrf");
+    finish_cholesky(a->dtype(), a->data_ptr(), info_at(info, 0), n, count, device);
   });
 }
 

@@ -1,4 +1,4 @@
-// Kernels for batches of small matrices (small_matrices.h).
+// Kernels for batches of small matrices (small_matrices.h), and Cholesky's finishing pass.
 //
 // Householder QR runs one warp per matrix, the matrix in shared memory, lane t owning
 // row t: a column's norm and a reflector's dot products are warp sums, its updates one
@@ -112,6 +112,57 @@ __global__ void org2r_kernel(T* a, const T* tau, int m, int n, int k, int64_t co
   store(sm, mat, m, n);
 }
 
+// LAPACK's potf2 (lower), one warp per matrix, lane t owning row t: column j is scaled by
+// its pivot's root, then the trailing lower triangle loses its outer product, so each
+// entry's updates come in LAPACK's order. Stops at the first pivot that is not positive
+// (NaN included), as LAPACK's potf2, info = its order; the strict upper triangle zeroed.
+template <class T>
+__global__ void potf2_kernel(T* a, int* info, int n, int64_t count) {
+  __shared__ SharedMatrix<T> sm;
+  const int64_t b = blockIdx.x;
+  const int t = threadIdx.x;
+  T* mat = a + b * n * n;
+  load(sm, mat, n, n);
+  int failed = 0;
+  for (int j = 0; j < n; ++j) {
+    const T ajj = sm.s[j][j];
+    if (!(ajj > T(0))) {  // (the same shared value in every lane: the warp leaves together)
+      failed = j + 1;
+      break;
+    }
+    const T root = sqrt(ajj);
+    __syncwarp();
+    if (t == j) sm.s[j][j] = root;
+    if (t > j && t < n) sm.s[j][t] /= root;
+    __syncwarp();
+    if (t > j && t < n)
+      for (int c = j + 1; c <= t; ++c) sm.s[c][t] -= sm.s[j][t] * sm.s[j][c];
+    __syncwarp();
+  }
+  for (int c = t + 1; c < n; ++c) sm.s[c][t] = T(0);
+  __syncwarp();
+  store(sm, mat, n, n);
+  if (t == 0) info[b] = failed;
+}
+
+// The Cholesky primitive's contract past cuSOLVER's potrf (one block per matrix): the
+// strict upper triangle zeroed, and where potrf reported success, info naming the first
+// NaN pivot (reference LAPACK stops there; cuSOLVER carries on).
+template <class T>
+__global__ void finish_cholesky_kernel(T* a, int* info, int n) {
+  __shared__ int first_nan;
+  const int64_t b = blockIdx.x;
+  T* mat = a + b * int64_t(n) * n;
+  if (threadIdx.x == 0) first_nan = n + 1;
+  __syncthreads();
+  for (int j = threadIdx.x; j < n; j += blockDim.x)
+    if (isnan(mat[j + int64_t(j) * n])) atomicMin(&first_nan, j + 1);
+  for (int j = 1; j < n; ++j)
+    for (int i = threadIdx.x; i < j; i += blockDim.x) mat[i + int64_t(j) * n] = T(0);
+  __syncthreads();
+  if (threadIdx.x == 0 && info[b] == 0 && first_nan <= n) info[b] = first_nan;
+}
+
 void check_small(Dtype dtype, int m, int n, int64_t count) {
   LUCID_CHECK(dtype == Dtype::F32 || dtype == Dtype::F64, RuntimeError, "internal: small-matrix QR of ",
               dtype_name(dtype));
@@ -126,6 +177,26 @@ void fill_pointer_array(void** out, void* base, int64_t step_bytes, int64_t coun
   DeviceGuard guard(device);
   const unsigned blocks = unsigned(std::min<int64_t>((count + 255) / 256, 4096));
   pointer_kernel<<<blocks, 256, 0, stream(device)>>>(out, static_cast<char*>(base), step_bytes, count);
+  LUCID_CUDA_CHECK(cudaGetLastError());
+}
+
+void batched_potf2(Dtype dtype, void* a, int* info, int n, int64_t count, int device) {
+  check_small(dtype, n, n, count);
+  if (count == 0) return;
+  DeviceGuard guard(device);
+  visit_float32_or_64(dtype, [&]<class T>(T) {
+    potf2_kernel<T><<<unsigned(count), kSmallOrder, 0, stream(device)>>>(static_cast<T*>(a), info, n, count);
+  });
+  LUCID_CUDA_CHECK(cudaGetLastError());
+}
+
+void finish_cholesky(Dtype dtype, void* a, int* info, int n, int64_t count, int device) {
+  LUCID_CHECK(count < (int64_t(1) << 31), RuntimeError, "internal: a batch of ", count, " Cholesky factors");
+  if (count == 0 || n == 0) return;
+  DeviceGuard guard(device);
+  visit_float32_or_64(dtype, [&]<class T>(T) {
+    finish_cholesky_kernel<T><<<unsigned(count), 256, 0, stream(device)>>>(static_cast<T*>(a), info, n);
+  });
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -64,8 +64,6 @@ const SolverApi& cusolver() {
     LUCID_BIND(dgesvdj_size, cusolverDnDgesvdj_bufferSize);
     LUCID_BIND(sgesvdj, cusolverDnSgesvdj);
     LUCID_BIND(dgesvdj, cusolverDnDgesvdj);
-    LUCID_BIND(spotrf_batched, cusolverDnSpotrfBatched);
-    LUCID_BIND(dpotrf_batched, cusolverDnDpotrfBatched);
     LUCID_BIND(create_syevj_info, cusolverDnCreateSyevjInfo);
     LUCID_BIND(ssyevj_batched_size, cusolverDnSsyevjBatched_bufferSize);
     LUCID_BIND(dsyevj_batched_size, cusolverDnDsyevjBatched_bufferSize);

@@ -46,8 +46,6 @@ struct SolverApi {
   decltype(&cusolverDnSgesvdj) sgesvdj;
   decltype(&cusolverDnDgesvdj) dgesvdj;
   // batches of small matrices in one call
-  decltype(&cusolverDnSpotrfBatched) spotrf_batched;
-  decltype(&cusolverDnDpotrfBatched) dpotrf_batched;
   decltype(&cusolverDnCreateSyevjInfo) create_syevj_info;
   decltype(&cusolverDnSsyevjBatched_bufferSize) ssyevj_batched_size;
   decltype(&cusolverDnDsyevjBatched_bufferSize) dsyevj_batched_size;

@@ -28,8 +28,9 @@ struct LuSolve : PrimitiveOf<Prim::LuSolve, LuSolve> {
 };
 
 // A = L L^H (potrf). outs: {a [*, n, n] (in: A, only its lower triangle read; out: L
-// in the lower triangle, the strict upper one left as it was), info}. info > 0: the
-// leading minor of that order is not positive-definite.
+// in the lower triangle, the strict upper one zeroed), info}. info > 0: the leading
+// minor of that order is not positive-definite, or its pivot is NaN (reference
+// LAPACK's stop, which OpenBLAS's and cuSOLVER's potrf do not make: the kernels check).
 struct Cholesky : PrimitiveOf<Prim::Cholesky, Cholesky> {
   const char* name() const override { return "linalg.cholesky"; }
 };
