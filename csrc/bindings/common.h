@@ -73,6 +73,7 @@ void init_gpu(nb::module_& m);
 void init_indexing(nb::module_& m, TensorClass& cls);
 void init_linalg(nb::module_& m, TensorClass& cls);
 void init_fft(nb::module_& m);  // bindings/fft.cpp
+void init_sparse(nb::module_& m);  // bindings/sparse.cpp (after init_linalg: overloads mm, matmul)
 void init_shape(nb::module_& m);
 void init_norm(nb::module_& m);  // bindings/norm.cpp
 void init_seq(nb::module_& m);  // bindings/seq.cpp

@@ -106,6 +106,7 @@ NB_MODULE(_C, m) {
   lucid::bindings::init_indexing(m, tensor_class);
   lucid::bindings::init_linalg(m, tensor_class);
   lucid::bindings::init_fft(m);
+  lucid::bindings::init_sparse(m);
   lucid::bindings::init_shape(m);
   lucid::bindings::init_norm(m);
   lucid::bindings::init_seq(m);

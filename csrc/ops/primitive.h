@@ -32,6 +32,7 @@ namespace lucid::ops {
 #define LUCID_LINALG_PRIMITIVES(X) X(Gemm) X(Conj) X(LuFactor) X(LuSolve) X(Cholesky) X(TriangularSolve) \
   X(QrFactor) X(HouseholderProduct) X(Eigh) X(Eig) X(Svd) X(LdlFactor) X(LdlSolve)
 #define LUCID_FFT_PRIMITIVES(X) X(Fft)
+#define LUCID_SPARSE_PRIMITIVES(X) X(CsrMatmul)
 #define LUCID_SPATIAL_PRIMITIVES(X) X(ConvForward) X(ConvTranspose) X(ConvWeightGrad) X(Im2Col) X(Col2Im) \
   X(MaxPool) X(AvgPool) X(ResampleTaps) X(GridSample) X(GridSampleBackward)
 #define LUCID_INDEX_PRIMITIVES(X) X(Gather) X(Scatter) X(IndexSelect) X(IndexAdd) X(MaskedFill) \
@@ -59,6 +60,7 @@ namespace lucid::ops {
   LUCID_REDUCE_PRIMITIVES(X) \
   LUCID_LINALG_PRIMITIVES(X) \
   LUCID_FFT_PRIMITIVES(X) \
+  LUCID_SPARSE_PRIMITIVES(X) \
   LUCID_SPATIAL_PRIMITIVES(X) \
   LUCID_INDEX_PRIMITIVES(X) \
   LUCID_SHAPE_PRIMITIVES(X) \

@@ -128,6 +128,10 @@ for _name, _fn, _method in linalg._TOP_LEVEL:  # torch.det, Tensor.inverse, ...
 del _name, _fn, _method
 from . import signal  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
+from . import _sparse  # noqa: E402  (sparse tensors: sparse_coo_tensor, Tensor.to_sparse, layouts)
+_sparse.install(globals())
+from . import sparse  # noqa: E402,F401
+spmm = sparse.spmm
 from ._stft import istft, stft  # noqa: E402,F401
 Tensor.stft, Tensor.istft = stft, istft
 from . import _upstream  # noqa: E402  (isreal, Tensor.mH / H, histogram2d, pad, expand_dims, ...)

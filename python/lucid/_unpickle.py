@@ -145,6 +145,7 @@ def _default_globals():
     from ._size import Size
     from ._tensor import Tensor
     from .nn.parameter import Parameter  # here: lucid.nn imports much of lucid
+    from . import _sparse
 
     table = {
         "collections.OrderedDict": collections.OrderedDict, "collections.Counter": collections.Counter,
@@ -155,6 +156,9 @@ def _default_globals():
         "torch.nn.parameter.Parameter": Parameter,
         # what lucid's format version 1 names
         "lucid._dtype._dtype_by_name": _dtype_by_name, "lucid._device.device": device, "lucid._size.Size": Size,
+        # sparse tensors (their members checked as any new one's)
+        "lucid._sparse._rebuild": _sparse._rebuild, "lucid._sparse.sparse_coo": _sparse.sparse_coo,
+        "lucid._sparse.sparse_csr": _sparse.sparse_csr, "lucid._sparse.strided": _sparse.strided,
     }
     table.update({f"torch.{name}": dt for name, dt in D._BY_NAME.items()})
     return table

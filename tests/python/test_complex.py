@@ -336,10 +336,14 @@ def test_nan_to_num_of_complex_with_its_gradient(device, dtype):
     inf, nan = float("inf"), float("nan")
     t = torch.tensor([[complex(inf, 1), complex(2, nan)], [complex(-1, -inf), 3 - 4j]], dtype=getattr(torch, dtype))
     a = lucid.tensor(t.tolist(), dtype=getattr(lucid, dtype), device=device).mT.requires_grad_()
-    b = t.mT.clone().requires_grad_()
-    out_l, out_t = lucid.nan_to_num(a, nan=0.5, posinf=9.0), torch.nan_to_num(b, nan=0.5, posinf=9.0)
+    out_l, out_t = lucid.nan_to_num(a, nan=0.5, posinf=9.0), torch.nan_to_num(t.mT, nan=0.5, posinf=9.0)
     assert out_l.dtype == a.dtype and out_l.tolist() == out_t.tolist()
     g = torch.tensor([[1 + 1j, 2 - 1j], [0.5j, 3]], dtype=t.dtype)
     out_l.backward(lucid.tensor(g.tolist(), dtype=a.dtype, device=device))
-    out_t.backward(g)
+    assert a.grad.tolist() == torch.where(t.mT.isfinite(), g, 0).tolist()
+    b = t.mT.clone().requires_grad_()
+    try:  # (torch before 2.12 has no complex gradient here)
+        torch.nan_to_num(b, nan=0.5, posinf=9.0).backward(g)
+    except RuntimeError:
+        return
     assert a.grad.tolist() == b.grad.tolist()

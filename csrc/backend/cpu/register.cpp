@@ -8,6 +8,7 @@ void register_kernels() {
   register_linalg_kernels();
   register_decompose_kernels();
   register_fft_kernels();
+  register_sparse_kernels();
   register_spatial_kernels();
   register_index_kernels();
   register_shape_kernels();

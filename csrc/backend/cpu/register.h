@@ -14,6 +14,7 @@ void register_reduce_kernels();
 void register_linalg_kernels();
 void register_decompose_kernels();  // lapack.cpp: the decompositions
 void register_fft_kernels();        // fft.cpp: MKL's DFTI
+void register_sparse_kernels();     // sparse.cpp
 void register_spatial_kernels();
 void register_index_kernels();
 void register_shape_kernels();

@@ -35,6 +35,7 @@ void register_kernels() {
   register_attention_kernels();
   register_decompose_kernels();
   register_fft_kernels();
+  register_sparse_kernels();
 }
 
 }  // namespace lucid::cuda

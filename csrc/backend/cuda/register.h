@@ -43,6 +43,7 @@ void register_sort_kernels();  // sort.cu: SortRows, SearchSorted
 void register_attention_kernels();  // attention.cpp: cuDNN's flash attention
 void register_decompose_kernels();  // decompose.cpp: cuSOLVER's decompositions
 void register_fft_kernels();        // fft.cpp: cuFFT
+void register_sparse_kernels();     // sparse.cpp: cuSPARSE
 
 // Whether AttentionForward and AttentionBackward of these GPU operands (as laid out,
 // ops::attention_operand) run as cuDNN's flash attention: 16-bit, head dims cuDNN
