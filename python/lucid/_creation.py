@@ -123,6 +123,32 @@ def _filled(size, value, dtype, device, requires_grad, pin_memory, what):
     return t
 
 
+def _dense_layout(layout, what):
+    """torch's layout= of a creation function: lucid.strided (or None) makes a dense
+    tensor; a sparse layout is for the functions that make an empty sparse tensor."""
+    from . import _sparse
+    if layout is not None and layout is not _sparse.strided:
+        raise RuntimeError(f"{what}(): layout={layout} is not supported here (lucid makes sparse tensors with "
+                           "lucid.zeros / empty and with lucid.sparse_coo_tensor / sparse_csr_tensor)")
+
+
+def _empty_sparse(shape, layout, dtype, device, requires_grad, what):
+    """torch.zeros(size, layout=torch.sparse_coo / sparse_csr): a sparse tensor with no entries."""
+    from . import _sparse
+    shape = _parse_size(shape, what)
+    dtype = D.get_default_dtype() if dtype is None else D._check(dtype)
+    values = _C.empty([0], dtype._code, _resolve_device(device)._code, False)
+    if layout is _sparse.sparse_csr:
+        if len(shape) != 2:
+            raise RuntimeError(f"{what}(): lucid's CSR tensors are matrices, got size {tuple(shape)}")
+        crow = _C.full([shape[0] + 1], 0, D.int64._code, values._device, False)
+        out = _sparse.sparse_csr_tensor(crow, _C.empty([0], D.int64._code, values._device, False), values, shape)
+    else:
+        idx = _C.empty([len(shape), 0], D.int64._code, values._device, False)
+        out = _sparse.sparse_coo_tensor(idx, values, shape, is_coalesced=True)
+    return out.requires_grad_() if requires_grad else out
+
+
 def _size_arg(args, size, what):
     """The size of f(2, 3), f((2, 3)) or f(size=(2, 3)), as _parse_size's varargs.
     A size= keyword must be a sequence (f(size=2) is a TypeError, as in PyTorch);
@@ -136,8 +162,11 @@ def _size_arg(args, size, what):
     return (size,)
 
 
-def empty(*args, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False, memory_format=None):
+def empty(*args, size=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+          memory_format=None):
     shape = _size_arg(args, size, "empty")
+    if layout is not None and layout._name.startswith("sparse"):
+        return _empty_sparse(shape, layout, dtype, device, requires_grad, "empty")
     if memory_format is None:
         return _filled(shape, None, dtype, device, requires_grad, pin_memory, "empty")
     _memory_format._check(memory_format, "empty")
@@ -150,11 +179,14 @@ def empty(*args, size=None, dtype=None, device=None, requires_grad=False, pin_me
     return out
 
 
-def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def zeros(*args, size=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    if layout is not None and layout._name.startswith("sparse"):
+        return _empty_sparse(_size_arg(args, size, "zeros"), layout, dtype, device, requires_grad, "zeros")
     return _filled(_size_arg(args, size, "zeros"), 0, dtype, device, requires_grad, pin_memory, "zeros")
 
 
-def ones(*args, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def ones(*args, size=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    _dense_layout(layout, "ones")
     return _filled(_size_arg(args, size, "ones"), 1, dtype, device, requires_grad, pin_memory, "ones")
 
 
@@ -170,7 +202,8 @@ def _scalar_dtype(value):
     raise TypeError(f"full(): fill_value must be a number, but got {type(value).__name__}")
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    _dense_layout(layout, "full")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     if dtype is None:
@@ -201,19 +234,23 @@ def _like(input, fill_value, dtype, device, requires_grad, memory_format=None):
     return t
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    _dense_layout(layout, "empty_like")
     return _like(input, None, dtype, device, requires_grad, memory_format)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    _dense_layout(layout, "zeros_like")
     return _like(input, 0, dtype, device, requires_grad, memory_format)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    _dense_layout(layout, "ones_like")
     return _like(input, 1, dtype, device, requires_grad, memory_format)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    _dense_layout(layout, "full_like")
     return _like(input, fill_value, dtype, device, requires_grad, memory_format)
 
 

@@ -199,15 +199,13 @@ def test_ldl_factor_and_solve_match_torch(dev, dtype, tol):
         assert piv.tolist() == tpiv.tolist()
     assert piv.dtype == lucid.int32 and (piv < 0).any()
     B = _rand(3, 5, 2, seed=4).to(dtype)
-    if dev == "gpu":  # (no GPU solve yet: cuSOLVER's Xsytrs proved unsafe; it refuses, saying so)
-        with pytest.raises(NotImplementedError, match="not available on the GPU yet"):
-            LA.ldl_solve(LD, piv, to_lucid(B, dev))
-        LD, piv = LD.cpu(), piv.cpu()  # (the GPU's factors, checked by the CPU's solve)
-    if lucid._C._has_lapack():
-        X = LA.ldl_solve(LD, piv, to_lucid(B, "cpu"))
-        _close(X, torch.linalg.solve(S, B), tol * 10)
-        Xb = LA.ldl_solve(LD[:1], piv[:1], to_lucid(B, "cpu"))  # one factorization, three right-hand sides
-        _close(Xb, torch.linalg.solve(S[:1], B), tol * 10)
+    X = LA.ldl_solve(LD, piv, to_lucid(B, dev))
+    _close(X, torch.linalg.solve(S, B), tol * 10)
+    Xb = LA.ldl_solve(LD[:1], piv[:1], to_lucid(B, dev))  # one factorization, three right-hand sides
+    _close(Xb, torch.linalg.solve(S[:1], B), tol * 10)
+    # torch's (LAPACK's) factors solved on this device: the GPU's own sytrs reads them as LAPACK does
+    _close(LA.ldl_solve(to_lucid(tLD, dev), to_lucid(tpiv, dev), to_lucid(B, dev)), torch.linalg.solve(S, B),
+           tol * 10)
     out = LA.ldl_factor_ex(to_lucid(torch.zeros(2, 3, 3, dtype=dtype), dev))
     assert out.info.tolist() == [1, 1] if dev == "cpu" else min(out.info.tolist()) > 0  # (cuSOLVER's index differs)
     with pytest.raises(LA.LinAlgError, match=r"\(Batch element 0\): .*exactly singular"):
@@ -217,6 +215,26 @@ def test_ldl_factor_and_solve_match_torch(dev, dtype, tol):
         LA.ldl_factor(a).LD.sum().backward()
     with pytest.raises(RuntimeError, match="square"):
         LA.ldl_factor(to_lucid(_rand(3, 4), dev))
+
+
+def test_ldl_solve_of_larger_systems_and_bad_pivots(dev):
+    """Orders past one block of threads, many right-hand sides, and 2 x 2 blocks at both
+    ends; pivots that are not sytrf's form raise (never read through) on every device."""
+    S = _rand(2, 300, 300)
+    S = S + S.mT
+    S[:, :2, :2] = 0.0  # (a zero leading block: a 2 x 2 pivot first)
+    S[:, -1, -1] = 0.0
+    tLD, tpiv = torch.linalg.ldl_factor(S)
+    assert (tpiv < 0).any()
+    B = _rand(2, 300, 5, seed=3)
+    X = LA.ldl_solve(to_lucid(tLD, dev), to_lucid(tpiv, dev), to_lucid(B, dev))
+    _close(X, torch.linalg.solve(S, B), 1e-8)
+    LD, piv = to_lucid(tLD[0, :4, :4].contiguous(), dev), to_lucid(torch.tensor([1, 2, 3, 4], dtype=torch.int32), dev)
+    b = lucid.ones(4, 1, dtype=lucid.float64, device=dev)
+    for bad in ([1, 5, 3, 4], [0, 2, 3, 4], [1, 2, 3, -4], [-2, -3, 3, 4], [1, -2, 3, 4]):
+        with pytest.raises(RuntimeError, match="is not a pivot of ldl_factor"):
+            LA.ldl_solve(LD, to_lucid(torch.tensor(bad, dtype=torch.int32), dev), b).tolist()
+    assert LA.ldl_solve(LD, piv, b).shape == (4, 1)  # (the device still works)
 
 
 def _sorted_eigs(L):

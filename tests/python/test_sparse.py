@@ -43,6 +43,19 @@ def test_layouts_and_dense_tensors():
     assert x.to_dense() is x
 
 
+def test_creation_layouts(device):
+    """torch's layout= of the creation functions: a sparse zeros/empty has no entries."""
+    z = lucid.zeros(3, 4, layout=lucid.sparse_coo, dtype=lucid.float64, device=device)
+    assert z.layout is lucid.sparse_coo and z._nnz() == 0 and z.is_coalesced() and z.device.type == device
+    assert (z @ lucid.ones(4, 2, dtype=lucid.float64, device=device)).tolist() == [[0.0, 0.0]] * 3
+    e = lucid.empty((2, 5), layout=lucid.sparse_csr, device=device)
+    assert e.layout is lucid.sparse_csr and e.crow_indices().tolist() == [0, 0, 0] and e.to_dense().sum().item() == 0
+    assert lucid.ones(2, layout=lucid.strided).tolist() == [1.0, 1.0]
+    assert lucid.zeros_like(lucid.ones(2), layout=lucid.strided).tolist() == [0.0, 0.0]
+    with pytest.raises(RuntimeError, match="layout=lucid.sparse_coo is not supported"):
+        lucid.full((2,), 1.0, layout=lucid.sparse_coo)
+
+
 def test_coo_construction_coalesce_and_to_dense(device):
     l, t = _coo_pair(device)
     assert l.is_sparse and not l.is_sparse_csr and l.layout is lucid.sparse_coo

@@ -407,6 +407,20 @@ void ldl_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   });
 }
 
+// The pivots are the user's (linalg.ldl_solve takes any tensor), and sytrs reads rows
+// through them unchecked: sytrf's lower form is 1 to n, or -1 to -n twice in a row (a
+// 2 x 2 block). The GPU's kernel (backend/cuda/ldl_solve.cu) checks the same.
+void check_ldl_pivots(const int* p, int n) {
+  for (int k = 0; k < n;) {
+    const int v = p[k];
+    if (v >= 1 && v <= n) k += 1;
+    else if (v <= -1 && v >= -n && k + 1 < n && p[k + 1] == v) k += 2;
+    else
+      fail<RuntimeError>("linalg.ldl_solve: pivots[", k, "] = ", v, " is not a pivot of ldl_factor for ", n, " x ", n,
+                         " matrices (1 to ", n, ", or -1 to -", n, " twice in a row for a 2 x 2 block)");
+  }
+}
+
 void ldl_solve_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
   const TensorImpl *ldt = ins[0], *piv = ins[1], *x = outs[0];
   const int n = rows(ldt), k = cols(x), ld = std::max(1, n);
@@ -415,6 +429,7 @@ void ldl_solve_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
   visit_real(ldt->dtype(), "linalg.ldl_solve", [&]<class T>() {
     each_matrix(batch_of(x, 2), n, [&](int64_t b) {
       const int* ipiv = reinterpret_cast<const int*>(piv->host_ptr()) + b * n;
+      check_ldl_pivots(ipiv, n);
       int info = 0;
       LUCID_LAPACK(sytrs, T, &uplo, &n, &k, matrix<T>(ldt, b), &ld, ipiv, matrix<T>(x, b), &ld, &info, 1);
     });

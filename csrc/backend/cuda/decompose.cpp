@@ -14,6 +14,7 @@
 #include "backend/cuda/caching_allocator.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
+#include "backend/cuda/ldl_solve.h"
 #include "backend/cuda/register.h"
 #include "backend/cuda/small_matrices.h"
 #include "backend/cuda/solver.h"
@@ -399,9 +400,13 @@ void ldl_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
 // illegal address behind (which poisons the device for the process); waiting for each
 // call passed alone but not in a loaded whole-suite run, unexplained. Until a solve
 // that is known sound is written, the GPU refuses rather than risk the context.
-void ldl_solve_kernel(const ops::Primitive& prim, Outputs, Inputs) {
-  fail<NotImplementedError>(prim.name(), " is not available on the GPU yet (cuSOLVER's Xsytrs proved unsafe in "
-                            "testing); solve on the CPU: linalg.ldl_solve(LD.cpu(), pivots.cpu(), B.cpu())");
+// ldl_solve.cu's own sytrs (cuSOLVER's Xsytrs poisoned a context in testing).
+void ldl_solve_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
+  const TensorImpl *ldt = ins[0], *piv = ins[1], *x = outs[0];
+  visit_real(ldt->dtype(), "linalg.ldl_solve", [&]<class T>() {
+    ldl_solve(ldt->dtype(), ldt->data_ptr(), item<int>(piv, 0, 1), x->data_ptr(), rows(ldt), cols(x), batch_of(x, 2),
+              x->device().index);
+  });
 }
 
 // One matrix at a time through the 64-bit API's geev (LAPACK's algorithm, with its

@@ -60,6 +60,10 @@ void raise_device_error(int device) {
     case DeviceErrorCode::TapOutOfRange:
       fail<IndexError>(dim ? "resample_taps_adjoint" : "resample_taps", "(): tap index ", index,
                        " is out of range for size ", size);
+    case DeviceErrorCode::PivotOutOfRange:
+      fail<RuntimeError>("linalg.ldl_solve: pivots[", dim, "] = ", index, " is not a pivot of ldl_factor for ", size,
+                         " x ", size, " matrices (1 to ", size, ", or -1 to -", size,
+                         " twice in a row for a 2 x 2 block)");
     default: fail<RuntimeError>("internal: unknown device error code ", int(code));
   }
 }

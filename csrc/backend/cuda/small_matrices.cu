@@ -145,22 +145,29 @@ __global__ void potf2_kernel(T* a, int* info, int n, int64_t count) {
   if (t == 0) info[b] = failed;
 }
 
-// The Cholesky primitive's contract past cuSOLVER's potrf (one block per matrix): the
-// strict upper triangle zeroed, and where potrf reported success, info naming the first
-// NaN pivot (reference LAPACK stops there; cuSOLVER carries on).
+// The Cholesky primitive's contract past cuSOLVER's potrf: the strict upper triangle
+// zeroed (all blocks, over the matrix's elements), and where potrf reported success,
+// info naming the first NaN pivot (reference LAPACK stops there; cuSOLVER carries on:
+// every pivot after a NaN one is NaN too, so a NaN never follows a reported failure).
+// Blocks along y take matrices; the diagonal is scanned by each matrix's x = 0 block.
 template <class T>
-__global__ void finish_cholesky_kernel(T* a, int* info, int n) {
+__global__ void finish_cholesky_kernel(T* a, int* info, int n, int64_t count) {
   __shared__ int first_nan;
-  const int64_t b = blockIdx.x;
-  T* mat = a + b * int64_t(n) * n;
-  if (threadIdx.x == 0) first_nan = n + 1;
-  __syncthreads();
-  for (int j = threadIdx.x; j < n; j += blockDim.x)
-    if (isnan(mat[j + int64_t(j) * n])) atomicMin(&first_nan, j + 1);
-  for (int j = 1; j < n; ++j)
-    for (int i = threadIdx.x; i < j; i += blockDim.x) mat[i + int64_t(j) * n] = T(0);
-  __syncthreads();
-  if (threadIdx.x == 0 && info[b] == 0 && first_nan <= n) info[b] = first_nan;
+  const int64_t size = int64_t(n) * n;
+  for (int64_t b = blockIdx.y; b < count; b += gridDim.y) {
+    T* mat = a + b * size;
+    if (blockIdx.x == 0) {  // (uniform in the block: its barriers are reached by all)
+      if (threadIdx.x == 0) first_nan = n + 1;
+      __syncthreads();
+      for (int j = threadIdx.x; j < n; j += blockDim.x)
+        if (isnan(mat[j + int64_t(j) * n])) atomicMin(&first_nan, j + 1);
+      __syncthreads();
+      if (threadIdx.x == 0 && info[b] == 0 && first_nan <= n) info[b] = first_nan;
+      __syncthreads();
+    }
+    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < size; e += int64_t(gridDim.x) * blockDim.x)
+      if (e % n < e / n) mat[e] = T(0);  // (row < column)
+  }
 }
 
 void check_small(Dtype dtype, int m, int n, int64_t count) {
@@ -191,11 +198,12 @@ void batched_potf2(Dtype dtype, void* a, int* info, int n, int64_t count, int de
 }
 
 void finish_cholesky(Dtype dtype, void* a, int* info, int n, int64_t count, int device) {
-  LUCID_CHECK(count < (int64_t(1) << 31), RuntimeError, "internal: a batch of ", count, " Cholesky factors");
   if (count == 0 || n == 0) return;
   DeviceGuard guard(device);
   visit_float32_or_64(dtype, [&]<class T>(T) {
-    finish_cholesky_kernel<T><<<unsigned(count), 256, 0, stream(device)>>>(static_cast<T*>(a), info, n);
+    const int64_t size = int64_t(n) * n;
+    const dim3 grid(unsigned(std::min<int64_t>((size + 1023) / 1024, 1024)), unsigned(std::min<int64_t>(count, 65535)));
+    finish_cholesky_kernel<T><<<grid, 256, 0, stream(device)>>>(static_cast<T*>(a), info, n, count);
   });
   LUCID_CUDA_CHECK(cudaGetLastError());
 }

@@ -95,8 +95,8 @@ struct LdlFactor : PrimitiveOf<Prim::LdlFactor, LdlFactor> {
 };
 
 // X = A^-1 B from LdlFactor's result (sytrs). ins: {ld [*, n, n], pivots int32 [*, n]};
-// outs: {b [*, n, k] (in: B; out: X)}; one batch shape for all. (No GPU solve yet: its
-// kernel refuses, backend/cuda/decompose.cpp says why.)
+// outs: {b [*, n, k] (in: B; out: X)}; one batch shape for all. The pivots are the
+// user's: a kernel checks them (sytrf's form) before reading anything through them.
 struct LdlSolve : PrimitiveOf<Prim::LdlSolve, LdlSolve> {
   const char* name() const override { return "linalg.ldl_solve"; }
 };

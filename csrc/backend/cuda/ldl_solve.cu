@@ -1,0 +1,138 @@
+// LAPACK's sytrs (lower) for the GPU: one block per right-hand side column of one
+// matrix, walking the pivots in order (each step's update is parallel over the rows
+// below it, the 2 x 2 blocks' solves are one thread's), so the arithmetic is LAPACK's,
+// in its order but for the backward pass's dot products, which are block sums.
+//
+// Why not cuSOLVER: its Xsytrs poisoned a context twice in testing when run on the
+// stream without waiting; this kernel reads only what it is given. The pivots come from
+// the user (linalg.ldl_solve takes any tensor), so the forward walk checks each (1 to n,
+// or a pair of equal negatives for a 2 x 2 block) before any step: a bad one is reported
+// (device_error.h) and that matrix's columns are left as they were.
+#include <algorithm>
+
+#include "backend/cuda/check.h"
+#include "backend/cuda/device_error.h"
+#include "backend/cuda/device_guard.h"
+#include "backend/cuda/ldl_solve.h"
+#include "backend/cuda/stream.h"
+
+namespace lucid::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// The sum over the block of each thread's `v` (every thread gets it).
+template <class T>
+__device__ T block_sum(T v, T* scratch) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads();  // (scratch may still be read from the previous sum)
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  T total = 0;
+  for (int w = 0; w < int(blockDim.x / 32); ++w) total += scratch[w];
+  return total;
+}
+
+template <class T>
+__device__ void swap_rows(T* x, int a, int b) {
+  if (threadIdx.x == 0 && a != b) {
+    const T t = x[a];
+    x[a] = x[b];
+    x[b] = t;
+  }
+  __syncthreads();
+}
+
+// Whether pivots p[0..n) are sytrf's lower form; reports the first bad one.
+__device__ bool pivots_valid(const int* p, int n, DeviceErrorSlot* error) {
+  for (int k = 0; k < n;) {
+    const int v = p[k];
+    if (v >= 1 && v <= n) {
+      ++k;
+    } else if (v <= -1 && v >= -n && k + 1 < n && p[k + 1] == v) {
+      k += 2;
+    } else {
+      if (threadIdx.x == 0) report_device_error(error, DeviceErrorCode::PivotOutOfRange, k, v, n);
+      return false;
+    }
+  }
+  return true;
+}
+
+template <class T>
+__global__ void sytrs_lower_kernel(const T* ld, const int* pivots, T* x, int n, int k, int64_t count,
+                                   DeviceErrorSlot* error) {
+  __shared__ T scratch[kThreads / 32];
+  const int64_t size = int64_t(n) * n;
+  for (int64_t b = blockIdx.y; b < count; b += gridDim.y) {
+    const T* a = ld + b * size;
+    const int* p = pivots + b * n;
+    T* col = x + b * int64_t(n) * k + int64_t(blockIdx.x) * n;
+    if (!pivots_valid(p, n, error)) continue;  // (uniform: every thread read the same pivots)
+    auto at = [&](int i, int j) { return a[i + int64_t(j) * n]; };
+    // L D y = b
+    for (int j = 0; j < n;) {
+      if (p[j] > 0) {
+        swap_rows(col, j, p[j] - 1);
+        const T yj = col[j];
+        for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) col[i] -= at(i, j) * yj;
+        __syncthreads();
+        if (threadIdx.x == 0) col[j] *= T(1) / at(j, j);
+        __syncthreads();
+        j += 1;
+      } else {
+        swap_rows(col, j + 1, -p[j] - 1);
+        const T y0 = col[j], y1 = col[j + 1];
+        for (int i = j + 2 + threadIdx.x; i < n; i += blockDim.x) {
+          col[i] -= at(i, j) * y0;
+          col[i] -= at(i, j + 1) * y1;
+        }
+        __syncthreads();  // (every thread has read y0 and y1)
+        if (threadIdx.x == 0) {
+          const T akm1k = at(j + 1, j), akm1 = at(j, j) / akm1k, ak = at(j + 1, j + 1) / akm1k;
+          const T denom = akm1 * ak - T(1), bkm1 = y0 / akm1k, bk = y1 / akm1k;
+          col[j] = (ak * bkm1 - bk) / denom;
+          col[j + 1] = (akm1 * bk - bkm1) / denom;
+        }
+        __syncthreads();
+        j += 2;
+      }
+    }
+    // L^T x = y
+    for (int j = n - 1; j >= 0;) {
+      const bool pair = p[j] < 0;
+      T dot = 0, dot_prev = 0;
+      for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) {
+        dot += col[i] * at(i, j);
+        if (pair) dot_prev += col[i] * at(i, j - 1);
+      }
+      dot = block_sum(dot, scratch);
+      if (pair) dot_prev = block_sum(dot_prev, scratch);
+      if (threadIdx.x == 0) {
+        col[j] -= dot;
+        if (pair) col[j - 1] -= dot_prev;
+      }
+      __syncthreads();
+      swap_rows(col, j, (pair ? -p[j] : p[j]) - 1);
+      j -= pair ? 2 : 1;
+    }
+  }
+}
+
+}  // namespace
+
+void ldl_solve(Dtype dtype, const void* ld, const int* pivots, void* x, int n, int k, int64_t count, int device) {
+  if (count == 0 || n == 0 || k == 0) return;
+  DeviceGuard guard(device);
+  DeviceErrorSlot* error = device_error_slot(device);
+  const dim3 grid(unsigned(k), unsigned(std::min<int64_t>(count, 65535)));
+  visit_float32_or_64(dtype, [&]<class T>(T) {
+    sytrs_lower_kernel<T><<<grid, kThreads, 0, stream(device)>>>(static_cast<const T*>(ld), pivots,
+                                                                 static_cast<T*>(x), n, k, count, error);
+  });
+  LUCID_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace lucid::cuda
