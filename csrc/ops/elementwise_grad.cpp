@@ -228,7 +228,9 @@ Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, cons
       return [sa, sb, base2](const Node& n, const Grads& g) {
         TensorPtr x = sa.get(n).tensor, y = sb.get(n).tensor;
         auto e = [base2](const TensorPtr& t) { return base2 ? exp2(t) : exp(t); };
-        return Grads{div(g[0], add(e(sub(y, x)), Scalar(1.0))), div(g[0], add(e(sub(x, y)), Scalar(1.0)))};
+        // (complex, logaddexp only: the derivative conjugated, as torch's)
+        auto d = [&](const TensorPtr& t) { return is_complex(t->dtype()) ? conj(t) : t; };
+        return Grads{div(g[0], d(add(e(sub(y, x)), Scalar(1.0)))), div(g[0], d(add(e(sub(x, y)), Scalar(1.0))))};
       };
     }
     case BinaryOp::Eq: case BinaryOp::Ne: case BinaryOp::Lt:
@@ -485,7 +487,7 @@ const char* binary_grad_name(BinaryOp op, const Operand& a, const Operand& b) {
 static void check_complex_grad(const char* op, bool complex, bool supported) {
   LUCID_CHECK(!complex || supported, NotImplementedError, op,
               ": autograd for complex tensors is not supported yet for this op (the gradient would need the "
-              "conjugate derivative); add, sub, mul, div, pow, neg, abs, exp, log, sqrt, the trigonometric "
+              "conjugate derivative); add, sub, mul, div, pow, logaddexp, neg, abs, exp, log, sqrt, the trigonometric "
               "and hyperbolic functions and the matrix products support it");
 }
 
@@ -506,7 +508,7 @@ void record_binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor
   if (non_differentiable(op)) return;
   const bool complex = is_complex(out->dtype());
   check_complex_grad(op_name(op), complex, op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul ||
-                                               op == BinaryOp::Div || op == BinaryOp::Pow);
+                                               op == BinaryOp::Div || op == BinaryOp::Pow || op == BinaryOp::Logaddexp);
   std::shared_ptr<Node> node = autograd::record(binary_grad_name(op, a, b), {a.tensor, b.tensor}, {out}, nullptr);
   Vjp vjp = binary_vjp(op, *node, a, b, out);
   if (complex && op == BinaryOp::Pow)  // holomorphic in both: g * conj(d) = conj(conj(g) * d)

@@ -37,6 +37,8 @@ def copysign(input, other):
     if not isinstance(other, Tensor):
         other = L.tensor(float(other), device=input.device)
     dtype = D.promote_types(input.dtype, other.dtype)
+    if dtype.is_complex:
+        raise NotImplementedError(f"copysign is not implemented for dtype {str(dtype).replace('lucid.', '')}")
     if not dtype.is_floating_point:
         dtype = L.get_default_dtype()
     magnitude = input.to(dtype).abs()

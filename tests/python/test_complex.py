@@ -272,10 +272,23 @@ def test_sinc_of_complex_matches_torch(device):
     _same(lz.grad, t.grad, 1e-5)
 
 
-def test_non_holomorphic_complex_gradients_still_raise(device):
-    z = lucid.tensor([1 + 1j, 2 - 1j], dtype=lucid.complex64, device=device).requires_grad_()
-    with pytest.raises(NotImplementedError, match="autograd for complex tensors is not supported yet"):
-        lucid.logaddexp(z, z)
+def test_logaddexp_of_complex_with_its_gradient(device):
+    """torch's conjugate derivative (1 / conj(1 + exp(b - a)) for a); the real-only
+    binary ops refuse complex operands, as torch's do."""
+    a = torch.tensor([0.3 + 0.4j, -1 + 2j, 2 - 1j], dtype=torch.complex128)
+    b = torch.tensor([1 - 1j, 0.5j, -2 + 0.1j], dtype=torch.complex128)
+    ta, tb = a.clone().requires_grad_(), b.clone().requires_grad_()
+    la, lb = (lucid.tensor(t.tolist(), dtype=lucid.complex128, device=device).requires_grad_() for t in (a, b))
+    w = torch.tensor([1 + 1j, 2 - 1j, 0.5j], dtype=torch.complex128)
+    _same(lucid.logaddexp(la, lb), torch.logaddexp(ta, tb), 1e-12)
+    torch.view_as_real(torch.logaddexp(ta, tb) * w).sum().backward()
+    lw = lucid.tensor(w.tolist(), dtype=lucid.complex128, device=device)
+    lucid.view_as_real(lucid.logaddexp(la, lb) * lw).sum().backward()
+    _same(la.grad, ta.grad, 1e-12)
+    _same(lb.grad, tb.grad, 1e-12)
+    for name in ("logaddexp2", "hypot", "atan2", "copysign"):
+        with pytest.raises(NotImplementedError, match=f"{name} is not implemented for dtype complex"):
+            getattr(lucid, name)(la, lb)
 
 
 def test_out_arguments(device):
