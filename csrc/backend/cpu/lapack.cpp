@@ -578,9 +578,9 @@ int gesdd(char jobz, int m, int n, T* a, Real<T>* s, T* u, int ldu, T* vt, int l
   const int k = std::min(m, n), big = std::max(m, n), lda = std::max(1, m);
   int info = 0;
   std::vector<int> iwork(static_cast<size_t>(8 * k));
-  const size_t lrwork = !kComplex<T> ? 0
-                        : jobz == 'N' ? 7 * size_t(k)
-                                      : std::max(5 * size_t(k) * k + 5 * size_t(k), 2 * size_t(big) * k + 2 * size_t(k) * k + k);
+  const size_t mn = size_t(k), mx = size_t(big);
+  const size_t lrwork =
+      !kComplex<T> ? 0 : jobz == 'N' ? 7 * mn : std::max(5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn);
   std::vector<Real<T>> rwork(std::max<size_t>(1, lrwork));
   auto call = [&](T* work, const int* lwork) {
     if constexpr (kComplex<T>)

@@ -126,9 +126,8 @@ void lu_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   visit_float(a->dtype(), "linalg.lu_factor", [&]<class T>() {
     if (count > 1 && m == n && n <= kBatchedSize) {
       GpuStorage ptrs = pointer_array<T>(a, count, device);
-      check_cublas_call(LUCID_PICK(cublas(), getrf_batched)(
-                            cublas_handle(device), n, pointers<T>(ptrs), lda, item<int>(piv, 0, 1),
-                            info_at(info, 0), int(count)),
+      check_cublas_call(LUCID_PICK(cublas(), getrf_batched)(cublas_handle(device), n, pointers<T>(ptrs), lda,
+                                                            item<int>(piv, 0, 1), info_at(info, 0), int(count)),
                         "getrfBatched");
       return;
     }
@@ -139,7 +138,7 @@ void lu_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
     GpuStorage work = workspace<T>(lwork, device);
     for (int64_t b = 0; b < count; ++b)
       check_cusolver(LUCID_PICK(s, getrf)(h, m, n, item<T>(a, b), lda, reinterpret_cast<T*>(work.ptr()),
-                                                 item<int>(piv, b, 1), info_at(info, b)),
+                                          item<int>(piv, b, 1), info_at(info, b)),
                      "getrf");
   });
 }
@@ -156,18 +155,18 @@ void lu_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
     if (count > 1 && n <= kBatchedSize) {
       GpuStorage a_ptrs = pointer_array<T>(lu, count, device), b_ptrs = pointer_array<T>(x, count, device);
       int arg_info = 0;  // (a host int: cuBLAS checks only its arguments here)
-      check_cublas_call(LUCID_PICK(cublas(), getrs_batched)(
-                            cublas_handle(device), trans, n, k, pointers<T>(a_ptrs), ld, item<int>(piv, 0, 1),
-                            pointers<T>(b_ptrs), ld, &arg_info, int(count)),
-                        "getrsBatched");
+      check_cublas_call(
+          LUCID_PICK(cublas(), getrs_batched)(cublas_handle(device), trans, n, k, pointers<T>(a_ptrs), ld,
+                                              item<int>(piv, 0, 1), pointers<T>(b_ptrs), ld, &arg_info, int(count)),
+          "getrsBatched");
       return;
     }
     const SolverApi& s = cusolver();
     cusolverDnHandle_t h = cusolver_handle(device);
     GpuStorage status = CachingAllocator::instance().allocate(sizeof(int), device);
     for (int64_t b = 0; b < count; ++b)
-      check_cusolver(LUCID_PICK(s, getrs)(h, trans, n, k, item<T>(lu, b), ld, item<int>(piv, b, 1),
-                                                 item<T>(x, b), ld, reinterpret_cast<int*>(status.ptr())),
+      check_cusolver(LUCID_PICK(s, getrs)(h, trans, n, k, item<T>(lu, b), ld, item<int>(piv, b, 1), item<T>(x, b), ld,
+                                          reinterpret_cast<int*>(status.ptr())),
                      "getrs");
   });
 }
@@ -186,9 +185,8 @@ void cholesky_kernel(const ops::Primitive&, Outputs outs, Inputs) {
     if (count > 1 && n <= kBatchedSize) {
       if constexpr (kComplex<T>) {  // (small_matrices.h's potf2 is real: cuSOLVER's batched call)
         GpuStorage ptrs = pointer_array<T>(a, count, device);
-        check_cusolver(pick<T>(0, 0, s.cpotrf_batched, s.zpotrf_batched)(h, lower, n, pointers<T>(ptrs), ld,
-                                                                         info_at(info, 0), int(count)),
-                       "potrfBatched");
+        auto potrf_batched = pick<T>(nullptr, nullptr, s.cpotrf_batched, s.zpotrf_batched);  // (C and Z only)
+        check_cusolver(potrf_batched(h, lower, n, pointers<T>(ptrs), ld, info_at(info, 0), int(count)), "potrfBatched");
         finish_cholesky(a->dtype(), a->data_ptr(), info_at(info, 0), n, count, device);
       } else {
         batched_potf2(a->dtype(), a->data_ptr(), info_at(info, 0), n, count, device);
@@ -199,8 +197,8 @@ void cholesky_kernel(const ops::Primitive&, Outputs outs, Inputs) {
     check_cusolver(LUCID_PICK(s, potrf_size)(h, lower, n, item<T>(a, 0), ld, &lwork), "potrf_bufferSize");
     GpuStorage work = workspace<T>(lwork, device);
     for (int64_t b = 0; b < count; ++b)
-      check_cusolver(LUCID_PICK(s, potrf)(h, lower, n, item<T>(a, b), ld, reinterpret_cast<T*>(work.ptr()),
-                                                 lwork, info_at(info, b)),
+      check_cusolver(LUCID_PICK(s, potrf)(h, lower, n, item<T>(a, b), ld, reinterpret_cast<T*>(work.ptr()), lwork,
+                                          info_at(info, b)),
                      "potrf");
     finish_cholesky(a->dtype(), a->data_ptr(), info_at(info, 0), n, count, device);
   });
@@ -224,16 +222,15 @@ void triangular_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs in
     const int64_t count = batch_of(x, 2);
     if (count > 1 && std::max(m, k) <= kBatchedSize) {
       GpuStorage a_ptrs = pointer_array<T>(a, count, device), b_ptrs = pointer_array<T>(x, count, device);
-      check_cublas_call(LUCID_PICK(api, trsm_batched)(
-                            h, side, uplo, trans, diag, m, k, &one, pointers<T>(a_ptrs), lda, pointers<T>(b_ptrs),
-                            ldb, int(count)),
+      check_cublas_call(LUCID_PICK(api, trsm_batched)(h, side, uplo, trans, diag, m, k, &one, pointers<T>(a_ptrs), lda,
+                                                      pointers<T>(b_ptrs), ldb, int(count)),
                         "trsmBatched");
       return;
     }
     for (int64_t b = 0; b < count; ++b)
-      check_cublas_call(LUCID_PICK(api, trsm)(h, side, uplo, trans, diag, m, k, &one, item<T>(a, b), lda,
-                                                      item<T>(x, b), ldb),
-                        "trsm");
+      check_cublas_call(
+          LUCID_PICK(api, trsm)(h, side, uplo, trans, diag, m, k, &one, item<T>(a, b), lda, item<T>(x, b), ldb),
+          "trsm");
   });
 }
 
@@ -256,10 +253,10 @@ void qr_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
     GpuStorage work = workspace<T>(lwork, device);
     GpuStorage status = CachingAllocator::instance().allocate(sizeof(int), device);
     for (int64_t b = 0; b < count; ++b)
-      check_cusolver(LUCID_PICK(s, geqrf)(h, m, n, item<T>(a, b), lda, item<T>(tau, b, 1),
-                                                 reinterpret_cast<T*>(work.ptr()), lwork,
-                                                 reinterpret_cast<int*>(status.ptr())),
-                     "geqrf");
+      check_cusolver(
+          LUCID_PICK(s, geqrf)(h, m, n, item<T>(a, b), lda, item<T>(tau, b, 1), reinterpret_cast<T*>(work.ptr()), lwork,
+                               reinterpret_cast<int*>(status.ptr())),
+          "geqrf");
   });
 }
 
@@ -284,10 +281,10 @@ void householder_product_kernel(const ops::Primitive&, Outputs outs, Inputs ins)
     GpuStorage work = workspace<T>(lwork, device);
     GpuStorage status = CachingAllocator::instance().allocate(sizeof(int), device);
     for (int64_t b = 0; b < count; ++b)
-      check_cusolver(LUCID_PICK_RC(s, orgqr, ungqr)(h, m, n, k, item<T>(a, b), lda, item<T>(tau, b, 1),
-                                                 reinterpret_cast<T*>(work.ptr()), lwork,
-                                                 reinterpret_cast<int*>(status.ptr())),
-                     "orgqr");
+      check_cusolver(
+          LUCID_PICK_RC(s, orgqr, ungqr)(h, m, n, k, item<T>(a, b), lda, item<T>(tau, b, 1),
+                                         reinterpret_cast<T*>(work.ptr()), lwork, reinterpret_cast<int*>(status.ptr())),
+          "orgqr");
   });
 }
 
@@ -315,20 +312,20 @@ void eigh_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
                          h, jobz, uplo, n, item<T>(a, 0), ld, item<Real<T>>(w, 0, 1), &lwork, params, int(count)),
                      "syevjBatched_bufferSize");
       GpuStorage work = workspace<T>(lwork, device);
-      check_cusolver(LUCID_PICK_RC(s, syevj_batched, heevj_batched)(h, jobz, uplo, n, item<T>(a, 0), ld,
-                                                                 item<Real<T>>(w, 0, 1), reinterpret_cast<T*>(work.ptr()),
-                                                                 lwork, info_at(info, 0), params, int(count)),
+      check_cusolver(LUCID_PICK_RC(s, syevj_batched, heevj_batched)(
+                         h, jobz, uplo, n, item<T>(a, 0), ld, item<Real<T>>(w, 0, 1), reinterpret_cast<T*>(work.ptr()),
+                         lwork, info_at(info, 0), params, int(count)),
                      "syevjBatched");
       return;
     }
     int lwork = 0;
-    check_cusolver(LUCID_PICK_RC(s, syevd_size, heevd_size)(h, jobz, uplo, n, item<T>(a, 0), ld, item<Real<T>>(w, 0, 1),
-                                                         &lwork),
-                   "syevd_bufferSize");
+    check_cusolver(
+        LUCID_PICK_RC(s, syevd_size, heevd_size)(h, jobz, uplo, n, item<T>(a, 0), ld, item<Real<T>>(w, 0, 1), &lwork),
+        "syevd_bufferSize");
     GpuStorage work = workspace<T>(lwork, device);
     for (int64_t b = 0; b < count; ++b)
       check_cusolver(LUCID_PICK_RC(s, syevd, heevd)(h, jobz, uplo, n, item<T>(a, b), ld, item<Real<T>>(w, b, 1),
-                                                 reinterpret_cast<T*>(work.ptr()), lwork, info_at(info, b)),
+                                                    reinterpret_cast<T*>(work.ptr()), lwork, info_at(info, b)),
                      "syevd");
   });
 }
@@ -371,14 +368,14 @@ void svd_jacobi(const ops::Svd& p, const TensorImpl* a, const TensorImpl* s_out,
   };
   if (batched) {
     int lwork = 0;
-    check_cusolver(LUCID_PICK(s, gesvdj_batched_size)(
-                       h, jobz, m, n, item<T>(a, 0), m, item<Real<T>>(s_out, 0, 1), U, m, V, n, &lwork, params, int(count)),
+    check_cusolver(LUCID_PICK(s, gesvdj_batched_size)(h, jobz, m, n, item<T>(a, 0), m, item<Real<T>>(s_out, 0, 1), U, m,
+                                                      V, n, &lwork, params, int(count)),
                    "gesvdjBatched_bufferSize");
     GpuStorage work = workspace<T>(lwork, device);
-    check_cusolver(LUCID_PICK(s, gesvdj_batched)(
-                       h, jobz, m, n, item<T>(a, 0), m, item<Real<T>>(s_out, 0, 1), U, m, V, n,
-                       reinterpret_cast<T*>(work.ptr()), lwork, info_at(info, 0), params, int(count)),
-                   "gesvdjBatched");
+    check_cusolver(
+        LUCID_PICK(s, gesvdj_batched)(h, jobz, m, n, item<T>(a, 0), m, item<Real<T>>(s_out, 0, 1), U, m, V, n,
+                                      reinterpret_cast<T*>(work.ptr()), lwork, info_at(info, 0), params, int(count)),
+        "gesvdjBatched");
     if (!p.vectors) return;
     strided_copy(u->data_ptr(), u->stride(), scratch_u.ptr(), batch_strides(u, z, m * z, m * m * z), u->shape(), z,
                  device);
@@ -388,15 +385,14 @@ void svd_jacobi(const ops::Svd& p, const TensorImpl* a, const TensorImpl* s_out,
     return;
   }
   int lwork = 0;
-  check_cusolver(LUCID_PICK(s, gesvdj_size)(h, jobz, econ, m, n, item<T>(a, 0), m, item<Real<T>>(s_out, 0, 1),
-                                                         U, m, V, n, &lwork, params),
+  check_cusolver(LUCID_PICK(s, gesvdj_size)(h, jobz, econ, m, n, item<T>(a, 0), m, item<Real<T>>(s_out, 0, 1), U, m, V,
+                                            n, &lwork, params),
                  "gesvdj_bufferSize");
   GpuStorage work = workspace<T>(lwork, device);
   for (int64_t b = 0; b < count; ++b) {
     T* ub = u_direct ? item<T>(u, b) : U;
-    check_cusolver(LUCID_PICK(s, gesvdj)(h, jobz, econ, m, n, item<T>(a, b), m, item<Real<T>>(s_out, b, 1), ub, m,
-                                                 V, n, reinterpret_cast<T*>(work.ptr()), lwork, info_at(info, b),
-                                                 params),
+    check_cusolver(LUCID_PICK(s, gesvdj)(h, jobz, econ, m, n, item<T>(a, b), m, item<Real<T>>(s_out, b, 1), ub, m, V, n,
+                                         reinterpret_cast<T*>(work.ptr()), lwork, info_at(info, b), params),
                    "gesvdj");
     if (p.vectors)  // vh(i, j) = V(j, i)
       strided_copy(reinterpret_cast<std::byte*>(item<T>(vh, b)), {z, rows(vh) * z}, scratch_v.ptr(), {n * z, z},
@@ -429,7 +425,7 @@ void ldl_factor_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
     GpuStorage work = workspace<T>(lwork, device);
     for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
       check_cusolver(LUCID_PICK(s, sytrf)(h, CUBLAS_FILL_MODE_LOWER, n, item<T>(a, b), ld, item<int>(piv, b, 1),
-                                                 reinterpret_cast<T*>(work.ptr()), lwork, info_at(info, b)),
+                                          reinterpret_cast<T*>(work.ptr()), lwork, info_at(info, b)),
                      "sytrf");
   });
 }
@@ -463,8 +459,8 @@ void eig_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
       check_cusolver(s.create_params(&made), "cusolverDnCreateParams");
       return made;
     }();
-    const cudaDataType type = std::is_same_v<T, float>     ? CUDA_R_32F
-                              : std::is_same_v<T, double>  ? CUDA_R_64F
+    const cudaDataType type = std::is_same_v<T, float>       ? CUDA_R_32F
+                              : std::is_same_v<T, double>    ? CUDA_R_64F
                               : std::is_same_v<T, cuComplex> ? CUDA_C_32F
                                                              : CUDA_C_64F;
     const int64_t w_size = kComplex<T> ? n : 2 * n;  // (a real A's eigenvalues: [re; im])
@@ -477,11 +473,11 @@ void eig_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
     GpuStorage work = CachingAllocator::instance().allocate(std::max<size_t>(device_bytes, 1), device);
     std::vector<unsigned char> host(std::max<size_t>(host_bytes, 1));
     for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
-      check_cusolver(s.xgeev(h, params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, type, item<T>(a, b), ld, type,
-                             reinterpret_cast<T*>(w->data_ptr()) + b * w_size, type, nullptr, 1, type,
-                             v ? item<T>(v, b) : nullptr, ld, type, work.ptr(), device_bytes, host.data(),
-                             host_bytes, info_at(info, b)),
-                     "Xgeev");
+      check_cusolver(
+          s.xgeev(h, params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, type, item<T>(a, b), ld, type,
+                  reinterpret_cast<T*>(w->data_ptr()) + b * w_size, type, nullptr, 1, type, v ? item<T>(v, b) : nullptr,
+                  ld, type, work.ptr(), device_bytes, host.data(), host_bytes, info_at(info, b)),
+          "Xgeev");
     if (host_bytes) wait_for_host_work(device);
   });
 }

@@ -2,8 +2,9 @@
 // GPU's decompositions (decompose.cpp) use where a library call per matrix would cost
 // more host time than the arithmetic: the device array of a batch's matrix pointers
 // that cuBLAS's batched routines take, Cholesky (LAPACK's potf2) and Householder QR
-// (LAPACK's geqr2 and org2r) with one warp per matrix; and the pass that finishes
-// cuSOLVER's Cholesky factors of any size as the primitive promises. Matrices are column-major, lda = rows, the batch dense
+// (LAPACK's geqr2 and org2r) with one warp per matrix, all real; the pass that finishes
+// cuSOLVER's Cholesky factors of any size and dtype as the primitive promises; and the
+// conjugation of a complex Vh. Matrices are column-major, lda = rows, the batch dense
 // (ops/prims/decompose.h); everything is enqueued on the device's stream.
 #pragma once
 
