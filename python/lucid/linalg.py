@@ -603,11 +603,28 @@ class _Eigh(Function):
     def backward(ctx, gL, gV, ginfo):
         L, V = ctx.saved_tensors
         VhgV = _mH(V) @ gV
+        _check_phase_invariant(VhgV.diagonal(0, -2, -1))
         VhgV = 0.5 * (VhgV - _mH(VhgV))
         E = L.unsqueeze(-2) - L.unsqueeze(-1)
         eye = _eye_like(V).bool()
         inner = (VhgV / E.masked_fill(eye, 1.0)).masked_fill(eye, 0.0) + gL.diag_embed().to(V.dtype)
         return V @ inner @ _mH(V), None
+
+
+def _allclose(a, b, tol=1e-2):
+    return bool(((a - b).abs() <= tol + tol * b.abs()).all())
+
+
+def _check_phase_invariant(diag_VhgV):
+    """torch's check that a loss does not depend on the complex eigenvectors' phases
+    (V -> V e^{i phi} leaves A = V L V^-1 alone): Im(diag(V^H gV)) = 0, to torch's lax
+    tolerance. A host read, as torch's."""
+    if diag_VhgV.dtype.is_complex and diag_VhgV.numel():
+        im = diag_VhgV.imag
+        if not _allclose(im, im * 0):
+            raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
+                               "so it is ill-defined.")
 
 
 def _eigh_info(info):
@@ -749,6 +766,7 @@ class _Eig(Function):
             inner = gL.diag_embed()
         else:
             VhgV = Vh @ gV
+            _check_phase_invariant(VhgV.diagonal(0, -2, -1))
             VhgV = VhgV - Vh @ (V * VhgV.diagonal(0, -2, -1).real.unsqueeze(-2))
             Lc = L.conj()
             E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + ones_like(Lc).diag_embed()
@@ -819,6 +837,12 @@ class _Svd(Function):
         UhgU = _mH(U) @ gU
         VhgV = Vh @ gV
         UhgU, VhgV = UhgU - _mH(UhgU), VhgV - _mH(VhgV)
+        if U.dtype.is_complex and S.numel() and not _allclose(UhgU.diagonal(0, -2, -1).imag,
+                                                               -VhgV.diagonal(0, -2, -1).imag):
+            # (U -> U e^{i phi}, V -> V e^{i phi} leaves A alone: the loss must not see it)
+            raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this phase "
+                               "term, making it ill-defined.")
         S2 = S * S
         E = (S2.unsqueeze(-2) - S2.unsqueeze(-1)).masked_fill(eye, 1.0)
         # (the diagonal of the skew parts: zero for a real A, and for a complex one whose

@@ -971,3 +971,23 @@ def test_complex_double_backward(dev):
         (gt.abs() ** 2).sum().backward()
         (gl.abs() ** 2).sum().backward()
         _close(l.grad, t.grad, 1e-8)
+
+
+def test_complex_phase_dependent_losses_raise(dev):
+    """A loss that depends on the complex singular vectors' or eigenvectors' phases has
+    no gradient: torch's errors (and none for a phase-invariant loss)."""
+    A = to_lucid(_crand(4, 4), dev).requires_grad_()
+    with pytest.raises(RuntimeError, match="svd_backward: The singular vectors in the complex case"):
+        LA.svd(A).U.real.sum().backward()
+    H = to_lucid(_hermitian(4, 4), dev).requires_grad_()
+    with pytest.raises(RuntimeError, match="linalg_eig_backward: The eigenvectors in the complex case"):
+        LA.eigh(H).eigenvectors.real.sum().backward()
+    with pytest.raises(RuntimeError, match="linalg_eig_backward: The eigenvectors in the complex case"):
+        LA.eig(A).eigenvectors.real.sum().backward()
+    with pytest.raises(RuntimeError, match="linalg_eig_backward: The eigenvectors in the complex case"):
+        LA.eig(to_lucid(_rand(4, 4), dev).requires_grad_()).eigenvectors.imag.sum().backward()
+    for t, fn in ((torch.linalg.svd, LA.svd), (torch.linalg.eigh, LA.eigh)):  # torch raises for them too
+        with pytest.raises(RuntimeError, match="e\\^\\{i phi\\}"):
+            t(to_torch(H.detach().cpu()).requires_grad_())[-1 if t is torch.linalg.eigh else 0].real.sum().backward()
+    (LA.svd(A).U.abs() ** 2).sum().backward()  # phase-invariant: fine
+    assert A.grad is not None
