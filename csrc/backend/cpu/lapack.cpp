@@ -242,10 +242,22 @@ int lu_recursive(int m, int n, T* a, int lda, int* ipiv) {
 // A LAPACK call on an 8 x 8 matrix costs about 0.7 us in OpenBLAS, most of it the call
 // itself (argument checks, its thread and buffer setup), ten times the arithmetic. A
 // batch of matrices up to kSmall on a side is factored by the unblocked algorithms
-// LAPACK's getf2 and potf2 run, written here: the same pivots and info codes (the first
-// largest |pivot| in a column; the first zero pivot; the first minor that is not
+// LAPACK's getf2 and potf2 run, written here for real and complex matrices alike: the
+// same pivots and info codes (the first largest pivot in a column by |re| + |im|, the
+// measure of LAPACK's i?amax; the first zero pivot; the first minor that is not
 // positive-definite), values to rounding.
 constexpr int kSmall = 16;
+
+// LAPACK's pivot measure: |re| + |im| (|x| for a real x).
+template <class T>
+Real<T> abs1(T x) {
+  return std::abs(std::real(x)) + std::abs(std::imag(x));
+}
+template <class T>
+T conj_of(T x) {
+  if constexpr (kComplex<T>) return std::conj(x);
+  else return x;
+}
 
 template <class T>
 int small_lu(int m, int n, T* a, int lda, int* ipiv) {
@@ -253,7 +265,7 @@ int small_lu(int m, int n, T* a, int lda, int* ipiv) {
   for (int j = 0; j < std::min(m, n); ++j) {
     int p = j;
     for (int i = j + 1; i < m; ++i)
-      if (std::abs(a[i + j * lda]) > std::abs(a[p + j * lda])) p = i;
+      if (abs1(a[i + j * lda]) > abs1(a[p + j * lda])) p = i;
     ipiv[j] = p + 1;
     const T pivot = a[p + j * lda];
     if (pivot != T(0)) {
@@ -271,12 +283,13 @@ int small_lu(int m, int n, T* a, int lda, int* ipiv) {
   return info;
 }
 
+// (A Hermitian A's pivots are real: the diagonal's real part, less |l_jk|^2.)
 template <class T>
 int small_cholesky(int n, T* a, int lda) {
   for (int j = 0; j < n; ++j) {
-    T ajj = a[j + j * lda];
-    for (int k = 0; k < j; ++k) ajj -= a[j + k * lda] * a[j + k * lda];
-    if (!(ajj > T(0))) {  // (NaN too)
+    Real<T> ajj = std::real(a[j + j * lda]);
+    for (int k = 0; k < j; ++k) ajj -= std::norm(a[j + k * lda]);
+    if (!(ajj > 0)) {  // (NaN too)
       a[j + j * lda] = ajj;
       return j + 1;
     }
@@ -284,7 +297,7 @@ int small_cholesky(int n, T* a, int lda) {
     a[j + j * lda] = ajj;
     for (int i = j + 1; i < n; ++i) {
       T v = a[i + j * lda];
-      for (int k = 0; k < j; ++k) v -= a[i + k * lda] * a[j + k * lda];
+      for (int k = 0; k < j; ++k) v -= a[i + k * lda] * conj_of(a[j + k * lda]);
       a[i + j * lda] = v / ajj;
     }
   }
@@ -302,8 +315,7 @@ void lu_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
         return;
       }
     }
-    // Note [Small matrices] (real only: LAPACK's complex pivot order is by |re| + |im|)
-    const bool small = !kComplex<T> && count > 1 && std::max(m, n) <= kSmall;
+    const bool small = count > 1 && std::max(m, n) <= kSmall;  // Note [Small matrices]
     each_matrix(count, std::max(m, n), [&](int64_t b) {
       int* ipiv = reinterpret_cast<int*>(piv->host_ptr()) + b * k;
       int info = 0;
@@ -346,15 +358,12 @@ void cholesky_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   const int n = rows(a), ld = std::max(1, n);
   const char uplo = 'L';
   const int64_t count = batch_of(a, 2);
+  const bool small = count > 1 && n <= kSmall;  // Note [Small matrices]
   visit_float(a->dtype(), "linalg.cholesky", [&]<class T>() {
     each_matrix(count, n, [&](int64_t b) {
       int info = 0;
-      if constexpr (!kComplex<T>)  // Note [Small matrices] (real ones)
-        if (count > 1 && n <= kSmall) {
-          info_of(outs[1])[b] = finish_cholesky(n, matrix<T>(a, b), small_cholesky(n, matrix<T>(a, b), ld));
-          return;
-        }
-      if (n > 0) LUCID_LAPACK(potrf, T, &uplo, &n, matrix<T>(a, b), &ld, &info, 1);
+      if (small) info = small_cholesky(n, matrix<T>(a, b), ld);
+      else if (n > 0) LUCID_LAPACK(potrf, T, &uplo, &n, matrix<T>(a, b), &ld, &info, 1);
       info_of(outs[1])[b] = finish_cholesky(n, matrix<T>(a, b), info);
     });
   });
