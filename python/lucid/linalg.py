@@ -707,9 +707,6 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
         raise RuntimeError("linalg.ldl_solve: B must have at least 2 dimensions.")
     LDb, Bb = _broadcast_batches(LD, B)
     pivots_b = pivots.expand(*LDb.shape[:-1])
-    if Bb.dtype != LDb.dtype:
-        raise RuntimeError(f"linalg.ldl_solve: Expected LD and B to have the same dtype, but found LD of type "
-                           f"{LDb.dtype} and B of type {Bb.dtype} instead")
     return _NotDifferentiable.apply("linalg.ldl_solve", _C._linalg_ldl_solve, LDb, pivots_b, Bb, bool(hermitian))
 
 

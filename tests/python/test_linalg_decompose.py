@@ -695,6 +695,10 @@ def test_complex_errors(dev):
         LA.solve(to_lucid(_crand(3, 3), dev), to_lucid(_rand(3, 1), dev))
     with pytest.raises(RuntimeError, match="same dtype"):
         LA.solve_triangular(to_lucid(_crand(3, 3), dev), to_lucid(_rand(3, 1), dev), upper=True)
+    S = _crand(3, 3)
+    LD, piv = LA.ldl_factor(to_lucid(S + S.mT, dev))
+    with pytest.raises(RuntimeError, match="Expected LD and B to have the same dtype"):
+        LA.ldl_solve(LD, piv, to_lucid(_rand(3, 1), dev))
 
 
 @pytest.mark.parametrize("upper", [False, True])
@@ -918,9 +922,14 @@ def test_complex_non_contiguous_and_empty(dev):
     _close(LA.inv(to_lucid(A, dev).mT), torch.linalg.inv(A.mT))
     _close(LA.det(to_lucid(_crand(4, 8), dev)[:, ::2]), torch.linalg.det(_crand(4, 8)[:, ::2]))
     _close(LA.svdvals(to_lucid(A, dev).mH), torch.linalg.svdvals(A.mH))
+    H = _hpd(2, 4, 4)
+    _close(LA.cholesky(to_lucid(H, dev).mT), torch.linalg.cholesky(H.mT))  # (conj(H), read transposed)
+    _close(LA.eigvalsh(to_lucid(H, dev).mT), torch.linalg.eigvalsh(H.mT))
+    _close(LA.qr(to_lucid(_crand(2, 8, 4), dev)[:, ::2]).R, torch.linalg.qr(_crand(2, 8, 4)[:, ::2]).R)
     E = lucid.zeros(0, 3, 3, dtype=lucid.complex128, device=dev)
     assert tuple(LA.inv(E).shape) == (0, 3, 3) and tuple(LA.det(E).shape) == (0,)
     assert LA.svdvals(E).dtype == lucid.float64
+    assert LA.eigvalsh(E).dtype == lucid.float64 and LA.eigvals(E).dtype == lucid.complex128
 
 
 def test_complex_top_level_forms(dev):
