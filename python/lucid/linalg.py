@@ -786,9 +786,9 @@ def _check_eig(op, A):
 
 def eig(A, *, out=None):
     """(eigenvalues, eigenvectors) of a general square A, complex (complex64 for float32
-    and complex64, complex128 for float64 and complex128); each eigenvector a column of norm 1 with its largest
-    component real (LAPACK's geev). Differentiable when the loss does not depend on the
-    eigenvectors' phases (torch's rule)."""
+    and complex64, complex128 for float64 and complex128); each eigenvector a column of
+    norm 1 with its largest component real (LAPACK's geev). Differentiable when the loss
+    does not depend on the eigenvectors' phases (torch's rule; else torch's error)."""
     _check_eig("linalg.eig", A)
     return _rt.linalg_eig(_Eig.apply(A))
 

@@ -1,9 +1,10 @@
 // Primitives of the matrix decompositions (ops/decompose.cpp; lucid.linalg builds on
 // them): LAPACK on the CPU, cuSOLVER on the GPU.
 //
-// Every matrix operand is float32, float64, complex64 or complex128, batch + [m, n] with each matrix
-// column-major and the batch dense (element (i, j) of matrix b at b * m * n + i + j * m:
-// strides [..., 1, m] in elements), LAPACK's and cuSOLVER's layout. Factors are
+// Every matrix operand is float32, float64, complex64 or complex128, batch + [m, n]
+// with each matrix column-major and the batch dense (element (i, j) of matrix b at
+// b * m * n + i + j * m: strides [..., 1, m] in elements), LAPACK's and cuSOLVER's
+// layout. Factors are
 // computed in place in their output, which the op has filled with the input. A
 // real-valued result of a complex matrix (singular values, a Hermitian matrix's
 // eigenvalues) has the real dtype of its precision (float32 for complex64). info
@@ -22,8 +23,9 @@ struct LuFactor : PrimitiveOf<Prim::LuFactor, LuFactor> {
   const char* name() const override { return "linalg.lu_factor"; }
 };
 
-// X = A^-1 B (adjoint: A^-H B, the conjugate transpose for a complex A) from LuFactor's result (getrs). ins: {lu [*, n, n],
-// pivots [*, n]}; outs: {b [*, n, k] (in: B; out: X)}; one batch shape for all.
+// X = A^-1 B (adjoint: A^-H B, the conjugate transpose for a complex A) from
+// LuFactor's result (getrs). ins: {lu [*, n, n], pivots [*, n]}; outs: {b [*, n, k]
+// (in: B; out: X)}; one batch shape for all.
 struct LuSolve : PrimitiveOf<Prim::LuSolve, LuSolve> {
   bool adjoint = false;
   const char* name() const override { return "linalg.lu_solve"; }
@@ -52,8 +54,8 @@ struct QrFactor : PrimitiveOf<Prim::QrFactor, QrFactor> {
   const char* name() const override { return "linalg.qr"; }
 };
 
-// The first n columns of the product of the k reflectors H_1 ... H_k (orgqr, ungqr for complex: torch's
-// linalg.householder_product). ins: {tau [*, k]}; outs: {a [*, m, n] (in: the
+// The first n columns of the product of the k reflectors H_1 ... H_k (orgqr; ungqr
+// for complex: torch's linalg.householder_product). ins: {tau [*, k]}; outs: {a [*, m, n] (in: the
 // reflectors' vectors below the diagonal of the first k columns, as QrFactor leaves
 // them; out: the product's columns)}; m >= n >= k.
 struct HouseholderProduct : PrimitiveOf<Prim::HouseholderProduct, HouseholderProduct> {
@@ -101,8 +103,9 @@ struct LdlFactor : PrimitiveOf<Prim::LdlFactor, LdlFactor> {
   const char* name() const override { return "linalg.ldl_factor"; }
 };
 
-// X = A^-1 B from LdlFactor's result (sytrs; hetrs for a `hermitian` factor). ins: {ld [*, n, n], pivots int32 [*, n]};
-// outs: {b [*, n, k] (in: B; out: X)}; one batch shape for all. (No GPU solve yet: its
+// X = A^-1 B from LdlFactor's result (sytrs; hetrs for a `hermitian` factor). ins:
+// {ld [*, n, n], pivots int32 [*, n]}; outs: {b [*, n, k] (in: B; out: X)}; one batch
+// shape for all. (No GPU solve yet: its
 // kernel refuses, backend/cuda/decompose.cpp says why.)
 struct LdlSolve : PrimitiveOf<Prim::LdlSolve, LdlSolve> {
   bool hermitian = false;
