@@ -158,8 +158,11 @@ void init_linalg(nb::module_& m, TensorClass& cls) {
     auto r = ops::eigh(a, upper, vectors);
     return nb::make_tuple(r[0], r[1] ? nb::cast(r[1]) : nb::none(), r[2]);
   }, nb::arg("A"), nb::arg("upper"), nb::arg("vectors"));
-  m.def("_linalg_ldl_factor", [](TensorPtr a) { auto r = ops::ldl_factor(a); return nb::make_tuple(r[0], r[1], r[2]); });
-  m.def("_linalg_ldl_solve", &ops::ldl_solve, nb::arg("LD"), nb::arg("pivots"), nb::arg("B"));
+  m.def("_linalg_ldl_factor", [](TensorPtr a, bool hermitian) {
+    auto r = ops::ldl_factor(a, hermitian);
+    return nb::make_tuple(r[0], r[1], r[2]);
+  }, nb::arg("A"), nb::arg("hermitian"));
+  m.def("_linalg_ldl_solve", &ops::ldl_solve, nb::arg("LD"), nb::arg("pivots"), nb::arg("B"), nb::arg("hermitian"));
   m.def("_linalg_eig", [](TensorPtr a, bool vectors) {
     auto r = ops::eig(a, vectors);
     return nb::make_tuple(r[0], r[1] ? nb::cast(r[1]) : nb::none(), r[2]);

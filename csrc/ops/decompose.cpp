@@ -24,8 +24,9 @@ Shape with(Shape s, std::initializer_list<int64_t> tail) {
 
 void check_matrix(const char* op, const TensorPtr& a, bool square) {
   LUCID_CHECK(a->ndim() >= 2, RuntimeError, op, ": The input tensor A must have at least 2 dimensions.");
-  LUCID_CHECK(a->dtype() == Dtype::F32 || a->dtype() == Dtype::F64, RuntimeError, op,
-              ": Expected a float32 or float64 tensor, got ", dtype_name(a->dtype()));
+  const Dtype d = a->dtype();
+  LUCID_CHECK(d == Dtype::F32 || d == Dtype::F64 || d == Dtype::C64 || d == Dtype::C128, RuntimeError, op,
+              ": Expected a float32, float64, complex64 or complex128 tensor, got ", dtype_name(d));
   LUCID_CHECK(!square || rows(*a) == cols(*a), RuntimeError, op,
               ": A must be batches of square matrices, but they are ", rows(*a), " by ", cols(*a), " matrices");
 }
@@ -64,6 +65,10 @@ TensorPtr column_major_input(const TensorPtr& a) {
   for (int64_t i = 0; same && i < a->ndim(); ++i) same = a->shape()[i] == 1 || a->stride()[i] == want[i];
   return same ? a : column_major(a);
 }
+
+// The dtype of a real-valued result (singular values, a Hermitian matrix's
+// eigenvalues): float32 for complex64, float64 for complex128.
+Dtype real_of(Dtype d) { return d == Dtype::C64 ? Dtype::F32 : d == Dtype::C128 ? Dtype::F64 : d; }
 
 TensorPtr info_for(const TensorImpl& a) { return TensorImpl::empty(batch(a), Dtype::I32, a.device()); }
 
@@ -152,23 +157,25 @@ TensorPtr householder_product(const TensorPtr& a, const TensorPtr& tau) {
 std::vector<TensorPtr> eigh(const TensorPtr& a, bool upper, bool vectors) {
   check_matrix("linalg.eigh", a, true);
   TensorPtr v = column_major(a), info = info_for(*a);
-  TensorPtr w = TensorImpl::empty(with(batch(*a), {rows(*a)}), a->dtype(), a->device());
+  TensorPtr w = TensorImpl::empty(with(batch(*a), {rows(*a)}), real_of(a->dtype()), a->device());
   Eigh prim;
   prim.upper = upper, prim.vectors = vectors;
   launch(prim, {v.get(), w.get(), info.get()}, {});
   return {w, vectors ? v : nullptr, info};
 }
 
-std::vector<TensorPtr> ldl_factor(const TensorPtr& a) {
+std::vector<TensorPtr> ldl_factor(const TensorPtr& a, bool hermitian) {
   check_matrix("linalg.ldl_factor", a, true);
   TensorPtr ld = column_major(a);
   TensorPtr pivots = TensorImpl::empty(with(batch(*a), {rows(*a)}), Dtype::I32, a->device());
   TensorPtr info = info_for(*a);
-  launch(LdlFactor{}, {ld.get(), pivots.get(), info.get()}, {});
+  LdlFactor prim;
+  prim.hermitian = hermitian;
+  launch(prim, {ld.get(), pivots.get(), info.get()}, {});
   return {ld, pivots, info};
 }
 
-TensorPtr ldl_solve(const TensorPtr& ld, const TensorPtr& pivots, const TensorPtr& b) {
+TensorPtr ldl_solve(const TensorPtr& ld, const TensorPtr& pivots, const TensorPtr& b, bool hermitian) {
   const char* op = "linalg.ldl_solve";
   check_matrix(op, ld, true);
   check_matrix(op, b, false);
@@ -182,7 +189,9 @@ TensorPtr ldl_solve(const TensorPtr& ld, const TensorPtr& pivots, const TensorPt
               shape_str(pivots->shape()), ", B ", shape_str(b->shape()));
   TensorPtr x = column_major(b);
   TensorPtr l = column_major_input(ld), p = contiguous_as(pivots, Dtype::I32);
-  launch(LdlSolve{}, {x.get()}, {l.get(), p.get()});
+  LdlSolve prim;
+  prim.hermitian = hermitian;
+  launch(prim, {x.get()}, {l.get(), p.get()});
   return x;
 }
 
@@ -190,7 +199,9 @@ std::vector<TensorPtr> eig(const TensorPtr& a, bool vectors) {
   check_matrix("linalg.eig", a, true);
   const int64_t n = rows(*a);
   TensorPtr work = column_major(a), info = info_for(*a);
-  TensorPtr w = TensorImpl::empty(with(batch(*a), {2, n}), a->dtype(), a->device());
+  // (a real matrix's eigenvalues in LAPACK's packing, [re; im]; a complex one's as they are)
+  const Shape w_shape = is_complex(a->dtype()) ? with(batch(*a), {n}) : with(batch(*a), {2, n});
+  TensorPtr w = TensorImpl::empty(w_shape, a->dtype(), a->device());
   Eig prim;
   prim.vectors = vectors;
   if (!vectors) {
@@ -206,7 +217,7 @@ std::vector<TensorPtr> svd(const TensorPtr& a, bool full, bool vectors) {
   check_matrix("linalg.svd", a, false);
   const int64_t m = rows(*a), n = cols(*a), k = std::min(m, n);
   TensorPtr work = column_major(a), info = info_for(*a);
-  TensorPtr s = TensorImpl::empty(with(batch(*a), {k}), a->dtype(), a->device());
+  TensorPtr s = TensorImpl::empty(with(batch(*a), {k}), real_of(a->dtype()), a->device());
   Svd prim;
   prim.vectors = vectors, prim.full = full;
   if (!vectors) {

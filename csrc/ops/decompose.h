@@ -1,6 +1,6 @@
 // The matrix decompositions lucid.linalg builds on (python/lucid/linalg.py), as raw
 // engine ops: no autograd here (linalg's Functions hold torch's gradient formulas), no
-// broadcasting (linalg broadcasts first). Each takes float32/float64 batch + [m, n]
+// broadcasting (linalg broadcasts first). Each takes float32/float64/complex64/complex128 batch + [m, n]
 // operands of any strides on one device, copies them into the column-major layout of
 // ops/prims/decompose.h, and returns its results in that layout (as torch's linalg
 // results are), with int32 `info` [batch] that linalg turns into its errors.
@@ -31,9 +31,9 @@ std::vector<TensorPtr> eigh(const TensorPtr& a, bool upper, bool vectors);
 // vectors), info} of a general real A (ops/prims/decompose.h's Eig).
 std::vector<TensorPtr> eig(const TensorPtr& a, bool vectors);
 // {LD (LAPACK's packed lower form), pivots int32 [*, n], info} of a symmetric A.
-std::vector<TensorPtr> ldl_factor(const TensorPtr& a);
+std::vector<TensorPtr> ldl_factor(const TensorPtr& a, bool hermitian);
 // A^-1 B from ldl_factor's LD and pivots; B [*, n, k] of LD's batch.
-TensorPtr ldl_solve(const TensorPtr& ld, const TensorPtr& pivots, const TensorPtr& b);
+TensorPtr ldl_solve(const TensorPtr& ld, const TensorPtr& pivots, const TensorPtr& b, bool hermitian);
 // {U, S [*, k] descending, Vh, info}; U and Vh null unless vectors.
 std::vector<TensorPtr> svd(const TensorPtr& a, bool full, bool vectors);
 

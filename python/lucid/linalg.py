@@ -1,10 +1,13 @@
 """lucid.linalg, as torch.linalg: decompositions, solvers, inverses, determinants,
-norms and the functions built on them, batched over leading dims, float32 and float64.
+norms and the functions built on them, batched over leading dims, float32, float64,
+complex64 and complex128.
 
 The decompositions are engine ops (csrc/ops/decompose.h: LAPACK on the CPU, cuSOLVER
 on the GPU); this module broadcasts their operands, turns LAPACK's `info` into torch's errors
 (LinAlgError naming the batch element), and gives each its gradient: torch's formulas
-(FunctionsManual.cpp), written with lucid ops so that they are differentiable again.
+(FunctionsManual.cpp, with its convention for complex inputs: the gradient is the
+conjugate Wirtinger derivative), written with lucid ops so that they are differentiable
+again.
 Composite functions (norms, pinv, matrix_exp, lstsq, ...) are compositions of these,
 differentiable through them."""
 
@@ -37,9 +40,7 @@ class LinAlgError(RuntimeError):
 def _check_float(op, A):
     if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {_dtype_name(A.dtype)}")
-    if A.dtype.is_complex:
-        raise NotImplementedError(f"{op}: complex matrices are not supported yet (float32 and float64 are)")
-    if A.dtype not in (D.float32, D.float64):
+    if A.dtype not in (D.float32, D.float64, D.complex64, D.complex128):
         raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {_dtype_name(A.dtype)}")
 
 
@@ -79,7 +80,8 @@ def _not_pd(code):
 
 
 def _mH(A):
-    return A.mT
+    """The conjugate transpose (the transpose of a real matrix: no copy)."""
+    return A.mT.conj() if A.dtype.is_complex else A.mT
 
 
 def _eye_like(A, n=None):
@@ -202,7 +204,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """X with A X = B (left) or X A = B, A given by lu_factor's (LU, pivots); adjoint: A^H."""
     _check_matrix("linalg.lu_solve", LU, square=True, name="LU")
     if not left:  # X A = B  <=>  A^H X^H = B^H
-        return lu_solve(LU, pivots, _mH(B), left=True, adjoint=not adjoint).mT
+        return _mH(lu_solve(LU, pivots, _mH(B), left=True, adjoint=not adjoint))
     return _LuSolve.apply(LU, pivots, B, adjoint)
 
 
@@ -250,7 +252,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     Bm = B.unsqueeze(-1) if vector else B
     if not left:
         X, info = solve_ex(_mH(A), _mH(Bm), left=True, check_errors=check_errors)
-        return _rt.linalg_solve_ex((X.mT.squeeze(-1) if vector else X.mT, info))
+        return _rt.linalg_solve_ex((_mH(X).squeeze(-1) if vector else _mH(X), info))
     if Bm.shape[-2] != A.shape[-1]:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
                            f"({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x{Bm.shape[-1]})")
@@ -320,17 +322,18 @@ def _lu_det(A):
     return sign * LU.diagonal(0, -2, -1).prod(-1), LU, pivots
 
 
-def _cofactor(A):
-    """det(A) A^-T written through the SVD A = U S Vh, which holds for singular A too:
-    det(U) det(Vh) U diag(prod_{j != i} s_j) Vh (torch's linalg_det_backward for
-    singular inputs; used for all, so one formula serves every matrix)."""
+def _cofactor_adjoint(A):
+    """conj(det A) A^-H (det(A) A^-T for a real A) written through the SVD A = U S Vh,
+    which holds for singular A too: conj(det(U) det(Vh)) U diag(prod_{j != i} s_j) Vh
+    (torch's linalg_det_backward for singular inputs; used for all, so one formula
+    serves every matrix)."""
     U, S, Vh = svd(A, full_matrices=False)
     from . import cat, ones_like
     ones = ones_like(S[..., :1])
     left = cat([ones, S[..., :-1]], -1).cumprod(-1)                     # prod_{j < i} s_j
     right = cat([ones, S[..., 1:].flip(-1)], -1).cumprod(-1).flip(-1)   # prod_{j > i} s_j
-    sign = _lu_det(U.detach())[0] * _lu_det(Vh.detach())[0]
-    return (sign.unsqueeze(-1).unsqueeze(-1) * (U * (left * right).unsqueeze(-2))) @ Vh
+    sign = (_lu_det(U.detach())[0] * _lu_det(Vh.detach())[0]).conj()
+    return (sign.unsqueeze(-1).unsqueeze(-1) * (U * (left * right).unsqueeze(-2).to(U.dtype))) @ Vh
 
 
 class _Det(Function):
@@ -341,9 +344,9 @@ class _Det(Function):
         return d
 
     @staticmethod
-    def backward(ctx, g):
+    def backward(ctx, g):  # gA = g conj(det A) A^-H
         A, = ctx.saved_tensors
-        return g.unsqueeze(-1).unsqueeze(-1) * _cofactor(A)
+        return g.unsqueeze(-1).unsqueeze(-1) * _cofactor_adjoint(A)
 
 
 def det(A, *, out=None):
@@ -354,27 +357,37 @@ def det(A, *, out=None):
 
 
 class _Slogdet(Function):
+    """(sign, log|det|): sign is det / |det| (complex for a complex A, where it is
+    differentiable; +-1 for a real one)."""
+
     @staticmethod
     def forward(ctx, A):
         d, LU, pivots = _lu_det(A)
-        from . import sign as _sign
+        from ._complex import sgn
         logabs = LU.diagonal(0, -2, -1).abs().log().sum(-1)
-        ctx.save_for_backward(A, LU, pivots)
-        s = _sign(d)
-        ctx.mark_non_differentiable(s)
+        s = sgn(d)
+        ctx.save_for_backward(A, LU, pivots, s)
+        if not A.dtype.is_complex:
+            ctx.mark_non_differentiable(s)
         return s, logabs
 
     @staticmethod
     def backward(ctx, gsign, glogabs):
-        A, LU, pivots = ctx.saved_tensors
-        # d log|det A| = tr(A^-1 dA): gA = g A^-T (create_graph: through inv, differentiable
+        A, LU, pivots, s = ctx.saved_tensors
+        # With delta = tr(A^-1 dA): d log|det| = Re(delta) and d sign = sign i Im(delta),
+        # so delta's gradient is g = glogabs + i Im(gsign conj(sign)) (torch's
+        # slogdet_backward) and gA = g A^-H (create_graph: through inv, differentiable
         # again; else from the forward's factors)
+        g = glogabs
+        if A.dtype.is_complex and gsign is not None:
+            from . import complex as _complex
+            g = _complex(glogabs, (gsign * s.conj()).imag)
         from .autograd.grad_mode import is_grad_enabled
         if is_grad_enabled():
-            invT = _mH(inv(A))
+            invH = _mH(inv(A))
         else:
-            invT = _C._linalg_lu_solve(LU, pivots, _eye_like(LU).expand(*LU.shape), True)
-        return glogabs.unsqueeze(-1).unsqueeze(-1) * invT
+            invH = _C._linalg_lu_solve(LU, pivots, _eye_like(LU).expand(*LU.shape), True)
+        return g.unsqueeze(-1).unsqueeze(-1) * invH
 
 
 def slogdet(A, *, out=None):
@@ -384,18 +397,22 @@ def slogdet(A, *, out=None):
 
 
 def _logdet(A):
-    """torch.logdet: log det A, NaN for a negative determinant, -inf for zero."""
+    """torch.logdet: log det A, NaN for a negative determinant, -inf for zero (complex:
+    log|det| + i arg(det))."""
     from . import where
     sign, logabs = slogdet(A)
+    if A.dtype.is_complex:
+        from . import complex as _complex
+        return _complex(logabs, sign.angle())
     return where(sign < 0, float("nan"), logabs)
 
 
 # ---- Cholesky and triangular solves ----------------------------------------------------
 
 class _Cholesky(Function):
-    """L of A = L L^H; gA = L^-H Phi(L^H gL) L^-1, Phi taking the lower triangle with
-    half its diagonal, symmetrised (torch's cholesky_backward: L^-1 dA L^-H = X + X^H
-    for the lower triangular X = L^-1 dL, and Phi is its own adjoint)."""
+    """L of A = L L^H; gA = L^-H Phi L^-1 with Phi = (tril(X) + tril(X, -1)^H) / 2 for
+    X = L^H gL (torch's cholesky_backward: L^-1 dA L^-H = Y + Y^H for the lower
+    triangular Y = L^-1 dL)."""
 
     @staticmethod
     def forward(ctx, A):
@@ -407,10 +424,9 @@ class _Cholesky(Function):
     @staticmethod
     def backward(ctx, gL, ginfo):
         L, = ctx.saved_tensors
-        phi = _mH(L) @ gL
-        phi = phi.tril() - 0.5 * phi.diagonal(0, -2, -1).diag_embed()
-        gA = solve_triangular(_mH(L), solve_triangular(L, phi, upper=False, left=False), upper=True)
-        return 0.5 * (gA + _mH(gA))
+        X = (_mH(L) @ gL).tril()
+        phi = 0.5 * (X + _mH(X.tril(-1)))
+        return solve_triangular(_mH(L), solve_triangular(L, phi, upper=False, left=False), upper=True)
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
@@ -504,10 +520,13 @@ class _HouseholderProduct(Function):
 
 def _qr_backward_tall(gQ, gR, Q, R):
     """The gradient of A = Q R for m >= n. With X = Q^H dA R^-1: Q^H dQ = C = tril(X, -1) -
-    tril(X, -1)^H (skew, as Q^H Q = I) and dR R^-1 = X - C; so <gQ, dQ> + <gR, dR> =
-    <(gQ + Q N) R^-H, dA> for M = gR R^H - Q^H gQ and N = triu(M) + tril(M^H, -1)."""
+    tril(X, -1)^H (skew, as Q^H Q = I; for complex A, with R's diagonal real, C's diagonal
+    is i Im(X's)) and dR R^-1 = X - C; so <gQ, dQ> + <gR, dR> = <(gQ + Q N) R^-H, dA>
+    for M = gR R^H - Q^H gQ and N = triu(M, 1) + triu(M, 1)^H + Re(diag(M)) (torch's
+    syminvadj(triu(M)))."""
     M = gR @ _mH(R) - _mH(Q) @ gQ
-    N = M.triu() + _mH(M).tril(-1)
+    upper = M.triu(1)
+    N = upper + _mH(upper) + M.diagonal(0, -2, -1).real.diag_embed().to(M.dtype)
     return solve_triangular(_mH(R), gQ + Q @ N, upper=False, left=False)
 
 
@@ -584,11 +603,28 @@ class _Eigh(Function):
     def backward(ctx, gL, gV, ginfo):
         L, V = ctx.saved_tensors
         VhgV = _mH(V) @ gV
+        _check_phase_invariant(VhgV.diagonal(0, -2, -1))
         VhgV = 0.5 * (VhgV - _mH(VhgV))
         E = L.unsqueeze(-2) - L.unsqueeze(-1)
         eye = _eye_like(V).bool()
-        inner = (VhgV / E.masked_fill(eye, 1.0)).masked_fill(eye, 0.0) + gL.diag_embed()
+        inner = (VhgV / E.masked_fill(eye, 1.0)).masked_fill(eye, 0.0) + gL.diag_embed().to(V.dtype)
         return V @ inner @ _mH(V), None
+
+
+def _allclose(a, b, tol=1e-2):
+    return bool(((a - b).abs() <= tol + tol * b.abs()).all())
+
+
+def _check_phase_invariant(diag_VhgV):
+    """torch's check that a loss does not depend on the complex eigenvectors' phases
+    (V -> V e^{i phi} leaves A = V L V^-1 alone): Im(diag(V^H gV)) = 0, to torch's lax
+    tolerance. A host read, as torch's."""
+    if diag_VhgV.dtype.is_complex and diag_VhgV.numel():
+        im = diag_VhgV.imag
+        if not _allclose(im, im * 0):
+            raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
+                               "so it is ill-defined.")
 
 
 def _eigh_info(info):
@@ -597,8 +633,8 @@ def _eigh_info(info):
 
 
 def eigh(A, UPLO="L", *, out=None):
-    """(eigenvalues ascending, eigenvectors as columns) of symmetric A, from its lower
-    (UPLO='L') or upper triangle."""
+    """(eigenvalues ascending, eigenvectors as columns) of symmetric (complex: Hermitian) A,
+    from its lower (UPLO='L') or upper triangle; the eigenvalues are real."""
     _check_matrix("linalg.eigh", A, square=True)
     w, V, info = _Eigh.apply(A, _uplo("linalg.eigh", UPLO))
     _eigh_info(info)
@@ -635,25 +671,20 @@ class _NotDifferentiable(Function):
         raise NotImplementedError(f"the derivative for {ctx.name} is not implemented")
 
 
-def _check_hermitian(op, A, hermitian):
-    if hermitian and A.dtype.is_complex:
-        raise NotImplementedError(f"{op}: complex matrices are not supported yet (float32 and float64 are)")
-
-
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     """(LD, pivots, info) of symmetric A = P L D L^T P^T (Bunch-Kaufman; LAPACK's sytrf on
-    the lower triangle): L's multipliers and D's 1 x 1 and 2 x 2 blocks packed in LD."""
+    the lower triangle), or with hermitian=True of a complex Hermitian A = P L D L^H P^T
+    (hetrf): L's multipliers and D's 1 x 1 and 2 x 2 blocks packed in LD."""
     _check_matrix("linalg.ldl_factor", A, square=True)
-    _check_hermitian("linalg.ldl_factor", A, hermitian)
-    LD, pivots, info = _NotDifferentiable.apply("linalg.ldl_factor", _ldl_factor_lower, A)
+    LD, pivots, info = _NotDifferentiable.apply("linalg.ldl_factor", _ldl_factor_lower, A, bool(hermitian))
     if check_errors:
         _raise_info("linalg.ldl_factor", info, _ldl_singular)
     return _rt.linalg_ldl_factor_ex((LD, pivots, info))
 
 
-def _ldl_factor_lower(A):
+def _ldl_factor_lower(A, hermitian):
     """sytrf's result with the strict upper triangle (A's, untouched) zeroed, as torch's."""
-    LD, pivots, info = _C._linalg_ldl_factor(A)
+    LD, pivots, info = _C._linalg_ldl_factor(A, hermitian)
     return LD.tril_(), pivots, info
 
 
@@ -672,22 +703,24 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     """X with A X = B for A given by ldl_factor's (LD, pivots); batches broadcast."""
     _check_matrix("linalg.ldl_solve", LD, square=True, name="LD")
     _check_float("linalg.ldl_solve", B)
-    _check_hermitian("linalg.ldl_solve", LD, hermitian)
     if B.ndim < 2:
         raise RuntimeError("linalg.ldl_solve: B must have at least 2 dimensions.")
     LDb, Bb = _broadcast_batches(LD, B)
     pivots_b = pivots.expand(*LDb.shape[:-1])
-    return _NotDifferentiable.apply("linalg.ldl_solve", _C._linalg_ldl_solve, LDb, pivots_b, Bb)
+    return _NotDifferentiable.apply("linalg.ldl_solve", _C._linalg_ldl_solve, LDb, pivots_b, Bb, bool(hermitian))
 
 
-# ---- eig: general (non-symmetric) real matrices -------------------------------------------------
+# ---- eig: general (non-symmetric) matrices ------------------------------------------------------
 
 def _unpack_eig(w, V):
-    """The complex eigenvalues and eigenvectors from LAPACK's real packing (ops/prims/
-    decompose.h's Eig): eigenvalue j is w[0, j] + i w[1, j]; a conjugate pair's vectors
+    """The complex eigenvalues and eigenvectors from the Eig primitive's results (ops/
+    prims/decompose.h): a complex matrix's as they are; a real one's from LAPACK's real
+    packing: eigenvalue j is w[0, j] + i w[1, j]; a conjugate pair's vectors
     are columns j +- i column j + 1 (positive imaginary part first), a real
     eigenvalue's vector its column. Gathered with index tensors, so nothing is read on
     the host."""
+    if w.dtype.is_complex:
+        return w, V
     from . import arange, complex as _complex
     wr, wi = w[..., 0, :], w[..., 1, :]
     L = _complex(wr, wi)
@@ -705,17 +738,6 @@ def _unpack_eig(w, V):
     return L, _complex(re, im)
 
 
-def _complex_solve(A, B):
-    """X with A X = B for complex A and B, through the real system [[Ar, -Ai], [Ai, Ar]]
-    [Xr; Xi] = [Br; Bi] (lucid's solvers are real; eig's gradient needs this one)."""
-    from . import cat, complex as _complex
-    n = A.shape[-1]
-    Ar, Ai = A.real, A.imag
-    M = cat([cat([Ar, -Ai], -1), cat([Ai, Ar], -1)], -2)
-    X = solve(M, cat([B.real, B.imag], -2))
-    return _complex(X[..., :n, :], X[..., n:, :])
-
-
 class _Eig(Function):
     """torch's linalg_eig_backward (A V = V diag(L), V's columns of norm 1):
     gA = V^-H (diag(gL) + (V^H gV - V^H V diag(re(diag(V^H gV)))) / conj(L_j - L_i)) V^H,
@@ -727,25 +749,28 @@ class _Eig(Function):
         _eig_info(info)
         L, V = _unpack_eig(w, V)
         ctx.save_for_backward(L, V)
+        ctx.real_input = not A.dtype.is_complex
         return L, V
 
     @staticmethod
     def backward(ctx, gL, gV):
         from . import ones_like, zeros_like
         L, V = ctx.saved_tensors
-        Vh = _mH(V).conj()
+        Vh = _mH(V)
         if gL is None:
             gL = zeros_like(L)
         if gV is None:
             inner = gL.diag_embed()
         else:
             VhgV = Vh @ gV
+            _check_phase_invariant(VhgV.diagonal(0, -2, -1))
             VhgV = VhgV - Vh @ (V * VhgV.diagonal(0, -2, -1).real.unsqueeze(-2))
             Lc = L.conj()
             E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + ones_like(Lc).diag_embed()
             inner = VhgV / E
             inner = inner - inner.diagonal(0, -2, -1).diag_embed() + gL.diag_embed()
-        return _complex_solve(Vh, inner @ Vh).real
+        gA = solve(Vh, inner @ Vh)
+        return gA.real if ctx.real_input else gA
 
 
 def _eig_info(info):
@@ -760,10 +785,10 @@ def _check_eig(op, A):
 
 
 def eig(A, *, out=None):
-    """(eigenvalues, eigenvectors) of a general square A, complex (complex64 for float32,
-    complex128 for float64); each eigenvector a column of norm 1 with its largest
-    component real (LAPACK's geev). Differentiable when the loss does not depend on the
-    eigenvectors' phases (torch's rule)."""
+    """(eigenvalues, eigenvectors) of a general square A, complex (complex64 for float32
+    and complex64, complex128 for float64 and complex128); each eigenvector a column of
+    norm 1 with its largest component real (LAPACK's geev). Differentiable when the loss
+    does not depend on the eigenvectors' phases (torch's rule; else torch's error)."""
     _check_eig("linalg.eig", A)
     return _rt.linalg_eig(_Eig.apply(A))
 
@@ -799,15 +824,29 @@ class _Svd(Function):
                                       "full_matrices=True and the input is not square; use "
                                       "full_matrices=False")
         U, S, Vh = ctx.saved_tensors
+        from . import zeros_like
+        gU = zeros_like(U) if gU is None else gU
+        gVh = zeros_like(Vh) if gVh is None else gVh
+        gS = zeros_like(S) if gS is None else gS
         m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
         V, gV = _mH(Vh), _mH(gVh)
         eye = _eye_like(U, k).bool()
         UhgU = _mH(U) @ gU
         VhgV = Vh @ gV
         UhgU, VhgV = UhgU - _mH(UhgU), VhgV - _mH(VhgV)
+        if U.dtype.is_complex and S.numel() and not _allclose(UhgU.diagonal(0, -2, -1).imag,
+                                                               -VhgV.diagonal(0, -2, -1).imag):
+            # (U -> U e^{i phi}, V -> V e^{i phi} leaves A alone: the loss must not see it)
+            raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this phase "
+                               "term, making it ill-defined.")
         S2 = S * S
         E = (S2.unsqueeze(-2) - S2.unsqueeze(-1)).masked_fill(eye, 1.0)
-        inner = ((UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E).masked_fill(eye, 0.0) + gS.diag_embed()
+        # (the diagonal of the skew parts: zero for a real A, and for a complex one whose
+        # loss does not depend on the vectors' phases; torch keeps it, as here)
+        inner = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E + gS.diag_embed()
+        if U.dtype.is_complex:  # the phase term: i Im(diag(U^H gU)) / S
+            inner = inner + (UhgU.diagonal(0, -2, -1) / (2 * S)).diag_embed()
         gA = U @ inner
         if m > k:
             gA = gA + (gU - U @ (_mH(U) @ gU)) / S.unsqueeze(-2)
@@ -823,7 +862,8 @@ def _svd_info(info, op="linalg.svd"):
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
-    """(U, S, Vh) with A = U diag(S) Vh, S descending; full_matrices: U [*, m, m] and Vh
+    """(U, S, Vh) with A = U diag(S) Vh, S descending (real: float32 for complex64);
+    full_matrices: U [*, m, m] and Vh
     [*, n, n], else [*, m, k] and [*, k, n]."""
     _check_matrix("linalg.svd", A)
     U, S, Vh, info = _Svd.apply(A, bool(full_matrices))
@@ -953,7 +993,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     X = _mH(Vh) @ (S_inv.unsqueeze(-1) * (_mH(U) @ Bm))
     rank = keep.sum(-1)
     if m > n and bool((rank == n).all()):
-        residuals = ((A @ X - Bm) ** 2).sum(-2)
+        r = A @ X - Bm
+        residuals = ((r.conj() * r).real if r.dtype.is_complex else r ** 2).sum(-2)
     else:
         residuals = A.new_empty((0,))
     if vector:
@@ -1081,7 +1122,7 @@ def cross(input, other, *, dim=-1, out=None):
 
 def vecdot(x, y, *, dim=-1, out=None):
     """sum(conj(x) * y) along `dim` (real tensors: sum(x * y))."""
-    return (x * y).sum(dim)
+    return (x.conj() * y).sum(dim)
 
 
 def multi_dot(tensors, *, out=None):
@@ -1174,11 +1215,11 @@ def logdet(input):
 
 
 def _svd_torch(input, some=True, compute_uv=True):
-    """torch.svd: (U, S, V) (V, not Vh); some=False: full U and V; compute_uv=False: zero U and V."""
+    """torch.svd: (U, S, V) (V = Vh^H, not Vh); some=False: full U and V; compute_uv=False: zero U and V."""
     U, S, Vh = svd(input, full_matrices=not some)
     if not compute_uv:
-        return _rt.svd((U.detach() * 0, S, Vh.mT.detach() * 0))
-    return _rt.svd((U, S, Vh.mT))
+        return _rt.svd((U.detach() * 0, S, _mH(Vh).detach() * 0))
+    return _rt.svd((U, S, _mH(Vh)))
 
 
 def _qr_torch(input, some=True):
@@ -1203,8 +1244,9 @@ def cholesky_inverse(L, upper=False, *, out=None):
 
 
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
-    """torch.triangular_solve: (X, A's copy) with op(A) X = b."""
-    M = _mH(A) if transpose else A
+    """torch.triangular_solve: (X, A's copy) with op(A) X = b, op(A) = A^T when transpose
+    (the plain transpose for a complex A too, as torch's)."""
+    M = A.mT if transpose else A
     X = solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
     return _rt.triangular_solve((X, A.clone()))
 

@@ -289,8 +289,6 @@ def test_eig_errors(dev):
     bad[1, 1] = float("nan")
     with pytest.raises(RuntimeError, match="should not contain infs or NaNs"):
         LA.eig(to_lucid(bad, dev))
-    with pytest.raises(NotImplementedError, match="complex"):
-        LA.eigvals(to_lucid(_rand(3, 3), dev).to(lucid.complex128))
     assert tuple(LA.eig(to_lucid(_rand(0, 4, 4), dev)).eigenvectors.shape) == (0, 4, 4)
 
 
@@ -619,3 +617,407 @@ def test_double_backward(dev):
     A = to_lucid(_rand(2, 3, 3), dev).requires_grad_()
     for fn in (lambda a: LA.slogdet(a).logabsdet, lambda a: LA.solve(a, a.sum(-1, keepdim=True)), LA.inv):
         assert lucid.autograd.gradgradcheck(fn, (A,), eps=1e-6, atol=1e-5)
+
+
+# ---- complex matrices (complex64 and complex128) ----------------------------------------------------
+
+def _crand(*shape, seed=0, dtype=torch.complex128):
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def _hpd(*shape, seed=0, dtype=torch.complex128):
+    """A Hermitian positive-definite matrix (batch)."""
+    a = _crand(*shape, seed=seed, dtype=dtype)
+    return a @ a.mH + shape[-1] * torch.eye(shape[-1], dtype=dtype)
+
+
+def _hermitian(*shape, seed=0):
+    a = _crand(*shape, seed=seed)
+    return a + a.mH
+
+
+CDTYPES = [(torch.complex128, 1e-10), (torch.complex64, 2e-4)]
+
+
+@pytest.mark.parametrize("batch", BATCHES)
+def test_complex_solve_inv_det_slogdet_match_torch(dev, batch):
+    """complex128 results and gradients as torch's (its conjugate-Wirtinger convention):
+    solve (both sides, vector and broadcast right-hand sides), inv, det, slogdet with
+    its complex, differentiable sign."""
+    A, B = _crand(*batch, 5, 5), _crand(*batch, 5, 3, seed=1)
+    _grads(LA.solve, torch.linalg.solve, [A, B], dev)
+    _grads(LA.inv, torch.linalg.inv, [A], dev)
+    _grads(LA.det, torch.linalg.det, [A], dev)
+    _grads(lambda a: LA.slogdet(a).logabsdet, lambda a: torch.linalg.slogdet(a).logabsdet, [A], dev)
+    _grads(lambda a: LA.slogdet(a).sign, lambda a: torch.linalg.slogdet(a).sign, [A], dev)
+    _grads(lambda a: (lambda r: r.sign * r.logabsdet)(LA.slogdet(a)),
+           lambda a: (lambda r: r.sign * r.logabsdet)(torch.linalg.slogdet(a)), [A], dev)
+    assert LA.slogdet(to_lucid(A, dev)).logabsdet.dtype == lucid.float64
+    _grads(lambda a, b: LA.solve(a, b, left=False), lambda a, b: torch.linalg.solve(a, b, left=False),
+           [A, _crand(*batch, 3, 5, seed=2)], dev)
+    _grads(LA.solve, torch.linalg.solve, [A, _crand(*batch, 5, seed=3)], dev)
+    _grads(LA.solve, torch.linalg.solve, [A, _crand(5, 2, seed=3)], dev)
+    _grads(lucid.logdet, torch.logdet, [A], dev)
+
+
+@pytest.mark.parametrize("dtype,tol", CDTYPES)
+def test_complex_forward_in_both_precisions(dev, dtype, tol):
+    """complex64 and complex128 results as torch's; real-valued results (singular values,
+    Hermitian eigenvalues, log|det|) in the real dtype of the precision."""
+    A, B, H = _crand(2, 4, 4, dtype=dtype), _crand(2, 4, 2, seed=1, dtype=dtype), _hpd(2, 4, 4, dtype=dtype)
+    real = torch.float64 if dtype == torch.complex128 else torch.float32
+    la, lh = to_lucid(A, dev), to_lucid(H, dev)
+    _close(LA.solve(la, to_lucid(B, dev)), torch.linalg.solve(A, B), tol)
+    _close(LA.inv(la), torch.linalg.inv(A), tol)
+    _close(LA.det(la), torch.linalg.det(A), tol)
+    _close(LA.cholesky(lh), torch.linalg.cholesky(H), tol)
+    S = LA.svdvals(la)
+    assert S.dtype == lucid_dtype_of(real)
+    _close(S, torch.linalg.svdvals(A), tol)
+    w = LA.eigvalsh(lh)
+    assert w.dtype == lucid_dtype_of(real)
+    _close(w, torch.linalg.eigvalsh(H), tol * 10)
+    assert LA.slogdet(la).sign.dtype == la.dtype
+    L = LA.eigvals(la)
+    assert L.dtype == la.dtype
+    torch.testing.assert_close(_sorted_eigs(to_torch(L.cpu())), _sorted_eigs(torch.linalg.eigvals(A)), rtol=tol * 10,
+                               atol=tol * 10)
+
+
+def lucid_dtype_of(torch_dtype):
+    return {torch.float32: lucid.float32, torch.float64: lucid.float64}[torch_dtype]
+
+
+def test_complex_det_of_singular_matrices(dev):
+    """A rank-deficient complex matrix: det 0 and torch's (finite) gradient."""
+    A = _crand(4, 4)
+    A[:, 3] = A[:, 0] + (1 + 2j) * A[:, 1]
+    _grads(LA.det, torch.linalg.det, [A], dev, tol=1e-9)
+    assert abs(complex(LA.det(to_lucid(A, dev)).item())) < 1e-12
+
+
+def test_complex_errors(dev):
+    """Singular and indefinite complex matrices raise torch's errors; dtypes must match."""
+    A = _crand(2, 3, 3)
+    A[1, :, 2] = 0
+    with pytest.raises(LA.LinAlgError, match=r"\(Batch element 1\): The diagonal element 3 is zero"):
+        LA.inv(to_lucid(A, dev))
+    with pytest.raises(LA.LinAlgError, match="singular"):
+        LA.solve(to_lucid(A, dev), to_lucid(_crand(2, 3, 1), dev))
+    H = _hpd(2, 3, 3)
+    H[1] = -H[1]
+    with pytest.raises(LA.LinAlgError, match=r"\(Batch element 1\).*leading minor of order 1 is not positive"):
+        LA.cholesky(to_lucid(H, dev))
+    assert LA.cholesky_ex(to_lucid(H, dev)).info.tolist() == [0, 1]
+    with pytest.raises(RuntimeError, match="same dtype"):
+        LA.solve(to_lucid(_crand(3, 3), dev), to_lucid(_rand(3, 1), dev))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        LA.solve_triangular(to_lucid(_crand(3, 3), dev), to_lucid(_rand(3, 1), dev), upper=True)
+    S = _crand(3, 3)
+    LD, piv = LA.ldl_factor(to_lucid(S + S.mT, dev))
+    with pytest.raises(RuntimeError, match="Expected LD and B to have the same dtype"):
+        LA.ldl_solve(LD, piv, to_lucid(_rand(3, 1), dev))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_complex_cholesky_and_triangular_solves(dev, upper):
+    H = _hpd(3, 4, 4)
+    _grads(lambda a: LA.cholesky(a, upper=upper), lambda a: torch.linalg.cholesky(a, upper=upper), [H], dev)
+    T, B = _crand(3, 4, 4), _crand(3, 4, 2, seed=1)
+    for left in (True, False):
+        for unit in (False, True):
+            b = B if left else B.mT
+            _grads(lambda t, x: LA.solve_triangular(t, x, upper=upper, left=left, unitriangular=unit),
+                   lambda t, x: torch.linalg.solve_triangular(t, x, upper=upper, left=left, unitriangular=unit),
+                   [T + 4 * torch.eye(4), b], dev)
+    L = to_lucid(torch.linalg.cholesky(H), dev)
+    _close(lucid.cholesky_inverse(L), torch.cholesky_inverse(torch.linalg.cholesky(H)))
+    _close(lucid.cholesky_solve(to_lucid(B, dev), L), torch.cholesky_solve(B, torch.linalg.cholesky(H)))
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (4, 4), (3, 5)])
+def test_complex_qr_and_householder_product(dev, shape):
+    """Q and R as torch's (LAPACK's geqrf/ungqr: R's diagonal real), gradients as
+    torch's; householder_product (ungqr) and its gradient."""
+    A = _crand(2, *shape)
+    for mode in ("reduced", "complete"):
+        Q, R = LA.qr(to_lucid(A, dev), mode=mode)
+        tQ, tR = torch.linalg.qr(A, mode=mode)
+        _close(Q, tQ)
+        _close(R, tR)
+    W = _crand(2, *shape, seed=5)
+    k = min(shape)
+    Wq, Wr = W[..., :, :k], W[..., :k, :]
+    _grads(lambda a: (lambda r: (r.Q * to_lucid(Wq, dev)).sum() + (r.R * to_lucid(Wr, dev)).sum())(LA.qr(a)).reshape(1),
+           lambda a: (lambda r: (r.Q * Wq).sum() + (r.R * Wr).sum())(torch.linalg.qr(a)).reshape(1), [A], dev)
+    if shape[0] >= shape[1]:
+        tau = _crand(2, shape[1] - 1, seed=2)
+        _grads(LA.householder_product, torch.linalg.householder_product, [A, tau], dev)
+
+
+@pytest.mark.parametrize("shape", [(64, 6, 6), (3, 40, 40)])
+def test_complex_batches_of_small_and_large_matrices(dev, shape):
+    """The batched paths (the GPU's batched library calls for matrices up to 32) and the
+    per-matrix ones: LU, Cholesky, QR, eigh, the SVD and triangular solves of complex
+    matrices, as torch's."""
+    A, H = _crand(*shape), _hpd(*shape)
+    la, lh = to_lucid(A, dev), to_lucid(H, dev)
+    _close(LA.inv(la), torch.linalg.inv(A), 1e-8)
+    _close(LA.cholesky(lh), torch.linalg.cholesky(H), 1e-8)
+    Q, R = LA.qr(la)
+    _close(R, torch.linalg.qr(A).R, 1e-8)
+    _close(Q, torch.linalg.qr(A).Q, 1e-8)
+    _close(LA.eigvalsh(lh), torch.linalg.eigvalsh(H), 1e-8)
+    U, S, Vh = LA.svd(la, full_matrices=False)
+    _close(S, torch.linalg.svdvals(A), 1e-8)
+    _close((U * S.unsqueeze(-2).to(U.dtype)) @ Vh, A, 1e-8)
+    _close(LA.solve_triangular(la, lh, upper=True), torch.linalg.solve_triangular(A, H, upper=True), 1e-6)
+    H[0, 0, 0] = -1.0
+    assert LA.cholesky_ex(to_lucid(H, dev)).info.tolist()[:2] == [1, 0]
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_complex_eigh(dev, uplo):
+    """Hermitian eigenproblems: real eigenvalues ascending as torch's, A V = V diag(w),
+    V unitary; gradients of the eigenvalues and of a phase-invariant function of the
+    eigenvectors (|V|^2) as torch's."""
+    H = _hermitian(3, 5, 5)
+    w, V = LA.eigh(to_lucid(H, dev), UPLO=uplo)
+    assert w.dtype == lucid.float64 and V.dtype == lucid.complex128
+    _close(w, torch.linalg.eigvalsh(H, UPLO=uplo))
+    Vt, wt = to_torch(V.cpu()), to_torch(w.cpu())
+    torch.testing.assert_close(H @ Vt, Vt * wt.unsqueeze(-2), rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(Vt.mH @ Vt, torch.eye(5, dtype=H.dtype).expand(3, 5, 5), rtol=1e-10, atol=1e-10)
+    _grads(lambda a: LA.eigvalsh(a, UPLO=uplo), lambda a: torch.linalg.eigvalsh(a, UPLO=uplo), [H], dev)
+    _grads(lambda a: (LA.eigh(a, UPLO=uplo).eigenvectors.abs() ** 2 * torch_free_weights(dev)).sum().reshape(1),
+           lambda a: (torch.linalg.eigh(a, UPLO=uplo).eigenvectors.abs() ** 2 * torch_weights()).sum().reshape(1),
+           [H], dev)
+
+
+def test_complex_eig(dev):
+    """eig of general complex matrices: eigenvalues as torch's, A V = V diag(L) with unit
+    vectors; gradients of the eigenvalues and of |V| (phase-invariant) as torch's."""
+    A = _crand(2, 5, 5)
+    L, V = LA.eig(to_lucid(A, dev))
+    assert L.dtype == lucid.complex128 and V.dtype == lucid.complex128
+    Lt, Vt = to_torch(L.cpu()), to_torch(V.cpu())
+    tL, _ = torch.linalg.eig(A)
+    torch.testing.assert_close(_sorted_eigs(Lt), _sorted_eigs(tL), rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(A @ Vt, Vt * Lt.unsqueeze(-2), rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(torch.linalg.vector_norm(Vt, dim=-2), torch.ones(2, 5, dtype=torch.float64))
+    W = _crand(2, 5, seed=3)
+    for fn in (lambda m, a: (m.linalg.eigvals(a) * w_of(m)).sum().real,
+               lambda m, a: m.linalg.eig(a).eigenvectors.abs().sum() + m.linalg.eig(a).eigenvalues.abs().sum()):
+        def w_of(m):
+            return W if m is torch else to_lucid(W, dev)
+        a = to_lucid(A, dev).requires_grad_()
+        b = A.clone().requires_grad_()
+        fn(lucid, a).backward()
+        fn(torch, b).backward()
+        _close(a.grad, b.grad, 1e-8)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (4, 4), (3, 5)])
+def test_complex_svd(dev, shape):
+    """Singular values (real) as torch's; U S Vh = A, U and V with orthonormal columns
+    (unique up to a phase per singular pair); gradients of svdvals and of phase-invariant
+    functions (U S Vh, |U|, |Vh|) as torch's."""
+    A = _crand(2, *shape)
+    k = min(shape)
+    for full in (False, True):
+        U, S, Vh = LA.svd(to_lucid(A, dev), full_matrices=full)
+        assert S.dtype == lucid.float64 and U.dtype == lucid.complex128
+        _close(S, torch.linalg.svdvals(A))
+        Ut, St, Vht = to_torch(U.cpu()), to_torch(S.cpu()), to_torch(Vh.cpu())
+        torch.testing.assert_close(Ut[..., :k] * St.unsqueeze(-2) @ Vht[..., :k, :], A, rtol=1e-10, atol=1e-10)
+        torch.testing.assert_close(Ut.mH @ Ut, torch.eye(Ut.shape[-1], dtype=A.dtype).expand(2, -1, -1), rtol=1e-10,
+                                   atol=1e-10)
+        torch.testing.assert_close(Vht @ Vht.mH, torch.eye(Vht.shape[-2], dtype=A.dtype).expand(2, -1, -1),
+                                   rtol=1e-10, atol=1e-10)
+    _grads(LA.svdvals, torch.linalg.svdvals, [A], dev)
+    _grads(lambda a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.Vh)(LA.svd(a, full_matrices=False)),
+           lambda a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.Vh)(torch.linalg.svd(a, full_matrices=False)), [A], dev)
+    _grads(lambda a: LA.svd(a, full_matrices=False).U.abs().sum().reshape(1) + LA.svd(a, full_matrices=False)
+           .Vh.abs().sum(), lambda a: torch.linalg.svd(a, full_matrices=False).U.abs().sum().reshape(1) +
+           torch.linalg.svd(a, full_matrices=False).Vh.abs().sum(), [A], dev)
+
+
+def test_complex_lu_and_lu_solve(dev):
+    """P L U = A with |L| bounded (partial pivoting), on the CPU torch's factors (both
+    LAPACK's pivot choice, by |re| + |im|; cuBLAS's batched getrf is not held to it) and
+    the gradient of lu; lu_solve (left/right, adjoint) and its gradients with respect to
+    LU and B as torch's."""
+    A = _crand(2, 4, 4)
+    P, L, U = LA.lu(to_lucid(A, dev))
+    Pt, Lt, Ut = (to_torch(t.cpu()) for t in (P, L, U))
+    torch.testing.assert_close(Pt @ Lt @ Ut, A, rtol=1e-10, atol=1e-10)
+    assert float(Lt.abs().max()) <= 2 ** 0.5 + 1e-12  # (pivots by |re| + |im|: |l| <= sqrt(2))
+    tP, tL, tU = torch.linalg.lu(A)
+    tLU, tpiv = torch.linalg.lu_factor(A)
+    if dev == "cpu":
+        _close(P, tP)
+        _close(L, tL)
+        _close(U, tU)
+        _grads(lambda a: (lambda r: r.L + r.U)(LA.lu(a)), lambda a: (lambda r: r.L + r.U)(torch.linalg.lu(a)), [A],
+               dev)
+        LU, piv = LA.lu_factor(to_lucid(A, dev))
+        _close(LU, tLU)
+        assert piv.tolist() == tpiv.tolist()
+    piv = to_lucid(tpiv, dev)
+    for left in (True, False):
+        for adjoint in (False, True):
+            B = _crand(2, 4, 3, seed=1) if left else _crand(2, 3, 4, seed=1)
+            _grads(lambda lu, b: LA.lu_solve(lu, piv, b, left=left, adjoint=adjoint),
+                   lambda lu, b: torch.linalg.lu_solve(lu, tpiv, b, left=left, adjoint=adjoint), [tLU, B], dev)
+
+
+def test_complex_composites_match_torch(dev):
+    """The functions built on the decompositions, complex128, with gradients as torch's."""
+    A, H = _crand(3, 4, 4), _hpd(4, 4)
+    W = _crand(2, 5, 3, seed=2)
+    _grads(LA.pinv, torch.linalg.pinv, [W], dev)
+    _grads(LA.matrix_exp, torch.linalg.matrix_exp, [A], dev)
+    for n in (-2, 0, 3):
+        _grads(lambda a: LA.matrix_power(a, n), lambda a: torch.linalg.matrix_power(a, n), [A], dev, tol=1e-7)
+    for ord in ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf")):
+        _grads(lambda a: LA.matrix_norm(a, ord), lambda a: torch.linalg.matrix_norm(a, ord), [A], dev)
+    _grads(LA.norm, torch.linalg.norm, [W], dev)
+    for p in (None, 2, -2, "fro", "nuc", 1, float("inf")):
+        _close(LA.cond(to_lucid(A, dev), p), torch.linalg.cond(A, p), 1e-8)
+    _close(LA.matrix_rank(to_lucid(W @ W.mH, dev)), torch.linalg.matrix_rank(W @ W.mH))
+    _close(LA.matrix_rank(to_lucid(H, dev), hermitian=True), torch.linalg.matrix_rank(H, hermitian=True))
+    x, y = _crand(4, 3), _crand(4, 3, seed=1)
+    _grads(LA.cross, torch.linalg.cross, [x, y], dev)
+    _grads(LA.vecdot, torch.linalg.vecdot, [x, y], dev)
+    _grads(lambda *m: LA.multi_dot(list(m)), lambda *m: torch.linalg.multi_dot(list(m)),
+           [_crand(3), _crand(3, 7, seed=1), _crand(7, 2, seed=2), _crand(2, seed=3)], dev)
+    T = _crand(4, 6, 8, 3)
+    _close(LA.tensorinv(to_lucid(T, dev), ind=2), torch.linalg.tensorinv(T, ind=2))
+    T, b = _crand(2, 3, 6), _crand(2, 3, seed=1)
+    _close(LA.tensorsolve(to_lucid(T, dev), to_lucid(b, dev)), torch.linalg.tensorsolve(T, b))
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (3, 3), (3, 6)])
+def test_complex_lstsq(dev, shape):
+    A, B = _crand(2, *shape), _crand(2, shape[0], 2, seed=1)
+    got = LA.lstsq(to_lucid(A, dev), to_lucid(B, dev))
+    want = torch.linalg.lstsq(A, B, driver="gelsd")
+    _close(got.solution, want.solution)
+    _close(got.singular_values, want.singular_values)
+    assert got.rank.tolist() == want.rank.tolist()
+    if shape[0] > shape[1]:
+        assert got.residuals.dtype == lucid.float64
+        _close(got.residuals, want.residuals)
+    _grads(lambda a, b: LA.lstsq(a, b).solution, lambda a, b: torch.linalg.lstsq(a, b).solution, [A, B], dev)
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_complex_ldl_factor_and_solve(dev, hermitian):
+    """Complex symmetric (sytrf) and Hermitian (hetrf) LDL: factors as torch's, solves as
+    torch.linalg.solve's. The GPU has no Hermitian LDL (cuSOLVER has no hetrf): it
+    raises, saying so."""
+    S = _crand(2, 5, 5)
+    S = S + S.mH if hermitian else S + S.mT
+    S[0].fill_diagonal_(0.0)  # forces 2 x 2 pivots
+    if dev == "gpu" and hermitian:
+        with pytest.raises(NotImplementedError, match="hermitian=True is not implemented for 'complex128' on the GPU"):
+            LA.ldl_factor(to_lucid(S, dev), hermitian=True)
+        return
+    LD, piv = LA.ldl_factor(to_lucid(S, dev), hermitian=hermitian)
+    tLD, tpiv = torch.linalg.ldl_factor(S, hermitian=hermitian)
+    if dev == "cpu":
+        _close(LD, tLD)
+        assert piv.tolist() == tpiv.tolist()
+    if not lucid._C._has_lapack():
+        return
+    B = _crand(2, 5, 2, seed=4)
+    if dev == "gpu":  # (the GPU's own sytrs is real)
+        with pytest.raises(NotImplementedError, match="ldl_solve: not implemented for 'complex128' on the GPU"):
+            LA.ldl_solve(LD, piv, to_lucid(B, dev))
+    X = LA.ldl_solve(LD.cpu(), piv.cpu(), to_lucid(B, "cpu"), hermitian=hermitian)
+    _close(X, torch.linalg.solve(S, B), 1e-9)
+
+
+def test_complex_non_contiguous_and_empty(dev):
+    A = _crand(4, 4)
+    _close(LA.inv(to_lucid(A, dev).mT), torch.linalg.inv(A.mT))
+    _close(LA.det(to_lucid(_crand(4, 8), dev)[:, ::2]), torch.linalg.det(_crand(4, 8)[:, ::2]))
+    _close(LA.svdvals(to_lucid(A, dev).mH), torch.linalg.svdvals(A.mH))
+    H = _hpd(2, 4, 4)
+    _close(LA.cholesky(to_lucid(H, dev).mT), torch.linalg.cholesky(H.mT))  # (conj(H), read transposed)
+    _close(LA.eigvalsh(to_lucid(H, dev).mT), torch.linalg.eigvalsh(H.mT))
+    _close(LA.qr(to_lucid(_crand(2, 8, 4), dev)[:, ::2]).R, torch.linalg.qr(_crand(2, 8, 4)[:, ::2]).R)
+    E = lucid.zeros(0, 3, 3, dtype=lucid.complex128, device=dev)
+    assert tuple(LA.inv(E).shape) == (0, 3, 3) and tuple(LA.det(E).shape) == (0,)
+    assert LA.svdvals(E).dtype == lucid.float64
+    assert LA.eigvalsh(E).dtype == lucid.float64 and LA.eigvals(E).dtype == lucid.complex128
+
+
+def test_complex_top_level_forms(dev):
+    """torch's top-level forms on complex input: torch.svd's V (= Vh^H), triangular_solve's
+    plain transpose, qr, inverse, logdet (complex), pinverse, matrix_exp."""
+    A, B = _crand(2, 4, 4), _crand(2, 4, 2, seed=1)
+    la = to_lucid(A, dev)
+    U, S, V = lucid.svd(la)
+    Ut, St, Vt = to_torch(U.cpu()), to_torch(S.cpu()), to_torch(V.cpu())
+    torch.testing.assert_close(Ut * St.unsqueeze(-2).to(A.dtype) @ Vt.mH, A, rtol=1e-10, atol=1e-10)
+    T = A.triu() + 4 * torch.eye(4)
+    for transpose in (False, True):
+        X, _ = lucid.triangular_solve(to_lucid(B, dev), to_lucid(T, dev), upper=True, transpose=transpose)
+        _close(X, torch.triangular_solve(B, T, upper=True, transpose=transpose).solution)
+    _close(lucid.qr(la).R, torch.linalg.qr(A).R)
+    _close(lucid.inverse(la), torch.inverse(A))
+    _close(lucid.logdet(la), torch.logdet(A))
+    _close(lucid.pinverse(la), torch.pinverse(A))
+    _close(lucid.matrix_exp(la), torch.matrix_exp(A))
+
+
+def test_complex_large_single_matrices(dev):
+    """One large matrix: LAPACK's complex getrf (not the real recursive LU), and OpenBLAS's
+    threads for orders from 256."""
+    for n in (100, 300):
+        A, H = _crand(n, n), _hpd(n, n)
+        B = _crand(n, 3, seed=1)
+        _close(LA.solve(to_lucid(A, dev), to_lucid(B, dev)), torch.linalg.solve(A, B), 1e-8)
+        _close(LA.cholesky(to_lucid(H, dev)), torch.linalg.cholesky(H), 1e-8)
+        _close(LA.eigvalsh(to_lucid(H, dev)), torch.linalg.eigvalsh(H), 1e-8)
+        _close(LA.svdvals(to_lucid(A, dev)), torch.linalg.svdvals(A), 1e-8)
+
+
+def test_complex_double_backward(dev):
+    """Second derivatives (create_graph) of complex decompositions as torch's."""
+    A = _crand(3, 3)
+    H = A @ A.mH + 3 * torch.eye(3)
+    for tf, lf, X in [(torch.linalg.det, LA.det, A), (torch.linalg.inv, LA.inv, A),
+                      (lambda a: torch.linalg.slogdet(a).logabsdet, lambda a: LA.slogdet(a).logabsdet, A),
+                      (torch.linalg.cholesky, LA.cholesky, H), (torch.linalg.svdvals, LA.svdvals, A),
+                      (torch.linalg.eigvalsh, LA.eigvalsh, H),
+                      (lambda a: torch.linalg.qr(a).R, lambda a: LA.qr(a).R, A),
+                      (lambda a: torch.linalg.solve(a, a.sum(-1, keepdim=True)),
+                       lambda a: LA.solve(a, a.sum(-1, keepdim=True)), A)]:
+        t, l = X.clone().requires_grad_(), to_lucid(X, dev).requires_grad_()
+        gt, = torch.autograd.grad(tf(t).abs().sum(), t, create_graph=True)
+        gl, = lucid.autograd.grad(lf(l).abs().sum(), l, create_graph=True)
+        (gt.abs() ** 2).sum().backward()
+        (gl.abs() ** 2).sum().backward()
+        _close(l.grad, t.grad, 1e-8)
+
+
+def test_complex_phase_dependent_losses_raise(dev):
+    """A loss that depends on the complex singular vectors' or eigenvectors' phases has
+    no gradient: torch's errors (and none for a phase-invariant loss)."""
+    A = to_lucid(_crand(4, 4), dev).requires_grad_()
+    with pytest.raises(RuntimeError, match="svd_backward: The singular vectors in the complex case"):
+        LA.svd(A).U.real.sum().backward()
+    H = to_lucid(_hermitian(4, 4), dev).requires_grad_()
+    with pytest.raises(RuntimeError, match="linalg_eig_backward: The eigenvectors in the complex case"):
+        LA.eigh(H).eigenvectors.real.sum().backward()
+    with pytest.raises(RuntimeError, match="linalg_eig_backward: The eigenvectors in the complex case"):
+        LA.eig(A).eigenvectors.real.sum().backward()
+    with pytest.raises(RuntimeError, match="linalg_eig_backward: The eigenvectors in the complex case"):
+        LA.eig(to_lucid(_rand(4, 4), dev).requires_grad_()).eigenvectors.imag.sum().backward()
+    for t, fn in ((torch.linalg.svd, LA.svd), (torch.linalg.eigh, LA.eigh)):  # torch raises for them too
+        with pytest.raises(RuntimeError, match="e\\^\\{i phi\\}"):
+            t(to_torch(H.detach().cpu()).requires_grad_())[-1 if t is torch.linalg.eigh else 0].real.sum().backward()
+    (LA.svd(A).U.abs() ** 2).sum().backward()  # phase-invariant: fine
+    assert A.grad is not None

@@ -9,6 +9,7 @@
 // lock so that two such calls never change the thread count under each other.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -68,6 +69,39 @@ void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int*
              const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork, int* info,
              size_t);
 }
+
+// The complex routines (c: complex64, z: complex128). std::complex has Fortran
+// COMPLEX's layout; real-valued arguments (eigenvalues, singular values, rwork) are
+// the real precision. One template declares both precisions' entry points by name.
+#define LUCID_COMPLEX_LAPACK(P, C, R)                                                                             \
+  void P##getrf_(const int* m, const int* n, C* a, const int* lda, int* ipiv, int* info);                       \
+  void P##getrs_(const char* trans, const int* n, const int* nrhs, const C* a, const int* lda, const int* ipiv, \
+                 C* b, const int* ldb, int* info, size_t);                                                      \
+  void P##potrf_(const char* uplo, const int* n, C* a, const int* lda, int* info, size_t);                      \
+  void P##geqrf_(const int* m, const int* n, C* a, const int* lda, C* tau, C* work, const int* lwork, int* info); \
+  void P##ungqr_(const int* m, const int* n, const int* k, C* a, const int* lda, const C* tau, C* work,          \
+                 const int* lwork, int* info);                                                                  \
+  void P##heevd_(const char* jobz, const char* uplo, const int* n, C* a, const int* lda, R* w, C* work,          \
+                 const int* lwork, R* rwork, const int* lrwork, int* iwork, const int* liwork, int* info, size_t, \
+                 size_t);                                                                                       \
+  void P##sytrf_(const char* uplo, const int* n, C* a, const int* lda, int* ipiv, C* work, const int* lwork,     \
+                 int* info, size_t);                                                                            \
+  void P##hetrf_(const char* uplo, const int* n, C* a, const int* lda, int* ipiv, C* work, const int* lwork,     \
+                 int* info, size_t);                                                                            \
+  void P##sytrs_(const char* uplo, const int* n, const int* nrhs, const C* a, const int* lda, const int* ipiv,  \
+                 C* b, const int* ldb, int* info, size_t);                                                      \
+  void P##hetrs_(const char* uplo, const int* n, const int* nrhs, const C* a, const int* lda, const int* ipiv,  \
+                 C* b, const int* ldb, int* info, size_t);                                                      \
+  void P##geev_(const char* jobvl, const char* jobvr, const int* n, C* a, const int* lda, C* w, C* vl,           \
+                const int* ldvl, C* vr, const int* ldvr, C* work, const int* lwork, R* rwork, int* info, size_t, \
+                size_t);                                                                                        \
+  void P##gesdd_(const char* jobz, const int* m, const int* n, C* a, const int* lda, R* s, C* u, const int* ldu, \
+                 C* vt, const int* ldvt, C* work, const int* lwork, R* rwork, int* iwork, int* info, size_t);
+extern "C" {
+LUCID_COMPLEX_LAPACK(c, std::complex<float>, float)
+LUCID_COMPLEX_LAPACK(z, std::complex<double>, double)
+}
+#undef LUCID_COMPLEX_LAPACK
 #endif
 
 namespace lucid::cpu {
@@ -124,24 +158,46 @@ void each_matrix(int64_t count, int64_t order, F&& fn) {
   });
 }
 
-// f.template operator()<T>() for float32 or float64.
+// The complex dtypes (their LAPACK routines are the c and z ones).
+template <class T>
+constexpr bool kComplex = std::is_same_v<T, complex64> || std::is_same_v<T, complex128>;
+// The real type of T's parts: eigenvalues of a Hermitian matrix, singular values.
+template <class T>
+using Real = decltype(std::real(T()));
+
+// f.template operator()<T>() for float32, float64, complex64 or complex128.
 template <class F>
-void visit_real(Dtype d, const char* op, F&& f) {
+void visit_float(Dtype d, const char* op, F&& f) {
   switch (d) {
     case Dtype::F32: return f.template operator()<float>();
     case Dtype::F64: return f.template operator()<double>();
+    case Dtype::C64: return f.template operator()<complex64>();
+    case Dtype::C128: return f.template operator()<complex128>();
     default: fail<NotImplementedError>(op, ": not implemented for '", dtype_name(d), "' on the CPU");
   }
 }
 
-// One LAPACK entry point of either precision, chosen by T.
-#define LUCID_LAPACK(name, T, ...) \
-  do {                             \
+// One LAPACK entry point of T's precision: s, d, c or z + name. LUCID_LAPACK_REAL and
+// LUCID_LAPACK_COMPLEX name routines that exist only for real (orgqr, syevd) or complex
+// (ungqr, heevd, hetrf) matrices; both sit in `if constexpr` branches on kComplex<T>.
+#define LUCID_LAPACK_REAL(name, T, ...)                          \
+  do {                                                           \
     if constexpr (std::is_same_v<T, float>) s##name##_(__VA_ARGS__); \
-    else d##name##_(__VA_ARGS__); \
+    else d##name##_(__VA_ARGS__);                                \
+  } while (0)
+#define LUCID_LAPACK_COMPLEX(name, T, ...)                           \
+  do {                                                               \
+    if constexpr (std::is_same_v<T, complex64>) c##name##_(__VA_ARGS__); \
+    else z##name##_(__VA_ARGS__);                                    \
+  } while (0)
+#define LUCID_LAPACK(name, T, ...)                                        \
+  do {                                                                    \
+    if constexpr (kComplex<T>) LUCID_LAPACK_COMPLEX(name, T, __VA_ARGS__); \
+    else LUCID_LAPACK_REAL(name, T, __VA_ARGS__);                         \
   } while (0)
 
 // Note [Recursive LU]
+// (Real matrices: its products are gemm_raw's, which is real. A complex LU is getrf's.)
 // OpenBLAS's getrf threads poorly (on 2 cores, 1024 x 1024: 1.2x over one thread,
 // MKL's 1.7x). Toledo's recursive LU puts almost all of the work into one matrix
 // product per level, which lucid's pool-threaded gemm runs near its peak: factor the
@@ -162,7 +218,7 @@ int lu_recursive(int m, int n, T* a, int lda, int* ipiv) {
   const int n1 = k / 2, n2 = n - n1, one = 1;
   int info = lu_recursive(m, n1, a, lda, ipiv);
   T* right = a + int64_t(n1) * lda;
-  LUCID_LAPACK(laswp, T, &n2, right, &lda, &one, &n1, ipiv, &one);
+  LUCID_LAPACK_REAL(laswp, T, &n2, right, &lda, &one, &n1, ipiv, &one);
   // A12 = L11^-1 A12, column blocks across the pool
   parallel_for(n2, 64, [&](int64_t lo, int64_t hi) {
     const int cols = int(hi - lo);
@@ -178,7 +234,7 @@ int lu_recursive(int m, int n, T* a, int lda, int* ipiv) {
   if (info == 0 && info2 > 0) info = info2 + n1;
   for (int i = n1; i < k; ++i) ipiv[i] += n1;
   const int first = n1 + 1;
-  LUCID_LAPACK(laswp, T, &n1, a, &lda, &first, &k, ipiv, &one);
+  LUCID_LAPACK_REAL(laswp, T, &n1, a, &lda, &first, &k, ipiv, &one);
   return info;
 }
 
@@ -186,10 +242,22 @@ int lu_recursive(int m, int n, T* a, int lda, int* ipiv) {
 // A LAPACK call on an 8 x 8 matrix costs about 0.7 us in OpenBLAS, most of it the call
 // itself (argument checks, its thread and buffer setup), ten times the arithmetic. A
 // batch of matrices up to kSmall on a side is factored by the unblocked algorithms
-// LAPACK's getf2 and potf2 run, written here: the same pivots and info codes (the first
-// largest |pivot| in a column; the first zero pivot; the first minor that is not
+// LAPACK's getf2 and potf2 run, written here for real and complex matrices alike: the
+// same pivots and info codes (the first largest pivot in a column by |re| + |im|, the
+// measure of LAPACK's i?amax; the first zero pivot; the first minor that is not
 // positive-definite), values to rounding.
 constexpr int kSmall = 16;
+
+// LAPACK's pivot measure: |re| + |im| (|x| for a real x).
+template <class T>
+Real<T> abs1(T x) {
+  return std::abs(std::real(x)) + std::abs(std::imag(x));
+}
+template <class T>
+T conj_of(T x) {
+  if constexpr (kComplex<T>) return std::conj(x);
+  else return x;
+}
 
 template <class T>
 int small_lu(int m, int n, T* a, int lda, int* ipiv) {
@@ -197,7 +265,7 @@ int small_lu(int m, int n, T* a, int lda, int* ipiv) {
   for (int j = 0; j < std::min(m, n); ++j) {
     int p = j;
     for (int i = j + 1; i < m; ++i)
-      if (std::abs(a[i + j * lda]) > std::abs(a[p + j * lda])) p = i;
+      if (abs1(a[i + j * lda]) > abs1(a[p + j * lda])) p = i;
     ipiv[j] = p + 1;
     const T pivot = a[p + j * lda];
     if (pivot != T(0)) {
@@ -215,12 +283,13 @@ int small_lu(int m, int n, T* a, int lda, int* ipiv) {
   return info;
 }
 
+// (A Hermitian A's pivots are real: the diagonal's real part, less |l_jk|^2.)
 template <class T>
 int small_cholesky(int n, T* a, int lda) {
   for (int j = 0; j < n; ++j) {
-    T ajj = a[j + j * lda];
-    for (int k = 0; k < j; ++k) ajj -= a[j + k * lda] * a[j + k * lda];
-    if (!(ajj > T(0))) {  // (NaN too)
+    Real<T> ajj = std::real(a[j + j * lda]);
+    for (int k = 0; k < j; ++k) ajj -= std::norm(a[j + k * lda]);
+    if (!(ajj > 0)) {  // (NaN too)
       a[j + j * lda] = ajj;
       return j + 1;
     }
@@ -228,7 +297,7 @@ int small_cholesky(int n, T* a, int lda) {
     a[j + j * lda] = ajj;
     for (int i = j + 1; i < n; ++i) {
       T v = a[i + j * lda];
-      for (int k = 0; k < j; ++k) v -= a[i + k * lda] * a[j + k * lda];
+      for (int k = 0; k < j; ++k) v -= a[i + k * lda] * conj_of(a[j + k * lda]);
       a[i + j * lda] = v / ajj;
     }
   }
@@ -239,10 +308,12 @@ void lu_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   const TensorImpl *a = outs[0], *piv = outs[1];
   const int m = rows(a), n = cols(a), k = std::min(m, n), lda = std::max(1, m);
   const int64_t count = batch_of(a, 2);
-  visit_real(a->dtype(), "linalg.lu_factor", [&]<class T>() {
-    if (count == 1 && k > kLuPanel) {  // one large matrix: Note [Recursive LU]
-      info_of(outs[2])[0] = lu_recursive(m, n, matrix<T>(a, 0), lda, reinterpret_cast<int*>(piv->host_ptr()));
-      return;
+  visit_float(a->dtype(), "linalg.lu_factor", [&]<class T>() {
+    if constexpr (!kComplex<T>) {
+      if (count == 1 && k > kLuPanel) {  // one large matrix: Note [Recursive LU]
+        info_of(outs[2])[0] = lu_recursive(m, n, matrix<T>(a, 0), lda, reinterpret_cast<int*>(piv->host_ptr()));
+        return;
+      }
     }
     const bool small = count > 1 && std::max(m, n) <= kSmall;  // Note [Small matrices]
     each_matrix(count, std::max(m, n), [&](int64_t b) {
@@ -259,8 +330,8 @@ void lu_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = prim_cast<ops::LuSolve>(prim);
   const TensorImpl *lu = ins[0], *piv = ins[1], *x = outs[0];
   const int n = rows(lu), k = cols(x), ld = std::max(1, n);
-  const char trans = p.adjoint ? 'T' : 'N';
-  visit_real(lu->dtype(), "linalg.lu_solve", [&]<class T>() {
+  visit_float(lu->dtype(), "linalg.lu_solve", [&]<class T>() {
+    const char trans = !p.adjoint ? 'N' : kComplex<T> ? 'C' : 'T';
     each_matrix(batch_of(x, 2), std::max(n, k), [&](int64_t b) {
       const int* ipiv = reinterpret_cast<const int*>(piv->host_ptr()) + b * n;
       int info = 0;
@@ -276,7 +347,7 @@ void lu_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
 template <class T>
 int finish_cholesky(int n, T* a, int info) {
   for (int j = 0; j < n; ++j) {
-    if (info == 0 && std::isnan(a[j + j * n])) info = j + 1;
+    if (info == 0 && std::isnan(std::real(a[j + j * n]))) info = j + 1;  // (complex: potrf's diagonal is real)
     for (int i = 0; i < j; ++i) a[i + j * n] = T(0);
   }
   return info;
@@ -288,7 +359,7 @@ void cholesky_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   const char uplo = 'L';
   const int64_t count = batch_of(a, 2);
   const bool small = count > 1 && n <= kSmall;  // Note [Small matrices]
-  visit_real(a->dtype(), "linalg.cholesky", [&]<class T>() {
+  visit_float(a->dtype(), "linalg.cholesky", [&]<class T>() {
     each_matrix(count, n, [&](int64_t b) {
       int info = 0;
       if (small) info = small_cholesky(n, matrix<T>(a, b), ld);
@@ -304,15 +375,21 @@ void triangular_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs in
   const int n = rows(a), m = rows(x), k = cols(x), lda = std::max(1, n), ldb = std::max(1, m);
   const CBLAS_SIDE side = p.left ? CblasLeft : CblasRight;
   const CBLAS_UPLO uplo = p.upper ? CblasUpper : CblasLower;
-  const CBLAS_TRANSPOSE trans = p.transpose ? CblasTrans : CblasNoTrans;
+  const bool complex = a->dtype() == Dtype::C64 || a->dtype() == Dtype::C128;
+  const CBLAS_TRANSPOSE trans = !p.transpose ? CblasNoTrans : complex ? CblasConjTrans : CblasTrans;
   const CBLAS_DIAG diag = p.unit ? CblasUnit : CblasNonUnit;
-  visit_real(a->dtype(), "linalg.solve_triangular", [&]<class T>() {
+  visit_float(a->dtype(), "linalg.solve_triangular", [&]<class T>() {
     each_matrix(batch_of(x, 2), std::max(m, k), [&](int64_t b) {
       if (m == 0 || k == 0) return;
+      const T one(1);
       if constexpr (std::is_same_v<T, float>)
-        cblas_strsm(CblasColMajor, side, uplo, trans, diag, m, k, 1.0f, matrix<T>(a, b), lda, matrix<T>(x, b), ldb);
+        cblas_strsm(CblasColMajor, side, uplo, trans, diag, m, k, one, matrix<T>(a, b), lda, matrix<T>(x, b), ldb);
+      else if constexpr (std::is_same_v<T, double>)
+        cblas_dtrsm(CblasColMajor, side, uplo, trans, diag, m, k, one, matrix<T>(a, b), lda, matrix<T>(x, b), ldb);
+      else if constexpr (std::is_same_v<T, complex64>)
+        cblas_ctrsm(CblasColMajor, side, uplo, trans, diag, m, k, &one, matrix<T>(a, b), lda, matrix<T>(x, b), ldb);
       else
-        cblas_dtrsm(CblasColMajor, side, uplo, trans, diag, m, k, 1.0, matrix<T>(a, b), lda, matrix<T>(x, b), ldb);
+        cblas_ztrsm(CblasColMajor, side, uplo, trans, diag, m, k, &one, matrix<T>(a, b), lda, matrix<T>(x, b), ldb);
     });
   });
 }
@@ -323,13 +400,13 @@ int query_lwork(Call&& call) {
   T size = 0;
   const int query = -1;
   call(&size, &query);
-  return std::max(1, int(size));
+  return std::max(1, int(std::real(size)));  // (a complex routine's size is a complex number's real part)
 }
 
 void qr_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   const TensorImpl *a = outs[0], *tau = outs[1];
   const int m = rows(a), n = cols(a), k = std::min(m, n), lda = std::max(1, m);
-  visit_real(a->dtype(), "linalg.qr", [&]<class T>() {
+  visit_float(a->dtype(), "linalg.qr", [&]<class T>() {
     each_matrix(batch_of(a, 2), std::max(m, n), [&](int64_t b) {
       if (k == 0) return;
       T* t = reinterpret_cast<T*>(tau->host_ptr()) + b * k;
@@ -343,21 +420,56 @@ void qr_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
   });
 }
 
+// The first n columns of Q from k reflectors: orgqr (real) or ungqr (complex).
+template <class T>
+void orgqr(int m, int n, int k, T* a, int lda, const T* tau, T* work, int lwork) {
+  int info = 0;
+  if constexpr (kComplex<T>) LUCID_LAPACK_COMPLEX(ungqr, T, &m, &n, &k, a, &lda, tau, work, &lwork, &info);
+  else LUCID_LAPACK_REAL(orgqr, T, &m, &n, &k, a, &lda, tau, work, &lwork, &info);
+}
+
 void householder_product_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
   const TensorImpl *a = outs[0], *tau = ins[0];
   const int m = rows(a), n = cols(a), k = cols(tau), lda = std::max(1, m);
-  visit_real(a->dtype(), "linalg.householder_product", [&]<class T>() {
+  visit_float(a->dtype(), "linalg.householder_product", [&]<class T>() {
     each_matrix(batch_of(a, 2), m, [&](int64_t b) {
       if (n == 0) return;
       const T* t = reinterpret_cast<const T*>(tau->host_ptr()) + b * k;
-      int info = 0;
       const int lwork = query_lwork<T>([&](T* w, const int* lw) {
-        LUCID_LAPACK(orgqr, T, &m, &n, &k, matrix<T>(a, b), &lda, t, w, lw, &info);
+        orgqr<T>(m, n, k, matrix<T>(a, b), lda, t, w, *lw);
       });
       std::vector<T> work(static_cast<size_t>(lwork));
-      LUCID_LAPACK(orgqr, T, &m, &n, &k, matrix<T>(a, b), &lda, t, work.data(), &lwork, &info);
+      orgqr<T>(m, n, k, matrix<T>(a, b), lda, t, work.data(), lwork);
     });
   });
+}
+
+// The eigenvalues (real) and vectors of a symmetric (syevd) or Hermitian (heevd) matrix,
+// with LAPACK's workspace query; returns info.
+template <class T>
+int syevd(char jobz, char uplo, int n, T* a, int ld, Real<T>* w) {
+  int info = 0, liwork = 0;
+  const int query = -1;
+  T lwork_size = 0;
+  Real<T> lrwork_size = 0;
+  if constexpr (kComplex<T>)
+    LUCID_LAPACK_COMPLEX(heevd, T, &jobz, &uplo, &n, a, &ld, w, &lwork_size, &query, &lrwork_size, &query, &liwork,
+                         &query, &info, 1, 1);
+  else
+    LUCID_LAPACK_REAL(syevd, T, &jobz, &uplo, &n, a, &ld, w, &lwork_size, &query, &liwork, &query, &info, 1, 1);
+  const int lwork = std::max(1, int(std::real(lwork_size))), lrwork = std::max(1, int(lrwork_size));
+  liwork = std::max(1, liwork);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  std::vector<int> iwork(static_cast<size_t>(liwork));
+  if constexpr (kComplex<T>) {
+    std::vector<Real<T>> rwork(static_cast<size_t>(lrwork));
+    LUCID_LAPACK_COMPLEX(heevd, T, &jobz, &uplo, &n, a, &ld, w, work.data(), &lwork, rwork.data(), &lrwork,
+                         iwork.data(), &liwork, &info, 1, 1);
+  } else {
+    LUCID_LAPACK_REAL(syevd, T, &jobz, &uplo, &n, a, &ld, w, work.data(), &lwork, iwork.data(), &liwork, &info, 1,
+                      1);
+  }
+  return info;
 }
 
 void eigh_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
@@ -365,42 +477,44 @@ void eigh_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
   const TensorImpl *a = outs[0], *w = outs[1];
   const int n = rows(a), ld = std::max(1, n);
   const char jobz = p.vectors ? 'V' : 'N', uplo = p.upper ? 'U' : 'L';
-  visit_real(a->dtype(), "linalg.eigh", [&]<class T>() {
+  visit_float(a->dtype(), "linalg.eigh", [&]<class T>() {
     each_matrix(batch_of(a, 2), n, [&](int64_t b) {
-      int info = 0;
-      if (n > 0) {
-        T* values = reinterpret_cast<T*>(w->host_ptr()) + b * n;
-        T lwork_size = 0;
-        int liwork = 0;
-        const int query = -1;
-        LUCID_LAPACK(syevd, T, &jobz, &uplo, &n, matrix<T>(a, b), &ld, values, &lwork_size, &query, &liwork, &query,
-                     &info, 1, 1);
-        const int lwork = std::max(1, int(lwork_size));
-        liwork = std::max(1, liwork);
-        std::vector<T> work(static_cast<size_t>(lwork));
-        std::vector<int> iwork(static_cast<size_t>(liwork));
-        LUCID_LAPACK(syevd, T, &jobz, &uplo, &n, matrix<T>(a, b), &ld, values, work.data(), &lwork, iwork.data(),
-                     &liwork, &info, 1, 1);
-      }
-      info_of(outs[2])[b] = info;
+      Real<T>* values = reinterpret_cast<Real<T>*>(w->host_ptr()) + b * n;
+      info_of(outs[2])[b] = n > 0 ? syevd<T>(jobz, uplo, n, matrix<T>(a, b), ld, values) : 0;
     });
   });
 }
 
-void ldl_factor_kernel(const ops::Primitive&, Outputs outs, Inputs) {
+// Bunch-Kaufman LDL of the lower triangle: sytrf (A = L D L^T), or for a complex
+// `hermitian` matrix hetrf (A = L D L^H; a real matrix's sytrf is both). lwork < 0
+// asks for the workspace size in work[0].
+template <class T>
+int sytrf(bool hermitian, int n, T* a, int ld, int* ipiv, T* work, int lwork) {
+  const char uplo = 'L';
+  int info = 0;
+  if constexpr (kComplex<T>) {
+    if (hermitian) LUCID_LAPACK_COMPLEX(hetrf, T, &uplo, &n, a, &ld, ipiv, work, &lwork, &info, 1);
+    else LUCID_LAPACK_COMPLEX(sytrf, T, &uplo, &n, a, &ld, ipiv, work, &lwork, &info, 1);
+  } else {
+    LUCID_LAPACK_REAL(sytrf, T, &uplo, &n, a, &ld, ipiv, work, &lwork, &info, 1);
+  }
+  return info;
+}
+
+void ldl_factor_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
+  const bool hermitian = prim_cast<ops::LdlFactor>(prim).hermitian;
   const TensorImpl *a = outs[0], *piv = outs[1];
   const int n = rows(a), ld = std::max(1, n);
-  const char uplo = 'L';
-  visit_real(a->dtype(), "linalg.ldl_factor", [&]<class T>() {
+  visit_float(a->dtype(), "linalg.ldl_factor", [&]<class T>() {
     each_matrix(batch_of(a, 2), n, [&](int64_t b) {
       int info = 0;
       if (n > 0) {
         int* ipiv = reinterpret_cast<int*>(piv->host_ptr()) + b * n;
         const int lwork = query_lwork<T>([&](T* work, const int* lw) {
-          LUCID_LAPACK(sytrf, T, &uplo, &n, matrix<T>(a, b), &ld, ipiv, work, lw, &info, 1);
+          sytrf<T>(hermitian, n, matrix<T>(a, b), ld, ipiv, work, *lw);
         });
         std::vector<T> work(static_cast<size_t>(lwork));
-        LUCID_LAPACK(sytrf, T, &uplo, &n, matrix<T>(a, b), &ld, ipiv, work.data(), &lwork, &info, 1);
+        info = sytrf<T>(hermitian, n, matrix<T>(a, b), ld, ipiv, work.data(), lwork);
       }
       info_of(outs[2])[b] = info;
     });
@@ -421,45 +535,88 @@ void check_ldl_pivots(const int* p, int n) {
   }
 }
 
-void ldl_solve_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
+void ldl_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const bool hermitian = prim_cast<ops::LdlSolve>(prim).hermitian;
   const TensorImpl *ldt = ins[0], *piv = ins[1], *x = outs[0];
   const int n = rows(ldt), k = cols(x), ld = std::max(1, n);
   if (n == 0 || k == 0) return;
   const char uplo = 'L';
-  visit_real(ldt->dtype(), "linalg.ldl_solve", [&]<class T>() {
+  visit_float(ldt->dtype(), "linalg.ldl_solve", [&]<class T>() {
     each_matrix(batch_of(x, 2), n, [&](int64_t b) {
       const int* ipiv = reinterpret_cast<const int*>(piv->host_ptr()) + b * n;
       check_ldl_pivots(ipiv, n);
+      T *lb = matrix<T>(ldt, b), *xb = matrix<T>(x, b);
       int info = 0;
-      LUCID_LAPACK(sytrs, T, &uplo, &n, &k, matrix<T>(ldt, b), &ld, ipiv, matrix<T>(x, b), &ld, &info, 1);
+      if constexpr (kComplex<T>) {
+        if (hermitian) LUCID_LAPACK_COMPLEX(hetrs, T, &uplo, &n, &k, lb, &ld, ipiv, xb, &ld, &info, 1);
+        else LUCID_LAPACK_COMPLEX(sytrs, T, &uplo, &n, &k, lb, &ld, ipiv, xb, &ld, &info, 1);
+      } else {
+        LUCID_LAPACK_REAL(sytrs, T, &uplo, &n, &k, lb, &ld, ipiv, xb, &ld, &info, 1);
+      }
     });
   });
+}
+
+// geev of one matrix: a real one's eigenvalues to w as [real parts; imaginary parts]
+// (LAPACK's packing, 2n entries), a complex one's to w as n complex numbers; the right
+// eigenvectors to vr when given. Returns info.
+template <class T>
+int geev(int n, T* a, T* w, T* vr) {
+  const char jobvl = 'N', jobvr = vr ? 'V' : 'N';
+  const int ld = std::max(1, n), one = 1;
+  T unused = 0;
+  int info = 0;
+  std::vector<Real<T>> rwork(kComplex<T> ? 2 * size_t(n) : 0);
+  auto call = [&](T* work, const int* lwork) {
+    if constexpr (kComplex<T>)
+      LUCID_LAPACK_COMPLEX(geev, T, &jobvl, &jobvr, &n, a, &ld, w, &unused, &one, vr, &ld, work, lwork,
+                           rwork.data(), &info, 1, 1);
+    else
+      LUCID_LAPACK_REAL(geev, T, &jobvl, &jobvr, &n, a, &ld, w, w + n, &unused, &one, vr, &ld, work, lwork, &info,
+                        1, 1);
+  };
+  const int lwork = query_lwork<T>(call);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  call(work.data(), &lwork);
+  return info;
 }
 
 void eig_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
   const auto& p = prim_cast<ops::Eig>(prim);
   const TensorImpl *a = outs[0], *w = outs[1];
   const TensorImpl* v = p.vectors ? outs[3] : nullptr;
-  const int n = rows(a), ld = std::max(1, n), one = 1;
-  const char jobvl = 'N', jobvr = p.vectors ? 'V' : 'N';
-  visit_real(a->dtype(), "linalg.eig", [&]<class T>() {
+  const int n = rows(a);
+  visit_float(a->dtype(), "linalg.eig", [&]<class T>() {
+    const int64_t w_size = kComplex<T> ? n : 2 * int64_t(n);
     each_matrix(batch_of(a, 2), n, [&](int64_t b) {
-      int info = 0;
-      if (n > 0) {
-        T* wr = reinterpret_cast<T*>(w->host_ptr()) + b * 2 * n;
-        T* vr = v ? matrix<T>(v, b) : nullptr;
-        T unused = 0;
-        const int lwork = query_lwork<T>([&](T* work, const int* lw) {
-          LUCID_LAPACK(geev, T, &jobvl, &jobvr, &n, matrix<T>(a, b), &ld, wr, wr + n, &unused, &one, vr, &ld, work,
-                       lw, &info, 1, 1);
-        });
-        std::vector<T> work(static_cast<size_t>(lwork));
-        LUCID_LAPACK(geev, T, &jobvl, &jobvr, &n, matrix<T>(a, b), &ld, wr, wr + n, &unused, &one, vr, &ld,
-                     work.data(), &lwork, &info, 1, 1);
-      }
-      info_of(outs[2])[b] = info;
+      T* wb = reinterpret_cast<T*>(w->host_ptr()) + b * w_size;
+      info_of(outs[2])[b] = n > 0 ? geev<T>(n, matrix<T>(a, b), wb, v ? matrix<T>(v, b) : nullptr) : 0;
     });
   });
+}
+
+// gesdd of one [m, n] matrix (jobz 'N', 'S' or 'A'); the complex routine's real
+// workspace sized by LAPACK's documented bound. Returns info.
+template <class T>
+int gesdd(char jobz, int m, int n, T* a, Real<T>* s, T* u, int ldu, T* vt, int ldvt) {
+  const int k = std::min(m, n), big = std::max(m, n), lda = std::max(1, m);
+  int info = 0;
+  std::vector<int> iwork(static_cast<size_t>(8 * k));
+  const size_t mn = size_t(k), mx = size_t(big);
+  const size_t lrwork =
+      !kComplex<T> ? 0 : jobz == 'N' ? 7 * mn : std::max(5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn);
+  std::vector<Real<T>> rwork(std::max<size_t>(1, lrwork));
+  auto call = [&](T* work, const int* lwork) {
+    if constexpr (kComplex<T>)
+      LUCID_LAPACK_COMPLEX(gesdd, T, &jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, lwork, rwork.data(),
+                           iwork.data(), &info, 1);
+    else
+      LUCID_LAPACK_REAL(gesdd, T, &jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, lwork, iwork.data(), &info, 1);
+  };
+  const int lwork = query_lwork<T>(call);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  call(work.data(), &lwork);
+  return info;
 }
 
 void svd_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
@@ -467,31 +624,22 @@ void svd_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const TensorImpl *a = ins[0], *s = outs[0];
   const TensorImpl* u = p.vectors ? outs[2] : nullptr;
   const TensorImpl* vh = p.vectors ? outs[3] : nullptr;
-  const int m = rows(a), n = cols(a), k = std::min(m, n), lda = std::max(1, m);
+  const int m = rows(a), n = cols(a), k = std::min(m, n);
   const char jobz = !p.vectors ? 'N' : p.full ? 'A' : 'S';
   const int ldu = std::max(1, m), ldvt = std::max(1, p.full ? n : k);
-  visit_real(a->dtype(), "linalg.svd", [&]<class T>() {
+  visit_float(a->dtype(), "linalg.svd", [&]<class T>() {
     each_matrix(batch_of(a, 2), std::max(m, n), [&](int64_t b) {
-      int info = 0;
-      if (k > 0) {
-        T* values = reinterpret_cast<T*>(s->host_ptr()) + b * k;
-        T* ub = u ? matrix<T>(u, b) : nullptr;
-        T* vb = vh ? matrix<T>(vh, b) : nullptr;
-        std::vector<int> iwork(static_cast<size_t>(8 * k));
-        const int lwork = query_lwork<T>([&](T* w, const int* lw) {
-          LUCID_LAPACK(gesdd, T, &jobz, &m, &n, matrix<T>(a, b), &lda, values, ub, &ldu, vb, &ldvt, w, lw,
-                       iwork.data(), &info, 1);
-        });
-        std::vector<T> work(static_cast<size_t>(lwork));
-        LUCID_LAPACK(gesdd, T, &jobz, &m, &n, matrix<T>(a, b), &lda, values, ub, &ldu, vb, &ldvt, work.data(), &lwork,
-                     iwork.data(), &info, 1);
-      }
-      info_of(outs[1])[b] = info;
+      Real<T>* values = reinterpret_cast<Real<T>*>(s->host_ptr()) + b * k;
+      info_of(outs[1])[b] = k > 0 ? gesdd<T>(jobz, m, n, matrix<T>(a, b), values, u ? matrix<T>(u, b) : nullptr, ldu,
+                                             vh ? matrix<T>(vh, b) : nullptr, ldvt)
+                                  : 0;
     });
   });
 }
 
 #undef LUCID_LAPACK
+#undef LUCID_LAPACK_REAL
+#undef LUCID_LAPACK_COMPLEX
 
 #else  // no LAPACK: each op says so
 

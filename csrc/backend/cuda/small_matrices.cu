@@ -145,6 +145,13 @@ __global__ void potf2_kernel(T* a, int* info, int n, int64_t count) {
   if (t == 0) info[b] = failed;
 }
 
+// A pivot's NaN test, for real matrices and complex ones (float2, double2: the layout of
+// complex64 and complex128; a complex pivot is real).
+__device__ bool pivot_is_nan(float v) { return isnan(v); }
+__device__ bool pivot_is_nan(double v) { return isnan(v); }
+__device__ bool pivot_is_nan(float2 v) { return isnan(v.x); }
+__device__ bool pivot_is_nan(double2 v) { return isnan(v.x); }
+
 // The Cholesky primitive's contract past cuSOLVER's potrf: the strict upper triangle
 // zeroed (all blocks, over the matrix's elements), and where potrf reported success,
 // info naming the first NaN pivot (reference LAPACK stops there; cuSOLVER carries on:
@@ -160,14 +167,22 @@ __global__ void finish_cholesky_kernel(T* a, int* info, int n, int64_t count) {
       if (threadIdx.x == 0) first_nan = n + 1;
       __syncthreads();
       for (int j = threadIdx.x; j < n; j += blockDim.x)
-        if (isnan(mat[j + int64_t(j) * n])) atomicMin(&first_nan, j + 1);
+        if (pivot_is_nan(mat[j + int64_t(j) * n])) atomicMin(&first_nan, j + 1);
       __syncthreads();
       if (threadIdx.x == 0 && info[b] == 0 && first_nan <= n) info[b] = first_nan;
       __syncthreads();
     }
     for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < size; e += int64_t(gridDim.x) * blockDim.x)
-      if (e % n < e / n) mat[e] = T(0);  // (row < column)
+      if (e % n < e / n) mat[e] = T{};  // (row < column)
   }
+}
+
+// Negates the imaginary parts of `count` complex numbers: every second real of the
+// 2 * count that R (float or double) reads them as.
+template <class R>
+__global__ void conjugate_kernel(R* data, int64_t count) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+    data[2 * i + 1] = -data[2 * i + 1];
 }
 
 void check_small(Dtype dtype, int m, int n, int64_t count) {
@@ -200,11 +215,32 @@ void batched_potf2(Dtype dtype, void* a, int* info, int n, int64_t count, int de
 void finish_cholesky(Dtype dtype, void* a, int* info, int n, int64_t count, int device) {
   if (count == 0 || n == 0) return;
   DeviceGuard guard(device);
-  visit_float32_or_64(dtype, [&]<class T>(T) {
-    const int64_t size = int64_t(n) * n;
-    const dim3 grid(unsigned(std::min<int64_t>((size + 1023) / 1024, 1024)), unsigned(std::min<int64_t>(count, 65535)));
+  const int64_t size = int64_t(n) * n;
+  const dim3 grid(unsigned(std::min<int64_t>((size + 1023) / 1024, 1024)),
+                  unsigned(std::min<int64_t>(count, 65535)));
+  auto launch = [&]<class T>() {
     finish_cholesky_kernel<T><<<grid, 256, 0, stream(device)>>>(static_cast<T*>(a), info, n, count);
-  });
+  };
+  switch (dtype) {
+    case Dtype::F32: launch.template operator()<float>(); break;
+    case Dtype::F64: launch.template operator()<double>(); break;
+    case Dtype::C64: launch.template operator()<float2>(); break;
+    case Dtype::C128: launch.template operator()<double2>(); break;
+    default: fail<RuntimeError>("internal: a Cholesky factor of ", dtype_name(dtype));
+  }
+  LUCID_CUDA_CHECK(cudaGetLastError());
+}
+
+void conjugate(Dtype dtype, void* data, int64_t count, int device) {
+  LUCID_CHECK(dtype == Dtype::C64 || dtype == Dtype::C128, RuntimeError, "internal: conjugate of ",
+              dtype_name(dtype));
+  if (count == 0) return;
+  DeviceGuard guard(device);
+  const unsigned blocks = unsigned(std::min<int64_t>((count + 255) / 256, 4096));
+  if (dtype == Dtype::C64)
+    conjugate_kernel<float><<<blocks, 256, 0, stream(device)>>>(static_cast<float*>(data), count);
+  else
+    conjugate_kernel<double><<<blocks, 256, 0, stream(device)>>>(static_cast<double*>(data), count);
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -2,8 +2,9 @@
 // GPU's decompositions (decompose.cpp) use where a library call per matrix would cost
 // more host time than the arithmetic: the device array of a batch's matrix pointers
 // that cuBLAS's batched routines take, Cholesky (LAPACK's potf2) and Householder QR
-// (LAPACK's geqr2 and org2r) with one warp per matrix; and the pass that finishes
-// cuSOLVER's Cholesky factors of any size as the primitive promises. Matrices are column-major, lda = rows, the batch dense
+// (LAPACK's geqr2 and org2r) with one warp per matrix, all real; the pass that finishes
+// cuSOLVER's Cholesky factors of any size and dtype as the primitive promises; and the
+// conjugation of a complex Vh. Matrices are column-major, lda = rows, the batch dense
 // (ops/prims/decompose.h); everything is enqueued on the device's stream.
 #pragma once
 
@@ -23,7 +24,12 @@ void fill_pointer_array(void** out, void* base, int64_t step_bytes, int64_t coun
 // of the first pivot that is not positive (NaN included), where the factorization stops.
 void batched_potf2(Dtype dtype, void* a, int* info, int n, int64_t count, int device);
 
-// Per matrix [n, n] of `a` (any n) after cuSOLVER's potrf: the strict upper triangle
+// In place: the complex conjugates of `count` complex64 or complex128 numbers (the
+// Jacobi SVD's V^H for a complex matrix, after the transposing copy).
+void conjugate(Dtype dtype, void* data, int64_t count, int device);
+
+// Per matrix [n, n] of `a` (any n, float32, float64, complex64 or complex128) after
+// cuSOLVER's potrf (or potrfBatched): the strict upper triangle
 // zeroed, and info[b] = the order of the first NaN pivot where potrf reported 0 (it
 // does not stop there; LAPACK does).
 void finish_cholesky(Dtype dtype, void* a, int* info, int n, int64_t count, int device);
