@@ -16,7 +16,7 @@ void init_fft(nb::module_& m) {
     else LUCID_CHECK(kind == "c2c", ValueError, "_fft: kind must be 'c2c', 'r2c' or 'c2r', got '", kind, "'");
     return ops::fft(x, k, inverse, rank, last_size);
   }, nb::arg("input"), nb::arg("kind"), nb::arg("inverse"), nb::arg("rank"), nb::arg("last_size") = -1);
-  m.def("_set_cpu_fft_library", &ops::set_cpu_fft_library, nb::arg("path"));
+  m.def("_set_mkl_library", &ops::set_mkl_library, nb::arg("path"));
 }
 
 }  // namespace lucid::bindings

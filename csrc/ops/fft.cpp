@@ -57,12 +57,12 @@ TensorPtr fft(const TensorPtr& x, FftKind kind, bool inverse, int rank, int64_t 
   return y;
 }
 
-void set_cpu_fft_library(std::string path) {
+void set_mkl_library(std::string path) {
   std::lock_guard<std::mutex> lock(g_library_mutex);
   g_library = std::move(path);
 }
 
-std::string cpu_fft_library() {
+std::string mkl_library_path() {
   std::lock_guard<std::mutex> lock(g_library_mutex);
   return g_library;
 }

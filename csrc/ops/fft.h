@@ -18,7 +18,7 @@ TensorPtr fft(const TensorPtr& x, FftKind kind, bool inverse, int rank, int64_t 
 
 // Where the CPU's FFT library (MKL's libmkl_rt) is, when the loader's own search does
 // not find it: lucid.fft passes the one the `mkl` package installed.
-void set_cpu_fft_library(std::string path);
-std::string cpu_fft_library();
+void set_mkl_library(std::string path);
+std::string mkl_library_path();
 
 }  // namespace lucid::ops

@@ -8,6 +8,10 @@ import sys as _sys
 
 from . import _blas_env  # noqa: F401  (before _C: it picks OpenBLAS's kernels)
 from . import _C
+_mkl = _blas_env.mkl_library()
+if _mkl:  # (the CPU's FFT and, when there, its LAPACK: backend/cpu/mkl.h)
+    _C._set_mkl_library(_mkl)
+del _mkl
 from ._dtype import (  # noqa: F401  (names re-exported as lucid.*)
     dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
     complex64, complex128, half, float, double, short, int, long, cfloat, cdouble, set_default_dtype,

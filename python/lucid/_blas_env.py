@@ -1,5 +1,5 @@
 """Configures OpenBLAS before the engine loads it: its CPU kernels and how long its
-idle threads spin.
+idle threads spin; and finds MKL (mkl_library), which the engine opens at its first use.
 
 Debian 12's OpenBLAS (0.3.21, DYNAMIC_ARCH) picks its kernels from the CPU model
 number when the library loads, and falls back to "Prescott" (SSE3, ~4x slower sgemm)
@@ -42,6 +42,24 @@ def configure():
                     return
     except OSError:
         return
+
+
+def mkl_library(thorough=False):
+    """The path of the libmkl_rt that PyPI's `mkl` package installed (where the loader's
+    own search would miss it), or None: the environment's lib folder (a glob, fast
+    enough for import), then, when `thorough`, the package's own file list (~30 ms)."""
+    import glob
+    import sys
+    candidates = glob.glob(os.path.join(sys.prefix, "lib", "libmkl_rt.so*"))
+    if not candidates and thorough:
+        import importlib.metadata
+        try:
+            candidates = [str(f.locate()) for f in importlib.metadata.files("mkl") or ()
+                          if f.name.startswith("libmkl_rt.so")]
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    found = [p for p in sorted(candidates, reverse=True) if os.path.exists(p)]
+    return os.path.abspath(found[0]) if found else None
 
 
 configure()

@@ -172,8 +172,8 @@ class _LegacyAPI:
 
 
 # Backends and layouts lucid does not have: tensors report False, as torch's CPU
-# tensors do.
-_FALSE_FLAGS = ("is_xpu", "is_mps", "is_meta", "is_sparse", "is_sparse_csr", "is_quantized", "is_mkldnn",
+# tensors do (is_sparse / is_sparse_csr: _sparse.py's, False for a dense tensor).
+_FALSE_FLAGS = ("is_xpu", "is_mps", "is_meta", "is_quantized", "is_mkldnn",
                 "is_nested", "is_vulkan", "is_ipu", "is_xla", "is_maia", "is_mtia")
 
 

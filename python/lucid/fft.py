@@ -28,28 +28,16 @@ _MAX_RANK = 3  # the engine op's: MKL's and cuFFT's plans take up to three dims
 # ---- the engine op over any dims -------------------------------------------------------
 
 def _cpu_library():
-    """Points the engine at the MKL that the `mkl` package installed, when the
-    loader's own search would miss it (Note [The CPU's FFT library])."""
+    """Points the engine at the MKL that the `mkl` package installed, when neither the
+    loader's search nor import's quick look found it (Note [The CPU's FFT library])."""
     global _library_set
     if _library_set:
         return
     _library_set = True
-    import glob
-    import importlib.metadata
-    import os
-    import sys
-    candidates = []
-    try:
-        for f in importlib.metadata.files("mkl") or ():
-            if f.name.startswith("libmkl_rt.so"):
-                candidates.append(str(f.locate()))
-    except importlib.metadata.PackageNotFoundError:
-        pass
-    candidates += glob.glob(os.path.join(sys.prefix, "lib", "libmkl_rt.so*"))
-    for path in sorted(candidates, reverse=True):
-        if os.path.exists(path):
-            _C._set_cpu_fft_library(os.path.abspath(path))
-            return
+    from ._blas_env import mkl_library
+    path = mkl_library(thorough=True)
+    if path:
+        _C._set_mkl_library(path)
 
 
 _library_set = False

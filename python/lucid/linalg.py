@@ -275,8 +275,12 @@ class _Solve(Function):
 
     @staticmethod
     def forward(ctx, A, B):
-        LU, pivots, info = _C._linalg_lu_factor(A)
-        X = _C._linalg_lu_solve(LU, pivots, B, False)
+        # A real row-major A is A^T in LAPACK's column-major layout: factor A^T (its copy
+        # into that layout a straight copy, not a transposing one) and solve with its
+        # transpose, as torch's linalg_solve does (so info's pivot is torch's too)
+        ctx.transposed = not A.is_complex() and A.is_contiguous()
+        LU, pivots, info = _C._linalg_lu_factor(A.mT if ctx.transposed else A)
+        X = _C._linalg_lu_solve(LU, pivots, B, ctx.transposed)
         ctx.save_for_backward(A, LU, pivots, X)
         ctx.mark_non_differentiable(info)
         return X, info
@@ -288,7 +292,7 @@ class _Solve(Function):
         if is_grad_enabled():  # create_graph: through solve itself, differentiable again
             gB = solve(_mH(A), gX)
         else:  # the forward's factors: no second LU
-            gB = _C._linalg_lu_solve(LU, pivots, gX, True)
+            gB = _C._linalg_lu_solve(LU, pivots, gX, not ctx.transposed)
         gA = -(gB @ _mH(X)) if ctx.needs_input_grad[0] else None
         return gA, gB if ctx.needs_input_grad[1] else None
 

@@ -226,8 +226,10 @@ def test_ldl_solve_of_larger_systems(dev):
     tLD, tpiv = torch.linalg.ldl_factor(S)
     assert (tpiv < 0).any()
     B = _rand(2, 300, 5, seed=3)
-    X = LA.ldl_solve(to_lucid(tLD, dev), to_lucid(tpiv, dev), to_lucid(B, dev))
-    _close(X, torch.linalg.solve(S, B), 1e-8)
+    X = to_torch(LA.ldl_solve(to_lucid(tLD, dev), to_lucid(tpiv, dev), to_lucid(B, dev)).cpu())
+    # (checked by its residual: torch's own batched solve of these, its MKL getrf nested in
+    # its OpenMP parallel_for, livelocked on both the 2-core machine and the H200's host)
+    torch.testing.assert_close(S @ X, B, rtol=0, atol=1e-9)
 
 
 def test_ldl_solve_refuses_bad_pivots(dev):

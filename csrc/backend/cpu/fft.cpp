@@ -11,15 +11,12 @@
 // (BSD, numpy's and torch's fallback) is packaged by neither Debian nor PyPI. MKL is
 // not linked: `import lucid` must not need it, and only the CPU transforms fail
 // without it. The loader's search is tried first, then the path lucid.fft finds in the
-// `mkl` package (ops::set_cpu_fft_library).
+// `mkl` package (ops::set_mkl_library).
 //
 // Threads: MKL runs a transform on its GNU OpenMP layer, as many threads as lucid's
 // pool (set per call, thread-locally); its threads sleep after a short spin, where
 // Intel OpenMP's default spin of 200 ms would take the cores from lucid's pool after
 // every transform. Without libgomp, MKL's sequential layer.
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -29,6 +26,7 @@
 
 #include "backend/common/plan_cache.h"
 #include "backend/cpu/blas.h"
+#include "backend/cpu/mkl.h"
 #include "backend/cpu/register.h"
 #include "core/error.h"
 #include "ops/fft.h"
@@ -63,9 +61,6 @@ enum DftiValue : int {
   kDftiComplexComplex = 39,
   kDftiNotInplace = 44,
 };
-// MKL_Set_Threading_Layer's values (mkl_service.h).
-constexpr int kMklThreadingSequential = 1, kMklThreadingGnu = 3;
-
 struct MklApi {
   MklLong (*create)(Descriptor*, int precision, int domain, MklLong rank, ...);
   MklLong (*set)(Descriptor, int param, ...);
@@ -74,59 +69,26 @@ struct MklApi {
   MklLong (*backward)(Descriptor, void* in, ...);
   MklLong (*free)(Descriptor*);
   char* (*message)(MklLong);
-  int (*set_threading_layer)(int);
-  int (*set_num_threads_local)(int);
 };
 
-void* open_first(const std::vector<std::string>& names, std::string& why) {
-  for (const std::string& name : names) {
-    if (name.empty()) continue;
-    if (void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) return lib;
-    why = dlerror();
-  }
-  return nullptr;
-}
-
 template <class F>
-void bind(void* lib, F& fn, const char* symbol) {
-  fn = reinterpret_cast<F>(dlsym(lib, symbol));
+void bind(F& fn, const char* symbol) {
+  fn = reinterpret_cast<F>(mkl_symbol(symbol));
   LUCID_CHECK(fn, RuntimeError, "fft: MKL's libmkl_rt has no ", symbol, " (too old an MKL?)");
 }
 
-// The folder of the library that holds `symbol`, with its slash ("" when unknown).
-std::string folder_of(void* symbol) {
-  Dl_info info{};
-  if (!dladdr(symbol, &info) || !info.dli_fname) return "";
-  const std::string path = info.dli_fname;
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
-}
-
 MklApi load_mkl() {
-  std::string why = "not found";
-  void* lib = open_first({"libmkl_rt.so.3", "libmkl_rt.so.2", "libmkl_rt.so", ops::cpu_fft_library()}, why);
-  LUCID_CHECK(lib, RuntimeError, "fft: the CPU's Fourier transforms need Intel MKL (libmkl_rt), which could not be "
-              "loaded (", why, "). Install it with `pip install mkl`, or run the transform on the GPU");
+  LUCID_CHECK(mkl_library(), RuntimeError, "fft: the CPU's Fourier transforms need Intel MKL (libmkl_rt), which "
+              "could not be loaded (", mkl_load_error(), "). Install it with `pip install mkl`, or run the transform "
+              "on the GPU");
   MklApi api{};
-  bind(lib, api.create, "DftiCreateDescriptor");
-  bind(lib, api.set, "DftiSetValue");
-  bind(lib, api.commit, "DftiCommitDescriptor");
-  bind(lib, api.forward, "DftiComputeForward");
-  bind(lib, api.backward, "DftiComputeBackward");
-  bind(lib, api.free, "DftiFreeDescriptor");
-  bind(lib, api.message, "DftiErrorMessage");
-  bind(lib, api.set_threading_layer, "MKL_Set_Threading_Layer");
-  bind(lib, api.set_num_threads_local, "MKL_Set_Num_Threads_Local");
-  // MKL's threading layers take libm's and OpenMP's symbols from the global scope. A
-  // missing layer library is a fatal error inside MKL (it exits), so the GNU layer is
-  // chosen only when libgomp loads here and the layer's library is beside libmkl_rt
-  // (MKL opens it from there; it cannot be opened on its own, before MKL's core).
-  dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL);
-  const std::string dir = folder_of(reinterpret_cast<void*>(api.create));
-  const bool gnu = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL) &&
-                   (access((dir + "libmkl_gnu_thread.so.3").c_str(), R_OK) == 0 ||
-                    access((dir + "libmkl_gnu_thread.so.2").c_str(), R_OK) == 0);
-  api.set_threading_layer(gnu ? kMklThreadingGnu : kMklThreadingSequential);
+  bind(api.create, "DftiCreateDescriptor");
+  bind(api.set, "DftiSetValue");
+  bind(api.commit, "DftiCommitDescriptor");
+  bind(api.forward, "DftiComputeForward");
+  bind(api.backward, "DftiComputeBackward");
+  bind(api.free, "DftiFreeDescriptor");
+  bind(api.message, "DftiErrorMessage");
   return api;
 }
 
@@ -207,12 +169,13 @@ void fft_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   std::shared_ptr<Plan> plan = plan_for(key);
   const MklApi& api = mkl();
   std::lock_guard<std::mutex> lock(plan->mutex);
-  api.set_num_threads_local(get_num_threads());
   const bool forward = p.kind == FftKind::R2C || (p.kind == FftKind::C2C && !p.inverse);
   void* in = x->host_ptr();  // an out-of-place transform only reads it
-  const MklLong status = forward ? api.forward(plan->handle, in, y->host_ptr())
-                                 : api.backward(plan->handle, in, y->host_ptr());
-  api.set_num_threads_local(0);  // back to MKL's global setting for this thread
+  MklLong status = 0;
+  {
+    MklThreads threads(get_num_threads());
+    status = forward ? api.forward(plan->handle, in, y->host_ptr()) : api.backward(plan->handle, in, y->host_ptr());
+  }
   check_dfti(status, forward ? "DftiComputeForward" : "DftiComputeBackward");
 }
 
