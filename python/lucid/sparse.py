@@ -13,7 +13,7 @@ import builtins
 
 from ._sparse import SparseTensor, _linear_index, _wrap, sparse_coo, sparse_csr
 
-__all__ = ["mm", "addmm", "spmm", "sum", "softmax", "log_softmax", "sampled_addmm"]
+__all__ = ["mm", "addmm", "spmm", "sum", "softmax", "log_softmax", "sampled_addmm", "FloatTensor", "DoubleTensor"]
 
 
 def _lucid():
@@ -138,3 +138,16 @@ def log_softmax(input, dim, *, dtype=None):
     """log of softmax, computed as entries minus the log of their slice's sum of exps."""
     return _softmax(input, dim, dtype, log=True)
 
+
+def _legacy(name, dtype_name):
+    def constructor(indices, values, size=None):
+        """torch.sparse.<Type>Tensor(indices, values, size): a COO tensor of that dtype
+        (the legacy spelling of sparse_coo_tensor that older GCN code uses)."""
+        from ._sparse import sparse_coo_tensor
+        return sparse_coo_tensor(indices, values, size, dtype=getattr(_lucid(), dtype_name))
+    constructor.__name__ = constructor.__qualname__ = name
+    return constructor
+
+
+FloatTensor = _legacy("FloatTensor", "float32")
+DoubleTensor = _legacy("DoubleTensor", "float64")

@@ -56,6 +56,14 @@ def test_creation_layouts(device):
         lucid.full((2,), 1.0, layout=lucid.sparse_coo)
 
 
+def test_legacy_sparse_constructors(device):
+    """torch.sparse.FloatTensor(indices, values, size), as pygcn builds its adjacency."""
+    i = lucid.tensor([[0, 1], [2, 0]], device=device)
+    s = lucid.sparse.FloatTensor(i, lucid.tensor([1.0, 2.0], dtype=lucid.float64, device=device), (2, 3))
+    assert s.layout is lucid.sparse_coo and s.dtype == lucid.float32 and s.to_dense().tolist() == [[0, 0, 1], [2, 0, 0]]
+    assert lucid.sparse.DoubleTensor(i, [1.0, 2.0], (2, 3)).dtype == lucid.float64
+
+
 def test_coo_construction_coalesce_and_to_dense(device):
     l, t = _coo_pair(device)
     assert l.is_sparse and not l.is_sparse_csr and l.layout is lucid.sparse_coo
