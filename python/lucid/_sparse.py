@@ -613,6 +613,13 @@ class SparseTensor:
     def __bool__(self):
         raise RuntimeError("Boolean value of a sparse Tensor is ambiguous (use .to_dense())")
 
+    def __getattr__(self, name):  # (only for names the class does not have)
+        if not name.startswith("_") and hasattr(Tensor, name):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}': Tensor.{name} is not "
+                                 f"supported for the {self.__dict__.get('_layout')} layout; .to_dense() gives the dense "
+                                 "tensor")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def __reduce__(self):
         """Pickled as its members (lucid.save / load keep a sparse tensor whole)."""
         if self._layout is sparse_coo:

@@ -321,6 +321,9 @@ def test_elementwise_transpose_and_conversions(device):
     assert "crow_indices" in repr(l.to_sparse_csr())
     with pytest.raises(RuntimeError, match="ambiguous"):
         bool(l)
+    with pytest.raises(AttributeError, match="Tensor.exp is not supported for the lucid.sparse_coo layout"):
+        l.exp()
+    assert not hasattr(l, "no_such_thing")
     mask = to_lucid(dense, device).sparse_mask(l.coalesce())
     _close(mask, dense.sparse_mask(t.coalesce()), 1e-12)
 
