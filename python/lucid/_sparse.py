@@ -88,9 +88,10 @@ class _Structure:
         if self._transposed is None:
             L = _lucid()
             perm = L.argsort(self.col, stable=True)  # (rows stay in order within a column)
-            col_t = self.row.index_select(0, perm)
-            crow_t = _crow_from_rows(self.col.index_select(0, perm), self.cols)
-            self._transposed = (_Structure(crow_t, col_t, self.col.index_select(0, perm), self.cols, self.rows), perm)
+            row_t = self.col.index_select(0, perm)  # (A^T's rows are A's columns)
+            t = _Structure(_crow_from_rows(row_t, self.cols), self.row.index_select(0, perm), row_t, self.cols,
+                           self.rows)
+            self._transposed = (t, perm)
         return self._transposed
 
 
@@ -148,12 +149,18 @@ class SparseTensor:
 
     def _check(self):
         """Raise unless the indices are sound for the size (see the module's doc)."""
+        self._cache.clear()
         if self._layout is sparse_coo:
             _check_coo(self._ind, self._val, self._size, self._coalesced)
         else:
-            _check_csr(self._crow, self._col, self._val, self._size)
+            self._cache["rows"] = _check_csr(self._crow, self._col, self._val, self._size)
         self._checked = self._stamp()
-        self._cache.clear()
+
+    def _csr_rows(self):
+        """Each CSR entry's row (kept: the check makes it, a product and _coo need it)."""
+        if "rows" not in self._cache:
+            self._cache["rows"] = _rows_of(self._crow)
+        return self._cache["rows"]
 
     def _sound(self):
         if self._stamp() != self._checked:  # an index tensor was written in place since
@@ -364,7 +371,7 @@ class SparseTensor:
         if self._layout is sparse_coo:
             return self
         L = _lucid()
-        row = _rows_of(self._crow)  # (CSR's columns rise within a row: coalesced)
+        row = self._csr_rows()  # (CSR's columns rise within a row: coalesced)
         return SparseTensor(sparse_coo, self._size, self._val, L.stack([row, self._col]), coalesced=True,
                             checked=True)
 
@@ -546,7 +553,7 @@ class SparseTensor:
                                f"{self.sparse_dim()}, dense_dim {self.dense_dim()}")
         if self._layout is sparse_csr:
             if "structure" not in self._cache:
-                self._cache["structure"] = _Structure(self._crow, self._col, _rows_of(self._crow), *self._size)
+                self._cache["structure"] = _Structure(self._crow, self._col, self._csr_rows(), *self._size)
             return self._cache["structure"], self._val
         if self._coalesced:
             indices, values = self._ind, self._val
@@ -710,6 +717,7 @@ def _check_coo(indices, values, size, coalesced):
 
 
 def _check_csr(crow, col, values, size):
+    """Raise unless (crow, col, values) is a sound CSR matrix of `size`; each entry's row."""
     L = _lucid()
     if len(size) != 2:
         raise RuntimeError(f"lucid's CSR tensors are matrices: size must have 2 dims, got {tuple(size)}")
@@ -740,9 +748,12 @@ def _check_csr(crow, col, values, size):
         low, high = col.amin().item(), col.amax().item()
         if low < 0 or high >= cols:
             raise RuntimeError(f"col_indices must lie in [0, {cols}), but found {low if low < 0 else high}")
-        linear = _rows_of(crow) * cols + col
-        if nnz > 1 and not bool((linear[1:] > linear[:-1]).all()):
+    row = _rows_of(crow)
+    if nnz > 1:
+        linear = row * cols + col
+        if not bool((linear[1:] > linear[:-1]).all()):
             raise RuntimeError("col_indices must be sorted and distinct within each row (torch's CSR invariant)")
+    return row
 
 
 def _add_sparse(a, b):

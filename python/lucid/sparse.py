@@ -9,8 +9,6 @@ entries only (torch's semantics: an absent entry is not a zero for softmax, it i
 
 from __future__ import annotations
 
-import builtins
-
 from ._sparse import SparseTensor, _linear_index, _wrap, sparse_coo, sparse_csr
 
 __all__ = ["mm", "addmm", "spmm", "sum", "softmax", "log_softmax", "sampled_addmm", "FloatTensor", "DoubleTensor"]
@@ -61,12 +59,15 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
             (mat1.shape[0], mat2.shape[1]) != tuple(input.shape):
         raise RuntimeError(f"sampled_addmm: mat1 {tuple(mat1.shape)} @ mat2 {tuple(mat2.shape)} does not give "
                            f"input's shape {tuple(input.shape)}")
+    if out is not None and not isinstance(out, SparseTensor):
+        raise TypeError(f"sampled_addmm(): argument 'out' must be a sparse tensor, not {type(out).__name__}")
     structure, values = input._structure()
     sampled = (mat1.index_select(0, structure.row) * mat2.mT.index_select(0, structure.col)).sum(-1)
     result = input._with_values(values * beta + sampled * alpha)
-    if out is not None:
-        raise NotImplementedError("sampled_addmm: out= (lucid returns a new sparse tensor)")
-    return result
+    if out is None:
+        return result
+    out.__dict__.update(result.__dict__)  # (out takes the result's members, as torch's out= resizes)
+    return out
 
 
 def sum(input, dim=None, dtype=None):
@@ -112,8 +113,8 @@ def _softmax(input, dim, dtype, log):
         others = [k for k in range(sd) if k != d]
         if others:
             rest = coo._ind.index_select(0, L.tensor(others, device=coo.device))
-            _, group = L.unique(_linear_index(rest, [input.shape[k] for k in others]), return_inverse=True)
-            groups = builtins.int(group.max().item()) + 1
+            keys, group = L.unique(_linear_index(rest, [input.shape[k] for k in others]), return_inverse=True)
+            groups = keys.shape[0]
         else:
             group, groups = L.zeros(coo._nnz(), dtype=L.int64, device=coo.device), 1
         flat = values.reshape(values.shape[0], -1)

@@ -291,6 +291,9 @@ def test_sampled_addmm(device):
     want = torch.sparse.sampled_addmm(c, a, b, beta=0.5, alpha=2.0)
     assert got.layout is lucid.sparse_csr
     _close(got, want, 1e-12)
+    out = lucid.zeros(2, 3, layout=lucid.sparse_csr, dtype=lucid.float64, device=device)
+    assert lucid.sparse.sampled_addmm(lc, to_lucid(a, device), to_lucid(b, device), beta=0.5, alpha=2.0, out=out) is out
+    _close(out, want, 1e-12)
     with pytest.raises(RuntimeError, match="sparse CSR"):
         lucid.sparse.sampled_addmm(lc.to_sparse_coo(), to_lucid(a, device), to_lucid(b, device))
 

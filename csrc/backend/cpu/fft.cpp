@@ -93,7 +93,7 @@ MklApi load_mkl() {
 }
 
 const MklApi& mkl() {
-  static const MklApi api = load_mkl();  // a failed load throws, and is tried again next call
+  static const MklApi api = load_mkl();  // a failed load throws, and is tried again next call (mkl.h)
   return api;
 }
 

@@ -19,6 +19,8 @@ constexpr int kMklThreadingSequential = 1, kMklThreadingGnu = 3;
 std::mutex g_mutex;
 void* g_library = nullptr;
 std::string g_error = "not loaded yet";
+bool g_tried = false;
+std::string g_tried_path;  // the Python-given path of the last failed load
 int (*g_set_threads_local)(int) = nullptr;
 
 void* open_first(const std::vector<std::string>& names, std::string& why) {
@@ -71,7 +73,13 @@ void* load() {
 
 void* mkl_library() {
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (!g_library) g_library = load();
+  // (a failed load is tried again only once Python has given another path: LAPACK asks
+  // on every batch piece, and a machine without MKL must not search for it each time)
+  if (!g_library && (!g_tried || g_tried_path != ops::mkl_library_path())) {
+    g_tried = true;
+    g_tried_path = ops::mkl_library_path();
+    g_library = load();
+  }
   return g_library;
 }
 

@@ -11,7 +11,8 @@ namespace lucid::cpu {
 // libmkl_rt's handle, its threading layer chosen (GNU OpenMP when libgomp and MKL's GNU
 // layer are there, else sequential); nullptr when it cannot be loaded, with the reason
 // in mkl_load_error(). The loader's search is tried first, then the path Python found in
-// the `mkl` package (ops::set_mkl_library). A failed load is tried again next call.
+// the `mkl` package (ops::set_mkl_library). A failed load is tried again once that
+// path changes.
 void* mkl_library();
 std::string mkl_load_error();
 

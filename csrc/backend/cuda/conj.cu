@@ -1,8 +1,9 @@
-// CUDA kernel of Conj (ops/prims/linalg.h): out = conj(x) for contiguous complex64 or complex128,
-// possibly in place. Each thread flips the sign of imaginary parts, grid-stride.
+// CUDA kernel of Conj (ops/prims/linalg.h) and conj.h's conjugate: out = conj(x) for contiguous
+// complex64 or complex128, possibly in place. Each thread flips the sign of imaginary parts, grid-stride.
 #include <algorithm>
 
 #include "backend/cuda/check.h"
+#include "backend/cuda/conj.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/register.h"
 #include "backend/cuda/stream.h"
@@ -26,23 +27,23 @@ __global__ void conj_kernel(const Cplx<R>* x, Cplx<R>* y, int64_t n) {
 }
 
 void conj_prim(const ops::Primitive&, ops::Outputs outs, ops::Inputs ins) {
-  const int64_t n = outs[0]->numel();
-  if (n == 0) return;
-  const int dev = outs[0]->device().index;
-  DeviceGuard guard(dev);
-  const unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, int64_t(1) << 20));
-  const void* x = ins[0]->data_ptr();
-  void* y = outs[0]->data_ptr();
-  if (outs[0]->dtype() == Dtype::C128)
-    conj_kernel<double><<<blocks, 256, 0, stream(dev)>>>(static_cast<const Cplx<double>*>(x),
-                                                         static_cast<Cplx<double>*>(y), n);
-  else
-    conj_kernel<float><<<blocks, 256, 0, stream(dev)>>>(static_cast<const Cplx<float>*>(x),
-                                                        static_cast<Cplx<float>*>(y), n);
-  LUCID_CUDA_CHECK(cudaGetLastError());
+  conjugate(outs[0]->dtype(), ins[0]->data_ptr(), outs[0]->data_ptr(), outs[0]->numel(), outs[0]->device().index);
 }
 
 }  // namespace
+
+void conjugate(Dtype dtype, const void* x, void* y, int64_t n, int device) {
+  if (n == 0) return;
+  DeviceGuard guard(device);
+  const unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, int64_t(1) << 20));
+  if (dtype == Dtype::C128)
+    conj_kernel<double><<<blocks, 256, 0, stream(device)>>>(static_cast<const Cplx<double>*>(x),
+                                                            static_cast<Cplx<double>*>(y), n);
+  else
+    conj_kernel<float><<<blocks, 256, 0, stream(device)>>>(static_cast<const Cplx<float>*>(x),
+                                                           static_cast<Cplx<float>*>(y), n);
+  LUCID_CUDA_CHECK(cudaGetLastError());
+}
 
 void register_conj_kernels() { ops::register_kernel(ops::Prim::Conj, DeviceType::GPU, conj_prim); }
 

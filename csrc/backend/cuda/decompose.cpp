@@ -13,6 +13,7 @@
 
 #include "backend/cuda/caching_allocator.h"
 #include "backend/cuda/check.h"
+#include "backend/cuda/conj.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/ldl_solve.h"
 #include "backend/cuda/register.h"
@@ -382,7 +383,8 @@ void svd_jacobi(const ops::Svd& p, const TensorImpl* a, const TensorImpl* s_out,
                  device);
     strided_copy(vh->data_ptr(), vh->stride(), scratch_v.ptr(), batch_strides(vh, n * z, z, n * n * z), vh->shape(),
                  z, device);
-    if constexpr (kComplex<T>) conjugate(vh->dtype(), vh->data_ptr(), vh->numel(), device);  // Vh = V^H
+    if constexpr (kComplex<T>)  // Vh = V^H
+      conjugate(vh->dtype(), vh->data_ptr(), vh->data_ptr(), vh->numel(), device);
     return;
   }
   int lwork = 0;
@@ -400,7 +402,7 @@ void svd_jacobi(const ops::Svd& p, const TensorImpl* a, const TensorImpl* s_out,
                    {rows(vh), n}, z, device);
   }
   if constexpr (kComplex<T>)  // Vh = V^H: the copies transposed, now conjugate
-    if (p.vectors) conjugate(vh->dtype(), vh->data_ptr(), vh->numel(), device);
+    if (p.vectors) conjugate(vh->dtype(), vh->data_ptr(), vh->data_ptr(), vh->numel(), device);
 }
 
 // The 64-bit API's calls may run host work enqueued on the stream, on their host

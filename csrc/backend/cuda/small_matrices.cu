@@ -177,14 +177,6 @@ __global__ void finish_cholesky_kernel(T* a, int* info, int n, int64_t count) {
   }
 }
 
-// Negates the imaginary parts of `count` complex numbers: every second real of the
-// 2 * count that R (float or double) reads them as.
-template <class R>
-__global__ void conjugate_kernel(R* data, int64_t count) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
-    data[2 * i + 1] = -data[2 * i + 1];
-}
-
 void check_small(Dtype dtype, int m, int n, int64_t count) {
   LUCID_CHECK(dtype == Dtype::F32 || dtype == Dtype::F64, RuntimeError, "internal: small-matrix QR of ",
               dtype_name(dtype));
@@ -228,19 +220,6 @@ void finish_cholesky(Dtype dtype, void* a, int* info, int n, int64_t count, int 
     case Dtype::C128: launch.template operator()<double2>(); break;
     default: fail<RuntimeError>("internal: a Cholesky factor of ", dtype_name(dtype));
   }
-  LUCID_CUDA_CHECK(cudaGetLastError());
-}
-
-void conjugate(Dtype dtype, void* data, int64_t count, int device) {
-  LUCID_CHECK(dtype == Dtype::C64 || dtype == Dtype::C128, RuntimeError, "internal: conjugate of ",
-              dtype_name(dtype));
-  if (count == 0) return;
-  DeviceGuard guard(device);
-  const unsigned blocks = unsigned(std::min<int64_t>((count + 255) / 256, 4096));
-  if (dtype == Dtype::C64)
-    conjugate_kernel<float><<<blocks, 256, 0, stream(device)>>>(static_cast<float*>(data), count);
-  else
-    conjugate_kernel<double><<<blocks, 256, 0, stream(device)>>>(static_cast<double*>(data), count);
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -24,10 +24,6 @@ void fill_pointer_array(void** out, void* base, int64_t step_bytes, int64_t coun
 // of the first pivot that is not positive (NaN included), where the factorization stops.
 void batched_potf2(Dtype dtype, void* a, int* info, int n, int64_t count, int device);
 
-// In place: the complex conjugates of `count` complex64 or complex128 numbers (the
-// Jacobi SVD's V^H for a complex matrix, after the transposing copy).
-void conjugate(Dtype dtype, void* data, int64_t count, int device);
-
 // Per matrix [n, n] of `a` (any n, float32, float64, complex64 or complex128) after
 // cuSOLVER's potrf (or potrfBatched): the strict upper triangle
 // zeroed, and info[b] = the order of the first NaN pivot where potrf reported 0 (it
