@@ -210,4 +210,5 @@ import workloads_gpu  # noqa
 import workloads_train_gpu  # noqa
 import workloads_linalg  # noqa
 import workloads_fft  # noqa
+import workloads_sort  # noqa
 import workloads_sparse  # noqa

@@ -1,7 +1,7 @@
 """Names upstream Lucid has beside torch's (lucid-3.8-api.md), and torch's conjugate-
 transpose properties: isreal, Tensor.mH / H, to_dlpack, is_storage, histogram2d,
 lucid.pad and Tensor.pad, Tensor.expand_dims (numpy's name for unsqueeze),
-Tensor.squeeze_all, lucid.bool_. Each is a composition of existing ops, so it runs on
+Tensor.squeeze_all, Tensor.cube_ (upstream's in-place cube), lucid.bool_. Each is a composition of existing ops, so it runs on
 either device with their gradients."""
 
 from . import _dtype as D
@@ -95,3 +95,4 @@ def install(namespace):
     Tensor.isreal = isreal
     Tensor.expand_dims = _expand_dims
     Tensor.squeeze_all = lambda self: self.squeeze()
+    Tensor.cube_ = lambda self: self.pow_(3)

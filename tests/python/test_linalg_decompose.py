@@ -186,17 +186,16 @@ def test_qr_of_batches_of_small_matrices(dev, shape):
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 1e-4)])
 def test_ldl_factor_and_solve_match_torch(dev, dtype, tol):
-    """LD and pivots as torch's (both LAPACK's sytrf on the lower triangle: 2 x 2 blocks
-    included, for an indefinite matrix with a zero diagonal); ldl_solve as torch's, its
-    batches broadcast; no derivative (torch has none)."""
+    """LD and pivots as torch's (LAPACK's sytrf on the lower triangle; the GPU's own sytf2
+    for a batch: 2 x 2 blocks included, for an indefinite matrix with a zero diagonal);
+    ldl_solve as torch's, its batches broadcast; no derivative (torch has none)."""
     S = _rand(3, 5, 5).to(dtype)
     S = S + S.mT
     S[0].fill_diagonal_(0.0)  # forces 2 x 2 pivots
     LD, piv = LA.ldl_factor(to_lucid(S, dev))
     tLD, tpiv = torch.linalg.ldl_factor(S)
-    if dev == "cpu":
-        _close(LD, tLD, tol)
-        assert piv.tolist() == tpiv.tolist()
+    _close(LD, tLD, tol)
+    assert piv.tolist() == tpiv.tolist()
     assert piv.dtype == lucid.int32 and (piv < 0).any()
     B = _rand(3, 5, 2, seed=4).to(dtype)
     X = LA.ldl_solve(LD, piv, to_lucid(B, dev))
@@ -207,7 +206,7 @@ def test_ldl_factor_and_solve_match_torch(dev, dtype, tol):
     _close(LA.ldl_solve(to_lucid(tLD, dev), to_lucid(tpiv, dev), to_lucid(B, dev)), torch.linalg.solve(S, B),
            tol * 10)
     out = LA.ldl_factor_ex(to_lucid(torch.zeros(2, 3, 3, dtype=dtype), dev))
-    assert out.info.tolist() == [1, 1] if dev == "cpu" else min(out.info.tolist()) > 0  # (cuSOLVER's index differs)
+    assert out.info.tolist() == [1, 1]
     with pytest.raises(LA.LinAlgError, match=r"\(Batch element 0\): .*exactly singular"):
         LA.ldl_factor(to_lucid(torch.zeros(2, 3, 3, dtype=dtype), dev))
     a = to_lucid(S, dev).requires_grad_()
@@ -218,7 +217,9 @@ def test_ldl_factor_and_solve_match_torch(dev, dtype, tol):
 
 
 def test_ldl_solve_of_larger_systems(dev):
-    """Orders past one block of threads, many right-hand sides, 2 x 2 blocks at both ends."""
+    """Orders past one block of threads, many right-hand sides, 2 x 2 blocks at both ends;
+    factored on the device too (on the GPU two such matrices go to cuSOLVER's sytrf, and
+    its zero pivot is reported at LAPACK's index)."""
     S = _rand(2, 300, 300)
     S = S + S.mT
     S[:, :2, :2] = 0.0  # (a zero leading block: a 2 x 2 pivot first)
@@ -230,6 +231,13 @@ def test_ldl_solve_of_larger_systems(dev):
     # (checked by its residual: torch's own batched solve of these, its MKL getrf nested in
     # its OpenMP parallel_for, livelocked on both the 2-core machine and the H200's host)
     torch.testing.assert_close(S @ X, B, rtol=0, atol=1e-9)
+    LD, piv = LA.ldl_factor(to_lucid(S, dev))
+    X = to_torch(LA.ldl_solve(LD, piv, to_lucid(B, dev)).cpu())
+    torch.testing.assert_close(S @ X, B, rtol=0, atol=1e-9)
+    Z = S[0].clone()
+    Z[:, 5] = Z[5, :] = 0.0
+    Z[:5, :5] += 40 * torch.eye(5, dtype=Z.dtype)  # (1 x 1 pivots first, then a zero column)
+    assert LA.ldl_factor_ex(to_lucid(Z, dev)).info.item() == torch.linalg.ldl_factor_ex(Z).info.item() > 0
 
 
 def test_ldl_solve_refuses_bad_pivots(dev):
@@ -918,31 +926,53 @@ def test_complex_lstsq(dev, shape):
     _grads(lambda a, b: LA.lstsq(a, b).solution, lambda a, b: torch.linalg.lstsq(a, b).solution, [A, B], dev)
 
 
+@pytest.mark.parametrize("dtype,tol", CDTYPES)
 @pytest.mark.parametrize("hermitian", [False, True])
-def test_complex_ldl_factor_and_solve(dev, hermitian):
-    """Complex symmetric (sytrf) and Hermitian (hetrf) LDL: factors as torch's, solves as
-    torch.linalg.solve's. The GPU has no Hermitian LDL (cuSOLVER has no hetrf): it
-    raises, saying so."""
-    S = _crand(2, 5, 5)
+def test_complex_ldl_factor_and_solve(dev, hermitian, dtype, tol):
+    """Complex symmetric (sytrf) and Hermitian (hetrf; on the GPU lucid's own hetf2) LDL:
+    factors and pivots as torch's (LAPACK's), solves as torch.linalg.solve's, torch's own
+    factors solved on this device, and a zero column reported through info."""
+    S = _crand(2, 5, 5, dtype=dtype)
     S = S + S.mH if hermitian else S + S.mT
     S[0].fill_diagonal_(0.0)  # forces 2 x 2 pivots
-    if dev == "gpu" and hermitian:
-        with pytest.raises(NotImplementedError, match="hermitian=True is not implemented for 'complex128' on the GPU"):
-            LA.ldl_factor(to_lucid(S, dev), hermitian=True)
-        return
     LD, piv = LA.ldl_factor(to_lucid(S, dev), hermitian=hermitian)
     tLD, tpiv = torch.linalg.ldl_factor(S, hermitian=hermitian)
-    if dev == "cpu":
-        _close(LD, tLD)
-        assert piv.tolist() == tpiv.tolist()
-    if not lucid._C._has_lapack():
-        return
-    B = _crand(2, 5, 2, seed=4)
-    if dev == "gpu":  # (the GPU's own sytrs is real)
-        with pytest.raises(NotImplementedError, match="ldl_solve: not implemented for 'complex128' on the GPU"):
-            LA.ldl_solve(LD, piv, to_lucid(B, dev))
-    X = LA.ldl_solve(LD.cpu(), piv.cpu(), to_lucid(B, "cpu"), hermitian=hermitian)
-    _close(X, torch.linalg.solve(S, B), 1e-9)
+    _close(LD, tLD, tol)
+    assert piv.tolist() == tpiv.tolist()
+    assert (piv < 0).any()
+    B = _crand(2, 5, 2, seed=4, dtype=dtype)
+    want = torch.linalg.solve(S, B)
+    if lucid._C._has_lapack() or dev == "gpu":
+        _close(LA.ldl_solve(LD, piv, to_lucid(B, dev), hermitian=hermitian), want, tol * 10)
+        _close(LA.ldl_solve(to_lucid(tLD, dev), to_lucid(tpiv, dev), to_lucid(B, dev), hermitian=hermitian), want,
+               tol * 10)
+    Z = torch.zeros(3, 3, dtype=dtype)
+    Z[1:, 1:] = S[1, :2, :2]  # (a zero first column, then a regular block)
+    assert LA.ldl_factor_ex(to_lucid(Z, dev), hermitian=hermitian).info.item() >= 1
+
+
+@pytest.mark.parametrize("n", [1, 2, 37, 150])
+def test_hermitian_ldl_of_larger_and_batched_matrices(dev, n):
+    """hetrf past one warp and one block of threads, a batch of eight, zero diagonals (2 x 2
+    pivots throughout), a near-singular block and NaN: factors as torch's, solves by
+    their residual, a NaN matrix NaN but its neighbours untouched."""
+    S = _crand(8, n, n, seed=n)
+    S = S + S.mH
+    if n > 1:
+        S[1].fill_diagonal_(0.0)
+    S[2] *= 1e-12
+    tLD, tpiv = torch.linalg.ldl_factor(S, hermitian=True)
+    LD, piv = LA.ldl_factor(to_lucid(S, dev), hermitian=True)
+    assert piv.tolist() == tpiv.tolist()
+    _close(LD, tLD, 1e-8)
+    B = _crand(8, n, 3, seed=1)
+    X = to_torch(LA.ldl_solve(LD, piv, to_lucid(B, dev), hermitian=True).cpu())
+    torch.testing.assert_close(S @ X, B, rtol=0, atol=1e-8)
+    S[3, n // 2, 0] = S[3, 0, n // 2] = float("nan")
+    LD, piv = LA.ldl_factor_ex(to_lucid(S, dev), hermitian=True)[:2]
+    LD = to_torch(LD.cpu())
+    assert LD[3].isnan().any() and not LD[4].isnan().any()
+    assert all(1 <= abs(p) <= n for p in piv.view(-1).tolist())
 
 
 def test_complex_non_contiguous_and_empty(dev):

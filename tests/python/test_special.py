@@ -175,6 +175,38 @@ def test_window_parameters_and_errors(device):
             eval("W." + call)
 
 
+def test_window_parameters_by_position_as_upstream_lucid(device):
+    """Upstream Lucid's signatures (gaussian(M, std), exponential(M, center, tau), ...)."""
+    W, T = lucid.signal.windows, torch.signal.windows
+    _close(W.gaussian(9, 2.5, device=device), T.gaussian(9, std=2.5), 1e-6)
+    _close(W.exponential(9, 2.0, 3.0, sym=False, device=device), T.exponential(9, center=2.0, tau=3.0, sym=False),
+           1e-6)
+    _close(W.kaiser(9, 4.5, device=device), T.kaiser(9, beta=4.5), 1e-6)
+    _close(W.general_cosine(9, [0.5, 0.5], device=device), T.general_cosine(9, a=[0.5, 0.5]), 1e-6)
+    _close(W.general_hamming(6, 0.6, device=device), T.general_hamming(6, alpha=0.6), 1e-6)
+
+
+@pytest.mark.parametrize("M", [0, 1, 2, 7, 8])
+@pytest.mark.parametrize("sym", [True, False])
+def test_general_gaussian_window(M, sym, device):
+    """scipy's general_gaussian: exp(-|n / sig|^(2 p) / 2) about the window's centre (a
+    periodic window is the symmetric one of M + 1 points less its last); p = 1 is gaussian."""
+    W = lucid.signal.windows
+    for p, sig in ((1.5, 2.0), (0.5, 3.0), (1.0, 1.7)):
+        got = W.general_gaussian(M, p, sig, sym=sym, dtype=lucid.float64, device=device)
+        N = M if sym or M <= 1 else M + 1
+        want = [math.exp(-0.5 * abs((n - (N - 1) / 2) / sig) ** (2 * p)) for n in range(N)][:M]
+        if M == 1:
+            want = [1.0]
+        assert got.device.type == device and got.dtype == lucid.float64
+        assert got.tolist() == pytest.approx(want, rel=1e-13, abs=1e-15)
+    _close(W.general_gaussian(M, 1.0, 1.7, sym=sym, device=device), torch.signal.windows.gaussian(M, std=1.7, sym=sym),
+           1e-6, 1e-7)
+    for call in ("general_gaussian(4, 1.0, 0.0)", "general_gaussian(4, 0.0, 1.0)", "general_gaussian(-1, 1.0, 1.0)"):
+        with pytest.raises(ValueError):
+            eval("W." + call)
+
+
 @pytest.mark.parametrize("name", ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
                                   "kaiser_window"])
 @pytest.mark.parametrize("periodic", [True, False])

@@ -57,6 +57,13 @@ def test_shape_names(device):
     assert lucid.bool_ is lucid.bool
 
 
+def test_cube_in_place(device):
+    t = lucid.tensor([-2.0, 0.5, 3.0], device=device)
+    assert t.cube_() is t and t.tolist() == [-8.0, 0.125, 27.0]
+    i = lucid.tensor([-3, 2], device=device)
+    assert i.cube_().tolist() == [-27, 8] and i.dtype == lucid.int64
+
+
 def test_dlpack_capsule_and_storage():
     t = lucid.arange(4.0)
     assert torch.from_dlpack(lucid.to_dlpack(t)).tolist() == [0.0, 1.0, 2.0, 3.0]

@@ -15,7 +15,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/conj.h"
 #include "backend/cuda/device_guard.h"
-#include "backend/cuda/ldl_solve.h"
+#include "backend/cuda/ldl.h"
 #include "backend/cuda/register.h"
 #include "backend/cuda/small_matrices.h"
 #include "backend/cuda/solver.h"
@@ -410,36 +410,42 @@ void svd_jacobi(const ops::Svd& p, const TensorImpl* a, const TensorImpl* s_out,
 // (a rare op, and not a small one).
 void wait_for_host_work(int device) { LUCID_CUDA_CHECK(cudaStreamSynchronize(stream(device))); }
 
+// ldl_factor.cu's own sytf2 / hetf2, a block per matrix, for Hermitian matrices (cuSOLVER
+// has no hetrf) and for batches; cuSOLVER's sytrf, one matrix at a time, for one or two
+// large symmetric ones, with LAPACK's info found after it.
 void ldl_factor_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
   const TensorImpl *a = outs[0], *piv = outs[1], *info = outs[2];
-  const bool complex = a->dtype() == Dtype::C64 || a->dtype() == Dtype::C128;
-  if (complex && prim_cast<ops::LdlFactor>(prim).hermitian)  // (sytrf's complex form is the symmetric one)
-    fail<NotImplementedError>(prim.name(), ": hermitian=True is not implemented for '", dtype_name(a->dtype()),
-                              "' on the GPU (cuSOLVER has no Hermitian LDL, hetrf); factor on the CPU");
   const int n = rows(a), ld = std::max(1, n), device = a->device().index;
+  const bool hermitian = is_complex(a->dtype()) && prim_cast<ops::LdlFactor>(prim).hermitian;
   DeviceGuard guard(device);
   zero(info);
   if (n == 0) return;
+  const int64_t count = batch_of(a, 2);
+  if (hermitian || ldl_factor_by_blocks(n, count)) {
+    GpuStorage work = workspace<char>(ldl_factor_workspace(n, count) * int64_t(a->itemsize()), device);
+    ldl_factor(a->dtype(), hermitian, a->data_ptr(), item<int>(piv, 0, 1), info_at(info, 0), work.ptr(), n, count,
+               device);
+    return;
+  }
   visit_float(a->dtype(), "linalg.ldl_factor", [&]<class T>() {
     const SolverApi& s = cusolver();
     cusolverDnHandle_t h = cusolver_handle(device);
     int lwork = 0;
     check_cusolver(LUCID_PICK(s, sytrf_size)(h, n, item<T>(a, 0), ld, &lwork), "sytrf_bufferSize");
     GpuStorage work = workspace<T>(lwork, device);
-    for (int64_t b = 0, count = batch_of(a, 2); b < count; ++b)
+    for (int64_t b = 0; b < count; ++b)
       check_cusolver(LUCID_PICK(s, sytrf)(h, CUBLAS_FILL_MODE_LOWER, n, item<T>(a, b), ld, item<int>(piv, b, 1),
                                           reinterpret_cast<T*>(work.ptr()), lwork, info_at(info, b)),
                      "sytrf");
   });
+  ldl_factor_info(a->dtype(), a->data_ptr(), item<int>(piv, 0, 1), info_at(info, 0), n, count, device);
 }
 
-// ldl_solve.cu's own sytrs, real matrices (cuSOLVER's Xsytrs poisoned a context in testing).
-void ldl_solve_kernel(const ops::Primitive&, Outputs outs, Inputs ins) {
+// ldl_solve.cu's own sytrs / hetrs (cuSOLVER's Xsytrs poisoned a context in testing).
+void ldl_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const TensorImpl *ldt = ins[0], *piv = ins[1], *x = outs[0];
-  LUCID_CHECK(ldt->dtype() == Dtype::F32 || ldt->dtype() == Dtype::F64, NotImplementedError,
-              "linalg.ldl_solve: not implemented for '", dtype_name(ldt->dtype()), "' on the GPU");
-  ldl_solve(ldt->dtype(), ldt->data_ptr(), item<int>(piv, 0, 1), x->data_ptr(), rows(ldt), cols(x), batch_of(x, 2),
-            x->device().index);
+  ldl_solve(ldt->dtype(), prim_cast<ops::LdlSolve>(prim).hermitian, ldt->data_ptr(), item<int>(piv, 0, 1),
+            x->data_ptr(), rows(ldt), cols(x), batch_of(x, 2), x->device().index);
 }
 
 // One matrix at a time through the 64-bit API's geev (LAPACK's algorithm, with its

@@ -1,19 +1,24 @@
-// LAPACK's sytrs (lower) for the GPU: one block per right-hand side column of one
-// matrix, walking the pivots in order (each step's update is parallel over the rows
+// LAPACK's sytrs and hetrs (lower) for the GPU: one block per right-hand side column of
+// one matrix, walking the pivots in order (each step's update is parallel over the rows
 // below it, the 2 x 2 blocks' solves are one thread's), so the arithmetic is LAPACK's,
-// in its order but for the backward pass's dot products, which are block sums.
+// in its order but for the backward pass's dot products, which are block sums. One
+// kernel serves real, complex symmetric (L D L^T) and Hermitian (L D L^H) factors: they
+// differ only in where L's entries are conjugated and in D's diagonal being real.
 //
 // Why not cuSOLVER: its Xsytrs poisoned a context twice in testing when run on the
 // stream without waiting; this kernel reads only what it is given. The pivots come from
 // the user (linalg.ldl_solve takes any tensor), so the forward walk checks each (1 to n,
 // or a pair of equal negatives for a 2 x 2 block) before any step: a bad one is reported
 // (device_error.h) and that matrix's columns are left as they were.
+#include <cuda/std/complex>
+
 #include <algorithm>
+#include <type_traits>
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_error.h"
 #include "backend/cuda/device_guard.h"
-#include "backend/cuda/ldl_solve.h"
+#include "backend/cuda/ldl.h"
 #include "backend/cuda/stream.h"
 
 namespace lucid::cuda {
@@ -22,15 +27,33 @@ namespace {
 
 constexpr int kThreads = 256;
 
+template <class T>
+constexpr bool kComplex = !std::is_floating_point_v<T>;
+
+template <class T>
+__device__ T shfl_xor(T v, int offset) {
+  if constexpr (kComplex<T>)
+    return T(__shfl_xor_sync(0xffffffffu, v.real(), offset), __shfl_xor_sync(0xffffffffu, v.imag(), offset));
+  else
+    return __shfl_xor_sync(0xffffffffu, v, offset);
+}
+
+// v, or its conjugate where a Hermitian factor's L is read as L^H.
+template <bool kConj, class T>
+__device__ T conj_if(T v) {
+  if constexpr (kConj) return ::cuda::std::conj(v);
+  else return v;
+}
+
 // The sum over the block of each thread's `v` (every thread gets it).
 template <class T>
 __device__ T block_sum(T v, T* scratch) {
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  for (int offset = 16; offset > 0; offset >>= 1) v += shfl_xor(v, offset);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   __syncthreads();  // (scratch may still be read from the previous sum)
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
-  T total = 0;
+  T total(0);
   for (int w = 0; w < int(blockDim.x / 32); ++w) total += scratch[w];
   return total;
 }
@@ -61,10 +84,13 @@ __device__ bool pivots_valid(const int* p, int n, DeviceErrorSlot* error) {
   return true;
 }
 
-template <class T>
-__global__ void sytrs_lower_kernel(const T* ld, const int* pivots, T* x, int n, int k, int64_t count,
+// kHermitian: hetrs (D's diagonal real, L's entries conjugated where L^H is applied).
+template <class T, bool kHermitian>
+__global__ void ldl_solve_lower_kernel(const T* ld, const int* pivots, T* x, int n, int k, int64_t count,
                                    DeviceErrorSlot* error) {
-  __shared__ T scratch[kThreads / 32];
+  // (raw bytes: a __shared__ array may not have a constructor, and complex has one)
+  __shared__ alignas(T) unsigned char scratch_bytes[kThreads / 32 * sizeof(T)];
+  T* scratch = reinterpret_cast<T*>(scratch_bytes);
   const int64_t size = int64_t(n) * n;
   for (int64_t b = blockIdx.y; b < count; b += gridDim.y) {
     const T* a = ld + b * size;
@@ -79,7 +105,10 @@ __global__ void sytrs_lower_kernel(const T* ld, const int* pivots, T* x, int n, 
         const T yj = col[j];
         for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) col[i] -= at(i, j) * yj;
         __syncthreads();
-        if (threadIdx.x == 0) col[j] *= T(1) / at(j, j);
+        if (threadIdx.x == 0) {
+          if constexpr (kHermitian) col[j] *= T(1 / at(j, j).real());
+          else col[j] *= T(1) / at(j, j);
+        }
         __syncthreads();
         j += 1;
       } else {
@@ -91,8 +120,8 @@ __global__ void sytrs_lower_kernel(const T* ld, const int* pivots, T* x, int n, 
         }
         __syncthreads();  // (every thread has read y0 and y1)
         if (threadIdx.x == 0) {
-          const T akm1k = at(j + 1, j), akm1 = at(j, j) / akm1k, ak = at(j + 1, j + 1) / akm1k;
-          const T denom = akm1 * ak - T(1), bkm1 = y0 / akm1k, bk = y1 / akm1k;
+          const T akm1k = at(j + 1, j), akm1 = at(j, j) / conj_if<kHermitian>(akm1k), ak = at(j + 1, j + 1) / akm1k;
+          const T denom = akm1 * ak - T(1), bkm1 = y0 / conj_if<kHermitian>(akm1k), bk = y1 / akm1k;
           col[j] = (ak * bkm1 - bk) / denom;
           col[j + 1] = (akm1 * bk - bkm1) / denom;
         }
@@ -100,13 +129,13 @@ __global__ void sytrs_lower_kernel(const T* ld, const int* pivots, T* x, int n, 
         j += 2;
       }
     }
-    // L^T x = y
+    // L^T x = y (L^H for a Hermitian factor)
     for (int j = n - 1; j >= 0;) {
       const bool pair = p[j] < 0;
-      T dot = 0, dot_prev = 0;
+      T dot(0), dot_prev(0);
       for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) {
-        dot += col[i] * at(i, j);
-        if (pair) dot_prev += col[i] * at(i, j - 1);
+        dot += col[i] * conj_if<kHermitian>(at(i, j));
+        if (pair) dot_prev += col[i] * conj_if<kHermitian>(at(i, j - 1));
       }
       dot = block_sum(dot, scratch);
       if (pair) dot_prev = block_sum(dot_prev, scratch);
@@ -123,15 +152,25 @@ __global__ void sytrs_lower_kernel(const T* ld, const int* pivots, T* x, int n, 
 
 }  // namespace
 
-void ldl_solve(Dtype dtype, const void* ld, const int* pivots, void* x, int n, int k, int64_t count, int device) {
+void ldl_solve(Dtype dtype, bool hermitian, const void* ld, const int* pivots, void* x, int n, int k, int64_t count,
+               int device) {
   if (count == 0 || n == 0 || k == 0) return;
   DeviceGuard guard(device);
   DeviceErrorSlot* error = device_error_slot(device);
   const dim3 grid(unsigned(k), unsigned(std::min<int64_t>(count, 65535)));
-  visit_float32_or_64(dtype, [&]<class T>(T) {
-    sytrs_lower_kernel<T><<<grid, kThreads, 0, stream(device)>>>(static_cast<const T*>(ld), pivots,
-                                                                 static_cast<T*>(x), n, k, count, error);
-  });
+  auto run = [&]<class T, bool kHermitian>() {
+    ldl_solve_lower_kernel<T, kHermitian><<<grid, kThreads, 0, stream(device)>>>(
+        static_cast<const T*>(ld), pivots, static_cast<T*>(x), n, k, count, error);
+  };
+  using C64 = ::cuda::std::complex<float>;
+  using C128 = ::cuda::std::complex<double>;
+  switch (dtype) {
+    case Dtype::F32: run.operator()<float, false>(); break;
+    case Dtype::F64: run.operator()<double, false>(); break;
+    case Dtype::C64: hermitian ? run.operator()<C64, true>() : run.operator()<C64, false>(); break;
+    case Dtype::C128: hermitian ? run.operator()<C128, true>() : run.operator()<C128, false>(); break;
+    default: fail<TypeError>("linalg.ldl_solve: expected a float or complex dtype, got ", dtype_name(dtype));
+  }
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -94,7 +94,8 @@ struct Svd : PrimitiveOf<Prim::Svd, Svd> {
 };
 
 // A = L D L^T with Bunch-Kaufman pivoting, A symmetric (sytrf, lower triangle), or for a
-// complex A with `hermitian`, A = L D L^H (hetrf; no GPU kernel: cuSOLVER has none). outs:
+// complex A with `hermitian`, A = L D L^H (hetrf; on the GPU lucid's own sytf2 / hetf2
+// but for one or two large symmetric matrices, as cuSOLVER has no hetrf). outs:
 // {a [*, n, n] (in: A, only its lower triangle read; out: L's multipliers and D's
 // blocks in LAPACK's packed lower form), pivots int32 [*, n] (LAPACK's: negative for
 // a 2 x 2 block), info}. info > 0: D[info-1, info-1] is exactly zero.

@@ -1,10 +1,13 @@
 """lucid.signal.windows, as torch.signal.windows: window functions of M points, symmetric
 (sym=True, for filter design) or periodic (sym=False, for spectral analysis), in the
-default floating dtype unless dtype says otherwise, on `device`."""
+default floating dtype unless dtype says otherwise, on `device`. A window's shape
+parameters may also be given by position, as upstream Lucid's (gaussian(M, std)), and
+upstream's general_gaussian is here too (scipy's; torch has none)."""
 
 import math
 
-__all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine", "general_hamming",
+__all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine", "general_gaussian",
+           "general_hamming",
            "hamming", "hann", "kaiser", "nuttall"]
 
 
@@ -43,7 +46,7 @@ def _done(w, requires_grad):
     return w.requires_grad_() if requires_grad else w
 
 
-def exponential(M, *, center=None, tau=1.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+def exponential(M, center=None, tau=1.0, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
     """exp(-|n - center| / tau)."""
     dtype = _checks("exponential", M, dtype)
     if tau <= 0:
@@ -67,7 +70,7 @@ def cosine(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=F
     return _done(_lucid().sin(_ramp(0.5 * step, step, M, dtype, device)), requires_grad)
 
 
-def gaussian(M, *, std=1.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+def gaussian(M, std=1.0, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
     """exp(-(n - (M - 1) / 2)^2 / (2 std^2))."""
     dtype = _checks("gaussian", M, dtype)
     if std <= 0:
@@ -80,7 +83,22 @@ def gaussian(M, *, std=1.0, sym=True, dtype=None, layout=None, device=None, requ
     return _done(_lucid().exp(-k * k), requires_grad)
 
 
-def kaiser(M, *, beta=12.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+def general_gaussian(M, p, sig, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    """exp(-|n - (M - 1) / 2|^(2 p) / (2 sig^(2 p))): p = 1 is gaussian(std=sig), p = 1/2
+    Laplace's shape (scipy.signal.windows.general_gaussian)."""
+    dtype = _checks("general_gaussian", M, dtype)
+    if sig <= 0:
+        raise ValueError(f"Standard deviation must be positive, got: {sig} instead.")
+    if p <= 0:
+        raise ValueError(f"Shape parameter p must be positive, got: {p} instead.")
+    if (w := _trivial(M, dtype, device, requires_grad)) is not None:
+        return w
+    start = -(M if not sym and M > 1 else M - 1) / 2.0
+    k = _ramp(start / sig, 1 / sig, M, dtype, device)
+    return _done(_lucid().exp(-0.5 * k.abs().pow(2 * p)), requires_grad)
+
+
+def kaiser(M, beta=12.0, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
     """I0(beta sqrt(1 - (2n / (M - 1) - 1)^2)) / I0(beta)."""
     L = _lucid()
     dtype = _checks("kaiser", M, dtype)
@@ -94,7 +112,7 @@ def kaiser(M, *, beta=12.0, sym=True, dtype=None, layout=None, device=None, requ
     return _done(L.i0(L.sqrt((b * b - k * k).clamp(min=0.0))) / L.i0(b), requires_grad)
 
 
-def general_cosine(M, *, a, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+def general_cosine(M, a=None, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
     """sum_i (-1)^i a_i cos(2 pi i n / (M - 1))."""
     L = _lucid()
     dtype = _checks("general_cosine", M, dtype)
@@ -110,7 +128,7 @@ def general_cosine(M, *, a, sym=True, dtype=None, layout=None, device=None, requ
     return _done((coeffs.unsqueeze(-1) * L.cos(orders.unsqueeze(-1) * k)).sum(0), requires_grad)
 
 
-def general_hamming(M, *, alpha=0.54, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+def general_hamming(M, alpha=0.54, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
     """alpha - (1 - alpha) cos(2 pi n / (M - 1))."""
     return general_cosine(M, a=[alpha, 1.0 - alpha], sym=sym, dtype=dtype, device=device,
                           requires_grad=requires_grad)
