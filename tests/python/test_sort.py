@@ -62,6 +62,23 @@ def test_sort_of_a_long_row_and_of_many_short_ones(device):
         _same(li, ti)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int8", "bool"])
+def test_sort_of_rows_shared_by_threads(dtype, threads, device):
+    """Rows too long and too few to go one per thread (the CPU's radix sort then shares
+    each row's passes out): ties, NaN, both zeros and infinities, both directions, and
+    int64 values of a narrow and of the full range (passes skipped, and every pass)."""
+    cases = [_data(dtype, (1, 200_003)), _data(dtype, (2, 70_001), seed=3)]
+    if dtype == "int64":
+        g = torch.Generator().manual_seed(5)
+        cases.append(torch.randint(-2 ** 62, 2 ** 62, (1, 100_000), generator=g))
+    for t in cases:
+        for descending in (False, True):
+            tv, ti = torch.sort(t.to(tdev(device)), descending=descending, stable=True)
+            lv, li = lucid.sort(to_lucid(t, device), descending=descending, stable=True)
+            _same(lv, tv)
+            _same(li, ti)
+
+
 def test_sort_edge_shapes_and_errors(device):
     for shape in ((0,), (3, 0), (0, 4), ()):
         t = torch.rand(shape)

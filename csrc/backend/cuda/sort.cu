@@ -1,11 +1,7 @@
 // SortRows and SearchSorted on the GPU (ops/prims/reduce.h). SortRows: CUB's stable segmented sort, one segment
-// a row, of (order key, position) pairs. Every dtype maps to an unsigned order key
-// whose ascending order is PyTorch's order of the values: floats with NaN made the
-// one positive NaN (above +inf) and -0.0 made 0.0 (equal to it, as torch compares),
-// signed integers with the sign bit flipped. Descending sorts the keys' complement,
-// which reverses their order and keeps equal keys in position order (stable, as
-// torch's descending stable sort). Two key widths (32 and 64 bits) keep CUB's
-// instantiations, and this file's compile time, to two.
+// a row, of (order key, position) pairs (ops/prims/search.h's order_key: ascending
+// keys are PyTorch's order of the values; descending sorts their complement). Two key
+// widths (32 and 64 bits) keep CUB's instantiations, and this file's compile time, to two.
 #include <cub/device/device_segmented_sort.cuh>
 
 #include <climits>
@@ -27,32 +23,12 @@ namespace lucid::cuda {
 namespace {
 
 template <typename T>
-using KeyOf = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
-
-template <typename T>
-__device__ KeyOf<T> order_key(T v) {
-  if constexpr (std::is_same_v<T, double>) {
-    const double c = v != v ? __longlong_as_double(0x7ff8000000000000LL) : v == 0 ? 0.0 : v;
-    const uint64_t u = uint64_t(__double_as_longlong(c));
-    return (u >> 63) ? ~u : (u | (uint64_t(1) << 63));
-  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-    const float f = float(v);  // (exact for the 16-bit floats)
-    const float c = f != f ? __int_as_float(0x7fc00000) : f == 0.0f ? 0.0f : f;
-    const uint32_t u = uint32_t(__float_as_int(c));
-    return (u >> 31) ? ~u : (u | 0x80000000u);
-  } else if constexpr (std::is_same_v<T, int64_t>) {
-    return uint64_t(v) ^ (uint64_t(1) << 63);
-  } else if constexpr (std::is_signed_v<T>) {
-    return uint32_t(int32_t(v)) ^ 0x80000000u;
-  } else {  // bool, uint8
-    return uint32_t(v);
-  }
-}
+using KeyOf = ops::OrderKey<T>;
 
 template <typename T>
 __global__ void keys_kernel(const T* x, KeyOf<T>* keys, int64_t* pos, int64_t total, int64_t n, bool descending) {
   for (int64_t i = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; i < total; i += int64_t(gridDim.x) * kEwThreads) {
-    const KeyOf<T> k = order_key(x[i]);
+    const KeyOf<T> k = ops::order_key(x[i]);
     keys[i] = descending ? KeyOf<T>(~k) : k;
     pos[i] = i % n;
   }

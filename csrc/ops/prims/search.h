@@ -2,7 +2,9 @@
 // once for the CPU's and the GPU's kernels (LUCID_HD: both compile it).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "core/half.h"
@@ -19,6 +21,35 @@ LUCID_HD bool less_nan_last(C a, C b) {
 // The type a value of T is compared in: float for the 16-bit floats, else T.
 template <typename T>
 using SearchType = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
+
+// SortRows' order as unsigned keys (both devices' radix sorts): a key's ascending order
+// is the values' order above. Floats: NaN made the one positive NaN (above +inf), -0.0
+// made 0.0 (equal to it), then the sign bit flipped for a positive value and every bit
+// for a negative one; signed integers: the sign bit flipped. Descending sorts the keys'
+// complement, which reverses their order and keeps equal keys in position order (stable,
+// as torch's descending stable sort). Two widths, 32 and 64 bits.
+template <typename T>
+using OrderKey = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+
+template <typename T>
+LUCID_HD OrderKey<T> order_key(T v) {
+  using C = SearchType<T>;
+  using K = OrderKey<T>;
+  constexpr int kTop = int(sizeof(K)) * 8 - 1;
+  if constexpr (std::is_floating_point_v<C>) {
+    static_assert(sizeof(C) == sizeof(K));
+    C c = C(v);  // (exact for the 16-bit floats)
+    if (c != c) c = C(NAN);
+    if (c == C(0)) c = C(0);
+    K u;
+    memcpy(&u, &c, sizeof(K));
+    return (u >> kTop) ? K(~u) : K(u | (K(1) << kTop));
+  } else if constexpr (std::is_signed_v<T>) {
+    return K(std::make_signed_t<K>(v)) ^ (K(1) << kTop);
+  } else {  // bool, uint8
+    return K(v);
+  }
+}
 
 // The count of row[0..n) below x (right: not above x); row sorted by less_nan_last.
 template <typename T>
