@@ -186,6 +186,11 @@ void init_reduce(nb::module_& m, TensorClass& cls) {
   // msort, median and nanmedian on it
   m.def("_argsort", [](TensorPtr x, int64_t dim, bool descending) { return ops::argsort(x, dim, descending); },
         nb::arg("input"), nb::arg("dim"), nb::arg("descending"));
+  m.def("_sort", [](TensorPtr x, int64_t dim, bool descending) { return ops::sort(x, dim, descending); },
+        nb::arg("input"), nb::arg("dim"), nb::arg("descending"));
+  m.def("_topk_positions", [](TensorPtr x, int64_t k, int64_t dim, bool largest) {
+    return ops::topk_positions(x, k, dim, largest);
+  }, nb::arg("input"), nb::arg("k"), nb::arg("dim"), nb::arg("largest"));
   m.def("_searchsorted", [](TensorPtr boundaries, TensorPtr values, bool right) {
     return ops::searchsorted(boundaries, values, right);
   }, nb::arg("sorted_sequence"), nb::arg("input"), nb::arg("right"));

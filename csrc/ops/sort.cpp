@@ -10,24 +10,56 @@
 
 namespace lucid::ops {
 
-TensorPtr argsort(const TensorPtr& x, int64_t dim, bool descending) {
+namespace {
+
+// SortRows along dim: the first k positions of each line's sorted order (k < 0: all),
+// and their values too when asked for (else null).
+std::pair<TensorPtr, TensorPtr> sort_along(const TensorPtr& x, int64_t dim, bool descending, bool want_values,
+                                           int64_t k = -1) {
   LUCID_CHECK(!is_complex(x->dtype()), TypeError, "Sort does not support complex dtypes (got ",
               dtype_name(x->dtype()), "): sort their real part or their absolute value");
-  autograd::GradModeGuard no_graph(false);  // positions only: nothing to record
+  autograd::GradModeGuard no_graph(false);  // positions, and values off the graph (sort.h)
   if (x->ndim() == 0) {
     wrap_dim(dim, 1);  // (dim 0 or -1, as torch; another raises)
-    return TensorImpl::full({}, Scalar(int64_t(0)), Dtype::I64, x->device());
+    return {want_values ? contiguous(x)->clone() : nullptr, TensorImpl::full({}, Scalar(int64_t(0)), Dtype::I64,
+                                                                             x->device())};
   }
   const int64_t d = wrap_dim(dim, x->ndim()), last = x->ndim() - 1;
   // the sorted dim last and contiguous: one row per position of the other dims
   TensorPtr rows_view = contiguous(d == last ? x : transpose(x, d, last));
   SortRows p;
   p.n = x->shape()[d];
+  p.k = k < 0 ? p.n : k;
+  LUCID_CHECK(p.k <= p.n, RuntimeError, "selected index k out of range");
   p.rows = p.n == 0 ? 0 : x->numel() / p.n;
   p.descending = descending;
-  TensorPtr positions = TensorImpl::empty(rows_view->shape(), Dtype::I64, x->device());
-  launch(p, {positions.get()}, {rows_view.get()});
-  return d == last ? positions : contiguous(transpose(positions, d, last));
+  p.values = want_values;
+  Shape shape = rows_view->shape();
+  shape.back() = p.k;
+  TensorPtr positions = TensorImpl::empty(shape, Dtype::I64, x->device());
+  TensorPtr values = want_values ? TensorImpl::empty(shape, x->dtype(), x->device()) : nullptr;
+  if (want_values) launch(p, {positions.get(), values.get()}, {rows_view.get()});
+  else launch(p, {positions.get()}, {rows_view.get()});
+  if (d != last) {
+    positions = contiguous(transpose(positions, d, last));
+    if (values) values = contiguous(transpose(values, d, last));
+  }
+  return {values, positions};
+}
+
+}  // namespace
+
+TensorPtr argsort(const TensorPtr& x, int64_t dim, bool descending) {
+  return sort_along(x, dim, descending, false).second;
+}
+
+std::pair<TensorPtr, TensorPtr> sort(const TensorPtr& x, int64_t dim, bool descending) {
+  return sort_along(x, dim, descending, true);
+}
+
+TensorPtr topk_positions(const TensorPtr& x, int64_t k, int64_t dim, bool largest) {
+  LUCID_CHECK(k >= 0, RuntimeError, "selected index k out of range");
+  return sort_along(x, dim, largest, false, x->ndim() == 0 ? -1 : k).second;
 }
 
 TensorPtr searchsorted(const TensorPtr& boundaries, const TensorPtr& values, bool right) {

@@ -1,6 +1,7 @@
 """Sorting and the order statistics built on it, as torch's: sort, argsort, msort, topk,
 kthvalue, median and nanmedian. One engine op, `_C._argsort` (a stable sort's
-positions along a dim, NaN the largest value: csrc/ops/sort.h); the values are
+positions along a dim, NaN the largest value: csrc/ops/sort.h), and `_C._sort`, the
+same sort's values with them; for an input that needs a gradient the values are
 `input.gather(dim, positions)`, so their gradient is gather's (the scatter torch's
 SortBackward0 is), on either device."""
 
@@ -25,6 +26,17 @@ def _values(input, dim, positions):
     return input.clone() if input.ndim == 0 else input.gather(dim, positions)
 
 
+def _sorted(input, dim, descending=False):
+    """(values, positions) of the stable sort along `dim`: one engine pass that carries
+    the values, or for an input that needs a gradient its positions and a gather (whose
+    gradient is the sort's)."""
+    from .autograd.grad_mode import is_grad_enabled
+    if input.requires_grad and is_grad_enabled():
+        positions = argsort(input, dim, descending)
+        return _values(input, dim, positions), positions
+    return _C._sort(input, dim, bool(descending))
+
+
 def argsort(input, dim=-1, descending=False, stable=False):
     """Positions that sort `input` along `dim` (always a stable sort: equal values keep
     their order, which stable=False allows too)."""
@@ -34,8 +46,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
 def sort(input, dim=-1, descending=False, stable=False):
     """(values, indices) of `input` sorted along `dim`; NaN sorts as the largest value.
     (out= for this and the others: _out.py.)"""
-    positions = argsort(input, dim, descending)
-    return _rt.sort((_values(input, dim, positions), positions))
+    return _rt.sort(_sorted(input, dim, descending))
 
 
 def msort(input):
@@ -52,7 +63,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     n = _dim_size(input, dim)
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
-    positions = _narrow(argsort(input, dim, largest), dim, 0, k)
+    positions = _C._topk_positions(input, k, dim, bool(largest))
     return _rt.topk((_values(input, dim, positions), positions))
 
 
@@ -205,8 +216,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     optionally where each entry went (inverse) and how often each occurs (counts)."""
     if dim is None:
         flat = input.reshape(-1)
-        order = argsort(flat)
-        ordered = flat[order]
+        ordered, order = _sorted(flat, 0)
         return _unique_from(ordered, order, _runs(ordered), return_inverse, return_counts, input.shape)
     d = dim % input.ndim if input.ndim else 0
     rows = input.movedim(d, 0)

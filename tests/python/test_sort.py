@@ -79,6 +79,24 @@ def test_sort_of_rows_shared_by_threads(dtype, threads, device):
             _same(li, ti)
 
 
+@pytest.mark.parametrize("n", [9, 100_000])
+def test_sorted_values_are_the_inputs_own(n, threads, device):
+    """sort's values come with the sort (not by a gather): still the input's bits, -0.0
+    and 0.0 in their stable order (they compare equal), as torch's; a differentiable
+    input's values carry the gradient."""
+    t = torch.tensor([0.0, -0.0, 1.0, -0.0, float("nan"), 0.0, -1.0, -0.0, 0.0] * (n // 9 + 1))[:n]
+    for descending in (False, True):
+        tv, _ = torch.sort(t.to(tdev(device)), descending=descending, stable=True)
+        lv, _ = lucid.sort(to_lucid(t, device), descending=descending)
+        assert to_torch(lv.cpu()).signbit().tolist() == tv.cpu().signbit().tolist()
+    x = to_lucid(t[:4], device).requires_grad_()  # (no NaN: its gradient would be NaN)
+    v, i = lucid.sort(x)
+    (v * lucid.arange(4.0, device=device)).sum().backward()
+    want = torch.zeros(4)
+    want[to_torch(i.cpu())] = torch.arange(4.0)
+    assert to_torch(x.grad.cpu()).tolist() == want.tolist()
+
+
 def test_sort_edge_shapes_and_errors(device):
     for shape in ((0,), (3, 0), (0, 4), ()):
         t = torch.rand(shape)
@@ -111,6 +129,20 @@ def test_topk_matches_torch(largest, device):
     # NaN is the largest value
     n = lucid.tensor([1.0, float("nan"), 3.0], device=device)
     assert n.topk(1).indices.tolist() == [1] and n.topk(1, largest=False).values.tolist() == [1.0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int8", "uint8", "bool"])
+def test_topk_is_the_stable_sorts_first_k(dtype, threads, device):
+    """topk's positions are the first k of the stable sort (ties in position order) where
+    the CPU selects them without sorting (k a small part of the row): rows one per task,
+    one long row shared by threads, along another dim; NaN, infinities and both zeros."""
+    for shape, k, dim in (((3, 5000), 7, -1), ((1, 200_003), 100, -1), ((5000, 3), 2, 0), ((2, 70_001), 1, 1)):
+        t = _data(dtype, shape)
+        for largest in (False, True):
+            ti = torch.sort(t, dim=dim, descending=largest, stable=True).indices.narrow(dim, 0, k)
+            lv, li = lucid.topk(to_lucid(t, device), k, dim, largest=largest)
+            _same(li, ti)
+            _same(lv, t.gather(dim, ti))
 
 
 def test_kthvalue_matches_torch(device):

@@ -45,8 +45,10 @@ void scan_inplace(Dtype d, std::byte* data, int64_t outer, int64_t n, int64_t in
 // softmax.cpp. Softmax (or log-softmax) along n, max-subtracted for stability.
 void softmax_dim(const double* in, double* out, int64_t outer, int64_t n, int64_t inner, bool log);
 // sort.cpp. The stable sorting permutation of each row of a contiguous [rows, n]
-// block of `dtype` (real), NaN the largest value: int64 [rows, n] positions.
-void sort_rows(Dtype dtype, const std::byte* x, int64_t* out, int64_t rows, int64_t n, bool descending);
+// block of `dtype` (real), NaN the largest value: the first k of each row's int64
+// positions into out [rows, k], and their values (x's dtype) into `values` unless it is null.
+void sort_rows(Dtype dtype, const std::byte* x, int64_t* out, std::byte* values, int64_t rows, int64_t n, int64_t k,
+               bool descending);
 // SearchSorted (ops/prims/reduce.h): each value's position among its row's sorted
 // boundaries.
 void search_sorted(Dtype dtype, const std::byte* boundaries, const std::byte* values, int64_t* out, int64_t rows,

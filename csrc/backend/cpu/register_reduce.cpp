@@ -157,7 +157,8 @@ void softmax_backward_dim_kernel(const ops::Primitive& prim, Outputs outs, Input
 
 void sort_rows_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::SortRows>(prim);
-  sort_rows(ins[0]->dtype(), ins[0]->host_ptr(), data<int64_t>(outs[0]), p.rows, p.n, p.descending);
+  sort_rows(ins[0]->dtype(), ins[0]->host_ptr(), data<int64_t>(outs[0]), p.values ? outs[1]->host_ptr() : nullptr,
+            p.rows, p.n, p.k, p.descending);
 }
 
 void search_sorted_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {

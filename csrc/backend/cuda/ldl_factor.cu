@@ -221,7 +221,8 @@ __global__ void ldl_lower_kernel(T* matrices, int* pivots, int* infos, T* work, 
           for (int64_t e = tid; e < m * m; e += threads) {
             const int i = k + 2 + int(e % m), j = k + 2 + int(e / m);
             if (i < j) continue;
-            const T update = A(i, j) - A(i, k) * conj_if<kHermitian>(w[j]) - A(i, k + 1) * conj_if<kHermitian>(w[n + j]);
+            const T update =
+                A(i, j) - A(i, k) * conj_if<kHermitian>(w[j]) - A(i, k + 1) * conj_if<kHermitian>(w[n + j]);
             A(i, j) = i == j ? real_if<kHermitian>(update) : update;
           }
           __syncthreads();

@@ -63,9 +63,8 @@ __global__ void widen_kernel(const uint32_t* pos, int64_t* out, int64_t total) {
 
 // The radix path, with Wide the sorted key type (KeyOf<T> for one row, uint64_t for rows of 32-bit keys).
 template <typename T, typename Wide>
-void radix_sort_rows(const ops::SortRows& p, const TensorImpl& x, TensorImpl& out) {
+void radix_sort_rows(const ops::SortRows& p, const TensorImpl& x, int64_t* result, int dev) {
   const int64_t total = p.rows * p.n;
-  const int dev = out.device().index;
   cudaStream_t s = stream(dev);
   CachingAllocator& alloc = CachingAllocator::instance();
   GpuStorage keys = alloc.allocate(size_t(total) * sizeof(Wide), dev);
@@ -86,25 +85,24 @@ void radix_sort_rows(const ops::SortRows& p, const TensorImpl& x, TensorImpl& ou
   LUCID_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, k, sk, ps, sps, total, 0, end_bit, s));
   GpuStorage temp = alloc.allocate(std::max<size_t>(temp_bytes, 1), dev);
   LUCID_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.ptr(), temp_bytes, k, sk, ps, sps, total, 0, end_bit, s));
-  widen_kernel<<<ew_grid(total), kEwThreads, 0, s>>>(sps, reinterpret_cast<int64_t*>(out.data_ptr()), total);
+  widen_kernel<<<ew_grid(total), kEwThreads, 0, s>>>(sps, result, total);
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 
 // Rows at least this long take the radix path (rows of 32-bit keys; one row of any).
 constexpr int64_t kRadixRow = 2048;
 
+// Each row's whole sorting permutation into result [rows, n].
 template <typename T>
-void sort_rows(const ops::SortRows& p, const TensorImpl& x, TensorImpl& out) {
+void sort_rows(const ops::SortRows& p, const TensorImpl& x, int64_t* result, int dev) {
   using Key = KeyOf<T>;
   const int64_t total = p.rows * p.n;
   if (total == 0) return;
   LUCID_CHECK(total <= INT_MAX && p.rows <= INT_MAX, RuntimeError, "sort on the GPU: at most ", INT_MAX,
               " elements (got ", total, ")");
-  const int dev = out.device().index;
-  DeviceGuard guard(dev);
-  if (p.rows == 1 && p.n >= kRadixRow) return radix_sort_rows<T, Key>(p, x, out);
+  if (p.rows == 1 && p.n >= kRadixRow) return radix_sort_rows<T, Key>(p, x, result, dev);
   if (sizeof(Key) == 4 && p.n >= kRadixRow && p.rows <= (int64_t(1) << 31))
-    return radix_sort_rows<T, uint64_t>(p, x, out);
+    return radix_sort_rows<T, uint64_t>(p, x, result, dev);
   cudaStream_t s = stream(dev);
   CachingAllocator& alloc = CachingAllocator::instance();
   GpuStorage keys = alloc.allocate(size_t(total) * sizeof(Key), dev);
@@ -120,7 +118,6 @@ void sort_rows(const ops::SortRows& p, const TensorImpl& x, TensorImpl& out) {
   LUCID_CUDA_CHECK(cudaGetLastError());
   row_offsets_kernel<<<ew_grid(p.rows + 1), kEwThreads, 0, s>>>(off, p.rows, p.n);
   LUCID_CUDA_CHECK(cudaGetLastError());
-  auto* result = reinterpret_cast<int64_t*>(out.data_ptr());
   size_t temp_bytes = 0;
   LUCID_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(nullptr, temp_bytes, k, sk, ps, result, int(total),
                                                              int(p.rows), off, off + 1, s));
@@ -129,11 +126,42 @@ void sort_rows(const ops::SortRows& p, const TensorImpl& x, TensorImpl& out) {
                                                              int(p.rows), off, off + 1, s));
 }
 
+// values[r, j] = x[r, pos[r, j]] for j < k: SortRows' values, when asked for, from its positions.
+template <typename T>
+__global__ void sorted_values_kernel(const T* x, const int64_t* pos, T* values, int64_t total, int64_t n, int64_t k) {
+  for (int64_t i = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; i < total; i += int64_t(gridDim.x) * kEwThreads)
+    values[i] = x[(i / k) * n + pos[i]];
+}
+
+// The whole sort of each row; for k < n (topk) into a scratch buffer, whose first k
+// columns are then copied out (lucid has no GPU selection yet: see docs/ENGINE.md).
 void sort_rows_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs ins) {
   const auto& p = ops::prim_cast<ops::SortRows>(prim);
+  if (p.rows * p.k == 0) return;
+  const int dev = outs[0]->device().index;
+  DeviceGuard guard(dev);
+  cudaStream_t s = stream(dev);
+  auto* out = reinterpret_cast<int64_t*>(outs[0]->data_ptr());
+  GpuStorage whole;
+  if (p.k < p.n) whole = CachingAllocator::instance().allocate(size_t(p.rows * p.n) * sizeof(int64_t), dev);
+  int64_t* positions = p.k < p.n ? reinterpret_cast<int64_t*>(whole.ptr()) : out;
   visit_dtype(ins[0]->dtype(), [&]<typename T>() {
-    if constexpr (kIsComplexValue<T>) fail<RuntimeError>("sort: complex values have no order");
-    else sort_rows<T>(p, *ins[0], *outs[0]);
+    if constexpr (kIsComplexValue<T>) {
+      fail<RuntimeError>("sort: complex values have no order");
+    } else {
+      sort_rows<T>(p, *ins[0], positions, dev);
+      const size_t row_bytes = size_t(p.k) * sizeof(int64_t), pitch = size_t(p.n) * sizeof(int64_t);
+      if (p.k < p.n)
+        LUCID_CUDA_CHECK(cudaMemcpy2DAsync(out, row_bytes, positions, pitch, row_bytes, size_t(p.rows),
+                                           cudaMemcpyDeviceToDevice, s));
+      if (p.values) {
+        const int64_t total = p.rows * p.k;
+        sorted_values_kernel<T><<<ew_grid(total), kEwThreads, 0, s>>>(
+            reinterpret_cast<const T*>(ins[0]->data_ptr()), out, reinterpret_cast<T*>(outs[1]->data_ptr()), total,
+            p.n, p.k);
+        LUCID_CUDA_CHECK(cudaGetLastError());
+      }
+    }
   });
 }
 

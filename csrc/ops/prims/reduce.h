@@ -126,13 +126,16 @@ struct SoftmaxBackwardDim : PrimitiveOf<Prim::SoftmaxBackwardDim, SoftmaxBackwar
 };
 
 // The stable sorting permutation of each row of a contiguous [rows, n] block: out
-// (int64 [rows, n]) lists each row's positions in ascending (or descending) order
+// (int64 [rows, k]) lists each row's positions in ascending (or descending) order
 // of their values, equal values in position order. NaN is greater than every other
 // value (last ascending, first descending), -0.0 equals 0.0, as PyTorch's sort.
-// Any real dtype. ins: {x}.
+// Any real dtype. ins: {x}. With `values`, a second out of x's dtype gets the sorted
+// values themselves, x's bits (the CPU reads most rows back from its sorted keys instead
+// of gathering by position). k <= n: only each row's first k positions (and values) are
+// wanted, outs [rows, k] (topk; the CPU selects them without sorting the row).
 struct SortRows : PrimitiveOf<Prim::SortRows, SortRows> {
-  int64_t rows = 0, n = 0;
-  bool descending = false;
+  int64_t rows = 0, n = 0, k = 0;
+  bool descending = false, values = false;
   const char* name() const override { return "sort"; }
 };
 

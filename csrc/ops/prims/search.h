@@ -51,6 +51,25 @@ LUCID_HD OrderKey<T> order_key(T v) {
   }
 }
 
+// The value of an order key: exactly order_key's inverse but for what order_key merges
+// (-0.0 comes back as 0.0, a NaN as the one NaN).
+template <typename T>
+LUCID_HD T order_value(OrderKey<T> k) {
+  using C = SearchType<T>;
+  using K = OrderKey<T>;
+  constexpr int kTop = int(sizeof(K)) * 8 - 1;
+  if constexpr (std::is_floating_point_v<C>) {
+    const K u = (k >> kTop) ? K(k & ~(K(1) << kTop)) : K(~k);
+    C c;
+    memcpy(&c, &u, sizeof(K));
+    return T(c);
+  } else if constexpr (std::is_signed_v<T>) {
+    return T(std::make_signed_t<K>(k ^ (K(1) << kTop)));
+  } else {
+    return T(k);
+  }
+}
+
 // The count of row[0..n) below x (right: not above x); row sorted by less_nan_last.
 template <typename T>
 LUCID_HD int64_t sorted_position(const T* row, int64_t n, SearchType<T> x, bool right) {
