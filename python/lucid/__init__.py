@@ -140,6 +140,8 @@ from ._stft import istft, stft  # noqa: E402,F401
 Tensor.stft, Tensor.istft = stft, istft
 from . import _upstream  # noqa: E402  (isreal, Tensor.mH / H, histogram2d, pad, expand_dims, ...)
 _upstream.install(globals())
+from . import _typing  # noqa: E402  (upstream's typing names: TensorLike, DTypeLike, HasShape, ...)
+_typing.install(globals())
 from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: E402,F401
 del _out
 

@@ -68,3 +68,20 @@ def test_dlpack_capsule_and_storage():
     t = lucid.arange(4.0)
     assert torch.from_dlpack(lucid.to_dlpack(t)).tolist() == [0.0, 1.0, 2.0, 3.0]
     assert lucid.is_storage(t.untyped_storage()) and not lucid.is_storage(t)
+
+
+def test_typing_names_as_upstream():
+    """Upstream's aliases annotate, and its protocols check by attributes."""
+    import typing
+
+    def f(x: lucid.TensorLike, d: lucid.DTypeLike = None, dev: lucid.DeviceLike = None,
+          s: lucid.ShapeLike = 3) -> lucid.TensorOrScalar:
+        return lucid.tensor(x, dtype=d, device=dev).reshape(s)
+
+    assert f([1.0, 2.0, 3.0], lucid.float64).tolist() == [1.0, 2.0, 3.0]
+    assert lucid.Tensor in typing.get_args(lucid.TensorOrScalar) and float in typing.get_args(lucid.Scalar)
+    t = lucid.ones(2, requires_grad=True)
+    for proto in (lucid.HasShape, lucid.SupportsGrad, lucid.SupportsNumpyConversion, lucid.TensorLikeProtocol):
+        assert isinstance(t, proto) and not isinstance(3.0, proto)
+    assert isinstance(np.ones(2), lucid.HasShape) and not isinstance(np.ones(2), lucid.SupportsGrad)
+    assert isinstance(lucid.nn.Linear(2, 2).state_dict(), typing.get_origin(lucid.StateDict))
