@@ -142,6 +142,7 @@ from . import _upstream  # noqa: E402  (isreal, Tensor.mH / H, histogram2d, pad,
 _upstream.install(globals())
 from . import _typing  # noqa: E402  (upstream's typing names: TensorLike, DTypeLike, HasShape, ...)
 _typing.install(globals())
+from . import dtypes  # noqa: E402,F401  (upstream's module of the dtype objects)
 from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: E402,F401
 del _out
 

@@ -85,3 +85,11 @@ def test_typing_names_as_upstream():
         assert isinstance(t, proto) and not isinstance(3.0, proto)
     assert isinstance(np.ones(2), lucid.HasShape) and not isinstance(np.ones(2), lucid.SupportsGrad)
     assert isinstance(lucid.nn.Linear(2, 2).state_dict(), typing.get_origin(lucid.StateDict))
+
+
+def test_dtypes_module():
+    """lucid.dtypes holds the dtype objects themselves."""
+    from lucid import dtypes
+    for name in dtypes.__all__:
+        assert getattr(dtypes, name) is (lucid.bool if name == "bool_" else getattr(lucid, name))
+    assert lucid.zeros(2, dtype=lucid.dtypes.int16).dtype is lucid.int16 and isinstance(dtypes.half, dtypes.dtype)
