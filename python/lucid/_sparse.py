@@ -567,6 +567,8 @@ class SparseTensor:
         return self._cache["structure"], values
 
     def _mm(self, dense, name):
+        if isinstance(dense, SparseTensor):
+            return self._mm_sparse(dense, name)
         if not isinstance(dense, Tensor):
             raise TypeError(f"{name}(): argument 'mat2' (position 2) must be Tensor, not {type(dense).__name__}")
         vector = dense.dim() == 1
@@ -589,9 +591,35 @@ class SparseTensor:
     def matmul(self, other):
         return self._mm(other, "matmul")
 
+    def _mm_sparse(self, other, name):
+        """self @ other of two sparse matrices, sparse (CSR when both are, else coalesced
+        COO), never dense: every product of an entry a[i, k] with an entry b[k, j] (B's row
+        k found through its CSR row starts), then the products of one (i, j) summed by
+        coalesce. Differentiable w.r.t. both value sets (gathers, then index_add)."""
+        L = _lucid()
+        if self.dim() != 2 or other.dim() != 2 or self._size[1] != other._size[0]:
+            raise RuntimeError(f"{name}: mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, self._size))}"
+                               f" and {'x'.join(map(str, other._size))})")
+        if other.dtype != self.dtype:
+            raise RuntimeError(f"{name}: expected mat1 and mat2 to have the same dtype, but got: {self.dtype} != "
+                               f"{other.dtype}")
+        if other.device != self.device:
+            raise RuntimeError(f"{name}: expected mat1 and mat2 on one device, got {self.device} and {other.device}")
+        a, va = self._structure()
+        b, vb = other._structure()
+        row_starts = b.crow[:-1].index_select(0, a.col)  # where B's row k begins, for each a[i, k]
+        counts = b.crow[1:].index_select(0, a.col) - row_starts
+        total = int(counts.sum()) if counts.numel() else 0  # (the result's size: one host read)
+        entry = L.repeat_interleave(L.arange(counts.shape[0], device=self.device), counts, output_size=total)
+        first = counts.cumsum(0) - counts  # each A entry's first product
+        b_entry = row_starts.index_select(0, entry) + L.arange(total, device=self.device) - first.index_select(0, entry)
+        values = va.index_select(0, entry) * vb.index_select(0, b_entry)
+        indices = L.stack([a.row.index_select(0, entry), b.col.index_select(0, b_entry)])
+        out = SparseTensor(sparse_coo, (self._size[0], other._size[1]), values, indices, checked=True).coalesce()
+        both_csr = self._layout is sparse_csr and other._layout is sparse_csr
+        return out.to_sparse_csr() if both_csr else out
+
     def __matmul__(self, other):
-        if isinstance(other, SparseTensor):
-            return NotImplemented
         return self._mm(other, "matmul")
 
     def __rmatmul__(self, other):

@@ -20,16 +20,14 @@ def _lucid():
 
 
 def mm(mat1, mat2, reduce="sum"):
-    """mat1 @ mat2 for a sparse mat1: a dense result for a dense mat2; a sparse one (COO)
-    for a sparse mat2 (computed through mat2's dense form)."""
+    """mat1 @ mat2 for a sparse mat1: a dense result for a dense mat2; a sparse one for a
+    sparse mat2 (CSR when both are, else COO), with no dense intermediate."""
     if reduce != "sum":
         raise NotImplementedError(f"sparse.mm: reduce='{reduce}' (lucid has reduce='sum')")
     if not isinstance(mat1, SparseTensor):
         if isinstance(mat2, SparseTensor):
             return mat1 @ mat2
         return _lucid().mm(mat1, mat2)
-    if isinstance(mat2, SparseTensor):
-        return mat1._mm(mat2.to_dense(), "sparse.mm").to_sparse()
     return mat1._mm(mat2, "sparse.mm")
 
 

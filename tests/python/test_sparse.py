@@ -209,6 +209,7 @@ def test_empty_and_zero_rows(device):
     c = lucid.sparse_csr_tensor([0, 0, 2, 2], [1, 3], [1.0, 2.0], (3, 4), dtype=lucid.float64, device=device)
     assert (c @ d).tolist() == [[0.0, 0.0], [3.0, 3.0], [0.0, 0.0]]
     assert (c.t() @ lucid.ones(3, 1, dtype=lucid.float64, device=device)).tolist() == [[0.0], [1.0], [0.0], [2.0]]
+    assert (s @ s.t()).to_dense().tolist() == [[0.0] * 3] * 3 and (c @ s.t())._nnz() == 0
 
 
 @pytest.mark.parametrize("form", ["coo", "coalesced", "csr"])
@@ -234,6 +235,37 @@ def test_product_gradients_match_torch(device, form):
     v0 = l._val.detach().clone().requires_grad_()
     assert lucid.autograd.gradcheck(f, (v0, ld.detach().clone().requires_grad_()))
     assert lucid.autograd.gradgradcheck(f, (v0, ld.detach().clone().requires_grad_()))
+
+
+@pytest.mark.parametrize("forms", [("coo", "coo"), ("coalesced", "csr"), ("csr", "csr")])
+def test_sparse_times_sparse_matches_torch(device, forms):
+    """S1 @ S2 sparse, never dense: its values as torch's product (duplicate entries and
+    rows of B with no entries included), CSR when both are, and the gradients of both
+    value sets as torch's sparse.mm's; shape and dtype errors."""
+    a, ta = _coo_pair(device, coalesced=forms[0] != "coo", size=(6, 5), nnz=12)
+    b, tb = _coo_pair(device, coalesced=True, size=(5, 7), nnz=8, seed=3)
+    if forms[0] == "csr":
+        a, ta = a.to_sparse_csr(), ta.to_sparse_csr()
+    if forms[1] == "csr":
+        b, tb = b.to_sparse_csr(), tb.to_sparse_csr()
+    a.requires_grad_()
+    b.requires_grad_()
+    ta, tb = ta.detach().coalesce().requires_grad_() if ta.layout == torch.sparse_coo else ta.detach(), tb.detach()
+    for got in (lucid.sparse.mm(a, b), a @ b, lucid.mm(a, b), lucid.matmul(a, b)):
+        assert isinstance(got, lucid._sparse.SparseTensor)
+        assert got.layout is (lucid.sparse_csr if forms == ("csr", "csr") else lucid.sparse_coo)
+        _close(got.to_dense(), ta.detach().to_dense() @ tb.to_dense(), 1e-12)
+    g = torch.randn(6, 7, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+    (lucid.sparse.mm(a, b).to_dense() * to_lucid(g, device)).sum().backward()
+    ta_d, tb_d = ta.detach().to_dense().requires_grad_(), tb.to_dense().requires_grad_()
+    (ta_d @ tb_d * g).sum().backward()
+    # (each stored entry's gradient is the dense gradient at its index)
+    _close(a.grad.to_dense(), ta_d.grad * (ta.detach().to_dense() != 0), 1e-12)
+    _close(b.grad.to_dense(), tb_d.grad * (tb.to_dense() != 0), 1e-12)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        a @ a
+    with pytest.raises(RuntimeError, match="same dtype"):
+        lucid.sparse.mm(a.detach(), b.detach().float())
 
 
 def test_dense_times_sparse_gradients(device):
