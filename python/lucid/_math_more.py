@@ -260,6 +260,38 @@ ACTIVATIONS = {"gelu": "gelu", "silu": "silu", "mish": "mish", "selu": "selu", "
                "relu6": "relu6", "hard_sigmoid": "hardsigmoid", "hard_swish": "hardswish"}
 
 
+def _in_place(fn, name):
+    """Tensor.<name>: fn's result written into self, as torch's in-place forms: its
+    dtype must cast to self's (float_power_ needs self in float64 / complex128), and its
+    broadcast shape must be self's."""
+    from ._elementwise import can_cast
+
+    def method(self, *args, **kwargs):
+        result = fn(self, *args, **kwargs)
+        if name == "float_power_" and result.dtype != self.dtype:
+            raise RuntimeError(f"the base given to float_power_ has dtype {_torch_name(self.dtype)} but the "
+                               f"operation's result requires dtype {_torch_name(result.dtype)}")
+        if not can_cast(result.dtype, self.dtype):
+            raise RuntimeError(f"result type {_torch_name(result.dtype)} can't be cast to the desired output type "
+                               f"{_torch_name(self.dtype)}")
+        if tuple(result.shape) != tuple(self.shape):
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                               f"{list(result.shape)}")
+        return self.copy_(result)
+    method.__name__ = name
+    method.__doc__ = f"In place: self = {fn.__name__}(self, ...)."
+    return method
+
+
+def _torch_name(dtype):
+    """torch's scalar type name in messages (Float, Double, Long, ComplexDouble, ...)."""
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+    short = str(dtype).replace("lucid.", "")
+    return names.get(short, short)
+
+
 def install(namespace):
     """lucid's functions and Tensor's methods from this module."""
     for fn in (heaviside, signbit, copysign, sinc, float_power, ldexp, frexp, index_fill, index_copy, diag_embed,
@@ -273,6 +305,11 @@ def install(namespace):
         setattr(Tensor, fn.__name__, fn)
     for fn in (index_fill_, index_copy_, masked_scatter_, put_):
         setattr(Tensor, fn.__name__, fn)
+    from ._complex import conj_physical
+    for fn in (copysign, heaviside, sinc, float_power, ldexp, addr, addbmm, conj_physical):
+        setattr(Tensor, fn.__name__ + "_", _in_place(fn, fn.__name__ + "_"))
+    for name in ("hsplit", "vsplit", "dsplit"):
+        setattr(Tensor, name, namespace[name])
     Tensor.unfold = unfold
     F = namespace["nn"].functional
     for method, name in ACTIVATIONS.items():

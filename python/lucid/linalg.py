@@ -24,7 +24,8 @@ __all__ = [
     "eigvalsh",
     "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor",
     "lu_factor_ex", "lu_solve",
-    "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
+    "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "matrix_sqrth", "multi_dot", "norm", "pinv",
+    "polar", "qr",
     "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
     "vecdot", "vector_norm", "dot", "inner", "outer",
 ]
@@ -655,6 +656,31 @@ def eigvalsh(A, UPLO="L", *, out=None):
     w, _, info = _C._linalg_eigh(A, upper, False)
     _eigh_info(info)
     return w
+
+
+def matrix_sqrth(A):
+    """The principal square root X (X X = A, X symmetric / Hermitian positive
+    semidefinite) of symmetric (Hermitian) positive-definite A, from its lower triangle:
+    V diag(sqrt(w)) V^H of eigh's w and V, negative eigenvalues (rounding's, or an
+    indefinite A's) taken as zero, as torch's; differentiable through eigh."""
+    _check_matrix("linalg.matrix_sqrth", A, square=True)
+    w, V = eigh(A)
+    root = w.clamp(min=0).sqrt().to(V.dtype)
+    return (V * root.unsqueeze(-2)) @ V.mH
+
+
+def polar(A, *, out=None):
+    """(U, H) with A = U H, U [*, m, n] with orthonormal columns (the closest such matrix
+    to A), H [*, n, n] symmetric (Hermitian) positive semidefinite, for m >= n: from the
+    reduced SVD A = W S V^H, U = W V^H and H = V S V^H; differentiable through svd
+    where A has full column rank."""
+    _check_matrix("linalg.polar", A)
+    if A.shape[-2] < A.shape[-1]:
+        raise RuntimeError(f"linalg.polar: input must have at least as many rows as columns, but got "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    W, S, Vh = svd(A, full_matrices=False)
+    V = Vh.mH
+    return _rt.linalg_polar((W @ Vh, (V * S.to(V.dtype).unsqueeze(-2)) @ Vh))
 
 
 # ---- LDL^T of symmetric indefinite matrices ----------------------------------------------------

@@ -3,7 +3,7 @@ and `.values` / `.indices` name the parts."""
 
 __all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "histogram",
            "frexp", "histogramdd", "linalg_cholesky_ex", "linalg_eig", "linalg_eigh", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_inv_ex", "linalg_lstsq", "linalg_lu",
-           "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd",
+           "linalg_lu_factor", "linalg_polar", "linalg_lu_factor_ex", "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd",
            "slogdet", "svd", "qr", "triangular_solve"]
 
 
@@ -48,6 +48,7 @@ histogramdd = _structseq("histogramdd", ("hist", "bin_edges"))
 linalg_cholesky_ex = _structseq("linalg_cholesky_ex", ("L", "info"))
 linalg_eigh = _structseq("linalg_eigh", ("eigenvalues", "eigenvectors"))
 linalg_eig = _structseq("linalg_eig", ("eigenvalues", "eigenvectors"))
+linalg_polar = _structseq("linalg_polar", ("U", "H"))
 linalg_ldl_factor = _structseq("linalg_ldl_factor", ("LD", "pivots"))
 linalg_ldl_factor_ex = _structseq("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
 linalg_inv_ex = _structseq("linalg_inv_ex", ("inverse", "info"))

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from ._sparse import SparseTensor, _linear_index, _wrap, sparse_coo, sparse_csr
 
-__all__ = ["mm", "addmm", "spmm", "sum", "softmax", "log_softmax", "sampled_addmm", "FloatTensor", "DoubleTensor"]
+__all__ = ["mm", "addmm", "spmm", "sum", "softmax", "log_softmax", "sampled_addmm", "spdiags",
+           "check_sparse_tensor_invariants", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
+           "ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor"]
 
 
 def _lucid():
@@ -150,3 +152,79 @@ def _legacy(name, dtype_name):
 
 FloatTensor = _legacy("FloatTensor", "float32")
 DoubleTensor = _legacy("DoubleTensor", "float64")
+HalfTensor = _legacy("HalfTensor", "float16")
+BFloat16Tensor = _legacy("BFloat16Tensor", "bfloat16")
+ByteTensor = _legacy("ByteTensor", "uint8")
+CharTensor = _legacy("CharTensor", "int8")
+ShortTensor = _legacy("ShortTensor", "int16")
+IntTensor = _legacy("IntTensor", "int32")
+LongTensor = _legacy("LongTensor", "int64")
+
+
+def spdiags(diagonals, offsets, shape, layout=None):
+    """A sparse [m, n] matrix with row i of `diagonals` along diagonal offsets[i] (0 the
+    main one, > 0 above it): entry (j - offsets[i], j) is diagonals[i, j], as scipy's and
+    torch's spdiags (values past the matrix's edge are dropped). COO, or `layout`."""
+    L = _lucid()
+    if diagonals.dim() != 2:
+        raise RuntimeError(f"Diagonals must be 2 dimensional, got {diagonals.dim()}")
+    if offsets.dim() != 1:
+        raise RuntimeError(f"Offsets must be 1 dimensional, got {offsets.dim()}")
+    if offsets.shape[0] != diagonals.shape[0]:
+        raise RuntimeError(f"Number of diagonals ({diagonals.shape[0]}) does not match the number of offsets "
+                           f"({offsets.shape[0]})")
+    if len(shape) != 2:
+        raise RuntimeError(f"Output shape must be 2d, got {len(shape)} dims")
+    offsets = offsets.to(device=diagonals.device, dtype=L.int64)
+    if L.unique(offsets).numel() != offsets.numel():
+        raise RuntimeError("Offset tensor contains duplicate values")
+    m, n = int(shape[0]), int(shape[1])
+    cols = L.arange(min(n, diagonals.shape[1]), device=diagonals.device)
+    rows = cols.unsqueeze(0) - offsets.unsqueeze(1)  # [diagonals, columns]
+    keep = (rows >= 0) & (rows < m)
+    which, col = keep.nonzero().unbind(1)
+    indices = L.stack([rows[which, col], col])
+    from ._sparse import sparse_coo_tensor
+    out = sparse_coo_tensor(indices, diagonals[which, col], (m, n)).coalesce()
+    if layout is None or layout is sparse_coo:
+        return out
+    if layout is sparse_csr:
+        return out.to_sparse_csr()
+    raise RuntimeError(f"spdiags: layout {layout} is not supported (sparse_coo or sparse_csr)")
+
+
+class check_sparse_tensor_invariants:
+    """torch.sparse.check_sparse_tensor_invariants: lucid checks a sparse tensor's
+    invariants (indices in range, CSR rows rising, columns sorted within a row) wherever
+    one is made, always, so this context manager / decorator and enable() change nothing;
+    disable() is accepted but the checks stay on (is_enabled() says True)."""
+
+    def __init__(self, enable=True):
+        self.state = enable
+
+    @staticmethod
+    def is_enabled():
+        return True
+
+    @staticmethod
+    def enable():
+        pass
+
+    @staticmethod
+    def disable():
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return wrapped

@@ -1058,3 +1058,41 @@ def test_complex_phase_dependent_losses_raise(dev):
             t(to_torch(H.detach().cpu()).requires_grad_())[-1 if t is torch.linalg.eigh else 0].real.sum().backward()
     (LA.svd(A).U.abs() ** 2).sum().backward()  # phase-invariant: fine
     assert A.grad is not None
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.complex128])
+def test_matrix_sqrth_and_polar(dev, dtype):
+    """matrix_sqrth: X X = A, X Hermitian, as torch's (torch 2.15 has it), negative
+    eigenvalues taken as zero; polar: A = U H with U's columns orthonormal and H Hermitian
+    positive semidefinite, as torch's; both differentiable (float64 numerical gradients)."""
+    g = torch.Generator().manual_seed(7)
+    a = torch.randn(3, 4, 4, generator=g, dtype=dtype)
+    A = a @ a.mH + 4 * torch.eye(4, dtype=dtype)
+    X = to_torch(LA.matrix_sqrth(to_lucid(A, dev)).cpu())
+    torch.testing.assert_close(X @ X, A)
+    torch.testing.assert_close(X, X.mH)
+    if hasattr(torch.linalg, "matrix_sqrth"):
+        torch.testing.assert_close(X, torch.linalg.matrix_sqrth(A))
+    D = torch.diag(torch.tensor([4.0, -1.0], dtype=torch.float64)).to(dtype)
+    assert to_torch(LA.matrix_sqrth(to_lucid(D, dev)).cpu()).abs().tolist() == [[2.0, 0.0], [0.0, 0.0]]
+    M = torch.randn(2, 5, 3, generator=g, dtype=dtype)
+    U, H = LA.polar(to_lucid(M, dev))
+    U, H = to_torch(U.cpu()), to_torch(H.cpu())
+    torch.testing.assert_close(U @ H, M)
+    torch.testing.assert_close(U.mH @ U, torch.eye(3, dtype=dtype).expand(2, 3, 3))
+    torch.testing.assert_close(H, H.mH)
+    assert (torch.linalg.eigvalsh(H) > -1e-12).all()
+    if hasattr(torch.linalg, "polar"):
+        tU, tH = torch.linalg.polar(M)
+        torch.testing.assert_close(U, tU)
+        torch.testing.assert_close(H, tH)
+    with pytest.raises(RuntimeError, match="at least as many rows as columns"):
+        LA.polar(to_lucid(M.mT, dev))
+    with pytest.raises(RuntimeError, match="square"):
+        LA.matrix_sqrth(to_lucid(M, dev))
+    if dtype == torch.float64:
+        A0 = to_lucid(A[0], dev).requires_grad_()
+        assert lucid.autograd.gradcheck(lambda x: LA.matrix_sqrth((x + x.mT) / 2), (A0,))
+        M0 = to_lucid(M[0], dev).requires_grad_()
+        assert lucid.autograd.gradcheck(lambda x: LA.polar(x).U, (M0,))
+        assert lucid.autograd.gradcheck(lambda x: LA.polar(x).H, (M0,))

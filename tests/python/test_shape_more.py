@@ -317,6 +317,41 @@ def test_addr_addbmm_adjoint_match_torch(device):
         lucid.adjoint(lucid.zeros(3, device=device))
 
 
+def test_in_place_forms_and_split_methods_match_torch(device):
+    """The in-place forms torch has (copysign_, heaviside_, sinc_, float_power_, ldexp_,
+    addr_, addbmm_, conj_physical_): the same values in self, torch's dtype and shape
+    errors; and Tensor.hsplit / vsplit / dsplit."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    y = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    v1, v2 = torch.randn(3, generator=g, dtype=torch.float64), torch.randn(4, generator=g, dtype=torch.float64)
+    b1, b2 = torch.randn(2, 3, 5, generator=g, dtype=torch.float64), torch.randn(2, 5, 4, generator=g,
+                                                                                   dtype=torch.float64)
+    cases = [("copysign_", (y,), {}), ("heaviside_", (y,), {}), ("sinc_", (), {}), ("float_power_", (2.5,), {}),
+             ("ldexp_", (torch.tensor([1, 2, 3, 4]),), {}), ("addr_", (v1, v2), {"alpha": 2.0}),
+             ("addbmm_", (b1, b2), {"beta": 0.5})]
+    for name, args, kwargs in cases:
+        lx = to_lucid(x.clone(), device)
+        largs = tuple(to_lucid(a, device) if isinstance(a, torch.Tensor) else a for a in args)
+        assert getattr(lx, name)(*largs, **kwargs) is lx
+        want = getattr(x.clone(), name)(*args, **kwargs)
+        torch.testing.assert_close(to_torch(lx.cpu()), want, equal_nan=True)  # (float_power_: NaN for x < 0)
+    c = torch.tensor([1 + 2j, -3j], dtype=torch.complex128)
+    lc = to_lucid(c.clone(), device)
+    assert lc.conj_physical_() is lc and to_torch(lc.cpu()).tolist() == c.conj_physical().tolist()
+    with pytest.raises(RuntimeError, match="float_power_ has dtype Float"):
+        lucid.ones(3, device=device).float_power_(2)
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+        lucid.ones(3, dtype=lucid.int64, device=device).copysign_(lucid.ones(3, device=device))
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        lucid.ones(3, device=device).copysign_(lucid.ones(2, 3, device=device))
+    t = torch.arange(24.0).reshape(2, 3, 4)
+    lt = to_lucid(t, device)
+    for name, arg in (("hsplit", 3), ("vsplit", [1]), ("dsplit", 2)):
+        got, want = getattr(lt, name)(arg), getattr(t, name)(arg)
+        assert [to_torch(p.cpu()).tolist() for p in got] == [p.tolist() for p in want]
+
+
 def test_broadcast_shapes_and_tensors_match_torch(device):
     for shapes in (((2, 1, 3), (4, 3), 1, ()), ((0,), (1,)), ((1, 0), (3, 1)), ((5,),)):
         assert tuple(lucid.broadcast_shapes(*shapes)) == tuple(torch.broadcast_shapes(*shapes))

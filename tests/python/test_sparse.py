@@ -405,3 +405,36 @@ def test_graph_convolution_training_step_matches_torch(device):
     _close(lloss, tloss, 1e-12)
     _close(lw1.grad, tw1.grad, 1e-12)
     _close(lw2.grad, tw2.grad, 1e-12)
+
+
+def test_spdiags_legacy_types_and_invariant_checks(device):
+    """spdiags as torch's (offsets above, below and past the edge, COO and CSR); the legacy
+    typed constructors; check_sparse_tensor_invariants as a context and a decorator (lucid
+    checks always)."""
+    diags = torch.arange(12.0).reshape(3, 4)
+    # (torch's own spdiags writes out of bounds for diagonals wider than the matrix or
+    # offsets past it, so the reference cases keep within both)
+    for offsets, shape in (([0, -1, 2], (4, 4)), ([1, -3, 0], (3, 5)), ([0, -2, 3], (6, 4))):
+        want = torch.sparse.spdiags(diags, torch.tensor(offsets), shape).to_dense()
+        got = lucid.sparse.spdiags(to_lucid(diags, device), lucid.tensor(offsets, device=device), shape)
+        _close(got.to_dense(), want)
+        csr = lucid.sparse.spdiags(to_lucid(diags, device), lucid.tensor(offsets), shape, layout=lucid.sparse_csr)
+        assert csr.layout is lucid.sparse_csr
+        _close(csr.to_dense(), want)
+    wide = lucid.sparse.spdiags(to_lucid(diags, device), lucid.tensor([0, 5, -2]), (5, 3))  # (scipy's meaning)
+    assert wide.to_dense().tolist() == [[0, 0, 0], [0, 1, 0], [8, 0, 2], [0, 9, 0], [0, 0, 10]]
+    with pytest.raises(RuntimeError, match="duplicate"):
+        lucid.sparse.spdiags(to_lucid(diags, device), lucid.tensor([0, 0, 1]), (4, 4))
+    with pytest.raises(RuntimeError, match="does not match"):
+        lucid.sparse.spdiags(to_lucid(diags, device), lucid.tensor([0, 1]), (4, 4))
+    for name, dtype in (("LongTensor", lucid.int64), ("ByteTensor", lucid.uint8), ("HalfTensor", lucid.float16)):
+        s = getattr(lucid.sparse, name)(lucid.tensor([[0, 1], [1, 0]]), lucid.tensor([3, 4]), (2, 2))
+        assert s.dtype == dtype and s.to_dense().tolist() == [[0, 3], [4, 0]]
+
+    @lucid.sparse.check_sparse_tensor_invariants()
+    def make():
+        return lucid.sparse_coo_tensor([[0, 2]], [1.0, 2.0], (2,))
+    with pytest.raises(RuntimeError, match="inconsistent with indices"):
+        make()
+    with lucid.sparse.check_sparse_tensor_invariants():
+        assert lucid.sparse.check_sparse_tensor_invariants.is_enabled()
