@@ -7,11 +7,11 @@
 // as few passes as their range needs). Rows go one per task; a row too long to share
 // out that way (fewer rows than threads) is sorted by every thread together, each pass
 // a per-chunk histogram, one prefix over (digit, chunk), and a per-chunk scatter. topk's
-// first k of a row, k a small part of it, are selected instead: a heap of k entries per
-// row (or per thread's chunk of one long row). When
-// the values are asked for too (torch.sort's), they are read back from the sorted keys
-// (order_value), which spares a gather by position, unless the row holds a value the
-// keys merge (-0.0, a NaN): such a row's values are gathered, so they keep their bits.
+// first k of a row, k a small part of it, are selected instead (select_first: per row, or
+// per thread's chunk of one long row, then merged). When the values are asked for too
+// (torch.sort's), they are read back from the sorted keys (order_value), which spares a
+// gather by position, unless the row holds a value the keys merge (-0.0, a NaN): such a
+// row's values are gathered, so they keep their bits.
 #include <algorithm>
 #include <atomic>
 #include <array>
