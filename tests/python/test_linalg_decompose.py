@@ -3,6 +3,8 @@ unique, what defines it), gradients against torch's and float64 numerical ones, 
 errors torch raises for singular and indefinite inputs, on batched, non-contiguous,
 empty and ill-conditioned matrices. CPU legs need LAPACK (OpenBLAS)."""
 
+import functools
+
 import pytest
 import torch
 
@@ -25,8 +27,9 @@ def _rand(*shape, seed=0, dtype=torch.float64):
 
 
 def _spd(*shape, seed=0, dtype=torch.float64):
+    """A symmetric (complex: Hermitian) positive-definite matrix (batch)."""
     a = _rand(*shape, seed=seed, dtype=dtype)
-    return a @ a.mT + shape[-1] * torch.eye(shape[-1], dtype=dtype)
+    return a @ a.mH + shape[-1] * torch.eye(shape[-1], dtype=dtype)
 
 
 def _close(l, t, tol=1e-10):
@@ -403,9 +406,11 @@ def test_householder_product_gradients_match_torch(dev):
     _close(outs[0][1], outs[1][1], 1e-8)
 
 
-def test_composites_match_torch(dev):
-    A, S = _rand(3, 4, 4), _spd(4, 4)
-    W = _rand(2, 5, 3, seed=2)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.complex128])
+def test_composites_match_torch(dev, dtype):
+    """The functions built on the decompositions, real and complex, with gradients as torch's."""
+    A, S = _rand(3, 4, 4, dtype=dtype), _spd(4, 4, dtype=dtype)
+    W = _rand(2, 5, 3, seed=2, dtype=dtype)
     _grads(LA.pinv, torch.linalg.pinv, [W], dev)
     _grads(LA.matrix_exp, torch.linalg.matrix_exp, [A], dev)
     _grads(lambda a: LA.matrix_exp(a * 30), lambda a: torch.linalg.matrix_exp(a * 30), [A], dev, tol=1e-7)
@@ -420,27 +425,32 @@ def test_composites_match_torch(dev):
     _close(LA.norm(to_lucid(A[0], dev), "nuc"), torch.linalg.norm(A[0], "nuc"))
     for p in (None, 2, -2, "fro", "nuc", 1, float("inf")):
         _close(LA.cond(to_lucid(A, dev), p), torch.linalg.cond(A, p), 1e-8)
-    _close(LA.matrix_rank(to_lucid(W @ W.mT, dev)), torch.linalg.matrix_rank(W @ W.mT))
-    x, y = _rand(4, 3), _rand(4, 3, seed=1)
+    _close(LA.matrix_rank(to_lucid(W @ W.mH, dev)), torch.linalg.matrix_rank(W @ W.mH))
+    _close(LA.matrix_rank(to_lucid(S, dev), hermitian=True), torch.linalg.matrix_rank(S, hermitian=True))
+    x, y = _rand(4, 3, dtype=dtype), _rand(4, 3, seed=1, dtype=dtype)
     _grads(LA.cross, torch.linalg.cross, [x, y], dev)
     _grads(LA.vecdot, torch.linalg.vecdot, [x, y], dev)
     _grads(lambda *m: LA.multi_dot(list(m)), lambda *m: torch.linalg.multi_dot(list(m)),
-           [_rand(3), _rand(3, 7, seed=1), _rand(7, 2, seed=2), _rand(2, seed=3)], dev)
-    _grads(lambda v: LA.vander(v, N=4), lambda v: torch.linalg.vander(v, N=4), [_rand(2, 3)], dev)
-    _close(LA.tensorinv(to_lucid(_rand(4, 6, 8, 3), dev), ind=2), torch.linalg.tensorinv(_rand(4, 6, 8, 3), ind=2))
-    T, b = _rand(2, 3, 6), _rand(2, 3, seed=1)
+           [_rand(3, dtype=dtype), _rand(3, 7, seed=1, dtype=dtype), _rand(7, 2, seed=2, dtype=dtype),
+            _rand(2, seed=3, dtype=dtype)], dev)
+    _grads(lambda v: LA.vander(v, N=4), lambda v: torch.linalg.vander(v, N=4), [_rand(2, 3, dtype=dtype)], dev)
+    T = _rand(4, 6, 8, 3, dtype=dtype)
+    _close(LA.tensorinv(to_lucid(T, dev), ind=2), torch.linalg.tensorinv(T, ind=2))
+    T, b = _rand(2, 3, 6, dtype=dtype), _rand(2, 3, seed=1, dtype=dtype)
     _close(LA.tensorsolve(to_lucid(T, dev), to_lucid(b, dev)), torch.linalg.tensorsolve(T, b))
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.complex128])
 @pytest.mark.parametrize("shape", [(6, 3), (3, 3), (3, 6)])
-def test_lstsq_matches_gelsd(dev, shape):
-    A, B = _rand(2, *shape), _rand(2, shape[0], 2, seed=1)
+def test_lstsq_matches_gelsd(dev, shape, dtype):
+    A, B = _rand(2, *shape, dtype=dtype), _rand(2, shape[0], 2, seed=1, dtype=dtype)
     got = LA.lstsq(to_lucid(A, dev), to_lucid(B, dev))
     want = torch.linalg.lstsq(A, B, driver="gelsd")
     _close(got.solution, want.solution)
     _close(got.singular_values, want.singular_values)
     assert got.rank.tolist() == want.rank.tolist()
     if shape[0] > shape[1]:
+        assert got.residuals.dtype == lucid.float64
         _close(got.residuals, want.residuals)
 
 
@@ -636,14 +646,8 @@ def test_double_backward(dev):
 
 # ---- complex matrices (complex64 and complex128) ----------------------------------------------------
 
-def _crand(*shape, seed=0, dtype=torch.complex128):
-    return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
-
-
-def _hpd(*shape, seed=0, dtype=torch.complex128):
-    """A Hermitian positive-definite matrix (batch)."""
-    a = _crand(*shape, seed=seed, dtype=dtype)
-    return a @ a.mH + shape[-1] * torch.eye(shape[-1], dtype=dtype)
+_crand = functools.partial(_rand, dtype=torch.complex128)
+_hpd = functools.partial(_spd, dtype=torch.complex128)  # (Hermitian positive definite)
 
 
 def _hermitian(*shape, seed=0):
@@ -884,46 +888,6 @@ def test_complex_lu_and_lu_solve(dev):
             B = _crand(2, 4, 3, seed=1) if left else _crand(2, 3, 4, seed=1)
             _grads(lambda lu, b: LA.lu_solve(lu, piv, b, left=left, adjoint=adjoint),
                    lambda lu, b: torch.linalg.lu_solve(lu, tpiv, b, left=left, adjoint=adjoint), [tLU, B], dev)
-
-
-def test_complex_composites_match_torch(dev):
-    """The functions built on the decompositions, complex128, with gradients as torch's."""
-    A, H = _crand(3, 4, 4), _hpd(4, 4)
-    W = _crand(2, 5, 3, seed=2)
-    _grads(LA.pinv, torch.linalg.pinv, [W], dev)
-    _grads(LA.matrix_exp, torch.linalg.matrix_exp, [A], dev)
-    for n in (-2, 0, 3):
-        _grads(lambda a: LA.matrix_power(a, n), lambda a: torch.linalg.matrix_power(a, n), [A], dev, tol=1e-7)
-    for ord in ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf")):
-        _grads(lambda a: LA.matrix_norm(a, ord), lambda a: torch.linalg.matrix_norm(a, ord), [A], dev)
-    _grads(LA.norm, torch.linalg.norm, [W], dev)
-    for p in (None, 2, -2, "fro", "nuc", 1, float("inf")):
-        _close(LA.cond(to_lucid(A, dev), p), torch.linalg.cond(A, p), 1e-8)
-    _close(LA.matrix_rank(to_lucid(W @ W.mH, dev)), torch.linalg.matrix_rank(W @ W.mH))
-    _close(LA.matrix_rank(to_lucid(H, dev), hermitian=True), torch.linalg.matrix_rank(H, hermitian=True))
-    x, y = _crand(4, 3), _crand(4, 3, seed=1)
-    _grads(LA.cross, torch.linalg.cross, [x, y], dev)
-    _grads(LA.vecdot, torch.linalg.vecdot, [x, y], dev)
-    _grads(lambda *m: LA.multi_dot(list(m)), lambda *m: torch.linalg.multi_dot(list(m)),
-           [_crand(3), _crand(3, 7, seed=1), _crand(7, 2, seed=2), _crand(2, seed=3)], dev)
-    T = _crand(4, 6, 8, 3)
-    _close(LA.tensorinv(to_lucid(T, dev), ind=2), torch.linalg.tensorinv(T, ind=2))
-    T, b = _crand(2, 3, 6), _crand(2, 3, seed=1)
-    _close(LA.tensorsolve(to_lucid(T, dev), to_lucid(b, dev)), torch.linalg.tensorsolve(T, b))
-
-
-@pytest.mark.parametrize("shape", [(6, 3), (3, 3), (3, 6)])
-def test_complex_lstsq(dev, shape):
-    A, B = _crand(2, *shape), _crand(2, shape[0], 2, seed=1)
-    got = LA.lstsq(to_lucid(A, dev), to_lucid(B, dev))
-    want = torch.linalg.lstsq(A, B, driver="gelsd")
-    _close(got.solution, want.solution)
-    _close(got.singular_values, want.singular_values)
-    assert got.rank.tolist() == want.rank.tolist()
-    if shape[0] > shape[1]:
-        assert got.residuals.dtype == lucid.float64
-        _close(got.residuals, want.residuals)
-    _grads(lambda a, b: LA.lstsq(a, b).solution, lambda a, b: torch.linalg.lstsq(a, b).solution, [A, B], dev)
 
 
 @pytest.mark.parametrize("dtype,tol", CDTYPES)
