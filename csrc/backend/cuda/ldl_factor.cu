@@ -11,15 +11,13 @@
 // panels of 64 columns) and make the same pivot choices in exact arithmetic. One block
 // per matrix keeps a large matrix on one SM (about n^3/3 updates through its L1): the
 // caller gives one or two large matrices to cuSOLVER instead.
-#include <cuda/std/complex>
-
 #include <algorithm>
 #include <climits>
-#include <type_traits>
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/ldl.h"
+#include "backend/cuda/ldl.cuh"
 #include "backend/cuda/stream.h"
 
 namespace lucid::cuda {
@@ -29,8 +27,8 @@ namespace {
 constexpr int kMaxThreads = 512;
 constexpr int kMaxBlocks = 4096;  // (the workspace is 2 n elements per block)
 
-template <class T>
-constexpr bool kComplex = !std::is_floating_point_v<T>;
+using ldl_detail::conj_if;
+using ldl_detail::kComplex;
 
 template <class T>
 struct RealOf {
@@ -46,12 +44,6 @@ template <class T>
 __device__ auto magnitude(T z) {
   if constexpr (kComplex<T>) return fabs(z.real()) + fabs(z.imag());
   else return fabs(z);
-}
-
-template <bool kHermitian, class T>
-__device__ T conj_if(T z) {
-  if constexpr (kHermitian) return ::cuda::std::conj(z);
-  else return z;
 }
 
 // A Hermitian matrix's diagonal entry with its (rounding's) imaginary part dropped, as hetf2 keeps it.
@@ -264,18 +256,6 @@ __global__ void ldl_info_kernel(const T* matrices, const int* pivots, int* infos
 
 int block_size(int n) { return n <= 8 ? 32 : n <= 24 ? 128 : n <= 64 ? 256 : kMaxThreads; }
 
-// fn.operator()<T>() with T the device type of a float32/64 or complex64/128 `dtype`.
-template <class Fn>
-void visit_device_float(Dtype dtype, const char* op, Fn&& fn) {
-  switch (dtype) {
-    case Dtype::F32: return fn.template operator()<float>();
-    case Dtype::F64: return fn.template operator()<double>();
-    case Dtype::C64: return fn.template operator()<::cuda::std::complex<float>>();
-    case Dtype::C128: return fn.template operator()<::cuda::std::complex<double>>();
-    default: fail<TypeError>(op, ": expected a float or complex dtype, got ", dtype_name(dtype));
-  }
-}
-
 }  // namespace
 
 bool ldl_factor_by_blocks(int n, int64_t count) { return count > 2 || n < 256; }
@@ -287,7 +267,7 @@ void ldl_factor(Dtype dtype, bool hermitian, void* a, int* pivots, int* info, vo
   if (count == 0 || n == 0) return;
   DeviceGuard guard(device);
   const unsigned blocks = unsigned(std::min<int64_t>(count, kMaxBlocks));
-  visit_device_float(dtype, "linalg.ldl_factor", [&]<class T>() {
+  ldl_detail::visit_float_or_complex(dtype, "linalg.ldl_factor", [&]<class T>() {
     auto run = [&]<bool kHermitian>() {
       ldl_lower_kernel<T, kHermitian><<<blocks, block_size(n), 0, stream(device)>>>(
           static_cast<T*>(a), pivots, info, static_cast<T*>(work), n, count);
@@ -302,7 +282,7 @@ void ldl_factor_info(Dtype dtype, const void* a, const int* pivots, int* info, i
   if (count == 0 || n == 0) return;
   DeviceGuard guard(device);
   const unsigned blocks = unsigned(std::min<int64_t>((count + 127) / 128, 65535));
-  visit_device_float(dtype, "linalg.ldl_factor", [&]<class T>() {
+  ldl_detail::visit_float_or_complex(dtype, "linalg.ldl_factor", [&]<class T>() {
     ldl_info_kernel<T><<<blocks, 128, 0, stream(device)>>>(static_cast<const T*>(a), pivots, info, n, count);
   });
   LUCID_CUDA_CHECK(cudaGetLastError());

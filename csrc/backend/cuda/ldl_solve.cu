@@ -10,25 +10,23 @@
 // the user (linalg.ldl_solve takes any tensor), so the forward walk checks each (1 to n,
 // or a pair of equal negatives for a 2 x 2 block) before any step: a bad one is reported
 // (device_error.h) and that matrix's columns are left as they were.
-#include <cuda/std/complex>
-
 #include <algorithm>
-#include <type_traits>
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_error.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/ldl.h"
+#include "backend/cuda/ldl.cuh"
 #include "backend/cuda/stream.h"
 
 namespace lucid::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
+using ldl_detail::conj_if;
+using ldl_detail::kComplex;
 
-template <class T>
-constexpr bool kComplex = !std::is_floating_point_v<T>;
+constexpr int kThreads = 256;
 
 template <class T>
 __device__ T shfl_xor(T v, int offset) {
@@ -36,13 +34,6 @@ __device__ T shfl_xor(T v, int offset) {
     return T(__shfl_xor_sync(0xffffffffu, v.real(), offset), __shfl_xor_sync(0xffffffffu, v.imag(), offset));
   else
     return __shfl_xor_sync(0xffffffffu, v, offset);
-}
-
-// v, or its conjugate where a Hermitian factor's L is read as L^H.
-template <bool kConj, class T>
-__device__ T conj_if(T v) {
-  if constexpr (kConj) return ::cuda::std::conj(v);
-  else return v;
 }
 
 // The sum over the block of each thread's `v` (every thread gets it).
@@ -158,19 +149,14 @@ void ldl_solve(Dtype dtype, bool hermitian, const void* ld, const int* pivots, v
   DeviceGuard guard(device);
   DeviceErrorSlot* error = device_error_slot(device);
   const dim3 grid(unsigned(k), unsigned(std::min<int64_t>(count, 65535)));
-  auto run = [&]<class T, bool kHermitian>() {
-    ldl_solve_lower_kernel<T, kHermitian><<<grid, kThreads, 0, stream(device)>>>(
-        static_cast<const T*>(ld), pivots, static_cast<T*>(x), n, k, count, error);
-  };
-  using C64 = ::cuda::std::complex<float>;
-  using C128 = ::cuda::std::complex<double>;
-  switch (dtype) {
-    case Dtype::F32: run.operator()<float, false>(); break;
-    case Dtype::F64: run.operator()<double, false>(); break;
-    case Dtype::C64: hermitian ? run.operator()<C64, true>() : run.operator()<C64, false>(); break;
-    case Dtype::C128: hermitian ? run.operator()<C128, true>() : run.operator()<C128, false>(); break;
-    default: fail<TypeError>("linalg.ldl_solve: expected a float or complex dtype, got ", dtype_name(dtype));
-  }
+  ldl_detail::visit_float_or_complex(dtype, "linalg.ldl_solve", [&]<class T>() {
+    auto run = [&]<bool kHermitian>() {
+      ldl_solve_lower_kernel<T, kHermitian><<<grid, kThreads, 0, stream(device)>>>(
+          static_cast<const T*>(ld), pivots, static_cast<T*>(x), n, k, count, error);
+    };
+    if constexpr (kComplex<T>) hermitian ? run.template operator()<true>() : run.template operator()<false>();
+    else run.template operator()<false>();  // (a real Hermitian factor is a symmetric one)
+  });
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 
