@@ -175,6 +175,11 @@ std::vector<TensorPtr> ldl_factor(const TensorPtr& a, bool hermitian) {
   return {ld, pivots, info};
 }
 
+void fail_bad_ldl_pivot(int64_t position, int64_t value, int64_t n) {
+  fail<RuntimeError>("linalg.ldl_solve: pivots[", position, "] = ", value, " is not a pivot of ldl_factor for ", n,
+                     " x ", n, " matrices (1 to ", n, ", or -1 to -", n, " twice in a row for a 2 x 2 block)");
+}
+
 TensorPtr ldl_solve(const TensorPtr& ld, const TensorPtr& pivots, const TensorPtr& b, bool hermitian) {
   const char* op = "linalg.ldl_solve";
   check_matrix(op, ld, true);

@@ -570,17 +570,9 @@ void ldl_factor_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
 }
 
 // The pivots are the user's (linalg.ldl_solve takes any tensor), and sytrs reads rows
-// through them unchecked: sytrf's lower form is 1 to n, or -1 to -n twice in a row (a
-// 2 x 2 block). The GPU's kernel (backend/cuda/ldl_solve.cu) checks the same.
+// through them unchecked: the test both devices share (ops/prims/decompose.h) first.
 void check_ldl_pivots(const int* p, int n) {
-  for (int k = 0; k < n;) {
-    const int v = p[k];
-    if (v >= 1 && v <= n) k += 1;
-    else if (v <= -1 && v >= -n && k + 1 < n && p[k + 1] == v) k += 2;
-    else
-      fail<RuntimeError>("linalg.ldl_solve: pivots[", k, "] = ", v, " is not a pivot of ldl_factor for ", n, " x ", n,
-                         " matrices (1 to ", n, ", or -1 to -", n, " twice in a row for a 2 x 2 block)");
-  }
+  if (const int k = ops::first_bad_ldl_pivot(p, n); k >= 0) ops::fail_bad_ldl_pivot(k, p[k], n);
 }
 
 void ldl_solve_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {

@@ -8,6 +8,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/stream.h"
+#include "ops/prims/decompose.h"
 
 namespace lucid::cuda {
 
@@ -61,9 +62,7 @@ void raise_device_error(int device) {
       fail<IndexError>(dim ? "resample_taps_adjoint" : "resample_taps", "(): tap index ", index,
                        " is out of range for size ", size);
     case DeviceErrorCode::PivotOutOfRange:
-      fail<RuntimeError>("linalg.ldl_solve: pivots[", dim, "] = ", index, " is not a pivot of ldl_factor for ", size,
-                         " x ", size, " matrices (1 to ", size, ", or -1 to -", size,
-                         " twice in a row for a 2 x 2 block)");
+      ops::fail_bad_ldl_pivot(dim, index, size);
     default: fail<RuntimeError>("internal: unknown device error code ", int(code));
   }
 }

@@ -18,6 +18,7 @@
 #include "backend/cuda/ldl.h"
 #include "backend/cuda/ldl.cuh"
 #include "backend/cuda/stream.h"
+#include "ops/prims/decompose.h"
 
 namespace lucid::cuda {
 
@@ -61,18 +62,9 @@ __device__ void swap_rows(T* x, int a, int b) {
 
 // Whether pivots p[0..n) are sytrf's lower form; reports the first bad one.
 __device__ bool pivots_valid(const int* p, int n, DeviceErrorSlot* error) {
-  for (int k = 0; k < n;) {
-    const int v = p[k];
-    if (v >= 1 && v <= n) {
-      ++k;
-    } else if (v <= -1 && v >= -n && k + 1 < n && p[k + 1] == v) {
-      k += 2;
-    } else {
-      if (threadIdx.x == 0) report_device_error(error, DeviceErrorCode::PivotOutOfRange, k, v, n);
-      return false;
-    }
-  }
-  return true;
+  const int k = ops::first_bad_ldl_pivot(p, n);
+  if (k >= 0 && threadIdx.x == 0) report_device_error(error, DeviceErrorCode::PivotOutOfRange, k, p[k], n);
+  return k < 0;
 }
 
 // kHermitian: hetrs (D's diagonal real, L's entries conjugated where L^H is applied).

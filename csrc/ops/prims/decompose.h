@@ -12,6 +12,9 @@
 // op turns them into errors naming the batch element).
 #pragma once
 
+#include <cstdint>
+
+#include "core/half.h"  // (LUCID_HD)
 #include "ops/primitive.h"
 
 namespace lucid::ops {
@@ -112,5 +115,20 @@ struct LdlSolve : PrimitiveOf<Prim::LdlSolve, LdlSolve> {
   bool hermitian = false;
   const char* name() const override { return "linalg.ldl_solve"; }
 };
+
+// The first position of pivots p[0..n) that is not sytrf's lower form (1 to n, or a pair
+// of equal negatives, -1 to -n, for a 2 x 2 block), -1 if none: LdlSolve's kernels test
+// it before reading through them, and report it with fail_bad_ldl_pivot (the GPU's
+// through its device-error slot).
+LUCID_HD inline int first_bad_ldl_pivot(const int* p, int n) {
+  for (int k = 0; k < n;) {
+    const int v = p[k];
+    if (v >= 1 && v <= n) k += 1;
+    else if (v <= -1 && v >= -n && k + 1 < n && p[k + 1] == v) k += 2;
+    else return k;
+  }
+  return -1;
+}
+[[noreturn]] void fail_bad_ldl_pivot(int64_t position, int64_t value, int64_t n);
 
 }  // namespace lucid::ops
