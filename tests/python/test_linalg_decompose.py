@@ -336,19 +336,27 @@ def torch_free_weights(dev):
     return to_lucid(torch_weights(), dev)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.complex128])
 @pytest.mark.parametrize("shape", [(5, 3), (4, 4), (3, 5)])
-def test_svd(dev, shape):
-    A = _rand(2, *shape)
+def test_svd(dev, shape, dtype):
+    """Singular values (real) as torch's; U S Vh = A, U and V with orthonormal columns
+    (unique up to a sign / phase per singular pair), U and Vh's shapes; gradients of
+    svdvals and of sign- or phase-invariant functions (U S Vh, |U|, |Vh|) as torch's."""
+    A = _rand(2, *shape, dtype=dtype)
+    k = min(shape)
+    m, n = shape
     for full in (False, True):
         U, S, Vh = LA.svd(to_lucid(A, dev), full_matrices=full)
-        _close(S, torch.linalg.svdvals(A))
-        k = min(shape)
-        recon = to_torch(U[..., :k].cpu()) * to_torch(S.cpu()).unsqueeze(-2) @ to_torch(Vh[..., :k, :].cpu())
-        torch.testing.assert_close(recon, A, rtol=1e-10, atol=1e-10)
-        m, n = shape
+        assert S.dtype == lucid.float64 and str(U.dtype).split(".")[-1] == str(dtype).split(".")[-1]
         assert tuple(U.shape) == (2, m, m if full else k) and tuple(Vh.shape) == (2, n if full else k, n)
+        _close(S, torch.linalg.svdvals(A))
+        Ut, St, Vht = to_torch(U.cpu()), to_torch(S.cpu()), to_torch(Vh.cpu())
+        torch.testing.assert_close(Ut[..., :k] * St.unsqueeze(-2) @ Vht[..., :k, :], A, rtol=1e-10, atol=1e-10)
+        torch.testing.assert_close(Ut.mH @ Ut, torch.eye(Ut.shape[-1], dtype=A.dtype).expand(2, -1, -1), rtol=1e-10,
+                                   atol=1e-10)
+        torch.testing.assert_close(Vht @ Vht.mH, torch.eye(Vht.shape[-2], dtype=A.dtype).expand(2, -1, -1),
+                                   rtol=1e-10, atol=1e-10)
     _grads(LA.svdvals, torch.linalg.svdvals, [A], dev)
-    # sign-invariant: U diag(S) Vh, |U|, |Vh|
     _grads(lambda a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.Vh)(LA.svd(a, full_matrices=False)),
            lambda a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.Vh)(torch.linalg.svd(a, full_matrices=False)), [A], dev)
     _grads(lambda a: LA.svd(a, full_matrices=False).U.abs().sum().reshape(1) + LA.svd(a, full_matrices=False)
@@ -834,31 +842,6 @@ def test_complex_eig(dev):
         fn(lucid, a).backward()
         fn(torch, b).backward()
         _close(a.grad, b.grad, 1e-8)
-
-
-@pytest.mark.parametrize("shape", [(5, 3), (4, 4), (3, 5)])
-def test_complex_svd(dev, shape):
-    """Singular values (real) as torch's; U S Vh = A, U and V with orthonormal columns
-    (unique up to a phase per singular pair); gradients of svdvals and of phase-invariant
-    functions (U S Vh, |U|, |Vh|) as torch's."""
-    A = _crand(2, *shape)
-    k = min(shape)
-    for full in (False, True):
-        U, S, Vh = LA.svd(to_lucid(A, dev), full_matrices=full)
-        assert S.dtype == lucid.float64 and U.dtype == lucid.complex128
-        _close(S, torch.linalg.svdvals(A))
-        Ut, St, Vht = to_torch(U.cpu()), to_torch(S.cpu()), to_torch(Vh.cpu())
-        torch.testing.assert_close(Ut[..., :k] * St.unsqueeze(-2) @ Vht[..., :k, :], A, rtol=1e-10, atol=1e-10)
-        torch.testing.assert_close(Ut.mH @ Ut, torch.eye(Ut.shape[-1], dtype=A.dtype).expand(2, -1, -1), rtol=1e-10,
-                                   atol=1e-10)
-        torch.testing.assert_close(Vht @ Vht.mH, torch.eye(Vht.shape[-2], dtype=A.dtype).expand(2, -1, -1),
-                                   rtol=1e-10, atol=1e-10)
-    _grads(LA.svdvals, torch.linalg.svdvals, [A], dev)
-    _grads(lambda a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.Vh)(LA.svd(a, full_matrices=False)),
-           lambda a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.Vh)(torch.linalg.svd(a, full_matrices=False)), [A], dev)
-    _grads(lambda a: LA.svd(a, full_matrices=False).U.abs().sum().reshape(1) + LA.svd(a, full_matrices=False)
-           .Vh.abs().sum(), lambda a: torch.linalg.svd(a, full_matrices=False).U.abs().sum().reshape(1) +
-           torch.linalg.svd(a, full_matrices=False).Vh.abs().sum(), [A], dev)
 
 
 def test_complex_lu_and_lu_solve(dev):
