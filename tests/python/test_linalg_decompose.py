@@ -286,17 +286,19 @@ def test_eig_matches_torch(dev, dtype, tol):
 def test_eig_gradients_match_torch(dev):
     """Gradients through the eigenvalues and through phase-invariant functions of the
     eigenvectors, as torch's; eigvals differentiable."""
-    A = _rand(2, 5, 5)
-    W = _rand(2, 5, seed=3)
-    for fn in (lambda m, a: (m.linalg.eigvals(a).real * W_of(m, a)).sum(),
-               lambda m, a: (m.linalg.eig(a).eigenvalues.imag ** 2).sum(),
-               lambda m, a: m.linalg.eig(a).eigenvectors.abs().sum() + m.linalg.eig(a).eigenvalues.abs().sum()):
-        def W_of(m, a):
-            return W if m is torch else to_lucid(W, dev)
+    _same_eig_grads(_rand(2, 5, 5), _rand(2, 5, seed=3), dev,
+                    lambda m, a, w: (m.linalg.eigvals(a).real * w).sum(),
+                    lambda m, a, w: (m.linalg.eig(a).eigenvalues.imag ** 2).sum(),
+                    lambda m, a, w: m.linalg.eig(a).eigenvectors.abs().sum() + m.linalg.eig(a).eigenvalues.abs().sum())
+
+
+def _same_eig_grads(A, W, dev, *fns):
+    """A's gradient of each fn(module, a, w) (w: W in that module) equals torch's."""
+    for fn in fns:
         a = to_lucid(A, dev).requires_grad_()
         b = A.clone().requires_grad_()
-        fn(lucid, a).backward()
-        fn(torch, b).backward()
+        fn(lucid, a, to_lucid(W, dev)).backward()
+        fn(torch, b, W).backward()
         _close(a.grad, b.grad, 1e-8)
 
 
@@ -832,16 +834,9 @@ def test_complex_eig(dev):
     torch.testing.assert_close(_sorted_eigs(Lt), _sorted_eigs(tL), rtol=1e-10, atol=1e-10)
     torch.testing.assert_close(A @ Vt, Vt * Lt.unsqueeze(-2), rtol=1e-10, atol=1e-10)
     torch.testing.assert_close(torch.linalg.vector_norm(Vt, dim=-2), torch.ones(2, 5, dtype=torch.float64))
-    W = _crand(2, 5, seed=3)
-    for fn in (lambda m, a: (m.linalg.eigvals(a) * w_of(m)).sum().real,
-               lambda m, a: m.linalg.eig(a).eigenvectors.abs().sum() + m.linalg.eig(a).eigenvalues.abs().sum()):
-        def w_of(m):
-            return W if m is torch else to_lucid(W, dev)
-        a = to_lucid(A, dev).requires_grad_()
-        b = A.clone().requires_grad_()
-        fn(lucid, a).backward()
-        fn(torch, b).backward()
-        _close(a.grad, b.grad, 1e-8)
+    _same_eig_grads(A, _crand(2, 5, seed=3), dev,
+                    lambda m, a, w: (m.linalg.eigvals(a) * w).sum().real,
+                    lambda m, a, w: m.linalg.eig(a).eigenvectors.abs().sum() + m.linalg.eig(a).eigenvalues.abs().sum())
 
 
 def test_complex_lu_and_lu_solve(dev):
