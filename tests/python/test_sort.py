@@ -79,22 +79,60 @@ def test_sort_of_rows_shared_by_threads(dtype, threads, device):
             _same(li, ti)
 
 
-@pytest.mark.parametrize("n", [9, 100_000])
+@pytest.mark.parametrize("n", [9, 3000, 100_000])
 def test_sorted_values_are_the_inputs_own(n, threads, device):
-    """sort's values come with the sort (not by a gather): still the input's bits, -0.0
-    and 0.0 in their stable order (they compare equal), as torch's; a differentiable
-    input's values carry the gradient."""
+    """sort's and topk's values come with the sort (decoded from its keys, not gathered):
+    still the input's bits, -0.0 and 0.0 in their stable order (they compare equal), as
+    torch's; a differentiable input's values carry the gradient."""
     t = torch.tensor([0.0, -0.0, 1.0, -0.0, float("nan"), 0.0, -1.0, -0.0, 0.0] * (n // 9 + 1))[:n]
+    k = n // 9 + 5  # (past the -1.0s into the zeros)
     for descending in (False, True):
         tv, _ = torch.sort(t.to(tdev(device)), descending=descending, stable=True)
         lv, _ = lucid.sort(to_lucid(t, device), descending=descending)
         assert to_torch(lv.cpu()).signbit().tolist() == tv.cpu().signbit().tolist()
+        lv, _ = lucid.topk(to_lucid(t, device), k, largest=descending)
+        assert to_torch(lv.cpu()).signbit().tolist() == tv.cpu()[:k].signbit().tolist()
     x = to_lucid(t[:4], device).requires_grad_()  # (no NaN: its gradient would be NaN)
     v, i = lucid.sort(x)
     (v * lucid.arange(4.0, device=device)).sum().backward()
     want = torch.zeros(4)
     want[to_torch(i.cpu())] = torch.arange(4.0)
     assert to_torch(x.grad.cpu()).tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int8", "bool"])
+def test_sort_and_topk_of_each_row_length(dtype, device):
+    """Row lengths either side of the GPU's path boundaries (the segmented sort below 512;
+    one block per row up to 4096, in blocks of 1024, 2048 and 4096 keys; beyond, the radix
+    sort, and topk's selection for k up to 4096): positions and values of the stable sort
+    and topk's first k, with ties, NaN, both zeros, in both directions."""
+    for shape in ((3, 511), (5, 512), (4, 1024), (3, 1025), (2, 2049), (2, 4096), (2, 4097), (1, 9000)):
+        t = _data(dtype, shape)
+        x = to_lucid(t, device)
+        for descending in (False, True):
+            tv, ti = torch.sort(t, descending=descending, stable=True)
+            lv, li = lucid.sort(x, descending=descending)
+            _same(lv, tv)
+            _same(li, ti)
+            for k in sorted({1, 100, shape[1] // 2, shape[1] - 1, min(4096, shape[1]), min(4097, shape[1])}):
+                lv, li = lucid.topk(x, k, largest=descending)
+                _same(li, ti[:, :k])
+                _same(lv, tv[:, :k])
+
+
+def test_sort_of_one_row_of_64_bit_keys_in_few_bits(device):
+    """One long row of 64-bit keys sorts only the bits in which its keys differ: a narrow
+    range, one value (no bit differs), and values that differ only in their low bit."""
+    g = torch.Generator().manual_seed(6)
+    cases = [torch.randint(0, 1000, (50_000,), generator=g), torch.full((50_000,), -7),
+             torch.randint(0, 2, (50_000,), generator=g) + 2 ** 40,
+             torch.randint(-3, 3, (50_000,), generator=g).double() * 2 ** -30 + 1]
+    for t in cases:
+        for descending in (False, True):
+            tv, ti = torch.sort(t, descending=descending, stable=True)
+            lv, li = lucid.sort(to_lucid(t, device), descending=descending)
+            _same(lv, tv)
+            _same(li, ti)
 
 
 def test_sort_edge_shapes_and_errors(device):

@@ -1,0 +1,77 @@
+// The GPU sort's shared parts: its keys, the block sort of short rows (sort_block.cu),
+// the selection of topk's first k (topk_select.cu) and the kernel that writes sorted
+// positions and values out (sort.cu and topk_select.cu both end with it).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "backend/cuda/elementwise_loop.cuh"
+#include "core/tensor_impl.h"
+#include "ops/prims/reduce.h"
+#include "ops/prims/search.h"
+
+namespace lucid::cuda {
+
+template <typename T>
+using KeyOf = ops::OrderKey<T>;
+
+// x's sort key: its order key (ops/prims/search.h), the complement for a descending sort
+// (which reverses the order and keeps equal keys in position order).
+template <typename T>
+__device__ inline KeyOf<T> sort_key(T x, bool descending) {
+  const KeyOf<T> k = ops::order_key(x);
+  return descending ? KeyOf<T>(~k) : k;
+}
+
+// The sorted value whose sort key is `key`: order_value, except where order_key merged
+// values (-0.0 into 0.0, every NaN into one NaN); those are read from the row at their
+// position, keeping their own bits. The decode replaces a gather of every value (a random
+// read each, 30% of a 16M sort).
+template <typename T>
+__device__ inline T value_of_key(KeyOf<T> key, bool descending, const T* row, int64_t pos) {
+  using C = ops::SearchType<T>;
+  const KeyOf<T> k = descending ? KeyOf<T>(~key) : key;
+  if constexpr (std::is_floating_point_v<C>) {
+    if (k == ops::order_key(T(C(0))) || k == ops::order_key(T(C(NAN)))) return row[pos];
+  }
+  return ops::order_value<T>(k);
+}
+
+// Each row's first k sorted entries from a [rows, stride] buffer of sorted keys and
+// positions (row r of x [rows, n] sorted): the positions into out_pos (unless null: they
+// are there already) and, unless null, the values into out_values, both [rows, k].
+// Wide keys hold the sort key in their low bits (the radix path's row number above it).
+template <typename T, typename Wide, typename P>
+__global__ void emit_sorted_kernel(const Wide* keys, const P* pos, const T* x, int64_t* out_pos, T* out_values,
+                                   int64_t rows, int64_t stride, int64_t k, int64_t n, bool descending) {
+  const int64_t total = rows * k;
+  for (int64_t i = int64_t(blockIdx.x) * kEwThreads + threadIdx.x; i < total; i += int64_t(gridDim.x) * kEwThreads) {
+    const int64_t r = i / k, src = r * stride + (i - r * k);
+    const int64_t p = int64_t(pos[src]);
+    if (out_pos) out_pos[i] = p;
+    if (out_values) out_values[i] = value_of_key<T>(KeyOf<T>(keys[src]), descending, x + r * n, p);
+  }
+}
+
+// Rows up to this long are sorted one block per row, in shared memory (sort_block.cu).
+inline constexpr int64_t kBlockSortMax = 4096;
+
+// Sorts each row of keys [rows, n] (n <= kBlockSortMax) ascending and stably, one block
+// a row, and writes each row's first k: their positions into out_pos [rows, k] (the
+// payload's entries at those positions when payload [rows, n] is given) and, unless
+// null, their keys into out_keys [rows, k].
+template <typename Key>
+void block_sort_rows(const Key* keys, const uint32_t* payload, int64_t rows, int64_t n, int64_t k, int64_t* out_pos,
+                     Key* out_keys, cudaStream_t s);
+
+// topk's first k of each row without sorting the row (k <= kBlockSortMax < n): a radix
+// select of each row's k-th key, the k entries up to it gathered in position order, and
+// those block-sorted. outs: positions int64 [rows, k], and the values when p.values.
+void select_first_k(const ops::SortRows& p, const TensorImpl& x, TensorImpl& out_pos, TensorImpl* out_values,
+                    int dev);
+
+}  // namespace lucid::cuda
