@@ -40,9 +40,13 @@ Dtype dtype_from_code(int code);  // validates a code coming from Python
 // larger precision: complex64 with float64 gives complex128).
 Dtype promote_types(Dtype a, Dtype b);
 
+// Dtype <-> C++ type, both ways: DtypeTraits<Dtype::F32>::type is float,
+// DtypeOf<float>::value is Dtype::F32.
 template <Dtype D> struct DtypeTraits;
-#define LUCID_DTYPE_TRAIT(D, T) \
-  template <> struct DtypeTraits<Dtype::D> { using type = T; };
+template <typename T> struct DtypeOf;
+#define LUCID_DTYPE_TRAIT(D, T)                                 \
+  template <> struct DtypeTraits<Dtype::D> { using type = T; }; \
+  template <> struct DtypeOf<T> { static constexpr Dtype value = Dtype::D; };
 LUCID_DTYPE_TRAIT(Bool, bool)
 LUCID_DTYPE_TRAIT(U8, uint8_t)
 LUCID_DTYPE_TRAIT(I8, int8_t)

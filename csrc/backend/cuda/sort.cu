@@ -1,8 +1,8 @@
 // SortRows and SearchSorted on the GPU (ops/prims/reduce.h). SortRows sorts (sort key,
 // position) pairs, sort.cuh's keys (ascending keys are PyTorch's order of the values;
 // descending sorts their complement), by one of four paths:
-// - topk of rows longer than a block sorts (k up to one): selected, not sorted
-//   (topk_select.cu);
+// - topk of a few entries (k up to a block's 4096 and a small part of the row): selected,
+//   not sorted (topk_select.cu);
 // - rows of 512 to 4096 entries: one block per row, in shared memory (sort_block.cu);
 // - longer rows: CUB's device radix sort (its segmented sort took 165 ms for one row of
 //   16M float32, torch's radix sort 0.8 ms). One row sorts its keys directly, and for
@@ -135,26 +135,17 @@ void radix_sort_rows(const ops::SortRows& p, const T* x, int64_t* out_pos, T* ou
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 
-// The block path: the keys, then one block per row (sort_block.cu), then the values.
+// The block path: the keys, then one block per row (sort_block.cu), which also writes the values.
 template <typename T>
 void block_sort(const ops::SortRows& p, const T* x, int64_t* out_pos, T* out_values, int dev) {
   using Key = KeyOf<T>;
   const int64_t total = p.rows * p.n;
   cudaStream_t s = stream(dev);
-  CachingAllocator& alloc = CachingAllocator::instance();
-  GpuStorage keys = alloc.allocate(size_t(total) * sizeof(Key), dev);
-  GpuStorage sorted_keys;
-  if (out_values) sorted_keys = alloc.allocate(size_t(p.rows * p.k) * sizeof(Key), dev);
+  GpuStorage keys = CachingAllocator::instance().allocate(size_t(total) * sizeof(Key), dev);
   auto* k = reinterpret_cast<Key*>(keys.ptr());
-  auto* sk = reinterpret_cast<Key*>(sorted_keys.ptr());
   keys_kernel<T, Key><<<ew_grid(total), kEwThreads, 0, s>>>(x, k, nullptr, total, p.n, p.descending, nullptr);
   LUCID_CUDA_CHECK(cudaGetLastError());
-  block_sort_rows<Key>(k, nullptr, p.rows, p.n, p.k, out_pos, sk, s);
-  if (out_values) {
-    emit_sorted_kernel<T, Key, int64_t><<<ew_grid(p.rows * p.k), kEwThreads, 0, s>>>(
-        sk, out_pos, x, nullptr, out_values, p.rows, p.k, p.k, p.n, p.descending);
-    LUCID_CUDA_CHECK(cudaGetLastError());
-  }
+  block_sort_rows<Key>(k, nullptr, p.rows, p.n, p.k, out_pos, {DtypeOf<T>::value, x, out_values, p.n, p.descending}, s);
 }
 
 // The segmented path: CUB's stable segmented sort of every row at once.
@@ -211,7 +202,7 @@ void sort_rows_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs
   visit_dtype(ins[0]->dtype(), [&]<typename T>() {
     if constexpr (kIsComplexValue<T>) {
       fail<RuntimeError>("sort: complex values have no order");
-    } else if (p.k < p.n && p.n > kBlockSortMax && p.k <= kBlockSortMax) {
+    } else if (selects_first_k(p.n, p.k)) {
       select_first_k(p, *ins[0], *outs[0], values, dev);
     } else {
       sort_rows<T>(p, reinterpret_cast<const T*>(ins[0]->data_ptr()), reinterpret_cast<int64_t*>(outs[0]->data_ptr()),
