@@ -12,9 +12,9 @@
 // - the rest (short rows; rows of 64-bit keys longer than a block): CUB's stable
 //   segmented sort.
 // Positions are 32-bit while sorting (a row is at most INT_MAX long) and widened, and
-// values decoded from the sorted keys, by emit_sorted_kernel, which also keeps only the
-// first k columns. Two key widths (32 and 64 bits) keep CUB's instantiations, and the
-// compile time, down.
+// values decoded from the sorted keys, as they are written out: by the block kernel
+// itself, else by emit_sorted_kernel, which also keeps only the first k columns. Two key
+// widths (32 and 64 bits) keep CUB's instantiations, and the compile time, down.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 
@@ -22,7 +22,6 @@
 #include <climits>
 #include <cstdint>
 #include <tuple>
-#include <type_traits>
 #include <utility>
 
 #include "backend/cuda/caching_allocator.h"
@@ -32,7 +31,6 @@
 #include "backend/cuda/register.h"
 #include "backend/cuda/sort.cuh"
 #include "backend/cuda/stream.h"
-#include "core/half.h"
 #include "ops/prims/reduce.h"
 #include "ops/prims/search.h"
 

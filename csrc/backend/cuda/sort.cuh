@@ -1,6 +1,6 @@
-// The GPU sort's shared parts: its keys, the block sort of short rows (sort_block.cu),
-// the selection of topk's first k (topk_select.cu) and the kernel that writes sorted
-// positions and values out (sort.cu and topk_select.cu both end with it).
+// The GPU sort's shared parts: its keys and their values, the kernel that writes the
+// device-wide sorts' positions and values out (sort.cu), the block sort of short rows
+// (sort_block.cu) and the selection of topk's first k (topk_select.cu).
 #pragma once
 
 #include <cuda_runtime.h>
