@@ -46,8 +46,16 @@ __device__ inline void store_value(const SortedValues& v, Key key, int64_t row, 
 // up), whose order BlockRadixSort's stable ranking keeps for equal keys, so ties stay in
 // position order; the padding past n is the largest key and sorts after every entry
 // (after an equal one too, being later). Written back striped: rank i * kThreads + t.
+//
+// 32-bit keys ask for 1024 resident threads per SM (64 registers a thread): they fit
+// with no spills, and two 512-thread blocks per SM hide each other's barriers (measured
+// in docs/PERFORMANCE.md). 64-bit keys would spill there, so they keep the compiler's
+// choice.
+template <typename Key>
+constexpr int kMinBlocksPerSM(int threads) { return sizeof(Key) == 4 ? 1024 / threads : 1; }
+
 template <typename Key, int kThreads, int kItems>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSM<Key>(kThreads))
     block_sort_kernel(const Key* keys, const uint32_t* payload, int64_t n, int64_t k, int64_t* out_pos,
                       SortedValues values) {
   using Sort = cub::BlockRadixSort<Key, kThreads, kItems, uint32_t>;
