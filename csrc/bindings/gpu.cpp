@@ -1,6 +1,7 @@
 // lucid.gpu (alias lucid.cuda): device queries and allocator statistics.
 #include "bindings/common.h"
 #include "core/gpu_runtime.h"
+#include "core/pending.h"
 
 namespace lucid::bindings {
 
@@ -20,6 +21,25 @@ void init_gpu(nb::module_& m) {
     d["allocated"] = s.allocated;
     d["max_allocated"] = s.max_allocated;
     d["reserved"] = s.reserved;
+    return d;
+  });
+  // Note [Lazy GPU execution] (core/pending.h).
+  m.def("gpu_lazy", [] { return pending::lazy_enabled(); });
+  m.def("gpu_set_lazy", [](bool enabled) {
+    nb::gil_scoped_release release;
+    pending::set_lazy(enabled);
+  });
+  m.def("gpu_flush", [](int device) {  // runs the recorded work; no wait (-1: every device)
+    nb::gil_scoped_release release;
+    if (device < 0) pending::flush_all();
+    else pending::flush(device);
+  });
+  m.def("gpu_pending_stats", [](int device) {
+    pending::Stats s = pending::stats(device);
+    nb::dict d;
+    d["ops"] = s.ops;
+    d["bytes"] = s.bytes;
+    d["flushes"] = s.flushes;
     return d;
   });
   // lucid.gpu.Event's handle operations (python/lucid/gpu.py).

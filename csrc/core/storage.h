@@ -21,8 +21,12 @@
 
 namespace lucid {
 
+// Shared by every copy of one storage (every view of its bytes).
 struct VersionCounter {
   std::atomic<uint64_t> value{0};
+  // Copies of the storage held by recorded, not yet run, GPU calls (core/pending.h):
+  // not sharers in the user's sense (TensorImpl::storage_is_shared).
+  std::atomic<uint32_t> pending_uses{0};
 };
 
 // Pointer plus the object that keeps it alive (a deleter-carrying shared_ptr).
@@ -51,6 +55,13 @@ inline const StorageBase& storage_base(const Storage& s) {
 }
 inline StorageBase& storage_base(Storage& s) {
   return std::visit([](auto& x) -> StorageBase& { return x; }, s);
+}
+
+// The GPU whose memory (or mapping) holds the bytes; -1 for host-only storage.
+inline int gpu_device_of(const Storage& s) {
+  if (auto* g = std::get_if<GpuStorage>(&s)) return g->device;
+  if (auto* m = std::get_if<SharedStorage>(&s)) return m->device;
+  return -1;
 }
 
 // Allocates uninitialised host memory: 64-byte aligned, 16 for tiny sizes. Blocks of

@@ -1,11 +1,13 @@
 #include "core/tensor_impl.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "core/copy.h"
 #include "core/error.h"
 #include "core/gpu_runtime.h"
+#include "core/pending.h"
 
 namespace lucid {
 
@@ -110,12 +112,17 @@ bool TensorImpl::is_contiguous() const {
 bool TensorImpl::storage_is_shared() const {
   // Each Storage copy holds the DataPtr and the counter; when both point into one
   // block (Note [One block per storage]), every copy counts twice.
+  // The copies that recorded GPU calls hold (core/pending.h) are not sharers.
   const StorageBase& s = storage_base(storage_);
   bool one_block = !s.data.owner_before(s.version) && !s.version.owner_before(s.data);
-  return s.data.use_count() > (one_block ? 2 : 1);
+  const long copies = 1 + long(s.version->pending_uses.load(std::memory_order_relaxed));
+  return s.data.use_count() > (one_block ? 2 : 1) * copies;
 }
 
 std::byte* TensorImpl::data_ptr() const {
+  // Whoever asks for the address may read or hand out the bytes: the GPU's recorded
+  // calls run first (Note [Lazy GPU execution]). Inside a flush it is the kernel asking.
+  pending::flush(gpu_device_of(storage_));
   if (auto* s = std::get_if<SharedStorage>(&storage_); s && meta_.device.is_gpu())
     return s->device_ptr + meta_.offset;
   return storage_base(storage_).ptr() + meta_.offset;
@@ -124,6 +131,7 @@ std::byte* TensorImpl::data_ptr() const {
 std::byte* TensorImpl::host_ptr() const {
   LUCID_CHECK(!is_gpu_storage(), RuntimeError,
               "internal: host access to GPU memory; copy the tensor to the CPU first");
+  if (is_shared_storage()) pending::flush(gpu_device_of(storage_));
   return storage_base(storage_).ptr() + meta_.offset;
 }
 
@@ -157,11 +165,7 @@ Stride broadcast_strides(const TensorImpl& t, const Shape& shape, const char* op
 bool host_addressable(const TensorImpl& t) { return !t.is_gpu_storage(); }
 bool device_addressable(const TensorImpl& t) { return !t.is_cpu_storage(); }
 
-int gpu_index_of(const TensorImpl& t) {
-  if (auto* g = std::get_if<GpuStorage>(&t.storage())) return g->device;
-  if (auto* s = std::get_if<SharedStorage>(&t.storage())) return s->device;
-  return 0;
-}
+int gpu_index_of(const TensorImpl& t) { return std::max(0, gpu_device_of(t.storage())); }
 
 // Device address of element 0 for a tensor whose storage the GPU can address.
 std::byte* device_ptr(const TensorImpl& t) {

@@ -1,7 +1,11 @@
-// The (primitive, device) kernel table and launch (Note [The compute seam]).
+// The (primitive, device) kernel table and launch (Note [The compute seam]); on a lazy
+// GPU, launch records the call (Note [Lazy GPU execution], core/pending.h).
 #include <array>
+#include <memory>
+#include <vector>
 
 #include "core/error.h"
+#include "core/pending.h"
 #include "ops/primitive.h"
 
 namespace lucid::ops {
@@ -23,6 +27,57 @@ std::array<std::array<Kernel, kDeviceTypes>, kPrimCount>& table() {
 }
 
 const char* device_type_name(DeviceType d) { return d == DeviceType::CPU ? "cpu" : "gpu"; }
+
+// Primitives whose GPU kernel reads data back to raise an error about it (a check of
+// random arguments): they run when called, so the error comes from the call, as in
+// eager mode.
+bool runs_when_called(Prim p) { return p == Prim::RandomCheck; }
+
+// A launch kept for later: the kernel, a copy of the primitive, and snapshots of the
+// operands (their storage and metadata as they were when the op was called, so that
+// a later set_data or transpose_ does not reach the recorded call).
+class RecordedLaunch final : public pending::Work {
+ public:
+  RecordedLaunch(Kernel kernel, const Primitive& p, Outputs outs, Inputs ins)
+      : kernel_(kernel), prim_(p.clone()), n_outs_(outs.size()) {
+    tensors_.reserve(outs.size() + ins.size());
+    for (const TensorImpl* t : outs) tensors_.push_back(snapshot(t));
+    for (const TensorImpl* t : ins) tensors_.push_back(snapshot(t));
+  }
+  ~RecordedLaunch() override {
+    for (const TensorPtr& t : tensors_)
+      if (t) storage_base(t->storage()).version->pending_uses.fetch_sub(1, std::memory_order_relaxed);
+  }
+  void run() override {
+    std::vector<TensorImpl*> ptrs(tensors_.size());
+    for (size_t i = 0; i < tensors_.size(); ++i) ptrs[i] = tensors_[i].get();
+    kernel_(*prim_, Outputs(ptrs.data(), n_outs_),
+            Inputs(const_cast<const TensorImpl* const*>(ptrs.data()) + n_outs_, ptrs.size() - n_outs_));
+  }
+  const char* name() const override { return prim_->name(); }
+
+  // Output storage this call is the first of the list to keep alive.
+  size_t new_bytes() const {
+    size_t bytes = 0;
+    for (size_t i = 0; i < n_outs_; ++i)
+      if (const TensorPtr& t = tensors_[i])
+        if (storage_base(t->storage()).version->pending_uses.load(std::memory_order_relaxed) == 1)
+          bytes += storage_base(t->storage()).nbytes;
+    return bytes;
+  }
+
+ private:
+  static TensorPtr snapshot(const TensorImpl* t) {
+    if (!t) return nullptr;  // an absent optional operand
+    storage_base(t->storage()).version->pending_uses.fetch_add(1, std::memory_order_relaxed);
+    return std::make_shared<TensorImpl>(t->storage(), t->meta());
+  }
+
+  Kernel kernel_;
+  std::unique_ptr<Primitive> prim_;
+  size_t n_outs_;
+  std::vector<TensorPtr> tensors_;  // outputs, then inputs
+};
 
 }  // namespace
 
@@ -57,6 +112,15 @@ void launch(const Primitive& p, Outputs outs, Inputs ins) {
       fail<NotImplementedError>("no CUDA kernel for ", p.name(), " on ", device.str(),
                                 " yet: move the tensors with .cpu()");
     fail<NotImplementedError>("internal: no CPU kernel for ", p.name());
+  }
+  if (device.is_gpu() && pending::recording(device.index)) {
+    if (!runs_when_called(p.kind())) {
+      auto call = std::make_unique<RecordedLaunch>(k, p, outs, ins);
+      const size_t bytes = call->new_bytes();
+      pending::record(device.index, std::move(call), bytes);
+      return;
+    }
+    pending::flush(device.index);
   }
   k(p, outs, ins);
 }

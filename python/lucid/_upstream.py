@@ -1,7 +1,7 @@
 """Names upstream Lucid has beside torch's (lucid-3.8-api.md), and torch's conjugate-
 transpose properties: isreal, Tensor.mH / H, to_dlpack, is_storage, histogram2d,
 lucid.pad and Tensor.pad, Tensor.expand_dims (numpy's name for unsqueeze),
-Tensor.squeeze_all, Tensor.cube_ (upstream's in-place cube), lucid.bool_. Each is a composition of existing ops, so it runs on
+Tensor.squeeze_all, Tensor.cube_ (upstream's in-place cube), lucid.bool_, lucid.eval. Each is a composition of existing ops, so it runs on
 either device with their gradients."""
 
 from . import _dtype as D
@@ -81,12 +81,37 @@ def _expand_dims(self, axis):
     return out
 
 
+def eval(*tensors):
+    """Computes the tensors given (any nesting of lists, tuples and dicts of them) and
+    waits for them: a lazy GPU runs what it has recorded (upstream Lucid's and MLX's
+    eval). Returns None, as mx.eval does."""
+    devices = set()
+
+    def visit(x):
+        if isinstance(x, Tensor):
+            if x.device.type == "gpu":
+                devices.add(x.device.index or 0)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                visit(v)
+        elif isinstance(x, dict):
+            for v in x.values():
+                visit(v)
+        else:
+            raise TypeError(f"eval() takes tensors, or lists, tuples and dicts of them, not {type(x).__name__}")
+
+    visit(tensors)
+    from . import gpu
+    for d in sorted(devices):
+        gpu.synchronize(d)
+
+
 def _out_of_range(a, nd):
     raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {a})")
 
 
 def install(namespace):
-    for fn in (isreal, to_dlpack, is_storage, pad, histogram2d):
+    for fn in (isreal, to_dlpack, is_storage, pad, histogram2d, eval):
         namespace[fn.__name__] = fn
     namespace["bool_"] = bool_
     Tensor.mH = property(_mH)

@@ -8,7 +8,7 @@ from ._device import _resolve as _resolve_device
 __all__ = ["is_available", "device_count", "synchronize", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "memory_stats", "reset_peak_memory_stats",
            "reset_max_memory_allocated", "empty_cache", "current_device", "current_stream", "Stream", "Event",
-           "OutOfMemoryError"]
+           "OutOfMemoryError", "is_lazy", "set_lazy", "flush", "pending_stats"]
 
 # A device allocation that failed after lucid released its cache and tried again: a
 # RuntimeError, as torch.cuda.OutOfMemoryError (also lucid.OutOfMemoryError).
@@ -40,8 +40,32 @@ def _index(device):
 
 
 def synchronize(device=None):
-    """Waits until all work queued on the GPU is done."""
+    """Runs the GPU's recorded ops and waits until all its work is done."""
     _C.gpu_synchronize(_index(device))
+
+
+def is_lazy():
+    """True when GPU ops are recorded and run at the next flush (the default; LUCID_LAZY=0
+    turns it off), False when each runs as it is called."""
+    return _C.gpu_lazy()
+
+
+def set_lazy(enabled):
+    """Turns lazy GPU execution on or off (off runs what is recorded first). Eager mode
+    raises a kernel's errors at the op that caused them: a debugging aid."""
+    _C.gpu_set_lazy(bool(enabled))
+
+
+def flush(device=None):
+    """Queues the GPU's recorded ops on its stream without waiting for them
+    (device None: every GPU)."""
+    _C.gpu_flush(-1 if device is None else _index(device))
+
+
+def pending_stats(device=None):
+    """The recorded, not yet run, work of a GPU: {"ops", "bytes" (output memory they keep
+    alive), "flushes" (since the process started)}."""
+    return dict(_C.gpu_pending_stats(_index(device)))
 
 
 def memory_allocated(device=None):
@@ -62,8 +86,10 @@ def memory_reserved(device=None):
 def memory_stats(device=None):
     """The allocator's counters under torch.cuda.memory_stats()'s names."""
     s = _C.gpu_memory_stats(_index(device))
+    p = _C.gpu_pending_stats(_index(device))
     return {"allocated_bytes.all.current": s["allocated"], "allocated_bytes.all.peak": s["max_allocated"],
-            "reserved_bytes.all.current": s["reserved"]}
+            "reserved_bytes.all.current": s["reserved"], "pending_ops.current": p["ops"],
+            "pending_bytes.current": p["bytes"]}
 
 
 def reset_peak_memory_stats(device=None):

@@ -11,12 +11,21 @@
 #include "backend/cuda/stream.h"
 #include "backend/cuda/strided_copy.h"
 #include "core/copy.h"
+#include "core/pending.h"
 
 namespace lucid::cuda {
 
 int CudaRuntime::device_count() { return cuda::device_count(); }
 
 GpuStorage CudaRuntime::allocate(size_t nbytes, int device) {
+  try {
+    return CachingAllocator::instance().allocate(nbytes, device);
+  } catch (const OutOfMemoryError&) {
+    // Recorded calls keep their operands alive: running them frees what they were
+    // the last to use (Note [Lazy GPU execution]). Inside a flush there is nothing to run.
+    if (!pending::has_pending(device) || pending::in_flush()) throw;
+  }
+  pending::flush(device);
   return CachingAllocator::instance().allocate(nbytes, device);
 }
 
@@ -25,6 +34,7 @@ SharedStorage CudaRuntime::allocate_shared(size_t nbytes, int device) {
 }
 
 void CudaRuntime::copy(void* dst, const void* src, size_t nbytes, CopyKind kind, int device) {
+  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
   if (nbytes == 0) return;
   check_device(device);
   LUCID_CHECK(dst != nullptr && src != nullptr, RuntimeError,
@@ -48,11 +58,13 @@ void CudaRuntime::copy(void* dst, const void* src, size_t nbytes, CopyKind kind,
 void CudaRuntime::strided_copy(std::byte* dst, const Stride& dst_stride, const std::byte* src,
                                const Stride& src_stride, const Shape& shape, size_t itemsize,
                                int device) {
+  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
   cuda::strided_copy(dst, dst_stride, src, src_stride, shape, itemsize, device);
 }
 
 void CudaRuntime::cast_copy(std::byte* dst, const Stride& dst_stride, Dtype dst_dtype, const std::byte* src,
                             const Stride& src_stride, Dtype src_dtype, const Shape& shape, int device) {
+  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
   static_assert(int(CastType::C128) == int(Dtype::C128) && int(CastType::F16) == int(Dtype::F16),
                 "CastType must mirror lucid::Dtype");
   for (int64_t s : shape)
@@ -86,6 +98,7 @@ void CudaRuntime::cast_copy(std::byte* dst, const Stride& dst_stride, Dtype dst_
 
 void CudaRuntime::fill(std::byte* dst, const Stride& stride, const Shape& shape, uint64_t bits, size_t itemsize,
                        int device) {
+  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
   LUCID_CHECK(itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8, RuntimeError,
               "internal: GPU fill of ", itemsize, "-byte items");
   // The copy planner with a source that never moves (stride 0 on the same address).
@@ -105,6 +118,8 @@ void CudaRuntime::fill(std::byte* dst, const Stride& stride, const Shape& shape,
 }
 
 void CudaRuntime::order_after(int waiting, int producer) {
+  pending::flush(waiting);
+  pending::flush(producer);
   if (waiting == producer) return;  // one stream per device: already in order
   check_device(waiting);
   check_device(producer);
@@ -120,6 +135,7 @@ void CudaRuntime::order_after(int waiting, int producer) {
 }
 
 void CudaRuntime::synchronize(int device) {
+  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
   // All of lucid's work on a device is on its one stream, so waiting for the stream
   // is waiting for the device (cheaper than cudaDeviceSynchronize, and it does not
   // wait for other libraries' streams).
@@ -127,6 +143,7 @@ void CudaRuntime::synchronize(int device) {
 }
 
 uintptr_t CudaRuntime::stream_handle(int device) {
+  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
   DeviceGuard guard(device);
   return reinterpret_cast<uintptr_t>(stream(device));
 }
@@ -149,16 +166,19 @@ void CudaRuntime::event_destroy(uintptr_t event, int device) {
 }
 
 void CudaRuntime::event_record(uintptr_t event, int device) {
+  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
   DeviceGuard guard(device);
   LUCID_CUDA_CHECK(cudaEventRecord(as_event(event), stream(device)));
 }
 
 void CudaRuntime::event_wait(uintptr_t event, int device) {
+  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
   DeviceGuard guard(device);
   LUCID_CUDA_CHECK(cudaStreamWaitEvent(stream(device), as_event(event), 0));
 }
 
 bool CudaRuntime::event_query(uintptr_t event, int device) {
+  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
   DeviceGuard guard(device);
   const cudaError_t status = cudaEventQuery(as_event(event));
   if (status == cudaErrorNotReady) {
@@ -170,6 +190,7 @@ bool CudaRuntime::event_query(uintptr_t event, int device) {
 }
 
 void CudaRuntime::event_synchronize(uintptr_t event, int device) {
+  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
   DeviceGuard guard(device);
   LUCID_CUDA_CHECK(cudaEventSynchronize(as_event(event)));
   raise_device_error(device);  // Note [Errors found on the device]

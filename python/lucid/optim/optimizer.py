@@ -10,6 +10,7 @@ torch.optim's layout, so state_dicts move between the two.
 from __future__ import annotations
 
 import copy
+import functools
 import warnings
 from collections import defaultdict
 from itertools import chain
@@ -122,6 +123,20 @@ class Optimizer:
 
     def step(self, closure=None):
         raise NotImplementedError(f"{type(self).__name__} does not implement step()")
+
+    def __init_subclass__(cls, **kwargs):
+        # The end of step() is a flush point of the lazy GPU (csrc/core/pending.h): the
+        # update runs (asynchronously) before the next step records its work.
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_flushes", False):
+            @functools.wraps(step)
+            def flushing_step(self, *args, **kwargs):
+                out = step(self, *args, **kwargs)
+                _C.gpu_flush(-1)
+                return out
+            flushing_step._flushes = True
+            cls.step = flushing_step
 
     # ---- state_dict -------------------------------------------------------------------
     def state_dict(self):

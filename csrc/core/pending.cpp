@@ -1,0 +1,126 @@
+// The pending lists of Note [Lazy GPU execution] (core/pending.h).
+#include "core/pending.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "core/error.h"
+
+namespace lucid::pending {
+
+namespace detail {
+std::atomic<size_t> g_pending[kMaxDevices];
+}
+
+namespace {
+
+struct DeviceList {
+  std::mutex lock;  // guards ops and bytes (record may come from several threads)
+  std::vector<std::unique_ptr<Work>> ops;
+  size_t bytes = 0;
+  // Held while a flush runs, so that two threads' flushes of one device run one
+  // after the other, each list in order.
+  std::mutex running;
+  std::atomic<size_t> flushes{0};
+};
+
+DeviceList& list(int device) {
+  static DeviceList lists[kMaxDevices];
+  return lists[device];
+}
+
+bool lazy_from_environment() {
+  const char* v = std::getenv("LUCID_LAZY");
+  return !(v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "false") == 0 || std::strcmp(v, "off") == 0));
+}
+
+std::atomic<bool> g_lazy{lazy_from_environment()};
+thread_local bool t_in_flush = false;
+
+// Re-raises the error a kernel threw with the name of its op, keeping its type (the
+// Python exception it maps to).
+template <typename E>
+[[noreturn]] void rethrow_named(const E& e, const char* op) {
+  throw E(str_cat(e.what(), " (raised by ", op, ", which ran at a flush of the lazy GPU queue; with LUCID_LAZY=0 ",
+                  "it is raised where ", op, " is called)"));
+}
+
+}  // namespace
+
+bool lazy_enabled() { return g_lazy.load(std::memory_order_relaxed); }
+
+void set_lazy(bool enabled) {
+  if (!enabled) flush_all();
+  g_lazy.store(enabled, std::memory_order_relaxed);
+}
+
+bool in_flush() { return t_in_flush; }
+
+bool recording(int device) {
+  return g_lazy.load(std::memory_order_relaxed) && !t_in_flush && device >= 0 && device < kMaxDevices;
+}
+
+void record(int device, std::unique_ptr<Work> work, size_t new_bytes) {
+  DeviceList& l = list(device);
+  bool full;
+  {
+    std::lock_guard g(l.lock);
+    l.ops.push_back(std::move(work));
+    l.bytes += new_bytes;
+    detail::g_pending[device].store(l.ops.size(), std::memory_order_relaxed);
+    full = l.ops.size() >= kMaxPendingOps || l.bytes >= kMaxPendingBytes;
+  }
+  if (full) flush(device);
+}
+
+void flush_slow(int device) {
+  DeviceList& l = list(device);
+  std::lock_guard run(l.running);
+  std::vector<std::unique_ptr<Work>> ops;
+  {
+    std::lock_guard g(l.lock);
+    ops.swap(l.ops);
+    l.bytes = 0;
+    detail::g_pending[device].store(0, std::memory_order_relaxed);
+  }
+  if (ops.empty()) return;
+  l.flushes.fetch_add(1, std::memory_order_relaxed);
+  t_in_flush = true;
+  struct Leave {
+    ~Leave() { t_in_flush = false; }
+  } leave;
+  for (std::unique_ptr<Work>& w : ops) {
+    const char* op = w->name();
+    try {
+      w->run();
+    } catch (const OutOfMemoryError& e) {
+      rethrow_named(e, op);
+    } catch (const TypeError& e) {
+      rethrow_named(e, op);
+    } catch (const ValueError& e) {
+      rethrow_named(e, op);
+    } catch (const IndexError& e) {
+      rethrow_named(e, op);
+    } catch (const NotImplementedError& e) {
+      rethrow_named(e, op);
+    } catch (const RuntimeError& e) {
+      rethrow_named(e, op);
+    }
+    w.reset();  // releases its operands as soon as their kernel is queued
+  }
+}
+
+void flush_all() {
+  for (int d = 0; d < kMaxDevices; ++d) flush(d);
+}
+
+Stats stats(int device) {
+  LUCID_CHECK(device >= 0 && device < kMaxDevices, RuntimeError, "invalid GPU index ", device);
+  DeviceList& l = list(device);
+  std::lock_guard g(l.lock);
+  return {l.ops.size(), l.bytes, l.flushes.load(std::memory_order_relaxed)};
+}
+
+}  // namespace lucid::pending

@@ -1,0 +1,79 @@
+// Note [Lazy GPU execution]
+//
+// A GPU op does not run when it is called: launch() (ops/launch.cpp) checks it, lets
+// the op allocate its outputs and bump versions as in eager mode, and records the
+// kernel call here, in the device's pending list, in program order. The list runs, in
+// that order, on the device's one stream, at a flush:
+//  - whenever anything reads or hands out the bytes of a GPU storage: data_ptr() from
+//    outside a flush, every GpuRuntime entry that queues work or waits (copies, fills,
+//    synchronize, events, the stream handle for DLPack), hence item(), tolist(), repr,
+//    numpy, save, cross-device copies and the data-dependent shapes that read a count;
+//  - at lucid.eval(), Tensor.eval(), lucid.gpu.synchronize(), the end of backward()
+//    and of optimizer.step();
+//  - when the list holds kMaxPendingOps ops or keeps kMaxPendingBytes of outputs alive,
+//    so that a program that never asks for a value never grows without bound.
+// Program order on one stream keeps PyTorch's meaning of views, in-place writes and
+// saved tensors with no dependency analysis: a recorded op holds snapshots (storage +
+// metadata) of its operands, taken when it was called, so later metadata changes
+// (set_data, transpose_) do not reach it and its operands' bytes stay alive.
+//
+// Errors about shapes, dtypes and devices are raised by the op when it is called; an
+// error a kernel raises while the list runs is raised by the flush, naming the op, and
+// the ops recorded after it are dropped (their outputs were never written).
+// LUCID_LAZY=0, or lucid.gpu.set_lazy(False), runs every op when it is called.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+
+namespace lucid::pending {
+
+inline constexpr size_t kMaxPendingOps = 1024;
+inline constexpr size_t kMaxPendingBytes = size_t(256) << 20;
+inline constexpr int kMaxDevices = 16;
+
+// One recorded call: runs it, names it for errors.
+struct Work {
+  virtual ~Work() = default;
+  virtual void run() = 0;
+  virtual const char* name() const = 0;
+};
+
+bool lazy_enabled();
+void set_lazy(bool enabled);  // turning it off flushes every device first
+
+// True while this thread runs a flush: launch() then runs kernels at once (a kernel
+// built from other ops), and data_ptr() does not flush again.
+bool in_flush();
+
+// Should an op on GPU `device` be recorded rather than run? (Lazy, and not in a flush.)
+bool recording(int device);
+
+// Appends to the device's list; flushes it when a budget is reached. `new_bytes`: the
+// bytes of output storage the list now keeps alive that it did not before.
+void record(int device, std::unique_ptr<Work> work, size_t new_bytes);
+
+namespace detail {
+extern std::atomic<size_t> g_pending[kMaxDevices];  // ops in each device's list
+}
+inline bool has_pending(int device) {
+  return device >= 0 && device < kMaxDevices && detail::g_pending[device].load(std::memory_order_relaxed) != 0;
+}
+
+// Runs the device's list in order. A no-op when it is empty or when called inside a
+// flush (the kernel being run is what asked).
+void flush_slow(int device);
+inline void flush(int device) {
+  if (has_pending(device) && !in_flush()) flush_slow(device);
+}
+void flush_all();
+
+struct Stats {
+  size_t ops = 0;      // recorded, not yet run
+  size_t bytes = 0;    // output storage they keep alive
+  size_t flushes = 0;  // since the process started
+};
+Stats stats(int device);
+
+}  // namespace lucid::pending
