@@ -166,6 +166,7 @@ ReadyOperand ready_operand(const TensorPtr& t, const BinaryPlan& plan) {
 
 // out = op(a, b) through the Binary primitive.
 void run_binary(BinaryOp op, const BinaryPlan& plan, TensorImpl& out, const Operand& a, const Operand& b) {
+  check_supported(op, plan.compute);
   Binary p;
   p.op = op;
   p.compute = plan.compute;
@@ -263,6 +264,7 @@ TensorPtr unary(UnaryOp op, const TensorPtr& a) {
     TensorPtr x = prepare(a, dtype, a->shape());
     out = make_output(a->shape(), kUnaryRule[int(op)] == DtypeRule::Predicate ? Dtype::Bool : dtype, a->device(),
                       a.get());
+    check_supported(op, x->dtype());
     Unary p;
     p.op = op;
     launch(p, {out.get()}, {x.get()});
@@ -284,6 +286,7 @@ void unary_inplace(UnaryOp op, const TensorPtr& self) {
     write_inplace_result(self, unary(op, record ? copy_with_history(self) : self));
     return;
   }
+  check_supported(op, self->dtype());
   Unary p;
   p.op = op;
   launch(p, {self.get()}, {self.get()});

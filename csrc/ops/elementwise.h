@@ -64,5 +64,9 @@ void write_out(const char* name, const TensorPtr& out, const TensorPtr& result, 
 
 const char* op_name(BinaryOp op);
 const char* op_name(UnaryOp op);
+// NotImplementedError "<op> is not implemented for dtype <d>" unless the op's functor
+// computes in `compute` (elementwise_support.cpp): raised by the op, before its launch.
+void check_supported(BinaryOp op, Dtype compute);
+void check_supported(UnaryOp op, Dtype compute);
 
 }  // namespace lucid::ops

@@ -1,5 +1,6 @@
 // The (primitive, device) kernel table and launch (Note [The compute seam]); on a lazy
 // GPU, launch records the call (Note [Lazy GPU execution], core/pending.h).
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <vector>
@@ -21,8 +22,12 @@ constexpr const char* kPrimName[] = {
 constexpr size_t kDeviceTypes = 2;  // DeviceType::CPU, DeviceType::GPU
 
 // Written at import (register_kernels of each backend), read-only afterwards.
-std::array<std::array<Kernel, kDeviceTypes>, kPrimCount>& table() {
-  static std::array<std::array<Kernel, kDeviceTypes>, kPrimCount> t{};
+struct Entry {
+  Kernel kernel = nullptr;
+  Check check = nullptr;
+};
+std::array<std::array<Entry, kDeviceTypes>, kPrimCount>& table() {
+  static std::array<std::array<Entry, kDeviceTypes>, kPrimCount> t{};
   return t;
 }
 
@@ -41,12 +46,27 @@ class RecordedLaunch final : public pending::Work {
   RecordedLaunch(Kernel kernel, const Primitive& p, Outputs outs, Inputs ins)
       : kernel_(kernel), prim_(p.clone()), n_outs_(outs.size()) {
     tensors_.reserve(outs.size() + ins.size());
-    for (const TensorImpl* t : outs) tensors_.push_back(snapshot(t));
-    for (const TensorImpl* t : ins) tensors_.push_back(snapshot(t));
+    std::vector<const TensorImpl*> seen;
+    seen.reserve(outs.size() + ins.size());
+    auto add = [&](const TensorImpl* t) {
+      // One snapshot per tensor: a kernel may tell an in-place call by identity
+      // (outs[0] == ins[0], the scans do), which two snapshots would hide.
+      for (size_t i = 0; i < seen.size(); ++i)
+        if (t && seen[i] == t) {
+          seen.push_back(t);
+          tensors_.push_back(tensors_[i]);
+          return;
+        }
+      seen.push_back(t);
+      tensors_.push_back(snapshot(t));
+    };
+    for (const TensorImpl* t : outs) add(t);
+    for (const TensorImpl* t : ins) add(t);
   }
   ~RecordedLaunch() override {
-    for (const TensorPtr& t : tensors_)
-      if (t) storage_base(t->storage()).version->pending_uses.fetch_sub(1, std::memory_order_relaxed);
+    for (size_t i = 0; i < tensors_.size(); ++i)
+      if (tensors_[i] && std::find(tensors_.begin(), tensors_.begin() + i, tensors_[i]) == tensors_.begin() + i)
+        storage_base(tensors_[i]->storage()).version->pending_uses.fetch_sub(1, std::memory_order_relaxed);
   }
   void run() override {
     std::vector<TensorImpl*> ptrs(tensors_.size());
@@ -83,15 +103,17 @@ class RecordedLaunch final : public pending::Work {
 
 const char* prim_name(Prim p) { return kPrimName[size_t(p)]; }
 
-void register_kernel(Prim p, DeviceType device, Kernel kernel) { table()[size_t(p)][size_t(device)] = kernel; }
+void register_kernel(Prim p, DeviceType device, Kernel kernel, Check check) {
+  table()[size_t(p)][size_t(device)] = {kernel, check};
+}
 
-bool has_kernel(Prim p, DeviceType device) { return table()[size_t(p)][size_t(device)] != nullptr; }
+bool has_kernel(Prim p, DeviceType device) { return table()[size_t(p)][size_t(device)].kernel != nullptr; }
 
 std::vector<std::pair<std::string, std::string>> registered_kernels() {
   std::vector<std::pair<std::string, std::string>> out;
   for (size_t p = 0; p < kPrimCount; ++p)
     for (DeviceType d : {DeviceType::CPU, DeviceType::GPU})
-      if (table()[p][size_t(d)]) out.emplace_back(kPrimName[p], device_type_name(d));
+      if (table()[p][size_t(d)].kernel) out.emplace_back(kPrimName[p], device_type_name(d));
   return out;
 }
 
@@ -106,13 +128,15 @@ void launch(const Primitive& p, Outputs outs, Inputs ins) {
   };
   for (const TensorImpl* t : outs) same(t);
   for (const TensorImpl* t : ins) same(t);
-  Kernel k = table()[size_t(p.kind())][size_t(device.type)];
+  const Entry& entry = table()[size_t(p.kind())][size_t(device.type)];
+  const Kernel k = entry.kernel;
   if (!k) {
     if (device.is_gpu())
       fail<NotImplementedError>("no CUDA kernel for ", p.name(), " on ", device.str(),
                                 " yet: move the tensors with .cpu()");
     fail<NotImplementedError>("internal: no CPU kernel for ", p.name());
   }
+  if (entry.check) entry.check(p, outs, ins);
   if (device.is_gpu() && pending::recording(device.index)) {
     if (!runs_when_called(p.kind())) {
       auto call = std::make_unique<RecordedLaunch>(k, p, outs, ins);

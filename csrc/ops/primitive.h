@@ -117,7 +117,13 @@ auto next_tensor(const Span& s, size_t& i, bool present = true) {
 // kernels write bytes only (the op bumps versions).
 using Kernel = void (*)(const Primitive& p, Outputs outs, Inputs ins);
 
-void register_kernel(Prim p, DeviceType device, Kernel kernel);
+// A kernel's own conditions on its operands that need no data (the GPU's limit on
+// index tensors, a cuDNN plan for these shapes). launch runs it when the op is called,
+// before the kernel runs or is recorded, so that a lazy GPU still raises such errors
+// from the call (Note [Lazy GPU execution]). The kernel may then assume them.
+using Check = void (*)(const Primitive& p, Outputs outs, Inputs ins);
+
+void register_kernel(Prim p, DeviceType device, Kernel kernel, Check check = nullptr);
 bool has_kernel(Prim p, DeviceType device);
 // The registered (primitive name, device name) pairs, in enum order.
 std::vector<std::pair<std::string, std::string>> registered_kernels();

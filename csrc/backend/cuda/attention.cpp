@@ -354,15 +354,36 @@ struct DropoutValues {
   }
 };
 
+// The plan of the forward (backward) graph for these operands; NotImplementedError
+// saying why there is none. Run as the primitives' Check too, so that the error comes
+// from the call on a lazy GPU; the kernel's second lookup is a cache hit.
+std::shared_ptr<const BackendPlan> plan_for(bool backward, const Layout& l, const TensorImpl& q, const TensorImpl& k,
+                                            const TensorImpl& v, const TensorImpl* bias) {
+  std::string why = "float16/bfloat16 operands only";
+  std::shared_ptr<const BackendPlan> plan;
+  if (shapes_supported(q, k, v, bias)) plan = find_plan(backward, l, &why);
+  require(plan, why, backward ? "scaled_dot_product_attention backward" : "scaled_dot_product_attention");
+  return plan;
+}
+
+void check_attention_forward(const ops::Primitive& prim, Outputs, Inputs ins) {
+  const auto& p = ops::prim_cast<ops::AttentionForward>(prim);
+  const TensorImpl* bias = ins.size() > 3 ? ins[3] : nullptr;
+  plan_for(false, Layout(*ins[0], *ins[1], *ins[2], p.causal, bias, p.dropout.p), *ins[0], *ins[1], *ins[2], bias);
+}
+
+void check_attention_backward(const ops::Primitive& prim, Outputs, Inputs ins) {
+  const auto& p = ops::prim_cast<ops::AttentionBackward>(prim);
+  const TensorImpl* bias = ins.size() > 6 ? ins[6] : nullptr;
+  plan_for(true, Layout(*ins[0], *ins[1], *ins[2], p.causal, bias, p.dropout.p), *ins[0], *ins[1], *ins[2], bias);
+}
+
 void attention_forward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::AttentionForward>(prim);
   const TensorImpl &q = *ins[0], &k = *ins[1], &v = *ins[2];
   const TensorImpl* bias = ins.size() > 3 ? ins[3] : nullptr;
-  std::string why = "float16/bfloat16 operands only";
-  std::shared_ptr<const BackendPlan> plan;
   const Layout l(q, k, v, p.causal, bias, p.dropout.p);
-  if (shapes_supported(q, k, v, bias)) plan = find_plan(false, l, &why);
-  require(plan, why, "scaled_dot_product_attention");
+  const std::shared_ptr<const BackendPlan> plan = plan_for(false, l, q, k, v, bias);
   float scale = float(p.scale), neg_inf = -std::numeric_limits<float>::infinity();
   std::vector<int64_t> uids{kQ, kK, kV, kO, kStats, kScale};
   std::vector<void*> ptrs{q.data_ptr(), k.data_ptr(), v.data_ptr(), outs[0]->data_ptr(), outs[1]->data_ptr(),
@@ -381,11 +402,8 @@ void attention_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs 
   const auto& p = ops::prim_cast<ops::AttentionBackward>(prim);
   const TensorImpl &q = *ins[0], &k = *ins[1], &v = *ins[2], &o = *ins[3], &d_o = *ins[4], &stats = *ins[5];
   const TensorImpl* bias = ins.size() > 6 ? ins[6] : nullptr;
-  std::string why = "float16/bfloat16 operands only";
-  std::shared_ptr<const BackendPlan> plan;
   const Layout l(q, k, v, p.causal, bias, p.dropout.p);
-  if (shapes_supported(q, k, v, bias)) plan = find_plan(true, l, &why);
-  require(plan, why, "scaled_dot_product_attention backward");
+  const std::shared_ptr<const BackendPlan> plan = plan_for(true, l, q, k, v, bias);
   DeviceGuard guard(l.device);
   // [d q's float32 sums | the rows' D | cuDNN's own workspace]
   const int64_t scratch = l.dq_sum_bytes() + l.deltas_bytes();
@@ -419,8 +437,10 @@ bool attention_supported(const TensorImpl& q, const TensorImpl& k, const TensorI
 }
 
 void register_attention_kernels() {
-  ops::register_kernel(ops::Prim::AttentionForward, DeviceType::GPU, attention_forward_kernel);
-  ops::register_kernel(ops::Prim::AttentionBackward, DeviceType::GPU, attention_backward_kernel);
+  ops::register_kernel(ops::Prim::AttentionForward, DeviceType::GPU, attention_forward_kernel,
+                       check_attention_forward);
+  ops::register_kernel(ops::Prim::AttentionBackward, DeviceType::GPU, attention_backward_kernel,
+                       check_attention_backward);
 }
 
 }  // namespace lucid::cuda

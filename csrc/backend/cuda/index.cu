@@ -99,6 +99,12 @@ void index_select_prim(const ops::Primitive& p, Outputs outs, Inputs ins) {
   gather_along(*outs[0], *ins[0], *ins[1], index_st, dim, DeviceErrorCode::SliceOutOfRange);
 }
 
+void check_index(const ops::Primitive& prim, Outputs, Inputs) {
+  const size_t k = ops::prim_cast<ops::Index>(prim).loop.dim.size();
+  LUCID_CHECK(k <= size_t(kMaxIndexTensors), NotImplementedError, "advanced indexing on the GPU takes at most ",
+              kMaxIndexTensors, " index tensors; got ", k);
+}
+
 void index_prim(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const ops::IndexLoop& loop = ops::prim_cast<ops::Index>(prim).loop;
   TensorImpl& out = *outs[0];
@@ -120,7 +126,7 @@ void register_index_kernels() {
   using ops::Prim;
   ops::register_kernel(Prim::Gather, DeviceType::GPU, gather_prim);
   ops::register_kernel(Prim::IndexSelect, DeviceType::GPU, index_select_prim);
-  ops::register_kernel(Prim::Index, DeviceType::GPU, index_prim);
+  ops::register_kernel(Prim::Index, DeviceType::GPU, index_prim, check_index);
 }
 
 }  // namespace lucid::cuda

@@ -273,14 +273,18 @@ void index_put_with(TensorImpl& self, const TensorImpl& values, bool accumulate,
   else write<K, Store>(self, &values, std::nullopt, w);
 }
 
+void check_index_put(const ops::Primitive& prim, Outputs, Inputs) {
+  const size_t k = ops::prim_cast<ops::IndexPut>(prim).loop.dim.size();
+  LUCID_CHECK(k >= 1 && k <= size_t(kMaxIndexTensors), NotImplementedError, "index_put_ on the GPU takes 1 to ",
+              kMaxIndexTensors, " index tensors; got ", k);
+}
+
 void index_put_prim(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::IndexPut>(prim);
   const ops::IndexLoop& loop = p.loop;
   TensorImpl& self = *outs[0];
   const TensorImpl& values = *ins[0];
-  const size_t k = loop.dim.size();
-  LUCID_CHECK(k >= 1 && k <= size_t(kMaxIndexTensors), NotImplementedError, "index_put_ on the GPU takes 1 to ",
-              kMaxIndexTensors, " index tensors; got ", k);
+  const size_t k = loop.dim.size();  // (1 to kMaxIndexTensors: check_index_put)
   WriteLoop w{loop.shape, loop.self_stride, values.stride(), {}, loop.idx_stride,
               {int(k), {}, {}, {}, true, DeviceErrorCode::IndexOutOfRange}};
   for (size_t i = 0; i < k; ++i) {
@@ -303,7 +307,7 @@ void register_index_write_kernels() {
   using ops::Prim;
   ops::register_kernel(Prim::Scatter, DeviceType::GPU, scatter_prim);
   ops::register_kernel(Prim::IndexAdd, DeviceType::GPU, index_add_prim);
-  ops::register_kernel(Prim::IndexPut, DeviceType::GPU, index_put_prim);
+  ops::register_kernel(Prim::IndexPut, DeviceType::GPU, index_put_prim, check_index_put);
 }
 
 }  // namespace lucid::cuda
