@@ -19,6 +19,18 @@ workload("GPU tiny: 1-element add (host time)", "gpu overhead", _tiny_gpu(False)
 workload("GPU tiny: 1-element add * 2, recorded for autograd", "gpu overhead", _tiny_gpu(True),
          lambda m, a: (a + a) * 2.0, ops=2, device="gpu")
 
+
+def _chain(m, a):
+    for _ in range(100):
+        a = a + 1.0
+    return a
+
+
+# 100 dependent ops per call: the host cost per op when nothing waits in between (lucid
+# records them; issue 22's target is 2 us an op)
+workload("GPU tiny: 100 chained 1-element adds (host time per 100 ops)", "gpu overhead", _tiny_gpu(False), _chain,
+         ops=100, device="gpu")
+
 for n, label in ((1 << 24, "16M"), (1 << 28, "256M")):
     shape = (n // 4096, 4096)
     nb = n * F32
