@@ -17,6 +17,8 @@ void init_seq(nb::module_& m) {
                               double eps, bool rms) {
     return ops::norm_last_dims(x, k, w.value_or(nullptr), b.value_or(nullptr), eps, rms);
   }, nb::arg("x"), nb::arg("k"), nb::arg("weight").none(), nb::arg("bias").none(), nb::arg("eps"), nb::arg("rms"));
+  m.def("_rope", &ops::rope, nb::arg("x"), nb::arg("dims"), nb::arg("traditional"), nb::arg("base"), nb::arg("scale"),
+        nb::arg("offset"));
   m.def("_lstm_cell_fused", [](TensorPtr gates, TensorPtr c_prev) {
     auto r = ops::lstm_cell_fused(gates, c_prev);
     return nb::make_tuple(r[0], r[1]);

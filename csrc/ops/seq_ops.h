@@ -69,6 +69,11 @@ std::vector<TensorPtr> gru_cell_grads_with_ops(const TensorPtr& gx, const Tensor
 
 namespace lucid::ops {
 
+// lucid.fast.rope (MLX's mx.fast.rope): x ([..., L, D], floating) with its first `dims`
+// features of row l turned pairwise by (offset + l) * scale * base^(-2i / dims); one
+// kernel (the Rope primitive), differentiable (its gradient is the opposite rotation).
+TensorPtr rope(const TensorPtr& x, int64_t dims, bool traditional, double base, double scale, int64_t offset);
+
 // Fused scaled dot-product attention (ops/attention.cpp): q [B, Hq, Sq, D], k [B, Hk,
 // Skv, D], v [B, Hk, Skv, Dv] of one floating dtype, Hq a multiple of Hk, and an
 // optional additive mask `bias` [1 or B, 1 or Hq, Sq, Skv] of q's dtype that takes no

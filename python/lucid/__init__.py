@@ -132,6 +132,7 @@ for _name, _fn, _method in linalg._TOP_LEVEL:  # torch.det, Tensor.inverse, ...
 del _name, _fn, _method
 from . import signal  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
+from . import fast  # noqa: E402,F401  (MLX's mx.fast: rms_norm, layer_norm, rope, sdpa)
 from . import _sparse  # noqa: E402  (sparse tensors: sparse_coo_tensor, Tensor.to_sparse, layouts)
 _sparse.install(globals())
 from . import sparse  # noqa: E402,F401

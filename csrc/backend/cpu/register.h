@@ -22,6 +22,7 @@ void register_creation_kernels();
 void register_norm_kernels();
 void register_seq_kernels();
 void register_attention_kernels();  // attention.cpp, called by register_seq_kernels
+void register_rope_kernels();       // rope.cpp, called by register_seq_kernels
 void register_optim_kernels();
 void register_random_kernels();
 

@@ -146,6 +146,7 @@ void register_seq_kernels() {
   ops::register_kernel(Prim::CtcLoss, DeviceType::CPU, ctc_loss_kernel);
   ops::register_kernel(Prim::CtcLossBackward, DeviceType::CPU, ctc_loss_backward_kernel);
   register_attention_kernels();
+  register_rope_kernels();
 }
 
 }  // namespace lucid::cpu
