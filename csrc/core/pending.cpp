@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <vector>
 
@@ -42,9 +43,29 @@ thread_local bool t_in_flush = false;
 // Re-raises the error a kernel threw with the name of its op, keeping its type (the
 // Python exception it maps to).
 template <typename E>
-[[noreturn]] void rethrow_named(const E& e, const char* op) {
+[[noreturn]] void raise_as(const E& e, const char* op) {
   throw E(str_cat(e.what(), " (raised by ", op, ", which ran at a flush of the lazy GPU queue; with LUCID_LAZY=0 ",
                   "it is raised where ", op, " is called)"));
+}
+
+[[noreturn]] void rethrow_named(std::exception_ptr error, const char* op) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const OutOfMemoryError& e) {  // (before RuntimeError, its base)
+    raise_as(e, op);
+  } catch (const TypeError& e) {
+    raise_as(e, op);
+  } catch (const ValueError& e) {
+    raise_as(e, op);
+  } catch (const IndexError& e) {
+    raise_as(e, op);
+  } catch (const NotImplementedError& e) {
+    raise_as(e, op);
+  } catch (const RuntimeError& e) {
+    raise_as(e, op);
+  } catch (...) {
+    throw;  // anything else as it is
+  }
 }
 
 }  // namespace
@@ -91,25 +112,20 @@ void flush_slow(int device) {
   struct Leave {
     ~Leave() { t_in_flush = false; }
   } leave;
+  // A call that throws is skipped and the rest still run: the calls after it may not
+  // depend on it, and their tensors must not be left unwritten. The first error is
+  // raised once the list has run.
+  std::exception_ptr first_error;
+  const char* failed_op = nullptr;
   for (std::unique_ptr<Work>& w : ops) {
-    const char* op = w->name();
     try {
       w->run();
-    } catch (const OutOfMemoryError& e) {
-      rethrow_named(e, op);
-    } catch (const TypeError& e) {
-      rethrow_named(e, op);
-    } catch (const ValueError& e) {
-      rethrow_named(e, op);
-    } catch (const IndexError& e) {
-      rethrow_named(e, op);
-    } catch (const NotImplementedError& e) {
-      rethrow_named(e, op);
-    } catch (const RuntimeError& e) {
-      rethrow_named(e, op);
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception(), failed_op = w->name();
     }
     w.reset();  // releases its operands as soon as their kernel is queued
   }
+  if (first_error) rethrow_named(first_error, failed_op);
 }
 
 void flush_all() {

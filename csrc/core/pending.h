@@ -18,8 +18,8 @@
 // (set_data, transpose_) do not reach it and its operands' bytes stay alive.
 //
 // Errors about shapes, dtypes and devices are raised by the op when it is called; an
-// error a kernel raises while the list runs is raised by the flush, naming the op, and
-// the ops recorded after it are dropped (their outputs were never written).
+// error a kernel raises while the list runs is raised by the flush, naming the op, once
+// the rest of the list has run (the calls after it may not depend on it).
 // LUCID_LAZY=0, or lucid.gpu.set_lazy(False), runs every op when it is called.
 #pragma once
 
