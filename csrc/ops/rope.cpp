@@ -1,4 +1,6 @@
 // lucid.fast.rope through the Rope primitive (ops/prims/rope.h).
+#include <cmath>
+
 #include "autograd/record.h"
 #include "ops/prims/rope.h"
 #include "ops/reduce_plan.h"
@@ -37,7 +39,7 @@ TensorPtr rope(const TensorPtr& x, int64_t dims, bool traditional, double base, 
   LUCID_CHECK(base > 0 && std::isfinite(base), ValueError, "fast.rope: base must be positive and finite, got ", base);
   LUCID_CHECK(std::isfinite(scale), ValueError, "fast.rope: scale must be finite, got ", scale);
   LUCID_CHECK(offset >= 0, ValueError, "fast.rope: offset must be >= 0, got ", offset);
-  return run_rope(x, RopeParams{dims, traditional, base, scale, offset, false});
+  return run_rope(x, RopeParams{dims, traditional, std::log(base), scale, offset, false});
 }
 
 }  // namespace lucid::ops

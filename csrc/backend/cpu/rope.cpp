@@ -18,8 +18,16 @@ void rope_rows(const ops::RopeParams& p, const T* x, T* y, int64_t rows, int64_t
   parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const T* in = x + r * features;
-      auto row = [in](int64_t j) { return C(in[j]); };
-      for (int64_t j = 0; j < features; ++j) y[r * features + j] = T(ops::rope_feature<C>(p, r % seq, j, row));
+      T* out = y + r * features;
+      for (int64_t pair = 0; pair < p.dims / 2; ++pair) {
+        int64_t i0, i1;
+        ops::rope_pair_features(p, pair, i0, i1);
+        C y0, y1;
+        ops::rope_turn<C>(p, r % seq, pair, C(in[i0]), C(in[i1]), y0, y1);
+        out[i0] = T(y0);
+        out[i1] = T(y1);
+      }
+      for (int64_t j = p.dims; j < features; ++j) out[j] = in[j];
     }
   });
 }

@@ -1,4 +1,4 @@
-// The CUDA kernel of lucid.fast.rope (ops/prims/rope.h): one thread an output feature.
+// The CUDA kernel of lucid.fast.rope (ops/prims/rope.h): one thread a pair of features.
 #include <type_traits>
 
 #include "backend/cuda/check.h"
@@ -15,13 +15,26 @@ namespace {
 using ops::Inputs;
 using ops::Outputs;
 
-template <typename T>
-__global__ void rope_kernel(ops::RopeParams p, const T* x, T* y, int64_t n, int64_t seq, int64_t features) {
+// One thread a slot of a row: slot s < dims / 2 turns pair s, the others copy feature
+// dims + (s - dims / 2). Index is int32_t when the elements fit, int64_t otherwise.
+template <typename T, typename Index>
+__global__ void rope_kernel(ops::RopeParams p, const T* x, T* y, Index n, Index seq, Index features, Index slots) {
   using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t r = e / features, j = e % features;
-    const T* in = x + r * features;
-    y[e] = T(ops::rope_feature<C>(p, r % seq, j, [in](int64_t i) { return C(in[i]); }));
+  const Index half = Index(p.dims / 2);
+  for (Index e = Index(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += Index(gridDim.x) * blockDim.x) {
+    const Index r = e / slots, s = e % slots;
+    const T* in = x + int64_t(r) * features;
+    T* out = y + int64_t(r) * features;
+    if (s < half) {
+      int64_t i0, i1;
+      ops::rope_pair_features(p, s, i0, i1);
+      C y0, y1;
+      ops::rope_turn<C>(p, r % seq, s, C(in[i0]), C(in[i1]), y0, y1);
+      out[i0] = T(y0);
+      out[i1] = T(y1);
+    } else {
+      out[p.dims + (s - half)] = in[p.dims + (s - half)];
+    }
   }
 }
 
@@ -34,9 +47,15 @@ void rope_prim(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const int device = y.device().index;
   DeviceGuard guard(device);
   cudaStream_t s = stream(device);
+  const int64_t slots = p.dims / 2 + (features - p.dims), rows = n / features, work = rows * slots;
   auto run = [&]<typename T>() {
-    rope_kernel<T><<<ew_grid(n), kEwThreads, 0, s>>>(p, reinterpret_cast<const T*>(x.data_ptr()),
-                                                    reinterpret_cast<T*>(y.data_ptr()), n, seq, features);
+    auto* in = reinterpret_cast<const T*>(x.data_ptr());
+    auto* out = reinterpret_cast<T*>(y.data_ptr());
+    if (n < (int64_t(1) << 31))  // (n >= work, features, seq)
+      rope_kernel<T, int32_t><<<ew_grid(work), kEwThreads, 0, s>>>(p, in, out, int32_t(work), int32_t(seq),
+                                                                  int32_t(features), int32_t(slots));
+    else
+      rope_kernel<T, int64_t><<<ew_grid(work), kEwThreads, 0, s>>>(p, in, out, work, seq, features, slots);
   };
   switch (x.dtype()) {
     case Dtype::F16: run.operator()<Half>(); break;

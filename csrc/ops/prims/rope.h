@@ -11,12 +11,12 @@
 namespace lucid::ops {
 
 struct RopeParams {
-  int64_t dims = 0;      // leading features of the last axis that rotate (even); the rest pass through
+  int64_t dims = 0;          // leading features of the last axis that rotate (even); the rest pass through
   bool traditional = false;  // pairs (2i, 2i + 1); otherwise (i, i + dims / 2)
-  double base = 10000;   // pair i turns by position * scale * base^(-2i / dims)
+  double log_base = 0;       // pair i turns by position * scale * base^(-2i / dims)
   double scale = 1;
-  int64_t offset = 0;    // position of the first row (a KV cache's length)
-  bool inverse = false;  // the opposite rotation: the gradient
+  int64_t offset = 0;        // position of the first row (a KV cache's length)
+  bool inverse = false;      // the opposite rotation: the gradient
 };
 
 // out (contiguous, x's shape [..., L, D], floating) = x with feature pairs of row l of
@@ -27,23 +27,25 @@ struct Rope : PrimitiveOf<Prim::Rope, Rope> {
   const char* name() const override { return "fast.rope"; }
 };
 
-// Feature j (< D) of row l, computed in C (float for float16/bfloat16/float32, double
-// for float64) from the row's features `row`.
-template <typename C, typename Load>
-LUCID_HD inline C rope_feature(const RopeParams& p, int64_t l, int64_t j, Load row) {
+// The two features of pair `pair` (< dims / 2).
+LUCID_HD inline void rope_pair_features(const RopeParams& p, int64_t pair, int64_t& i0, int64_t& i1) {
+  i0 = p.traditional ? 2 * pair : pair;
+  i1 = p.traditional ? 2 * pair + 1 : pair + p.dims / 2;
+}
+
+// Pair `pair` of row l turned: (x0, x1) -> (y0, y1), computed in C (float for
+// float16/bfloat16/float32, double for float64). The one formula both devices use.
+template <typename C>
+LUCID_HD inline void rope_turn(const RopeParams& p, int64_t l, int64_t pair, C x0, C x1, C& y0, C& y1) {
 #if !defined(__CUDA_ARCH__)
-  using std::cos, std::exp, std::log, std::sin;  // float overloads for float (the device has its own)
+  using std::cos, std::exp, std::sin;  // float overloads for float (the device has its own)
 #endif
-  if (j >= p.dims) return row(j);
-  const int64_t half = p.dims / 2;
-  const int64_t pair = p.traditional ? j / 2 : j % half;
-  const bool first = p.traditional ? j % 2 == 0 : j < half;
-  const int64_t i0 = p.traditional ? 2 * pair : pair, i1 = p.traditional ? 2 * pair + 1 : pair + half;
-  const C theta = exp(C(-2 * pair) / C(p.dims) * log(C(p.base)));
+  const C theta = exp(C(-2 * pair) * (C(p.log_base) / C(p.dims)));
   C angle = C(p.offset + l) * C(p.scale) * theta;
   if (p.inverse) angle = -angle;
-  const C c = cos(angle), s = sin(angle), x0 = row(i0), x1 = row(i1);
-  return first ? x0 * c - x1 * s : x0 * s + x1 * c;
+  const C c = cos(angle), s = sin(angle);
+  y0 = x0 * c - x1 * s;
+  y1 = x0 * s + x1 * c;
 }
 
 }  // namespace lucid::ops
