@@ -43,6 +43,17 @@ for n, label in ((1 << 24, "16M"), (1 << 28, "256M")):
     workload(f"GPU sigmoid {label} float32", "gpu elementwise", inputs(shape, device="gpu"),
              lambda m, a: m.sigmoid(a), nbytes=2 * nb, device="gpu", ceiling="gpu_copy")
 
+def _chain8(m, x):
+    y = m.sin(x * 1.5 + 0.5) * x
+    return m.sigmoid(m.exp(m.tanh(y) - 0.25)) + 1.0
+
+
+# issue 22's fusion row: eight dependent elementwise ops, bytes counted as one read of x
+# and one write (the "effective" bandwidth a fused kernel would reach)
+workload("GPU chain of 8 elementwise ops 16M float32 (effective bytes)", "gpu elementwise",
+         inputs((4096, 4096), device="gpu"), _chain8, nbytes=2 * (1 << 24) * F32, ops=8, device="gpu",
+         ceiling="gpu_copy")
+
 G = 1 << 24
 workload("GPU add of a row (x + bias) [4096, 4096]", "gpu elementwise",
          inputs((4096, 4096), (4096,), device="gpu"), lambda m, a, b: a + b, nbytes=2 * G * F32 + 4096 * F32,
