@@ -1,0 +1,145 @@
+// The pending lists of lazy GPU execution (core/pending.h), driven with plain Work items
+// so that they run without a GPU: order, budgets, the flush's error handling, and the
+// "in a flush" flag that keeps a kernel's own reads from flushing again.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/pending.h"
+#include "core/tensor_impl.h"
+
+namespace lucid {
+namespace {
+
+// A GPU index no test of the suite touches, so its list is this file's own.
+constexpr int kDevice = pending::kMaxDevices - 1;
+
+struct Step final : pending::Work {
+  std::vector<int>* log;
+  int id;
+  bool fail;
+  Step(std::vector<int>* l, int i, bool f = false) : log(l), id(i), fail(f) {}
+  void run() override {
+    log->push_back(id);
+    if (fail) throw IndexError("step " + std::to_string(id) + " failed");
+  }
+  const char* name() const override { return "step"; }
+};
+
+void record(std::vector<int>& log, int id, bool fail = false, size_t bytes = 0) {
+  pending::record(kDevice, std::make_unique<Step>(&log, id, fail), bytes);
+}
+
+TEST(Pending, RunsInProgramOrderAtAFlush) {
+  std::vector<int> log;
+  for (int i = 0; i < 5; ++i) record(log, i);
+  EXPECT_TRUE(log.empty());
+  EXPECT_TRUE(pending::has_pending(kDevice));
+  EXPECT_EQ(pending::stats(kDevice).ops, 5u);
+  const size_t flushes = pending::stats(kDevice).flushes;
+  pending::flush(kDevice);
+  EXPECT_EQ(log, (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_FALSE(pending::has_pending(kDevice));
+  EXPECT_EQ(pending::stats(kDevice).flushes, flushes + 1);
+  pending::flush(kDevice);  // nothing recorded: not counted
+  EXPECT_EQ(pending::stats(kDevice).flushes, flushes + 1);
+}
+
+TEST(Pending, OpBudgetFlushes) {
+  std::vector<int> log;
+  for (size_t i = 0; i < pending::kMaxPendingOps; ++i) record(log, int(i));
+  EXPECT_EQ(log.size(), pending::kMaxPendingOps);  // the last record ran the list
+  EXPECT_FALSE(pending::has_pending(kDevice));
+}
+
+TEST(Pending, ByteBudgetFlushes) {
+  std::vector<int> log;
+  record(log, 0, false, pending::kMaxPendingBytes / 2);
+  EXPECT_TRUE(log.empty());
+  EXPECT_EQ(pending::stats(kDevice).bytes, pending::kMaxPendingBytes / 2);
+  record(log, 1, false, pending::kMaxPendingBytes / 2);
+  EXPECT_EQ(log, (std::vector<int>{0, 1}));
+  EXPECT_EQ(pending::stats(kDevice).bytes, 0u);
+}
+
+TEST(Pending, AnErrorIsRaisedAfterTheRestHasRunWithItsTypeAndOp) {
+  std::vector<int> log;
+  record(log, 0);
+  record(log, 1, true);
+  record(log, 2);
+  record(log, 3, true);  // a second error: the first is the one raised
+  try {
+    pending::flush(kDevice);
+    FAIL() << "the flush raised nothing";
+  } catch (const IndexError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("step 1 failed"), std::string::npos) << what;
+    EXPECT_NE(what.find("raised by step"), std::string::npos) << what;
+    EXPECT_NE(what.find("LUCID_LAZY=0"), std::string::npos) << what;
+  }
+  EXPECT_EQ(log, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_FALSE(pending::has_pending(kDevice));
+  record(log, 4);  // the list works afterwards
+  pending::flush(kDevice);
+  EXPECT_EQ(log.back(), 4);
+}
+
+// A step that records and flushes from inside a flush, as a kernel built from other
+// ops (or one reading data_ptr) would: the inner flush is a no-op and the new record
+// waits for the next flush, so nothing runs out of order or recursively.
+struct Reentrant final : pending::Work {
+  std::vector<int>* log;
+  explicit Reentrant(std::vector<int>* l) : log(l) {}
+  void run() override {
+    EXPECT_TRUE(pending::in_flush());
+    EXPECT_FALSE(pending::recording(kDevice));  // launch runs kernels at once inside a flush
+    pending::flush(kDevice);
+    log->push_back(100);
+  }
+  const char* name() const override { return "reentrant"; }
+};
+
+TEST(Pending, AFlushInsideAFlushDoesNothing) {
+  std::vector<int> log;
+  record(log, 0);
+  pending::record(kDevice, std::make_unique<Reentrant>(&log), 0);
+  record(log, 1);
+  EXPECT_FALSE(pending::in_flush());
+  pending::flush(kDevice);
+  EXPECT_EQ(log, (std::vector<int>{0, 100, 1}));
+  EXPECT_FALSE(pending::in_flush());
+}
+
+TEST(Pending, TurningLazinessOffRunsWhatIsRecorded) {
+  const bool was = pending::lazy_enabled();
+  pending::set_lazy(true);
+  EXPECT_TRUE(pending::recording(kDevice));
+  std::vector<int> log;
+  record(log, 7);
+  pending::set_lazy(false);
+  EXPECT_EQ(log, (std::vector<int>{7}));
+  EXPECT_FALSE(pending::recording(kDevice));
+  pending::set_lazy(was);
+}
+
+// Copies of a storage held by recorded calls are not sharers (TensorImpl::storage_is_shared):
+// out= may still resize a tensor a recorded call reads.
+TEST(Pending, SnapshotsAreNotSharers) {
+  TensorPtr t = TensorImpl::empty({4}, Dtype::F32, Device::cpu());
+  EXPECT_FALSE(t->storage_is_shared());
+  storage_base(t->storage()).version->pending_uses.fetch_add(1);
+  {
+    auto snapshot = std::make_shared<TensorImpl>(t->storage(), t->meta());
+    EXPECT_FALSE(t->storage_is_shared());
+    TensorPtr view = TensorImpl::view_of(*t, {2}, {4}, 0);
+    EXPECT_TRUE(t->storage_is_shared());
+  }
+  storage_base(t->storage()).version->pending_uses.fetch_sub(1);
+  EXPECT_FALSE(t->storage_is_shared());
+}
+
+}  // namespace
+}  // namespace lucid
