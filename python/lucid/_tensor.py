@@ -458,7 +458,8 @@ class _TensorAPI:
         return out
 
     def eval(self):
-        """Waits until every queued write to this tensor is done (MLX's eval)."""
+        """Runs the GPU's recorded ops and waits until every write to this tensor is done
+        (MLX's eval); returns the tensor. A no-op on the CPU."""
         self._eval()
         return self
 
