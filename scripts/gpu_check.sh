@@ -13,7 +13,8 @@
 # SHARD=i/n: only every n-th test file from the i-th (0-based), for runs that must fit
 # the device tool's 10 minutes a call (all GPU legs in one process take about 10);
 # TEST_TIMEOUT: seconds for the tests (default 420). The tests run in 8 processes when
-# pytest-xdist is there.
+# pytest-xdist is there. GPU ops are recorded lazily (csrc/core/pending.h); LUCID_LAZY=0
+# in the environment runs every leg with each op run at its call (eager mode) instead.
 set -u
 : "${OUT:?set OUT to a folder for the logs (the device machine sets it)}"
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
