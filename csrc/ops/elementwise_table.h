@@ -162,7 +162,7 @@ template <typename T> using WrapU = std::make_unsigned_t<std::conditional_t<kWra
 namespace fn {
 
 // `supports<T>` says which compute types an op is defined for; the others raise
-// "<op> is not implemented for dtype <d>".
+// "<op> is not implemented for dtype <d>" when the op is called (elementwise_support.cpp).
 struct Add {
   template <typename T> static constexpr bool supports = true;
   template <typename T> LUCID_HD T operator()(T a, T b) const {

@@ -25,7 +25,8 @@ def pending():
 def lazy():
     was = lucid.gpu.is_lazy()
     lucid.gpu.set_lazy(True)
-    lucid.gpu.synchronize() if GPU else None
+    if GPU:
+        lucid.gpu.synchronize()
     yield
     lucid.gpu.set_lazy(was)
 

@@ -341,7 +341,8 @@ void run_binary(const char* name, TensorImpl& out, const TensorImpl& a, const Te
   visit_dtype(a.dtype(), [&]<typename T>() {
     using C = opmath_t<T>;
     if constexpr (!Op::template supports<C>) {
-      fail<NotImplementedError>(name, " is not implemented for dtype ", dtype_name(a.dtype()));
+      fail<RuntimeError>("internal: ", name, " launched for dtype ", dtype_name(a.dtype()),
+                         ", which ops::check_supported refuses");
     } else {
       using R = decltype(Op()(C(), C()));
       using TOut = std::conditional_t<std::is_same_v<R, bool>, bool, T>;
@@ -389,7 +390,8 @@ void run_unary(const char* name, TensorImpl& out, const TensorImpl& a, VecUnaryF
   visit_dtype(a.dtype(), [&]<typename T>() {
     using C = opmath_t<T>;
     if constexpr (!Op::template supports<C>) {
-      fail<NotImplementedError>(name, " is not implemented for dtype ", dtype_name(a.dtype()));
+      fail<RuntimeError>("internal: ", name, " launched for dtype ", dtype_name(a.dtype()),
+                         ", which ops::check_supported refuses");
     } else {
       using R = decltype(Op()(C()));
       using TOut = std::conditional_t<std::is_same_v<R, bool>, bool, T>;  // predicates write bool

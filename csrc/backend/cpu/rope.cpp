@@ -1,6 +1,5 @@
 // The CPU kernel of lucid.fast.rope (ops/prims/rope.h): rows of D features in parallel.
 #include <algorithm>
-#include <type_traits>
 
 #include "backend/cpu/register.h"
 #include "core/error.h"
@@ -13,20 +12,12 @@ namespace {
 
 template <typename T>
 void rope_rows(const ops::RopeParams& p, const T* x, T* y, int64_t rows, int64_t seq, int64_t features) {
-  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
   const int64_t grain = std::max<int64_t>(1, 16384 / features);
   parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const T* in = x + r * features;
       T* out = y + r * features;
-      for (int64_t pair = 0; pair < p.dims / 2; ++pair) {
-        int64_t i0, i1;
-        ops::rope_pair_features(p, pair, i0, i1);
-        C y0, y1;
-        ops::rope_turn<C>(p, r % seq, pair, C(in[i0]), C(in[i1]), y0, y1);
-        out[i0] = T(y0);
-        out[i1] = T(y1);
-      }
+      for (int64_t pair = 0; pair < p.dims / 2; ++pair) ops::rope_pair(p, in, out, r % seq, pair);
       for (int64_t j = p.dims; j < features; ++j) out[j] = in[j];
     }
   });

@@ -127,7 +127,8 @@ void run_binary(const char* name, const EwCall& call) {
     using D = device_t<T>;
     using C = opmath_t<D>;
     if constexpr (!Op::template supports<C>) {
-      fail<NotImplementedError>(name, " is not implemented for dtype ", dtype_name(call.compute));
+      fail<RuntimeError>("internal: ", name, " launched for dtype ", dtype_name(call.compute),
+                         ", which ops::check_supported refuses");
     } else {
       using R = decltype(Op()(C(), C()));
       using TOut = std::conditional_t<std::is_same_v<R, bool>, bool, D>;
@@ -144,7 +145,8 @@ void run_unary(const char* name, const EwCall& call) {
     using D = device_t<T>;
     using C = opmath_t<D>;
     if constexpr (!Op::template supports<C>) {
-      fail<NotImplementedError>(name, " is not implemented for dtype ", dtype_name(call.compute));
+      fail<RuntimeError>("internal: ", name, " launched for dtype ", dtype_name(call.compute),
+                         ", which ops::check_supported refuses");
     } else {
       using R = decltype(Op()(C()));
       using TOut = std::conditional_t<std::is_same_v<R, bool>, bool, D>;

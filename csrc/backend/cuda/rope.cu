@@ -1,6 +1,4 @@
 // The CUDA kernel of lucid.fast.rope (ops/prims/rope.h): one thread a pair of features.
-#include <type_traits>
-
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/elementwise_launch.cuh"
@@ -19,22 +17,13 @@ using ops::Outputs;
 // dims + (s - dims / 2). Index is int32_t when the elements fit, int64_t otherwise.
 template <typename T, typename Index>
 __global__ void rope_kernel(ops::RopeParams p, const T* x, T* y, Index n, Index seq, Index features, Index slots) {
-  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
   const Index half = Index(p.dims / 2);
   for (Index e = Index(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += Index(gridDim.x) * blockDim.x) {
     const Index r = e / slots, s = e % slots;
     const T* in = x + int64_t(r) * features;
     T* out = y + int64_t(r) * features;
-    if (s < half) {
-      int64_t i0, i1;
-      ops::rope_pair_features(p, s, i0, i1);
-      C y0, y1;
-      ops::rope_turn<C>(p, r % seq, s, C(in[i0]), C(in[i1]), y0, y1);
-      out[i0] = T(y0);
-      out[i1] = T(y1);
-    } else {
-      out[p.dims + (s - half)] = in[p.dims + (s - half)];
-    }
+    if (s < half) ops::rope_pair(p, in, out, r % seq, s);
+    else out[p.dims + (s - half)] = in[p.dims + (s - half)];
   }
 }
 

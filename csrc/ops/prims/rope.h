@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/half.h"  // (LUCID_HD)
 #include "ops/primitive.h"
@@ -27,25 +28,22 @@ struct Rope : PrimitiveOf<Prim::Rope, Rope> {
   const char* name() const override { return "fast.rope"; }
 };
 
-// The two features of pair `pair` (< dims / 2).
-LUCID_HD inline void rope_pair_features(const RopeParams& p, int64_t pair, int64_t& i0, int64_t& i1) {
-  i0 = p.traditional ? 2 * pair : pair;
-  i1 = p.traditional ? 2 * pair + 1 : pair + p.dims / 2;
-}
-
-// Pair `pair` of row l turned: (x0, x1) -> (y0, y1), computed in C (float for
-// float16/bfloat16/float32, double for float64). The one formula both devices use.
-template <typename C>
-LUCID_HD inline void rope_turn(const RopeParams& p, int64_t l, int64_t pair, C x0, C x1, C& y0, C& y1) {
+// Pair `pair` (< dims / 2) of row l, read from `in` and written turned to `out` (the
+// row's D features each): computed in C, float for float16/bfloat16/float32, double for
+// float64. The one formula both devices use.
+template <typename T>
+LUCID_HD inline void rope_pair(const RopeParams& p, const T* in, T* out, int64_t l, int64_t pair) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
 #if !defined(__CUDA_ARCH__)
   using std::cos, std::exp, std::sin;  // float overloads for float (the device has its own)
 #endif
+  const int64_t i0 = p.traditional ? 2 * pair : pair, i1 = p.traditional ? 2 * pair + 1 : pair + p.dims / 2;
   const C theta = exp(C(-2 * pair) * (C(p.log_base) / C(p.dims)));
   C angle = C(p.offset + l) * C(p.scale) * theta;
   if (p.inverse) angle = -angle;
-  const C c = cos(angle), s = sin(angle);
-  y0 = x0 * c - x1 * s;
-  y1 = x0 * s + x1 * c;
+  const C c = cos(angle), s = sin(angle), x0 = C(in[i0]), x1 = C(in[i1]);
+  out[i0] = T(x0 * c - x1 * s);
+  out[i1] = T(x0 * s + x1 * c);
 }
 
 }  // namespace lucid::ops
