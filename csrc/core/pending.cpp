@@ -22,9 +22,12 @@ struct DeviceList {
   std::vector<std::unique_ptr<Work>> ops;
   size_t bytes = 0;
   // Held while a flush runs, so that two threads' flushes of one device run one
-  // after the other, each list in order.
-  std::mutex running;
+  // after the other, each list in order; and by a StreamTurn. Recursive: a thread
+  // holding a StreamTurn may flush (a data_ptr() in the work it queues).
+  std::recursive_mutex running;
   std::atomic<size_t> flushes{0};
+  std::atomic<size_t> graph_runs{0};
+  std::atomic<size_t> graph_abandoned{0};
 };
 
 DeviceList& list(int device) {
@@ -37,7 +40,14 @@ bool lazy_from_environment() {
   return !(v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "false") == 0 || std::strcmp(v, "off") == 0));
 }
 
+bool graphs_from_environment() {
+  const char* v = std::getenv("LUCID_CUDA_GRAPHS");
+  return !(v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "false") == 0 || std::strcmp(v, "off") == 0));
+}
+
 std::atomic<bool> g_lazy{lazy_from_environment()};
+std::atomic<bool> g_graphs{graphs_from_environment()};
+std::atomic<ListRunner> g_runner{nullptr};
 thread_local bool t_in_flush = false;
 
 // Re-raises the error a kernel threw with the name of its op, keeping its type (the
@@ -79,6 +89,10 @@ void set_lazy(bool enabled) {
 
 bool in_flush() { return t_in_flush; }
 
+ListRunner set_list_runner(ListRunner runner) { return g_runner.exchange(runner, std::memory_order_acq_rel); }
+bool graphs_enabled() { return g_graphs.load(std::memory_order_relaxed); }
+void set_graphs_enabled(bool enabled) { g_graphs.store(enabled, std::memory_order_relaxed); }
+
 bool recording(int device) {
   return g_lazy.load(std::memory_order_relaxed) && !t_in_flush && device >= 0 && device < kMaxDevices;
 }
@@ -96,9 +110,10 @@ void record(int device, std::unique_ptr<Work> work, size_t new_bytes) {
   if (full) flush(device);
 }
 
-void flush_slow(int device) {
-  DeviceList& l = list(device);
-  std::lock_guard run(l.running);
+namespace {
+
+// Runs the device's list; the caller holds l.running.
+void run_locked(DeviceList& l, int device) {
   std::vector<std::unique_ptr<Work>> ops;
   {
     std::lock_guard g(l.lock);
@@ -115,17 +130,61 @@ void flush_slow(int device) {
   // A call that throws is skipped and the rest still run: the calls after it may not
   // depend on it, and their tensors must not be left unwritten. The first error is
   // raised once the list has run.
-  std::exception_ptr first_error;
-  const char* failed_op = nullptr;
-  for (std::unique_ptr<Work>& w : ops) {
-    try {
-      w->run();
-    } catch (...) {
-      if (!first_error) first_error = std::current_exception(), failed_op = w->name();
+  struct Pass {
+    std::vector<std::unique_ptr<Work>>* ops;
+    std::exception_ptr first_error;
+    const char* failed_op = nullptr;
+    void run(bool release) {
+      first_error = nullptr;
+      for (std::unique_ptr<Work>& w : *ops) {
+        try {
+          w->run();
+        } catch (...) {
+          if (!first_error) first_error = std::current_exception(), failed_op = w->name();
+        }
+        if (release) w.reset();  // releases its operands as soon as their kernel is queued
+      }
     }
-    w.reset();  // releases its operands as soon as their kernel is queued
+  } pass{&ops};
+  const ListRunner runner = g_runner.load(std::memory_order_acquire);
+  ListRun how = ListRun::Declined;
+  if (runner && ops.size() >= kMinGraphCalls && graphs_enabled()) {
+    uint64_t signature = ops.size();
+    for (const std::unique_ptr<Work>& w : ops) signature = (signature ^ w->signature()) * 0x100000001b3ull;
+    // The runner keeps every call's operands until it is done (a graph built from the
+    // calls runs after they return); an abandoned attempt executed nothing.
+    how = runner(device, signature, ops.size(), [](void* p) { static_cast<Pass*>(p)->run(false); }, &pass);
+    if (how == ListRun::Ran) l.graph_runs.fetch_add(1, std::memory_order_relaxed);
+    if (how == ListRun::Abandoned) l.graph_abandoned.fetch_add(1, std::memory_order_relaxed);
   }
-  if (first_error) rethrow_named(first_error, failed_op);
+  if (how != ListRun::Ran) pass.run(true);
+  ops.clear();  // (a graph the runner launched is queued ahead of any reuse of their memory)
+  if (pass.first_error) rethrow_named(pass.first_error, pass.failed_op);
+}
+
+}  // namespace
+
+void flush_slow(int device) {
+  DeviceList& l = list(device);
+  std::lock_guard run(l.running);
+  run_locked(l, device);
+}
+
+StreamTurn::StreamTurn(int device) {
+  if (in_flush() || device < 0 || device >= kMaxDevices) return;
+  DeviceList& l = list(device);
+  l.running.lock();
+  device_ = device;
+  try {
+    if (has_pending(device)) run_locked(l, device);
+  } catch (...) {
+    l.running.unlock();
+    throw;
+  }
+}
+
+StreamTurn::~StreamTurn() {
+  if (device_ >= 0) list(device_).running.unlock();
 }
 
 void flush_all() {
@@ -136,7 +195,8 @@ Stats stats(int device) {
   LUCID_CHECK(device >= 0 && device < kMaxDevices, RuntimeError, "invalid GPU index ", device);
   DeviceList& l = list(device);
   std::lock_guard g(l.lock);
-  return {l.ops.size(), l.bytes, l.flushes.load(std::memory_order_relaxed)};
+  return {l.ops.size(), l.bytes, l.flushes.load(std::memory_order_relaxed),
+          l.graph_runs.load(std::memory_order_relaxed), l.graph_abandoned.load(std::memory_order_relaxed)};
 }
 
 }  // namespace lucid::pending

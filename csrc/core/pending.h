@@ -21,10 +21,15 @@
 // error a kernel raises while the list runs is raised by the flush, naming the op, once
 // the rest of the list has run (the calls after it may not depend on it).
 // LUCID_LAZY=0, or lucid.gpu.set_lazy(False), runs every op when it is called.
+//
+// A backend may run a whole list its own way (the CUDA backend: captured into a CUDA
+// graph and replayed when the list's signature repeats, Note [Flush graphs] in
+// backend/cuda/flush_graphs.h) through the ListRunner seam below.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace lucid::pending {
@@ -33,12 +38,34 @@ inline constexpr size_t kMaxPendingOps = 1024;
 inline constexpr size_t kMaxPendingBytes = size_t(256) << 20;
 inline constexpr int kMaxDevices = 16;
 
-// One recorded call: runs it, names it for errors.
+// One recorded call: runs it, names it for errors. run() may be called twice when a
+// backend's attempt to run the list its way is abandoned before anything executed
+// (ListRun::Abandoned), so it must not change host state that a second run would see.
 struct Work {
   virtual ~Work() = default;
   virtual void run() = 0;
   virtual const char* name() const = 0;
+  // Mixes what decides the launches of run() (kernel, parameters' kind, operand sizes
+  // and dtypes) into a hash: equal lists of equal calls give equal signatures.
+  virtual uint64_t signature() const { return 0; }
 };
+
+// What a backend's ListRunner did with a list.
+enum class ListRun {
+  Declined,   // nothing: the flush runs the list call by call
+  Ran,        // ran every call its way (as a graph it replayed or built)
+  Abandoned,  // began, but nothing executed (a call needed the host): the flush runs it call by call
+};
+// run_list(ctx) runs every call of the list once, holding on to their operands, and
+// never throws (the flush keeps the first error). `signature` hashes the whole list.
+using ListRunner = ListRun (*)(int device, uint64_t signature, size_t calls, void (*run_list)(void*), void* ctx);
+ListRunner set_list_runner(ListRunner runner);  // returns the one it replaces
+
+// Whether lists may go to the backend's runner (LUCID_CUDA_GRAPHS=0 turns it off).
+bool graphs_enabled();
+void set_graphs_enabled(bool enabled);
+// Lists shorter than this are run call by call: a graph saves little on them.
+inline constexpr size_t kMinGraphCalls = 3;
 
 bool lazy_enabled();
 void set_lazy(bool enabled);  // turning it off flushes every device first
@@ -69,10 +96,28 @@ inline void flush(int device) {
 }
 void flush_all();
 
+// For work queued on a device's stream outside a flush (copies, fills, event records,
+// waits): runs the device's list first, then keeps other threads' flushes of the
+// device waiting until destroyed, so that the work neither overtakes recorded calls
+// nor lands inside another thread's capture of a list (Note [Flush graphs]). Inside a
+// flush it does nothing (the kernel being run is what queues the work).
+class StreamTurn {
+ public:
+  explicit StreamTurn(int device);
+  ~StreamTurn();
+  StreamTurn(const StreamTurn&) = delete;
+  StreamTurn& operator=(const StreamTurn&) = delete;
+
+ private:
+  int device_ = -1;  // whose flushes wait; -1: none
+};
+
 struct Stats {
   size_t ops = 0;      // recorded, not yet run
   size_t bytes = 0;    // output storage they keep alive
   size_t flushes = 0;  // since the process started
+  size_t graph_runs = 0;       // flushes the backend's runner ran (replayed as graphs)
+  size_t graph_abandoned = 0;  // flushes it began and gave back (then run call by call)
 };
 Stats stats(int device);
 

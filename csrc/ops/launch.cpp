@@ -75,6 +75,19 @@ class RecordedLaunch final : public pending::Work {
             Inputs(const_cast<const TensorImpl* const*>(ptrs.data()) + n_outs_, ptrs.size() - n_outs_));
   }
   const char* name() const override { return prim_->name(); }
+  uint64_t signature() const override {
+    uint64_t h = reinterpret_cast<uintptr_t>(kernel_) ^ (uint64_t(prim_->kind()) << 48);
+    auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+    for (const TensorPtr& t : tensors_) {
+      if (!t) {
+        mix(~0ull);
+        continue;
+      }
+      mix(uint64_t(t->dtype()) << 8 | uint64_t(t->ndim()));
+      for (int64_t n : t->shape()) mix(uint64_t(n));
+    }
+    return h;
+  }
 
   // Output storage this call is the first of the list to keep alive.
   size_t new_bytes() const {

@@ -8,7 +8,8 @@ from ._device import _resolve as _resolve_device
 __all__ = ["is_available", "device_count", "synchronize", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "memory_stats", "reset_peak_memory_stats",
            "reset_max_memory_allocated", "empty_cache", "current_device", "current_stream", "Stream", "Event",
-           "OutOfMemoryError", "is_lazy", "set_lazy", "flush", "pending_stats"]
+           "OutOfMemoryError", "is_lazy", "set_lazy", "flush", "pending_stats",
+           "is_graph_replay", "set_graph_replay"]
 
 # A device allocation that failed after lucid released its cache and tried again: a
 # RuntimeError, as torch.cuda.OutOfMemoryError (also lucid.OutOfMemoryError).
@@ -64,8 +65,21 @@ def flush(device=None):
 
 def pending_stats(device=None):
     """The recorded, not yet run, work of a GPU: {"ops", "bytes" (output memory they keep
-    alive), "flushes" (since the process started)}."""
+    alive), "flushes" (since the process started), "graph_runs" (flushes replayed as a
+    CUDA graph), "graph_abandoned" (flushes whose capture gave way to running op by op)}."""
     return dict(_C.gpu_pending_stats(_index(device)))
+
+
+def is_graph_replay():
+    """True when a flush whose ops repeat an earlier flush's (a training step) is captured
+    and replayed as a CUDA graph (the default; LUCID_CUDA_GRAPHS=0 turns it off)."""
+    return _C.gpu_graph_replay()
+
+
+def set_graph_replay(enabled):
+    """Turns the replay of repeated flushes as CUDA graphs on or off (off: every flush
+    launches its ops one by one, a debugging aid)."""
+    _C.gpu_set_graph_replay(bool(enabled))
 
 
 def memory_allocated(device=None):

@@ -27,6 +27,7 @@ struct Step final : pending::Work {
     if (fail) throw IndexError("step " + std::to_string(id) + " failed");
   }
   const char* name() const override { return "step"; }
+  uint64_t signature() const override { return uint64_t(id) + 1; }
 };
 
 void record(std::vector<int>& log, int id, bool fail = false, size_t bytes = 0) {
@@ -139,6 +140,110 @@ TEST(Pending, SnapshotsAreNotSharers) {
   }
   storage_base(t->storage()).version->pending_uses.fetch_sub(1);
   EXPECT_FALSE(t->storage_is_shared());
+}
+
+// A backend's ListRunner (the CUDA graphs of Note [Flush graphs]) stood in for by one
+// that does what the test says and notes the signatures it was shown.
+struct FakeRunner {
+  static inline pending::ListRun answer = pending::ListRun::Declined;
+  static inline bool runs = false;  // runs the list before answering
+  static inline std::vector<uint64_t> signatures;
+  static pending::ListRun run(int device, uint64_t signature, size_t calls, void (*run_list)(void*), void* ctx) {
+    EXPECT_EQ(device, kDevice);
+    EXPECT_GE(calls, pending::kMinGraphCalls);
+    EXPECT_TRUE(pending::in_flush());
+    signatures.push_back(signature);
+    if (runs) run_list(ctx);
+    return answer;
+  }
+};
+
+struct WithRunner {
+  pending::ListRunner was;
+  bool graphs_were = pending::graphs_enabled();
+  WithRunner(pending::ListRun answer, bool runs) : was(pending::set_list_runner(&FakeRunner::run)) {
+    FakeRunner::answer = answer;
+    FakeRunner::runs = runs;
+    FakeRunner::signatures.clear();
+    pending::set_graphs_enabled(true);
+  }
+  ~WithRunner() {
+    pending::set_list_runner(was);
+    pending::set_graphs_enabled(graphs_were);
+  }
+};
+
+TEST(Pending, ARunnerThatRanTheListRunsItOnce) {
+  WithRunner with(pending::ListRun::Ran, true);
+  std::vector<int> log;
+  const size_t runs = pending::stats(kDevice).graph_runs;
+  for (int i = 0; i < 4; ++i) record(log, i, i == 2);
+  EXPECT_THROW(pending::flush(kDevice), IndexError);  // the error of a call still comes out
+  EXPECT_EQ(log, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(pending::stats(kDevice).graph_runs, runs + 1);
+}
+
+TEST(Pending, AnAbandonedRunIsRunAgainCallByCall) {
+  WithRunner with(pending::ListRun::Abandoned, true);
+  std::vector<int> log;
+  const size_t abandoned = pending::stats(kDevice).graph_abandoned;
+  for (int i = 0; i < 3; ++i) record(log, i);
+  pending::flush(kDevice);
+  EXPECT_EQ(log, (std::vector<int>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(pending::stats(kDevice).graph_abandoned, abandoned + 1);
+  // An error of the abandoned attempt is not raised twice: only the second run's.
+  log.clear();
+  for (int i = 0; i < 3; ++i) record(log, i, i == 1);
+  try {
+    pending::flush(kDevice);
+    FAIL() << "the flush raised nothing";
+  } catch (const IndexError& e) {
+    EXPECT_NE(std::string(e.what()).find("step 1 failed"), std::string::npos);
+  }
+  EXPECT_EQ(log, (std::vector<int>{0, 1, 2, 0, 1, 2}));
+}
+
+TEST(Pending, DeclinedShortOrSwitchedOffListsRunCallByCall) {
+  WithRunner with(pending::ListRun::Declined, false);
+  std::vector<int> log;
+  for (int i = 0; i < 3; ++i) record(log, i);
+  pending::flush(kDevice);
+  EXPECT_EQ(log, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(FakeRunner::signatures.size(), 1u);
+  for (size_t i = 0; i + 1 < pending::kMinGraphCalls; ++i) record(log, 9);
+  pending::flush(kDevice);  // too short to be shown to the runner
+  EXPECT_EQ(FakeRunner::signatures.size(), 1u);
+  pending::set_graphs_enabled(false);
+  for (int i = 0; i < 3; ++i) record(log, i);
+  pending::flush(kDevice);
+  EXPECT_EQ(FakeRunner::signatures.size(), 1u);
+  EXPECT_EQ(log.size(), 3 + (pending::kMinGraphCalls - 1) + 3);
+}
+
+TEST(Pending, EqualListsHaveEqualSignatures) {
+  WithRunner with(pending::ListRun::Declined, false);
+  std::vector<int> log;
+  for (const std::vector<int>& ids : {std::vector<int>{1, 2, 3}, {1, 2, 3}, {1, 3, 2}, {1, 2, 3, 4}}) {
+    for (int id : ids) record(log, id);
+    pending::flush(kDevice);
+  }
+  const std::vector<uint64_t>& s = FakeRunner::signatures;
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0], s[1]);
+  EXPECT_NE(s[0], s[2]);  // order matters
+  EXPECT_NE(s[0], s[3]);
+}
+
+TEST(Pending, AStreamTurnRunsTheListFirst) {
+  std::vector<int> log;
+  record(log, 5);
+  {
+    pending::StreamTurn turn(kDevice);
+    EXPECT_EQ(log, (std::vector<int>{5}));
+    record(log, 6);
+    pending::flush(kDevice);  // the thread holding the turn may still flush
+    EXPECT_EQ(log, (std::vector<int>{5, 6}));
+  }
 }
 
 }  // namespace

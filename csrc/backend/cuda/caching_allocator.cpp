@@ -7,6 +7,7 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
+#include "backend/cuda/flush_graphs.h"
 #include "backend/cuda/stream.h"
 
 namespace lucid::cuda {
@@ -140,6 +141,7 @@ void CachingAllocator::free_block(std::byte* p, int device, size_t size) noexcep
 void CachingAllocator::release_cached_locked(int device) {
   DeviceState& st = devices_[static_cast<size_t>(device)];
   if (st.cached.empty()) return;
+  refuse_in_capture("freeing cached GPU memory (which waits for the device)");
   DeviceGuard guard(device);
   // A cached block may still be used by work queued before its tensor died (see the
   // header); memory must not go back to the driver before that work has finished.

@@ -15,6 +15,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/conj.h"
 #include "backend/cuda/device_guard.h"
+#include "backend/cuda/flush_graphs.h"
 #include "backend/cuda/ldl.h"
 #include "backend/cuda/register.h"
 #include "backend/cuda/small_matrices.h"
@@ -408,7 +409,10 @@ void svd_jacobi(const ops::Svd& p, const TensorImpl* a, const TensorImpl* s_out,
 // The 64-bit API's calls may run host work enqueued on the stream, on their host
 // workspace, which must outlive it: a geev batch that has host work is waited for
 // (a rare op, and not a small one).
-void wait_for_host_work(int device) { LUCID_CUDA_CHECK(cudaStreamSynchronize(stream(device))); }
+void wait_for_host_work(int device) {
+  refuse_in_capture("a wait for cuSOLVER's host work");
+  LUCID_CUDA_CHECK(cudaStreamSynchronize(stream(device)));
+}
 
 // ldl_factor.cu's own sytf2 / hetf2, a block per matrix, for Hermitian matrices (cuSOLVER
 // has no hetrf) and for batches; cuSOLVER's sytrf, one matrix at a time, for one or two

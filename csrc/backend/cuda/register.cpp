@@ -1,5 +1,6 @@
 #include "backend/cuda/register.h"
 
+#include "backend/cuda/flush_graphs.h"
 #include "backend/cuda/runtime.h"
 #include "core/gpu_runtime.h"
 
@@ -11,6 +12,7 @@ void register_runtime() {
   // it. The object holds no resources of its own, so leaking it costs nothing.
   static CudaRuntime* runtime = new CudaRuntime();
   register_gpu_runtime(runtime);
+  pending::set_list_runner(&run_list_as_graph);  // Note [Flush graphs]
 }
 
 void register_kernels() {

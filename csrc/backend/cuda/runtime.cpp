@@ -7,6 +7,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_error.h"
 #include "backend/cuda/device_guard.h"
+#include "backend/cuda/flush_graphs.h"
 #include "backend/cuda/pinned_memory.h"
 #include "backend/cuda/stream.h"
 #include "backend/cuda/strided_copy.h"
@@ -34,11 +35,12 @@ SharedStorage CudaRuntime::allocate_shared(size_t nbytes, int device) {
 }
 
 void CudaRuntime::copy(void* dst, const void* src, size_t nbytes, CopyKind kind, int device) {
-  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
+  pending::StreamTurn turn(device);  // Note [Lazy GPU execution]: recorded work first
   if (nbytes == 0) return;
   check_device(device);
   LUCID_CHECK(dst != nullptr && src != nullptr, RuntimeError,
               "internal: GPU copy of ", nbytes, " bytes with a null pointer");
+  if (kind != CopyKind::DeviceToDevice) refuse_in_capture("a copy between host and device");
   DeviceGuard guard(device);
   cudaStream_t s = stream(device);
   // cudaMemcpyDefault lets CUDA infer the direction from the pointers (unified
@@ -58,13 +60,13 @@ void CudaRuntime::copy(void* dst, const void* src, size_t nbytes, CopyKind kind,
 void CudaRuntime::strided_copy(std::byte* dst, const Stride& dst_stride, const std::byte* src,
                                const Stride& src_stride, const Shape& shape, size_t itemsize,
                                int device) {
-  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
+  pending::StreamTurn turn(device);  // Note [Lazy GPU execution]: recorded work first
   cuda::strided_copy(dst, dst_stride, src, src_stride, shape, itemsize, device);
 }
 
 void CudaRuntime::cast_copy(std::byte* dst, const Stride& dst_stride, Dtype dst_dtype, const std::byte* src,
                             const Stride& src_stride, Dtype src_dtype, const Shape& shape, int device) {
-  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
+  pending::StreamTurn turn(device);  // Note [Lazy GPU execution]: recorded work first
   static_assert(int(CastType::C128) == int(Dtype::C128) && int(CastType::F16) == int(Dtype::F16),
                 "CastType must mirror lucid::Dtype");
   for (int64_t s : shape)
@@ -98,7 +100,7 @@ void CudaRuntime::cast_copy(std::byte* dst, const Stride& dst_stride, Dtype dst_
 
 void CudaRuntime::fill(std::byte* dst, const Stride& stride, const Shape& shape, uint64_t bits, size_t itemsize,
                        int device) {
-  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
+  pending::StreamTurn turn(device);  // Note [Lazy GPU execution]: recorded work first
   LUCID_CHECK(itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8, RuntimeError,
               "internal: GPU fill of ", itemsize, "-byte items");
   // The copy planner with a source that never moves (stride 0 on the same address).
@@ -135,7 +137,7 @@ void CudaRuntime::order_after(int waiting, int producer) {
 }
 
 void CudaRuntime::synchronize(int device) {
-  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
+  pending::StreamTurn turn(device);  // Note [Lazy GPU execution]: recorded work first
   // All of lucid's work on a device is on its one stream, so waiting for the stream
   // is waiting for the device (cheaper than cudaDeviceSynchronize, and it does not
   // wait for other libraries' streams).
@@ -166,13 +168,13 @@ void CudaRuntime::event_destroy(uintptr_t event, int device) {
 }
 
 void CudaRuntime::event_record(uintptr_t event, int device) {
-  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
+  pending::StreamTurn turn(device);  // Note [Lazy GPU execution]: recorded work first
   DeviceGuard guard(device);
   LUCID_CUDA_CHECK(cudaEventRecord(as_event(event), stream(device)));
 }
 
 void CudaRuntime::event_wait(uintptr_t event, int device) {
-  pending::flush(device);  // Note [Lazy GPU execution]: recorded work first
+  pending::StreamTurn turn(device);  // Note [Lazy GPU execution]: recorded work first
   DeviceGuard guard(device);
   LUCID_CUDA_CHECK(cudaStreamWaitEvent(stream(device), as_event(event), 0));
 }

@@ -28,6 +28,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/elementwise_launch.cuh"
+#include "backend/cuda/flush_graphs.h"
 #include "backend/cuda/register.h"
 #include "backend/cuda/sort.cuh"
 #include "backend/cuda/stream.h"
@@ -79,6 +80,7 @@ __global__ void row_offsets_kernel(int64_t* offsets, int64_t rows, int64_t n) {
 // from keys_kernel's AND and OR. A device-to-host read, but a narrow range saves up to
 // five of the radix sort's eight passes over 16M keys.
 std::pair<int, int> differing_bits(const unsigned long long* bits, cudaStream_t s) {
+  refuse_in_capture("sort's read of the keys' differing bits");
   unsigned long long host[2];
   LUCID_CUDA_CHECK(cudaMemcpyAsync(host, bits, sizeof host, cudaMemcpyDeviceToHost, s));
   LUCID_CUDA_CHECK(cudaStreamSynchronize(s));

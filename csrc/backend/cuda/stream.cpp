@@ -6,6 +6,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_error.h"
 #include "backend/cuda/device_guard.h"
+#include "backend/cuda/flush_graphs.h"
 
 namespace lucid::cuda {
 
@@ -47,6 +48,7 @@ cudaStream_t stream_if_created(int device) noexcept {
 
 void sync_stream(int device) {
   check_device(device);
+  refuse_in_capture("a wait for the device");
   if (cudaStream_t s = stream_if_created(device)) LUCID_CUDA_CHECK(cudaStreamSynchronize(s));
   raise_device_error(device);  // Note [Errors found on the device]
 }

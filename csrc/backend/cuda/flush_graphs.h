@@ -1,0 +1,43 @@
+// Replaying repeated flushes as CUDA graphs.
+//
+// Note [Flush graphs]
+// A training step flushes the same list of calls every iteration (one flush at the end
+// of backward, one at the end of optimizer.step), with new addresses each time. The
+// pending list (core/pending.h) hands each list of kMinGraphCalls or more to
+// run_list_as_graph, which keeps per device a table keyed by the list's signature
+// (kernels, parameter kinds, operand sizes and dtypes):
+//  - the first time a signature is seen, it declines: the list runs call by call (a
+//    graph used once costs as much as launching directly, design study section 2.5);
+//  - from the second time, it captures the calls into a graph (stream capture costs
+//    about 1.2 us a launch against 5 for launching) and launches it: the first capture
+//    is instantiated (3.6 ms for 1,000 nodes, once), later ones update the
+//    instantiated graph in place (cudaGraphExecUpdate, 0.23 us a node), which is how
+//    new addresses reach it. An update the driver refuses (another topology behind the
+//    same signature) instantiates again.
+// A call that needs the host while capturing (a read of a device value, a host wait,
+// a library's host work) cannot be in a graph: refuse_in_capture() or CUDA itself
+// invalidates the capture, nothing has executed, the flush runs the list call by call
+// (Work::run is repeatable), and the signature is never captured again.
+// The table is bounded (kMaxGraphs instantiated graphs, kMaxGraphNodes nodes, least
+// recently used evicted first) and never throws when full: unlike MLX's cache, which
+// raises after too many misses and leaves its encoder broken (design study 7.9.5).
+// LUCID_CUDA_GRAPHS=0 or lucid.gpu.set_graph_replay(False) turns replay off.
+#pragma once
+
+#include "core/pending.h"
+
+namespace lucid::cuda {
+
+inline constexpr size_t kMaxGraphs = 64;           // instantiated graphs per device
+inline constexpr size_t kMaxGraphNodes = 65536;    // their nodes together (~10 KB each in the driver)
+inline constexpr size_t kMaxGraphSignatures = 4096;  // signatures remembered per device
+
+// core/pending.h's ListRunner for CUDA devices; installed by register_runtime().
+pending::ListRun run_list_as_graph(int device, uint64_t signature, size_t calls, void (*run_list)(void*), void* ctx);
+
+// Called where a call would wait for the device or read from it on the host (those
+// cannot be captured): while this thread captures a flush, abandons the capture and
+// throws; otherwise does nothing. `what` names the wait for the internal message.
+void refuse_in_capture(const char* what);
+
+}  // namespace lucid::cuda
