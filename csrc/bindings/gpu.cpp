@@ -42,11 +42,15 @@ void init_gpu(nb::module_& m) {
     d["flushes"] = s.flushes;
     d["graph_runs"] = s.graph_runs;
     d["graph_abandoned"] = s.graph_abandoned;
+    d["fused_calls"] = s.fused_calls;
     return d;
   });
   // Note [Flush graphs] (backend/cuda/flush_graphs.h).
   m.def("gpu_graph_replay", [] { return pending::graphs_enabled(); });
   m.def("gpu_set_graph_replay", [](bool enabled) { pending::set_graphs_enabled(enabled); });
+  // Note [Elementwise fusion] (ops/fusion.h).
+  m.def("gpu_fusion", [] { return pending::fusion_enabled(); });
+  m.def("gpu_set_fusion", [](bool enabled) { pending::set_fusion_enabled(enabled); });
   // lucid.gpu.Event's handle operations (python/lucid/gpu.py).
   m.def("gpu_event_create", [](int device, bool timing) { return gpu_runtime(device).event_create(device, timing); });
   m.def("gpu_event_destroy", [](uintptr_t e, int device) {

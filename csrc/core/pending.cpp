@@ -28,6 +28,7 @@ struct DeviceList {
   std::atomic<size_t> flushes{0};
   std::atomic<size_t> graph_runs{0};
   std::atomic<size_t> graph_abandoned{0};
+  std::atomic<size_t> fused_calls{0};
 };
 
 DeviceList& list(int device) {
@@ -35,19 +36,16 @@ DeviceList& list(int device) {
   return lists[device];
 }
 
-bool lazy_from_environment() {
-  const char* v = std::getenv("LUCID_LAZY");
-  return !(v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "false") == 0 || std::strcmp(v, "off") == 0));
+bool switched_off(const char* variable) {
+  const char* v = std::getenv(variable);
+  return v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "false") == 0 || std::strcmp(v, "off") == 0);
 }
 
-bool graphs_from_environment() {
-  const char* v = std::getenv("LUCID_CUDA_GRAPHS");
-  return !(v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "false") == 0 || std::strcmp(v, "off") == 0));
-}
-
-std::atomic<bool> g_lazy{lazy_from_environment()};
-std::atomic<bool> g_graphs{graphs_from_environment()};
+std::atomic<bool> g_lazy{!switched_off("LUCID_LAZY")};
+std::atomic<bool> g_graphs{!switched_off("LUCID_CUDA_GRAPHS")};
+std::atomic<bool> g_fusion{!switched_off("LUCID_FUSION")};
 std::atomic<ListRunner> g_runner{nullptr};
+std::atomic<ListRewriter> g_rewriter{nullptr};
 thread_local bool t_in_flush = false;
 
 // Re-raises the error a kernel threw with the name of its op, keeping its type (the
@@ -90,6 +88,9 @@ void set_lazy(bool enabled) {
 bool in_flush() { return t_in_flush; }
 
 ListRunner set_list_runner(ListRunner runner) { return g_runner.exchange(runner, std::memory_order_acq_rel); }
+void set_list_rewriter(ListRewriter rewriter) { g_rewriter.store(rewriter, std::memory_order_release); }
+bool fusion_enabled() { return g_fusion.load(std::memory_order_relaxed); }
+void set_fusion_enabled(bool enabled) { g_fusion.store(enabled, std::memory_order_relaxed); }
 bool graphs_enabled() { return g_graphs.load(std::memory_order_relaxed); }
 void set_graphs_enabled(bool enabled) { g_graphs.store(enabled, std::memory_order_relaxed); }
 
@@ -145,7 +146,9 @@ void run_locked(DeviceList& l, int device) {
         if (release) w.reset();  // releases its operands as soon as their kernel is queued
       }
     }
-  } pass{&ops};
+  } pass{&ops, nullptr, nullptr};
+  if (const ListRewriter rewrite = g_rewriter.load(std::memory_order_acquire); rewrite && fusion_enabled())
+    l.fused_calls.fetch_add(rewrite(device, ops), std::memory_order_relaxed);
   const ListRunner runner = g_runner.load(std::memory_order_acquire);
   ListRun how = ListRun::Declined;
   if (runner && ops.size() >= kMinGraphCalls && graphs_enabled()) {
@@ -153,7 +156,10 @@ void run_locked(DeviceList& l, int device) {
     for (const std::unique_ptr<Work>& w : ops) signature = (signature ^ w->signature()) * 0x100000001b3ull;
     // The runner keeps every call's operands until it is done (a graph built from the
     // calls runs after they return); an abandoned attempt executed nothing.
-    how = runner(device, signature, ops.size(), [](void* p) { static_cast<Pass*>(p)->run(false); }, &pass);
+    how = runner(device, signature, ops.size(), [](void* p) {
+      static_cast<Pass*>(p)->run(false);
+      return !static_cast<Pass*>(p)->first_error;
+    }, &pass);
     if (how == ListRun::Ran) l.graph_runs.fetch_add(1, std::memory_order_relaxed);
     if (how == ListRun::Abandoned) l.graph_abandoned.fetch_add(1, std::memory_order_relaxed);
   }
@@ -196,7 +202,8 @@ Stats stats(int device) {
   DeviceList& l = list(device);
   std::lock_guard g(l.lock);
   return {l.ops.size(), l.bytes, l.flushes.load(std::memory_order_relaxed),
-          l.graph_runs.load(std::memory_order_relaxed), l.graph_abandoned.load(std::memory_order_relaxed)};
+          l.graph_runs.load(std::memory_order_relaxed), l.graph_abandoned.load(std::memory_order_relaxed),
+          l.fused_calls.load(std::memory_order_relaxed)};
 }
 
 }  // namespace lucid::pending

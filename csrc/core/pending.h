@@ -31,11 +31,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace lucid::pending {
 
 inline constexpr size_t kMaxPendingOps = 1024;
-inline constexpr size_t kMaxPendingBytes = size_t(256) << 20;
+// Output bytes the list may keep alive. Outputs are allocated when an op is called, so
+// a recorded chain holds its intermediates until the flush; the budget lets a chain of
+// eight ops on 64 MiB tensors reach the flush whole (and fuse), while a program that
+// never reads a value stays bounded. (Past it, an allocation that fails flushes too.)
+inline constexpr size_t kMaxPendingBytes = size_t(1) << 30;
 inline constexpr int kMaxDevices = 16;
 
 // One recorded call: runs it, names it for errors. run() may be called twice when a
@@ -57,9 +62,20 @@ enum class ListRun {
   Abandoned,  // began, but nothing executed (a call needed the host): the flush runs it call by call
 };
 // run_list(ctx) runs every call of the list once, holding on to their operands, and
-// never throws (the flush keeps the first error). `signature` hashes the whole list.
-using ListRunner = ListRun (*)(int device, uint64_t signature, size_t calls, void (*run_list)(void*), void* ctx);
+// never throws (the flush keeps the first error); it returns false if a call raised (a
+// library may fail only because it is being captured: the runner then abandons, and
+// the calls run again one by one, raising for real). `signature` hashes the whole list.
+using ListRunner = ListRun (*)(int device, uint64_t signature, size_t calls, bool (*run_list)(void*), void* ctx);
 ListRunner set_list_runner(ListRunner runner);  // returns the one it replaces
+
+// A pass that may replace runs of a list's calls by fewer calls doing the same work
+// (elementwise fusion, ops/fusion.cpp), before the list runs; returns how many calls
+// it replaced.
+using ListRewriter = size_t (*)(int device, std::vector<std::unique_ptr<Work>>& list);
+void set_list_rewriter(ListRewriter rewriter);
+// Whether lists go through the rewriter (LUCID_FUSION=0 turns it off).
+bool fusion_enabled();
+void set_fusion_enabled(bool enabled);
 
 // Whether lists may go to the backend's runner (LUCID_CUDA_GRAPHS=0 turns it off).
 bool graphs_enabled();
@@ -118,6 +134,7 @@ struct Stats {
   size_t flushes = 0;  // since the process started
   size_t graph_runs = 0;       // flushes the backend's runner ran (replayed as graphs)
   size_t graph_abandoned = 0;  // flushes it began and gave back (then run call by call)
+  size_t fused_calls = 0;      // calls the rewriter replaced (by fused kernels)
 };
 Stats stats(int device);
 

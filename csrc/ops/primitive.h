@@ -25,7 +25,7 @@ namespace lucid::ops {
 // Every kernel-level computation, listed once: the enum, the names, the coverage list
 // of lucid._C._kernels(). One block per family; the parameter structs are in
 // ops/prims/<family>.h.
-#define LUCID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(ComplexAbs) X(Where)
+#define LUCID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(ComplexAbs) X(Where) X(FusedElementwise)
 #define LUCID_REDUCE_PRIMITIVES(X) X(SumLastDims) X(MomentBlock) X(ExtremumBlock) X(ExtremumRows) \
   X(AllAnyRows) X(ProdRows) X(RowStat) X(ScanDim) X(SoftmaxDim) X(SoftmaxBackwardDim) \
   X(SortRows) X(SearchSorted)
@@ -125,6 +125,7 @@ using Check = void (*)(const Primitive& p, Outputs outs, Inputs ins);
 
 void register_kernel(Prim p, DeviceType device, Kernel kernel, Check check = nullptr);
 bool has_kernel(Prim p, DeviceType device);
+Kernel kernel_of(Prim p, DeviceType device);  // null when none is registered
 // The registered (primitive name, device name) pairs, in enum order.
 std::vector<std::pair<std::string, std::string>> registered_kernels();
 

@@ -9,7 +9,7 @@ __all__ = ["is_available", "device_count", "synchronize", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "memory_stats", "reset_peak_memory_stats",
            "reset_max_memory_allocated", "empty_cache", "current_device", "current_stream", "Stream", "Event",
            "OutOfMemoryError", "is_lazy", "set_lazy", "flush", "pending_stats",
-           "is_graph_replay", "set_graph_replay"]
+           "is_graph_replay", "set_graph_replay", "is_fusion", "set_fusion"]
 
 # A device allocation that failed after lucid released its cache and tried again: a
 # RuntimeError, as torch.cuda.OutOfMemoryError (also lucid.OutOfMemoryError).
@@ -66,8 +66,21 @@ def flush(device=None):
 def pending_stats(device=None):
     """The recorded, not yet run, work of a GPU: {"ops", "bytes" (output memory they keep
     alive), "flushes" (since the process started), "graph_runs" (flushes replayed as a
-    CUDA graph), "graph_abandoned" (flushes whose capture gave way to running op by op)}."""
+    CUDA graph), "graph_abandoned" (flushes whose capture gave way to running op by op), "fused_calls"
+    (recorded ops run inside fused elementwise kernels)}."""
     return dict(_C.gpu_pending_stats(_index(device)))
+
+
+def is_fusion():
+    """True when chains of recorded elementwise ops run as one fused kernel at a flush
+    (the default; LUCID_FUSION=0 turns it off)."""
+    return _C.gpu_fusion()
+
+
+def set_fusion(enabled):
+    """Turns the fusion of recorded elementwise chains on or off (off: each op runs its
+    own kernel; results are the same bit for bit)."""
+    _C.gpu_set_fusion(bool(enabled))
 
 
 def is_graph_replay():

@@ -78,6 +78,7 @@ class Ctx:
         self.shape = rand_shape(rng)
         self.dtype = rng.choice(["float32"] * 6 + DTYPE_NAMES)
         self.tensors = []    # (expr, shape, dtype) of tensors made for this call
+        self.degree_cap = None  # a bound on an int `n` (programs.py sets it for some targets)
 
 
 def tensor_expr(ctx, shape=None, dtype=None, values=None, view=None, rg=None):
@@ -389,6 +390,8 @@ def value_for(ctx, pname):
     global HINTS
     if HINTS is None:
         HINTS = [(re.compile(p), g) for p, g in _hints()]
+    if pname == "n" and ctx.degree_cap:
+        return str(ctx.rng.choice([v for v in INTS + SMALL_INTS if v < ctx.degree_cap]))
     if ctx.rng.random() < 0.8:
         for pat, gen in HINTS:
             if pat.search(pname):

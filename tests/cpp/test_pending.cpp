@@ -148,12 +148,13 @@ struct FakeRunner {
   static inline pending::ListRun answer = pending::ListRun::Declined;
   static inline bool runs = false;  // runs the list before answering
   static inline std::vector<uint64_t> signatures;
-  static pending::ListRun run(int device, uint64_t signature, size_t calls, void (*run_list)(void*), void* ctx) {
+  static inline std::vector<bool> clean;  // what run_list returned
+  static pending::ListRun run(int device, uint64_t signature, size_t calls, bool (*run_list)(void*), void* ctx) {
     EXPECT_EQ(device, kDevice);
     EXPECT_GE(calls, pending::kMinGraphCalls);
     EXPECT_TRUE(pending::in_flush());
     signatures.push_back(signature);
-    if (runs) run_list(ctx);
+    if (runs) clean.push_back(run_list(ctx));
     return answer;
   }
 };
@@ -165,6 +166,7 @@ struct WithRunner {
     FakeRunner::answer = answer;
     FakeRunner::runs = runs;
     FakeRunner::signatures.clear();
+    FakeRunner::clean.clear();
     pending::set_graphs_enabled(true);
   }
   ~WithRunner() {
@@ -181,6 +183,7 @@ TEST(Pending, ARunnerThatRanTheListRunsItOnce) {
   EXPECT_THROW(pending::flush(kDevice), IndexError);  // the error of a call still comes out
   EXPECT_EQ(log, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(pending::stats(kDevice).graph_runs, runs + 1);
+  EXPECT_EQ(FakeRunner::clean, (std::vector<bool>{false}));  // the runner was told a call raised
 }
 
 TEST(Pending, AnAbandonedRunIsRunAgainCallByCall) {

@@ -41,7 +41,7 @@ def test_lazy_switch_and_stats():
     finally:
         lucid.gpu.set_lazy(was)
     s = lucid.gpu.pending_stats()
-    assert set(s) == {"ops", "bytes", "flushes", "graph_runs", "graph_abandoned"} and all(isinstance(v, int) and v >= 0 for v in s.values())
+    assert set(s) == {"ops", "bytes", "flushes", "graph_runs", "graph_abandoned", "fused_calls"} and all(isinstance(v, int) and v >= 0 for v in s.values())
     lucid.gpu.flush()  # nothing recorded: a no-op on any machine
 
 
@@ -164,7 +164,7 @@ def test_long_chain_without_eval_stays_in_bounded_memory(lazy):
     for _ in range(100_000):
         x = x + 1
     peak = lucid.gpu.max_memory_allocated() - base
-    assert peak <= 300 * (1 << 20), f"peak {peak} bytes: the byte budget is 256 MiB of recorded outputs"
+    assert peak <= (1 << 30) + (64 << 20), f"peak {peak} bytes: the byte budget is 1 GiB of recorded outputs"
     assert x[0].item() == 100_000.0
 
 
@@ -173,7 +173,7 @@ def test_byte_budget_flushes(lazy):
     x = lucid.zeros(1 << 26, device="gpu")  # 256 MiB
     for _ in range(6):
         x = x + 1
-    assert lucid.gpu.pending_stats()["bytes"] < (256 << 20)
+    assert lucid.gpu.pending_stats()["bytes"] < (1 << 30)  # the budget: 1 GiB
     assert pending() < 6
     assert x[-1].item() == 6.0
 

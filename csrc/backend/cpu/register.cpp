@@ -4,6 +4,7 @@ namespace lucid::cpu {
 
 void register_kernels() {
   register_elementwise_kernels();
+  register_fused_kernels();
   register_reduce_kernels();
   register_linalg_kernels();
   register_decompose_kernels();

@@ -10,6 +10,7 @@ void register_kernels();
 
 // One per family, each in register_<family>.cpp beside the kernels it adapts.
 void register_elementwise_kernels();
+void register_fused_kernels();      // fused_elementwise.cpp
 void register_reduce_kernels();
 void register_linalg_kernels();
 void register_decompose_kernels();  // lapack.cpp: the decompositions

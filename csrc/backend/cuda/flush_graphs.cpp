@@ -80,7 +80,7 @@ void refuse_in_capture(const char* what) {
                      "(the flush runs again without one)");
 }
 
-pending::ListRun run_list_as_graph(int device, uint64_t signature, size_t, void (*run_list)(void*), void* ctx) {
+pending::ListRun run_list_as_graph(int device, uint64_t signature, size_t, bool (*run_list)(void*), void* ctx) {
   using pending::ListRun;
   if (device < 0 || device >= kMaxDevices) return ListRun::Declined;
   DeviceGraphs& dg = graphs_of(device);
@@ -99,7 +99,7 @@ pending::ListRun run_list_as_graph(int device, uint64_t signature, size_t, void 
   }
   Capture capture;
   t_capture = &capture;
-  run_list(ctx);  // never throws
+  const bool clean = run_list(ctx);  // (never throws)
   t_capture = nullptr;
   cudaGraph_t graph = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(s, &graph);
@@ -110,7 +110,7 @@ pending::ListRun run_list_as_graph(int device, uint64_t signature, size_t, void 
     entry.refused = true;
     return ListRun::Abandoned;
   };
-  if (ended != cudaSuccess || !graph || capture.abandoned) return abandon();
+  if (ended != cudaSuccess || !graph || capture.abandoned || !clean) return abandon();
 
   size_t nodes = 0;
   if (cudaGraphGetNodes(graph, nullptr, &nodes) != cudaSuccess) return abandon();

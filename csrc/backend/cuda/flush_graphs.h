@@ -17,7 +17,9 @@
 // A call that needs the host while capturing (a read of a device value, a host wait,
 // a library's host work) cannot be in a graph: refuse_in_capture() or CUDA itself
 // invalidates the capture, nothing has executed, the flush runs the list call by call
-// (Work::run is repeatable), and the signature is never captured again.
+// (Work::run is repeatable), and the signature is never captured again. A call that
+// raises while captured is treated the same way (cuSOLVER's geev fails only because it
+// is captured): the call-by-call run raises the error if it is real.
 // The table is bounded (kMaxGraphs instantiated graphs, kMaxGraphNodes nodes, least
 // recently used evicted first) and never throws when full: unlike MLX's cache, which
 // raises after too many misses and leaves its encoder broken (design study 7.9.5).
@@ -33,7 +35,7 @@ inline constexpr size_t kMaxGraphNodes = 65536;    // their nodes together (~10 
 inline constexpr size_t kMaxGraphSignatures = 4096;  // signatures remembered per device
 
 // core/pending.h's ListRunner for CUDA devices; installed by register_runtime().
-pending::ListRun run_list_as_graph(int device, uint64_t signature, size_t calls, void (*run_list)(void*), void* ctx);
+pending::ListRun run_list_as_graph(int device, uint64_t signature, size_t calls, bool (*run_list)(void*), void* ctx);
 
 // Called where a call would wait for the device or read from it on the host (those
 // cannot be captured): while this thread captures a flush, abandons the capture and

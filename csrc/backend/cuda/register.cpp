@@ -3,6 +3,7 @@
 #include "backend/cuda/flush_graphs.h"
 #include "backend/cuda/runtime.h"
 #include "core/gpu_runtime.h"
+#include "ops/fusion.h"
 
 namespace lucid::cuda {
 
@@ -13,10 +14,12 @@ void register_runtime() {
   static CudaRuntime* runtime = new CudaRuntime();
   register_gpu_runtime(runtime);
   pending::set_list_runner(&run_list_as_graph);  // Note [Flush graphs]
+  ops::enable_elementwise_fusion();               // Note [Elementwise fusion]
 }
 
 void register_kernels() {
   register_elementwise_kernels();
+  register_fused_kernels();
   register_creation_kernels();
   register_reduce_kernels();
   register_extremum_kernels();

@@ -23,6 +23,7 @@ int cudnn_version();
 
 // One per family, each in register_<family>.cpp beside the kernels it adapts.
 void register_elementwise_kernels();
+void register_fused_kernels();       // fused_elementwise.cu: chains fused at a flush
 void register_creation_kernels();
 void register_reduce_kernels();
 void register_extremum_kernels();  // reduce_extremum.cu: max/min with or without indices

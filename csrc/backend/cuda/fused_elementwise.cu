@@ -1,0 +1,121 @@
+// The CUDA kernel of a fused elementwise chain (ops/prims/fused.h, Note [Elementwise
+// fusion]). A block takes tiles of kThreads * V elements; the program's registers are
+// rows of a tile in shared memory, and each instruction is taken once for a thread's V
+// elements of the tile (element t + j * kThreads of each row: coalesced loads, no
+// barrier between instructions, V independent computations to overlap). The switch
+// that picks the op is the same for every thread: no divergence. Constant rows are
+// filled once per block, which stays for many tiles.
+#include <algorithm>
+
+#include "backend/cuda/check.h"
+#include "backend/cuda/device_guard.h"
+#include "backend/cuda/elementwise_launch.cuh"
+#include "backend/cuda/register.h"
+#include "backend/cuda/stream.h"
+#include "ops/prims/fused.h"
+
+namespace lucid::cuda {
+
+namespace {
+
+using ops::FusedProgram;
+using ops::Inputs;
+using ops::Outputs;
+
+constexpr int kFusedThreads = 128;
+// Elements a thread handles per instruction: a tile's rows take 32 KiB of shared memory.
+template <typename T>
+constexpr int fused_width() {
+  return std::is_same_v<T, double> ? 2 : 4;
+}
+
+// The program and its operands' addresses, copied into shared memory by each block
+// (indexed by the instruction and operand numbers, which are only known at run time).
+template <typename T>
+struct FusedArgs {
+  FusedProgram program;
+  const T* in[ops::kFusedMaxInputs];
+  T* out[ops::kFusedMaxOutputs];
+};
+
+template <typename T>
+__global__ void __launch_bounds__(kFusedThreads) fused_kernel(FusedArgs<T> args, int64_t n) {
+  using C = opmath_t<T>;
+  constexpr int V = fused_width<T>(), kTile = kFusedThreads * V;
+  __shared__ FusedArgs<T> a;
+  __shared__ C regs[ops::kFusedMaxRegs][kTile];
+  static_assert(sizeof(FusedArgs<T>) % sizeof(uint32_t) == 0);
+  constexpr int kWords = int(sizeof(FusedArgs<T>) / sizeof(uint32_t));
+  for (int w = threadIdx.x; w < kWords; w += kFusedThreads)
+    reinterpret_cast<uint32_t*>(&a)[w] = reinterpret_cast<const uint32_t*>(&args)[w];
+  __syncthreads();
+  const FusedProgram& p = a.program;
+  const int t = threadIdx.x;
+  for (int c = 0; c < p.n_consts; ++c)
+    for (int j = 0; j < V; ++j) regs[p.const_reg[c]][t + j * kFusedThreads] = C(p.consts[c]);
+  for (int64_t base = int64_t(blockIdx.x) * kTile; base < n; base += int64_t(gridDim.x) * kTile) {
+    for (int k = 0; k < p.n_inputs; ++k)
+      for (int j = 0; j < V; ++j) {
+        const int64_t i = base + t + j * kFusedThreads;
+        regs[p.in_reg[k]][t + j * kFusedThreads] = i < n ? C(a.in[k][p.in_broadcast[k] ? 0 : i]) : C(0);
+      }
+    for (int s = 0; s < p.n_instrs; ++s) {
+      const ops::FusedInstr in = p.instrs[s];
+      ops::fused_apply<T, V, kFusedThreads>(in, &regs[in.a][t], &regs[in.b][t], &regs[in.dst][t]);
+    }
+    for (int o = 0; o < p.n_outputs; ++o)
+      for (int j = 0; j < V; ++j) {
+        const int64_t i = base + t + j * kFusedThreads;
+        if (i < n) a.out[o][i] = T(regs[p.out_reg[o]][t + j * kFusedThreads]);
+      }
+  }
+}
+
+// Enough blocks to fill every SM (16 blocks of 128 threads are an SM's 64 warps; a
+// block's 16 KiB of shared memory allows 13 of them) and no more: they then loop over the
+// tiles, filling their constant rows once. (Six a SM held occupancy to 37%.)
+unsigned fused_grid(int64_t tiles, int device) {
+  static int sms[64] = {};
+  if (device < 64 && sms[device] == 0) {
+    int count = 0;
+    LUCID_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+    sms[device] = std::max(count, 1);
+  }
+  const int64_t fill = int64_t(device < 64 ? sms[device] : 132) * 16;
+  return unsigned(std::max<int64_t>(1, std::min(tiles, fill)));
+}
+
+void fused_elementwise_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const FusedProgram& p = ops::prim_cast<ops::FusedElementwise>(prim).program;
+  LUCID_CHECK(ops::fused_program_valid(p) && outs.size() == p.n_outputs && ins.size() == p.n_inputs && !outs.empty(),
+              RuntimeError,
+              "internal: a fused elementwise program given ", outs.size(), " outputs and ", ins.size(), " inputs");
+  const int64_t n = outs[0]->numel();
+  if (n == 0) return;
+  const int device = outs[0]->device().index;
+  DeviceGuard guard(device);
+  auto run = [&]<typename T>() {
+    FusedArgs<T> args{};
+    args.program = p;
+    for (size_t k = 0; k < ins.size(); ++k) args.in[k] = reinterpret_cast<const T*>(ins[k]->data_ptr());
+    for (size_t o = 0; o < outs.size(); ++o) args.out[o] = reinterpret_cast<T*>(outs[o]->data_ptr());
+    constexpr int64_t kTile = kFusedThreads * fused_width<T>();
+    fused_kernel<T><<<fused_grid((n + kTile - 1) / kTile, device), kFusedThreads, 0, stream(device)>>>(args, n);
+  };
+  switch (p.dtype) {
+    case Dtype::F16: run.operator()<Half>(); break;
+    case Dtype::BF16: run.operator()<BFloat16>(); break;
+    case Dtype::F32: run.operator()<float>(); break;
+    case Dtype::F64: run.operator()<double>(); break;
+    default: fail<RuntimeError>("internal: a fused elementwise program of ", dtype_name(p.dtype));
+  }
+  LUCID_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace
+
+void register_fused_kernels() {
+  ops::register_kernel(ops::Prim::FusedElementwise, DeviceType::GPU, fused_elementwise_kernel);
+}
+
+}  // namespace lucid::cuda

@@ -1,0 +1,289 @@
+// Note [Elementwise fusion] (ops/fusion.h).
+#include "ops/fusion.h"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <optional>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "ops/prims/elementwise.h"
+#include "ops/prims/fused.h"
+#include "ops/recorded_launch.h"
+
+namespace lucid::ops {
+
+namespace {
+
+bool fusable_dtype(Dtype d) { return d == Dtype::F32 || d == Dtype::F64 || d == Dtype::F16 || d == Dtype::BF16; }
+
+// A number operand as the value the unfused kernel computes with: the compute type's
+// (float for 16- and 32-bit floats), converted straight from the number as the kernel
+// converts it. Complex numbers are not fused.
+std::optional<double> constant_of(const Scalar& s, Dtype dtype) {
+  return std::visit([dtype](auto v) -> std::optional<double> {
+    using V = decltype(v);
+    if constexpr (std::is_same_v<V, std::complex<double>>) {
+      return std::nullopt;
+    } else {
+      if (dtype == Dtype::F64) return double(v);
+      return double(float(v));
+    }
+  }, s);
+}
+
+// How many Storage copies hold a storage's bytes (TensorImpl::storage_is_shared's count).
+long storage_copies(const TensorImpl& t) {
+  const StorageBase& s = storage_base(t.storage());
+  const bool one_block = !s.data.owner_before(s.version) && !s.version.owner_before(s.data);
+  return s.data.use_count() / (one_block ? 2 : 1);
+}
+
+const std::byte* bytes_of(const TensorImpl& t) { return storage_base(t.storage()).data.get(); }
+
+// The fusable calls of a list, as seen by the program builder.
+struct Call {
+  RecordedLaunch* launch;
+  bool binary;
+  uint8_t op;
+  Dtype dtype;
+  const TensorImpl* out;
+  const TensorImpl* operand[2];    // null: the number in `number`
+  std::optional<Scalar> number[2];
+};
+
+// The call as a fusable elementwise step, if it is one.
+std::optional<Call> as_call(pending::Work& w) {
+  auto* r = dynamic_cast<RecordedLaunch*>(&w);
+  if (!r || r->outputs().size() != 1) return std::nullopt;
+  const Primitive& p = r->prim();
+  Call c{r, false, 0, Dtype::F32, r->outputs()[0].get(), {nullptr, nullptr}, {}};
+  if (p.kind() == Prim::Unary) {
+    const UnaryOp op = prim_cast<Unary>(p).op;
+    if (!fusable(op) || r->inputs().size() != 1) return std::nullopt;
+    c.op = uint8_t(op);
+    c.operand[0] = r->inputs()[0].get();
+    c.dtype = c.operand[0]->dtype();
+  } else if (p.kind() == Prim::Binary) {
+    const auto& b = prim_cast<Binary>(p);
+    if (!fusable(b.op)) return std::nullopt;
+    c.binary = true;
+    c.op = uint8_t(b.op);
+    c.dtype = b.compute;
+    size_t next = 0;
+    for (int k = 0; k < 2; ++k) {
+      const std::optional<Scalar>& number = k == 0 ? b.lhs : b.rhs;
+      if (number) c.number[k] = number;
+      else if (next < r->inputs().size()) c.operand[k] = r->inputs()[next++].get();
+      else return std::nullopt;
+    }
+  } else {
+    return std::nullopt;
+  }
+  if (!fusable_dtype(c.dtype) || c.out->dtype() != c.dtype || !c.out->is_contiguous()) return std::nullopt;
+  for (const TensorImpl* t : c.operand)
+    if (t && (t->dtype() != c.dtype || !(t->is_contiguous() || t->numel() == 1))) return std::nullopt;
+  return c;
+}
+
+// Maps the program's values (one virtual register each: inputs, constants, results) onto
+// at most kFusedMaxRegs registers: a register is free again after its value's last
+// read, unless the value is stored at the end; constants keep theirs (a block fills
+// them once). A step may write the register of an operand it reads last (fused_apply
+// reads its operands before writing). False when more values are live at once.
+bool allocate_registers(FusedProgram& p) {
+  constexpr int kVirtual = kFusedMaxInputs + kFusedMaxConsts + kFusedMaxInstrs;
+  static_assert(kVirtual < 256);
+  int last_use[kVirtual];
+  for (int& u : last_use) u = -1;
+  for (int s = 0; s < p.n_instrs; ++s) {
+    last_use[p.instrs[s].a] = s;
+    if (p.instrs[s].binary) last_use[p.instrs[s].b] = s;
+  }
+  for (int o = 0; o < p.n_outputs; ++o) last_use[p.out_reg[o]] = p.n_instrs;
+  int phys[kVirtual];
+  bool busy[kFusedMaxRegs] = {};
+  auto take = [&](int v) {
+    for (int r = 0; r < kFusedMaxRegs; ++r)
+      if (!busy[r]) {
+        busy[r] = true;
+        phys[v] = r;
+        return true;
+      }
+    return false;
+  };
+  for (int c = 0; c < p.n_consts; ++c)
+    if (!take(p.const_reg[c])) return false;
+  for (int k = 0; k < p.n_inputs; ++k)
+    if (!take(p.in_reg[k])) return false;
+  bool pinned[kVirtual] = {};
+  for (int c = 0; c < p.n_consts; ++c) pinned[p.const_reg[c]] = true;
+  for (int s = 0; s < p.n_instrs; ++s) {
+    FusedInstr& in = p.instrs[s];
+    for (int v : {int(in.a), int(in.b)})
+      if (!pinned[v] && last_use[v] == s && busy[phys[v]]) busy[phys[v]] = false;
+    const int dst = in.dst;
+    in.a = uint8_t(phys[in.a]);
+    in.b = uint8_t(phys[in.b]);
+    if (!take(dst)) return false;
+    in.dst = uint8_t(phys[dst]);
+    if (last_use[dst] < 0) busy[phys[dst]] = false;  // (a result nothing reads)
+  }
+  for (int c = 0; c < p.n_consts; ++c) p.const_reg[c] = uint8_t(phys[p.const_reg[c]]);
+  for (int k = 0; k < p.n_inputs; ++k) p.in_reg[k] = uint8_t(phys[p.in_reg[k]]);
+  for (int o = 0; o < p.n_outputs; ++o) p.out_reg[o] = uint8_t(phys[p.out_reg[o]]);
+  return true;
+}
+
+// Builds the program of calls[0, count), or nothing when it does not fit the limits or
+// two of its operands overlap without being the same elements.
+struct Built {
+  FusedProgram program;
+  std::vector<const TensorImpl*> outs, ins;
+};
+
+std::optional<Built> build(const std::vector<Call>& calls, size_t count) {
+  Built b;
+  FusedProgram& p = b.program;
+  p.dtype = calls[0].dtype;
+  const int64_t n = calls[0].out->numel();
+  struct Value {
+    const std::byte* bytes;
+    int64_t offset;
+    bool broadcast;
+    const TensorImpl* tensor;
+    int reg;
+    bool written;
+  };
+  std::vector<Value> values;  // by (storage, offset, broadcast): the register holding it now
+  int regs = 0;
+  auto find = [&](const TensorImpl* t, bool broadcast) -> Value* {
+    for (Value& v : values)
+      if (v.bytes == bytes_of(*t) && v.offset == t->storage_offset() && v.broadcast == broadcast) return &v;
+    return nullptr;
+  };
+  for (size_t s = 0; s < count; ++s) {
+    const Call& c = calls[s];
+    if (c.dtype != p.dtype || c.out->numel() != n) return std::nullopt;
+    FusedInstr instr;
+    instr.binary = c.binary;
+    instr.op = c.op;
+    uint8_t operand_reg[2] = {0, 0};
+    for (int k = 0; k < (c.binary ? 2 : 1); ++k) {
+      if (const TensorImpl* t = c.operand[k]) {
+        const bool broadcast = t->numel() == 1 && n != 1;
+        if (!broadcast && t->numel() != n) return std::nullopt;
+        Value* v = find(t, broadcast);
+        if (!v) {
+          if (p.n_inputs == kFusedMaxInputs) return std::nullopt;
+          values.push_back({bytes_of(*t), t->storage_offset(), broadcast, t, regs, false});
+          p.in_reg[p.n_inputs] = uint8_t(regs);
+          p.in_broadcast[p.n_inputs++] = broadcast;
+          b.ins.push_back(t);
+          v = &values.back();
+          ++regs;
+        }
+        operand_reg[k] = uint8_t(v->reg);
+      } else {
+        const std::optional<double> value = constant_of(*c.number[k], p.dtype);
+        if (!value) return std::nullopt;
+        int found = -1;
+        for (int i = 0; i < p.n_consts; ++i)
+          if (p.consts[i] == *value && std::signbit(p.consts[i]) == std::signbit(*value)) found = p.const_reg[i];
+        if (found < 0) {
+          if (p.n_consts == kFusedMaxConsts) return std::nullopt;
+          p.consts[p.n_consts] = *value;
+          p.const_reg[p.n_consts++] = uint8_t(regs);
+          found = regs++;
+        }
+        operand_reg[k] = uint8_t(found);
+      }
+    }
+    if (p.n_instrs == kFusedMaxInstrs) return std::nullopt;
+    instr.a = operand_reg[0];
+    instr.b = operand_reg[c.binary ? 1 : 0];
+    instr.dst = uint8_t(regs++);
+    p.instrs[p.n_instrs++] = instr;
+    if (Value* v = find(c.out, false)) {
+      v->reg = instr.dst;  // an in-place step: later reads see the new value
+      v->written = true;
+      v->tensor = c.out;
+    } else {
+      values.push_back({bytes_of(*c.out), c.out->storage_offset(), false, c.out, instr.dst, true});
+    }
+  }
+  // Two views of one storage at different places: one thread's element of one may be
+  // another thread's of the other, so the order between threads would matter.
+  for (size_t i = 0; i < values.size(); ++i)
+    for (size_t j = i + 1; j < values.size(); ++j)
+      if (values[i].bytes == values[j].bytes && (values[i].written || values[j].written)) return std::nullopt;
+  // Outputs: written storages that something besides these calls holds (the program, a
+  // later call of the list, autograd). The others die with the calls: never stored.
+  for (const Value& v : values) {
+    if (!v.written) continue;
+    long held_here = 0;  // snapshots of these calls (one per tensor a call, outputs and inputs alike)
+    for (size_t s = 0; s < count; ++s) {
+      std::vector<const TensorImpl*> seen;
+      for (auto part : {calls[s].launch->outputs(), calls[s].launch->inputs()})
+        for (const TensorPtr& t : part)
+          if (t && bytes_of(*t) == v.bytes && std::find(seen.begin(), seen.end(), t.get()) == seen.end())
+            seen.push_back(t.get());
+      held_here += long(seen.size());
+    }
+    if (storage_copies(*v.tensor) <= held_here) continue;
+    if (p.n_outputs == kFusedMaxOutputs) return std::nullopt;
+    p.out_reg[p.n_outputs++] = uint8_t(v.reg);
+    b.outs.push_back(v.tensor);
+  }
+  if (p.n_outputs == 0) return std::nullopt;  // (nothing anyone reads: keep the calls as they are)
+  if (!allocate_registers(p)) return std::nullopt;
+  return b;
+}
+
+size_t fuse(int, std::vector<std::unique_ptr<pending::Work>>& list) {
+  const Kernel kernel = kernel_of(Prim::FusedElementwise, DeviceType::GPU);
+  if (!kernel) return 0;
+  try {
+    std::vector<std::unique_ptr<pending::Work>> out;
+    out.reserve(list.size());
+    size_t replaced = 0;
+    for (size_t i = 0; i < list.size();) {
+      std::vector<Call> run;
+      for (size_t j = i; j < list.size() && run.size() < size_t(kFusedMaxInstrs); ++j) {
+        std::optional<Call> c = as_call(*list[j]);
+        if (!c || c->dtype != (run.empty() ? c->dtype : run[0].dtype) ||
+            c->out->numel() != (run.empty() ? c->out->numel() : run[0].out->numel()))
+          break;
+        run.push_back(*c);
+      }
+      std::optional<Built> built;
+      size_t count = run.size();
+      for (; count >= 2 && !(built = build(run, count)); --count) {
+      }
+      if (!built) {
+        out.push_back(std::move(list[i++]));
+        continue;
+      }
+      FusedElementwise prim;
+      prim.program = built->program;
+      std::vector<TensorImpl*> outs;
+      for (const TensorImpl* t : built->outs) outs.push_back(const_cast<TensorImpl*>(t));
+      out.push_back(std::make_unique<RecordedLaunch>(kernel, prim, Outputs(outs.data(), outs.size()),
+                                                     Inputs(built->ins.data(), built->ins.size())));
+      i += count;
+      replaced += count;
+    }
+    list.swap(out);  // the replaced calls die with `out`, and the dead intermediates with them
+    return replaced;
+  } catch (...) {
+    return 0;  // (out of host memory: the list runs as it was recorded)
+  }
+}
+
+}  // namespace
+
+void enable_elementwise_fusion() { pending::set_list_rewriter(&fuse); }
+
+}  // namespace lucid::ops

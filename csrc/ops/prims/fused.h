@@ -1,0 +1,131 @@
+// A chain of elementwise ops run as one kernel: the program a flush makes of recorded
+// unary and binary calls (ops/fusion.cpp, Note [Elementwise fusion]). Both devices
+// interpret it with the table's own functors, so a fused chain's results are the
+// unfused ops' results bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "core/half.h"  // (LUCID_HD)
+#include "ops/elementwise_table.h"
+#include "ops/primitive.h"
+
+namespace lucid::ops {
+
+inline constexpr int kFusedMaxInstrs = 24;
+inline constexpr int kFusedMaxInputs = 6;
+inline constexpr int kFusedMaxOutputs = 4;
+inline constexpr int kFusedMaxConsts = 8;
+inline constexpr int kFusedMaxRegs = 8;  // values live at once: inputs, constants, results
+
+// regs[dst] = op(regs[a], regs[b]) (b unused by a unary op; dst may be a or b).
+struct FusedInstr {
+  uint8_t binary = 0;  // BinaryOp when set, else UnaryOp
+  uint8_t op = 0;
+  uint8_t dst = 0, a = 0, b = 0;
+};
+
+// Every operand has dtype `dtype` and `numel` elements in order (contiguous), except
+// broadcast inputs, whose one element is read for every element. The program runs per
+// element: load the inputs and constants into their registers, run the instructions
+// (each result rounded to `dtype`, as the unfused op stores it), store the outputs.
+struct FusedProgram {
+  Dtype dtype = Dtype::F32;
+  uint8_t n_inputs = 0, n_outputs = 0, n_consts = 0, n_instrs = 0;
+  uint8_t in_reg[kFusedMaxInputs] = {};
+  bool in_broadcast[kFusedMaxInputs] = {};
+  uint8_t const_reg[kFusedMaxConsts] = {};
+  double consts[kFusedMaxConsts] = {};  // each exactly a value of the compute type
+  uint8_t out_reg[kFusedMaxOutputs] = {};
+  FusedInstr instrs[kFusedMaxInstrs];
+};
+
+// The limits the kernels rely on (programs come from ops/fusion.cpp; a kernel checks
+// this before indexing its registers with the program's numbers).
+inline bool fused_program_valid(const FusedProgram& p) {
+  bool ok = p.n_inputs <= kFusedMaxInputs && p.n_outputs <= kFusedMaxOutputs && p.n_consts <= kFusedMaxConsts &&
+            p.n_instrs <= kFusedMaxInstrs;
+  for (int k = 0; ok && k < p.n_inputs; ++k) ok = p.in_reg[k] < kFusedMaxRegs;
+  for (int c = 0; ok && c < p.n_consts; ++c) ok = p.const_reg[c] < kFusedMaxRegs;
+  for (int o = 0; ok && o < p.n_outputs; ++o) ok = p.out_reg[o] < kFusedMaxRegs;
+  for (int s = 0; ok && s < p.n_instrs; ++s)
+    ok = p.instrs[s].dst < kFusedMaxRegs && p.instrs[s].a < kFusedMaxRegs && p.instrs[s].b < kFusedMaxRegs;
+  return ok;
+}
+
+// outs: the program's outputs in order; ins: its inputs in order.
+struct FusedElementwise : PrimitiveOf<Prim::FusedElementwise, FusedElementwise> {
+  FusedProgram program;
+  const char* name() const override { return "fused elementwise"; }
+};
+
+// Which table ops a program may hold: float math whose result has its operands' dtype
+// (no comparisons, logic, bits, nor the special functions' heavy kernels).
+constexpr bool fusable(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div:
+    case BinaryOp::Maximum: case BinaryOp::Minimum: case BinaryOp::FloorDivide: case BinaryOp::DivTrunc:
+    case BinaryOp::Remainder: case BinaryOp::Fmod: case BinaryOp::Pow: case BinaryOp::Fmax: case BinaryOp::Fmin:
+    case BinaryOp::Atan2: case BinaryOp::Hypot: case BinaryOp::Xlogy: case BinaryOp::Logaddexp:
+    case BinaryOp::Logaddexp2:
+      return true;
+    default:
+      return false;
+  }
+}
+constexpr bool fusable(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Lgamma: case UnaryOp::Digamma: case UnaryOp::I0: case UnaryOp::I0e: case UnaryOp::I1:
+    case UnaryOp::I1e: case UnaryOp::Erfcx: case UnaryOp::BesselJ0: case UnaryOp::BesselJ1: case UnaryOp::BesselY0:
+    case UnaryOp::BesselY1: case UnaryOp::BesselK0: case UnaryOp::BesselK1: case UnaryOp::BesselK0e:
+    case UnaryOp::BesselK1e: case UnaryOp::AiryAi: case UnaryOp::BitwiseNot:
+      return false;
+    default:
+      return rule_of(op) != DtypeRule::Predicate;
+  }
+}
+
+// One instruction over kCount elements of its registers' rows (element j of a row at
+// row[j * kStride]), with T the storage type: computed in float (float64: double) and
+// rounded to T, as the unfused op computes and stores. The switch is taken once for the
+// kCount elements.
+template <typename T, int kCount, int kStride>
+LUCID_HD inline void fused_apply(const FusedInstr& in, const std::conditional_t<std::is_same_v<T, double>, double, float>* a,
+                                 const std::conditional_t<std::is_same_v<T, double>, double, float>* b,
+                                 std::conditional_t<std::is_same_v<T, double>, double, float>* out) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  auto store = [](C v) { if constexpr (std::is_same_v<C, T>) return v; else return C(T(v)); };
+  if (in.binary) {
+    switch (BinaryOp(in.op)) {
+#define LUCID_CASE(name, Fn, rule, operands)                                          \
+  case BinaryOp::Fn:                                                                  \
+    if constexpr (fusable(BinaryOp::Fn) && fn::Fn::template supports<C>) {            \
+      C x[kCount], y[kCount]; /* (all loads first: out may be a or b's row for all we know) */ \
+      for (int j = 0; j < kCount; ++j) x[j] = a[j * kStride], y[j] = b[j * kStride];   \
+      for (int j = 0; j < kCount; ++j) out[j * kStride] = store(C(fn::Fn()(x[j], y[j]))); \
+      return;                                                                         \
+    }                                                                                 \
+    break;
+      LUCID_BINARY_OPS(LUCID_CASE)
+#undef LUCID_CASE
+    }
+  } else {
+    switch (UnaryOp(in.op)) {
+#define LUCID_CASE(name, Fn, rule)                                                  \
+  case UnaryOp::Fn:                                                                 \
+    if constexpr (fusable(UnaryOp::Fn) && fn::Fn::template supports<C>) {           \
+      C x[kCount];                                                                  \
+      for (int j = 0; j < kCount; ++j) x[j] = a[j * kStride];                       \
+      for (int j = 0; j < kCount; ++j) out[j * kStride] = store(C(fn::Fn()(x[j]))); \
+      return;                                                                       \
+    }                                                                               \
+    break;
+      LUCID_UNARY_OPS(LUCID_CASE)
+#undef LUCID_CASE
+    }
+  }
+  // not reached: ops/fusion.cpp puts only fusable ops in a program
+}
+
+}  // namespace lucid::ops

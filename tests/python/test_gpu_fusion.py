@@ -1,0 +1,188 @@
+"""Elementwise fusion at a flush (csrc/ops/fusion.h, Note [Elementwise fusion]): chains
+of recorded unary and binary ops run as one program, with the unfused ops' results bit
+for bit, intermediates that something still holds written, in-place steps and aliasing
+views kept exact. The switch is checked everywhere; the rest needs a GPU."""
+
+import numpy as np
+import pytest
+
+import lucid
+
+GPU = lucid.gpu.is_available()
+needs_gpu = pytest.mark.skipif(not GPU, reason="lucid has no GPU here")
+
+
+def fused_calls():
+    return lucid.gpu.pending_stats()["fused_calls"]
+
+
+def test_fusion_switch_and_stats():
+    was = lucid.gpu.is_fusion()
+    try:
+        lucid.gpu.set_fusion(False)
+        assert lucid.gpu.is_fusion() is False
+        lucid.gpu.set_fusion(True)
+        assert lucid.gpu.is_fusion() is True
+    finally:
+        lucid.gpu.set_fusion(was)
+    s = lucid.gpu.pending_stats()
+    assert isinstance(s["fused_calls"], int) and s["fused_calls"] >= 0
+
+
+def both_ways(fn):
+    """fn() run with fusion off and on (lazy mode): its results as NumPy arrays, and how
+    many calls the fused run fused."""
+    lazy, was = lucid.gpu.is_lazy(), lucid.gpu.is_fusion()
+    lucid.gpu.set_lazy(True)
+    try:
+        out = []
+        for fusion in (False, True):
+            lucid.gpu.set_fusion(fusion)
+            before = fused_calls()
+            got = fn()
+            got = got if isinstance(got, (tuple, list)) else (got,)
+            out.append([g.float().cpu().numpy() if g.dtype in (lucid.float16, lucid.bfloat16) else g.cpu().numpy()
+                        for g in got])
+            fused = fused_calls() - before
+        return out[0], out[1], fused
+    finally:
+        lucid.gpu.set_fusion(was)
+        lucid.gpu.set_lazy(lazy)
+
+
+def assert_bitwise(a, b):
+    for x, y in zip(a, b):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        np.testing.assert_array_equal(x.view(np.uint8), y.view(np.uint8))
+
+
+def data(dtype, n=1 << 16, seed=0):
+    a = np.random.default_rng(seed).standard_normal(n) * 2
+    return lucid.tensor(a, device="gpu").to(dtype)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_chain_of_eight_is_bitwise_the_unfused_ops(dtype):
+    x = data(getattr(lucid, dtype))
+
+    def chain():
+        y = lucid.sin(x * 1.5 + 0.5) * x
+        return lucid.sigmoid(lucid.exp(lucid.tanh(y) - 0.25)) + 1.0
+
+    plain, fused, n = both_ways(chain)
+    assert n >= 8
+    assert_bitwise(plain, fused)
+
+
+@needs_gpu
+def test_intermediates_still_held_are_written():
+    x = data(lucid.float32)
+
+    def run():
+        t = x * 2
+        u = (t.exp() - 1).abs()
+        return t, u, lucid.sqrt(u) + t
+
+    plain, fused, n = both_ways(run)
+    assert n >= 4
+    assert_bitwise(plain, fused)
+
+
+@needs_gpu
+def test_in_place_chains_and_views_see_every_step():
+    def run():
+        x = lucid.arange(1000.0, device="gpu")
+        head = x[:10]
+        x.add_(1)
+        x.mul_(0.5)
+        y = x * x
+        x.sub_(y)
+        return x, head, y
+
+    plain, fused, n = both_ways(run)
+    assert n >= 3
+    assert_bitwise(plain, fused)
+
+
+@needs_gpu
+def test_overlapping_views_are_not_fused_into_a_race():
+    def run():
+        a = lucid.arange(4096.0, device="gpu") * 1.0
+        a[1:].add_(a[:-1])  # each element adds its left neighbour's old value
+        return a * 2.0 + 1.0
+
+    plain, fused, _ = both_ways(run)
+    assert_bitwise(plain, fused)
+
+
+@needs_gpu
+def test_one_element_tensors_and_numbers():
+    x = data(lucid.float32, seed=3)
+    s = lucid.tensor(0.75, device="gpu")
+
+    def run():
+        return lucid.maximum(x * s, s) - 2 ** 0.5 + x / 3
+
+    plain, fused, n = both_ways(run)
+    assert n >= 3  # (maximum with a tensor may take ops of its own)
+    assert_bitwise(plain, fused)
+
+
+@needs_gpu
+def test_chains_around_other_ops_and_dtypes():
+    x = data(lucid.float32, seed=4).reshape(256, 256)
+
+    def run():
+        a = (x * 2 + 1).relu()
+        m = a.sum(1, keepdim=True)  # not fusable: ends the chain
+        b = (a / m).sqrt() * 3 - 1
+        c = b.double() * 2 + 1  # another dtype: another chain
+        return a, b, c, (c > 0)
+
+    plain, fused, n = both_ways(run)
+    assert n >= 6
+    assert_bitwise(plain, fused)
+
+
+@needs_gpu
+def test_gradients_through_fused_chains_are_bitwise():
+    x0 = np.random.default_rng(5).standard_normal((64, 64)).astype(np.float32)
+
+    def run():
+        x = lucid.tensor(x0, device="gpu", requires_grad=True)
+        y = (lucid.tanh(x * 1.3) * x + lucid.sigmoid(x)).exp()
+        y.sum().backward()
+        return y.detach(), x.grad
+
+    plain, fused, n = both_ways(run)
+    assert n >= 4
+    assert_bitwise(plain, fused)
+
+
+@needs_gpu
+def test_long_and_wide_chains_fit_the_registers():
+    x, y, z = data(lucid.float32, seed=6), data(lucid.float32, seed=7), data(lucid.float32, seed=8)
+
+    def run():
+        v = x
+        for i in range(30):  # longer than one program: several, each value in a reused register
+            v = v * 1.01 + 0.5 if i % 2 else lucid.tanh(v) - x
+        w = (x + y) * (y - z) / (z * x + 1) + x * y * z  # several values live at once
+        return v, w
+
+    plain, fused, n = both_ways(run)
+    assert n >= 40
+    assert_bitwise(plain, fused)
+
+
+@needs_gpu
+def test_half_precision_rounds_every_step_as_stored():
+    x = data(lucid.float16, seed=9)
+
+    def run():
+        return ((x * 3.1 + 0.7) * (x - 0.3)).exp() / 7
+
+    plain, fused, n = both_ways(run)
+    assert n >= 5
+    assert_bitwise(plain, fused)
