@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "backend/cuda/device_guard.h"
+#include "backend/cuda/flush_graphs.h"
 #include "backend/cuda/library.h"
 #include "backend/cuda/runtime.h"
 #include "backend/cuda/stream.h"
@@ -153,6 +154,10 @@ void check_cusolver(cusolverStatus_t status, const char* call) {
 }
 
 cusolverDnHandle_t cusolver_handle(int device) {
+  // cuSOLVER's eigen solvers queue host work and wait for it, and a failed capture left
+  // the handle failing later calls (errors 6 and 7 on the H200): a list with a cuSOLVER
+  // call is never captured (Note [Flush graphs]), and cuSOLVER never sees a capture.
+  refuse_in_capture("a cuSOLVER call");
   static std::mutex mu;
   static cusolverDnHandle_t handles[kMaxDevices] = {};  // never destroyed, as the streams
   std::lock_guard<std::mutex> lock(mu);
