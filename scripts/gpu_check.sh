@@ -14,7 +14,8 @@
 # the device tool's 10 minutes a call (all GPU legs in one process take about 10);
 # TEST_TIMEOUT: seconds for the tests (default 420). The tests run in 8 processes when
 # pytest-xdist is there. GPU ops are recorded lazily (csrc/core/pending.h); LUCID_LAZY=0
-# in the environment runs every leg with each op run at its call (eager mode) instead.
+# in the environment runs every leg with each op run at its call (eager mode) instead;
+# LUCID_FUSION=0 and LUCID_CUDA_GRAPHS=0 keep laziness but switch off fusion or graphs.
 set -u
 : "${OUT:?set OUT to a folder for the logs (the device machine sets it)}"
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)

@@ -43,6 +43,21 @@ bool runs_when_called(Prim p) { return p == Prim::RandomCheck; }
 
 const char* prim_name(Prim p) { return kPrimName[size_t(p)]; }
 
+namespace {
+thread_local const char* t_running = nullptr;
+}  // namespace
+
+const char* running_kernel_name() { return t_running; }
+
+void run_kernel(Kernel k, const Primitive& p, Outputs outs, Inputs ins) {
+  struct Running {
+    const char* outer = t_running;
+    ~Running() { t_running = outer; }
+  } running;
+  t_running = p.name();
+  k(p, outs, ins);
+}
+
 void register_kernel(Prim p, DeviceType device, Kernel kernel, Check check) {
   table()[size_t(p)][size_t(device)] = {kernel, check};
 }
@@ -88,7 +103,7 @@ void launch(const Primitive& p, Outputs outs, Inputs ins) {
     }
     pending::flush(device.index);
   }
-  k(p, outs, ins);
+  run_kernel(k, p, outs, ins);
 }
 
 void launch(const Primitive& p, std::initializer_list<TensorImpl*> outs,

@@ -125,6 +125,10 @@ using Check = void (*)(const Primitive& p, Outputs outs, Inputs ins);
 
 void register_kernel(Prim p, DeviceType device, Kernel kernel, Check check = nullptr);
 bool has_kernel(Prim p, DeviceType device);
+// The name of the primitive whose kernel this thread is running (the innermost, when a
+// kernel launches others), or null: for errors a kernel leaves to be found later
+// (backend/cuda/device_error.h).
+const char* running_kernel_name();
 Kernel kernel_of(Prim p, DeviceType device);  // null when none is registered
 // The registered (primitive name, device name) pairs, in enum order.
 std::vector<std::pair<std::string, std::string>> registered_kernels();

@@ -12,6 +12,9 @@
 
 namespace lucid::ops {
 
+// Runs kernel k, naming p as the running kernel meanwhile (running_kernel_name()).
+void run_kernel(Kernel k, const Primitive& p, Outputs outs, Inputs ins);
+
 // A launch kept for later: the kernel, a copy of the primitive, and snapshots of the
 // operands (their storage and metadata as they were when the op was called, so that
 // a later set_data or transpose_ does not reach the recorded call).
@@ -45,8 +48,8 @@ class RecordedLaunch final : public pending::Work {
   void run() override {
     std::vector<TensorImpl*> ptrs(tensors_.size());
     for (size_t i = 0; i < tensors_.size(); ++i) ptrs[i] = tensors_[i].get();
-    kernel_(*prim_, Outputs(ptrs.data(), n_outs_),
-            Inputs(const_cast<const TensorImpl* const*>(ptrs.data()) + n_outs_, ptrs.size() - n_outs_));
+    run_kernel(kernel_, *prim_, Outputs(ptrs.data(), n_outs_),
+               Inputs(const_cast<const TensorImpl* const*>(ptrs.data()) + n_outs_, ptrs.size() - n_outs_));
   }
   const char* name() const override { return prim_->name(); }
   uint64_t signature() const override {

@@ -1,7 +1,7 @@
 """Elementwise fusion at a flush (csrc/ops/fusion.h, Note [Elementwise fusion]): chains
 of recorded unary and binary ops run as one program, with the unfused ops' results bit
 for bit, intermediates that something still holds written, in-place steps and aliasing
-views kept exact. The switch is checked everywhere; the rest needs a GPU."""
+views kept exact. (The switch is tested in test_gpu_lazy.py.) Every test needs a GPU."""
 
 import numpy as np
 import pytest
@@ -14,19 +14,6 @@ needs_gpu = pytest.mark.skipif(not GPU, reason="lucid has no GPU here")
 
 def fused_calls():
     return lucid.gpu.pending_stats()["fused_calls"]
-
-
-def test_fusion_switch_and_stats():
-    was = lucid.gpu.is_fusion()
-    try:
-        lucid.gpu.set_fusion(False)
-        assert lucid.gpu.is_fusion() is False
-        lucid.gpu.set_fusion(True)
-        assert lucid.gpu.is_fusion() is True
-    finally:
-        lucid.gpu.set_fusion(was)
-    s = lucid.gpu.pending_stats()
-    assert isinstance(s["fused_calls"], int) and s["fused_calls"] >= 0
 
 
 def both_ways(fn):
@@ -186,3 +173,52 @@ def test_half_precision_rounds_every_step_as_stored():
     plain, fused, n = both_ways(run)
     assert n >= 5
     assert_bitwise(plain, fused)
+
+
+# Every op a program may hold (ops/prims/fused.h, fusable()): the elementwise table's float
+# ops whose result has the operands' dtype.
+FUSABLE_BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "floor_divide", "remainder", "fmod", "pow",
+                  "fmax", "fmin", "atan2", "hypot", "xlogy", "logaddexp", "logaddexp2"]
+FUSABLE_UNARY = ["neg", "abs", "sign", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "exp2", "expm1",
+                 "log2", "log10", "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+                 "atanh", "erf", "erfc", "erfinv", "reciprocal", "rsqrt", "logit", "floor", "ceil", "round",
+                 "trunc", "frac", "square", "relu"]
+
+
+def three_modes(fn, repeats=3):
+    """fn()'s result (a tensor) in eager mode, lazy without fusion or graphs, and lazy with
+    both (run `repeats` times, so that its flush replays as a graph), as NumPy arrays."""
+    lazy, fusion, replay = lucid.gpu.is_lazy(), lucid.gpu.is_fusion(), lucid.gpu.is_graph_replay()
+    out = []
+    try:
+        for mode in ("eager", "lazy", "fused"):
+            lucid.gpu.set_lazy(mode != "eager")
+            lucid.gpu.set_fusion(mode == "fused")
+            lucid.gpu.set_graph_replay(mode == "fused")
+            for _ in range(repeats if mode == "fused" else 1):
+                r = fn()
+                lucid.eval(r)
+            out.append(r.float().cpu().numpy() if r.dtype in (lucid.float16, lucid.bfloat16) else r.cpu().numpy())
+    finally:
+        lucid.gpu.set_graph_replay(replay)
+        lucid.gpu.set_fusion(fusion)
+        lucid.gpu.set_lazy(lazy)
+    return out
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("op", FUSABLE_UNARY + FUSABLE_BINARY)
+def test_every_fusable_op_is_bitwise_equal_in_three_modes(op, dtype):
+    x = data(getattr(lucid, dtype), n=4099, seed=10) * 0.45  # (mostly inside every op's domain)
+    y = data(getattr(lucid, dtype), n=4099, seed=11) * 0.45 + 0.05
+    f = getattr(lucid, op)
+
+    def chain():
+        a = x * 1.25 + 0.125
+        r = f(a, y) if op in FUSABLE_BINARY else f(a)
+        return (r - 0.5) * a
+
+    eager, lazy, fused = three_modes(chain)
+    assert_bitwise([eager], [lazy])
+    assert_bitwise([eager], [fused])

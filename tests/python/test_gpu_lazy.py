@@ -31,15 +31,21 @@ def lazy():
     lucid.gpu.set_lazy(was)
 
 
-def test_lazy_switch_and_stats():
-    was = lucid.gpu.is_lazy()
+@pytest.mark.parametrize("name", ["lazy", "graph_replay", "fusion"])
+def test_switches(name):
+    # laziness, the replay of repeated flushes as CUDA graphs, elementwise fusion
+    get, put = getattr(lucid.gpu, f"is_{name}"), getattr(lucid.gpu, f"set_{name}")
+    was = get()
     try:
-        lucid.gpu.set_lazy(False)
-        assert lucid.gpu.is_lazy() is False
-        lucid.gpu.set_lazy(True)
-        assert lucid.gpu.is_lazy() is True
+        put(False)
+        assert get() is False
+        put(True)
+        assert get() is True
     finally:
-        lucid.gpu.set_lazy(was)
+        put(was)
+
+
+def test_pending_stats():
     s = lucid.gpu.pending_stats()
     assert set(s) == {"ops", "bytes", "flushes", "graph_runs", "graph_abandoned", "fused_calls"} and all(isinstance(v, int) and v >= 0 for v in s.values())
     lucid.gpu.flush()  # nothing recorded: a no-op on any machine
@@ -250,9 +256,21 @@ def test_random_argument_errors_at_the_call(lazy):
 def test_device_index_error_reported_at_a_read(lazy):
     x = lucid.arange(4.0, device="gpu")
     i = lucid.tensor([0, 7], device="gpu")
-    with pytest.raises(IndexError, match="out of bounds"):
+    with pytest.raises(IndexError, match="out of bounds.*found on the GPU by .*index"):
         x[i].tolist()
     assert (x + 1).tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+@needs_gpu
+def test_a_device_fault_names_its_op(lazy):
+    x = lucid.arange(6.0, device="gpu").reshape(2, 3)
+    y = (x * 2).exp()
+    z = lucid.gather(x, 1, lucid.tensor([[0, 5]], device="gpu")) + 1  # 5 is out of range
+    w = y.sum()
+    with pytest.raises(RuntimeError, match="out of bounds.*found on the GPU by gather's kernel"):
+        w.item()  # (any read after the flush raises it)
+    assert (x + 1).sum().item() == 21.0
+    del z
 
 
 def _train(lazy_mode):

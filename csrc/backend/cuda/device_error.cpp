@@ -2,20 +2,39 @@
 
 #include <atomic>
 #include <mutex>
+#include <string>
 
 #include <cuda_runtime_api.h>
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/stream.h"
+#include "core/error.h"
+#include "ops/primitive.h"
 #include "ops/prims/decompose.h"
 
 namespace lucid::cuda {
 
 namespace {
 
+// Note [Naming the op that found an error]
+// Each launch that may report an error gets its own slot, handed out in order since the
+// last check, and the host notes which primitive's kernel asked for it (ops::
+// running_kernel_name()). The check then names the op: with lazy execution the error
+// is found at a read far from the op, often after a whole flush. Past kSlots launches
+// between two checks the slots are handed out again; a slot two different ops shared
+// names neither.
+constexpr int kSlots = 256;
+
+struct DeviceSlots {
+  DeviceErrorSlot* slots = nullptr;  // kSlots of them, mapped pinned memory
+  int next = 0;                      // handed out since the last check
+  bool wrapped = false;
+  const char* names[kSlots] = {};    // the op each slot was handed to (null: two ops)
+};
+
 // Leaked, like the streams (stream.cpp): valid during interpreter shutdown.
-std::atomic<DeviceErrorSlot*> g_slots[kMaxDevices];
+DeviceSlots* g_devices[kMaxDevices];
 
 std::mutex& slot_mutex() {
   static std::mutex* mu = new std::mutex();
@@ -26,41 +45,67 @@ std::mutex& slot_mutex() {
 
 DeviceErrorSlot* device_error_slot(int device) {
   check_device(device);
-  if (DeviceErrorSlot* s = g_slots[device].load(std::memory_order_acquire)) return s;
   std::lock_guard<std::mutex> lock(slot_mutex());
-  if (DeviceErrorSlot* s = g_slots[device].load(std::memory_order_acquire)) return s;
-  DeviceGuard guard(device);
-  void* p = nullptr;
-  // Mapped pinned memory: with unified addressing the host pointer is the device's too.
-  LUCID_CUDA_CHECK(cudaHostAlloc(&p, sizeof(DeviceErrorSlot), cudaHostAllocMapped | cudaHostAllocPortable));
-  auto* slot = static_cast<DeviceErrorSlot*>(p);
-  *slot = DeviceErrorSlot{};
-  g_slots[device].store(slot, std::memory_order_release);
-  return slot;
+  DeviceSlots*& d = g_devices[device];
+  if (!d) {
+    DeviceGuard guard(device);
+    void* p = nullptr;
+    // Mapped pinned memory: with unified addressing the host pointer is the device's too.
+    LUCID_CUDA_CHECK(cudaHostAlloc(&p, kSlots * sizeof(DeviceErrorSlot), cudaHostAllocMapped | cudaHostAllocPortable));
+    auto* made = new DeviceSlots();
+    made->slots = static_cast<DeviceErrorSlot*>(p);
+    for (int i = 0; i < kSlots; ++i) made->slots[i] = DeviceErrorSlot{};
+    d = made;
+  }
+  const int i = d->next;
+  const char* op = ops::running_kernel_name();
+  if (d->wrapped && d->names[i] != op) d->names[i] = nullptr;
+  else if (!d->wrapped) d->names[i] = op;
+  d->next = i + 1 == kSlots ? 0 : i + 1;
+  d->wrapped = d->wrapped || d->next == 0;
+  return &d->slots[i];
 }
 
 void raise_device_error(int device) {
   if (device < 0 || device >= kMaxDevices) return;
-  DeviceErrorSlot* slot = g_slots[device].load(std::memory_order_acquire);
-  if (!slot) return;
-  volatile DeviceErrorSlot* s = slot;
-  const auto code = DeviceErrorCode(s->code);
+  int32_t code_value = 0, dim = 0;
+  int64_t index = 0, size = 0;
+  const char* op = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(slot_mutex());
+    DeviceSlots* d = g_devices[device];
+    if (!d) return;
+    const int used = d->wrapped ? kSlots : d->next;
+    for (int i = 0; i < used; ++i) {  // the first in the order handed out (unless wrapped)
+      volatile DeviceErrorSlot* s = &d->slots[i];
+      if (s->code != 0 && code_value == 0) {
+        code_value = s->code;
+        dim = s->dim;
+        index = s->index;
+        size = s->size;
+        op = d->names[i];
+      }
+      s->code = 0;
+    }
+    d->next = 0;
+    d->wrapped = false;
+  }
+  const auto code = DeviceErrorCode(code_value);
   if (code == DeviceErrorCode::None) return;
-  const int32_t dim = s->dim;
-  const int64_t index = s->index, size = s->size;
-  s->code = 0;
+  const std::string found = op ? str_cat(" (found on the GPU by ", op, "'s kernel, which ran before this read)")
+                               : std::string(" (found on the GPU by a kernel that ran before this read)");
   switch (code) {
-    case DeviceErrorCode::ZeroDivision: fail<RuntimeError>("ZeroDivisionError");
+    case DeviceErrorCode::ZeroDivision: fail<RuntimeError>("ZeroDivisionError", found);
     case DeviceErrorCode::IndexOutOfRange:
-      fail<IndexError>("index ", index, " is out of bounds for dimension ", dim, " with size ", size);
+      fail<IndexError>("index ", index, " is out of bounds for dimension ", dim, " with size ", size, found);
     case DeviceErrorCode::GatherOutOfRange:
-      fail<RuntimeError>("index ", index, " is out of bounds for dimension ", dim, " with size ", size);
-    case DeviceErrorCode::SliceOutOfRange: fail<IndexError>("index out of range in self");
+      fail<RuntimeError>("index ", index, " is out of bounds for dimension ", dim, " with size ", size, found);
+    case DeviceErrorCode::SliceOutOfRange: fail<IndexError>("index out of range in self", found);
     case DeviceErrorCode::CtcTargetOutOfRange:
-      fail<RuntimeError>("ctc_loss(): target label ", index, " is out of the class range [0, ", size, ")");
+      fail<RuntimeError>("ctc_loss(): target label ", index, " is out of the class range [0, ", size, ")", found);
     case DeviceErrorCode::TapOutOfRange:
       fail<IndexError>(dim ? "resample_taps_adjoint" : "resample_taps", "(): tap index ", index,
-                       " is out of range for size ", size);
+                       " is out of range for size ", size, found);
     case DeviceErrorCode::PivotOutOfRange:
       ops::fail_bad_ldl_pivot(dim, index, size);
     default: fail<RuntimeError>("internal: unknown device error code ", int(code));

@@ -2,11 +2,12 @@
 // A kernel that meets bad data (an integer divisor of zero; later an index out of
 // range) cannot throw, and PyTorch's device-side assert poisons the CUDA context for
 // the rest of the process. lucid's kernels instead record the first such error in a
-// small slot of pinned, mapped host memory (one per device), skip the bad element,
-// and carry on. The host reads the slot whenever it waits for the device's stream
-// (a download, item(), tolist(), synchronize()) and raises the error there: the op is
-// asynchronous, so the error surfaces at the next synchronisation point, and the
-// process keeps working.
+// small slot of pinned, mapped host memory (one per launch that may report, so that
+// the error names its op: Note [Naming the op that found an error], device_error.cpp),
+// skip the bad element, and carry on. The host reads the slots whenever it waits for
+// the device's stream (a download, item(), tolist(), synchronize()) and raises the
+// error there: the op is asynchronous, so the error surfaces at the next
+// synchronisation point, and the process keeps working.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +35,7 @@ struct DeviceErrorSlot {
   int64_t size;   // IndexOutOfRange: the size of that dimension
 };
 
-// The slot of `device`, addressable by its kernels (made on first use).
+// A slot of `device` for the launch about to be made, addressable by its kernels.
 DeviceErrorSlot* device_error_slot(int device);
 // Raises (and clears) the error a kernel of `device` recorded, if any. Call only after
 // the device's stream has been waited for.
