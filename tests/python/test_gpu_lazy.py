@@ -273,29 +273,41 @@ def test_a_device_fault_names_its_op(lazy):
     del z
 
 
-def _train(lazy_mode):
-    was = lucid.gpu.is_lazy()
-    lucid.gpu.set_lazy(lazy_mode)
+def _train(lazy=True, replay=True, fusion=True, steps=20):
+    """A small MLP's Adam steps on the GPU in the given modes: its parameters and losses."""
+    modes = lucid.gpu.is_lazy(), lucid.gpu.is_graph_replay(), lucid.gpu.is_fusion()
+    lucid.gpu.set_lazy(lazy)
+    lucid.gpu.set_graph_replay(replay)
+    lucid.gpu.set_fusion(fusion)
     try:
         lucid.manual_seed(0)
         model = lucid.nn.Sequential(lucid.nn.Linear(16, 32), lucid.nn.ReLU(), lucid.nn.Linear(32, 4)).to("gpu")
         opt = lucid.optim.Adam(model.parameters(), lr=1e-2)
         x = lucid.randn(64, 16, device="gpu")
         t = lucid.randint(0, 4, (64,), device="gpu")
-        for _ in range(20):
+        losses = []
+        for _ in range(steps):
             opt.zero_grad()
             loss = lucid.nn.functional.cross_entropy(model(x), t)
             loss.backward()
             opt.step()
-        return [p.cpu().numpy() for p in model.parameters()], loss.item()
+            losses.append(loss)
+        return [p.cpu().numpy() for p in model.parameters()], [v.item() for v in losses]
     finally:
-        lucid.gpu.set_lazy(was)
+        lucid.gpu.set_lazy(modes[0])
+        lucid.gpu.set_graph_replay(modes[1])
+        lucid.gpu.set_fusion(modes[2])
 
 
 @needs_gpu
-def test_training_is_bitwise_equal_to_eager_mode():
-    lazy_params, lazy_loss = _train(True)
-    eager_params, eager_loss = _train(False)
-    assert lazy_loss == eager_loss
-    for a, b in zip(lazy_params, eager_params):
-        np.testing.assert_array_equal(a, b)
+def test_training_is_bitwise_equal_in_every_mode():
+    # lazy with fusion and graphs (the default) against eager mode, and against lazy
+    # without graphs or without fusion: the same kernels' bits in another order of launch
+    before = lucid.gpu.pending_stats()["graph_runs"]
+    params, losses = _train()
+    assert lucid.gpu.pending_stats()["graph_runs"] - before >= 10  # backward's and step's flushes replay
+    for other in (dict(lazy=False), dict(replay=False), dict(fusion=False)):
+        other_params, other_losses = _train(**other)
+        assert other_losses == losses, other
+        for a, b in zip(params, other_params):
+            np.testing.assert_array_equal(a, b)
