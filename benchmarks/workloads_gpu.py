@@ -54,6 +54,23 @@ workload("GPU chain of 8 elementwise ops 16M float32 (effective bytes)", "gpu el
          inputs((4096, 4096), device="gpu"), _chain8, nbytes=2 * (1 << 24) * F32, ops=8, device="gpu",
          ceiling="gpu_copy")
 
+
+def _compiled_chain8():
+    compiled = None
+
+    def run(m, x):  # torch.compile'd on first use (the suite's warm-up pays the compile)
+        nonlocal compiled
+        compiled = compiled or torch.compile(lambda t: _chain8(torch, t))
+        return compiled(x)
+    return run
+
+
+# the same row against torch.compile (issue 22: at least 1x its speed; lucid's side is
+# plain eager code, fused at its flushes)
+workload("GPU chain of 8 elementwise ops 16M float32 against torch.compile (effective bytes)", "gpu elementwise",
+         inputs((4096, 4096), device="gpu"), _chain8, nbytes=2 * (1 << 24) * F32, ops=8, device="gpu",
+         ceiling="gpu_copy", torch_fn=_compiled_chain8())
+
 G = 1 << 24
 workload("GPU add of a row (x + bias) [4096, 4096]", "gpu elementwise",
          inputs((4096, 4096), (4096,), device="gpu"), lambda m, a, b: a + b, nbytes=2 * G * F32 + 4096 * F32,

@@ -59,10 +59,11 @@ for n in (8, 64):
 
 # -- whole training steps --
 
-def _model_setup(build, *shapes, opt="Adam", lr=1e-3, make_inputs=None):
+def _model_setup(build, *shapes, opt="Adam", lr=1e-3, make_inputs=None, torch_compile=None):
     """A setup: torch's model from build(torch) on the GPU, lucid's from build(lucid) with
     torch's weights, each with its optimizer; inputs from `make_inputs(gen)` (torch
-    tensors) or float32 randn of `shapes`."""
+    tensors) or float32 randn of `shapes`. torch_compile: a torch.compile mode for
+    torch's model (its optimizer stays eager)."""
     def setup():
         torch.manual_seed(0)
         tm = build(torch).cuda()
@@ -73,6 +74,8 @@ def _model_setup(build, *shapes, opt="Adam", lr=1e-3, make_inputs=None):
         xs = make_inputs(gen) if make_inputs else [torch.randn(*s, generator=gen) for s in shapes]
         topt = getattr(torch.optim, opt)(tm.parameters(), lr=lr)
         lopt = getattr(lucid.optim, opt)(lm.parameters(), lr=lr)
+        if torch_compile:
+            tm = torch.compile(tm, mode=torch_compile)
         return (lm, lopt, *[to_lucid(x, "gpu") for x in xs]), (tm, topt, *[x.cuda() for x in xs])
     return setup
 
@@ -107,6 +110,13 @@ def _labels(batch, classes, *shape):
 
 workload("GPU MLP 784-512-512-10 batch 128 training step (Adam)", "gpu train",
          _model_setup(_mlp, make_inputs=_labels(128, 10, 784)), _classifier_step,
+         flops=3 * 2 * 128 * (784 * 512 + 512 * 512 + 512 * 10), device="gpu", ceiling="none")
+
+
+# issue 22's anchor: torch.compile with CUDA graphs ("reduce-overhead"); lucid's side is
+# the same plain eager code as the row above
+workload("GPU MLP 784-512-512-10 batch 128 training step (Adam) against torch.compile", "gpu train",
+         _model_setup(_mlp, make_inputs=_labels(128, 10, 784), torch_compile="reduce-overhead"), _classifier_step,
          flops=3 * 2 * 128 * (784 * 512 + 512 * 512 + 512 * 10), device="gpu", ceiling="none")
 
 
