@@ -1,7 +1,13 @@
 // lucid.gpu (alias lucid.cuda): device queries and allocator statistics.
+#include <nanobind/stl/string.h>
+
 #include "bindings/common.h"
 #include "core/gpu_runtime.h"
 #include "core/pending.h"
+#ifdef LUCID_WITH_CUDA
+#include "backend/cuda/fused_codegen.h"
+#include "backend/cuda/generated_kernels.h"
+#endif
 
 namespace lucid::bindings {
 
@@ -51,6 +57,43 @@ void init_gpu(nb::module_& m) {
   // Note [Elementwise fusion] (ops/fusion.h).
   m.def("gpu_fusion", [] { return pending::fusion_enabled(); });
   m.def("gpu_set_fusion", [](bool enabled) { pending::set_fusion_enabled(enabled); });
+  // Note [Generated kernels] (backend/cuda/generated_kernels.h); a build without CUDA
+  // has none to compile.
+  m.def("gpu_kernel_compile", [] {
+#ifdef LUCID_WITH_CUDA
+    switch (cuda::compile_mode()) {
+      case cuda::CompileMode::Background: return "background";
+      case cuda::CompileMode::Sync: return "sync";
+      case cuda::CompileMode::Off: break;
+    }
+#endif
+    return "off";
+  });
+  m.def("gpu_set_kernel_compile", [](const std::string& mode) {
+    LUCID_CHECK(mode == "background" || mode == "sync" || mode == "off", ValueError,
+                "set_kernel_compile: mode must be 'background', 'sync' or 'off', got '", mode, "'");
+#ifdef LUCID_WITH_CUDA
+    cuda::set_compile_mode(mode == "background" ? cuda::CompileMode::Background
+                           : mode == "sync"     ? cuda::CompileMode::Sync
+                                                : cuda::CompileMode::Off);
+#endif
+  });
+  m.def("gpu_generated_kernel_stats", [] {
+    nb::dict d;
+#ifdef LUCID_WITH_CUDA
+    const cuda::GeneratedStats s = cuda::generated_stats();
+    d["compiled"] = s.compiled;
+    d["loaded"] = s.loaded;
+    d["failed"] = s.failed;
+    d["compiling"] = s.compiling;
+    d["last_error"] = s.last_error;
+    d["fused_launches"] = cuda::generated_fused_launches();
+#else
+    for (const char* k : {"compiled", "loaded", "failed", "compiling", "fused_launches"}) d[k] = 0;
+    d["last_error"] = "";
+#endif
+    return d;
+  });
   // lucid.gpu.Event's handle operations (python/lucid/gpu.py).
   m.def("gpu_event_create", [](int device, bool timing) { return gpu_runtime(device).event_create(device, timing); });
   m.def("gpu_event_destroy", [](uintptr_t e, int device) {

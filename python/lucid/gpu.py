@@ -9,7 +9,8 @@ __all__ = ["is_available", "device_count", "synchronize", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "memory_stats", "reset_peak_memory_stats",
            "reset_max_memory_allocated", "empty_cache", "current_device", "current_stream", "Stream", "Event",
            "OutOfMemoryError", "is_lazy", "set_lazy", "flush", "pending_stats",
-           "is_graph_replay", "set_graph_replay", "is_fusion", "set_fusion"]
+           "is_graph_replay", "set_graph_replay", "is_fusion", "set_fusion", "kernel_compile",
+           "set_kernel_compile", "generated_kernel_stats"]
 
 # A device allocation that failed after lucid released its cache and tried again: a
 # RuntimeError, as torch.cuda.OutOfMemoryError (also lucid.OutOfMemoryError).
@@ -81,6 +82,29 @@ def set_fusion(enabled):
     """Turns the fusion of recorded elementwise chains on or off (off: each op runs its
     own kernel; results are the same bit for bit)."""
     _C.gpu_set_fusion(bool(enabled))
+
+
+def kernel_compile():
+    """How kernels that lucid generates at run time (fused elementwise chains) are
+    compiled: "background" (the default: by a background thread, the chain running
+    interpreted until its kernel is ready), "sync" (before the chain runs) or "off"
+    (never: fused chains are interpreted). LUCID_KERNEL_COMPILE sets it at start."""
+    return _C.gpu_kernel_compile()
+
+
+def set_kernel_compile(mode):
+    """Sets kernel_compile()'s mode: "background", "sync" or "off" (a ValueError otherwise).
+    Compiled kernels are cached on disk under $LUCID_CACHE_DIR/kernels (default
+    ~/.cache/lucid/kernels; LUCID_CACHE_DIR="" keeps them in memory only)."""
+    _C.gpu_set_kernel_compile(str(mode))
+
+
+def generated_kernel_stats():
+    """The generated kernels of this process: {"compiled" (by NVRTC), "loaded" (from the
+    disk cache), "failed" (sources that did not compile or load), "compiling" (queued or
+    under way), "last_error" (the last failure's message), "fused_launches" (fused calls
+    run by generated kernels)}."""
+    return dict(_C.gpu_generated_kernel_stats())
 
 
 def is_graph_replay():

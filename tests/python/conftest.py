@@ -6,11 +6,16 @@ directory on sys.path, and the module is the same object pytest loaded).
 
 import math
 import os
+import tempfile
 
 import pytest
 import torch
 
-import lucid
+# Kernels lucid generates at run time are cached on disk (Note [Generated kernels]): the
+# tests' go to a folder of their own, not the user's ~/.cache.
+os.environ.setdefault("LUCID_CACHE_DIR", tempfile.mkdtemp(prefix="lucid-test-cache-"))
+
+import lucid  # noqa: E402
 
 # Several pytest-xdist workers share the machine: each takes its share of the cores
 # (at least 2, so that threaded code paths still run) instead of a thread per core for

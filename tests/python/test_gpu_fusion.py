@@ -18,21 +18,25 @@ def fused_calls():
 
 def both_ways(fn):
     """fn() run with fusion off and on (lazy mode): its results as NumPy arrays, and how
-    many calls the fused run fused."""
-    lazy, was = lucid.gpu.is_lazy(), lucid.gpu.is_fusion()
+    many calls the fused run fused. The fused run is made twice, with the chains
+    interpreted and with their generated kernels; the two must agree bit for bit."""
+    lazy, was, compile_mode = lucid.gpu.is_lazy(), lucid.gpu.is_fusion(), lucid.gpu.kernel_compile()
     lucid.gpu.set_lazy(True)
     try:
         out = []
-        for fusion in (False, True):
+        for fusion, compiled in ((False, "off"), (True, "off"), (True, "sync")):
             lucid.gpu.set_fusion(fusion)
+            lucid.gpu.set_kernel_compile(compiled)
             before = fused_calls()
             got = fn()
             got = got if isinstance(got, (tuple, list)) else (got,)
             out.append([g.float().cpu().numpy() if g.dtype in (lucid.float16, lucid.bfloat16) else g.cpu().numpy()
                         for g in got])
             fused = fused_calls() - before
-        return out[0], out[1], fused
+        assert_bitwise(out[1], out[2])
+        return out[0], out[2], fused
     finally:
+        lucid.gpu.set_kernel_compile(compile_mode)
         lucid.gpu.set_fusion(was)
         lucid.gpu.set_lazy(lazy)
 
@@ -185,21 +189,26 @@ FUSABLE_UNARY = ["neg", "abs", "sign", "exp", "log", "sqrt", "sin", "cos", "tanh
                  "trunc", "frac", "square", "relu"]
 
 
-def three_modes(fn, repeats=3):
-    """fn()'s result (a tensor) in eager mode, lazy without fusion or graphs, and lazy with
-    both (run `repeats` times, so that its flush replays as a graph), as NumPy arrays."""
+def every_mode(fn, repeats=3):
+    """fn()'s result (a tensor) in eager mode, lazy without fusion or graphs, lazy with both
+    and the fused chains interpreted, and lazy with both and the chains run by their
+    generated kernels (each fused run `repeats` times, so that its flush replays as a
+    graph), as NumPy arrays."""
     lazy, fusion, replay = lucid.gpu.is_lazy(), lucid.gpu.is_fusion(), lucid.gpu.is_graph_replay()
+    compile_mode = lucid.gpu.kernel_compile()
     out = []
     try:
-        for mode in ("eager", "lazy", "fused"):
+        for mode in ("eager", "lazy", "interpreted", "generated"):
             lucid.gpu.set_lazy(mode != "eager")
-            lucid.gpu.set_fusion(mode == "fused")
-            lucid.gpu.set_graph_replay(mode == "fused")
-            for _ in range(repeats if mode == "fused" else 1):
+            lucid.gpu.set_fusion(mode in ("interpreted", "generated"))
+            lucid.gpu.set_graph_replay(mode in ("interpreted", "generated"))
+            lucid.gpu.set_kernel_compile("sync" if mode == "generated" else "off")
+            for _ in range(1 if mode in ("eager", "lazy") else repeats):
                 r = fn()
                 lucid.eval(r)
             out.append(r.float().cpu().numpy() if r.dtype in (lucid.float16, lucid.bfloat16) else r.cpu().numpy())
     finally:
+        lucid.gpu.set_kernel_compile(compile_mode)
         lucid.gpu.set_graph_replay(replay)
         lucid.gpu.set_fusion(fusion)
         lucid.gpu.set_lazy(lazy)
@@ -209,7 +218,7 @@ def three_modes(fn, repeats=3):
 @needs_gpu
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 @pytest.mark.parametrize("op", FUSABLE_UNARY + FUSABLE_BINARY)
-def test_every_fusable_op_is_bitwise_equal_in_three_modes(op, dtype):
+def test_every_fusable_op_is_bitwise_equal_in_every_mode(op, dtype):
     x = data(getattr(lucid, dtype), n=4099, seed=10) * 0.45  # (mostly inside every op's domain)
     y = data(getattr(lucid, dtype), n=4099, seed=11) * 0.45 + 0.05
     f = getattr(lucid, op)
@@ -219,6 +228,7 @@ def test_every_fusable_op_is_bitwise_equal_in_three_modes(op, dtype):
         r = f(a, y) if op in FUSABLE_BINARY else f(a)
         return (r - 0.5) * a
 
-    eager, lazy, fused = three_modes(chain)
+    eager, lazy, interpreted, generated = every_mode(chain)
     assert_bitwise([eager], [lazy])
-    assert_bitwise([eager], [fused])
+    assert_bitwise([eager], [interpreted])
+    assert_bitwise([eager], [generated])

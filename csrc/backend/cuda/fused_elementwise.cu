@@ -1,15 +1,18 @@
 // The CUDA kernel of a fused elementwise chain (ops/prims/fused.h, Note [Elementwise
-// fusion]). A block takes tiles of kThreads * V elements; the program's registers are
-// rows of a tile in shared memory, and each instruction is taken once for a thread's V
-// elements of the tile (element t + j * kThreads of each row: coalesced loads, no
-// barrier between instructions, V independent computations to overlap). The switch
-// that picks the op is the same for every thread: no divergence. Constant rows are
-// filled once per block, which stays for many tiles.
+// fusion]): the program's generated kernel once NVRTC has compiled it (fused_codegen.h),
+// and until then (or for ops with no generated form) this interpreter. A block takes
+// tiles of kThreads * V elements; the program's registers are rows of a tile in shared
+// memory, and each instruction is taken once for a thread's V elements of the tile
+// (element t + j * kThreads of each row: coalesced loads, no barrier between
+// instructions, V independent computations to overlap). The switch that picks the op
+// is the same for every thread: no divergence. Constant rows are filled once per
+// block, which stays for many tiles.
 #include <algorithm>
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/elementwise_launch.cuh"
+#include "backend/cuda/fused_codegen.h"
 #include "backend/cuda/register.h"
 #include "backend/cuda/stream.h"
 #include "ops/prims/fused.h"
@@ -94,6 +97,7 @@ void fused_elementwise_kernel(const ops::Primitive& prim, Outputs outs, Inputs i
   if (n == 0) return;
   const int device = outs[0]->device().index;
   DeviceGuard guard(device);
+  if (launch_generated_fused(p, outs, ins, n, device, stream(device))) return;  // Note [Generated kernels]
   auto run = [&]<typename T>() {
     FusedArgs<T> args{};
     args.program = p;

@@ -1,0 +1,270 @@
+#include "backend/cuda/fused_codegen.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "backend/cuda/check.h"
+#include "backend/cuda/generated_kernels.h"
+
+namespace lucid::cuda {
+
+namespace {
+
+using ops::BinaryOp;
+using ops::FusedProgram;
+using ops::UnaryOp;
+
+// Each op's body over C (float, or double for float64), written as its functor's
+// float branch is (ops/elementwise_table.h, elementwise_functors.h) with NVRTC's
+// built-in math in place of std::'s, so that it compiles to the same instructions.
+// A body is an expression, or a block when it starts with '{'. nullptr: no generated
+// form (the program is interpreted).
+const char* body_of(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: return "a + b";
+    case BinaryOp::Sub: return "a - b";
+    case BinaryOp::Mul: return "a * b";
+    case BinaryOp::Div: return "a / b";
+    case BinaryOp::Maximum: return "{ if (a != a) return a; if (b != b) return b; return a > b ? a : b; }";
+    case BinaryOp::Minimum: return "{ if (a != a) return a; if (b != b) return b; return a < b ? a : b; }";
+    case BinaryOp::FloorDivide:
+      return "{ if (b == C(0)) return a / b; C mod = fmod(a, b); C div = (a - mod) / b;"
+             " if (mod != C(0) && (b < C(0)) != (mod < C(0))) div -= C(1);"
+             " if (div == C(0)) return copysign(C(0), a / b); C floordiv = floor(div);"
+             " if (div - floordiv > C(0.5)) floordiv += C(1); return floordiv; }";
+    case BinaryOp::DivTrunc: return "trunc(a / b)";
+    case BinaryOp::Remainder:
+      return "{ C mod = fmod(a, b); if (mod != C(0) && (b < C(0)) != (mod < C(0))) mod += b; return mod; }";
+    case BinaryOp::Fmod: return "fmod(a, b)";
+    case BinaryOp::Pow:
+      return "{ if (b == C(2)) return a * a; if (b == C(3)) return a * a * a; if (b == C(-1)) return C(1) / a;"
+             " if (b == C(-2)) return C(1) / (a * a); if (b == C(0.5)) return sqrt(a);"
+             " if (b == C(-0.5)) return C(1) / sqrt(a); return pow(a, b); }";
+    case BinaryOp::Fmax: return "{ if (a != a) return b; if (b != b) return a; return a > b ? a : b; }";
+    case BinaryOp::Fmin: return "{ if (a != a) return b; if (b != b) return a; return a < b ? a : b; }";
+    case BinaryOp::Atan2: return "atan2(a, b)";
+    case BinaryOp::Hypot: return "hypot(a, b)";
+    case BinaryOp::Xlogy: return "{ if (b != b) return b; if (a == C(0)) return C(0); return a * log(b); }";
+    case BinaryOp::Logaddexp:
+      return "{ if (isinf(a) && a == b) return a; C m = a > b ? a : b; if (a != a || b != b) return quiet_nan();"
+             " C d = -fabs(a - b); return m + log1p(exp(d)); }";
+    case BinaryOp::Logaddexp2:
+      return "{ if (isinf(a) && a == b) return a; C m = a > b ? a : b; if (a != a || b != b) return quiet_nan();"
+             " C d = -fabs(a - b); return m + log1p(exp2(d)) / C(0.6931471805599453); }";
+    default: return nullptr;
+  }
+}
+
+const char* body_of(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg: return "-a";
+    case UnaryOp::Abs: return "a < C(0) ? C(-a) : a";
+    case UnaryOp::Sign: return "a > C(0) ? C(1) : a < C(0) ? C(-1) : C(0)";
+    case UnaryOp::Exp: return "exp(a)";
+    case UnaryOp::Log: return "log(a)";
+    case UnaryOp::Sqrt: return "sqrt(a)";
+    case UnaryOp::Sin: return "sin(a)";
+    case UnaryOp::Cos: return "cos(a)";
+    case UnaryOp::Tanh: return "tanh(a)";
+    case UnaryOp::Sigmoid: return "C(1) / (C(1) + exp(-a))";
+    case UnaryOp::Exp2: return "exp2(a)";
+    case UnaryOp::Expm1: return "expm1(a)";
+    case UnaryOp::Log2: return "log2(a)";
+    case UnaryOp::Log10: return "log10(a)";
+    case UnaryOp::Log1p: return "log1p(a)";
+    case UnaryOp::Tan: return "tan(a)";
+    case UnaryOp::Asin: return "asin(a)";
+    case UnaryOp::Acos: return "acos(a)";
+    case UnaryOp::Atan: return "atan(a)";
+    case UnaryOp::Sinh: return "sinh(a)";
+    case UnaryOp::Cosh: return "cosh(a)";
+    case UnaryOp::Asinh: return "asinh(a)";
+    case UnaryOp::Acosh: return "acosh(a)";
+    case UnaryOp::Atanh: return "atanh(a)";
+    case UnaryOp::Erf: return "erf(a)";
+    case UnaryOp::Erfc: return "erfc(a)";
+    case UnaryOp::Reciprocal: return "C(1) / a";
+    case UnaryOp::Rsqrt: return "C(1) / sqrt(a)";
+    case UnaryOp::Logit: return "log(a / (C(1) - a))";
+    case UnaryOp::Floor: return "floor(a)";
+    case UnaryOp::Ceil: return "ceil(a)";
+    case UnaryOp::Round: return "nearbyint(a)";
+    case UnaryOp::Trunc: return "trunc(a)";
+    case UnaryOp::Frac: return "a - trunc(a)";
+    case UnaryOp::Square: return "a * a";
+    case UnaryOp::Relu: return "a < C(0) ? C(0) : a";
+    default: return nullptr;  // (erfinv: a Newton-refined series, interpreted)
+  }
+}
+
+const char* body_of(const ops::FusedInstr& in) {
+  return in.binary ? body_of(BinaryOp(in.op)) : body_of(UnaryOp(in.op));
+}
+
+constexpr int kThreads = 256;
+
+// Elements a thread takes per input and step: 16 bytes of each operand.
+int width_of(Dtype d) { return d == Dtype::F64 ? 2 : d == Dtype::F32 ? 4 : 8; }
+
+// The storage type, its loads and stores, and the rounding of each step to it (the
+// 16-bit types compute in float and round every result as the unfused op stores it;
+// the conversions are core/half.h's device instructions).
+const char* dtype_prelude(Dtype d) {
+  switch (d) {
+    case Dtype::F32:
+      return "typedef float C; typedef float S;\n"
+             "__device__ __forceinline__ C load(S v) { return v; }\n"
+             "__device__ __forceinline__ S store(C v) { return v; }\n"
+             "__device__ __forceinline__ C quiet_nan() { return __int_as_float(0x7fc00000); }\n";
+    case Dtype::F64:
+      return "typedef double C; typedef double S;\n"
+             "__device__ __forceinline__ C load(S v) { return v; }\n"
+             "__device__ __forceinline__ S store(C v) { return v; }\n"
+             "__device__ __forceinline__ C quiet_nan() { return __longlong_as_double(0x7ff8000000000000ll); }\n";
+    case Dtype::F16:
+      return "typedef float C; typedef unsigned short S;\n"
+             "__device__ __forceinline__ C load(S h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); "
+             "return f; }\n"
+             "__device__ __forceinline__ S store(C f) { S h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); "
+             "return h; }\n"
+             "__device__ __forceinline__ C quiet_nan() { return __int_as_float(0x7fc00000); }\n";
+    case Dtype::BF16:
+      return "typedef float C; typedef unsigned short S;\n"
+             "__device__ __forceinline__ C load(S h) { return __uint_as_float(unsigned(h) << 16); }\n"
+             "__device__ __forceinline__ S store(C f) { S h; asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); "
+             "return h; }\n"
+             "__device__ __forceinline__ C quiet_nan() { return __int_as_float(0x7fc00000); }\n";
+    default: return nullptr;
+  }
+}
+
+// What identifies a program's kernel: everything but its constants' values.
+std::string structure_key(const FusedProgram& p, bool index32) {
+  std::string k;
+  auto put = [&](int v) { k.push_back(char(v)); };
+  put(int(p.dtype)), put(p.n_inputs), put(p.n_outputs), put(p.n_consts), put(p.n_instrs), put(index32);
+  for (int i = 0; i < p.n_inputs; ++i) put(p.in_reg[i]), put(p.in_broadcast[i]);
+  for (int c = 0; c < p.n_consts; ++c) put(p.const_reg[c]);
+  for (int o = 0; o < p.n_outputs; ++o) put(p.out_reg[o]);
+  for (int s = 0; s < p.n_instrs; ++s)
+    put(p.instrs[s].binary), put(p.instrs[s].op), put(p.instrs[s].dst), put(p.instrs[s].a), put(p.instrs[s].b);
+  return k;
+}
+
+// The kernel's parameter, as the generated source declares it.
+struct Params {
+  const void* in[ops::kFusedMaxInputs];
+  void* out[ops::kFusedMaxOutputs];
+  double consts[ops::kFusedMaxConsts];
+  long long n;
+};
+
+std::atomic<size_t> g_launches{0};
+
+}  // namespace
+
+std::string fused_kernel_source(const FusedProgram& p, bool index32) {
+  const char* prelude = dtype_prelude(p.dtype);
+  if (!prelude || !ops::fused_program_valid(p)) return {};
+  const bool rounds = p.dtype == Dtype::F16 || p.dtype == Dtype::BF16;
+  const int v = width_of(p.dtype);
+  std::ostringstream s;
+  s << "// A fused elementwise chain, generated by lucid (backend/cuda/fused_codegen.cpp)\n"
+    << prelude << "typedef " << (index32 ? "int" : "long long") << " I;\n";
+  // One function per distinct op, as its own kernel calls its functor.
+  bool seen_b[256] = {}, seen_u[256] = {};
+  for (int i = 0; i < p.n_instrs; ++i) {
+    const ops::FusedInstr& in = p.instrs[i];
+    const char* body = body_of(in);
+    if (!body) return {};
+    bool& seen = in.binary ? seen_b[in.op] : seen_u[in.op];
+    if (seen) continue;
+    seen = true;
+    s << "__device__ __forceinline__ C " << (in.binary ? "binary" : "unary") << int(in.op) << (in.binary ? "(C a, C b) " : "(C a) ");
+    if (body[0] == '{') s << body << "\n";
+    else s << "{ return " << body << "; }\n";
+  }
+  s << "struct Params { const S* in[" << ops::kFusedMaxInputs << "]; S* out[" << ops::kFusedMaxOutputs
+    << "]; double consts[" << ops::kFusedMaxConsts << "]; long long n; };\n"
+    << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ") lucid_fused(const Params p) {\n"
+    << "  const I n = I(p.n);\n";
+  // The value each register holds, as a C expression; replaced as instructions write.
+  std::string reg[ops::kFusedMaxRegs];
+  for (int c = 0; c < p.n_consts; ++c) {
+    s << "  const C k" << c << " = C(p.consts[" << c << "]);\n";
+    reg[p.const_reg[c]] = "k" + std::to_string(c);
+  }
+  for (int i = 0; i < p.n_inputs; ++i)
+    if (p.in_broadcast[i]) s << "  const C b" << i << " = load(p.in[" << i << "][0]);\n";
+  s << "  for (I base = I(blockIdx.x) * " << kThreads * v << "; base < n; base += I(gridDim.x) * " << kThreads * v
+    << ") {\n";
+  // All loads first (an output may be an input's storage: in-place steps).
+  for (int i = 0; i < p.n_inputs; ++i)
+    if (!p.in_broadcast[i]) s << "    C x" << i << "[" << v << "];\n";
+  s << "#pragma unroll\n    for (int j = 0; j < " << v << "; ++j) {\n"
+    << "      const I i = base + I(threadIdx.x) + j * " << kThreads << ";\n";
+  for (int i = 0; i < p.n_inputs; ++i)
+    if (!p.in_broadcast[i]) s << "      x" << i << "[j] = i < n ? load(p.in[" << i << "][i]) : C(0);\n";
+  s << "    }\n#pragma unroll\n    for (int j = 0; j < " << v << "; ++j) {\n"
+    << "      const I i = base + I(threadIdx.x) + j * " << kThreads << ";\n";
+  for (int i = 0; i < p.n_inputs; ++i)
+    reg[p.in_reg[i]] = p.in_broadcast[i] ? "b" + std::to_string(i) : "x" + std::to_string(i) + "[j]";
+  for (int k = 0; k < p.n_instrs; ++k) {
+    const ops::FusedInstr& in = p.instrs[k];
+    s << "      const C t" << k << " = ";
+    if (rounds) s << "load(store(";
+    s << (in.binary ? "binary" : "unary") << int(in.op) << "(" << reg[in.a];
+    if (in.binary) s << ", " << reg[in.b];
+    s << ")" << (rounds ? "))" : "") << ";\n";
+    reg[in.dst] = "t" + std::to_string(k);
+  }
+  s << "      if (i < n) {\n";
+  for (int o = 0; o < p.n_outputs; ++o) s << "        p.out[" << o << "][i] = store(" << reg[p.out_reg[o]] << ");\n";
+  s << "      }\n    }\n  }\n}\n";
+  return s.str();
+}
+
+bool launch_generated_fused(const FusedProgram& p, ops::Outputs outs, ops::Inputs ins, int64_t n, int device,
+                            cudaStream_t stream) {
+  if (compile_mode() == CompileMode::Off) return false;
+  const bool index32 = n <= (int64_t(1) << 30);
+  // Programs seen, by structure: their cache entry, or null when they have no generated form.
+  static std::mutex mu;
+  static auto* known = new std::unordered_map<std::string, GeneratedKernel*>;
+  GeneratedKernel* entry = nullptr;
+  {
+    const std::string key = structure_key(p, index32);
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = known->find(key);
+    if (it == known->end()) {
+      const std::string source = fused_kernel_source(p, index32);
+      it = known->emplace(key, source.empty() ? nullptr : &generated_kernel(source, "lucid_fused")).first;
+    }
+    entry = it->second;
+  }
+  if (!entry) return false;
+  const void* kernel = kernel_for(*entry, device);
+  if (!kernel) return false;
+
+  Params params{};
+  for (size_t k = 0; k < ins.size(); ++k) params.in[k] = ins[k]->data_ptr();
+  for (size_t o = 0; o < outs.size(); ++o) params.out[o] = outs[o]->data_ptr();
+  std::copy(p.consts, p.consts + p.n_consts, params.consts);
+  params.n = n;
+  // Enough blocks of 256 threads for every SM's 2,048, looping over the rest.
+  int sms = 0;
+  LUCID_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int64_t tile = int64_t(kThreads) * width_of(p.dtype);
+  const unsigned grid = unsigned(std::clamp<int64_t>((n + tile - 1) / tile, 1, int64_t(std::max(sms, 1)) * 8));
+  void* args[] = {&params};
+  LUCID_CUDA_CHECK(cudaLaunchKernel(kernel, dim3(grid), dim3(kThreads), args, 0, stream));
+  g_launches.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+size_t generated_fused_launches() { return g_launches.load(std::memory_order_relaxed); }
+
+}  // namespace lucid::cuda

@@ -1,0 +1,295 @@
+#include "backend/cuda/generated_kernels.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "backend/cuda/check.h"
+#include "backend/cuda/device_guard.h"
+#include "backend/cuda/nvrtc.h"
+#include "core/pending.h"
+
+namespace lucid::cuda {
+
+namespace {
+
+CompileMode mode_from_env() {
+  const char* v = std::getenv("LUCID_KERNEL_COMPILE");
+  if (!v) return CompileMode::Background;
+  if (!std::strcmp(v, "sync")) return CompileMode::Sync;
+  if (!std::strcmp(v, "off") || !std::strcmp(v, "0")) return CompileMode::Off;
+  return CompileMode::Background;
+}
+std::atomic<CompileMode> g_mode{mode_from_env()};
+
+// Options every generated kernel is compiled with (Note [Generated kernels]).
+#define LUCID_NVRTC_OPTIONS "--fmad=false", "--std=c++17"
+constexpr const char* kOptionsKey = "--fmad=false --std=c++17";
+
+enum State : int { kNone, kCompiling, kReady, kFailed };
+
+constexpr int kMaxArchs = 4;  // distinct GPU architectures in one process
+struct Slot {
+  std::atomic<int> arch{0};  // 0: unused
+  std::atomic<int> state{kNone};
+  std::atomic<const void*> kernel{nullptr};
+  std::atomic<uint32_t> loaded_on{0};  // devices the kernel has been loaded for
+};
+
+}  // namespace
+
+struct GeneratedKernel {
+  std::string source, entry;
+  Slot slots[kMaxArchs];
+};
+
+namespace {
+
+// Leaked on purpose: the background thread may still hold them while the process exits.
+struct Cache {
+  std::mutex mu;
+  std::unordered_map<std::string, std::unique_ptr<GeneratedKernel>> entries;
+  std::deque<std::pair<GeneratedKernel*, int>> queue;  // (kernel, device) to compile
+  std::condition_variable wake;
+  bool worker_started = false;
+  size_t compiled = 0, loaded = 0, failed = 0, compiling = 0;
+  std::string last_error;
+};
+Cache& cache() {
+  static Cache* c = new Cache;
+  return *c;
+}
+
+int arch_of(int device) {
+  static std::atomic<int> archs[pending::kMaxDevices] = {};
+  if (device < 0 || device >= pending::kMaxDevices) return 0;
+  if (int a = archs[device].load(std::memory_order_relaxed)) return a;
+  int major = 0, minor = 0;
+  LUCID_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  LUCID_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  archs[device].store(major * 10 + minor, std::memory_order_relaxed);
+  return major * 10 + minor;
+}
+
+// ---- the disk cache ---------------------------------------------------------------
+
+// The folder for CUBINs, made on first use; "" when there is none to write.
+const std::string& cache_folder() {
+  static const std::string folder = [] {
+    std::string root;
+    if (const char* d = std::getenv("LUCID_CACHE_DIR")) root = d;
+    else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) root = std::string(x) + "/lucid";
+    else if (const char* h = std::getenv("HOME"); h && *h) root = std::string(h) + "/.cache/lucid";
+    if (root.empty()) return std::string();
+    const std::string dir = root + "/kernels";
+    for (size_t i = 1; i <= dir.size(); ++i)  // mkdir -p
+      if (i == dir.size() || dir[i] == '/') ::mkdir(dir.substr(0, i).c_str(), 0755);
+    struct stat st {};
+    return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ::access(dir.c_str(), W_OK) == 0 ? dir
+                                                                                                 : std::string();
+  }();
+  return folder;
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+constexpr char kMagic[8] = {'L', 'U', 'C', 'I', 'D', 'K', 'C', '1'};
+
+// File: magic, key length, key, CUBIN length, the CUBIN's FNV-1a hash, CUBIN (numbers
+// as 8 little-endian bytes). The hash keeps a damaged CUBIN from being loaded and run.
+std::string read_cached(const std::string& path, const std::string& key) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return {};
+  char magic[8];
+  uint64_t key_size = 0, cubin_size = 0;
+  if (!f.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return {};
+  if (!f.read(reinterpret_cast<char*>(&key_size), 8) || key_size != key.size()) return {};
+  std::string stored(key_size, '\0');
+  if (!f.read(stored.data(), std::streamsize(key_size)) || stored != key) return {};
+  if (!f.read(reinterpret_cast<char*>(&cubin_size), 8) || cubin_size == 0 || cubin_size > (uint64_t(1) << 30)) return {};
+  uint64_t hash = 0;
+  std::string cubin(cubin_size, '\0');
+  if (!f.read(reinterpret_cast<char*>(&hash), 8) || !f.read(cubin.data(), std::streamsize(cubin_size))) return {};
+  return fnv1a(cubin) == hash ? cubin : std::string();
+}
+
+void write_cached(const std::string& path, const std::string& key, const std::string& cubin) {
+  static std::atomic<unsigned> counter{0};
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    const uint64_t key_size = key.size(), cubin_size = cubin.size(), hash = fnv1a(cubin);
+    f.write(kMagic, 8);
+    f.write(reinterpret_cast<const char*>(&key_size), 8);
+    f.write(key.data(), std::streamsize(key.size()));
+    f.write(reinterpret_cast<const char*>(&cubin_size), 8);
+    f.write(reinterpret_cast<const char*>(&hash), 8);
+    f.write(cubin.data(), std::streamsize(cubin.size()));
+    if (!f.flush()) {
+      f.close();
+      ::unlink(tmp.c_str());
+      return;  // (a full disk: the kernel stays in memory only)
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+}
+
+// ---- compiling and loading ----------------------------------------------------------
+
+const void* load(const std::string& cubin, const std::string& entry) {
+  cudaLibrary_t lib = nullptr;  // never unloaded: entries live as long as the process
+  LUCID_CUDA_CHECK(cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  cudaKernel_t kernel = nullptr;
+  LUCID_CUDA_CHECK(cudaLibraryGetKernel(&kernel, lib, entry.c_str()));
+  return reinterpret_cast<const void*>(kernel);
+}
+
+// Loads the kernel into `device`'s context now (CUDA loads lazily, at the first launch,
+// which may be inside a stream capture).
+void load_on(const void* kernel, int device) {
+  DeviceGuard guard(device);
+  cudaFuncAttributes attributes{};
+  LUCID_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+}
+
+// Compiles (or reads from disk) and loads `k` for `device`'s architecture; publishes
+// the result in its slot. Never throws.
+void build(GeneratedKernel& k, Slot& slot, int device) {
+  Cache& c = cache();
+  const int arch = slot.arch.load();
+  bool from_disk = false;
+  try {
+    const std::string key = "nvrtc " + nvrtc::version() + " sm_" + std::to_string(arch) + " " + kOptionsKey + " " +
+                            k.entry + "\n" + k.source;
+    const std::string& folder = cache_folder();
+    char name[32];
+    std::snprintf(name, sizeof name, "/%016llx.cubin", static_cast<unsigned long long>(fnv1a(key)));
+    const std::string path = folder.empty() ? std::string() : folder + name;
+    const void* kernel = nullptr;
+    if (!path.empty()) {
+      if (std::string cubin = read_cached(path, key); !cubin.empty()) {
+        try {
+          kernel = load(cubin, k.entry);
+          from_disk = true;
+        } catch (const std::exception&) {  // a damaged file: compiled again below
+        }
+      }
+    }
+    if (!kernel) {
+      const std::string cubin = nvrtc::compile(k.source, k.entry.c_str(), arch, {LUCID_NVRTC_OPTIONS});
+      kernel = load(cubin, k.entry);
+      if (!path.empty()) write_cached(path, key, cubin);
+    }
+    load_on(kernel, device);
+    slot.kernel.store(kernel, std::memory_order_release);
+    slot.loaded_on.fetch_or(uint32_t(1) << device);
+    slot.state.store(kReady, std::memory_order_release);
+    std::lock_guard<std::mutex> lock(c.mu);
+    ++(from_disk ? c.loaded : c.compiled);
+  } catch (const std::exception& e) {
+    slot.state.store(kFailed, std::memory_order_release);
+    std::lock_guard<std::mutex> lock(c.mu);
+    ++c.failed;
+    c.last_error = e.what();
+  }
+}
+
+void worker() {
+  Cache& c = cache();
+  for (;;) {
+    std::unique_lock<std::mutex> lock(c.mu);
+    c.wake.wait(lock, [&] { return !c.queue.empty(); });
+    auto [k, device] = c.queue.front();
+    c.queue.pop_front();
+    lock.unlock();
+    Slot* slot = nullptr;
+    const int arch = arch_of(device);
+    for (Slot& s : k->slots)
+      if (s.arch.load() == arch) slot = &s;
+    if (slot) build(*k, *slot, device);
+    lock.lock();
+    --c.compiling;
+  }
+}
+
+}  // namespace
+
+CompileMode compile_mode() { return g_mode.load(std::memory_order_relaxed); }
+void set_compile_mode(CompileMode mode) { g_mode.store(mode, std::memory_order_relaxed); }
+
+GeneratedKernel& generated_kernel(const std::string& source, const char* entry) {
+  Cache& c = cache();
+  std::string key = std::string(entry) + '\n' + source;
+  std::lock_guard<std::mutex> lock(c.mu);
+  std::unique_ptr<GeneratedKernel>& k = c.entries[key];
+  if (!k) {
+    k = std::make_unique<GeneratedKernel>();
+    k->source = source;
+    k->entry = entry;
+  }
+  return *k;
+}
+
+const void* kernel_for(GeneratedKernel& k, int device) {
+  const int arch = arch_of(device);
+  for (Slot& s : k.slots) {
+    if (s.arch.load(std::memory_order_acquire) != arch) continue;
+    if (s.state.load(std::memory_order_acquire) != kReady) return nullptr;
+    const void* kernel = s.kernel.load(std::memory_order_acquire);
+    if (!(s.loaded_on.load(std::memory_order_relaxed) & (uint32_t(1) << device))) {
+      load_on(kernel, device);
+      s.loaded_on.fetch_or(uint32_t(1) << device);
+    }
+    return kernel;
+  }
+  const CompileMode mode = compile_mode();
+  if (mode == CompileMode::Off) return nullptr;
+  // First sight on this architecture: claim a slot, then compile it.
+  Cache& c = cache();
+  Slot* slot = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    for (Slot& s : k.slots) {
+      if (s.arch.load() == arch) return nullptr;  // another thread claimed it meanwhile
+      if (!slot && s.arch.load() == 0) slot = &s;
+    }
+    if (!slot) return nullptr;  // (more architectures than slots: interpreted there)
+    slot->state.store(kCompiling);
+    slot->arch.store(arch, std::memory_order_release);
+    if (mode == CompileMode::Background) {
+      ++c.compiling;
+      c.queue.emplace_back(&k, device);
+      if (!c.worker_started) {
+        std::thread(worker).detach();
+        c.worker_started = true;
+      }
+      c.wake.notify_one();
+      return nullptr;
+    }
+  }
+  build(k, *slot, device);
+  return slot->state.load(std::memory_order_acquire) == kReady ? slot->kernel.load() : nullptr;
+}
+
+GeneratedStats generated_stats() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return {c.compiled, c.loaded, c.failed, c.compiling, c.last_error};
+}
+
+}  // namespace lucid::cuda

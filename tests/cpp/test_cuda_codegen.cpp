@@ -1,0 +1,111 @@
+// The generated kernels of fused elementwise programs (backend/cuda/fused_codegen.h):
+// every fusable op's generated form compiles with NVRTC in every float dtype. NVRTC
+// compiles without a GPU, so this runs on CI too; it skips where NVRTC cannot be loaded.
+// (That a generated kernel gives the unfused ops' bits is tested on the GPU, in
+// tests/python/test_gpu_fusion.py.)
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "backend/cuda/fused_codegen.h"
+#include "backend/cuda/nvrtc.h"
+#include "core/error.h"
+
+namespace {
+
+using lucid::Dtype;
+using lucid::ops::BinaryOp;
+using lucid::ops::FusedInstr;
+using lucid::ops::FusedProgram;
+using lucid::ops::UnaryOp;
+
+bool nvrtc_loads() {
+  try {
+    lucid::cuda::nvrtc::version();
+    return true;
+  } catch (const lucid::RuntimeError&) {
+    return false;
+  }
+}
+
+// Every fusable op, as an instruction reading registers 0 and 1.
+std::vector<FusedInstr> fusable_instrs() {
+  std::vector<FusedInstr> all;
+#define LUCID_B(name, Fn, rule, operands) \
+  if (lucid::ops::fusable(BinaryOp::Fn)) all.push_back({1, uint8_t(BinaryOp::Fn), 0, 0, 1});
+  LUCID_BINARY_OPS(LUCID_B)
+#undef LUCID_B
+#define LUCID_U(name, Fn, rule) \
+  if (lucid::ops::fusable(UnaryOp::Fn)) all.push_back({0, uint8_t(UnaryOp::Fn), 0, 0, 0});
+  LUCID_UNARY_OPS(LUCID_U)
+#undef LUCID_U
+  return all;
+}
+
+// A program of `instrs` chained through registers 2..7: two inputs (the second one
+// element, broadcast), a constant, two outputs.
+FusedProgram program_of(Dtype dtype, const std::vector<FusedInstr>& instrs) {
+  FusedProgram p;
+  p.dtype = dtype;
+  p.n_inputs = 2, p.in_reg[0] = 0, p.in_reg[1] = 1, p.in_broadcast[1] = true;
+  p.n_consts = 1, p.const_reg[0] = 7, p.consts[0] = 0.5;
+  int last = 0;
+  for (const FusedInstr& in : instrs) {
+    FusedInstr s = in;
+    s.a = uint8_t(last), s.b = uint8_t(p.n_instrs % 2 ? 7 : 1), s.dst = uint8_t(2 + p.n_instrs % 5);
+    last = s.dst;
+    p.instrs[p.n_instrs++] = s;
+  }
+  p.n_outputs = 2, p.out_reg[0] = uint8_t(last), p.out_reg[1] = 0;
+  return p;
+}
+
+TEST(CudaCodegen, EveryGeneratedOpCompilesInEveryFloatDtype) {
+  if (!nvrtc_loads()) GTEST_SKIP() << "NVRTC cannot be loaded here";
+  std::vector<FusedInstr> generated;
+  for (const FusedInstr& in : fusable_instrs()) {
+    const bool erfinv = !in.binary && UnaryOp(in.op) == UnaryOp::Erfinv;
+    const std::string source = lucid::cuda::fused_kernel_source(program_of(Dtype::F32, {in}), true);
+    EXPECT_EQ(source.empty(), erfinv) << "op " << int(in.binary) << "/" << int(in.op);
+    if (!source.empty()) generated.push_back(in);
+  }
+  ASSERT_GT(generated.size(), 40u);
+  for (Dtype dtype : {Dtype::F32, Dtype::F64, Dtype::F16, Dtype::BF16}) {
+    for (size_t at = 0; at < generated.size(); at += lucid::ops::kFusedMaxInstrs) {
+      const std::vector<FusedInstr> chunk(generated.begin() + at,
+                                          generated.begin() + std::min(generated.size(), at + lucid::ops::kFusedMaxInstrs));
+      for (bool index32 : {true, false}) {
+        if (!index32 && dtype != Dtype::F32) continue;  // (the index type is the same text in every dtype)
+        const std::string source = lucid::cuda::fused_kernel_source(program_of(dtype, chunk), index32);
+        ASSERT_FALSE(source.empty());
+        std::string cubin;
+        EXPECT_NO_THROW(cubin = lucid::cuda::nvrtc::compile(source, "lucid_fused", 90, {"--fmad=false", "--std=c++17"}))
+            << source;
+        EXPECT_GT(cubin.size(), 0u);
+      }
+    }
+  }
+}
+
+TEST(CudaCodegen, ProgramsWithoutAGeneratedFormAreLeftToTheInterpreter) {
+  FusedInstr erfinv{0, uint8_t(UnaryOp::Erfinv), 0, 0, 0}, add{1, uint8_t(BinaryOp::Add), 0, 0, 1};
+  EXPECT_TRUE(lucid::cuda::fused_kernel_source(program_of(Dtype::F32, {add, erfinv, add}), true).empty());
+  EXPECT_FALSE(lucid::cuda::fused_kernel_source(program_of(Dtype::F32, {add, add}), true).empty());
+  FusedProgram ints = program_of(Dtype::I32, {add});  // (fusion makes no such program)
+  EXPECT_TRUE(lucid::cuda::fused_kernel_source(ints, true).empty());
+}
+
+TEST(CudaCodegen, ACompileErrorRaisesTheCompilersMessage) {
+  if (!nvrtc_loads()) GTEST_SKIP() << "NVRTC cannot be loaded here";
+  try {
+    lucid::cuda::nvrtc::compile("extern \"C\" __global__ void k() { undeclared_name(); }", "broken", 90, {});
+    FAIL() << "a source that does not compile was compiled";
+  } catch (const lucid::RuntimeError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("NVRTC could not compile broken for sm_90"), std::string::npos) << what;
+    EXPECT_NE(what.find("undeclared_name"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
