@@ -2,6 +2,7 @@
 #include "ops/fusion.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <complex>
 #include <optional>
@@ -242,7 +243,9 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count) {
   return b;
 }
 
-size_t fuse(int, std::vector<std::unique_ptr<pending::Work>>& list) {
+std::atomic<FusedVariant> g_variant{nullptr};
+
+size_t fuse(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
   const Kernel kernel = kernel_of(Prim::FusedElementwise, DeviceType::GPU);
   if (!kernel) return 0;
   try {
@@ -268,6 +271,8 @@ size_t fuse(int, std::vector<std::unique_ptr<pending::Work>>& list) {
       }
       FusedElementwise prim;
       prim.program = built->program;
+      if (const FusedVariant variant = g_variant.load(std::memory_order_acquire))
+        prim.variant = variant(prim.program, run[0].out->numel(), device);
       std::vector<TensorImpl*> outs;
       for (const TensorImpl* t : built->outs) outs.push_back(const_cast<TensorImpl*>(t));
       out.push_back(std::make_unique<RecordedLaunch>(kernel, prim, Outputs(outs.data(), outs.size()),
@@ -284,6 +289,9 @@ size_t fuse(int, std::vector<std::unique_ptr<pending::Work>>& list) {
 
 }  // namespace
 
-void enable_elementwise_fusion() { pending::set_list_rewriter(&fuse); }
+void enable_elementwise_fusion(FusedVariant variant) {
+  g_variant.store(variant, std::memory_order_release);
+  pending::set_list_rewriter(&fuse);
+}
 
 }  // namespace lucid::ops

@@ -15,19 +15,21 @@
 //    holds it (the user, autograd, a later call of the list); an intermediate that
 //    dies with the run is never written. (It is still allocated: allocation happens
 //    when an op is called, Note [Lazy GPU execution].)
-// Why an interpreted program rather than NVRTC-generated code (the design study's
-// 7.5): the kernels are compiled with lucid, so there is no compile latency on a cache
-// miss, no cache to keep on disk and no toolkit headers needed at run time, and results
-// are bit for bit the unfused ones by construction (the same functors, no contraction
-// of one op's multiply into the next op's add). The price is a switch a step, the same
-// for every thread, and registers in shared memory; docs/PERFORMANCE.md has what that
-// costs against the bandwidth bound.
+// How a program runs: the CUDA backend compiles a kernel for each program with NVRTC
+// (backend/cuda/fused_codegen.h, Note [Generated kernels]), in the background, and
+// interprets the program until that kernel is ready (backend/cuda/fused_elementwise.cu);
+// the interpreter needs no compiler and is what the CPU runs. Generated code is each op's
+// functor body in straight-line code, built like the unfused kernels with no contraction
+// of one op's multiply into the next op's add, so every way gives the same bits.
 // LUCID_FUSION=0 or lucid.gpu.set_fusion(False) turns it off.
 #pragma once
 
+#include "ops/prims/fused.h"
+
 namespace lucid::ops {
 
-// Installs the pass as the pending lists' rewriter (called when the CUDA backend loads).
-void enable_elementwise_fusion();
+// Installs the pass as the pending lists' rewriter (called when the CUDA backend loads),
+// with the backend's choice among its kernels for a program (ops/prims/fused.h).
+void enable_elementwise_fusion(FusedVariant variant);
 
 }  // namespace lucid::ops

@@ -90,6 +90,10 @@ struct Primitive {
   virtual const char* name() const { return prim_name(kind()); }
   // A copy that outlives the caller's stack: what a lazy device records.
   virtual std::unique_ptr<Primitive> clone() const = 0;
+  // What of the parameters, beyond the operands' sizes and dtypes, decides which kernels
+  // a call launches (a fused program's ops), hashed into the flush's signature (Note
+  // [Flush graphs]); 0 where the kernel alone decides.
+  virtual uint64_t signature() const { return 0; }
 };
 
 // Base of every parameter struct: `struct Gather : PrimitiveOf<Prim::Gather, Gather> {...}`.

@@ -55,6 +55,7 @@ class RecordedLaunch final : public pending::Work {
   uint64_t signature() const override {
     uint64_t h = reinterpret_cast<uintptr_t>(kernel_) ^ (uint64_t(prim_->kind()) << 48);
     auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+    mix(prim_->signature());
     for (const TensorPtr& t : tensors_) {
       if (!t) {
         mix(~0ull);

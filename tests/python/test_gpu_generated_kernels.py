@@ -63,7 +63,9 @@ def test_sync_mode_runs_the_generated_kernel_and_a_new_constant_compiles_nothing
         # (the odd constant makes this chain's kernel new to this process)
         first = ((x * 1.000123 - 0.25).tanh() * 3.0).cpu().numpy()
         before = stats()
-        for scale in (0.5, 0.25, 2.0):  # the same chain with new numbers: the same kernel
+        # The same chain with new numbers: the same kernel. (A number equal to another of
+        # the chain's, 0.25 here, would share its register: another program.)
+        for scale in (0.5, 0.75, 2.0):
             got = ((x * scale - 0.25).tanh() * 3.0).cpu().numpy()
             np.testing.assert_allclose(got, np.tanh(x.cpu().numpy() * scale - 0.25) * 3.0, rtol=1e-6, atol=1e-6)
         after = stats()
@@ -99,7 +101,7 @@ def test_off_mode_never_compiles():
         y = ((x * 0.5 + 0.002468).exp() - 1.0).cpu().numpy()
         after = stats()
     assert after["compiled"] == before["compiled"] and after["fused_launches"] == before["fused_launches"]
-    np.testing.assert_allclose(y, np.exp(x.cpu().numpy() * 0.5 + 0.002468) - 1.0, rtol=1e-6)
+    np.testing.assert_allclose(y, np.exp(x.cpu().numpy() * 0.5 + 0.002468) - 1.0, rtol=1e-6, atol=1e-6)
 
 
 # A new process that runs one chain with kernels compiled before it runs, and prints the
@@ -156,3 +158,32 @@ def test_an_unwritable_cache_folder_keeps_kernels_in_memory(tmp_path):
     blocked.write_text("not a folder")
     got = run_child(blocked)  # kernels/ cannot be made under a file
     assert got["compiled"] >= 1 and got["failed"] == 0 and got["launches"] >= 1
+
+
+@needs_gpu
+def test_a_repeated_flush_replays_as_a_graph_again_once_its_kernels_are_compiled():
+    x = lucid.tensor(np.linspace(-1, 1, 2048), device="gpu").float()
+    w = lucid.tensor(np.linspace(0, 1, 100), device="gpu").float()
+    replay = lucid.gpu.is_graph_replay()
+    lucid.gpu.set_graph_replay(True)
+    try:
+        with compile_mode("background"):
+            def step():  # two chains (its own constants: kernels new to this process), sums, an add
+                y = (((x * 1.000987 + 0.1).relu() * 0.3 - 0.05).exp() + 0.0123).sum()
+                z = (w * 2.000987 - 0.5).abs().sum()
+                return (y + z).item()
+
+            expected = step()
+            for _ in range(5):  # interpreted, captured, replayed while the kernel compiles
+                assert step() == expected
+            deadline = time.monotonic() + 60
+            while stats()["compiling"] and time.monotonic() < deadline:
+                time.sleep(0.01)
+            before, launches = lucid.gpu.pending_stats()["graph_runs"], stats()["fused_launches"]
+            for _ in range(6):
+                assert step() == expected
+            # a new signature (the generated kernel): run once directly, then as a graph
+            assert lucid.gpu.pending_stats()["graph_runs"] - before >= 5
+            assert stats()["fused_launches"] - launches >= 5
+    finally:
+        lucid.gpu.set_graph_replay(replay)

@@ -141,19 +141,6 @@ const char* dtype_prelude(Dtype d) {
   }
 }
 
-// What identifies a program's kernel: everything but its constants' values.
-std::string structure_key(const FusedProgram& p, bool index32) {
-  std::string k;
-  auto put = [&](int v) { k.push_back(char(v)); };
-  put(int(p.dtype)), put(p.n_inputs), put(p.n_outputs), put(p.n_consts), put(p.n_instrs), put(index32);
-  for (int i = 0; i < p.n_inputs; ++i) put(p.in_reg[i]), put(p.in_broadcast[i]);
-  for (int c = 0; c < p.n_consts; ++c) put(p.const_reg[c]);
-  for (int o = 0; o < p.n_outputs; ++o) put(p.out_reg[o]);
-  for (int s = 0; s < p.n_instrs; ++s)
-    put(p.instrs[s].binary), put(p.instrs[s].op), put(p.instrs[s].dst), put(p.instrs[s].a), put(p.instrs[s].b);
-  return k;
-}
-
 // The kernel's parameter, as the generated source declares it.
 struct Params {
   const void* in[ops::kFusedMaxInputs];
@@ -227,26 +214,43 @@ std::string fused_kernel_source(const FusedProgram& p, bool index32) {
   return s.str();
 }
 
-bool launch_generated_fused(const FusedProgram& p, ops::Outputs outs, ops::Inputs ins, int64_t n, int device,
-                            cudaStream_t stream) {
-  if (compile_mode() == CompileMode::Off) return false;
+namespace {
+
+// The generated kernel of a program, once compiled (kernel_for starts the compiling).
+const void* generated_for(const FusedProgram& p, int64_t n, int device) {
+  if (compile_mode() == CompileMode::Off) return nullptr;
   const bool index32 = n <= (int64_t(1) << 30);
   // Programs seen, by structure: their cache entry, or null when they have no generated form.
   static std::mutex mu;
   static auto* known = new std::unordered_map<std::string, GeneratedKernel*>;
   GeneratedKernel* entry = nullptr;
   {
-    const std::string key = structure_key(p, index32);
+    std::string key = ops::fused_structure(p);
+    key.push_back(char(index32));
     std::lock_guard<std::mutex> lock(mu);
     auto it = known->find(key);
     if (it == known->end()) {
       const std::string source = fused_kernel_source(p, index32);
-      it = known->emplace(key, source.empty() ? nullptr : &generated_kernel(source, "lucid_fused")).first;
+      it = known->emplace(std::move(key), source.empty() ? nullptr : &generated_kernel(source, "lucid_fused")).first;
     }
     entry = it->second;
   }
-  if (!entry) return false;
-  const void* kernel = kernel_for(*entry, device);
+  return entry ? kernel_for(*entry, device) : nullptr;
+}
+
+}  // namespace
+
+uint64_t fused_variant(const FusedProgram& p, int64_t numel, int device) {
+  try {
+    return generated_for(p, numel, device) ? 1 : 0;
+  } catch (const std::exception&) {
+    return 0;  // (the launch will raise it)
+  }
+}
+
+bool launch_generated_fused(const FusedProgram& p, ops::Outputs outs, ops::Inputs ins, int64_t n, int device,
+                            cudaStream_t stream) {
+  const void* kernel = generated_for(p, n, device);
   if (!kernel) return false;
 
   Params params{};

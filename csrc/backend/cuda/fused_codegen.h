@@ -24,6 +24,10 @@ std::string fused_kernel_source(const ops::FusedProgram& p, bool index32);
 bool launch_generated_fused(const ops::FusedProgram& p, ops::Outputs outs, ops::Inputs ins, int64_t n, int device,
                             cudaStream_t stream);
 
+// The fusion pass's FusedVariant (ops/prims/fused.h): 1 when the program's generated
+// kernel is compiled (starting its compilation on first sight), else 0.
+uint64_t fused_variant(const ops::FusedProgram& p, int64_t numel, int device);
+
 // Fused calls run by generated kernels since the process started.
 size_t generated_fused_launches();
 

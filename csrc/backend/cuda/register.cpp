@@ -1,6 +1,7 @@
 #include "backend/cuda/register.h"
 
 #include "backend/cuda/flush_graphs.h"
+#include "backend/cuda/fused_codegen.h"
 #include "backend/cuda/runtime.h"
 #include "core/gpu_runtime.h"
 #include "ops/fusion.h"
@@ -14,7 +15,7 @@ void register_runtime() {
   static CudaRuntime* runtime = new CudaRuntime();
   register_gpu_runtime(runtime);
   pending::set_list_runner(&run_list_as_graph);  // Note [Flush graphs]
-  ops::enable_elementwise_fusion();               // Note [Elementwise fusion]
+  ops::enable_elementwise_fusion(fused_variant);  // Note [Elementwise fusion]
 }
 
 void register_kernels() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "core/half.h"  // (LUCID_HD)
@@ -54,10 +55,36 @@ inline bool fused_program_valid(const FusedProgram& p) {
   return ok;
 }
 
+// What decides a program's kernel: everything but its constants' values (which a
+// kernel takes as parameters, so that a new learning rate is not a new kernel).
+inline std::string fused_structure(const FusedProgram& p) {
+  std::string k;
+  auto put = [&](int v) { k.push_back(char(v)); };
+  put(int(p.dtype)), put(p.n_inputs), put(p.n_outputs), put(p.n_consts), put(p.n_instrs);
+  for (int i = 0; i < p.n_inputs; ++i) put(p.in_reg[i]), put(p.in_broadcast[i]);
+  for (int c = 0; c < p.n_consts; ++c) put(p.const_reg[c]);
+  for (int o = 0; o < p.n_outputs; ++o) put(p.out_reg[o]);
+  for (int s = 0; s < p.n_instrs; ++s)
+    put(p.instrs[s].binary), put(p.instrs[s].op), put(p.instrs[s].dst), put(p.instrs[s].a), put(p.instrs[s].b);
+  return k;
+}
+
+// A backend's choice among its kernels for a program at this flush (the CUDA backend:
+// 1 once the program's generated kernel is compiled, 0 while it is interpreted), given
+// to the fusion pass (ops/fusion.h) so that a flush whose fused calls change kernel is
+// a new CUDA graph rather than a failed update of the old one.
+using FusedVariant = uint64_t (*)(const FusedProgram& p, int64_t numel, int device);
+
 // outs: the program's outputs in order; ins: its inputs in order.
 struct FusedElementwise : PrimitiveOf<Prim::FusedElementwise, FusedElementwise> {
   FusedProgram program;
+  uint64_t variant = 0;  // the backend's FusedVariant at the flush that made the call
   const char* name() const override { return "fused elementwise"; }
+  uint64_t signature() const override {
+    uint64_t h = 1469598103934665603ull ^ variant;
+    for (char c : fused_structure(program)) h = (h ^ uint8_t(c)) * 1099511628211ull;
+    return h;
+  }
 };
 
 // Which table ops a program may hold: float math whose result has its operands' dtype
