@@ -66,13 +66,13 @@ def time_pair(lucid_fn, torch_fn, samples=5, target=0.02, sync_l=None, sync_t=No
         sync_l()
     if sync_t:
         sync_t()
-    for _ in range(5):  # (a call with a compiled kernel may fuse differently: again, until none compiles)
+    cl, ct = calls_for(lucid_fn, target, sync_l), calls_for(torch_fn, target, sync_t)
+    # Batches of calls may fuse into programs that one call does not make: a batch more,
+    # until nothing compiles.
+    for _ in range(5):
         if not wait_for_generated_kernels():
             break
-        lucid_fn()
-        if sync_l:
-            sync_l()
-    cl, ct = calls_for(lucid_fn, target, sync_l), calls_for(torch_fn, target, sync_t)
+        per_call(lucid_fn, cl, sync_l)
     tl, tt = [], []
     for _ in range(samples):
         idle()

@@ -145,6 +145,36 @@ struct Built {
   std::vector<const TensorImpl*> outs, ins;
 };
 
+// Removes the steps whose value reaches no output (a result computed and dropped), then
+// the inputs and constants no step reads. Registers are still one per value here.
+void drop_dead_steps(Built& b) {
+  FusedProgram& p = b.program;
+  bool live[256] = {};
+  for (int o = 0; o < p.n_outputs; ++o) live[p.out_reg[o]] = true;
+  bool keep[kFusedMaxInstrs] = {};
+  for (int s = p.n_instrs - 1; s >= 0; --s)
+    if ((keep[s] = live[p.instrs[s].dst])) live[p.instrs[s].a] = live[p.instrs[s].b] = true;
+  int n = 0;
+  for (int s = 0; s < p.n_instrs; ++s)
+    if (keep[s]) p.instrs[n++] = p.instrs[s];
+  p.n_instrs = uint8_t(n);
+  n = 0;
+  for (int k = 0; k < p.n_inputs; ++k) {
+    if (!live[p.in_reg[k]]) continue;
+    p.in_reg[n] = p.in_reg[k], p.in_broadcast[n] = p.in_broadcast[k], b.ins[n] = b.ins[k];
+    ++n;
+  }
+  p.n_inputs = uint8_t(n);
+  b.ins.resize(n);
+  n = 0;
+  for (int c = 0; c < p.n_consts; ++c) {
+    if (!live[p.const_reg[c]]) continue;
+    p.const_reg[n] = p.const_reg[c], p.consts[n] = p.consts[c];
+    ++n;
+  }
+  p.n_consts = uint8_t(n);
+}
+
 std::optional<Built> build(const std::vector<Call>& calls, size_t count) {
   Built b;
   FusedProgram& p = b.program;
@@ -238,7 +268,8 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count) {
     p.out_reg[p.n_outputs++] = uint8_t(v.reg);
     b.outs.push_back(v.tensor);
   }
-  if (p.n_outputs == 0) return std::nullopt;  // (nothing anyone reads: keep the calls as they are)
+  if (p.n_outputs == 0) return b;  // nothing anyone reads: the calls need not run (fuse drops them)
+  drop_dead_steps(b);
   if (!allocate_registers(p)) return std::nullopt;
   return b;
 }
@@ -269,6 +300,11 @@ size_t fuse(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
         out.push_back(std::move(list[i++]));
         continue;
       }
+      i += count;
+      replaced += count;
+      // Calls whose every result dies with them (a value computed and dropped) write
+      // nothing anyone can read, and no fusable op can fail: they are dropped.
+      if (built->program.n_outputs == 0) continue;
       FusedElementwise prim;
       prim.program = built->program;
       if (const FusedVariant variant = g_variant.load(std::memory_order_acquire))
@@ -277,8 +313,6 @@ size_t fuse(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
       for (const TensorImpl* t : built->outs) outs.push_back(const_cast<TensorImpl*>(t));
       out.push_back(std::make_unique<RecordedLaunch>(kernel, prim, Outputs(outs.data(), outs.size()),
                                                      Inputs(built->ins.data(), built->ins.size())));
-      i += count;
-      replaced += count;
     }
     list.swap(out);  // the replaced calls die with `out`, and the dead intermediates with them
     return replaced;

@@ -232,3 +232,28 @@ def test_every_fusable_op_is_bitwise_equal_in_every_mode(op, dtype):
     assert_bitwise([eager], [lazy])
     assert_bitwise([eager], [interpreted])
     assert_bitwise([eager], [generated])
+
+
+@needs_gpu
+def test_chains_whose_results_nobody_holds_are_not_run():
+    x = data(lucid.float32, n=1000)
+    lazy, compile_mode = lucid.gpu.is_lazy(), lucid.gpu.kernel_compile()
+    lucid.gpu.set_lazy(True)
+    lucid.gpu.set_kernel_compile("sync")
+    try:
+        (x * 2.0 + 1.0).cpu()  # (compiles the chain's kernel)
+        before, launches = fused_calls(), lucid.gpu.generated_kernel_stats()["fused_launches"]
+        for _ in range(10):
+            x * 2.0 + 1.0  # computed and dropped: nothing can read it
+            lucid.gpu.flush()
+        assert fused_calls() - before == 20
+        assert lucid.gpu.generated_kernel_stats()["fused_launches"] == launches  # none ran
+        for _ in range(5):
+            x * 2.0 + 1.0  # dropped steps inside a chain whose last value is held
+        y = x * 3.0 - 1.0
+        got = y.cpu().numpy()
+        assert lucid.gpu.generated_kernel_stats()["fused_launches"] == launches + 1
+    finally:
+        lucid.gpu.set_kernel_compile(compile_mode)
+        lucid.gpu.set_lazy(lazy)
+    np.testing.assert_array_equal(got, x.cpu().numpy() * np.float32(3.0) - np.float32(1.0))
