@@ -1,13 +1,21 @@
-"""The fused elementwise kernel under compute-sanitizer (memcheck, racecheck): each dtype,
-and a repeated flush that replays as a CUDA graph. Run on a GPU machine:
+"""The fused elementwise kernels under compute-sanitizer (memcheck, racecheck): the
+interpreter and the generated kernels (LUCID_KERNEL_COMPILE=off, then sync), each dtype,
+ragged sizes, a broadcast input, in-place steps, and a repeated flush that replays as a
+CUDA graph. Run on a GPU machine:
 compute-sanitizer --tool memcheck python3 benchmarks/profiles/sanitize_fused.py"""
 import lucid, numpy as np
-x = lucid.tensor(np.random.default_rng(0).standard_normal(5000).astype(np.float32), device="gpu")
-for dt in (lucid.float32, lucid.float64, lucid.float16, lucid.bfloat16):
-    a = x.to(dt)
-    y = lucid.sigmoid(lucid.exp(lucid.tanh(lucid.sin(a * 1.5 + 0.5) * a) - 0.25)) + 1.0
-    print(dt, float(y.float().sum()), lucid.gpu.pending_stats()["fused_calls"])
-for _ in range(3):
-    z = (x * 2 + 1).relu() - x
-    lucid.eval(z)
-print("graph runs", lucid.gpu.pending_stats()["graph_runs"])
+for mode in ("off", "sync"):
+    lucid.gpu.set_kernel_compile(mode)
+    for dt in (lucid.float32, lucid.float64, lucid.float16, lucid.bfloat16):
+        for n in (1, 7, 5000, 65537):
+            a = lucid.tensor(np.random.default_rng(n).standard_normal(n).astype(np.float32), device="gpu").to(dt)
+            b = lucid.tensor([0.5], device="gpu").to(dt)
+            y = lucid.sigmoid(lucid.exp(lucid.tanh(lucid.sin(a * 1.5 + b) * a) - 0.25)) + 1.0
+            a.mul_(2.0).add_(1.0)
+            print(mode, dt, n, float(y.float().sum()), float(a.float().sum()))
+    x = lucid.tensor(np.random.default_rng(0).standard_normal(5000).astype(np.float32), device="gpu")
+    for _ in range(3):
+        z = (x * 2 + 1).relu() - x
+        lucid.eval(z)
+print("graph runs", lucid.gpu.pending_stats()["graph_runs"], lucid.gpu.generated_kernel_stats())
+assert lucid.gpu.generated_kernel_stats()["fused_launches"] > 0
