@@ -4,8 +4,10 @@ Test modules import the helpers with `from conftest import ...` (pytest puts thi
 directory on sys.path, and the module is the same object pytest loaded).
 """
 
+import atexit
 import math
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -13,7 +15,9 @@ import torch
 
 # Kernels lucid generates at run time are cached on disk (Note [Generated kernels]): the
 # tests' go to a folder of their own, not the user's ~/.cache.
-os.environ.setdefault("LUCID_CACHE_DIR", tempfile.mkdtemp(prefix="lucid-test-cache-"))
+if "LUCID_CACHE_DIR" not in os.environ:
+    os.environ["LUCID_CACHE_DIR"] = tempfile.mkdtemp(prefix="lucid-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["LUCID_CACHE_DIR"], ignore_errors=True)
 
 import lucid  # noqa: E402
 
