@@ -102,7 +102,9 @@ def run(w, quick, ceilings):
     work, unit = (w.nbytes, "GB/s") if w.nbytes else (w.flops, "GFLOP/s") if w.flops else (None, None)
     if work:
         ceil = ceilings.get(ceiling_key(w))
-        row.update(unit=unit, lucid_rate=work / tl / 1e9, torch_rate=work / tt / 1e9, ceiling=ceiling_key(w))
+        # (work is a whole call's: `ops` calls' worth of the per-op times)
+        row.update(unit=unit, lucid_rate=work / (tl * w.ops) / 1e9, torch_rate=work / (tt * w.ops) / 1e9,
+                   ceiling=ceiling_key(w))
         if ceil:
             row.update(lucid_pct=100 * row["lucid_rate"] / ceil["value"],
                        torch_pct=100 * row["torch_rate"] / ceil["value"])
