@@ -139,7 +139,8 @@ bool allocate_registers(FusedProgram& p) {
 }
 
 // Builds the program of calls[0, count), or nothing when it does not fit the limits or
-// two of its operands overlap without being the same elements.
+// two of its operands overlap without being the same elements; `fits` is then a count
+// worth trying next (the calls before the one that reached a limit).
 struct Built {
   FusedProgram program;
   std::vector<const TensorImpl*> outs, ins;
@@ -175,7 +176,13 @@ void drop_dead_steps(Built& b) {
   p.n_consts = uint8_t(n);
 }
 
-std::optional<Built> build(const std::vector<Call>& calls, size_t count) {
+std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t& fits) {
+  // A limit reached at call s: the calls before it may still make a program.
+  auto stop_at = [&fits](size_t s) -> std::optional<Built> {
+    fits = s;
+    return std::nullopt;
+  };
+  fits = count - 1;  // (a failure found after the loop: one call fewer)
   Built b;
   FusedProgram& p = b.program;
   p.dtype = calls[0].dtype;
@@ -197,7 +204,7 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count) {
   };
   for (size_t s = 0; s < count; ++s) {
     const Call& c = calls[s];
-    if (c.dtype != p.dtype || c.out->numel() != n) return std::nullopt;
+    if (c.dtype != p.dtype || c.out->numel() != n) return stop_at(s);
     FusedInstr instr;
     instr.binary = c.binary;
     instr.op = c.op;
@@ -205,10 +212,10 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count) {
     for (int k = 0; k < (c.binary ? 2 : 1); ++k) {
       if (const TensorImpl* t = c.operand[k]) {
         const bool broadcast = t->numel() == 1 && n != 1;
-        if (!broadcast && t->numel() != n) return std::nullopt;
+        if (!broadcast && t->numel() != n) return stop_at(s);
         Value* v = find(t, broadcast);
         if (!v) {
-          if (p.n_inputs == kFusedMaxInputs) return std::nullopt;
+          if (p.n_inputs == kFusedMaxInputs) return stop_at(s);
           values.push_back({bytes_of(*t), t->storage_offset(), broadcast, t, regs, false});
           p.in_reg[p.n_inputs] = uint8_t(regs);
           p.in_broadcast[p.n_inputs++] = broadcast;
@@ -219,12 +226,12 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count) {
         operand_reg[k] = uint8_t(v->reg);
       } else {
         const std::optional<double> value = constant_of(*c.number[k], p.dtype);
-        if (!value) return std::nullopt;
+        if (!value) return stop_at(s);
         int found = -1;
         for (int i = 0; i < p.n_consts; ++i)
           if (p.consts[i] == *value && std::signbit(p.consts[i]) == std::signbit(*value)) found = p.const_reg[i];
         if (found < 0) {
-          if (p.n_consts == kFusedMaxConsts) return std::nullopt;
+          if (p.n_consts == kFusedMaxConsts) return stop_at(s);
           p.consts[p.n_consts] = *value;
           p.const_reg[p.n_consts++] = uint8_t(regs);
           found = regs++;
@@ -232,7 +239,7 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count) {
         operand_reg[k] = uint8_t(found);
       }
     }
-    if (p.n_instrs == kFusedMaxInstrs) return std::nullopt;
+    if (p.n_instrs == kFusedMaxInstrs) return stop_at(s);
     instr.a = operand_reg[0];
     instr.b = operand_reg[c.binary ? 1 : 0];
     instr.dst = uint8_t(regs++);
@@ -293,8 +300,8 @@ size_t fuse(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
         run.push_back(*c);
       }
       std::optional<Built> built;
-      size_t count = run.size();
-      for (; count >= 2 && !(built = build(run, count)); --count) {
+      size_t count = run.size(), fits = 0;
+      for (; count >= 2 && !(built = build(run, count, fits)); count = std::min(count - 1, fits)) {
       }
       if (!built) {
         out.push_back(std::move(list[i++]));
