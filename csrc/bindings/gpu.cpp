@@ -1,12 +1,18 @@
 // lucid.gpu (alias lucid.cuda): device queries and allocator statistics.
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "bindings/common.h"
 #include "core/gpu_runtime.h"
 #include "core/pending.h"
+#include "ops/prims/custom_kernel.h"
 #ifdef LUCID_WITH_CUDA
 #include "backend/cuda/fused_codegen.h"
 #include "backend/cuda/generated_kernels.h"
+#include "backend/cuda/nvrtc.h"
 #endif
 
 namespace lucid::bindings {
@@ -93,6 +99,57 @@ void init_gpu(nb::module_& m) {
     d["last_error"] = "";
 #endif
     return d;
+  });
+  // lucid.fast.cuda_kernel (python/lucid/fast.py writes the source): the compiled
+  // kernel for a device (compiled now; the compiler's message in a RuntimeError), then
+  // its launches, recorded like any op.
+  m.def("gpu_compile_kernel", [](const std::string& source, const std::string& entry,
+                                 const std::vector<std::string>& options, int device) -> uintptr_t {
+#ifdef LUCID_WITH_CUDA
+    gpu_runtime(device);  // (checks the device)
+    nb::gil_scoped_release release;
+    return reinterpret_cast<uintptr_t>(cuda::compile_now(cuda::generated_kernel(source, entry.c_str(), options), device));
+#else
+    (void)source, (void)entry, (void)options, (void)device;
+    fail<RuntimeError>("fast.cuda_kernel needs lucid built with CUDA");
+#endif
+  });
+  m.def("gpu_custom_kernel", [](uintptr_t kernel, const std::vector<TensorPtr>& outputs,
+                                const std::vector<TensorPtr>& inputs, const std::vector<std::pair<int, int>>& params,
+                                std::array<unsigned, 3> grid, std::array<unsigned, 3> block, unsigned shared_memory) {
+    ops::CustomKernel prim;
+    prim.kernel = reinterpret_cast<const void*>(kernel);
+    for (int d = 0; d < 3; ++d) prim.grid[d] = grid[d], prim.block[d] = block[d];
+    prim.shared_memory = shared_memory;
+    for (auto [kind, tensor] : params)
+      prim.params.push_back({ops::CustomKernelParam::Kind(kind), uint8_t(tensor)});
+    std::vector<TensorImpl*> outs;
+    std::vector<const TensorImpl*> ins;
+    for (const TensorPtr& t : outputs) outs.push_back(t.get());
+    for (const TensorPtr& t : inputs) ins.push_back(t.get());
+    ops::launch(prim, ops::Outputs(outs.data(), outs.size()), ops::Inputs(ins.data(), ins.size()));
+  });
+  // NVRTC without a GPU: a source's CUBIN for `arch` (tests of generated sources on CI).
+  m.def("nvrtc_compile", [](const std::string& source, const std::string& name, int arch,
+                            const std::vector<std::string>& options) {
+#ifdef LUCID_WITH_CUDA
+    std::string cubin;
+    {
+      nb::gil_scoped_release release;
+      cubin = cuda::nvrtc::compile(source, name.c_str(), arch, options);
+    }
+    return nb::bytes(cubin.data(), cubin.size());
+#else
+    (void)source, (void)name, (void)arch, (void)options;
+    fail<RuntimeError>("NVRTC needs lucid built with CUDA");
+#endif
+  });
+  m.def("nvrtc_include_dirs", [] {
+#ifdef LUCID_WITH_CUDA
+    return cuda::nvrtc::toolkit_include_dirs();
+#else
+    return std::vector<std::string>{};
+#endif
   });
   // lucid.gpu.Event's handle operations (python/lucid/gpu.py).
   m.def("gpu_event_create", [](int device, bool timing) { return gpu_runtime(device).event_create(device, timing); });

@@ -47,7 +47,7 @@ namespace lucid::ops {
 #define LUCID_SEQ_PRIMITIVES(X)                                                                        \
   X(NormRows) X(NormRowsBackward) X(LstmCell) X(LstmCellBackward) X(GruCell) X(GruCellBackward)       \
   X(LstmLayer) X(LstmLayerBackward) X(GruLayer) X(GruLayerBackward) X(CtcLoss) X(CtcLossBackward)       \
-  X(AttentionForward) X(AttentionBackward) X(Rope)
+  X(AttentionForward) X(AttentionBackward) X(Rope) X(CustomKernel)
 
 #define LUCID_OPTIM_PRIMITIVES(X) X(OptimStep)
 

@@ -151,6 +151,14 @@ struct Params {
 
 std::atomic<size_t> g_launches{0};
 
+// A variable of the generated code: k0 (a constant), b1 (a broadcast input), x2 (an
+// input's elements), t3 (a step's value).
+std::string var(char kind, int index) {
+  std::string v(1, kind);
+  v += std::to_string(index);
+  return v;
+}
+
 }  // namespace
 
 std::string fused_kernel_source(const FusedProgram& p, bool index32) {
@@ -182,7 +190,7 @@ std::string fused_kernel_source(const FusedProgram& p, bool index32) {
   std::string reg[ops::kFusedMaxRegs];
   for (int c = 0; c < p.n_consts; ++c) {
     s << "  const C k" << c << " = C(p.consts[" << c << "]);\n";
-    reg[p.const_reg[c]] = "k" + std::to_string(c);
+    reg[p.const_reg[c]] = var('k', c);
   }
   for (int i = 0; i < p.n_inputs; ++i)
     if (p.in_broadcast[i]) s << "  const C b" << i << " = load(p.in[" << i << "][0]);\n";
@@ -198,7 +206,7 @@ std::string fused_kernel_source(const FusedProgram& p, bool index32) {
   s << "    }\n#pragma unroll\n    for (int j = 0; j < " << v << "; ++j) {\n"
     << "      const I i = base + I(threadIdx.x) + j * " << kThreads << ";\n";
   for (int i = 0; i < p.n_inputs; ++i)
-    reg[p.in_reg[i]] = p.in_broadcast[i] ? "b" + std::to_string(i) : "x" + std::to_string(i) + "[j]";
+    reg[p.in_reg[i]] = p.in_broadcast[i] ? var('b', i) : var('x', i) + "[j]";
   for (int k = 0; k < p.n_instrs; ++k) {
     const ops::FusedInstr& in = p.instrs[k];
     s << "      const C t" << k << " = ";
@@ -206,7 +214,7 @@ std::string fused_kernel_source(const FusedProgram& p, bool index32) {
     s << (in.binary ? "binary" : "unary") << int(in.op) << "(" << reg[in.a];
     if (in.binary) s << ", " << reg[in.b];
     s << ")" << (rounds ? "))" : "") << ";\n";
-    reg[in.dst] = "t" + std::to_string(k);
+    reg[in.dst] = var('t', k);
   }
   s << "      if (i < n) {\n";
   for (int o = 0; o < p.n_outputs; ++o) s << "        p.out[" << o << "][i] = store(" << reg[p.out_reg[o]] << ");\n";

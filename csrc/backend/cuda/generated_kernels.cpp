@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -33,9 +34,6 @@ CompileMode mode_from_env() {
 }
 std::atomic<CompileMode> g_mode{mode_from_env()};
 
-// Options every generated kernel is compiled with (Note [Generated kernels]).
-#define LUCID_NVRTC_OPTIONS "--fmad=false", "--std=c++17"
-constexpr const char* kOptionsKey = "--fmad=false --std=c++17";
 
 enum State : int { kNone, kCompiling, kReady, kFailed };
 
@@ -51,7 +49,9 @@ struct Slot {
 
 struct GeneratedKernel {
   std::string source, entry;
+  std::vector<std::string> options;
   Slot slots[kMaxArchs];
+  std::string error;  // why it failed (under the cache's lock)
 };
 
 namespace {
@@ -174,8 +174,9 @@ void build(GeneratedKernel& k, Slot& slot, int device) {
   const int arch = slot.arch.load();
   bool from_disk = false;
   try {
-    const std::string key = "nvrtc " + nvrtc::version() + " sm_" + std::to_string(arch) + " " + kOptionsKey + " " +
-                            k.entry + "\n" + k.source;
+    std::string key = "nvrtc " + nvrtc::version() + " sm_" + std::to_string(arch);
+    for (const std::string& o : k.options) key += " " + o;
+    key += " " + k.entry + "\n" + k.source;
     const std::string& folder = cache_folder();
     char name[32];
     std::snprintf(name, sizeof name, "/%016llx.cubin", static_cast<unsigned long long>(fnv1a(key)));
@@ -191,7 +192,7 @@ void build(GeneratedKernel& k, Slot& slot, int device) {
       }
     }
     if (!kernel) {
-      const std::string cubin = nvrtc::compile(k.source, k.entry.c_str(), arch, {LUCID_NVRTC_OPTIONS});
+      const std::string cubin = nvrtc::compile(k.source, k.entry.c_str(), arch, k.options);
       kernel = load(cubin, k.entry);
       if (!path.empty()) write_cached(path, key, cubin);
     }
@@ -205,7 +206,7 @@ void build(GeneratedKernel& k, Slot& slot, int device) {
     slot.state.store(kFailed, std::memory_order_release);
     std::lock_guard<std::mutex> lock(c.mu);
     ++c.failed;
-    c.last_error = e.what();
+    c.last_error = k.error = e.what();
   }
 }
 
@@ -232,17 +233,59 @@ void worker() {
 CompileMode compile_mode() { return g_mode.load(std::memory_order_relaxed); }
 void set_compile_mode(CompileMode mode) { g_mode.store(mode, std::memory_order_relaxed); }
 
-GeneratedKernel& generated_kernel(const std::string& source, const char* entry) {
+const std::vector<std::string>& fused_options() {
+  static const std::vector<std::string> options{"--fmad=false", "--std=c++17"};
+  return options;
+}
+
+GeneratedKernel& generated_kernel(const std::string& source, const char* entry,
+                                  const std::vector<std::string>& options) {
   Cache& c = cache();
   std::string key = std::string(entry) + '\n' + source;
+  for (const std::string& o : options) key += '\n' + o;
   std::lock_guard<std::mutex> lock(c.mu);
   std::unique_ptr<GeneratedKernel>& k = c.entries[key];
   if (!k) {
     k = std::make_unique<GeneratedKernel>();
     k->source = source;
     k->entry = entry;
+    k->options = options;
   }
   return *k;
+}
+
+const void* compile_now(GeneratedKernel& k, int device) {
+  const int arch = arch_of(device);
+  Cache& c = cache();
+  for (;;) {
+    Slot* slot = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(c.mu);
+      for (Slot& s : k.slots)
+        if (s.arch.load() == arch) slot = &s;
+      if (!slot) {  // first sight on this architecture: claim a slot and compile below
+        for (Slot& s : k.slots)
+          if (!slot && s.arch.load() == 0) slot = &s;
+        LUCID_CHECK(slot, RuntimeError, "a generated kernel was asked for more than ", kMaxArchs,
+                    " GPU architectures in one process");
+        slot->state.store(kCompiling);
+        slot->arch.store(arch, std::memory_order_release);
+      } else if (slot->state.load() == kCompiling) {
+        slot = nullptr;  // another thread compiles it: wait below
+      } else if (slot->state.load() == kFailed) {
+        fail<RuntimeError>(k.error);
+      } else {
+        break;  // ready
+      }
+    }
+    if (!slot) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    build(k, *slot, device);
+  }
+  if (const void* kernel = kernel_for(k, device)) return kernel;
+  fail<RuntimeError>("internal: a compiled kernel was not found for its device");
 }
 
 const void* kernel_for(GeneratedKernel& k, int device) {

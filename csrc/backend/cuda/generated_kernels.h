@@ -14,14 +14,15 @@
 //    the kernel is loaded, so a flush never waits for the compiler (about 20 ms a
 //    kernel) and the fused chain runs interpreted meanwhile. Mode Sync compiles in the
 //    caller (tests that must see the generated kernel run); Off never compiles.
-// Every kernel is compiled with --fmad=false, as the elementwise kernels it stands in
-// for are (backend/cuda/CMakeLists.txt): a multiply and an add of two ops are rounded
-// separately, as when each op is its own kernel. A source that fails to compile or load
-// is never tried again; generated_stats() keeps the message.
+// lucid's own kernels are compiled with --fmad=false, as the elementwise kernels they
+// stand in for are (backend/cuda/CMakeLists.txt): a multiply and an add of two ops are
+// rounded separately, as when each op is its own kernel. A source that fails to compile
+// or load is never tried again; generated_stats() keeps the message.
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace lucid::cuda {
 
@@ -32,13 +33,23 @@ void set_compile_mode(CompileMode mode);
 // One source's entry in the cache (opaque; lives as long as the process).
 struct GeneratedKernel;
 
-// The entry for the extern "C" kernel `entry` of `source`, made on first sight.
-GeneratedKernel& generated_kernel(const std::string& source, const char* entry);
+// NVRTC's options for lucid's own generated kernels (--fmad=false, above).
+const std::vector<std::string>& fused_options();
+
+// The entry for the extern "C" kernel `entry` of `source` compiled with `options`
+// (part of its key), made on first sight.
+GeneratedKernel& generated_kernel(const std::string& source, const char* entry,
+                                  const std::vector<std::string>& options = fused_options());
 
 // The kernel, for cudaLaunchKernel on `device`; nullptr while it compiles, when the
 // mode is Off, or when it could not be compiled. The first call for a device of an
 // architecture not yet compiled starts the compilation (Background, Sync).
 const void* kernel_for(GeneratedKernel& kernel, int device);
+
+// The kernel for `device`, compiled now if it is not yet, whatever the mode (a kernel a
+// user asked to run: lucid.fast.cuda_kernel); waits for a compilation under way.
+// RuntimeError with the compiler's message when it does not compile or load.
+const void* compile_now(GeneratedKernel& kernel, int device);
 
 struct GeneratedStats {
   size_t compiled = 0;   // by NVRTC in this process

@@ -2,7 +2,11 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include "backend/cuda/library.h"
 #include "core/error.h"
@@ -59,13 +63,13 @@ struct Program {
 }  // namespace
 
 std::string compile(const std::string& source, const char* program_name, int arch,
-                    std::initializer_list<const char*> options) {
+                    const std::vector<std::string>& options) {
   const Api& a = api();
   Program prog;
   check(a.create(&prog.p, source.c_str(), program_name, 0, nullptr, nullptr), "nvrtcCreateProgram");
   const std::string target = "--gpu-architecture=sm_" + std::to_string(arch);
   std::vector<const char*> opts{target.c_str()};
-  opts.insert(opts.end(), options.begin(), options.end());
+  for (const std::string& o : options) opts.push_back(o.c_str());
   const nvrtcResult compiled = a.compile(prog.p, int(opts.size()), opts.data());
   if (compiled != NVRTC_SUCCESS) {
     size_t size = 0;
@@ -83,6 +87,24 @@ std::string compile(const std::string& source, const char* program_name, int arc
   std::string cubin(size, '\0');
   check(a.cubin(prog.p, cubin.data()), "nvrtcGetCUBIN");
   return cubin;
+}
+
+#ifndef LUCID_CUDA_INCLUDE_DIR
+#define LUCID_CUDA_INCLUDE_DIR ""
+#endif
+
+std::vector<std::string> toolkit_include_dirs() {
+  std::vector<std::string> dirs;
+  auto add = [&](const std::string& d) {
+    struct stat st {};
+    if (!d.empty() && ::stat((d + "/cuda_runtime.h").c_str(), &st) == 0 &&
+        std::find(dirs.begin(), dirs.end(), d) == dirs.end())
+      dirs.push_back(d);
+  };
+  add(LUCID_CUDA_INCLUDE_DIR);
+  if (const char* home = std::getenv("CUDA_HOME")) add(std::string(home) + "/include");
+  add("/usr/local/cuda/include");
+  return dirs;
 }
 
 std::string version() {

@@ -3,8 +3,8 @@
 // kernels (generated_kernels.h); `import lucid` and every other op work without it.
 #pragma once
 
-#include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace lucid::cuda::nvrtc {
 
@@ -12,7 +12,11 @@ namespace lucid::cuda::nvrtc {
 // `options`. RuntimeError with the compiler's log when the source does not compile,
 // or saying why NVRTC could not be loaded.
 std::string compile(const std::string& source, const char* program_name, int arch,
-                    std::initializer_list<const char*> options);
+                    const std::vector<std::string>& options);
+
+// The CUDA toolkit's include folders that exist here (the build's, $CUDA_HOME's,
+// /usr/local/cuda's), for sources that include the toolkit's headers (cuda_fp16.h).
+std::vector<std::string> toolkit_include_dirs();
 
 // "13.0": the loaded compiler's version (part of a cached kernel's key); RuntimeError
 // when NVRTC cannot be loaded.

@@ -40,6 +40,7 @@ void register_kernels() {
   register_sort_kernels();
   register_attention_kernels();
   register_rope_kernels();
+  register_custom_kernels();
   register_decompose_kernels();
   register_fft_kernels();
   register_sparse_kernels();

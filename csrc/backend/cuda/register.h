@@ -43,6 +43,7 @@ void register_pool_kernels();  // pool.cu: pooling, resample taps, grid_sample
 void register_sort_kernels();  // sort.cu: SortRows, SearchSorted
 void register_attention_kernels();  // attention.cpp: cuDNN's flash attention
 void register_rope_kernels();       // rope.cu: lucid.fast.rope
+void register_custom_kernels();     // custom_kernel.cpp: lucid.fast.cuda_kernel
 void register_decompose_kernels();  // decompose.cpp: cuSOLVER's decompositions
 void register_fft_kernels();        // fft.cpp: cuFFT
 void register_sparse_kernels();     // sparse.cpp: cuSPARSE
