@@ -90,6 +90,10 @@ def test_generated_sources_compile():
     if not dirs:
         pytest.skip("no CUDA toolkit headers here")
     assert len(lucid._C.nvrtc_compile(source, "h", 90, ["--std=c++17"] + [f"-I{d}" for d in dirs])) > 0
+    cg = lucid.fast.cuda_kernel("cg", ["a"], ["b"], "b[cooperative_groups::this_grid().thread_rank()] = a[0];")
+    source, _, headers = cg.source_for([FakeInput(lucid.float32)], [lucid.float32])
+    assert headers and "#include <cooperative_groups.h>" in source
+    assert len(lucid._C.nvrtc_compile(source, "cg", 90, ["--std=c++17"] + [f"-I{d}" for d in dirs])) > 0
 
 
 @needs_nvrtc

@@ -45,8 +45,9 @@ void custom_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs in
         LUCID_CHECK(t->ndim() <= ops::kCustomKernelMaxDims, ValueError, "fast.cuda_kernel: a shape or strides "
                     "parameter holds up to ", ops::kCustomKernelMaxDims, " dims, got a ", t->ndim(), "-d tensor");
         std::memset(&dims[k], 0, sizeof(Dims));
+        const int64_t itemsize = int64_t(dtype_size(t->dtype()));  // (lucid's strides are in bytes, MLX's in elements)
         for (int64_t d = 0; d < t->ndim(); ++d)
-          dims[k].v[d] = p.params[k].kind == CustomKernelParam::Shape ? t->shape()[d] : t->stride()[d];
+          dims[k].v[d] = p.params[k].kind == CustomKernelParam::Shape ? t->shape()[d] : t->stride()[d] / itemsize;
         args[k] = &dims[k];
         break;
       }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include <climits>
 #include <sys/stat.h>
 
 #include "backend/cuda/library.h"
@@ -95,11 +96,16 @@ std::string compile(const std::string& source, const char* program_name, int arc
 
 std::vector<std::string> toolkit_include_dirs() {
   std::vector<std::string> dirs;
-  auto add = [&](const std::string& d) {
+  auto add = [&](const std::string& path) {
     struct stat st {};
-    if (!d.empty() && ::stat((d + "/cuda_runtime.h").c_str(), &st) == 0 &&
-        std::find(dirs.begin(), dirs.end(), d) == dirs.end())
-      dirs.push_back(d);
+    char real[PATH_MAX];
+    if (path.empty() || ::stat((path + "/cuda_runtime.h").c_str(), &st) != 0 || !::realpath(path.c_str(), real))
+      return;
+    const std::string d = real;  // (the same folder under several names once)
+    if (std::find(dirs.begin(), dirs.end(), d) != dirs.end()) return;
+    dirs.push_back(d);
+    // CUDA 13 keeps libcu++ (cuda/std/..., which cooperative_groups.h includes) in cccl/
+    if (::stat((d + "/cccl/cuda/std/type_traits").c_str(), &st) == 0) dirs.push_back(d + "/cccl");
   };
   add(LUCID_CUDA_INCLUDE_DIR);
   if (const char* home = std::getenv("CUDA_HOME")) add(std::string(home) + "/include");
