@@ -2,6 +2,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <atomic>
+
 #include "backend/cuda/check.h"
 
 namespace lucid::cuda {
@@ -28,6 +31,34 @@ void check_device(int device) {
   LUCID_CHECK(n > 0, RuntimeError, "no GPU is available: CUDA found no device");
   LUCID_CHECK(device >= 0 && device < n, RuntimeError, "invalid GPU index ", device, ": ", n,
               " GPU", n == 1 ? " is" : "s are", " available (valid indices 0..", n - 1, ")");
+}
+
+namespace {
+
+constexpr int kMaxCachedDevices = 64;
+
+// `attribute` of `device`, cached as value + 1 (0: not asked yet; attributes of a device
+// never change).
+int cached_attribute(cudaDeviceAttr attribute, std::atomic<int> (&cache)[kMaxCachedDevices], int device) {
+  if (device >= 0 && device < kMaxCachedDevices)
+    if (const int v = cache[device].load(std::memory_order_relaxed)) return v - 1;
+  int v = 0;
+  LUCID_CUDA_CHECK(cudaDeviceGetAttribute(&v, attribute, device));
+  if (device >= 0 && device < kMaxCachedDevices) cache[device].store(v + 1, std::memory_order_relaxed);
+  return v;
+}
+
+}  // namespace
+
+int multiprocessor_count(int device) {
+  static std::atomic<int> cache[kMaxCachedDevices] = {};
+  return std::max(cached_attribute(cudaDevAttrMultiProcessorCount, cache, device), 1);
+}
+
+int compute_capability(int device) {
+  static std::atomic<int> major[kMaxCachedDevices] = {}, minor[kMaxCachedDevices] = {};
+  return cached_attribute(cudaDevAttrComputeCapabilityMajor, major, device) * 10 +
+         cached_attribute(cudaDevAttrComputeCapabilityMinor, minor, device);
 }
 
 DeviceGuard::DeviceGuard(int device) {

@@ -13,6 +13,10 @@ int device_count() noexcept;
 // Throws lucid::RuntimeError unless 0 <= device < device_count().
 void check_device(int device);
 
+// The device's multiprocessors and compute capability (90 for 9.0), asked once a device.
+int multiprocessor_count(int device);
+int compute_capability(int device);
+
 // Makes `device` current for the lifetime of the guard and restores the previous
 // device afterwards, so a call on gpu:1 does not leave the caller's thread on gpu:1.
 // cudaSetDevice is skipped when the device is already current (the common case).

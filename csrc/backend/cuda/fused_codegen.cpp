@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "backend/cuda/check.h"
+#include "backend/cuda/device_guard.h"
 #include "backend/cuda/generated_kernels.h"
 
 namespace lucid::cuda {
@@ -222,11 +223,8 @@ std::string fused_kernel_source(const FusedProgram& p, bool index32) {
   return s.str();
 }
 
-namespace {
-
-// The generated kernel of a program, once compiled (kernel_for starts the compiling).
-const void* generated_for(const FusedProgram& p, int64_t n, int device) {
-  if (compile_mode() == CompileMode::Off) return nullptr;
+uint64_t fused_variant(const FusedProgram& p, int64_t n, int device) {
+  if (compile_mode() == CompileMode::Off) return 0;
   const bool index32 = n <= (int64_t(1) << 30);
   // Programs seen, by structure: their cache entry, or null when they have no generated form.
   static std::mutex mu;
@@ -243,38 +241,27 @@ const void* generated_for(const FusedProgram& p, int64_t n, int device) {
     }
     entry = it->second;
   }
-  return entry ? kernel_for(*entry, device) : nullptr;
-}
-
-}  // namespace
-
-uint64_t fused_variant(const FusedProgram& p, int64_t numel, int device) {
   try {
-    return generated_for(p, numel, device) ? 1 : 0;
+    return entry ? reinterpret_cast<uintptr_t>(kernel_for(*entry, device)) : 0;
   } catch (const std::exception&) {
-    return 0;  // (the launch will raise it)
+    return 0;  // (a CUDA error loading it: interpreted, and the next CUDA call raises it)
   }
 }
 
-bool launch_generated_fused(const FusedProgram& p, ops::Outputs outs, ops::Inputs ins, int64_t n, int device,
-                            cudaStream_t stream) {
-  const void* kernel = generated_for(p, n, device);
-  if (!kernel) return false;
-
+void launch_generated_fused(const FusedProgram& p, const void* kernel, ops::Outputs outs, ops::Inputs ins, int64_t n,
+                            int device, cudaStream_t stream) {
   Params params{};
   for (size_t k = 0; k < ins.size(); ++k) params.in[k] = ins[k]->data_ptr();
   for (size_t o = 0; o < outs.size(); ++o) params.out[o] = outs[o]->data_ptr();
   std::copy(p.consts, p.consts + p.n_consts, params.consts);
   params.n = n;
   // Enough blocks of 256 threads for every SM's 2,048, looping over the rest.
-  int sms = 0;
-  LUCID_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const int64_t tile = int64_t(kThreads) * width_of(p.dtype);
-  const unsigned grid = unsigned(std::clamp<int64_t>((n + tile - 1) / tile, 1, int64_t(std::max(sms, 1)) * 8));
+  const int64_t fill = int64_t(multiprocessor_count(device)) * 8;
+  const unsigned grid = unsigned(std::clamp<int64_t>((n + tile - 1) / tile, 1, fill));
   void* args[] = {&params};
   LUCID_CUDA_CHECK(cudaLaunchKernel(kernel, dim3(grid), dim3(kThreads), args, 0, stream));
   g_launches.fetch_add(1, std::memory_order_relaxed);
-  return true;
 }
 
 size_t generated_fused_launches() { return g_launches.load(std::memory_order_relaxed); }

@@ -18,15 +18,15 @@ namespace lucid::cuda {
 // (those programs are always interpreted). `index32`: every index fits in an int.
 std::string fused_kernel_source(const ops::FusedProgram& p, bool index32);
 
-// Runs the program with its generated kernel when that kernel is compiled; false (and
-// nothing launched) while it compiles, when it cannot be generated, or when compiling
-// is off: the caller then interprets the program.
-bool launch_generated_fused(const ops::FusedProgram& p, ops::Outputs outs, ops::Inputs ins, int64_t n, int device,
-                            cudaStream_t stream);
-
-// The fusion pass's FusedVariant (ops/prims/fused.h): 1 when the program's generated
-// kernel is compiled (starting its compilation on first sight), else 0.
+// The fusion pass's FusedVariant (ops/prims/fused.h), called once a fused call at its
+// flush: the program's generated kernel (a cudaKernel_t) when it is compiled, else 0
+// (interpreted: while it compiles, when compiling is off, or when the program has no
+// generated form). The first sight of a program starts its compilation.
 uint64_t fused_variant(const ops::FusedProgram& p, int64_t numel, int device);
+
+// Runs the program with `kernel`, the generated kernel fused_variant gave for it.
+void launch_generated_fused(const ops::FusedProgram& p, const void* kernel, ops::Outputs outs, ops::Inputs ins,
+                            int64_t n, int device, cudaStream_t stream);
 
 // Fused calls run by generated kernels since the process started.
 size_t generated_fused_launches();

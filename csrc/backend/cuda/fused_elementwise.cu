@@ -78,18 +78,13 @@ __global__ void __launch_bounds__(kFusedThreads) fused_kernel(FusedArgs<T> args,
 // block's 16 KiB of shared memory allows 13 of them) and no more: they then loop over the
 // tiles, filling their constant rows once. (Six a SM held occupancy to 37%.)
 unsigned fused_grid(int64_t tiles, int device) {
-  static int sms[64] = {};
-  if (device < 64 && sms[device] == 0) {
-    int count = 0;
-    LUCID_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-    sms[device] = std::max(count, 1);
-  }
-  const int64_t fill = int64_t(device < 64 ? sms[device] : 132) * 16;
+  const int64_t fill = int64_t(multiprocessor_count(device)) * 16;
   return unsigned(std::max<int64_t>(1, std::min(tiles, fill)));
 }
 
 void fused_elementwise_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
-  const FusedProgram& p = ops::prim_cast<ops::FusedElementwise>(prim).program;
+  const auto& fused = ops::prim_cast<ops::FusedElementwise>(prim);
+  const FusedProgram& p = fused.program;
   LUCID_CHECK(ops::fused_program_valid(p) && outs.size() == p.n_outputs && ins.size() == p.n_inputs && !outs.empty(),
               RuntimeError,
               "internal: a fused elementwise program given ", outs.size(), " outputs and ", ins.size(), " inputs");
@@ -97,7 +92,10 @@ void fused_elementwise_kernel(const ops::Primitive& prim, Outputs outs, Inputs i
   if (n == 0) return;
   const int device = outs[0]->device().index;
   DeviceGuard guard(device);
-  if (launch_generated_fused(p, outs, ins, n, device, stream(device))) return;  // Note [Generated kernels]
+  if (fused.variant) {  // the program's generated kernel (fused_variant, Note [Generated kernels])
+    launch_generated_fused(p, reinterpret_cast<const void*>(fused.variant), outs, ins, n, device, stream(device));
+    return;
+  }
   auto run = [&]<typename T>() {
     FusedArgs<T> args{};
     args.program = p;

@@ -1,6 +1,5 @@
 #include "backend/cuda/generated_kernels.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,7 +18,6 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/nvrtc.h"
-#include "core/pending.h"
 
 namespace lucid::cuda {
 
@@ -33,7 +31,6 @@ CompileMode mode_from_env() {
   return CompileMode::Background;
 }
 std::atomic<CompileMode> g_mode{mode_from_env()};
-
 
 enum State : int { kNone, kCompiling, kReady, kFailed };
 
@@ -60,7 +57,12 @@ namespace {
 struct Cache {
   std::mutex mu;
   std::unordered_map<std::string, std::unique_ptr<GeneratedKernel>> entries;
-  std::deque<std::pair<GeneratedKernel*, int>> queue;  // (kernel, device) to compile
+  struct Job {
+    GeneratedKernel* kernel;
+    Slot* slot;  // claimed for the device's architecture
+    int device;
+  };
+  std::deque<Job> queue;
   std::condition_variable wake;
   bool worker_started = false;
   size_t compiled = 0, loaded = 0, failed = 0, compiling = 0;
@@ -69,17 +71,6 @@ struct Cache {
 Cache& cache() {
   static Cache* c = new Cache;
   return *c;
-}
-
-int arch_of(int device) {
-  static std::atomic<int> archs[pending::kMaxDevices] = {};
-  if (device < 0 || device >= pending::kMaxDevices) return 0;
-  if (int a = archs[device].load(std::memory_order_relaxed)) return a;
-  int major = 0, minor = 0;
-  LUCID_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  LUCID_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  archs[device].store(major * 10 + minor, std::memory_order_relaxed);
-  return major * 10 + minor;
 }
 
 // ---- the disk cache ---------------------------------------------------------------
@@ -203,11 +194,40 @@ void build(GeneratedKernel& k, Slot& slot, int device) {
     std::lock_guard<std::mutex> lock(c.mu);
     ++(from_disk ? c.loaded : c.compiled);
   } catch (const std::exception& e) {
-    slot.state.store(kFailed, std::memory_order_release);
-    std::lock_guard<std::mutex> lock(c.mu);
+    std::lock_guard<std::mutex> lock(c.mu);  // (the message is in place before the state says failed)
     ++c.failed;
     c.last_error = k.error = e.what();
+    slot.state.store(kFailed, std::memory_order_release);
   }
+}
+
+// The slot of `arch`, or null.
+Slot* slot_of(GeneratedKernel& k, int arch) {
+  for (Slot& s : k.slots)
+    if (s.arch.load(std::memory_order_acquire) == arch) return &s;
+  return nullptr;
+}
+
+// A free slot claimed for `arch`, marked compiling; null when every slot is taken. The
+// caller holds the cache's lock and has found no slot of `arch`.
+Slot* claim_slot(GeneratedKernel& k, int arch) {
+  for (Slot& s : k.slots)
+    if (s.arch.load() == 0) {
+      s.state.store(kCompiling);
+      s.arch.store(arch, std::memory_order_release);
+      return &s;
+    }
+  return nullptr;
+}
+
+// A ready slot's kernel, loaded into `device`'s context first if it is not yet.
+const void* ready_kernel(Slot& s, int device) {
+  const void* kernel = s.kernel.load(std::memory_order_acquire);
+  if (!(s.loaded_on.load(std::memory_order_relaxed) & (uint32_t(1) << device))) {
+    load_on(kernel, device);
+    s.loaded_on.fetch_or(uint32_t(1) << device);
+  }
+  return kernel;
 }
 
 void worker() {
@@ -215,14 +235,10 @@ void worker() {
   for (;;) {
     std::unique_lock<std::mutex> lock(c.mu);
     c.wake.wait(lock, [&] { return !c.queue.empty(); });
-    auto [k, device] = c.queue.front();
+    const Cache::Job job = c.queue.front();
     c.queue.pop_front();
     lock.unlock();
-    Slot* slot = nullptr;
-    const int arch = arch_of(device);
-    for (Slot& s : k->slots)
-      if (s.arch.load() == arch) slot = &s;
-    if (slot) build(*k, *slot, device);
+    build(*job.kernel, *job.slot, job.device);
     lock.lock();
     --c.compiling;
   }
@@ -255,51 +271,35 @@ GeneratedKernel& generated_kernel(const std::string& source, const char* entry,
 }
 
 const void* compile_now(GeneratedKernel& k, int device) {
-  const int arch = arch_of(device);
+  const int arch = compute_capability(device);
   Cache& c = cache();
   for (;;) {
     Slot* slot = nullptr;
+    bool mine = false;
     {
       std::lock_guard<std::mutex> lock(c.mu);
-      for (Slot& s : k.slots)
-        if (s.arch.load() == arch) slot = &s;
-      if (!slot) {  // first sight on this architecture: claim a slot and compile below
-        for (Slot& s : k.slots)
-          if (!slot && s.arch.load() == 0) slot = &s;
+      slot = slot_of(k, arch);
+      if (!slot) {
+        slot = claim_slot(k, arch);
         LUCID_CHECK(slot, RuntimeError, "a generated kernel was asked for more than ", kMaxArchs,
                     " GPU architectures in one process");
-        slot->state.store(kCompiling);
-        slot->arch.store(arch, std::memory_order_release);
-      } else if (slot->state.load() == kCompiling) {
-        slot = nullptr;  // another thread compiles it: wait below
+        mine = true;
       } else if (slot->state.load() == kFailed) {
         fail<RuntimeError>(k.error);
-      } else {
-        break;  // ready
       }
     }
-    if (!slot) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      continue;
-    }
-    build(k, *slot, device);
+    if (mine) build(k, *slot, device);
+    const int state = slot->state.load(std::memory_order_acquire);
+    if (state == kReady) return ready_kernel(*slot, device);
+    if (state == kCompiling) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // another thread's
+    // (kFailed: raised with its message under the lock, above)
   }
-  if (const void* kernel = kernel_for(k, device)) return kernel;
-  fail<RuntimeError>("internal: a compiled kernel was not found for its device");
 }
 
 const void* kernel_for(GeneratedKernel& k, int device) {
-  const int arch = arch_of(device);
-  for (Slot& s : k.slots) {
-    if (s.arch.load(std::memory_order_acquire) != arch) continue;
-    if (s.state.load(std::memory_order_acquire) != kReady) return nullptr;
-    const void* kernel = s.kernel.load(std::memory_order_acquire);
-    if (!(s.loaded_on.load(std::memory_order_relaxed) & (uint32_t(1) << device))) {
-      load_on(kernel, device);
-      s.loaded_on.fetch_or(uint32_t(1) << device);
-    }
-    return kernel;
-  }
+  const int arch = compute_capability(device);
+  if (Slot* s = slot_of(k, arch))
+    return s->state.load(std::memory_order_acquire) == kReady ? ready_kernel(*s, device) : nullptr;
   const CompileMode mode = compile_mode();
   if (mode == CompileMode::Off) return nullptr;
   // First sight on this architecture: claim a slot, then compile it.
@@ -307,16 +307,12 @@ const void* kernel_for(GeneratedKernel& k, int device) {
   Slot* slot = nullptr;
   {
     std::lock_guard<std::mutex> lock(c.mu);
-    for (Slot& s : k.slots) {
-      if (s.arch.load() == arch) return nullptr;  // another thread claimed it meanwhile
-      if (!slot && s.arch.load() == 0) slot = &s;
-    }
+    if (slot_of(k, arch)) return nullptr;  // another thread claimed it meanwhile
+    slot = claim_slot(k, arch);
     if (!slot) return nullptr;  // (more architectures than slots: interpreted there)
-    slot->state.store(kCompiling);
-    slot->arch.store(arch, std::memory_order_release);
     if (mode == CompileMode::Background) {
       ++c.compiling;
-      c.queue.emplace_back(&k, device);
+      c.queue.push_back({&k, slot, device});
       if (!c.worker_started) {
         std::thread(worker).detach();
         c.worker_started = true;
@@ -326,7 +322,7 @@ const void* kernel_for(GeneratedKernel& k, int device) {
     }
   }
   build(k, *slot, device);
-  return slot->state.load(std::memory_order_acquire) == kReady ? slot->kernel.load() : nullptr;
+  return slot->state.load(std::memory_order_acquire) == kReady ? ready_kernel(*slot, device) : nullptr;
 }
 
 GeneratedStats generated_stats() {

@@ -414,9 +414,7 @@ int64_t resident_blocks(int device) {
     LUCID_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, optim_step_kernel<T, Rule>, kThreads, 0));
     return blocks > 0 ? blocks : 1;
   }();
-  int multiprocessors = 0;
-  LUCID_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
-  return int64_t(per_multiprocessor) * multiprocessors;
+  return int64_t(per_multiprocessor) * multiprocessor_count(device);
 }
 
 // One step over the parameters `which` (all of element type T): outs {params, states

@@ -69,16 +69,17 @@ inline std::string fused_structure(const FusedProgram& p) {
   return k;
 }
 
-// A backend's choice among its kernels for a program at this flush (the CUDA backend:
-// 1 once the program's generated kernel is compiled, 0 while it is interpreted), given
-// to the fusion pass (ops/fusion.h) so that a flush whose fused calls change kernel is
-// a new CUDA graph rather than a failed update of the old one.
+// A backend's choice among its kernels for a program, made once a fused call when the
+// fusion pass builds it (the CUDA backend: its generated kernel's handle once compiled,
+// 0 to interpret the program). The call runs that choice, and its flush signature names
+// it, so that a flush whose fused calls change kernel is a new CUDA graph rather than a
+// failed update of the old one.
 using FusedVariant = uint64_t (*)(const FusedProgram& p, int64_t numel, int device);
 
 // outs: the program's outputs in order; ins: its inputs in order.
 struct FusedElementwise : PrimitiveOf<Prim::FusedElementwise, FusedElementwise> {
   FusedProgram program;
-  uint64_t variant = 0;  // the backend's FusedVariant at the flush that made the call
+  uint64_t variant = 0;  // the backend's FusedVariant for this call (0: interpret)
   const char* name() const override { return "fused elementwise"; }
   uint64_t signature() const override {
     uint64_t h = 1469598103934665603ull ^ variant;
