@@ -138,9 +138,7 @@ bool allocate_registers(FusedProgram& p) {
   return true;
 }
 
-// Builds the program of calls[0, count), or nothing when it does not fit the limits or
-// two of its operands overlap without being the same elements; `fits` is then a count
-// worth trying next (the calls before the one that reached a limit).
+// A program and the tensors it stores and reads, in order.
 struct Built {
   FusedProgram program;
   std::vector<const TensorImpl*> outs, ins;
@@ -176,6 +174,9 @@ void drop_dead_steps(Built& b) {
   p.n_consts = uint8_t(n);
 }
 
+// Builds the program of calls[0, count), or nothing when it does not fit the limits or
+// two of its operands overlap without being the same elements; `fits` is then a count
+// worth trying next (the calls before the one that reached a limit).
 std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t& fits) {
   // A limit reached at call s: the calls before it may still make a program.
   auto stop_at = [&fits](size_t s) -> std::optional<Built> {

@@ -91,6 +91,8 @@ class CudaKernel:
                 raise ValueError(f"fast.cuda_kernel: names must be C identifiers, got {n!r}")
         if len(set(input_names) | set(output_names)) != len(input_names) + len(output_names):
             raise ValueError("fast.cuda_kernel: input and output names must be distinct")
+        if len(input_names) + len(output_names) > 255:
+            raise ValueError("fast.cuda_kernel: a kernel takes at most 255 inputs and outputs together")
         if not isinstance(source, str) or not isinstance(header, str):
             raise TypeError("fast.cuda_kernel: source and header must be strings")
         if not isinstance(shared_memory, int) or shared_memory < 0:
@@ -98,7 +100,6 @@ class CudaKernel:
         self.name, self.input_names, self.output_names = name, list(input_names), list(output_names)
         self.source, self.header = source, header
         self.ensure_row_contiguous, self.shared_memory = bool(ensure_row_contiguous), shared_memory
-        self._compiled = {}  # (source, device index) -> the kernel's handle
 
     def _uses(self, word):
         return re.search(rf"\b{word}\b", self.source) is not None
@@ -181,24 +182,22 @@ class CudaKernel:
         source, params, needs_headers = self.source_for(inputs, output_dtypes, template)
         if verbose:
             print(source)
-        key = (source, device.index)
-        if key not in self._compiled:
-            options = ["--std=c++17"]
-            if needs_headers:
-                dirs = _C.nvrtc_include_dirs()
-                if not dirs:
-                    raise RuntimeError(f"fast.cuda_kernel {self.name}: the source uses the CUDA toolkit's headers, "
-                                       "which are not here (set CUDA_HOME)")
-                options += [f"-I{d}" for d in dirs]
-            self._compiled[key] = _C.gpu_compile_kernel(source, self.name, options, device.index)
+        options = ["--std=c++17"]
+        if needs_headers:
+            dirs = _C.nvrtc_include_dirs()
+            if not dirs:
+                raise RuntimeError(f"fast.cuda_kernel {self.name}: the source uses the CUDA toolkit's headers, "
+                                   "which are not here (set CUDA_HOME)")
+            options += [f"-I{d}" for d in dirs]
+        # (compiled once: the generated-kernel cache keys it by source and options)
+        kernel = _C.gpu_compile_kernel(source, self.name, options, device.index)
         outputs = []
         for shape, dtype in zip(output_shapes, output_dtypes):
-            _c_type(dtype, "an output")
             if init_value is None:
                 outputs.append(_creation.empty(tuple(shape), dtype=dtype, device=device))
             else:
                 outputs.append(_creation.full(tuple(shape), init_value, dtype=dtype, device=device))
-        _C.gpu_custom_kernel(self._compiled[key], outputs, inputs, params, tuple(blocks), tuple(threadgroup),
+        _C.gpu_custom_kernel(kernel, outputs, inputs, params, tuple(blocks), tuple(threadgroup),
                              self.shared_memory)
         return outputs
 
