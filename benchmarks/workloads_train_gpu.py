@@ -120,6 +120,46 @@ workload("GPU MLP 784-512-512-10 batch 128 training step (Adam) against torch.co
          flops=3 * 2 * 128 * (784 * 512 + 512 * 512 + 512 * 10), device="gpu", ceiling="none")
 
 
+def _compiled_setup(build, make_inputs, torch_compile="reduce-overhead"):
+    """_model_setup's, with lucid's step compiled by lucid.compile.fused_step (forward,
+    loss, backward and update as one compiled call) and torch's model by torch.compile."""
+    plain = _model_setup(build, make_inputs=make_inputs, torch_compile=torch_compile)
+
+    def setup():
+        (lm, lopt, *lx), torch_side = plain()
+        loss_fn = lucid.nn.functional.cross_entropy if len(lx) == 2 else _mean_square
+        return (lucid.compile.fused_step(lm, loss_fn, lopt), *lx), torch_side
+    return setup
+
+
+def _mean_square(out):
+    out = out[0] if isinstance(out, tuple) else out
+    return (out * out).mean()
+
+
+def _compiled_classifier_step(m, *args):
+    if m is lucid:
+        step, x, target = args
+        return step(x, target)
+    return _classifier_step(m, *args)
+
+
+def _compiled_squares_step(m, *args):
+    if m is lucid:
+        step, x = args
+        return step(x)
+    return _squares_step(m, *args)
+
+
+# issue 22: lucid.compile's step against torch.compile's (CUDA graphs, "reduce-overhead")
+workload("GPU MLP 784-512-512-10 batch 128 training step (Adam) lucid.compile against torch.compile", "gpu train",
+         _compiled_setup(_mlp, _labels(128, 10, 784)), _compiled_classifier_step,
+         flops=3 * 2 * 128 * (784 * 512 + 512 * 512 + 512 * 10), device="gpu", ceiling="none")
+workload("GPU MLP 784-512-512-10 batch 8192 training step (Adam) lucid.compile against torch.compile", "gpu train",
+         _compiled_setup(_mlp, _labels(8192, 10, 784)), _compiled_classifier_step,
+         flops=3 * 2 * 8192 * (784 * 512 + 512 * 512 + 512 * 10), device="gpu", ceiling="none")
+
+
 def _cnn(m):
     """The main job's model, its dropout off: both sides compute the same step."""
     model = main_job.build_model(m)
@@ -153,6 +193,12 @@ def _encoder_flops(layers, batch, seq, d, ff):
 workload("GPU Transformer encoder 2 layers d256 seq 128 batch 8 training step (Adam)", "gpu train",
          _model_setup(_encoder(2, 256, 4, 1024), (8, 128, 256)), _squares_step,
          flops=_encoder_flops(2, 8, 128, 256, 1024), device="gpu", ceiling="none")
+
+
+workload("GPU Transformer encoder 2 layers d256 seq 128 batch 8 training step (Adam) lucid.compile against "
+         "torch.compile", "gpu train",
+         _compiled_setup(_encoder(2, 256, 4, 1024), lambda gen: [torch.randn(8, 128, 256, generator=gen)]),
+         _compiled_squares_step, flops=_encoder_flops(2, 8, 128, 256, 1024), device="gpu", ceiling="none")
 
 
 def _autocast_step(m, model, opt, x):

@@ -263,15 +263,16 @@ std::vector<TensorPtr> run_backward(const std::vector<TensorPtr>& outputs, std::
   }
 
   // The end of a backward is a flush point of the lazy GPU (Note [Lazy GPU execution]):
-  // a program that never reads a value still runs each step's work, with bounded memory.
+  // a program that never reads a value still runs each step's work, with bounded memory
+  // (except inside a compiled call, whose end flushes).
   if (options.accumulate) {  // backward(inputs=[non-leaf]): into that tensor's .grad
     for (size_t i = 0; i < inputs.size(); ++i)
       if (captured[i] && !dynamic_cast<AccumulateGrad*>(input_edges[i].fn.get()))
         accumulate_grad(*inputs[i], captured[i]);
-    pending::flush_all();
+    pending::flush_at_boundary();
     return {};
   }
-  pending::flush_all();
+  pending::flush_at_boundary();
   for (size_t i = 0; i < inputs.size(); ++i)
     LUCID_CHECK(captured[i] || options.allow_unused, RuntimeError,
                 "One of the differentiated Tensors appears to not have been used in the graph. Set "

@@ -10,6 +10,7 @@
 #include "core/parallel.h"
 #include "ops/copy_ops.h"
 #include "ops/elementwise.h"
+#include "ops/op_tally.h"
 
 namespace lucid {
 
@@ -149,6 +150,7 @@ std::vector<TensorPtr> AccumulateGrad::apply(const std::vector<TensorPtr>& grads
 }
 
 void accumulate_grad(TensorImpl& t, const TensorPtr& grad) {
+  ops::count_grad_sink();
   // Backward may run in several threads at once (each its own graph over shared
   // parameters), and the add below runs without the GIL: one accumulation at a
   // time. The lock is waited for with the GIL released, since its holder may need

@@ -1,4 +1,6 @@
 // lucid.gpu (alias lucid.cuda): device queries and allocator statistics.
+#include <memory>
+
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -8,6 +10,7 @@
 #include "bindings/common.h"
 #include "core/gpu_runtime.h"
 #include "core/pending.h"
+#include "ops/op_tally.h"
 #include "ops/prims/custom_kernel.h"
 #ifdef LUCID_WITH_CUDA
 #include "backend/cuda/fused_codegen.h"
@@ -16,6 +19,29 @@
 #endif
 
 namespace lucid::bindings {
+
+namespace {
+
+// lucid.compile.diagnose's (python/lucid/compile/_diagnose.py): what it is told of.
+thread_local ops::OpTally* t_tally = nullptr;
+// Called with the device at a compiled region's break; never destroyed (a static
+// object's destructor would run after the interpreter is gone).
+nb::object& break_callback() {
+  static nb::object* callback = new nb::object();
+  return *callback;
+}
+
+void call_break_callback(int device) {
+  nb::gil_scoped_acquire gil;
+  if (!break_callback().is_valid()) return;
+  try {
+    break_callback()(device);
+  } catch (nb::python_error& e) {
+    e.discard_as_unraisable("lucid.compile.diagnose's break observer");
+  }
+}
+
+}  // namespace
 
 void init_gpu(nb::module_& m) {
   m.def("gpu_device_count", [] {
@@ -46,6 +72,46 @@ void init_gpu(nb::module_& m) {
     if (device < 0) pending::flush_all();
     else pending::flush(device);
   });
+  // The end of optimizer.step() (python/lucid/optim/optimizer.py): a flush outside a
+  // compiled call's region.
+  m.def("gpu_boundary_flush", [] {
+    nb::gil_scoped_release release;
+    pending::flush_at_boundary();
+  });
+  // A compiled call's region (python/lucid/compile): its end flushes every device.
+  m.def("gpu_enter_region", [] { pending::enter_region(); });
+  m.def("gpu_exit_region", [] {
+    nb::gil_scoped_release release;
+    pending::exit_region();
+  });
+  // lucid.compile.diagnose: the ops this thread launches between the two calls, as
+  // (name, shape, dtype name, "cpu"/"gpu", recorded) tuples.
+  m.def("_op_tally_begin", [] {
+    LUCID_CHECK(!t_tally, RuntimeError, "lucid.compile.diagnose is already running on this thread");
+    t_tally = new ops::OpTally;
+    ops::set_op_tally(t_tally);
+  });
+  m.def("_op_tally_end", [] {
+    LUCID_CHECK(t_tally, RuntimeError, "internal: no op tally is running");
+    ops::set_op_tally(nullptr);
+    std::unique_ptr<ops::OpTally> tally(t_tally);
+    t_tally = nullptr;
+    nb::list out;
+    for (const ops::OpTally::Op& op : tally->ops)
+      out.append(nb::make_tuple(op.name, nb::cast(op.shape), std::string(dtype_name(op.dtype)),
+                                op.device == DeviceType::GPU ? "gpu" : "cpu", op.recorded));
+    return out;
+  });
+  m.def("_grad_sinks", [] { return ops::grad_sinks(); });
+  m.def("_set_region_break_callback", [](nb::object callback) {
+    if (callback.is_none()) {
+      pending::set_break_observer(nullptr);
+      break_callback() = nb::object();
+    } else {
+      break_callback() = std::move(callback);
+      pending::set_break_observer(call_break_callback);
+    }
+  }, nb::arg("callback").none());
   m.def("gpu_pending_stats", [](int device) {
     pending::Stats s = pending::stats(device);
     nb::dict d;
@@ -55,6 +121,7 @@ void init_gpu(nb::module_& m) {
     d["graph_runs"] = s.graph_runs;
     d["graph_abandoned"] = s.graph_abandoned;
     d["fused_calls"] = s.fused_calls;
+    d["region_breaks"] = s.region_breaks;
     return d;
   });
   // Note [Flush graphs] (backend/cuda/flush_graphs.h).

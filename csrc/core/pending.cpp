@@ -29,6 +29,7 @@ struct DeviceList {
   std::atomic<size_t> graph_runs{0};
   std::atomic<size_t> graph_abandoned{0};
   std::atomic<size_t> fused_calls{0};
+  std::atomic<size_t> region_breaks{0};
 };
 
 DeviceList& list(int device) {
@@ -46,7 +47,10 @@ std::atomic<bool> g_graphs{!switched_off("LUCID_CUDA_GRAPHS")};
 std::atomic<bool> g_fusion{!switched_off("LUCID_FUSION")};
 std::atomic<ListRunner> g_runner{nullptr};
 std::atomic<ListRewriter> g_rewriter{nullptr};
+std::atomic<BreakObserver> g_break_observer{nullptr};
 thread_local bool t_in_flush = false;
+thread_local int t_region_depth = 0;     // compiled regions this thread is inside
+thread_local bool t_region_ending = false;  // the outermost region's own flush is running
 
 // Re-raises the error a kernel threw with the name of its op, keeping its type (the
 // Python exception it maps to).
@@ -106,7 +110,7 @@ void record(int device, std::unique_ptr<Work> work, size_t new_bytes) {
     l.ops.push_back(std::move(work));
     l.bytes += new_bytes;
     detail::g_pending[device].store(l.ops.size(), std::memory_order_relaxed);
-    full = l.ops.size() >= kMaxPendingOps || l.bytes >= kMaxPendingBytes;
+    full = l.ops.size() >= (t_region_depth ? kMaxRegionOps : kMaxPendingOps) || l.bytes >= kMaxPendingBytes;
   }
   if (full) flush(device);
 }
@@ -124,6 +128,10 @@ void run_locked(DeviceList& l, int device) {
   }
   if (ops.empty()) return;
   l.flushes.fetch_add(1, std::memory_order_relaxed);
+  if (t_region_depth && !t_region_ending) {
+    l.region_breaks.fetch_add(1, std::memory_order_relaxed);
+    if (const BreakObserver observe = g_break_observer.load(std::memory_order_acquire)) observe(device);
+  }
   t_in_flush = true;
   struct Leave {
     ~Leave() { t_in_flush = false; }
@@ -197,13 +205,33 @@ void flush_all() {
   for (int d = 0; d < kMaxDevices; ++d) flush(d);
 }
 
+void flush_at_boundary() {
+  if (!t_region_depth) flush_all();
+}
+
+void enter_region() { ++t_region_depth; }
+
+void exit_region() {
+  LUCID_CHECK(t_region_depth > 0, RuntimeError, "internal: a compiled region ended that had not begun");
+  if (--t_region_depth) return;
+  struct Ending {
+    Ending() { t_region_ending = true; }
+    ~Ending() { t_region_ending = false; }
+  } ending;
+  flush_all();
+}
+
+bool in_region() { return t_region_depth > 0; }
+
+void set_break_observer(BreakObserver observer) { g_break_observer.store(observer, std::memory_order_release); }
+
 Stats stats(int device) {
   LUCID_CHECK(device >= 0 && device < kMaxDevices, RuntimeError, "invalid GPU index ", device);
   DeviceList& l = list(device);
   std::lock_guard g(l.lock);
   return {l.ops.size(), l.bytes, l.flushes.load(std::memory_order_relaxed),
           l.graph_runs.load(std::memory_order_relaxed), l.graph_abandoned.load(std::memory_order_relaxed),
-          l.fused_calls.load(std::memory_order_relaxed)};
+          l.fused_calls.load(std::memory_order_relaxed), l.region_breaks.load(std::memory_order_relaxed)};
 }
 
 }  // namespace lucid::pending

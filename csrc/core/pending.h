@@ -6,7 +6,8 @@
 // that order, on the device's one stream, at a flush:
 //  - whenever anything reads or hands out the bytes of a GPU storage: data_ptr() from
 //    outside a flush, every GpuRuntime entry that queues work or waits (copies, fills,
-//    synchronize, events, the stream handle for DLPack), hence item(), tolist(), repr,
+//    synchronize, events, the stream handle for DLPack; fills and copies within one GPU
+//    are recorded instead, core/tensor_impl.cpp), hence item(), tolist(), repr,
 //    numpy, save, cross-device copies and the data-dependent shapes that read a count;
 //  - at lucid.eval(), Tensor.eval(), lucid.gpu.synchronize(), the end of backward()
 //    and of optimizer.step();
@@ -21,6 +22,13 @@
 // error a kernel raises while the list runs is raised by the flush, naming the op, once
 // the rest of the list has run (the calls after it may not depend on it).
 // LUCID_LAZY=0, or lucid.gpu.set_lazy(False), runs every op when it is called.
+//
+// A compiled call (lucid.compile, python/lucid/compile) runs inside a region: the
+// natural flush points (the end of backward() and of optimizer.step()) do not flush
+// there and the op budget is kMaxRegionOps, so that the call's whole work (forward,
+// backward, update) is one list, fused as one and replayed as one graph; the region's
+// end flushes. Host reads and the byte budget still flush inside a region: each such
+// flush is counted as a break (Stats::region_breaks, reported by lucid.compile.diagnose).
 //
 // A backend may run a whole list its own way (the CUDA backend: captured into a CUDA
 // graph and replayed when the list's signature repeats, Note [Flush graphs] in
@@ -42,6 +50,9 @@ inline constexpr size_t kMaxPendingOps = 1024;
 // never reads a value stays bounded. (Past it, an allocation that fails flushes too.)
 inline constexpr size_t kMaxPendingBytes = size_t(1) << 30;
 inline constexpr int kMaxDevices = 16;
+// The op budget inside a compiled region: a Transformer's training step is a few
+// thousand calls, which a single list (and graph) holds well.
+inline constexpr size_t kMaxRegionOps = 16384;
 
 // One recorded call: runs it, names it for errors. run() may be called twice when a
 // backend's attempt to run the list its way is abandoned before anything executed
@@ -112,6 +123,21 @@ inline void flush(int device) {
 }
 void flush_all();
 
+// The end of backward() and of optimizer.step(): flush_all() outside a compiled region,
+// nothing inside one.
+void flush_at_boundary();
+
+// A compiled call's region on this thread (nestable; the outermost one's end flushes
+// every device, raising what the flush raises).
+void enter_region();
+void exit_region();
+bool in_region();
+// Called at every break of a compiled region (a flush inside it, other than its end),
+// on the flushing thread, before the list runs: lucid.compile.diagnose names the line
+// that asked (null: none).
+using BreakObserver = void (*)(int device);
+void set_break_observer(BreakObserver observer);
+
 // For work queued on a device's stream outside a flush (copies, fills, event records,
 // waits): runs the device's list first, then keeps other threads' flushes of the
 // device waiting until destroyed, so that the work neither overtakes recorded calls
@@ -135,6 +161,7 @@ struct Stats {
   size_t graph_runs = 0;       // flushes the backend's runner ran (replayed as graphs)
   size_t graph_abandoned = 0;  // flushes it began and gave back (then run call by call)
   size_t fused_calls = 0;      // calls the rewriter replaced (by fused kernels)
+  size_t region_breaks = 0;    // flushes inside a compiled region, other than its end
 };
 Stats stats(int device);
 

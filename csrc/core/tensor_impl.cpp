@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <memory>
 
 #include "core/copy.h"
 #include "core/error.h"
@@ -173,6 +175,62 @@ std::byte* device_ptr(const TensorImpl& t) {
   return storage_base(t.storage()).ptr() + t.storage_offset();
 }
 
+// A fill or a copy between two tensors of one GPU, recorded on a lazy GPU (Note [Lazy
+// GPU execution]) like a kernel: it runs at the flush, in order with the recorded
+// kernels, rather than flushing them first, so that zeros(), ones(), copy_() and the
+// gradients' zero fills inside a step do not cut its list (nor a compiled call's
+// region). Its snapshots count as the list's copies of their storages, as a
+// RecordedLaunch's do (ops/recorded_launch.h).
+class RecordedWrite final : public pending::Work {
+ public:
+  using Write = std::function<void(const TensorImpl& dst, const TensorImpl* src)>;
+  RecordedWrite(const char* name, const TensorImpl& dst, const TensorImpl* src, Write write)
+      : name_(name), dst_(snapshot(dst)), src_(src ? snapshot(*src) : nullptr), write_(std::move(write)) {}
+  ~RecordedWrite() override {
+    release(dst_);
+    if (src_ && &src_->storage() != &dst_->storage()) release(src_);
+  }
+  void run() override { write_(*dst_, src_.get()); }
+  const char* name() const override { return name_; }
+  uint64_t signature() const override {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ uint64_t(name_[0]);
+    auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+    for (const TensorPtr& t : {dst_, src_}) {
+      if (!t) continue;
+      mix(uint64_t(t->dtype()) << 8 | uint64_t(t->ndim()));
+      for (int64_t n : t->shape()) mix(uint64_t(n));
+    }
+    return h;
+  }
+  // The destination's bytes, when this write is the first of the list to keep them alive.
+  size_t new_bytes() const {
+    const StorageBase& s = storage_base(dst_->storage());
+    return s.version->pending_uses.load(std::memory_order_relaxed) == 1 ? s.nbytes : 0;
+  }
+
+ private:
+  static TensorPtr snapshot(const TensorImpl& t) {
+    storage_base(t.storage()).version->pending_uses.fetch_add(1, std::memory_order_relaxed);
+    return std::make_shared<TensorImpl>(t.storage(), t.meta());
+  }
+  static void release(const TensorPtr& t) {
+    storage_base(t->storage()).version->pending_uses.fetch_sub(1, std::memory_order_relaxed);
+  }
+  const char* name_;
+  TensorPtr dst_, src_;
+  Write write_;
+};
+
+// Records write(dst, src) on dst's lazy GPU; false when that GPU runs work at once.
+bool record_write(const char* name, const TensorImpl& dst, const TensorImpl* src, RecordedWrite::Write write) {
+  const int dev = gpu_index_of(dst);
+  if (!dst.is_gpu_storage() || !pending::recording(dev)) return false;
+  auto work = std::make_unique<RecordedWrite>(name, dst, src, std::move(write));
+  const size_t bytes = work->new_bytes();
+  pending::record(dev, std::move(work), bytes);
+  return true;
+}
+
 // Shared storage may have GPU writes in flight; wait for them before the host reads
 // or writes the same bytes.
 void sync_if_shared(const TensorImpl& t) {
@@ -205,6 +263,16 @@ void TensorImpl::write_from(const TensorImpl& src) {
     // Note [Copies between GPUs]: the copy runs on the destination's stream, so it
     // first waits for the source's producers on the other GPU's stream; afterwards that
     // stream waits for the copy, so the source's block is not reused while it is read.
+    if (src_dev == dev && is_gpu_storage() && src.is_gpu_storage() &&
+        record_write("copy_", *this, &src, [src_stride, dev](const TensorImpl& d, const TensorImpl* from) {
+          GpuRuntime& run = gpu_runtime(dev);
+          if (d.dtype() == from->dtype())
+            run.strided_copy(device_ptr(d), d.stride(), device_ptr(*from), src_stride, d.shape(), d.itemsize(), dev);
+          else
+            run.cast_copy(device_ptr(d), d.stride(), d.dtype(), device_ptr(*from), src_stride, from->dtype(),
+                          d.shape(), dev);
+        }))
+      return;
     if (src_dev != dev) rt.order_after(dev, src_dev);
     if (dtype() == src.dtype())
       rt.strided_copy(device_ptr(*this), meta_.stride, device_ptr(src), src_stride, shape, itemsize(), dev);
@@ -320,6 +388,11 @@ void TensorImpl::initialize(const Scalar& unchecked) {
     }
     uint64_t bits = 0;
     std::memcpy(&bits, typed->host_ptr(), itemsize());
+    const size_t item = itemsize();
+    if (numel() > 0 && record_write("fill_", *this, nullptr, [bits, item, dev](const TensorImpl& d, const TensorImpl*) {
+          gpu_runtime(dev).fill(device_ptr(d), d.stride(), d.shape(), bits, item, dev);
+        }))
+      return;
     gpu_runtime(dev).fill(data_ptr(), stride(), shape(), bits, itemsize(), dev);
     return;
   }

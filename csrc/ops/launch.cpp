@@ -2,11 +2,13 @@
 // GPU, launch records the call (Note [Lazy GPU execution], core/pending.h).
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <memory>
 #include <vector>
 
 #include "core/error.h"
 #include "core/pending.h"
+#include "ops/op_tally.h"
 #include "ops/primitive.h"
 #include "ops/recorded_launch.h"
 
@@ -45,7 +47,23 @@ const char* prim_name(Prim p) { return kPrimName[size_t(p)]; }
 
 namespace {
 thread_local const char* t_running = nullptr;
+thread_local OpTally* t_tally = nullptr;
+
+void tally(const Primitive& p, Outputs outs, Inputs ins, bool recorded) {
+  const TensorImpl* first = outs.empty() ? ins.front() : outs.front();
+  t_tally->ops.push_back({p.name(), {first->shape().begin(), first->shape().end()}, first->dtype(),
+                          first->device().type, recorded});
+}
 }  // namespace
+
+void set_op_tally(OpTally* t) { t_tally = t; }
+
+namespace {
+std::atomic<uint64_t> g_grad_sinks{0};
+}  // namespace
+
+void count_grad_sink() { g_grad_sinks.fetch_add(1, std::memory_order_relaxed); }
+uint64_t grad_sinks() { return g_grad_sinks.load(std::memory_order_relaxed); }
 
 const char* running_kernel_name() { return t_running; }
 
@@ -94,8 +112,10 @@ void launch(const Primitive& p, Outputs outs, Inputs ins) {
     fail<NotImplementedError>("internal: no CPU kernel for ", p.name());
   }
   if (entry.check) entry.check(p, outs, ins);
+  const bool record = device.is_gpu() && pending::recording(device.index) && !runs_when_called(p.kind());
+  if (t_tally) tally(p, outs, ins, record);
   if (device.is_gpu() && pending::recording(device.index)) {
-    if (!runs_when_called(p.kind())) {
+    if (record) {
       auto call = std::make_unique<RecordedLaunch>(k, p, outs, ins);
       const size_t bytes = call->new_bytes();
       pending::record(device.index, std::move(call), bytes);

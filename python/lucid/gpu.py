@@ -68,7 +68,8 @@ def pending_stats(device=None):
     """The recorded, not yet run, work of a GPU: {"ops", "bytes" (output memory they keep
     alive), "flushes" (since the process started), "graph_runs" (flushes replayed as a
     CUDA graph), "graph_abandoned" (flushes whose capture gave way to running op by op), "fused_calls"
-    (recorded ops run inside fused elementwise kernels)}."""
+    (recorded ops run inside fused elementwise kernels), "region_breaks" (flushes inside
+    lucid.compile's compiled calls before their end: host reads that split a call's work)}."""
     return dict(_C.gpu_pending_stats(_index(device)))
 
 

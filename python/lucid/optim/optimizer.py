@@ -133,7 +133,7 @@ class Optimizer:
             @functools.wraps(step)
             def flushing_step(self, *args, **kwargs):
                 out = step(self, *args, **kwargs)
-                _C.gpu_flush(-1)
+                _C.gpu_boundary_flush()
                 return out
             flushing_step._flushes = True
             cls.step = flushing_step

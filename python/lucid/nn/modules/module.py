@@ -547,7 +547,20 @@ class Module:
                 output = result
         return output
 
-    __call__ = _call_impl
+    def _wrapped_call_impl(self, *args, **kwargs):
+        compiled = self.__dict__.get("_compiled_call_impl")
+        if compiled is not None:
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    __call__ = _wrapped_call_impl
+
+    def compile(self, *args, **kwargs):
+        """Compiles this module's __call__ in place with lucid.compile (torch's
+        Module.compile): arguments are lucid.compile's."""
+        from ... import compile as compile_module
+
+        self.__dict__["_compiled_call_impl"] = compile_module.compile(self._call_impl, *args, **kwargs)
 
     # ---- printing -----------------------------------------------------------------------------------
     def _get_name(self):

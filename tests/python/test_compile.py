@@ -1,0 +1,391 @@
+"""lucid.compile (python/lucid/compile): compiled functions, modules and training steps
+give the eager results (bit for bit: a compiled call runs the same kernels, fused on the
+GPU, where fusion is bitwise exact), trace once per signature, and on the GPU run a
+step's whole work as one flush of the lazy queue."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import lucid
+import lucid.nn as nn
+import lucid.nn.functional as F
+
+GPU = lucid.gpu.is_available()
+DEVICES = ["cpu"] + (["gpu"] if GPU else [])
+needs_gpu = pytest.mark.skipif(not GPU, reason="lucid has no GPU here")
+
+
+def params_of(model):
+    return [p.detach().cpu().numpy().copy() for p in model.parameters()]
+
+
+def assert_same_params(a, b):
+    for x, y in zip(params_of(a), params_of(b)):
+        np.testing.assert_array_equal(x, y)
+
+
+# ---- the module is callable, with torch's and upstream's names ------------------------------
+
+def test_lucid_compile_is_a_callable_module_with_upstream_names():
+    import lucid.compile as lc
+
+    for name in ["CompiledModule", "DiagnosisReport", "OpInfo", "compile", "compile_optimizer", "compiled_step",
+                 "diagnose", "fused_step", "load_compiled", "make_step", "save_compiled"]:
+        assert hasattr(lc, name), name
+    f = lucid.compile(lambda x: x * 2)
+    assert isinstance(f, lc.CompiledFunction)
+    assert isinstance(lc.compile(nn.Linear(2, 2)), lc.CompiledModule)
+
+
+def test_decorator_disable_and_bad_arguments():
+    @lucid.compile
+    def double(x):
+        return x * 2
+
+    @lucid.compile(dynamic=True)
+    def triple(x):
+        return x * 3
+
+    x = lucid.arange(4.0)
+    assert double(x).tolist() == [0, 2, 4, 6] and triple(x).tolist() == [0, 3, 6, 9]
+    assert double.__name__ == "double" and triple.dynamic is True
+    f = lambda x: x  # noqa: E731
+    assert lucid.compile(f, disable=True) is f
+    with pytest.raises(TypeError, match="function or a Module"):
+        lucid.compile(3)
+    with pytest.raises(RuntimeError, match="Unrecognized mode"):
+        lucid.compile(f, mode="fastest")
+    with pytest.raises(RuntimeError, match="both can't be specified"):
+        lucid.compile(f, mode="reduce-overhead", options={})
+    with pytest.raises(TypeError, match="dynamic"):
+        lucid.compile(f, dynamic="yes")
+
+
+# ---- traces: once per signature -------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_signature_traces_once(device):
+    calls = []
+
+    def fn(x, scale):
+        calls.append(1)  # Python runs at every call: a compiled call means the eager call
+        return (x * scale).sin() + x
+
+    cf = lucid.compile(fn, dynamic=False)
+    x = lucid.randn(4, 5, device=device)
+    want = (x * 2.0).sin() + x
+    for _ in range(3):
+        np.testing.assert_array_equal(cf(x, 2.0).cpu().numpy(), want.cpu().numpy())
+    assert cf.stats == {"calls": 3, "traces": 1, "dynamic": False, "breaks": 0} and len(calls) == 3
+    cf(x, 3.0)                                   # a new number: a new signature
+    cf(lucid.randn(2, 5, device=device), 2.0)    # a new size
+    cf(x.double(), 2.0)                          # a new dtype
+    with lucid.no_grad():
+        cf(x, 2.0)                               # grad mode
+    cf(x.requires_grad_(), 2.0)                  # requires_grad
+    assert cf.stats["traces"] == 6
+    cf(x, 2.0)
+    assert cf.stats["traces"] == 6
+    cf.reset()
+    cf(x, 2.0)
+    assert cf.stats == {"calls": 1, "traces": 1, "dynamic": False, "breaks": 0}
+
+
+def test_dynamic_none_turns_dynamic_when_only_sizes_change():
+    cf = lucid.compile(lambda x: x + 1)
+    cf(lucid.zeros(3))
+    assert not cf.dynamic
+    cf(lucid.zeros(4))          # only a size changed: traced again, symbolically
+    assert cf.dynamic and cf.stats["traces"] == 2
+    for n in (5, 6, 7):
+        cf(lucid.zeros(n))
+    assert cf.stats["traces"] == 2
+    cf(lucid.zeros(2, 2))       # a new number of dimensions is a new signature
+    assert cf.stats["traces"] == 3
+
+    always = lucid.compile(lambda x: x + 1, dynamic=True)
+    for n in (1, 2, 3):
+        always(lucid.zeros(n))
+    assert always.stats["traces"] == 1
+
+
+# ---- modules ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_compiled_module_is_the_model(device):
+    lucid.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 16), nn.Dropout(0.5), nn.ReLU(), nn.Linear(16, 3)).to(device)
+    cm = lucid.compile(model)
+    x = lucid.randn(8, 6, device=device)
+    model.eval()
+    np.testing.assert_array_equal(cm(x).cpu().numpy(), model(x).cpu().numpy())
+    assert [id(p) for p in cm.parameters()] == [id(p) for p in model.parameters()]
+    assert list(cm.state_dict()) == ["_orig_mod." + k for k in model.state_dict()]
+    model.note = "kept"
+    assert cm._orig_mod is model and cm.note == "kept"  # what the wrapper lacks is the model's
+    cm.train()
+    assert model.training
+    cm(x)
+    assert cm.stats["traces"] == 2  # train and eval are two signatures
+    assert "CompiledModule" in repr(cm)
+    with pytest.raises(TypeError, match="nn.Module"):
+        lucid.compile.CompiledModule(lambda x: x)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_module_compile_in_place(device):
+    model = nn.Linear(4, 2).to(device)
+    x = lucid.randn(3, 4, device=device)
+    want = model(x).detach().cpu().numpy()
+    model.compile()
+    np.testing.assert_array_equal(model(x).detach().cpu().numpy(), want)
+    assert model._compiled_call_impl.stats["traces"] == 1
+    model(x)
+    assert model._compiled_call_impl.stats == {"calls": 2, "traces": 1, "dynamic": False, "breaks": 0}
+
+
+# ---- training steps: 50 compiled steps give the eager parameters ----------------------------
+
+def mlp():
+    return nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 32), nn.GELU(), nn.Linear(32, 5))
+
+
+class SmallCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.head = nn.Linear(8 * 4 * 4, 5)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn(self.conv(x))), 2)
+        return self.head(x.flatten(1))
+
+
+class SmallTransformer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2)
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x):
+        return self.head(self.encoder(x).mean(1))
+
+
+MODELS = {"mlp": (mlp, (16, 20)), "cnn": (SmallCNN, (4, 3, 8, 8)), "transformer": (SmallTransformer, (4, 6, 16))}
+
+
+def twin(make, device):
+    lucid.manual_seed(1)
+    a = make().to(device)
+    lucid.manual_seed(1)
+    b = make().to(device)
+    assert_same_params(a, b)
+    return a, b
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("model_name", list(MODELS))
+def test_fused_step_matches_eager_over_50_steps(device, model_name):
+    make, shape = MODELS[model_name]
+    eager_model, compiled_model = twin(make, device)
+    eager_opt = lucid.optim.Adam(eager_model.parameters(), lr=1e-2)
+    compiled_opt = lucid.optim.Adam(compiled_model.parameters(), lr=1e-2)
+    step = lucid.compile.fused_step(compiled_model, F.cross_entropy, compiled_opt)
+    lucid.manual_seed(2)
+    batches = [(lucid.randn(*shape, device=device), lucid.randint(0, 5, (shape[0],), device=device))
+               for _ in range(5)]
+    for i in range(50):
+        x, y = batches[i % 5]
+        eager_opt.zero_grad()
+        loss = F.cross_entropy(eager_model(x), y)
+        loss.backward()
+        eager_opt.step()
+        got = step(x, y)
+        assert not got.requires_grad
+        assert got.item() == loss.item()
+    assert_same_params(eager_model, compiled_model)
+    assert step.stats["traces"] == 1 and step.stats["calls"] == 50
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_make_step_compiled_step_and_compile_optimizer(device):
+    eager_model, compiled_model = twin(mlp, device)
+    x, y = lucid.randn(16, 20, device=device), lucid.randn(16, 5, device=device)
+    eager_opt = lucid.optim.SGD(eager_model.parameters(), lr=0.1, momentum=0.9)
+    opt = lucid.optim.SGD(compiled_model.parameters(), lr=0.1, momentum=0.9)
+    assert lucid.compile.compile_optimizer(opt) is opt
+    for segments in (1, 2, 3):
+        step = lucid.compile.make_step(compiled_model, F.mse_loss, segments=segments)
+        for _ in range(3):
+            eager_opt.zero_grad()
+            F.mse_loss(eager_model(x), y).backward()
+            eager_opt.step()
+            opt.zero_grad()
+            step(x, y)
+            opt.step()
+    assert opt.step.stats["traces"] == 1 and opt.step.stats["calls"] == 9
+    assert_same_params(eager_model, compiled_model)
+    # compiled_step: forward, loss and backward; gradients accumulate as loss.backward()'s
+    for m in (eager_model, compiled_model):
+        m.zero_grad()
+    F.mse_loss(eager_model(x), y).backward()
+    loss = lucid.compile.compiled_step(compiled_model, x, lambda out: F.mse_loss(out, y))
+    assert not loss.requires_grad
+    for a, b in zip(eager_model.parameters(), compiled_model.parameters()):
+        np.testing.assert_array_equal(a.grad.cpu().numpy(), b.grad.cpu().numpy())
+
+
+def test_step_arguments_are_checked():
+    model = mlp()
+    with pytest.raises(TypeError, match="optimizer must be a lucid.optim.Optimizer"):
+        lucid.compile.fused_step(model, F.mse_loss, object())
+    with pytest.raises(TypeError, match="model must be an nn.Module"):
+        lucid.compile.make_step(lambda x: x, F.mse_loss)
+    with pytest.raises(TypeError, match="loss_fn must be callable"):
+        lucid.compile.make_step(model, 3)
+    with pytest.raises(ValueError, match="segments must be a positive int"):
+        lucid.compile.make_step(model, F.mse_loss, segments=0)
+    with pytest.raises(ValueError, match="more than the model's 5 layers"):
+        lucid.compile.make_step(model, F.mse_loss, segments=6)
+    with pytest.raises(ValueError, match="not one"):
+        lucid.compile.make_step(SmallCNN(), F.mse_loss, segments=2)
+    with pytest.raises(TypeError, match="compile_optimizer"):
+        lucid.compile.compile_optimizer(model)
+    step = lucid.compile.make_step(model, F.mse_loss)
+    with lucid.no_grad(), pytest.raises(RuntimeError, match="does not require grad"):
+        step(lucid.randn(2, 20), lucid.randn(2, 5))
+
+
+@needs_gpu
+def test_fused_step_with_a_grad_scaler_matches_eager():
+    eager_model, compiled_model = twin(mlp, "gpu")
+    scalers = [lucid.amp.GradScaler("cuda", init_scale=1024.0) for _ in range(2)]
+    opts = [lucid.optim.AdamW(m.parameters(), lr=1e-2) for m in (eager_model, compiled_model)]
+    step = lucid.compile.fused_step(compiled_model, F.mse_loss, opts[1], grad_scaler=scalers[1])
+    x, y = lucid.randn(16, 20, device="gpu"), lucid.randn(16, 5, device="gpu")
+    for _ in range(10):
+        opts[0].zero_grad()
+        scalers[0].scale(F.mse_loss(eager_model(x), y)).backward()
+        scalers[0].step(opts[0])
+        scalers[0].update()
+        step(x, y)
+    assert_same_params(eager_model, compiled_model)
+    assert scalers[0].get_scale() == scalers[1].get_scale()
+
+
+# ---- the GPU: one flush per compiled call ---------------------------------------------------
+
+@needs_gpu
+def test_a_compiled_training_step_is_one_flush_replayed_as_a_graph():
+    model = mlp().to("gpu")
+    opt = lucid.optim.Adam(model.parameters())
+    step = lucid.compile.fused_step(model, F.cross_entropy, opt)
+    x, y = lucid.randn(16, 20, device="gpu"), lucid.randint(0, 5, (16,), device="gpu")
+    lazy, graphs = lucid.gpu.is_lazy(), lucid.gpu.is_graph_replay()
+    lucid.gpu.set_lazy(True)
+    lucid.gpu.set_graph_replay(True)
+    try:
+        for _ in range(3):
+            step(x, y)
+        lucid.gpu.flush()
+        before = lucid.gpu.pending_stats()
+        for _ in range(5):
+            step(x, y)
+        after = lucid.gpu.pending_stats()
+        # eager code flushes at the end of backward and of optimizer.step(): twice a step
+        assert after["flushes"] - before["flushes"] == 5
+        assert after["graph_runs"] - before["graph_runs"] == 5
+        assert after["region_breaks"] == before["region_breaks"]
+    finally:
+        lucid.gpu.set_graph_replay(graphs)
+        lucid.gpu.set_lazy(lazy)
+
+
+@needs_gpu
+def test_a_host_read_inside_breaks_the_region_and_fullgraph_raises():
+    def fn(x):
+        y = x * 2
+        if y.sum().item() > 0:  # a host read: the work so far must run
+            y = y + 1
+        return y.exp()
+
+    x = lucid.ones(8, device="gpu")
+    cf = lucid.compile(fn)
+    np.testing.assert_array_equal(cf(x).cpu().numpy(), fn(x).cpu().numpy())
+    assert cf.stats["breaks"] == 1
+    with pytest.raises(RuntimeError, match="fullgraph=True.*1 time"):
+        lucid.compile(fn, fullgraph=True)(x)
+    report = lucid.compile.diagnose(fn, x)
+    assert len(report.breaks) == 1
+    assert "test_compile.py" in report.breaks[0] and ".item()" in report.breaks[0]
+    assert "host read" in report.recommendation
+
+
+# ---- diagnose ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_diagnose_counts_ops_and_gradient_sinks(device):
+    model = mlp().to(device)
+    x, y = lucid.randn(4, 20, device=device), lucid.randn(4, 5, device=device)
+
+    def step(x, y):
+        F.mse_loss(model(x), y).backward()
+
+    report = lucid.compile.diagnose(step, x, y)
+    assert isinstance(report, lucid.compile.DiagnosisReport)
+    assert report.grad_sinks == len(list(model.parameters()))
+    names = {o.name: o for o in report.ops}
+    assert names["matmul"].count >= 3 and isinstance(names["matmul"], lucid.compile.OpInfo)
+    assert sum(o.count for o in report.ops) == report.total_ops > 10
+    assert report.breaks == []
+    if device == "gpu":
+        assert report.registered == report.total_ops and report.uncovered == []
+        assert "nothing to change" in report.recommendation
+    else:
+        assert report.registered == 0 and "CPU" in report.recommendation
+    assert "op calls" in str(report)
+    with pytest.raises(TypeError, match="callable"):
+        lucid.compile.diagnose(3)
+
+
+# ---- save_compiled / load_compiled --------------------------------------------------------------
+
+def test_save_and_load_compiled_in_a_new_process(tmp_path):
+    lucid.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh())
+    cm = lucid.compile(model)
+    x = lucid.randn(2, 3)
+    want = cm(x).detach().numpy()
+    path = tmp_path / "model.lucid"
+    lucid.compile.save_compiled(cm, path)
+    lucid.save(x, tmp_path / "x.pt")
+    code = textwrap.dedent(f"""
+        import lucid, numpy as np
+        cm = lucid.compile.load_compiled({str(path)!r})
+        out = cm(lucid.load({str(tmp_path / 'x.pt')!r}))
+        assert isinstance(cm, lucid.compile.CompiledModule)
+        assert cm.stats["traces"] == 1 and cm.stats["calls"] == 1, cm.stats  # the saved signature: no new trace
+        np.save({str(tmp_path / 'out.npy')!r}, out.detach().numpy())
+    """)
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "LUCID_LAZY": "1"})
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), want)
+
+
+def test_save_and_load_compiled_refuse_what_they_cannot_keep(tmp_path):
+    with pytest.raises(ValueError, match="lambda or a nested function"):
+        lucid.compile.save_compiled(lucid.compile(lambda x: x), tmp_path / "f")
+    with pytest.raises(TypeError, match="CompiledModule or a CompiledFunction"):
+        lucid.compile.save_compiled(nn.Linear(2, 2), tmp_path / "f")
+    lucid.save({"weights": lucid.zeros(2)}, tmp_path / "other")
+    with pytest.raises(ValueError, match="not a file written by lucid.compile.save_compiled"):
+        lucid.compile.load_compiled(tmp_path / "other")
+    (tmp_path / "garbage").write_bytes(b"not a checkpoint at all")
+    with pytest.raises(Exception, match=".+"):
+        lucid.compile.load_compiled(tmp_path / "garbage")
