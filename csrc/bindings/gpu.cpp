@@ -5,6 +5,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include "bindings/common.h"
@@ -84,6 +85,23 @@ void init_gpu(nb::module_& m) {
     nb::gil_scoped_release release;
     pending::exit_region();
   });
+  // Note [Replayed steps] (core/pending.h): a region's end that reports its signature
+  // and breaks, and keeps its list as a capture when `capture` and it can.
+  nb::class_<pending::Capture>(m, "_Capture")
+      .def("replay", [](pending::Capture& c) {
+        nb::gil_scoped_release release;
+        pending::replay(c);
+      })
+      .def_prop_ro("calls", [](const pending::Capture& c) { return c.ops.size(); });
+  m.def("gpu_exit_region_reporting", [](bool capture) {
+    pending::RegionEnd end;
+    {
+      nb::gil_scoped_release release;
+      end = pending::exit_region_reporting(capture);
+    }
+    nb::object kept = end.capture ? nb::cast(std::move(end.capture)) : nb::none();
+    return nb::make_tuple(end.signature, end.breaks, kept);
+  });
   // lucid.compile.diagnose: the ops this thread launches between the two calls, as
   // (name, shape, dtype name, "cpu"/"gpu", recorded) tuples.
   m.def("_op_tally_begin", [] {
@@ -122,6 +140,7 @@ void init_gpu(nb::module_& m) {
     d["graph_abandoned"] = s.graph_abandoned;
     d["fused_calls"] = s.fused_calls;
     d["region_breaks"] = s.region_breaks;
+    d["replays"] = s.replays;
     return d;
   });
   // Note [Flush graphs] (backend/cuda/flush_graphs.h).

@@ -98,6 +98,10 @@ TensorClass init_tensor(nb::module_& m) {
       .def_prop_ro("_version", &T::version)
       .def_prop_ro("_storage_kind", &storage_kind)
       .def_prop_ro("_storage_nbytes", [](const T& t) { return storage_base(t.storage()).nbytes; })
+      // The storage's identity, read without flushing a lazy GPU: what a replayed step
+      // checks its tensors by (Note [Replayed steps], core/pending.h).
+      .def_prop_ro("_storage_key",
+                   [](const T& t) { return reinterpret_cast<uintptr_t>(storage_base(t.storage()).version.get()); })
       .def_prop_ro("_storage_is_shared", &T::storage_is_shared)
       .def_prop_ro("_data_ptr", [](const T& t) { return uintptr_t(t.data_ptr()); })
       .def_prop_ro("_storage_data_ptr", [](const T& t) { return uintptr_t(storage_base(t.storage()).ptr()); })

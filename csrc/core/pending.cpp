@@ -1,6 +1,7 @@
 // The pending lists of Note [Lazy GPU execution] (core/pending.h).
 #include "core/pending.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -30,6 +31,7 @@ struct DeviceList {
   std::atomic<size_t> graph_abandoned{0};
   std::atomic<size_t> fused_calls{0};
   std::atomic<size_t> region_breaks{0};
+  std::atomic<size_t> replays{0};
 };
 
 DeviceList& list(int device) {
@@ -51,6 +53,7 @@ std::atomic<BreakObserver> g_break_observer{nullptr};
 thread_local bool t_in_flush = false;
 thread_local int t_region_depth = 0;     // compiled regions this thread is inside
 thread_local bool t_region_ending = false;  // the outermost region's own flush is running
+thread_local size_t t_breaks = 0;           // breaks of this thread's outermost region
 
 // Re-raises the error a kernel threw with the name of its op, keeping its type (the
 // Python exception it maps to).
@@ -117,21 +120,27 @@ void record(int device, std::unique_ptr<Work> work, size_t new_bytes) {
 
 namespace {
 
-// Runs the device's list; the caller holds l.running.
-void run_locked(DeviceList& l, int device) {
+// The device's list, taken out of it; the caller holds l.running.
+std::vector<std::unique_ptr<Work>> take(DeviceList& l, int device) {
   std::vector<std::unique_ptr<Work>> ops;
-  {
-    std::lock_guard g(l.lock);
-    ops.swap(l.ops);
-    l.bytes = 0;
-    detail::g_pending[device].store(0, std::memory_order_relaxed);
-  }
+  std::lock_guard g(l.lock);
+  ops.swap(l.ops);
+  l.bytes = 0;
+  detail::g_pending[device].store(0, std::memory_order_relaxed);
+  return ops;
+}
+
+uint64_t signature_of(const std::vector<std::unique_ptr<Work>>& ops) {
+  uint64_t signature = ops.size();
+  for (const std::unique_ptr<Work>& w : ops) signature = (signature ^ w->signature()) * 0x100000001b3ull;
+  return signature;
+}
+
+// Runs `ops` in order, fused first when `rewrite`; releases each call once queued
+// unless `keep` (a capture, which runs again). The caller holds l.running.
+void run_ops(DeviceList& l, int device, std::vector<std::unique_ptr<Work>>& ops, bool rewrite, bool keep) {
   if (ops.empty()) return;
   l.flushes.fetch_add(1, std::memory_order_relaxed);
-  if (t_region_depth && !t_region_ending) {
-    l.region_breaks.fetch_add(1, std::memory_order_relaxed);
-    if (const BreakObserver observe = g_break_observer.load(std::memory_order_acquire)) observe(device);
-  }
   t_in_flush = true;
   struct Leave {
     ~Leave() { t_in_flush = false; }
@@ -155,13 +164,12 @@ void run_locked(DeviceList& l, int device) {
       }
     }
   } pass{&ops, nullptr, nullptr};
-  if (const ListRewriter rewrite = g_rewriter.load(std::memory_order_acquire); rewrite && fusion_enabled())
-    l.fused_calls.fetch_add(rewrite(device, ops), std::memory_order_relaxed);
+  if (const ListRewriter rewriter = g_rewriter.load(std::memory_order_acquire); rewrite && rewriter && fusion_enabled())
+    l.fused_calls.fetch_add(rewriter(device, ops), std::memory_order_relaxed);
   const ListRunner runner = g_runner.load(std::memory_order_acquire);
   ListRun how = ListRun::Declined;
   if (runner && ops.size() >= kMinGraphCalls && graphs_enabled()) {
-    uint64_t signature = ops.size();
-    for (const std::unique_ptr<Work>& w : ops) signature = (signature ^ w->signature()) * 0x100000001b3ull;
+    const uint64_t signature = signature_of(ops);
     // The runner keeps every call's operands until it is done (a graph built from the
     // calls runs after they return); an abandoned attempt executed nothing.
     how = runner(device, signature, ops.size(), [](void* p) {
@@ -171,9 +179,21 @@ void run_locked(DeviceList& l, int device) {
     if (how == ListRun::Ran) l.graph_runs.fetch_add(1, std::memory_order_relaxed);
     if (how == ListRun::Abandoned) l.graph_abandoned.fetch_add(1, std::memory_order_relaxed);
   }
-  if (how != ListRun::Ran) pass.run(true);
-  ops.clear();  // (a graph the runner launched is queued ahead of any reuse of their memory)
+  if (how != ListRun::Ran) pass.run(!keep);
+  if (!keep) ops.clear();  // (a graph the runner launched is queued ahead of any reuse of their memory)
   if (pass.first_error) rethrow_named(pass.first_error, pass.failed_op);
+}
+
+// Runs the device's list; the caller holds l.running.
+void run_locked(DeviceList& l, int device) {
+  std::vector<std::unique_ptr<Work>> ops = take(l, device);
+  if (ops.empty()) return;
+  if (t_region_depth && !t_region_ending) {
+    l.region_breaks.fetch_add(1, std::memory_order_relaxed);
+    ++t_breaks;
+    if (const BreakObserver observe = g_break_observer.load(std::memory_order_acquire)) observe(device);
+  }
+  run_ops(l, device, ops, true, false);
 }
 
 }  // namespace
@@ -209,16 +229,62 @@ void flush_at_boundary() {
   if (!t_region_depth) flush_all();
 }
 
-void enter_region() { ++t_region_depth; }
+void enter_region() {
+  if (!t_region_depth++) t_breaks = 0;
+}
 
-void exit_region() {
+void exit_region() { exit_region_reporting(false); }
+
+RegionEnd exit_region_reporting(bool capture) {
   LUCID_CHECK(t_region_depth > 0, RuntimeError, "internal: a compiled region ended that had not begun");
-  if (--t_region_depth) return;
+  RegionEnd end;
+  if (--t_region_depth) return end;
   struct Ending {
     Ending() { t_region_ending = true; }
     ~Ending() { t_region_ending = false; }
   } ending;
-  flush_all();
+  end.breaks = t_breaks;
+  int devices = 0;
+  for (int d = 0; d < kMaxDevices; ++d) devices += has_pending(d);
+  // The first error of any device's list is raised once every list has run.
+  std::exception_ptr first_error;
+  for (int d = 0; d < kMaxDevices; ++d) {
+    if (!has_pending(d)) continue;
+    DeviceList& l = list(d);
+    std::lock_guard run(l.running);
+    std::vector<std::unique_ptr<Work>> ops = take(l, d);
+    const uint64_t signature = signature_of(ops);
+    end.signature = (end.signature ^ signature) * 0x100000001b3ull;
+    try {
+      const bool replayable = std::all_of(ops.begin(), ops.end(), [](const auto& w) { return w->replayable(); });
+      if (capture && devices == 1 && end.breaks == 0 && replayable) {
+        auto kept = std::make_unique<Capture>();
+        kept->device = d;
+        kept->signature = signature;
+        kept->ops = std::move(ops);
+        if (const ListRewriter rewriter = g_rewriter.load(std::memory_order_acquire); rewriter && fusion_enabled())
+          l.fused_calls.fetch_add(rewriter(d, kept->ops), std::memory_order_relaxed);
+        end.capture = std::move(kept);
+        run_ops(l, d, end.capture->ops, false, true);
+      } else {
+        run_ops(l, d, ops, true, false);
+      }
+    } catch (...) {
+      end.capture.reset();  // a capture whose run raised is not kept
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
+  return end;
+}
+
+void replay(Capture& capture) {
+  flush(capture.device);  // what was recorded before (the new inputs' copies)
+  DeviceList& l = list(capture.device);
+  std::lock_guard run(l.running);
+  for (std::unique_ptr<Work>& w : capture.ops) w->refresh();
+  l.replays.fetch_add(1, std::memory_order_relaxed);
+  run_ops(l, capture.device, capture.ops, false, true);
 }
 
 bool in_region() { return t_region_depth > 0; }
@@ -231,7 +297,8 @@ Stats stats(int device) {
   std::lock_guard g(l.lock);
   return {l.ops.size(), l.bytes, l.flushes.load(std::memory_order_relaxed),
           l.graph_runs.load(std::memory_order_relaxed), l.graph_abandoned.load(std::memory_order_relaxed),
-          l.fused_calls.load(std::memory_order_relaxed), l.region_breaks.load(std::memory_order_relaxed)};
+          l.fused_calls.load(std::memory_order_relaxed), l.region_breaks.load(std::memory_order_relaxed),
+          l.replays.load(std::memory_order_relaxed)};
 }
 
 }  // namespace lucid::pending

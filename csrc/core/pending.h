@@ -64,6 +64,12 @@ struct Work {
   // Mixes what decides the launches of run() (kernel, parameters' kind, operand sizes
   // and dtypes) into a hash: equal lists of equal calls give equal signatures.
   virtual uint64_t signature() const { return 0; }
+  // Before a captured list runs again (Note [Replayed steps]): a call whose arguments
+  // derive from host state brings them up to date (an optimizer's step counts).
+  virtual void refresh() {}
+  // Whether the call may run again from a capture: false for a call whose result was
+  // decided when it was recorded and must differ next time (random numbers).
+  virtual bool replayable() const { return true; }
 };
 
 // What a backend's ListRunner did with a list.
@@ -132,6 +138,38 @@ void flush_at_boundary();
 void enter_region();
 void exit_region();
 bool in_region();
+
+// Note [Replayed steps]
+// A training step compiled by lucid.compile.fused_step runs its Python at its first
+// calls only. Its third call's region is captured: the list it recorded, rewritten by
+// fusion once, is kept (with every tensor it holds) after it runs, and a later call
+// replays it (refresh(), then the list again, as a graph) without running Python or
+// recording anything. What makes this safe is the caller's (python/lucid/compile/
+// _replay.py): the capture is used only while the inputs' signature, the parameters'
+// and optimizer state's storages, the optimizer's hyperparameters, grad mode and
+// autocast are those of the capture, and only if the list of the call before it had
+// the same signature (no call that differs from step to step, other than what
+// refresh() updates), no break and no random numbers.
+struct Capture {
+  int device = -1;
+  uint64_t signature = 0;  // of the list as recorded (before fusion)
+  std::vector<std::unique_ptr<Work>> ops;  // as fusion rewrote them
+  Capture() = default;
+  Capture(const Capture&) = delete;
+  Capture& operator=(const Capture&) = delete;
+};
+struct RegionEnd {
+  uint64_t signature = 0;  // of the lists the region's end ran (0: none), recorded order
+  size_t breaks = 0;       // this region's breaks (flushes before its end)
+  std::unique_ptr<Capture> capture;  // when asked for and possible
+};
+// exit_region() that also reports the region's signature and breaks, and, when
+// `capture` and the region recorded on one GPU, without a break, only replayable
+// calls, keeps the list it runs as a Capture.
+RegionEnd exit_region_reporting(bool capture);
+// Runs a capture again: the device's recorded work first, then refresh() and every
+// call of the capture, in order (as one graph, from the second replay).
+void replay(Capture& capture);
 // Called at every break of a compiled region (a flush inside it, other than its end),
 // on the flushing thread, before the list runs: lucid.compile.diagnose names the line
 // that asked (null: none).
@@ -162,6 +200,7 @@ struct Stats {
   size_t graph_abandoned = 0;  // flushes it began and gave back (then run call by call)
   size_t fused_calls = 0;      // calls the rewriter replaced (by fused kernels)
   size_t region_breaks = 0;    // flushes inside a compiled region, other than its end
+  size_t replays = 0;          // captured steps run again (Note [Replayed steps])
 };
 Stats stats(int device);
 

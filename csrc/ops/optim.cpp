@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <utility>
 
 #include "core/error.h"
 #include "ops/prims/optim.h"
@@ -70,9 +72,16 @@ std::vector<double> next_steps(const char* name, const TensorList& steps, size_t
 
 using States = std::vector<const TensorList*>;
 
+// This step's per-parameter arguments, made on the host from the optimizer's scalar
+// state, which it advances (step counts, running products).
+using ArgsMaker = std::function<std::vector<StepArgs>()>;
+
 // Launches one OptimStep over every parameter (outs: the parameters, then each
-// state list; ins: the gradients), then marks the parameters and states as written.
-void step(const TensorList& params, const TensorList& grads, const States& states, std::vector<StepArgs> args) {
+// state list; ins: the gradients) with next()'s arguments, then marks the parameters
+// and states as written. The primitive keeps next() for a replayed training step
+// (Note [Replayed steps], core/pending.h): each replay advances the counters and takes
+// new arguments, as this call did.
+void step(const TensorList& params, const TensorList& grads, const States& states, ArgsMaker next) {
   if (params.empty()) return;
   std::vector<TensorImpl*> outs;
   std::vector<const TensorImpl*> ins;
@@ -82,7 +91,8 @@ void step(const TensorList& params, const TensorList& grads, const States& state
     for (const TensorPtr& t : *list) outs.push_back(t.get());
   for (const TensorPtr& g : grads) ins.push_back(g.get());
   OptimStep p;
-  p.args = std::move(args);
+  p.args = next();
+  p.next = std::move(next);
   launch(p, outs, ins);
   for (const TensorPtr& t : params) t->bump_version();
   for (const TensorList* list : states)
@@ -110,7 +120,11 @@ void sgd(const TensorList& params, const TensorList& grads, const TensorList& mo
   for (size_t i = 0; i < params.size(); ++i)
     args.push_back(SgdArgs{o.lr, o.momentum, o.dampening, o.weight_decay, o.nesterov, o.maximize,
                            momentum && fresh[i]});
-  step(params, grads, momentum ? States{&momentum_buffers} : States{}, std::move(args));
+  // A later run of this step finds every buffer made: none starts as the gradient.
+  std::vector<StepArgs> later = args;
+  for (StepArgs& a : later) std::get<SgdArgs>(a).first = false;
+  step(params, grads, momentum ? States{&momentum_buffers} : States{},
+       [args, later, first = true]() mutable { return std::exchange(first, false) ? args : later; });
 }
 
 void adam(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
@@ -122,88 +136,91 @@ void adam(const TensorList& params, const TensorList& grads, const TensorList& e
                                 {"max_exp_avg_sq", &max_exp_avg_sqs}});
   else
     check(name, params, grads, {{"exp_avg", &exp_avgs}, {"exp_avg_sq", &exp_avg_sqs}});
-  const std::vector<double> t = next_steps(name, steps, params.size());
-  std::vector<StepArgs> args;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const double bias1 = 1 - std::pow(o.beta1, t[i]), bias2 = 1 - std::pow(o.beta2, t[i]);
-    args.push_back(AdamArgs{o.lr, o.beta1, o.beta2, o.eps, o.weight_decay, o.lr / bias1, std::sqrt(bias2),
-                            o.decoupled, o.amsgrad, o.maximize});
-  }
   step(params, grads,
        o.amsgrad ? States{&exp_avgs, &exp_avg_sqs, &max_exp_avg_sqs} : States{&exp_avgs, &exp_avg_sqs},
-       std::move(args));
+       [name, steps, o, n = params.size()] {
+         const std::vector<double> t = next_steps(name, steps, n);
+         std::vector<StepArgs> args;
+         for (size_t i = 0; i < n; ++i) {
+           const double bias1 = 1 - std::pow(o.beta1, t[i]), bias2 = 1 - std::pow(o.beta2, t[i]);
+           args.push_back(AdamArgs{o.lr, o.beta1, o.beta2, o.eps, o.weight_decay, o.lr / bias1, std::sqrt(bias2),
+                                   o.decoupled, o.amsgrad, o.maximize});
+         }
+         return args;
+       });
 }
 
 void adamax(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
             const TensorList& exp_infs, const TensorList& steps, const AdamaxOptions& o) {
   check("Adamax", params, grads, {{"exp_avg", &exp_avgs}, {"exp_inf", &exp_infs}});
-  const std::vector<double> t = next_steps("Adamax", steps, params.size());
-  std::vector<StepArgs> args;
-  for (size_t i = 0; i < params.size(); ++i)
-    args.push_back(
-        AdamaxArgs{o.beta1, o.beta2, o.eps, o.weight_decay, o.lr / (1 - std::pow(o.beta1, t[i])), o.maximize});
-  step(params, grads, {&exp_avgs, &exp_infs}, std::move(args));
+  step(params, grads, {&exp_avgs, &exp_infs}, [steps, o, n = params.size()] {
+    const std::vector<double> t = next_steps("Adamax", steps, n);
+    std::vector<StepArgs> args;
+    for (size_t i = 0; i < n; ++i)
+      args.push_back(
+          AdamaxArgs{o.beta1, o.beta2, o.eps, o.weight_decay, o.lr / (1 - std::pow(o.beta1, t[i])), o.maximize});
+    return args;
+  });
 }
 
-void nadam(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
-           const TensorList& exp_avg_sqs, const TensorList& mu_products, const TensorList& steps,
-           const NadamOptions& o) {
+void nadam(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs, const TensorList& exp_avg_sqs,
+           const TensorList& mu_products, const TensorList& steps, const NadamOptions& o) {
   check("NAdam", params, grads, {{"exp_avg", &exp_avgs}, {"exp_avg_sq", &exp_avg_sqs}});
-  std::vector<float*> products = scalar_slots("NAdam", "mu_product", mu_products, params.size());
-  const std::vector<double> t = next_steps("NAdam", steps, params.size());
-  std::vector<StepArgs> args;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const double mu = o.beta1 * (1 - 0.5 * std::pow(0.96, t[i] * o.momentum_decay));
-    const double mu_next = o.beta1 * (1 - 0.5 * std::pow(0.96, (t[i] + 1) * o.momentum_decay));
-    const double mu_product = *products[i] *= float(mu);  // a float32 running product, as torch keeps it
-    args.push_back(NadamArgs{o.beta1,
-                             o.beta2,
-                             o.eps,
-                             o.weight_decay,
-                             o.lr,
-                             1 - std::pow(o.beta2, t[i]),
-                             o.lr * (1 - mu) / (1 - mu_product),
-                             o.lr * mu_next / (1 - mu_product * mu_next),
-                             o.decoupled,
-                             o.maximize});
-  }
-  step(params, grads, {&exp_avgs, &exp_avg_sqs}, std::move(args));
+  step(params, grads, {&exp_avgs, &exp_avg_sqs}, [mu_products, steps, o, n = params.size()] {
+    std::vector<float*> products = scalar_slots("NAdam", "mu_product", mu_products, n);
+    const std::vector<double> t = next_steps("NAdam", steps, n);
+    std::vector<StepArgs> args;
+    for (size_t i = 0; i < n; ++i) {
+      const double mu = o.beta1 * (1 - 0.5 * std::pow(0.96, t[i] * o.momentum_decay));
+      const double mu_next = o.beta1 * (1 - 0.5 * std::pow(0.96, (t[i] + 1) * o.momentum_decay));
+      const double mu_product = *products[i] *= float(mu);  // a float32 running product, as torch keeps it
+      args.push_back(NadamArgs{o.beta1, o.beta2, o.eps, o.weight_decay, o.lr, 1 - std::pow(o.beta2, t[i]),
+                               o.lr * (1 - mu) / (1 - mu_product), o.lr * mu_next / (1 - mu_product * mu_next),
+                               o.decoupled, o.maximize});
+    }
+    return args;
+  });
 }
 
-void radam(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
-           const TensorList& exp_avg_sqs, const TensorList& steps, const RadamOptions& o) {
+void radam(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs, const TensorList& exp_avg_sqs,
+           const TensorList& steps, const RadamOptions& o) {
   check("RAdam", params, grads, {{"exp_avg", &exp_avgs}, {"exp_avg_sq", &exp_avg_sqs}});
-  const std::vector<double> t = next_steps("RAdam", steps, params.size());
-  std::vector<StepArgs> args;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const double bias1 = 1 - std::pow(o.beta1, t[i]), bias2 = 1 - std::pow(o.beta2, t[i]);
-    const double rho_inf = 2 / (1 - o.beta2) - 1;
-    const double rho_t = rho_inf - 2 * t[i] * std::pow(o.beta2, t[i]) / bias2;
-    // The variance of the adaptive rate is tractable from rho_t > 5 (torch's rule).
-    const double rect =
-        rho_t > 5 ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) : -1;
-    args.push_back(RadamArgs{o.beta1, o.beta2, o.eps, o.weight_decay, o.lr, bias1, std::sqrt(bias2), rect,
-                             o.decoupled, o.maximize});
-  }
-  step(params, grads, {&exp_avgs, &exp_avg_sqs}, std::move(args));
+  step(params, grads, {&exp_avgs, &exp_avg_sqs}, [steps, o, n = params.size()] {
+    const std::vector<double> t = next_steps("RAdam", steps, n);
+    std::vector<StepArgs> args;
+    for (size_t i = 0; i < n; ++i) {
+      const double bias1 = 1 - std::pow(o.beta1, t[i]), bias2 = 1 - std::pow(o.beta2, t[i]);
+      const double rho_inf = 2 / (1 - o.beta2) - 1;
+      const double rho_t = rho_inf - 2 * t[i] * std::pow(o.beta2, t[i]) / bias2;
+      // The variance of the adaptive rate is tractable from rho_t > 5 (torch's rule).
+      const double rect =
+          rho_t > 5 ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) : -1;
+      args.push_back(RadamArgs{o.beta1, o.beta2, o.eps, o.weight_decay, o.lr, bias1, std::sqrt(bias2), rect,
+                               o.decoupled, o.maximize});
+    }
+    return args;
+  });
 }
 
 void adagrad(const TensorList& params, const TensorList& grads, const TensorList& sums, const TensorList& steps,
              const AdagradOptions& o) {
   check("Adagrad", params, grads, {{"sum", &sums}});
-  const std::vector<double> t = next_steps("Adagrad", steps, params.size());
-  std::vector<StepArgs> args;
-  for (size_t i = 0; i < params.size(); ++i)
-    args.push_back(AdagradArgs{o.lr / (1 + (t[i] - 1) * o.lr_decay), o.eps, o.weight_decay, o.maximize});
-  step(params, grads, {&sums}, std::move(args));
+  step(params, grads, {&sums}, [steps, o, n = params.size()] {
+    const std::vector<double> t = next_steps("Adagrad", steps, n);
+    std::vector<StepArgs> args;
+    for (size_t i = 0; i < n; ++i)
+      args.push_back(AdagradArgs{o.lr / (1 + (t[i] - 1) * o.lr_decay), o.eps, o.weight_decay, o.maximize});
+    return args;
+  });
 }
 
 void adadelta(const TensorList& params, const TensorList& grads, const TensorList& square_avgs,
               const TensorList& acc_deltas, const TensorList& steps, const AdadeltaOptions& o) {
   check("Adadelta", params, grads, {{"square_avg", &square_avgs}, {"acc_delta", &acc_deltas}});
-  next_steps("Adadelta", steps, params.size());
-  std::vector<StepArgs> args(params.size(), AdadeltaArgs{o.lr, o.rho, o.eps, o.weight_decay, o.maximize});
-  step(params, grads, {&square_avgs, &acc_deltas}, std::move(args));
+  step(params, grads, {&square_avgs, &acc_deltas}, [steps, o, n = params.size()] {
+    next_steps("Adadelta", steps, n);
+    return std::vector<StepArgs>(n, AdadeltaArgs{o.lr, o.rho, o.eps, o.weight_decay, o.maximize});
+  });
 }
 
 void rmsprop(const TensorList& params, const TensorList& grads, const TensorList& square_avgs,
@@ -219,37 +236,41 @@ void rmsprop(const TensorList& params, const TensorList& grads, const TensorList
     check("RMSprop", params, grads, {{"square_avg", &square_avgs}, {"momentum_buffer", &momentum_buffers}});
   else
     check("RMSprop", params, grads, {{"square_avg", &square_avgs}});
-  next_steps("RMSprop", steps, params.size());
   States states{&square_avgs};
   if (o.centered) states.push_back(&grad_avgs);
   if (momentum) states.push_back(&momentum_buffers);
-  std::vector<StepArgs> args(params.size(),
-                             RmspropArgs{o.lr, o.alpha, o.eps, o.weight_decay, o.momentum, o.centered, o.maximize});
-  step(params, grads, states, std::move(args));
+  step(params, grads, states, [steps, o, n = params.size()] {
+    next_steps("RMSprop", steps, n);
+    return std::vector<StepArgs>(
+        n, RmspropArgs{o.lr, o.alpha, o.eps, o.weight_decay, o.momentum, o.centered, o.maximize});
+  });
 }
 
 void rprop(const TensorList& params, const TensorList& grads, const TensorList& prevs,
            const TensorList& step_sizes, const TensorList& steps, const RpropOptions& o) {
   check("Rprop", params, grads, {{"prev", &prevs}, {"step_size", &step_sizes}});
-  next_steps("Rprop", steps, params.size());
-  std::vector<StepArgs> args(params.size(), RpropArgs{o.eta_minus, o.eta_plus, o.step_min, o.step_max, o.maximize});
-  step(params, grads, {&prevs, &step_sizes}, std::move(args));
+  step(params, grads, {&prevs, &step_sizes}, [steps, o, n = params.size()] {
+    next_steps("Rprop", steps, n);
+    return std::vector<StepArgs>(n, RpropArgs{o.eta_minus, o.eta_plus, o.step_min, o.step_max, o.maximize});
+  });
 }
 
 void asgd(const TensorList& params, const TensorList& grads, const TensorList& axs, const TensorList& etas,
           const TensorList& mus, const TensorList& steps, const AsgdOptions& o) {
   check("ASGD", params, grads, {{"ax", &axs}});
-  std::vector<float*> eta = scalar_slots("ASGD", "eta", etas, params.size());
-  std::vector<float*> mu = scalar_slots("ASGD", "mu", mus, params.size());
-  const std::vector<double> t = next_steps("ASGD", steps, params.size());
-  std::vector<StepArgs> args;
-  for (size_t i = 0; i < params.size(); ++i) {
-    args.push_back(AsgdArgs{*eta[i], *mu[i], o.lambd, o.weight_decay, o.maximize});
-    // The next step's rates (torch's schedule), stored as float32 like torch's state.
-    *eta[i] = float(o.lr / std::pow(1 + o.lambd * o.lr * t[i], o.alpha));
-    *mu[i] = float(1 / std::max(1.0, t[i] - o.t0));
-  }
-  step(params, grads, {&axs}, std::move(args));
+  step(params, grads, {&axs}, [etas, mus, steps, o, n = params.size()] {
+    std::vector<float*> eta = scalar_slots("ASGD", "eta", etas, n);
+    std::vector<float*> mu = scalar_slots("ASGD", "mu", mus, n);
+    const std::vector<double> t = next_steps("ASGD", steps, n);
+    std::vector<StepArgs> args;
+    for (size_t i = 0; i < n; ++i) {
+      args.push_back(AsgdArgs{*eta[i], *mu[i], o.lambd, o.weight_decay, o.maximize});
+      // The next step's rates (torch's schedule), stored as float32 like torch's state.
+      *eta[i] = float(o.lr / std::pow(1 + o.lambd * o.lr * t[i], o.alpha));
+      *mu[i] = float(1 / std::max(1.0, t[i] - o.t0));
+    }
+    return args;
+  });
 }
 
 }  // namespace lucid::ops::optim

@@ -9,6 +9,7 @@
 
 #include "core/pending.h"
 #include "ops/primitive.h"
+#include "ops/prims/optim.h"
 
 namespace lucid::ops {
 
@@ -65,6 +66,18 @@ class RecordedLaunch final : public pending::Work {
       for (int64_t n : t->shape()) mix(uint64_t(n));
     }
     return h;
+  }
+
+  // Note [Replayed steps] (core/pending.h): an optimizer's step takes the next step's
+  // arguments (advancing its step counts); random numbers are not replayed.
+  void refresh() override {
+    if (prim_->kind() == Prim::OptimStep)
+      if (auto& step = static_cast<optim::OptimStep&>(*prim_); step.next) step.args = step.next();
+  }
+  bool replayable() const override {
+#define LUCID_RANDOM_KIND(name) prim_->kind() != Prim::name&&
+    return LUCID_RANDOM_PRIMITIVES(LUCID_RANDOM_KIND) true;
+#undef LUCID_RANDOM_KIND
   }
 
   const Primitive& prim() const { return *prim_; }

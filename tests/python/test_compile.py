@@ -212,6 +212,8 @@ def test_fused_step_matches_eager_over_50_steps(device, model_name):
         assert got.item() == loss.item()
     assert_same_params(eager_model, compiled_model)
     assert step.stats["traces"] == 1 and step.stats["calls"] == 50
+    # on the GPU, calls 4 to 50 replay the third call's kernels (Note [Replayed steps])
+    assert step.stats["replays"] == (47 if device == "gpu" else 0)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -278,6 +280,7 @@ def test_fused_step_with_a_grad_scaler_matches_eager():
         step(x, y)
     assert_same_params(eager_model, compiled_model)
     assert scalers[0].get_scale() == scalers[1].get_scale()
+    assert step.stats["replays"] == 0  # the scaler reads its inf check on the host: a break, never captured
 
 
 # ---- the GPU: one flush per compiled call ---------------------------------------------------
@@ -286,7 +289,7 @@ def test_fused_step_with_a_grad_scaler_matches_eager():
 def test_a_compiled_training_step_is_one_flush_replayed_as_a_graph():
     model = mlp().to("gpu")
     opt = lucid.optim.Adam(model.parameters())
-    step = lucid.compile.fused_step(model, F.cross_entropy, opt)
+    step = lucid.compile.fused_step(model, F.cross_entropy, opt, replay=False)
     x, y = lucid.randn(16, 20, device="gpu"), lucid.randint(0, 5, (16,), device="gpu")
     lazy, graphs = lucid.gpu.is_lazy(), lucid.gpu.is_graph_replay()
     lucid.gpu.set_lazy(True)
@@ -326,6 +329,91 @@ def test_a_host_read_inside_breaks_the_region_and_fullgraph_raises():
     assert len(report.breaks) == 1
     assert "test_compile.py" in report.breaks[0] and ".item()" in report.breaks[0]
     assert "host read" in report.recommendation
+
+
+@needs_gpu
+def test_replays_follow_what_changes_outside_the_step():
+    """A replay is used only under the guard it was captured with: a new learning rate,
+    a parameter replaced, gradients set to None between steps and new input values all
+    give the eager results."""
+    eager_model, compiled_model = twin(mlp, "gpu")
+    opts = [lucid.optim.Adam(m.parameters(), lr=1e-2) for m in (eager_model, compiled_model)]
+    step = lucid.compile.fused_step(compiled_model, F.cross_entropy, opts[1])
+    lucid.manual_seed(3)
+    xs = [lucid.randn(16, 20, device="gpu") for _ in range(3)]
+    y = lucid.randint(0, 5, (16,), device="gpu")
+
+    def both(i):
+        x = xs[i % 3]
+        opts[0].zero_grad()
+        loss = F.cross_entropy(eager_model(x), y)
+        loss.backward()
+        opts[0].step()
+        got = step(x, y)
+        assert got.item() == loss.item(), i
+        assert_same_params(eager_model, compiled_model)
+
+    for i in range(6):
+        both(i)
+    kept = xs[0].clone()
+    assert step.stats["replays"] == 3
+    np.testing.assert_array_equal(xs[0].cpu().numpy(), kept.cpu().numpy())  # the caller's inputs untouched
+    losses = [step(xs[1], y) for _ in range(2)]  # a loss a replay returned is the caller's: later replays keep it
+    assert losses[0].item() != losses[1].item()
+    for _ in range(2):  # the eager twin takes the same two steps
+        opts[0].zero_grad()
+        F.cross_entropy(eager_model(xs[1]), y).backward()
+        opts[0].step()
+    # an eager step of the compiled model between replays: its state (step counts too) is the replay's
+    for m, o in zip((eager_model, compiled_model), opts):
+        o.zero_grad()
+        F.cross_entropy(m(xs[2]), y).backward()
+        o.step()
+    both(0)
+    for o in opts:
+        for group in o.param_groups:
+            group["lr"] = 5e-3  # a scheduler's change
+    for i in range(6):
+        both(i)
+    with lucid.no_grad():
+        for m in (eager_model, compiled_model):
+            m[0].weight.data = m[0].weight.data * 0.5  # a parameter's storage replaced
+    for i in range(6):
+        both(i)
+    for p in compiled_model.parameters():
+        p.grad = None
+    both(0)
+    assert all(p.grad is not None for p in compiled_model.parameters())  # the replay's gradients
+    assert step.stats["replays"] > 6
+
+
+@needs_gpu
+def test_steps_drawing_random_numbers_are_not_replayed():
+    model = nn.Sequential(nn.Linear(20, 32), nn.Dropout(0.3), nn.Linear(32, 5)).to("gpu")
+    step = lucid.compile.fused_step(model, F.cross_entropy, lucid.optim.SGD(model.parameters(), lr=0.1))
+    x, y = lucid.randn(8, 20, device="gpu"), lucid.randint(0, 5, (8,), device="gpu")
+    losses = {step(x, y).item() for _ in range(8)}
+    assert step.stats["replays"] == 0 and len(losses) > 1
+
+
+@needs_gpu
+def test_replayed_steps_are_one_graph():
+    model = mlp().to("gpu")
+    step = lucid.compile.fused_step(model, F.cross_entropy, lucid.optim.Adam(model.parameters()))
+    x, y = lucid.randn(16, 20, device="gpu"), lucid.randint(0, 5, (16,), device="gpu")
+    graphs = lucid.gpu.is_graph_replay()
+    lucid.gpu.set_graph_replay(True)
+    try:
+        for _ in range(5):
+            step(x, y)
+        before = lucid.gpu.pending_stats()
+        for _ in range(5):
+            step(x, y)
+        after = lucid.gpu.pending_stats()
+    finally:
+        lucid.gpu.set_graph_replay(graphs)
+    assert after["replays"] - before["replays"] == 5
+    assert after["graph_runs"] - before["graph_runs"] >= 5
 
 
 # ---- diagnose ---------------------------------------------------------------------------------

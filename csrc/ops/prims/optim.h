@@ -4,6 +4,7 @@
 // CPU values too), so a kernel only runs the element loop of each parameter.
 #pragma once
 
+#include <functional>
 #include <variant>
 #include <vector>
 
@@ -83,6 +84,9 @@ using StepArgs = std::variant<SgdArgs, AdamArgs, AdamaxArgs, NadamArgs, RadamArg
 // gradient like it), contiguous. The op bumps the versions.
 struct OptimStep : PrimitiveOf<Prim::OptimStep, OptimStep> {
   std::vector<StepArgs> args;
+  // Advances the optimizer's scalar state (step counts) and gives the next step's args:
+  // what a replayed training step runs before each replay (Note [Replayed steps]).
+  std::function<std::vector<StepArgs>()> next;
   const char* name() const override;  // the optimizer's: "Adam", "SGD", ...
 };
 

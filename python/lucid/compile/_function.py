@@ -78,9 +78,13 @@ class CompiledFunction:
         self._calls += 1
         if known is not None:
             known["calls"] += 1
-            with _region.region():
-                return self._fn(*args, **kwargs)
+            return self._run_known(args, kwargs)
         return self._trace(key, args, kwargs)
+
+    def _run_known(self, args, kwargs):
+        """A call of a signature already traced."""
+        with _region.region():
+            return self._fn(*args, **kwargs)
 
     def _trace(self, key, args, kwargs):
         before = _region.region_breaks()

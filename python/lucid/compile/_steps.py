@@ -8,6 +8,7 @@ from ..nn.modules.container import Sequential
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from ._function import CompiledFunction
+from ._replay import NOT_MINE, Replayer
 
 
 def _check_model(where, model):
@@ -88,6 +89,27 @@ class CompiledStep(CompiledFunction):
     detached."""
 
 
+class ReplayedStep(CompiledStep):
+    """fused_step's step: from its fourth call with a signature, a replay of the GPU
+    kernels its third call recorded (Note [Replayed steps], _replay.py)."""
+
+    def __init__(self, fn, replayer, **kwargs):
+        super().__init__(fn, **kwargs)
+        self._replayer = replayer
+
+    def _run_known(self, args, kwargs):
+        if not kwargs:
+            out = self._replayer.run(self._fn, args)
+            if out is not NOT_MINE:
+                return out
+        return super()._run_known(args, kwargs)
+
+    @property
+    def stats(self):
+        """CompiledFunction's, with "replays" (calls run as a replay)."""
+        return {**super().stats, "replays": self._replayer.replays}
+
+
 def make_step(model, loss_fn, *, dynamic=None, segments=1):
     """step(x, *targets): loss = loss_fn(model(x), *targets) and its backward, as one
     compiled call (gradients accumulate into .grad; zeroing them and the update are the
@@ -104,10 +126,13 @@ def make_step(model, loss_fn, *, dynamic=None, segments=1):
     return CompiledStep(step, dynamic=dynamic, state=lambda: model.training)
 
 
-def fused_step(model, loss_fn, optimizer, *, grad_scaler=None):
+def fused_step(model, loss_fn, optimizer, *, grad_scaler=None, replay=True):
     """step(x, *targets): zero the gradients, loss = loss_fn(model(x), *targets), its
     backward and the optimizer's update (through `grad_scaler`'s scale, step and update
-    when given, for mixed precision) as one compiled call; returns the loss, detached."""
+    when given, for mixed precision) as one compiled call; returns the loss, detached.
+    On the GPU, from the fourth call with a signature the step is a replay of the
+    kernels the third recorded, without running Python (replay=False: never; what a
+    replay takes as fixed is in python/lucid/compile/_replay.py)."""
     _check_model("fused_step", model)
     _check_loss_fn("fused_step", loss_fn)
     if not isinstance(optimizer, Optimizer):
@@ -127,4 +152,6 @@ def fused_step(model, loss_fn, optimizer, *, grad_scaler=None):
         else:
             optimizer.step()
         return loss.detach()
+    if replay:
+        return ReplayedStep(step, Replayer(model, optimizer), state=lambda: model.training)
     return CompiledStep(step, state=lambda: model.training)
