@@ -69,7 +69,8 @@ def pending_stats(device=None):
     alive), "flushes" (since the process started), "graph_runs" (flushes replayed as a
     CUDA graph), "graph_abandoned" (flushes whose capture gave way to running op by op), "fused_calls"
     (recorded ops run inside fused elementwise kernels), "region_breaks" (flushes inside
-    lucid.compile's compiled calls before their end: host reads that split a call's work)}."""
+    lucid.compile's compiled calls before their end: host reads that split a call's work), "replays"
+    (training steps run again from a capture: lucid.compile.fused_step)}."""
     return dict(_C.gpu_pending_stats(_index(device)))
 
 
