@@ -89,7 +89,7 @@ def run(w, quick, ceilings):
     ls, ts = w.setup()
     sync_l = sync_t = None
     if w.device == "gpu":
-        sync_l, sync_t = lucid.gpu.synchronize, torch.cuda.synchronize
+        sync_l, sync_t = lucid.gpu.synchronize, w.other_sync or torch.cuda.synchronize
     tfn = w.torch_fn or w.fn
     sl, st = time_pair(lambda: w.fn(lucid, *ls), lambda: tfn(torch, *ts),
                        samples=5 if quick else 11, target=0.01 if quick else 0.05,
@@ -120,7 +120,8 @@ def check(w):
         a, b = a[0], b[0]
     if not hasattr(b, "shape"):
         return None  # the backward chain returns nothing
-    a, b = a.detach().cpu().numpy(), b.detach().cpu().numpy()
+    a = a.detach().cpu().numpy()
+    b = b.detach().cpu().numpy() if hasattr(b, "detach") else np.asarray(b)  # a JAX array
     if a.shape != b.shape:
         return f"shape {a.shape} vs torch {b.shape}"
     if not np.allclose(a, b, rtol=1e-3, atol=1e-3):

@@ -32,6 +32,9 @@ class Workload:
     device: str = "cpu"  # "gpu": the suite synchronises and adds the row only when both see a GPU
     torch_fn: Optional[Callable] = None
     ceiling: Optional[str] = None  # which measured ceiling; by default "copy" for bytes, "sgemm" for flops
+    # waits for the other side's work (default: torch.cuda.synchronize on GPU rows); a row
+    # whose other side is JAX blocks on JAX's last result instead (workloads_jax.py)
+    other_sync: Optional[Callable] = None
 
 
 REGISTRY = []
@@ -212,3 +215,4 @@ import workloads_linalg  # noqa
 import workloads_fft  # noqa
 import workloads_sort  # noqa
 import workloads_sparse  # noqa
+import workloads_jax  # noqa
