@@ -23,7 +23,7 @@ namespace lucid::bindings {
 
 namespace {
 
-// lucid.compile.diagnose's (python/lucid/compile/_diagnose.py): what it is told of.
+// lucid.compile.diagnose's and lucid.onnx.export's: the ops this thread launches.
 thread_local ops::OpTally* t_tally = nullptr;
 // Called with the device at a compiled region's break; never destroyed (a static
 // object's destructor would run after the interpreter is gone).
@@ -120,6 +120,7 @@ void init_gpu(nb::module_& m) {
                                 op.device == DeviceType::GPU ? "gpu" : "cpu", op.recorded));
     return out;
   });
+  m.def("_op_tally_count", [] { return t_tally ? t_tally->ops.size() : size_t(0); });  // (lucid.onnx's trace)
   m.def("_grad_sinks", [] { return ops::grad_sinks(); });
   m.def("_set_region_break_callback", [](nb::object callback) {
     if (callback.is_none()) {

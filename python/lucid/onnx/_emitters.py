@@ -1,0 +1,400 @@
+"""ONNX forms of lucid's native operations (the trace of _graph.py calls them).
+
+emit(g, out, *args) receives the graph, the call's real result and the call's own
+arguments, and binds each result tensor to the ONNX value computing it. Dims are made
+non-negative against the real shapes. Sizes read from the traced shapes (a reshape's
+target, a split's sizes) go through g.sizes(), which computes those that follow a
+dynamic axis from the inputs' shapes (Note [Dynamic sizes], lucid/onnx/__init__.py)."""
+
+import numpy as np
+
+from ._graph import UnsupportedOperatorError, numpy_dtype
+
+EMITTERS = {}
+
+
+def emits(*names):
+    def register(fn):
+        for n in names:
+            EMITTERS[n] = fn
+        return fn
+    return register
+
+
+def _dim(d, rank):
+    return d + rank if d < 0 else d
+
+
+def _operand(g, x, like):
+    """A tensor's value, or a Python number as a constant of `like`'s dtype."""
+    from .. import Tensor
+
+    return g.value(x) if isinstance(x, Tensor) else g.scalar_like(x, like)
+
+
+# ---- elementwise -------------------------------------------------------------------------------
+
+_UNARY = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log", "sqrt": "Sqrt",
+          "erf": "Erf", "abs": "Abs", "absolute": "Abs", "neg": "Neg", "negative": "Neg", "sin": "Sin", "cos": "Cos",
+          "tan": "Tan", "reciprocal": "Reciprocal", "floor": "Floor", "ceil": "Ceil", "sign": "Sign",
+          "round": "Round", "logical_not": "Not", "isnan": "IsNaN"}
+
+
+def _unary(op):
+    def emit(g, out, x, *rest, **kw):
+        g.bind(out, g.node(op, [g.value(x)])[0])
+    return emit
+
+
+# Each op as lucid's function (_C.exp), as a Tensor method (exp) and in place (exp_: the
+# result is the tensor itself, rebound to the new value).
+for _name, _op in _UNARY.items():
+    for _key in ("_C." + _name, _name, _name + "_"):
+        EMITTERS[_key] = _unary(_op)
+EMITTERS["__neg__"] = _unary("Neg")
+EMITTERS["__invert__"] = _unary("Not")
+
+
+@emits("ne", "not_equal", "__ne__", "_C.ne")
+def _ne(g, out, a, b):
+    like = _tensor_of(a, b)
+    g.bind(out, g.node("Not", [g.node("Equal", [_operand(g, a, like), _operand(g, b, like)])[0]])[0])
+
+
+@emits("rsqrt", "_C.rsqrt", "rsqrt_")
+def _rsqrt(g, out, x):
+    g.bind(out, g.node("Reciprocal", [g.node("Sqrt", [g.value(x)])[0]])[0])
+
+
+@emits("square", "_C.square", "square_")
+def _square(g, out, x):
+    g.bind(out, g.node("Mul", [g.value(x), g.value(x)])[0])
+
+
+def _tensor_of(*values):
+    """The first tensor among values: what a Python number operand takes its dtype from."""
+    from .. import Tensor
+
+    return next(v for v in values if isinstance(v, Tensor))
+
+
+def _binary(op, swap=False):
+    def emit(g, out, a, b, *rest, alpha=1, **kw):
+        like = _tensor_of(a, b)
+        x, y = _operand(g, a, like), _operand(g, b, like)
+        if alpha != 1:  # add(other, alpha=a): other scaled first
+            y = g.node("Mul", [y, g.scalar_like(alpha, like)])[0]
+        g.bind(out, g.node(op, [y, x] if swap else [x, y])[0])
+    return emit
+
+
+for _names, _op in ((("__add__", "__iadd__", "add", "add_", "_C.add"), "Add"),
+                    (("__sub__", "__isub__", "sub", "sub_", "subtract", "subtract_", "_C.sub"), "Sub"),
+                    (("__mul__", "__imul__", "mul", "mul_", "multiply", "multiply_", "_C.mul"), "Mul"),
+                    (("__truediv__", "__itruediv__", "div", "div_", "divide", "divide_", "true_divide",
+                      "true_divide_", "_C.div"), "Div"),
+                    (("__matmul__", "matmul", "mm", "bmm", "_C.matmul", "_C.mm", "_C.bmm"), "MatMul"),
+                    (("__pow__", "pow", "pow_", "_C.pow"), "Pow"),
+                    (("maximum", "_C.maximum"), "Max"), (("minimum", "_C.minimum"), "Min"),
+                    (("eq", "__eq__", "_C.eq"), "Equal"), (("lt", "less", "__lt__", "_C.lt"), "Less"),
+                    (("le", "less_equal", "__le__", "_C.le"), "LessOrEqual"), (("gt", "greater", "__gt__", "_C.gt"), "Greater"),
+                    (("ge", "greater_equal", "__ge__", "_C.ge"), "GreaterOrEqual"),
+                    (("logical_and", "__and__", "_C.logical_and"), "And"), (("logical_or", "__or__", "_C.logical_or"), "Or")):
+    for _n in _names:
+        EMITTERS[_n] = _binary(_op)
+EMITTERS["__radd__"] = _binary("Add", swap=True)
+EMITTERS["__rmul__"] = _binary("Mul", swap=True)
+EMITTERS["__rsub__"] = _binary("Sub", swap=True)
+EMITTERS["__rtruediv__"] = _binary("Div", swap=True)
+EMITTERS["__rmatmul__"] = _binary("MatMul", swap=True)
+
+
+@emits("_C.softmax", "softmax")
+def _softmax(g, out, x, dim, dtype=None):
+    g.bind(out, g.node("Softmax", [g.value(x)], axis=_dim(int(dim), x.ndim))[0])
+
+
+@emits("_C.where", "where")
+def _where(g, out, a, b, c=None):
+    # lucid.where(cond, x, y); Tensor.where(self, cond, other) is where(cond, self, other)
+    cond, x, y = (a, b, c) if c is not None and _is_bool(a) else (b, a, c if c is not None else b)
+    like = _tensor_of(x, y, out)
+    g.bind(out, g.node("Where", [g.value(cond), _operand(g, x, like), _operand(g, y, like)])[0])
+
+
+def _is_bool(t):
+    from .. import Tensor, bool as bool_
+
+    return isinstance(t, Tensor) and t.dtype == bool_
+
+
+@emits("clamp", "clip", "clamp_", "clip_", "_C.clamp", "_C.clip")
+def _clamp(g, out, x, min=None, max=None):
+    from .. import Tensor
+
+    bound = [g.value(v) if isinstance(v, Tensor) else g.scalar_like(v, x) if v is not None else ""
+             for v in (min, max)]
+    while bound and bound[-1] == "":
+        bound.pop()
+    g.bind(out, g.node("Clip", [g.value(x)] + bound)[0])
+
+
+@emits("_C.log_softmax", "log_softmax")
+def _log_softmax(g, out, x, dim, dtype=None):
+    g.bind(out, g.node("LogSoftmax", [g.value(x)], axis=_dim(int(dim), x.ndim))[0])
+
+
+# ---- layers --------------------------------------------------------------------------------------
+
+@emits("_C._linear")
+def _linear(g, out, x, weight, bias=None):
+    if x.ndim == 2 and not g.is_traced(weight):
+        inputs = [g.value(x), g.value(weight)] + ([g.value(bias)] if bias is not None else [])
+        g.bind(out, g.node("Gemm", inputs, transB=1)[0])
+        return
+    wt = g.node("Transpose", [g.value(weight)], perm=[1, 0])[0]
+    y = g.node("MatMul", [g.value(x), wt])[0]
+    if bias is not None:
+        y = g.node("Add", [y, g.value(bias)])[0]
+    g.bind(out, y)
+
+
+@emits("_C._convolution")
+def _convolution(g, out, name, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    inputs = [g.value(x), g.value(weight)] + ([g.value(bias)] if bias is not None else [])
+    attrs = dict(strides=list(stride), pads=list(padding) * 2, dilations=list(dilation), group=int(groups),
+                 kernel_shape=list(weight.shape[2:]))
+    if transposed:
+        attrs["output_padding"] = list(output_padding)
+    g.bind(out, g.node("ConvTranspose" if transposed else "Conv", inputs, **attrs)[0])
+
+
+@emits("_C._max_pool")
+def _max_pool(g, out, name, x, kernel, stride, padding, dilation, ceil_mode):
+    result = out[0] if isinstance(out, (tuple, list)) else out
+    g.bind(result, g.node("MaxPool", [g.value(x)], kernel_shape=list(kernel), strides=list(stride),
+                          pads=list(padding) * 2, dilations=list(dilation), ceil_mode=int(ceil_mode))[0])
+
+
+@emits("_C._avg_pool")
+def _avg_pool(g, out, name, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override=None):
+    if divisor_override is not None:
+        raise UnsupportedOperatorError("lucid.onnx.export: `avg_pool` with divisor_override has no ONNX form")
+    g.bind(out, g.node("AveragePool", [g.value(x)], kernel_shape=list(kernel), strides=list(stride),
+                       pads=list(padding) * 2, ceil_mode=int(ceil_mode),
+                       count_include_pad=int(count_include_pad))[0])
+
+
+@emits("_C._adaptive_avg_pool")
+def _adaptive_avg_pool(g, out, name, x, size):
+    spatial = list(x.shape[2:])
+    if all(s == 1 for s in size):
+        g.bind(out, g.node("GlobalAveragePool", [g.value(x)])[0])
+        return
+    if any(n % s for n, s in zip(spatial, size)):
+        raise UnsupportedOperatorError(f"lucid.onnx.export: `{name}` from {spatial} to {list(size)} (sizes that "
+                                       "do not divide) has no ONNX form")
+    k = [n // s for n, s in zip(spatial, size)]
+    g.bind(out, g.node("AveragePool", [g.value(x)], kernel_shape=k, strides=k)[0])
+
+
+@emits("_C._batch_norm")
+def _batch_norm(g, out, x, weight, bias, running_mean, running_var, training, momentum, eps):
+    if training or running_mean is None:
+        raise UnsupportedOperatorError("lucid.onnx.export: `batch_norm` with batch statistics (training mode) has "
+                                       "no ONNX form here; export the model in eval mode")
+    c = x.shape[1]
+    dt = numpy_dtype(x)
+    scale = g.value(weight) if weight is not None else g.const(np.ones(c, dt), "bn_scale")
+    shift = g.value(bias) if bias is not None else g.const(np.zeros(c, dt), "bn_bias")
+    g.bind(out, g.node("BatchNormalization", [g.value(x), scale, shift, g.value(running_mean),
+                                              g.value(running_var)], epsilon=float(eps))[0])
+
+
+@emits("_C._norm_last_dims")
+def _norm_last_dims(g, out, x, k, weight, bias, eps, rms):
+    dt = numpy_dtype(x)
+    shape = list(x.shape[x.ndim - k:])
+    if not rms:
+        scale = g.value(weight) if weight is not None else g.const(np.ones(shape, dt), "ln_scale")
+        inputs = [g.value(x), scale] + ([g.value(bias)] if bias is not None else [])
+        g.bind(out, g.node("LayerNormalization", inputs, axis=-k, epsilon=float(eps))[0])
+        return
+    axes = list(range(x.ndim - k, x.ndim))
+    sq = g.node("Mul", [g.value(x), g.value(x)])[0]
+    mean = _reduce_mean(g, sq, axes)
+    rs = g.node("Reciprocal", [g.node("Sqrt", [g.node("Add", [mean, g.const(np.asarray(eps, dt))])[0]])[0]])[0]
+    y = g.node("Mul", [g.value(x), rs])[0]
+    if weight is not None:
+        y = g.node("Mul", [y, g.value(weight)])[0]
+    g.bind(out, y)
+
+
+def _reduce_mean(g, x, axes, keepdims=1):
+    if g.opset >= 18:
+        return g.node("ReduceMean", [x, g.ints(axes, "axes")], keepdims=keepdims)[0]
+    return g.node("ReduceMean", [x], axes=list(axes), keepdims=keepdims)[0]
+
+
+# Gates: torch's LSTM weights are stacked (input, forget, cell, output), ONNX's (input,
+# output, forget, cell).
+_TORCH_TO_ONNX_GATES = [0, 3, 1, 2]
+
+
+@emits("_C._lstm_layer")
+def _lstm_layer(g, out, gx, h, c, w_hh, reverse):
+    """One LSTM layer over gates already projected from the input (gx = x W_ih^T + b):
+    an ONNX LSTM whose input weight is the permutation putting torch's gate order into
+    ONNX's (a product with 0s and 1s: exact), its recurrent weight w_hh in that order."""
+    if g.is_traced(w_hh):
+        raise UnsupportedOperatorError("lucid.onnx.export: an LSTM whose recurrent weight is computed has no ONNX "
+                                       "form here")
+    four_h = gx.shape[2]
+    hidden = four_h // 4
+    dt = numpy_dtype(gx)
+    order = np.concatenate([np.arange(k * hidden, (k + 1) * hidden) for k in _TORCH_TO_ONNX_GATES])
+    w = np.zeros((1, four_h, four_h), dt)
+    w[0, np.arange(four_h), order] = 1  # ONNX gate row r takes torch's row order[r]
+    r = w_hh.detach().cpu().numpy()[order][None]
+    inputs = [g.value(gx), g.const(w, "lstm_W"), g.const(r, "lstm_R"), "", ""]
+    for state in (h, c):
+        inputs.append(_zero_default(g, state))
+    while inputs and inputs[-1] == "":
+        inputs.pop()
+    y, y_h, y_c = g.node("LSTM", inputs, outputs=3, hidden_size=hidden,
+                         direction="reverse" if reverse else "forward")
+    seq, last_h, last_c = out
+    g.bind(seq, g.node("Squeeze", [y, g.ints([1], "axes")])[0])
+    g.bind(last_h, g.node("Squeeze", [y_h, g.ints([0], "axes")])[0])
+    g.bind(last_c, g.node("Squeeze", [y_c, g.ints([0], "axes")])[0])
+
+
+def _zero_default(g, state):
+    """An LSTM's initial state as an input of [1, batch, hidden], or "" when it is the
+    zeros ONNX assumes (so that the batch size stays free)."""
+    if not g.is_traced(state) and not state.detach().cpu().numpy().any():
+        return ""
+    return g.node("Unsqueeze", [g.value(state), g.ints([0], "axes")])[0]
+
+
+# ---- shapes ----------------------------------------------------------------------------------------
+
+@emits("_reshape", "_view", "_flatten")
+def _reshape(g, out, x, *shape):
+    g.bind(out, g.node("Reshape", [g.value(x), g.sizes(out.shape)])[0])
+
+
+@emits("_transpose")
+def _transpose(g, out, x, a, b):
+    perm = list(range(x.ndim))
+    a, b = _dim(a, x.ndim), _dim(b, x.ndim)
+    perm[a], perm[b] = perm[b], perm[a]
+    g.bind(out, g.node("Transpose", [g.value(x)], perm=perm)[0])
+
+
+@emits("_permute")
+def _permute(g, out, x, dims):
+    g.bind(out, g.node("Transpose", [g.value(x)], perm=[_dim(d, x.ndim) for d in dims])[0])
+
+
+@emits("_unsqueeze")
+def _unsqueeze(g, out, x, dim):
+    g.bind(out, g.node("Unsqueeze", [g.value(x), g.ints([_dim(dim, x.ndim + 1)], "axes")])[0])
+
+
+@emits("_squeeze")
+def _squeeze(g, out, x, dims):
+    dims = [_dim(d, x.ndim) for d in dims]
+    dims = [d for d in dims if x.shape[d] == 1]
+    if not dims:
+        g.bind(out, g.node("Identity", [g.value(x)])[0])
+        return
+    g.bind(out, g.node("Squeeze", [g.value(x), g.ints(dims, "axes")])[0])
+
+
+@emits("_contiguous", "_detach", "detach", "clone", "_clone")
+def _identity(g, out, x, *rest, **kw):
+    g.bind(out, g.node("Identity", [g.value(x)])[0])
+
+
+@emits("_expand")
+def _expand(g, out, x, shape):
+    g.bind(out, g.node("Expand", [g.value(x), g.sizes(out.shape)])[0])
+
+
+@emits("_select")
+def _select(g, out, x, dim, index):
+    dim = _dim(dim, x.ndim)
+    index = index + x.shape[dim] if index < 0 else index
+    g.bind(out, g.node("Gather", [g.value(x), g.const(np.asarray(index, np.int64), "index")], axis=dim)[0])
+
+
+@emits("_slice")
+def _slice(g, out, x, dim, start, end, step):
+    dim = _dim(dim, x.ndim)
+    start = 0 if start is None else start
+    end = np.iinfo(np.int64).max if end is None else end
+    g.bind(out, g.node("Slice", [g.value(x), g.sizes([start], "starts"), g.sizes([end], "ends"),
+                                 g.ints([dim], "axes"), g.ints([step], "steps")])[0])
+
+
+@emits("_narrow")
+def _narrow(g, out, x, dim, start, length):
+    _slice(g, out, x, dim, start, start + length, 1)
+
+
+@emits("_C._split_with_sizes")
+def _split(g, out, x, sizes, dim, *rest):
+    dim = _dim(dim, x.ndim)
+    names = g.node("Split", [g.value(x), g.sizes(sizes, "split")], outputs=len(out), axis=dim)
+    for t, n in zip(out, names):
+        g.bind(t, n)
+
+
+@emits("_C._cat")
+def _cat(g, out, tensors, dim):
+    tensors = [t for t in tensors if t.numel() or t.ndim > 1]
+    g.bind(out, g.node("Concat", [g.value(t) for t in tensors], axis=_dim(dim, out.ndim))[0])
+
+
+@emits("_C._stack")
+def _stack(g, out, tensors, dim):
+    dim = _dim(dim, out.ndim)
+    parts = [g.node("Unsqueeze", [g.value(t), g.ints([dim], "axes")])[0] for t in tensors]
+    g.bind(out, g.node("Concat", parts, axis=dim)[0])
+
+
+# ---- reductions -----------------------------------------------------------------------------------
+
+def _axes(x, dim):
+    if dim is None:
+        return list(range(x.ndim))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return [_dim(d, x.ndim) for d in dims]
+
+
+@emits("_C.mean", "mean")
+def _mean(g, out, x, dim=None, keepdim=False, *rest, **kw):
+    g.bind(out, _reduce_mean(g, g.value(x), _axes(x, dim), int(bool(keepdim))))
+
+
+@emits("_C.sum", "sum")
+def _sum(g, out, x, dim=None, keepdim=False, *rest, **kw):
+    g.bind(out, g.node("ReduceSum", [g.value(x), g.ints(_axes(x, dim), "axes")], keepdims=int(bool(keepdim)))[0])
+
+
+def _reduce(op):
+    def emit(g, out, x, dim=None, keepdim=False, *rest, **kw):
+        axes = _axes(x, dim)
+        if g.opset >= 18:
+            y = g.node(op, [g.value(x), g.ints(axes, "axes")], keepdims=int(bool(keepdim)))[0]
+        else:
+            y = g.node(op, [g.value(x)], axes=axes, keepdims=int(bool(keepdim)))[0]
+        g.bind(out, y)
+    return emit
+
+
+for _names, _op in ((("amax", "_C.amax"), "ReduceMax"), (("amin", "_C.amin"), "ReduceMin")):
+    for _n in _names:
+        EMITTERS[_n] = _reduce(_op)
+

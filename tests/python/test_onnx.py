@@ -1,0 +1,172 @@
+"""lucid.onnx.export (python/lucid/onnx): the file is a real ONNX model (onnx's checker
+passes it) that onnxruntime runs with lucid's outputs to float tolerance, for an MLP, a
+CNN, a Transformer encoder and an LSTM, also at other sizes along dynamic axes; what it
+cannot write raises UnsupportedOperatorError naming the op."""
+
+import io
+
+import numpy as np
+import pytest
+
+import lucid
+import lucid.nn as nn
+import lucid.nn.functional as F
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+
+def exported(model, args, **kw):
+    buf = io.BytesIO()
+    lucid.onnx.export(model, args, buf, **kw)
+    return buf.getvalue()
+
+
+def flat(value):
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in flat(v)]
+    return [value]
+
+
+def assert_runs_like_lucid(blob, model, inputs, names, atol=1e-5):
+    session = ort.InferenceSession(blob)
+    got = session.run(None, {n: x.numpy() for n, x in zip(names, inputs)})
+    if isinstance(model, nn.Module):
+        model.eval()
+    with lucid.no_grad():
+        want = flat(model(*inputs))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=atol)
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 32), nn.GELU(), nn.Linear(32, 5))
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, stride=2, groups=2)
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn(self.conv1(x))), 2)
+        x = F.adaptive_avg_pool2d(self.conv2(x).sigmoid(), 1)
+        return self.head(x.flatten(1)).log_softmax(-1)
+
+
+def encoder(**kw):
+    layer = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, dropout=0.1, **kw)
+    return nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(16))
+
+
+CASES = {
+    "mlp": (mlp, [(4, 20)], {0: "batch"}, [(9, 20)]),
+    "cnn": (CNN, [(2, 3, 16, 16)], {0: "batch"}, [(5, 3, 16, 16)]),
+    "transformer": (lambda: encoder(batch_first=True), [(2, 6, 16)], {0: "batch", 1: "seq"}, [(3, 11, 16)]),
+    "transformer_seq_first_gelu": (lambda: encoder(activation="gelu", norm_first=True), [(6, 2, 16)],
+                                   {0: "seq", 1: "batch"}, [(4, 5, 16)]),
+    "lstm": (lambda: nn.LSTM(8, 16, num_layers=2), [(5, 3, 8)], {0: "seq", 1: "batch"}, [(9, 2, 8)]),
+    "lstm_bidirectional_batch_first": (lambda: nn.LSTM(8, 12, batch_first=True, bidirectional=True), [(3, 5, 8)],
+                                       {0: "batch", 1: "seq"}, [(4, 7, 8)]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("opset", [17, 18])
+def test_models_run_in_onnxruntime_like_lucid(name, opset):
+    make, shapes, axes, other = CASES[name]
+    lucid.manual_seed(0)
+    model = make()
+    model.train()
+    inputs = [lucid.randn(*s) for s in shapes]
+    blob = exported(model, tuple(inputs), input_names=["x"], opset_version=opset)
+    onnx.checker.check_model(onnx.load_from_string(blob))
+    assert model.training  # the model's mode is restored
+    assert_runs_like_lucid(blob, model, inputs, ["x"])
+    # dynamic axes: the same graph at other sizes
+    n_out = len(flat(model(*inputs)))
+    outputs = [f"y{i}" for i in range(n_out)]
+    blob = exported(model, tuple(inputs), input_names=["x"], output_names=outputs, opset_version=opset,
+                    dynamic_axes={"x": axes})
+    assert_runs_like_lucid(blob, model, [lucid.randn(*s) for s in other], ["x"])
+
+
+def test_parameters_are_named_initializers_and_a_path_works(tmp_path):
+    model = mlp()
+    path = tmp_path / "mlp.onnx"
+    lucid.onnx.export(model, lucid.randn(2, 20), str(path), input_names=["features"], output_names=["logits"])
+    proto = onnx.load(str(path))
+    names = {i.name for i in proto.graph.initializer}
+    assert {"0.weight", "0.bias", "4.weight"} <= names
+    assert [i.name for i in proto.graph.input] == ["features"]
+    assert [o.name for o in proto.graph.output] == ["logits"]
+    assert proto.producer_name == "lucid"
+
+
+def test_functions_and_elementwise_chains():
+    def f(x, y):
+        z = (x.exp() - 1).clamp(min=0.1) * y.sum(1, keepdim=True) + lucid.where(x > 0, x, y)
+        return (z.softmax(-1).mean(0).rsqrt(), x.transpose(0, 1).reshape(2, -1), -x[1:, ::2])
+
+    x, y = lucid.randn(3, 4), lucid.randn(3, 4)
+    assert_runs_like_lucid(exported(f, (x, y), input_names=["x", "y"]), f, [x, y], ["x", "y"])
+
+
+def test_unsupported_operations_raise_naming_them():
+    class Cumsum(nn.Module):
+        def forward(self, x):
+            return lucid.cumsum(x, 0)
+
+    class Branches(nn.Module):
+        def forward(self, x):
+            return x * 2 if x.sum() > 0 else x
+
+    class Sorts(nn.Module):
+        def forward(self, x):
+            return x.sort().values
+
+    with pytest.raises(lucid.onnx.UnsupportedOperatorError, match="cumsum"):
+        exported(Cumsum(), lucid.randn(3))
+    with pytest.raises(lucid.onnx.UnsupportedOperatorError, match="reads a traced tensor's values"):
+        exported(Branches(), lucid.randn(3))
+    with pytest.raises(lucid.onnx.UnsupportedOperatorError, match="sort"):
+        exported(Sorts(), lucid.randn(3))
+    assert issubclass(lucid.onnx.UnsupportedOperatorError, RuntimeError)
+
+
+def test_a_size_a_dynamic_axis_decides_is_refused_not_baked():
+    class Positional(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("table", lucid.randn(1, 32, 4))
+
+        def forward(self, x):
+            return x + self.table[:, : x.shape[1]]
+
+    model, x = Positional(), lucid.randn(2, 5, 4)
+    assert_runs_like_lucid(exported(model, x, input_names=["x"]), model, [x], ["x"])  # static: fine
+    with pytest.raises(lucid.onnx.UnsupportedOperatorError, match="dynamic axis"):
+        exported(model, x, input_names=["x"], dynamic_axes={"x": {1: "seq"}})
+
+
+def test_arguments_are_checked_and_lucid_is_left_as_it_was():
+    model, x = mlp(), lucid.randn(2, 20)
+    relu, exp, add = lucid._C.relu, lucid.exp, lucid.Tensor.__add__
+    with pytest.raises(ValueError, match="opset_version must be an int from 17"):
+        exported(model, x, opset_version=13)
+    with pytest.raises(ValueError, match="neither an input nor an output name"):
+        exported(model, x, input_names=["x"], dynamic_axes={"z": {0: "b"}})
+    with pytest.raises(TypeError, match="args must be a tensor or a tuple"):
+        exported(model, [x])
+    with pytest.raises(ValueError, match="2 input names for 1 inputs"):
+        exported(model, x, input_names=["a", "b"])
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        exported(model, x, operator_export_type="ONNX")
+    with pytest.raises(lucid.onnx.UnsupportedOperatorError):
+        exported(lambda t: t.cumsum(0), x)
+    assert lucid._C.relu is relu and lucid.exp is exp and lucid.Tensor.__add__ is add
+    assert not lucid.onnx.is_in_onnx_export()
