@@ -72,6 +72,8 @@ CASES = {
     "lstm": (lambda: nn.LSTM(8, 16, num_layers=2), [(5, 3, 8)], {0: "seq", 1: "batch"}, [(9, 2, 8)]),
     "lstm_bidirectional_batch_first": (lambda: nn.LSTM(8, 12, batch_first=True, bidirectional=True), [(3, 5, 8)],
                                        {0: "batch", 1: "seq"}, [(4, 7, 8)]),
+    "gru": (lambda: nn.GRU(8, 16, num_layers=2, bidirectional=True), [(5, 3, 8)], {0: "seq", 1: "batch"},
+            [(6, 4, 8)]),
 }
 
 

@@ -269,6 +269,39 @@ def _lstm_layer(g, out, gx, h, c, w_hh, reverse):
     g.bind(last_c, g.node("Squeeze", [y_c, g.ints([0], "axes")])[0])
 
 
+# torch's GRU weights are stacked (reset, update, new), ONNX's (update, reset, hidden).
+_TORCH_TO_ONNX_GRU_GATES = [1, 0, 2]
+
+
+@emits("_C._gru_layer")
+def _gru_layer(g, out, gx, h, w_hh, b_hh, reverse):
+    """One GRU layer over projected gates (gx = x W_ih^T + b_ih): an ONNX GRU with
+    linear_before_reset=1 (torch's form: the reset gate scales W_hn h + b_hn), its input
+    weight the permutation to ONNX's gate order, its recurrent weight and bias w_hh and
+    b_hh in that order."""
+    if g.is_traced(w_hh) or (b_hh is not None and g.is_traced(b_hh)):
+        raise UnsupportedOperatorError("lucid.onnx.export: a GRU whose recurrent weights are computed has no ONNX "
+                                       "form here")
+    three_h = gx.shape[2]
+    hidden = three_h // 3
+    dt = numpy_dtype(gx)
+    order = np.concatenate([np.arange(k * hidden, (k + 1) * hidden) for k in _TORCH_TO_ONNX_GRU_GATES])
+    w = np.zeros((1, three_h, three_h), dt)
+    w[0, np.arange(three_h), order] = 1
+    r = w_hh.detach().cpu().numpy()[order][None]
+    rb = b_hh.detach().cpu().numpy()[order] if b_hh is not None else np.zeros(three_h, dt)
+    bias = np.concatenate([np.zeros(three_h, dt), rb])[None]
+    inputs = [g.value(gx), g.const(w, "gru_W"), g.const(r, "gru_R"), g.const(bias, "gru_B"), "",
+              _zero_default(g, h)]
+    while inputs[-1] == "":
+        inputs.pop()
+    y, y_h = g.node("GRU", inputs, outputs=2, hidden_size=hidden, linear_before_reset=1,
+                    direction="reverse" if reverse else "forward")
+    seq, last_h = out
+    g.bind(seq, g.node("Squeeze", [y, g.ints([1], "axes")])[0])
+    g.bind(last_h, g.node("Squeeze", [y_h, g.ints([0], "axes")])[0])
+
+
 def _zero_default(g, state):
     """An LSTM's initial state as an input of [1, batch, hidden], or "" when it is the
     zeros ONNX assumes (so that the batch size stays free)."""
