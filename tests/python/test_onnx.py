@@ -112,7 +112,9 @@ def test_parameters_are_named_initializers_and_a_path_works(tmp_path):
 def test_functions_and_elementwise_chains():
     def f(x, y):
         z = (x.exp() - 1).clamp(min=0.1) * y.sum(1, keepdim=True) + lucid.where(x > 0, x, y)
-        return (z.softmax(-1).mean(0).rsqrt(), x.transpose(0, 1).reshape(2, -1), -x[1:, ::2])
+        rows = x.unbind(0)
+        return (z.softmax(-1).mean(0).rsqrt(), x.transpose(0, 1).reshape(2, -1), -x[1:, ::2],
+                lucid.ones(3, 3).addmm(x, y.transpose(0, 1), alpha=0.5), rows[0] * rows[2])
 
     x, y = lucid.randn(3, 4), lucid.randn(3, 4)
     assert_runs_like_lucid(exported(f, (x, y), input_names=["x", "y"]), f, [x, y], ["x", "y"])
@@ -137,6 +139,10 @@ def test_unsupported_operations_raise_naming_them():
         exported(Branches(), lucid.randn(3))
     with pytest.raises(lucid.onnx.UnsupportedOperatorError, match="sort"):
         exported(Sorts(), lucid.randn(3))
+    # lucid.addmm keeps the native function in a closure, out of the trace's reach: the
+    # ops it launches are still seen, and named
+    with pytest.raises(lucid.onnx.UnsupportedOperatorError, match="matmul through a path"):
+        exported(lambda a, b: lucid.addmm(a, a, b), (lucid.randn(2, 2), lucid.randn(2, 2)))
     assert issubclass(lucid.onnx.UnsupportedOperatorError, RuntimeError)
 
 

@@ -159,6 +159,15 @@ def _linear(g, out, x, weight, bias=None):
     g.bind(out, y)
 
 
+@emits("addmm", "_C.addmm")
+def _addmm(g, out, bias, a, b, *, beta=1, alpha=1):
+    if a.ndim == 2 and b.ndim == 2:
+        g.bind(out, g.node("Gemm", [g.value(a), g.value(b), g.value(bias)], alpha=float(alpha),
+                           beta=float(beta))[0])
+        return
+    raise UnsupportedOperatorError("lucid.onnx.export: `addmm` of operands that are not matrices")
+
+
 @emits("_C._convolution")
 def _convolution(g, out, name, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     inputs = [g.value(x), g.value(weight)] + ([g.value(bias)] if bias is not None else [])
@@ -382,6 +391,13 @@ def _split(g, out, x, sizes, dim, *rest):
     names = g.node("Split", [g.value(x), g.sizes(sizes, "split")], outputs=len(out), axis=dim)
     for t, n in zip(out, names):
         g.bind(t, n)
+
+
+@emits("_C._unbind")
+def _unbind(g, out, x, dim=0):
+    dim = _dim(dim, x.ndim)
+    for i, t in enumerate(out):
+        g.bind(t, g.node("Gather", [g.value(x), g.const(np.asarray(i, np.int64), "index")], axis=dim)[0])
 
 
 @emits("_C._cat")
