@@ -66,6 +66,31 @@ def test_decorator_disable_and_bad_arguments():
         lucid.compile(f, dynamic="yes")
 
 
+def test_torch_compiler_names():
+    seen = []
+
+    def fn(x):
+        seen.append(lucid.compiler.is_compiling())
+        return x + 1
+
+    cf = lucid.compile(fn)
+    x = lucid.zeros(2)
+    cf(x), cf(x)
+    assert seen == [True, False] and not lucid.compiler.is_compiling()
+    lucid.compiler.reset()
+    assert cf.stats["traces"] == 0
+    cf(x)
+    assert cf.stats["traces"] == 1 and seen[-1] is True
+
+    @lucid.compiler.disable
+    def plain(x):
+        return x * 2
+
+    assert lucid.compile(plain) is plain
+    assert lucid.compiler.allow_in_graph(plain) is plain
+    assert lucid.compiler.assume_constant_result(plain) is plain
+
+
 # ---- traces: once per signature -------------------------------------------------------------
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -18,6 +18,7 @@ runs op by op, as eager code does.
 """
 
 import functools
+import weakref
 
 from .. import _C
 from ..nn.modules.module import Module
@@ -35,6 +36,21 @@ def _check_options(mode, options):
                            f"{', '.join(repr(m) for m in _MODES[1:])}")
     if options is not None and not isinstance(options, dict):
         raise TypeError(f"lucid.compile: options must be a dict, got {type(options).__name__}")
+
+
+_compiled = weakref.WeakSet()  # every CompiledFunction alive (lucid.compiler.reset)
+_tracing = 0                   # traces running (lucid.compiler.is_compiling)
+
+
+def reset():
+    """Forgets every compiled function's traces (torch.compiler.reset)."""
+    for c in list(_compiled):
+        c.reset()
+
+
+def is_compiling():
+    """True while a compiled call traces a new signature (torch.compiler.is_compiling)."""
+    return _tracing > 0
 
 
 class CompiledFunction:
@@ -57,6 +73,7 @@ class CompiledFunction:
         self._signatures = {}  # signature -> {"calls": n, "breaks": breaks of its trace}
         self._calls = 0
         functools.update_wrapper(self, fn, updated=())
+        _compiled.add(self)
 
     @property
     def dynamic(self):
@@ -87,9 +104,14 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
 
     def _trace(self, key, args, kwargs):
+        global _tracing
         before = _region.region_breaks()
-        with _region.kernels_compiled_now(), _region.region():
-            out = self._fn(*args, **kwargs)
+        _tracing += 1
+        try:
+            with _region.kernels_compiled_now(), _region.region():
+                out = self._fn(*args, **kwargs)
+        finally:
+            _tracing -= 1
         breaks = _region.region_breaks() - before
         self._signatures[key] = {"calls": 1, "breaks": breaks}
         if breaks and self._fullgraph:
@@ -172,7 +194,7 @@ def compile(target=None, *, dynamic=None, fullgraph=False, backend=None, mode=No
         return lambda t: compile(t, dynamic=dynamic, fullgraph=fullgraph, backend=backend, mode=mode,
                                  options=options, disable=disable)
     _check_options(mode, options)
-    if disable:
+    if disable or getattr(target, "_lucid_compile_disabled", False):
         return target
     if isinstance(target, Module):
         return CompiledModule(target, dynamic=dynamic, fullgraph=fullgraph, mode=mode, options=options)

@@ -156,7 +156,13 @@ class Graph:
 
 def numpy_dtype(t):
     """The NumPy dtype of a lucid tensor's elements (float32, int64, bool...)."""
-    return np.dtype(str(t.dtype).split(".")[-1])
+    name = str(t.dtype).split(".")[-1]
+    try:
+        return np.dtype(name)
+    except TypeError:
+        raise UnsupportedOperatorError(f"lucid.onnx.export: {name} tensors cannot be written (NumPy, which the onnx "
+                                       "package builds initializers from, has no such type); convert the model "
+                                       "and inputs with .float() first") from None
 
 
 class Trace:
