@@ -23,6 +23,7 @@ from .. import _C
 from ._errors import UnsupportedOperatorError
 
 _op_count = _C._op_tally_count  # (bound before the trace wraps _C's functions)
+_NativeFunction = type(_C._op_tally_count)  # nanobind's function type
 
 _Tensor = _C.Tensor
 
@@ -176,6 +177,7 @@ class Trace:
         self._emitters = emitters
         self._depth = 0
         self._saved = []
+        self._cells = []      # (closure cell, the native function it held)
         self._originals = {}  # id(native function) -> it (for the aliases' identity check)
         self._seen = []       # (first, end) indices in the op tally of each native call the trace saw
 
@@ -186,7 +188,8 @@ class Trace:
                 w = self._patch(_C, name, f, "_C." + name)
                 if w is not None:
                     wrapped[id(f)] = w
-        # lucid's own names for native functions (lucid.exp is _C.exp, bound at import)
+        # lucid's own names for native functions (lucid.exp is _C.exp, bound at import),
+        # and the ones its functions keep in closures (lucid.addmm's dense_addmm)
         for module_name, module in list(sys.modules.items()):
             if (module is None or module is _C or module_name.startswith("lucid.onnx")
                     or not (module_name == "lucid" or module_name.startswith("lucid."))):
@@ -196,6 +199,8 @@ class Trace:
                 if w is not None and f is self._originals.get(id(f)):
                     setattr(module, name, w)
                     self._saved.append((module, name, f))
+                elif isinstance(f, types.FunctionType):
+                    self._wrap_closures(f, wrapped, set())
         for name, f in list(vars(_Tensor).items()):
             if callable(f) and not isinstance(f, (type, types.FunctionType, staticmethod, classmethod)) and (
                     not name.startswith("__") or name in _DUNDERS):
@@ -205,9 +210,43 @@ class Trace:
     def __exit__(self, *exc):
         for owner, name, f in reversed(self._saved):
             setattr(owner, name, f)
+        for cell, f in reversed(self._cells):
+            cell.cell_contents = f
         self._saved.clear()
+        self._cells.clear()
+
+    def _wrap_closures(self, f, wrapped, visited):
+        """Wraps the native functions f's closures hold, through closures of closures
+        (lucid.addmm keeps a Python wrapper that keeps the native addmm)."""
+        if id(f) in visited or not f.__closure__:
+            return
+        visited.add(id(f))
+        for cell in f.__closure__:
+            try:
+                inner = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if isinstance(inner, types.FunctionType):
+                self._wrap_closures(inner, wrapped, visited)
+            elif type(inner) is _NativeFunction:
+                w = wrapped.get(id(inner))
+                if w is None:  # a native function lucid replaced in _C, kept by its wrapper
+                    w = wrapped[id(inner)] = self._wrapper(inner.__name__, inner, "_C." + inner.__name__)
+                cell.cell_contents = w
+                self._cells.append((cell, inner))
 
     def _patch(self, owner, name, f, key):
+        traced = self._wrapper(name, f, key)
+        try:
+            setattr(owner, name, traced)
+        except (AttributeError, TypeError):
+            return None
+        self._saved.append((owner, name, f))
+        self._originals[id(f)] = f
+        return traced
+
+    def _wrapper(self, name, f, key):
+        """f, which the trace follows under `key` (its emitter's name)."""
         trace = self
 
         def traced(*args, **kwargs):
@@ -235,12 +274,6 @@ class Trace:
                 emit(trace.g, out, *args, **kwargs)
             return out
 
-        try:
-            setattr(owner, name, traced)
-        except (AttributeError, TypeError):
-            return None
-        self._saved.append((owner, name, f))
-        self._originals[id(f)] = f
         return traced
 
     def unaccounted(self, calls):
