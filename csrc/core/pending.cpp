@@ -262,10 +262,8 @@ RegionEnd exit_region_reporting(bool capture) {
         kept->device = d;
         kept->signature = signature;
         kept->ops = std::move(ops);
-        if (const ListRewriter rewriter = g_rewriter.load(std::memory_order_acquire); rewriter && fusion_enabled())
-          l.fused_calls.fetch_add(rewriter(d, kept->ops), std::memory_order_relaxed);
         end.capture = std::move(kept);
-        run_ops(l, d, end.capture->ops, false, true);
+        run_ops(l, d, end.capture->ops, true, true);  // fused once, here; kept as fused
       } else {
         run_ops(l, d, ops, true, false);
       }
