@@ -1201,11 +1201,15 @@ def vander(x, *, N=None, increasing=True):
     n = x.shape[-1] if N is None else N
     if n < 1:
         raise RuntimeError(f"N must be greater than 1.")
-    from . import ones_like, cat
-    powers = [ones_like(x).unsqueeze(-1)]
-    for _ in range(1, n):
-        powers.append(powers[-1] * x.unsqueeze(-1))
-    return cat(powers if increasing else powers[::-1], -1)
+    from . import cat
+    ones = x.new_ones((*x.shape, 1))
+    if n == 1:
+        return ones
+    # the powers 1..n-1 as one cumulative product (torch's way): one op whatever n, the
+    # same products in the same order as multiplying n-1 times
+    powers = x.unsqueeze(-1).expand(*x.shape, n - 1).cumprod(-1, dtype=x.dtype)
+    out = cat([ones, powers], -1)
+    return out if increasing else out.flip(-1)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
