@@ -250,6 +250,19 @@ def _reduce_mean(g, x, axes, keepdims=1):
 _TORCH_TO_ONNX_GATES = [0, 3, 1, 2]
 
 
+def _gate_permutation(gx, gates):
+    """For a recurrent layer whose gates lucid has projected already (gx: [T, B, k*H]):
+    H, the row order taking torch's gate blocks to ONNX's (`gates`[i]: the torch block
+    of ONNX block i), and the [1, k*H, k*H] input weight of 0s and 1s that applies it (a
+    product with 0s and 1s is exact)."""
+    rows = gx.shape[2]
+    hidden = rows // len(gates)
+    order = np.concatenate([np.arange(k * hidden, (k + 1) * hidden) for k in gates])
+    w = np.zeros((1, rows, rows), numpy_dtype(gx))
+    w[0, np.arange(rows), order] = 1  # ONNX gate row r takes torch's row order[r]
+    return hidden, order, w
+
+
 @emits("_C._lstm_layer")
 def _lstm_layer(g, out, gx, h, c, w_hh, reverse):
     """One LSTM layer over gates already projected from the input (gx = x W_ih^T + b):
@@ -258,12 +271,7 @@ def _lstm_layer(g, out, gx, h, c, w_hh, reverse):
     if g.is_traced(w_hh):
         raise UnsupportedOperatorError("lucid.onnx.export: an LSTM whose recurrent weight is computed has no ONNX "
                                        "form here")
-    four_h = gx.shape[2]
-    hidden = four_h // 4
-    dt = numpy_dtype(gx)
-    order = np.concatenate([np.arange(k * hidden, (k + 1) * hidden) for k in _TORCH_TO_ONNX_GATES])
-    w = np.zeros((1, four_h, four_h), dt)
-    w[0, np.arange(four_h), order] = 1  # ONNX gate row r takes torch's row order[r]
+    hidden, order, w = _gate_permutation(gx, _TORCH_TO_ONNX_GATES)
     r = w_hh.detach().cpu().numpy()[order][None]
     inputs = [g.value(gx), g.const(w, "lstm_W"), g.const(r, "lstm_R"), "", ""]
     for state in (h, c):
@@ -291,12 +299,8 @@ def _gru_layer(g, out, gx, h, w_hh, b_hh, reverse):
     if g.is_traced(w_hh) or (b_hh is not None and g.is_traced(b_hh)):
         raise UnsupportedOperatorError("lucid.onnx.export: a GRU whose recurrent weights are computed has no ONNX "
                                        "form here")
-    three_h = gx.shape[2]
-    hidden = three_h // 3
-    dt = numpy_dtype(gx)
-    order = np.concatenate([np.arange(k * hidden, (k + 1) * hidden) for k in _TORCH_TO_ONNX_GRU_GATES])
-    w = np.zeros((1, three_h, three_h), dt)
-    w[0, np.arange(three_h), order] = 1
+    hidden, order, w = _gate_permutation(gx, _TORCH_TO_ONNX_GRU_GATES)
+    dt, three_h = w.dtype, 3 * hidden
     r = w_hh.detach().cpu().numpy()[order][None]
     rb = b_hh.detach().cpu().numpy()[order] if b_hh is not None else np.zeros(three_h, dt)
     bias = np.concatenate([np.zeros(three_h, dt), rb])[None]
