@@ -23,8 +23,6 @@ namespace lucid::bindings {
 
 namespace {
 
-// lucid.compile.diagnose's and lucid.onnx.export's: the ops this thread launches.
-thread_local ops::OpTally* t_tally = nullptr;
 // Called with the device at a compiled region's break; never destroyed (a static
 // object's destructor would run after the interpreter is gone).
 nb::object& break_callback() {
@@ -105,22 +103,24 @@ void init_gpu(nb::module_& m) {
   // lucid.compile.diagnose: the ops this thread launches between the two calls, as
   // (name, shape, dtype name, "cpu"/"gpu", recorded) tuples.
   m.def("_op_tally_begin", [] {
-    LUCID_CHECK(!t_tally, RuntimeError, "lucid.compile.diagnose is already running on this thread");
-    t_tally = new ops::OpTally;
-    ops::set_op_tally(t_tally);
+    LUCID_CHECK(!ops::op_tally(), RuntimeError, "an op tally (lucid.compile.diagnose, lucid.onnx.export) is "
+                "already running on this thread");
+    ops::set_op_tally(new ops::OpTally);
   });
   m.def("_op_tally_end", [] {
-    LUCID_CHECK(t_tally, RuntimeError, "internal: no op tally is running");
+    std::unique_ptr<ops::OpTally> tally(ops::op_tally());
+    LUCID_CHECK(tally, RuntimeError, "internal: no op tally is running");
     ops::set_op_tally(nullptr);
-    std::unique_ptr<ops::OpTally> tally(t_tally);
-    t_tally = nullptr;
     nb::list out;
     for (const ops::OpTally::Op& op : tally->ops)
       out.append(nb::make_tuple(op.name, nb::cast(op.shape), std::string(dtype_name(op.dtype)),
                                 op.device == DeviceType::GPU ? "gpu" : "cpu", op.recorded));
     return out;
   });
-  m.def("_op_tally_count", [] { return t_tally ? t_tally->ops.size() : size_t(0); });  // (lucid.onnx's trace)
+  m.def("_op_tally_count", [] {  // (lucid.onnx's trace)
+    const ops::OpTally* tally = ops::op_tally();
+    return tally ? tally->ops.size() : size_t(0);
+  });
   m.def("_grad_sinks", [] { return ops::grad_sinks(); });
   m.def("_set_region_break_callback", [](nb::object callback) {
     if (callback.is_none()) {

@@ -57,6 +57,7 @@ void tally(const Primitive& p, Outputs outs, Inputs ins, bool recorded) {
 }  // namespace
 
 void set_op_tally(OpTally* t) { t_tally = t; }
+OpTally* op_tally() { return t_tally; }
 
 namespace {
 std::atomic<uint64_t> g_grad_sinks{0};

@@ -23,8 +23,10 @@ struct OpTally {
   std::vector<Op> ops;
 };
 
-// Sets this thread's tally (null: none); launch() appends every op it is given.
+// Sets this thread's tally (null: none); launch() appends every op it is given. The
+// setter's caller owns it.
 void set_op_tally(OpTally* tally);
+OpTally* op_tally();  // this thread's, or null
 
 // Gradients accumulated into a tensor's .grad (by backward, autograd/node.cpp) since
 // the process started: diagnose's grad_sinks is the difference over a call.
