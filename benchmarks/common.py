@@ -116,6 +116,13 @@ def chain(m, x):
     return y
 
 
+# issue 22's fusion rows (CPU and GPU): eight dependent elementwise ops after a first
+# multiply, bytes counted as one read of x and one write (what a fused chain moves)
+def chain8(m, x):
+    y = m.sin(x * 1.5 + 0.5) * x
+    return m.sigmoid(m.exp(m.tanh(y) - 0.25)) + 1.0
+
+
 def chain_backward(m, x):
     chain(m, x).sum().backward()
     x.grad = None

@@ -15,7 +15,7 @@ import torch
 
 import lucid
 
-from common import CHAIN, chain, chain_backward
+from common import CHAIN, chain, chain8, chain_backward
 
 F32 = 4  # bytes
 
@@ -101,6 +101,27 @@ for label, (r, c) in SIZES.items():
         workload(f"{op} {label} contiguous", "elementwise", inputs((r, c)), f, nbytes=2 * n * F32)
         workload(f"{op} {label} transposed view", "elementwise", inputs((c, r), view=lambda a: (a.t(),)), f,
                  nbytes=2 * n * F32)
+
+# issue 22's CPU row: the chain of 8 (common.chain8) under lucid.compile, whose chains run
+# block by block in cache (Note [Compiled CPU chains]), against lucid's own eager code (the
+# row's other side: the same tensor) and against torch eager.
+def _compiled_chain8():
+    compiled = lucid.compile(lambda x: chain8(lucid, x))
+    return lambda m, x: compiled(x) if m is lucid else chain8(m, x)  # (torch's side: eager)
+
+
+def _same_lucid_input():
+    (x,), _ = inputs((4096, 4096))()
+    return (x,), (x,)
+
+
+workload("chain of 8 elementwise ops 16M float32, lucid.compile against lucid eager (effective bytes)",
+         "elementwise", _same_lucid_input, _compiled_chain8(), torch_fn=lambda m, x: chain8(lucid, x),
+         nbytes=2 * (1 << 24) * F32, ops=8)
+workload("chain of 8 elementwise ops 16M float32, lucid.compile (effective bytes)", "elementwise",
+         inputs((4096, 4096)), _compiled_chain8(), nbytes=2 * (1 << 24) * F32, ops=8)
+workload("chain of 8 elementwise ops 16M float32, eager (effective bytes)", "elementwise",
+         inputs((4096, 4096)), chain8, nbytes=2 * (1 << 24) * F32, ops=8)
 
 # -- reductions on [4096, 4096] -------------------------------------------------------------------
 

@@ -3,6 +3,7 @@ elementwise kernels at 16M and 256M float32 elements against the device copy cei
 
 import torch
 
+from common import chain8
 from workloads import F32, inputs, randint, to_lucid, workload
 
 
@@ -43,24 +44,18 @@ for n, label in ((1 << 24, "16M"), (1 << 28, "256M")):
     workload(f"GPU sigmoid {label} float32", "gpu elementwise", inputs(shape, device="gpu"),
              lambda m, a: m.sigmoid(a), nbytes=2 * nb, device="gpu", ceiling="gpu_copy")
 
-def _chain8(m, x):
-    y = m.sin(x * 1.5 + 0.5) * x
-    return m.sigmoid(m.exp(m.tanh(y) - 0.25)) + 1.0
-
-
-# issue 22's fusion row: eight dependent elementwise ops, bytes counted as one read of x
-# and one write (the "effective" bandwidth a fused kernel would reach)
+# issue 22's fusion row (common.chain8)
 workload("GPU chain of 8 elementwise ops 16M float32 (effective bytes)", "gpu elementwise",
-         inputs((4096, 4096), device="gpu"), _chain8, nbytes=2 * (1 << 24) * F32, ops=8, device="gpu",
+         inputs((4096, 4096), device="gpu"), chain8, nbytes=2 * (1 << 24) * F32, ops=8, device="gpu",
          ceiling="gpu_copy")
 
 
-def _compiled_chain8():
+def _compiledchain8():
     compiled = None
 
     def run(m, x):  # torch.compile'd on first use (the suite's warm-up pays the compile)
         nonlocal compiled
-        compiled = compiled or torch.compile(lambda t: _chain8(torch, t))
+        compiled = compiled or torch.compile(lambda t: chain8(torch, t))
         return compiled(x)
     return run
 
@@ -68,8 +63,8 @@ def _compiled_chain8():
 # the same row against torch.compile (issue 22: at least 1x its speed; lucid's side is
 # plain eager code, fused at its flushes)
 workload("GPU chain of 8 elementwise ops 16M float32 against torch.compile (effective bytes)", "gpu elementwise",
-         inputs((4096, 4096), device="gpu"), _chain8, nbytes=2 * (1 << 24) * F32, ops=8, device="gpu",
-         ceiling="gpu_copy", torch_fn=_compiled_chain8())
+         inputs((4096, 4096), device="gpu"), chain8, nbytes=2 * (1 << 24) * F32, ops=8, device="gpu",
+         ceiling="gpu_copy", torch_fn=_compiledchain8())
 
 G = 1 << 24
 workload("GPU add of a row (x + bias) [4096, 4096]", "gpu elementwise",

@@ -264,7 +264,9 @@ TensorPtr from_buffer(nb::handle obj, bool copy) {
       buf.reset();
     });
     TensorMeta meta{shape, stride, *dtype, Device::cpu(), 0};
-    return std::make_shared<TensorImpl>(std::move(storage), std::move(meta));
+    auto t = std::make_shared<TensorImpl>(std::move(storage), std::move(meta));
+    t->mark_reached_outside();  // (the exporter may write its buffer)
+    return t;
   }
   TensorPtr out = TensorImpl::empty(shape, *dtype, Device::cpu());
   host_strided_copy(out->host_ptr(), out->stride(), *dtype, static_cast<const std::byte*>(v.buf), stride,
@@ -305,7 +307,9 @@ TensorPtr frombuffer(nb::handle obj, Dtype dtype, int64_t count, int64_t offset)
     nb::gil_scoped_acquire gil;
     buf.reset();
   });
-  return std::make_shared<TensorImpl>(std::move(storage), std::move(meta));
+  auto t = std::make_shared<TensorImpl>(std::move(storage), std::move(meta));
+  t->mark_reached_outside();
+  return t;
 }
 
 template <typename T>

@@ -72,6 +72,7 @@ void fill_export(Managed* mt, ExportContext* ctx) {
   for (int64_t& s : ctx->strides) s /= int64_t(t.itemsize());
   DLTensor& dl = mt->dl_tensor;
   dl.data = t.data_ptr();
+  t.mark_reached_outside();
   if (t.device().is_cpu()) dl.device = {kDLCPU, 0};
   else dl.device = {kDLCUDA, t.device().index};
   dl.ndim = int32_t(t.ndim());
@@ -172,7 +173,9 @@ TensorPtr import_managed(Managed* mt) {
     device = Device::gpu(dl.device.device_id);
   }
   TensorMeta meta{std::move(shape), std::move(stride), dtype, device, 0};
-  return std::make_shared<TensorImpl>(std::move(storage), std::move(meta));
+  auto t = std::make_shared<TensorImpl>(std::move(storage), std::move(meta));
+  t->mark_reached_outside();  // (the producer still holds the memory)
+  return t;
 }
 
 TensorPtr from_dlpack(nb::handle capsule) {

@@ -23,6 +23,20 @@ namespace lucid::bindings {
 
 namespace {
 
+// lucid.gpu.pending_stats() and the CPU's (core/pending.h).
+nb::dict pending_stats_dict(const pending::Stats& s) {
+  nb::dict d;
+  d["ops"] = s.ops;
+  d["bytes"] = s.bytes;
+  d["flushes"] = s.flushes;
+  d["graph_runs"] = s.graph_runs;
+  d["graph_abandoned"] = s.graph_abandoned;
+  d["fused_calls"] = s.fused_calls;
+  d["region_breaks"] = s.region_breaks;
+  d["replays"] = s.replays;
+  return d;
+}
+
 // Called with the device at a compiled region's break; never destroyed (a static
 // object's destructor would run after the interpreter is gone).
 nb::object& break_callback() {
@@ -132,18 +146,11 @@ void init_gpu(nb::module_& m) {
     }
   }, nb::arg("callback").none());
   m.def("gpu_pending_stats", [](int device) {
-    pending::Stats s = pending::stats(device);
-    nb::dict d;
-    d["ops"] = s.ops;
-    d["bytes"] = s.bytes;
-    d["flushes"] = s.flushes;
-    d["graph_runs"] = s.graph_runs;
-    d["graph_abandoned"] = s.graph_abandoned;
-    d["fused_calls"] = s.fused_calls;
-    d["region_breaks"] = s.region_breaks;
-    d["replays"] = s.replays;
-    return d;
+    LUCID_CHECK(device >= 0 && device < pending::kMaxDevices, RuntimeError, "invalid GPU index ", device);
+    return pending_stats_dict(pending::stats(device));
   });
+  // The CPU's list (Note [Compiled CPU chains], ops/fusion.h): ops, bytes, flushes, fused_calls.
+  m.def("cpu_pending_stats", [] { return pending_stats_dict(pending::stats(pending::kCpu)); });
   // Note [Flush graphs] (backend/cuda/flush_graphs.h).
   m.def("gpu_graph_replay", [] { return pending::graphs_enabled(); });
   m.def("gpu_set_graph_replay", [](bool enabled) { pending::set_graphs_enabled(enabled); });

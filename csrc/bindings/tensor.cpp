@@ -103,7 +103,10 @@ TensorClass init_tensor(nb::module_& m) {
       .def_prop_ro("_storage_key",
                    [](const T& t) { return reinterpret_cast<uintptr_t>(storage_base(t.storage()).version.get()); })
       .def_prop_ro("_storage_is_shared", &T::storage_is_shared)
-      .def_prop_ro("_data_ptr", [](const T& t) { return uintptr_t(t.data_ptr()); })
+      .def_prop_ro("_data_ptr", [](const T& t) {
+        t.mark_reached_outside();  // (the address may be written through: ctypes, a C extension)
+        return uintptr_t(t.data_ptr());
+      })
       .def_prop_ro("_storage_data_ptr", [](const T& t) { return uintptr_t(storage_base(t.storage()).ptr()); })
       .def("_is_contiguous", &T::is_contiguous)
       .def("_bump_version", &T::bump_version)

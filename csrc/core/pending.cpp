@@ -13,7 +13,7 @@
 namespace lucid::pending {
 
 namespace detail {
-std::atomic<size_t> g_pending[kMaxDevices];
+std::atomic<size_t> g_pending[kLists];
 }
 
 namespace {
@@ -35,7 +35,7 @@ struct DeviceList {
 };
 
 DeviceList& list(int device) {
-  static DeviceList lists[kMaxDevices];
+  static DeviceList lists[kLists];
   return lists[device];
 }
 
@@ -105,6 +105,8 @@ bool recording(int device) {
   return g_lazy.load(std::memory_order_relaxed) && !t_in_flush && device >= 0 && device < kMaxDevices;
 }
 
+bool recording_cpu() { return t_region_depth && !t_in_flush && fusion_enabled(); }
+
 void record(int device, std::unique_ptr<Work> work, size_t new_bytes) {
   DeviceList& l = list(device);
   bool full;
@@ -166,7 +168,7 @@ void run_ops(DeviceList& l, int device, std::vector<std::unique_ptr<Work>>& ops,
   } pass{&ops, nullptr, nullptr};
   if (const ListRewriter rewriter = g_rewriter.load(std::memory_order_acquire); rewrite && rewriter && fusion_enabled())
     l.fused_calls.fetch_add(rewriter(device, ops), std::memory_order_relaxed);
-  const ListRunner runner = g_runner.load(std::memory_order_acquire);
+  const ListRunner runner = device == kCpu ? nullptr : g_runner.load(std::memory_order_acquire);
   ListRun how = ListRun::Declined;
   if (runner && ops.size() >= kMinGraphCalls && graphs_enabled()) {
     const uint64_t signature = signature_of(ops);
@@ -188,7 +190,8 @@ void run_ops(DeviceList& l, int device, std::vector<std::unique_ptr<Work>>& ops,
 void run_locked(DeviceList& l, int device) {
   std::vector<std::unique_ptr<Work>> ops = take(l, device);
   if (ops.empty()) return;
-  if (t_region_depth && !t_region_ending) {
+  // (The CPU's list is flushed by every CPU op it cannot fuse: not a break.)
+  if (t_region_depth && !t_region_ending && device != kCpu) {
     l.region_breaks.fetch_add(1, std::memory_order_relaxed);
     ++t_breaks;
     if (const BreakObserver observe = g_break_observer.load(std::memory_order_acquire)) observe(device);
@@ -222,7 +225,7 @@ StreamTurn::~StreamTurn() {
 }
 
 void flush_all() {
-  for (int d = 0; d < kMaxDevices; ++d) flush(d);
+  for (int d = 0; d < kLists; ++d) flush(d);
 }
 
 void flush_at_boundary() {
@@ -246,8 +249,14 @@ RegionEnd exit_region_reporting(bool capture) {
   end.breaks = t_breaks;
   int devices = 0;
   for (int d = 0; d < kMaxDevices; ++d) devices += has_pending(d);
-  // The first error of any device's list is raised once every list has run.
+  // The first error of any device's list is raised once every list has run. (The CPU's
+  // list runs first: it is never captured, and no GPU call can be waiting for it.)
   std::exception_ptr first_error;
+  try {
+    flush(kCpu);
+  } catch (...) {
+    first_error = std::current_exception();
+  }
   for (int d = 0; d < kMaxDevices; ++d) {
     if (!has_pending(d)) continue;
     DeviceList& l = list(d);
@@ -290,7 +299,7 @@ bool in_region() { return t_region_depth > 0; }
 void set_break_observer(BreakObserver observer) { g_break_observer.store(observer, std::memory_order_release); }
 
 Stats stats(int device) {
-  LUCID_CHECK(device >= 0 && device < kMaxDevices, RuntimeError, "invalid GPU index ", device);
+  LUCID_CHECK(device >= 0 && device < kLists, RuntimeError, "invalid GPU index ", device);
   DeviceList& l = list(device);
   std::lock_guard g(l.lock);
   return {l.ops.size(), l.bytes, l.flushes.load(std::memory_order_relaxed),

@@ -30,6 +30,12 @@
 // end flushes. Host reads and the byte budget still flush inside a region: each such
 // flush is counted as a break (Stats::region_breaks, reported by lucid.compile.diagnose).
 //
+// The CPU has a list too (kCpu), used only inside compiled regions and only for the
+// calls the fusion pass can fuse (ops/fusion.h: float elementwise chains): a compiled
+// function's chains then run block by block in cache (Note [Compiled CPU chains]).
+// Every other CPU op runs when called, and anything that touches a CPU storage's bytes
+// (host_ptr(), data_ptr()) flushes the CPU list first, as data_ptr() does on the GPU.
+//
 // A backend may run a whole list its own way (the CUDA backend: captured into a CUDA
 // graph and replayed when the list's signature repeats, Note [Flush graphs] in
 // backend/cuda/flush_graphs.h) through the ListRunner seam below.
@@ -50,6 +56,9 @@ inline constexpr size_t kMaxPendingOps = 1024;
 // never reads a value stays bounded. (Past it, an allocation that fails flushes too.)
 inline constexpr size_t kMaxPendingBytes = size_t(1) << 30;
 inline constexpr int kMaxDevices = 16;
+// The CPU's list (after the GPUs' 0..kMaxDevices-1): a `device` argument below may be it.
+inline constexpr int kCpu = kMaxDevices;
+inline constexpr int kLists = kMaxDevices + 1;
 // The op budget inside a compiled region: a Transformer's training step is a few
 // thousand calls, which a single list (and graph) holds well.
 inline constexpr size_t kMaxRegionOps = 16384;
@@ -109,16 +118,18 @@ bool in_flush();
 
 // Should an op on GPU `device` be recorded rather than run? (Lazy, and not in a flush.)
 bool recording(int device);
+// Should a fusable CPU op be recorded? (Inside a compiled region, fusion on, not in a flush.)
+bool recording_cpu();
 
 // Appends to the device's list; flushes it when a budget is reached. `new_bytes`: the
 // bytes of output storage the list now keeps alive that it did not before.
 void record(int device, std::unique_ptr<Work> work, size_t new_bytes);
 
 namespace detail {
-extern std::atomic<size_t> g_pending[kMaxDevices];  // ops in each device's list
+extern std::atomic<size_t> g_pending[kLists];  // ops in each device's list
 }
 inline bool has_pending(int device) {
-  return device >= 0 && device < kMaxDevices && detail::g_pending[device].load(std::memory_order_relaxed) != 0;
+  return device >= 0 && device < kLists && detail::g_pending[device].load(std::memory_order_relaxed) != 0;
 }
 
 // Runs the device's list in order. A no-op when it is empty or when called inside a
@@ -127,7 +138,7 @@ void flush_slow(int device);
 inline void flush(int device) {
   if (has_pending(device) && !in_flush()) flush_slow(device);
 }
-void flush_all();
+void flush_all();  // every GPU's list and the CPU's
 
 // The end of backward() and of optimizer.step(): flush_all() outside a compiled region,
 // nothing inside one.

@@ -27,6 +27,10 @@ struct VersionCounter {
   // Copies of the storage held by recorded, not yet run, GPU calls (core/pending.h):
   // not sharers in the user's sense (TensorImpl::storage_is_shared).
   std::atomic<uint32_t> pending_uses{0};
+  // Whether anything outside lucid may read or write the bytes at any time (memory
+  // imported from NumPy, DLPack or a buffer; exported through DLPack or data_ptr):
+  // such bytes are never left to a deferred CPU call (Note [Compiled CPU chains]).
+  std::atomic<bool> reached_outside{false};
 };
 
 // Pointer plus the object that keeps it alive (a deleter-carrying shared_ptr).

@@ -121,10 +121,21 @@ bool TensorImpl::storage_is_shared() const {
   return s.data.use_count() > (one_block ? 2 : 1) * copies;
 }
 
+namespace {
+// The CPU's list holds a compiled region's elementwise calls (Note [Compiled CPU chains],
+// ops/fusion.h): it runs before anyone touches bytes that one of its calls holds. Only
+// then: a new tensor's fill (a number's, say) must not cut the chain being recorded.
+void flush_cpu_calls_holding(const Storage& s) {
+  if (pending::has_pending(pending::kCpu) && storage_base(s).version->pending_uses.load(std::memory_order_relaxed))
+    pending::flush(pending::kCpu);
+}
+}  // namespace
+
 std::byte* TensorImpl::data_ptr() const {
   // Whoever asks for the address may read or hand out the bytes: the GPU's recorded
   // calls run first (Note [Lazy GPU execution]). Inside a flush it is the kernel asking.
-  pending::flush(gpu_device_of(storage_));
+  if (is_cpu_storage()) flush_cpu_calls_holding(storage_);
+  else pending::flush(gpu_device_of(storage_));
   if (auto* s = std::get_if<SharedStorage>(&storage_); s && meta_.device.is_gpu())
     return s->device_ptr + meta_.offset;
   return storage_base(storage_).ptr() + meta_.offset;
@@ -134,7 +145,16 @@ std::byte* TensorImpl::host_ptr() const {
   LUCID_CHECK(!is_gpu_storage(), RuntimeError,
               "internal: host access to GPU memory; copy the tensor to the CPU first");
   if (is_shared_storage()) pending::flush(gpu_device_of(storage_));
+  else flush_cpu_calls_holding(storage_);
   return storage_base(storage_).ptr() + meta_.offset;
+}
+
+void TensorImpl::mark_reached_outside() const {
+  storage_base(storage_).version->reached_outside.store(true, std::memory_order_relaxed);
+}
+
+bool TensorImpl::reached_outside() const {
+  return storage_base(storage_).version->reached_outside.load(std::memory_order_relaxed);
 }
 
 uint64_t TensorImpl::version() const {

@@ -104,6 +104,10 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   bool storage_is_shared() const;
   // Address of element 0 as seen by the tensor's own device.
   std::byte* data_ptr() const;
+  // Marks the bytes as reachable outside lucid (VersionCounter::reached_outside): for
+  // memory lucid imports or hands out to another library.
+  void mark_reached_outside() const;
+  bool reached_outside() const;
   // Address of element 0 as seen by the host; only for CPU and shared storage.
   std::byte* host_ptr() const;
 

@@ -55,18 +55,19 @@ struct Call {
   std::optional<Scalar> number[2];
 };
 
-// The call as a fusable elementwise step, if it is one.
-std::optional<Call> as_call(pending::Work& w) {
-  auto* r = dynamic_cast<RecordedLaunch*>(&w);
-  if (!r || r->outputs().size() != 1) return std::nullopt;
-  const Primitive& p = r->prim();
-  Call c{r, false, 0, Dtype::F32, r->outputs()[0].get(), {nullptr, nullptr}, {}};
+// The step a call would be in a program, if it is a fusable one: the operands as the
+// primitive and the tensors say (the fusion pass's calls, and launch's question whether
+// a CPU call is worth recording). `out` and `operand` point into outs and ins.
+std::optional<Call> step_of(const Primitive& p, size_t n_outs, const TensorImpl* out, size_t n_ins,
+                            const TensorImpl* in0, const TensorImpl* in1) {
+  if (n_outs != 1) return std::nullopt;
+  Call c{nullptr, false, 0, Dtype::F32, out, {nullptr, nullptr}, {}};
   if (p.kind() == Prim::Unary) {
     const UnaryOp op = prim_cast<Unary>(p).op;
-    if (!fusable(op) || r->inputs().size() != 1) return std::nullopt;
+    if (!fusable(op) || n_ins != 1) return std::nullopt;
     c.op = uint8_t(op);
-    c.operand[0] = r->inputs()[0].get();
-    c.dtype = c.operand[0]->dtype();
+    c.operand[0] = in0;
+    c.dtype = in0->dtype();
   } else if (p.kind() == Prim::Binary) {
     const auto& b = prim_cast<Binary>(p);
     if (!fusable(b.op)) return std::nullopt;
@@ -77,7 +78,7 @@ std::optional<Call> as_call(pending::Work& w) {
     for (int k = 0; k < 2; ++k) {
       const std::optional<Scalar>& number = k == 0 ? b.lhs : b.rhs;
       if (number) c.number[k] = number;
-      else if (next < r->inputs().size()) c.operand[k] = r->inputs()[next++].get();
+      else if (next < n_ins) c.operand[k] = next++ == 0 ? in0 : in1;
       else return std::nullopt;
     }
   } else {
@@ -86,6 +87,17 @@ std::optional<Call> as_call(pending::Work& w) {
   if (!fusable_dtype(c.dtype) || c.out->dtype() != c.dtype || !c.out->is_contiguous()) return std::nullopt;
   for (const TensorImpl* t : c.operand)
     if (t && (t->dtype() != c.dtype || !(t->is_contiguous() || t->numel() == 1))) return std::nullopt;
+  return c;
+}
+
+// The recorded call as a fusable elementwise step, if it is one.
+std::optional<Call> as_call(pending::Work& w) {
+  auto* r = dynamic_cast<RecordedLaunch*>(&w);
+  if (!r) return std::nullopt;
+  auto ins = r->inputs();
+  std::optional<Call> c = step_of(r->prim(), r->outputs().size(), r->outputs()[0].get(), ins.size(),
+                                  ins.empty() ? nullptr : ins[0].get(), ins.size() < 2 ? nullptr : ins[1].get());
+  if (c) c->launch = r;
   return c;
 }
 
@@ -285,7 +297,7 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t&
 std::atomic<FusedVariant> g_variant{nullptr};
 
 size_t fuse(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
-  const Kernel kernel = kernel_of(Prim::FusedElementwise, DeviceType::GPU);
+  const Kernel kernel = kernel_of(Prim::FusedElementwise, device == pending::kCpu ? DeviceType::CPU : DeviceType::GPU);
   if (!kernel) return 0;
   try {
     std::vector<std::unique_ptr<pending::Work>> out;
@@ -315,7 +327,7 @@ size_t fuse(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
       if (built->program.n_outputs == 0) continue;
       FusedElementwise prim;
       prim.program = built->program;
-      if (const FusedVariant variant = g_variant.load(std::memory_order_acquire))
+      if (const FusedVariant variant = g_variant.load(std::memory_order_acquire); variant && device != pending::kCpu)
         prim.variant = variant(prim.program, run[0].out->numel(), device);
       std::vector<TensorImpl*> outs;
       for (const TensorImpl* t : built->outs) outs.push_back(const_cast<TensorImpl*>(t));
@@ -331,9 +343,16 @@ size_t fuse(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
 
 }  // namespace
 
-void enable_elementwise_fusion(FusedVariant variant) {
-  g_variant.store(variant, std::memory_order_release);
-  pending::set_list_rewriter(&fuse);
+void enable_elementwise_fusion() { pending::set_list_rewriter(&fuse); }
+
+void set_fused_variant(FusedVariant variant) { g_variant.store(variant, std::memory_order_release); }
+
+bool record_on_cpu(const Primitive& p, Outputs outs, Inputs ins) {
+  if (outs.size() != 1 || ins.empty() || ins.size() > 2 || outs[0]->numel() < kCpuRecordMinElements) return false;
+  // (Bytes something outside lucid may write at any time run at the call, as in eager mode.)
+  for (const TensorImpl* t : outs) if (!t->is_cpu_storage() || t->reached_outside()) return false;
+  for (const TensorImpl* t : ins) if (!t || !t->is_cpu_storage() || t->reached_outside()) return false;
+  return step_of(p, outs.size(), outs[0], ins.size(), ins[0], ins.size() > 1 ? ins[1] : nullptr).has_value();
 }
 
 }  // namespace lucid::ops

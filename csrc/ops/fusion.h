@@ -17,10 +17,10 @@
 //    when an op is called, Note [Lazy GPU execution].)
 // How a program runs: the CUDA backend compiles a kernel for each program with NVRTC
 // (backend/cuda/fused_codegen.h, Note [Generated kernels]), in the background, and
-// interprets the program until that kernel is ready (backend/cuda/fused_elementwise.cu);
-// the interpreter needs no compiler and is what the CPU runs. Generated code is each op's
-// functor body in straight-line code, built like the unfused kernels with no contraction
-// of one op's multiply into the next op's add, so every way gives the same bits.
+// interprets the program until that kernel is ready (backend/cuda/fused_elementwise.cu).
+// Generated code is each op's functor body in straight-line code, built like the unfused
+// kernels with no contraction of one op's multiply into the next op's add, so every way
+// gives the same bits. The CPU runs a program with the ops' own row kernels (below).
 // LUCID_FUSION=0 or lucid.gpu.set_fusion(False) turns it off.
 #pragma once
 
@@ -28,8 +28,23 @@
 
 namespace lucid::ops {
 
-// Installs the pass as the pending lists' rewriter (called when the CUDA backend loads),
-// with the backend's choice among its kernels for a program (ops/prims/fused.h).
-void enable_elementwise_fusion(FusedVariant variant);
+// Installs the pass as the pending lists' rewriter (called when the CPU backend loads).
+void enable_elementwise_fusion();
+// The CUDA backend's choice among its kernels for a program (ops/prims/fused.h).
+void set_fused_variant(FusedVariant variant);
+
+// Note [Compiled CPU chains]
+// Inside a compiled region (lucid.compile, core/pending.h) the CPU records the calls this
+// pass can fuse, and only those, in its own list (pending::kCpu); any other CPU op, and
+// anything that reads a CPU storage's bytes, flushes it first (TensorImpl::host_ptr). At
+// the flush, chains become programs as on the GPU, and the CPU's program kernel
+// (backend/cpu/fused_elementwise.cpp) runs them block by block: each step is the op's own
+// row kernel (the SIMD loop or vector math its eager kernel runs) over a block of a few
+// thousand elements held in cache, so a chain reads its inputs and writes its outputs
+// once, with the eager ops' bits. Calls on fewer than kCpuRecordMinElements elements run
+// when called: their operands are in cache already, and recording costs more than it saves.
+inline constexpr int64_t kCpuRecordMinElements = 16384;
+// Whether launch() should record this CPU call (when pending::recording_cpu()).
+bool record_on_cpu(const Primitive& p, Outputs outs, Inputs ins);
 
 }  // namespace lucid::ops

@@ -1,5 +1,6 @@
 // The (primitive, device) kernel table and launch (Note [The compute seam]); on a lazy
-// GPU, launch records the call (Note [Lazy GPU execution], core/pending.h).
+// GPU, launch records the call (Note [Lazy GPU execution], core/pending.h), and so does
+// the CPU for a fusable call inside a compiled region (Note [Compiled CPU chains]).
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -8,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/pending.h"
+#include "ops/fusion.h"
 #include "ops/op_tally.h"
 #include "ops/primitive.h"
 #include "ops/recorded_launch.h"
@@ -113,17 +115,18 @@ void launch(const Primitive& p, Outputs outs, Inputs ins) {
     fail<NotImplementedError>("internal: no CPU kernel for ", p.name());
   }
   if (entry.check) entry.check(p, outs, ins);
-  const bool record = device.is_gpu() && pending::recording(device.index) && !runs_when_called(p.kind());
+  const bool lazy_gpu = device.is_gpu() && pending::recording(device.index);
+  // (A CPU call not recorded flushes the CPU's list when its kernel reads an operand.)
+  const bool record = lazy_gpu ? !runs_when_called(p.kind())
+                               : device.is_cpu() && pending::recording_cpu() && record_on_cpu(p, outs, ins);
   if (t_tally) tally(p, outs, ins, record);
-  if (device.is_gpu() && pending::recording(device.index)) {
-    if (record) {
-      auto call = std::make_unique<RecordedLaunch>(k, p, outs, ins);
-      const size_t bytes = call->new_bytes();
-      pending::record(device.index, std::move(call), bytes);
-      return;
-    }
-    pending::flush(device.index);
+  if (record) {
+    auto call = std::make_unique<RecordedLaunch>(k, p, outs, ins);
+    const size_t bytes = call->new_bytes();
+    pending::record(device.is_gpu() ? device.index : pending::kCpu, std::move(call), bytes);
+    return;
   }
+  if (lazy_gpu) pending::flush(device.index);
   run_kernel(k, p, outs, ins);
 }
 

@@ -7,4 +7,6 @@ void binary_extremum(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, con
   run_binary_unit<Unit::Extremum>("binary_extremum", op, out, a, b);
 }
 
+RowKernels binary_extremum_rows(ops::BinaryOp op, Dtype dtype) { return binary_rows_unit<Unit::Extremum>(op, dtype); }
+
 }  // namespace lucid::cpu

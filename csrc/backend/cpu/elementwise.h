@@ -64,6 +64,47 @@ inline void unary(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
   }
 }
 
+// Note [Compiled CPU chains] (ops/fusion.h): the loops an op's kernel runs over dense
+// rows of a float dtype, which the CPU's fused programs (fused_elementwise.cpp) run on a
+// block at a time: the same code as the eager kernel's, so the same bits. A member is
+// null where the op has no such loop (not a float op of that dtype).
+struct RowKernels {
+  void (*unary)(const void* in, void* out, int64_t n) = nullptr;             // out = op(in)
+  void (*rows)(void* out, const void* a, const void* b, int64_t n) = nullptr;       // out = op(a, b)
+  void (*row_value)(void* out, const void* a, const void* b, int64_t n) = nullptr;  // b: one value
+  void (*value_row)(void* out, const void* a, const void* b, int64_t n) = nullptr;  // a: one value
+};
+// Each kernel unit's (kernel_unit.h), for the units holding fusable ops (ops/prims/fused.h).
+RowKernels binary_arith_rows(ops::BinaryOp op, Dtype dtype);
+RowKernels binary_extremum_rows(ops::BinaryOp op, Dtype dtype);
+RowKernels binary_division_rows(ops::BinaryOp op, Dtype dtype);
+RowKernels binary_math_rows(ops::BinaryOp op, Dtype dtype);
+RowKernels binary_logs_rows(ops::BinaryOp op, Dtype dtype);
+RowKernels unary_basic_rows(ops::UnaryOp op, Dtype dtype);
+RowKernels unary_math_rows(ops::UnaryOp op, Dtype dtype);
+RowKernels unary_trig_rows(ops::UnaryOp op, Dtype dtype);
+RowKernels unary_rounding_rows(ops::UnaryOp op, Dtype dtype);
+
+inline RowKernels binary_rows(ops::BinaryOp op, Dtype dtype) {
+  switch (binary_unit(op)) {
+    case Unit::Arith: return binary_arith_rows(op, dtype);
+    case Unit::Extremum: return binary_extremum_rows(op, dtype);
+    case Unit::Division: return binary_division_rows(op, dtype);
+    case Unit::Math: return binary_math_rows(op, dtype);
+    case Unit::Logs: return binary_logs_rows(op, dtype);
+    default: return {};
+  }
+}
+inline RowKernels unary_rows(ops::UnaryOp op, Dtype dtype) {
+  switch (unary_unit(op)) {
+    case Unit::Basic: return unary_basic_rows(op, dtype);
+    case Unit::Math: return unary_math_rows(op, dtype);
+    case Unit::Trig: return unary_trig_rows(op, dtype);
+    case Unit::Rounding: return unary_rounding_rows(op, dtype);
+    default: return {};
+  }
+}
+
 // where(cond, a, b): cond bool, a and b of out's dtype, all broadcast to out's shape
 // (where.cpp). A byte copy per element, so one loop serves every dtype.
 void where(TensorImpl& out, const TensorImpl& cond, const TensorImpl& a, const TensorImpl& b);

@@ -1,39 +1,120 @@
-// The CPU kernel of a fused elementwise chain (ops/prims/fused.h): blocks of elements in
-// parallel, each register a row of the block, each instruction a loop over the block. The GPU runs the programs the lazy lists
-// make (ops/fusion.cpp); this kernel is their reference on the CPU.
+// The CPU kernel of a fused elementwise chain (ops/prims/fused.h), Note [Compiled CPU
+// chains] (ops/fusion.h): blocks of kBlock elements in parallel; in a block each step is
+// the op's own row kernel (RowKernels, elementwise.h: the SIMD loop or vector math its
+// eager kernel runs) over rows that stay in cache, so the chain reads its inputs and
+// writes its outputs once, and every element gets the bits the unfused ops give it (the
+// row kernels compute each element on its own, wherever a row starts).
 #include <algorithm>
-#include <array>
+#include <cstring>
 #include <type_traits>
 
+#include "backend/cpu/elementwise.h"
 #include "backend/cpu/register.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "ops/elementwise.h"
+#include "ops/fusion.h"
 #include "ops/prims/fused.h"
 
 namespace lucid::cpu {
 
 namespace {
 
-constexpr int64_t kBlock = 256;
+// Elements a block: 8 rows of float32 are 64 KiB, of float64 128 KiB (a core's L2).
+constexpr int64_t kBlock = 2048;
+
+struct Step {
+  RowKernels rows;
+  bool binary;
+};
+
+// The row kernels of each step, looked up once a call.
+void steps_of(const ops::FusedProgram& p, Step* steps) {
+  for (int s = 0; s < p.n_instrs; ++s) {
+    const ops::FusedInstr& in = p.instrs[s];
+    steps[s].binary = in.binary;
+    steps[s].rows = in.binary ? binary_rows(ops::BinaryOp(in.op), p.dtype) : unary_rows(ops::UnaryOp(in.op), p.dtype);
+    const bool found = in.binary ? steps[s].rows.rows != nullptr : steps[s].rows.unary != nullptr;
+    LUCID_CHECK(found, RuntimeError, "internal: a fused elementwise program's step ",
+                in.binary ? ops::op_name(ops::BinaryOp(in.op)) : ops::op_name(ops::UnaryOp(in.op)),
+                " has no CPU row kernel for ", dtype_name(p.dtype));
+  }
+}
 
 template <typename T>
-void run_program(const ops::FusedProgram& p, const T* const* in, T* const* out, int64_t n) {
-  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  parallel_for(n, 4 * kBlock, [&](int64_t begin, int64_t end) {
-    std::array<std::array<C, kBlock>, ops::kFusedMaxRegs> regs{};
-    for (int64_t b0 = begin; b0 < end; b0 += kBlock) {
-      const int64_t m = std::min(kBlock, end - b0);
-      for (int c = 0; c < p.n_consts; ++c) std::fill_n(regs[p.const_reg[c]].begin(), m, C(p.consts[c]));
-      for (int k = 0; k < p.n_inputs; ++k)
-        for (int64_t j = 0; j < m; ++j) regs[p.in_reg[k]][j] = C(in[k][p.in_broadcast[k] ? 0 : b0 + j]);
-      for (int s = 0; s < p.n_instrs; ++s) {
-        const ops::FusedInstr& ins = p.instrs[s];  // (the whole block: the rows' tails are unused)
-        ops::fused_apply<T, int(kBlock), 1>(ins, regs[ins.a].data(), regs[ins.b].data(), regs[ins.dst].data());
+void run_program(const ops::FusedProgram& p, const Step* steps, const T* const* in, T* const* out, int64_t n) {
+  // A register is a row of the block (a step's result), a row of an input read where
+  // it lies, or one value (a constant, a broadcast input).
+  T consts[ops::kFusedMaxRegs] = {};
+  for (int c = 0; c < p.n_consts; ++c) consts[p.const_reg[c]] = T(p.consts[c]);  // (exactly the compute type's value)
+  // A step that gives an output its final value writes it there directly, unless an
+  // output is also an input (in place): then every read of the block comes first.
+  int direct[ops::kFusedMaxInstrs];
+  std::fill_n(direct, ops::kFusedMaxInstrs, -1);
+  bool in_place = false;
+  for (int o = 0; o < p.n_outputs; ++o)
+    for (int k = 0; k < p.n_inputs; ++k) in_place = in_place || static_cast<const T*>(out[o]) == in[k];
+  bool direct_output[ops::kFusedMaxOutputs] = {};
+  for (int o = 0; o < p.n_outputs && !in_place; ++o)
+    for (int s = p.n_instrs - 1; s >= 0; --s)
+      if (p.instrs[s].dst == p.out_reg[o]) {
+        direct[s] = o, direct_output[o] = true;
+        break;
       }
-      for (int o = 0; o < p.n_outputs; ++o)
-        for (int64_t j = 0; j < m; ++j) out[o][b0 + j] = T(regs[p.out_reg[o]][j]);
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  auto run_blocks = [&](int64_t first, int64_t last) {
+    alignas(64) T rows[ops::kFusedMaxRegs][kBlock];
+    for (int64_t blk = first; blk < last; ++blk) {
+      const int64_t b0 = blk * kBlock, m = std::min(kBlock, n - b0);
+      const T* src[ops::kFusedMaxRegs] = {};
+      bool one_value[ops::kFusedMaxRegs] = {};
+      T value[ops::kFusedMaxRegs];
+      for (int c = 0; c < p.n_consts; ++c) {
+        const int r = p.const_reg[c];
+        one_value[r] = true, value[r] = consts[r], src[r] = &value[r];
+      }
+      for (int k = 0; k < p.n_inputs; ++k) {
+        const int r = p.in_reg[k];
+        if (p.in_broadcast[k]) one_value[r] = true, value[r] = in[k][0], src[r] = &value[r];
+        else one_value[r] = false, src[r] = in[k] + b0;
+      }
+      // A value where a row is needed (never from the fusion pass's programs, which
+      // give every step a row operand) becomes a row of it.
+      auto as_row = [&](int r) {
+        if (!one_value[r]) return;
+        std::fill_n(rows[r], m, value[r]);
+        src[r] = rows[r], one_value[r] = false;
+      };
+      for (int s = 0; s < p.n_instrs; ++s) {
+        const ops::FusedInstr& ins = p.instrs[s];
+        const RowKernels& k = steps[s].rows;
+        T* dst = direct[s] >= 0 ? out[direct[s]] + b0 : rows[ins.dst];
+        if (!ins.binary) {
+          as_row(ins.a);
+          k.unary(src[ins.a], dst, m);
+        } else if (one_value[ins.a] && one_value[ins.b]) {
+          as_row(ins.a);
+          k.row_value(dst, src[ins.a], src[ins.b], m);
+        } else if (one_value[ins.b]) {
+          k.row_value(dst, src[ins.a], src[ins.b], m);
+        } else if (one_value[ins.a]) {
+          k.value_row(dst, src[ins.a], src[ins.b], m);
+        } else {
+          k.rows(dst, src[ins.a], src[ins.b], m);
+        }
+        src[ins.dst] = dst, one_value[ins.dst] = false;
+      }
+      // (After every read of the block: an output may be an input's storage, in place.)
+      for (int o = 0; o < p.n_outputs; ++o) {
+        const int r = p.out_reg[o];
+        if (direct_output[o]) continue;
+        if (one_value[r]) std::fill_n(out[o] + b0, m, value[r]);
+        else std::memcpy(out[o] + b0, src[r], size_t(m) * sizeof(T));
+      }
     }
-  });
+  };
+  if (blocks < 2) return run_blocks(0, blocks);
+  parallel_for(blocks, 2, run_blocks);
 }
 
 void fused_elementwise_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs ins) {
@@ -41,12 +122,14 @@ void fused_elementwise_kernel(const ops::Primitive& prim, ops::Outputs outs, ops
   LUCID_CHECK(ops::fused_program_valid(p) && outs.size() == p.n_outputs && ins.size() == p.n_inputs && !outs.empty(),
               RuntimeError,
               "internal: a fused elementwise program given ", outs.size(), " outputs and ", ins.size(), " inputs");
+  Step steps[ops::kFusedMaxInstrs];
+  steps_of(p, steps);
   auto run = [&]<typename T>() {
     const T* in[ops::kFusedMaxInputs] = {};
     T* out[ops::kFusedMaxOutputs] = {};
     for (size_t k = 0; k < ins.size(); ++k) in[k] = reinterpret_cast<const T*>(ins[k]->host_ptr());
     for (size_t o = 0; o < outs.size(); ++o) out[o] = reinterpret_cast<T*>(outs[o]->host_ptr());
-    run_program<T>(p, in, out, outs[0]->numel());
+    run_program<T>(p, steps, in, out, outs[0]->numel());
   };
   switch (p.dtype) {
     case Dtype::F16: return run.operator()<Half>();
@@ -61,6 +144,7 @@ void fused_elementwise_kernel(const ops::Primitive& prim, ops::Outputs outs, ops
 
 void register_fused_kernels() {
   ops::register_kernel(ops::Prim::FusedElementwise, DeviceType::CPU, fused_elementwise_kernel);
+  ops::enable_elementwise_fusion();  // the pending lists' rewriter (the CPU's and the GPUs')
 }
 
 }  // namespace lucid::cpu

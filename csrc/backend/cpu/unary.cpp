@@ -18,4 +18,6 @@ void complex_abs(TensorImpl& out, const TensorImpl& a) {
                                           [](complex64 z) { return std::abs(z); });
 }
 
+RowKernels unary_basic_rows(ops::UnaryOp op, Dtype dtype) { return unary_rows_unit<Unit::Basic>(op, dtype); }
+
 }  // namespace lucid::cpu

@@ -7,4 +7,6 @@ void unary_math(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
   run_unary_unit<Unit::Math>("unary_math", op, out, a);
 }
 
+RowKernels unary_math_rows(ops::UnaryOp op, Dtype dtype) { return unary_rows_unit<Unit::Math>(op, dtype); }
+
 }  // namespace lucid::cpu

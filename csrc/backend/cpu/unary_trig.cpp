@@ -7,4 +7,6 @@ void unary_trig(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
   run_unary_unit<Unit::Trig>("unary_trig", op, out, a);
 }
 
+RowKernels unary_trig_rows(ops::UnaryOp op, Dtype dtype) { return unary_rows_unit<Unit::Trig>(op, dtype); }
+
 }  // namespace lucid::cpu

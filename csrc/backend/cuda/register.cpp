@@ -15,7 +15,7 @@ void register_runtime() {
   static CudaRuntime* runtime = new CudaRuntime();
   register_gpu_runtime(runtime);
   pending::set_list_runner(&run_list_as_graph);  // Note [Flush graphs]
-  ops::enable_elementwise_fusion(fused_variant);  // Note [Elementwise fusion]
+  ops::set_fused_variant(fused_variant);  // Note [Elementwise fusion]
 }
 
 void register_kernels() {

@@ -1,6 +1,7 @@
 // A chain of elementwise ops run as one kernel: the program a flush makes of recorded
-// unary and binary calls (ops/fusion.cpp, Note [Elementwise fusion]). Both devices
-// interpret it with the table's own functors, so a fused chain's results are the
+// unary and binary calls (ops/fusion.cpp, Note [Elementwise fusion]). The GPU runs it
+// with the table's own functors (fused_apply, below), the CPU with the ops' own row
+// kernels (Note [Compiled CPU chains]): either way a fused chain's results are the
 // unfused ops' results bit for bit.
 #pragma once
 
