@@ -120,15 +120,15 @@ workload("GPU MLP 784-512-512-10 batch 128 training step (Adam) against torch.co
          flops=3 * 2 * 128 * (784 * 512 + 512 * 512 + 512 * 10), device="gpu", ceiling="none")
 
 
-def _compiled_setup(build, make_inputs, torch_compile="reduce-overhead"):
+def _compiled_setup(build, make_inputs, torch_compile="reduce-overhead", loss_fn=None):
     """_model_setup's, with lucid's step compiled by lucid.compile.fused_step (forward,
     loss, backward and update as one compiled call) and torch's model by torch.compile."""
     plain = _model_setup(build, make_inputs=make_inputs, torch_compile=torch_compile)
 
     def setup():
         (lm, lopt, *lx), torch_side = plain()
-        loss_fn = lucid.nn.functional.cross_entropy if len(lx) == 2 else _mean_square
-        return (lucid.compile.fused_step(lm, loss_fn, lopt), *lx), torch_side
+        loss = loss_fn or (lucid.nn.functional.cross_entropy if len(lx) == 2 else _mean_square)
+        return (lucid.compile.fused_step(lm, loss, lopt), *lx), torch_side
     return setup
 
 
@@ -216,6 +216,28 @@ workload("GPU Transformer encoder 4 layers d1024 seq 1024 batch 16 bfloat16 auto
          "gpu train", _model_setup(_encoder(BIG["layers"], BIG["d"], BIG["heads"], BIG["ff"]),
                                    (BIG["batch"], BIG["seq"], BIG["d"])),
          _autocast_step, flops=_encoder_flops(BIG["layers"], BIG["batch"], BIG["seq"], BIG["d"], BIG["ff"]),
+         device="gpu", ceiling="none")
+
+
+def _float_mean_square(out):
+    return (out.float() * out.float()).mean()
+
+
+def _compiled_autocast_step(m, *args):
+    if m is lucid:
+        step, x = args
+        with lucid.autocast("gpu", dtype=lucid.bfloat16):
+            return step(x)
+    return _autocast_step(m, *args)
+
+
+# issue 22: the big bfloat16 encoder under lucid.compile against torch.compile
+workload("GPU Transformer encoder 4 layers d1024 seq 1024 batch 16 bfloat16 autocast training step (Adam) "
+         "lucid.compile against torch.compile", "gpu train",
+         _compiled_setup(_encoder(BIG["layers"], BIG["d"], BIG["heads"], BIG["ff"]),
+                         lambda gen: [torch.randn(BIG["batch"], BIG["seq"], BIG["d"], generator=gen)],
+                         loss_fn=_float_mean_square),
+         _compiled_autocast_step, flops=_encoder_flops(BIG["layers"], BIG["batch"], BIG["seq"], BIG["d"], BIG["ff"]),
          device="gpu", ceiling="none")
 
 

@@ -1,5 +1,8 @@
 #include "ops/elementwise.h"
 
+#include <cstring>
+
+#include "core/copy.h"
 #include "core/default_dtype.h"
 #include "ops/copy_ops.h"
 #include "ops/promotion.h"
@@ -38,11 +41,17 @@ constexpr const char* kUnaryName[] = {
 #undef LUCID_NAME
 };
 
-// A number as a 0-d host tensor of `dtype`, converted the way PyTorch converts
-// wrapped numbers: unchecked (300 into uint8 wraps to 44, as torch's does).
-TensorPtr number_tensor(const Scalar& s, Dtype dtype) {
-  TensorPtr t = scalar_tensor(s);
-  return t->dtype() == dtype ? t : t->clone(dtype);
+// A number as the value of `dtype` it becomes, converted the way PyTorch converts
+// wrapped numbers: unchecked (300 into uint8 wraps to 44, as torch's does). One element
+// through the copy kernel (a cast's conversion), on the stack: no tensor is made, since
+// every op with a number operand pays this (issue 22's host time per op).
+Scalar number_as(const Scalar& s, Dtype dtype) {
+  alignas(16) std::byte from[sizeof(Scalar)], to[16];
+  std::visit([&](auto v) { std::memcpy(from, &v, sizeof v); }, s);
+  static const Shape kOneElement;
+  static const Stride kNoStrides;
+  host_strided_copy(to, kNoStrides, dtype, from, kNoStrides, scalar_dtype(s), kOneElement);
+  return scalar_from_bytes(to, dtype);
 }
 
 }  // namespace
@@ -60,7 +69,7 @@ Device op_device(const char* name, std::initializer_list<const TensorImpl*> ts) 
 }
 
 std::optional<Scalar> number_param(const Operand& o, Dtype dtype, const Device& device) {
-  if (!o.tensor) return number_tensor(o.number, dtype)->item();
+  if (!o.tensor) return number_as(o.number, dtype);
   if (o.tensor->device() != device) return o.tensor->clone(dtype)->item();
   return std::nullopt;
 }

@@ -1,8 +1,11 @@
 // CPU kernels of the elementwise primitives (ops/prims/elementwise.h): adapters from
 // the primitive to the loops of backend/cpu/elementwise.h.
+#include <cstring>
+
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/number_view.h"
 #include "backend/cpu/register.h"
+#include "core/parallel.h"
 #include "core/error.h"
 #include "ops/prims/elementwise.h"
 
@@ -30,9 +33,42 @@ void unary_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
   unary(ops::prim_cast<ops::Unary>(p).op, *outs[0], *ins[0]);
 }
 
+// A float op of a dense tensor and a number (t * 1.5, the common case): the row kernel
+// the general loop would reach for it (RowKernels' row_value / value_row), called on the
+// tensor directly, without making a tensor of the number. False when not that case.
+bool dense_with_number(const ops::Binary& p, TensorImpl& out, Inputs ins) {
+  if (bool(p.lhs) == bool(p.rhs) || ins.size() != 1 || !out.is_contiguous() || !ins[0]->is_contiguous() ||
+      ins[0]->dtype() != p.compute || out.dtype() != p.compute || ins[0]->numel() != out.numel())
+    return false;
+  const RowKernels rows = binary_rows(p.op, p.compute);
+  if (!rows.row_value) return false;
+  // The number is already a value of the compute dtype (ops::number_param): exact in T.
+  const Scalar& given = p.lhs ? *p.lhs : *p.rhs;
+  if (!std::holds_alternative<double>(given)) return false;
+  const double number = std::get<double>(given);
+  alignas(16) std::byte value[16];
+  auto put = [&](auto v) { std::memcpy(value, &v, sizeof v); };
+  switch (p.compute) {
+    case Dtype::F16: put(Half(float(number))); break;
+    case Dtype::BF16: put(BFloat16(float(number))); break;
+    case Dtype::F32: put(float(number)); break;
+    default: put(number); break;  // (F64: row kernels exist for float dtypes only)
+  }
+  std::byte* o = out.host_ptr();
+  const std::byte* t = ins[0]->host_ptr();
+  const int64_t item = int64_t(out.itemsize());
+  auto run = [&](int64_t begin, int64_t end) {
+    if (p.rhs) rows.row_value(o + begin * item, t + begin * item, value, end - begin);
+    else rows.value_row(o + begin * item, value, t + begin * item, end - begin);
+  };
+  parallel_for(out.numel(), kParallelGrain, run);
+  return true;
+}
+
 void binary_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::Binary>(prim);
   TensorImpl& out = *outs[0];
+  if (dense_with_number(p, out, ins)) return;
   TensorPtr lhs = p.lhs ? number_view(*p.lhs, p.compute, out.shape()) : nullptr;
   TensorPtr rhs = p.rhs ? number_view(*p.rhs, p.compute, out.shape()) : nullptr;
   const TensorImpl& x = lhs ? *lhs : *ins[0];
