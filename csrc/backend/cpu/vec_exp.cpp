@@ -1,5 +1,5 @@
-// float32 exp, tanh and sigmoid in lucid's own vector code (GCC vector extensions,
-// compiled for AVX2 and AVX-512). These three dominate activations, and SLEEF's
+// float32 exp, tanh and sigmoid (and, for builds without SLEEF, sin and cos) in lucid's
+// own vector code (GCC vector extensions, compiled for AVX2 and AVX-512). These three dominate activations, and SLEEF's
 // 1-ULP versions are slow where it matters (tanhf u10 costs ~6x PyTorch's), so
 // they use polynomials instead: exp (Cephes) within 1 ULP, tanh (a rational form)
 // within a few ULP, far inside PyTorch's float32 tolerance (rtol 1.3e-6, ~11 ULP).
@@ -78,6 +78,29 @@ LUCID_VINLINE V tanh_core(V x) {
   return ax < 0.0004f ? x : r;
 }
 
+// sin or cos for |x| <= 8192 (Cephes sinf/cosf): |x| = j pi/4 + r with j even, r by
+// three-part Cody-Waite reduction, then sin's or cos's polynomial on |r| <= pi/4 as the
+// octant asks, with its sign. Within 2 ULP of the true value away from the zeros of the
+// function (where the absolute error stays under 1e-7 |x|-ish). Only for builds without
+// SLEEF, whose 1-ULP versions are used where it is installed (vec_math.cpp).
+template <typename V, typename I>
+LUCID_VINLINE V sincos_core(V x, bool cosine) {
+  const V ax = x < 0.f ? -x : x;
+  I j = __builtin_convertvector(ax * 1.27323954473516f, I);
+  j = (j + 1) & ~1;
+  const V y = __builtin_convertvector(j, V);
+  const V r = ((ax - y * 0.78515625f) - y * 2.4187564849853515625e-4f) - y * 3.77489497744594108e-8f;
+  const V z = r * r;
+  const V c = ((z * 2.443315711809948e-5f - 1.388731625493765e-3f) * z + 4.166664568298827e-2f) * z * z -
+              z * 0.5f + 1.f;
+  const V sn = ((z * -1.9515295891e-4f + 8.3321608736e-3f) * z - 1.6666654611e-1f) * z * r + r;
+  const I q = j & 7;  // the octant pair: 0, 2, 4 or 6
+  const V v = (cosine ? (q & 2) == 0 : (q & 2) != 0) ? c : sn;
+  // sin(-x) = -sin(x); sin's sign flips from q = 4, cos's on q = 2 and 4
+  const I flip = cosine ? ((q + 2) & 4) : ((q & 4) != 0) ^ (x < 0.f);
+  return flip != 0 ? -v : v;
+}
+
 // Whether any lane of a comparison mask is set: an OR-fold of the halves (a
 // lane-by-lane loop would extract every element).
 template <int W, typename M>
@@ -113,6 +136,8 @@ LUCID_VINLINE V core(ops::UnaryOp op, V x) {
   switch (op) {
     case ops::UnaryOp::Exp: return exp_core<V, I>(x);
     case ops::UnaryOp::Sigmoid: return 1.f / (1.f + exp_core<V, I>(-x));
+    case ops::UnaryOp::Sin: return sincos_core<V, I>(x, false);
+    case ops::UnaryOp::Cos: return sincos_core<V, I>(x, true);
     default: return tanh_core(x);
   }
 }
@@ -124,6 +149,8 @@ LUCID_VINLINE V apply(ops::UnaryOp op, V x) {
     case ops::UnaryOp::Exp: return fix_lanes<W>(x, core<V, I>(op, x), 87.f, [](float v) { return std::exp(v); });
     case ops::UnaryOp::Sigmoid:
       return fix_lanes<W>(x, core<V, I>(op, x), 87.f, [](float v) { return 1.f / (1.f + std::exp(-v)); });
+    case ops::UnaryOp::Sin: return fix_lanes<W>(x, core<V, I>(op, x), 8192.f, [](float v) { return std::sin(v); });
+    case ops::UnaryOp::Cos: return fix_lanes<W>(x, core<V, I>(op, x), 8192.f, [](float v) { return std::cos(v); });
     default: return core<V, I>(op, x);
   }
 }
@@ -137,8 +164,10 @@ LUCID_VINLINE void run(const void* in, void* out, int64_t n) {
   float* y = static_cast<float*>(out);
   int64_t i = 0;
   if constexpr (kOp != ops::UnaryOp::Tanh) {  // tanh needs no check
+    // |x| beyond the plain range or NaN: the magnitude's bit pattern exceeds the limit's
+    // (87.0f: 0x42AE0000; 8192.0f: 0x46000000).
+    constexpr int32_t kLimitBits = kOp == ops::UnaryOp::Sin || kOp == ops::UnaryOp::Cos ? 0x46000000 : 0x42AE0000;
     for (; i + 4 * W <= n; i += 4 * W) {
-      // |x| > 87 or NaN: the magnitude's bit pattern exceeds 87.0f's (0x42AE0000).
       I mag = {};
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
@@ -147,7 +176,7 @@ LUCID_VINLINE void run(const void* in, void* out, int64_t n) {
         b &= 0x7fffffff;
         mag = b > mag ? b : mag;
       }
-      const bool bad = any_lane<W>(mag > 0x42AE0000);
+      const bool bad = any_lane<W>(mag > kLimitBits);
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
         V v;
@@ -205,8 +234,16 @@ VecUnaryFn vec_f32_activation(ops::UnaryOp op, Isa isa) {
     default: return nullptr;
   }
 }
+
+VecUnaryFn vec_f32_sincos(ops::UnaryOp op, Isa isa) {
+  if (isa == Isa::Baseline) return nullptr;
+  if (op == ops::UnaryOp::Sin) return pick<ops::UnaryOp::Sin>(isa);
+  if (op == ops::UnaryOp::Cos) return pick<ops::UnaryOp::Cos>(isa);
+  return nullptr;
+}
 #else
 VecUnaryFn vec_f32_activation(ops::UnaryOp, Isa) { return nullptr; }
+VecUnaryFn vec_f32_sincos(ops::UnaryOp, Isa) { return nullptr; }
 #endif
 
 }  // namespace lucid::cpu

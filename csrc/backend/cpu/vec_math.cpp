@@ -204,6 +204,8 @@ VecUnaryFn vec_unary(ops::UnaryOp op, Dtype dtype) {
     LUCID_SLEEF_OPS(LUCID_PICK)
     LUCID_SLEEF_BIG_OPS(LUCID_PICK)
 #undef LUCID_PICK
+#else
+    case U::Sin: case U::Cos: return dtype == Dtype::F32 ? vec_f32_sincos(op, isa) : nullptr;
 #endif
     default: return nullptr;
   }

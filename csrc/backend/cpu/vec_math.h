@@ -24,5 +24,8 @@ VecUnaryFn vec_unary(ops::UnaryOp op, Dtype dtype);
 // float32 exp, tanh and sigmoid without SLEEF (vec_exp.cpp), or nullptr.
 enum class Isa : int;
 VecUnaryFn vec_f32_activation(ops::UnaryOp op, Isa isa);
+// float32 sin and cos (vec_exp.cpp, Cephes' reduction and polynomials, within 2 ULP),
+// for builds without SLEEF, or nullptr.
+VecUnaryFn vec_f32_sincos(ops::UnaryOp op, Isa isa);
 
 }  // namespace lucid::cpu

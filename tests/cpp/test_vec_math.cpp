@@ -1,0 +1,54 @@
+// lucid's own float32 sin and cos (backend/cpu/vec_exp.cpp, used by builds without
+// SLEEF): within 2 ULP of the true value on the polynomial's range away from the
+// function's zeros, a small absolute error near them, and the scalar function's
+// results exactly beyond that range, for infinities and for NaN.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "backend/cpu/simd.h"
+#include "backend/cpu/vec_math.h"
+
+namespace lucid::cpu {
+namespace {
+
+void check(ops::UnaryOp op, double (*exact)(double)) {
+  const VecUnaryFn fn = vec_f32_sincos(op, cpu_isa());
+  if (!fn) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::vector<float> x;
+  for (int i = -200000; i <= 200000; ++i) x.push_back(float(i) * 5e-4f);  // [-100, 100]
+  for (int i = 0; i < 20000; ++i) x.push_back(float(i) * 0.4096f);  // up to 8192
+  const float special[] = {0.f, -0.f, 1e-30f, 8192.f, 8192.5f, 1e6f, -3e7f, std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()};
+  x.insert(x.end(), std::begin(special), std::end(special));
+  x.push_back(1.5f);  // (an odd count: the last partial vector)
+  std::vector<float> y(x.size());
+  fn(x.data(), y.data(), int64_t(x.size()));
+  int64_t worst_ulp = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float v = x[i];
+    if (!(std::fabs(v) <= 8192.f)) {  // beyond the range: the scalar function's own result
+      const float s = op == ops::UnaryOp::Sin ? std::sin(v) : std::cos(v);
+      if (std::isnan(s)) EXPECT_TRUE(std::isnan(y[i])) << v;
+      else EXPECT_EQ(y[i], s) << v;
+      continue;
+    }
+    const double ref = exact(double(v));
+    const double err = std::fabs(double(y[i]) - ref);
+    if (std::fabs(ref) >= 1e-2) {
+      const double ulp = std::nextafter(float(std::fabs(ref)), 2.f) - float(std::fabs(ref));
+      worst_ulp = std::max(worst_ulp, int64_t(std::ceil(err / ulp - 1e-9)));
+    } else {
+      EXPECT_LE(err, 1e-9 + 2e-10 * std::fabs(v) + 1.2e-7 * std::fabs(ref)) << v;  // near a zero
+    }
+  }
+  EXPECT_LE(worst_ulp, 2);
+}
+
+TEST(VecMath, SinIsWithinTwoUlp) { check(ops::UnaryOp::Sin, [](double v) { return std::sin(v); }); }
+TEST(VecMath, CosIsWithinTwoUlp) { check(ops::UnaryOp::Cos, [](double v) { return std::cos(v); }); }
+
+}  // namespace
+}  // namespace lucid::cpu
