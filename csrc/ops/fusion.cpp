@@ -55,11 +55,30 @@ struct Call {
   std::optional<Scalar> number[2];
 };
 
+// Note [Compiled CPU chains]: when `t` (of out's shape) is a contiguous row repeated
+// along the leading dimensions with stride 0 (a bias expanded over a batch), the row's
+// length; else 0.
+int64_t row_length(const TensorImpl& t, const TensorImpl& out) {
+  if (t.shape() != out.shape() || t.is_contiguous()) return 0;
+  const Shape& shape = t.shape();
+  const Stride& stride = t.stride();
+  int64_t expect = int64_t(t.itemsize()), row = 1;
+  size_t d = shape.size();
+  for (; d > 0 && (shape[d - 1] == 1 || stride[d - 1] == expect); --d) {
+    expect *= shape[d - 1];
+    row *= shape[d - 1];
+  }
+  for (; d > 0; --d)
+    if (shape[d - 1] != 1 && stride[d - 1] != 0) return 0;
+  return row < t.numel() ? row : 0;
+}
+
 // The step a call would be in a program, if it is a fusable one: the operands as the
 // primitive and the tensors say (the fusion pass's calls, and launch's question whether
-// a CPU call is worth recording). `out` and `operand` point into outs and ins.
+// a CPU call is worth recording). `out` and `operand` point into outs and ins. Operands
+// that repeat a row count only when `rows_ok` (the CPU's programs).
 std::optional<Call> step_of(const Primitive& p, size_t n_outs, const TensorImpl* out, size_t n_ins,
-                            const TensorImpl* in0, const TensorImpl* in1) {
+                            const TensorImpl* in0, const TensorImpl* in1, bool rows_ok) {
   if (n_outs != 1) return std::nullopt;
   Call c{nullptr, false, 0, Dtype::F32, out, {nullptr, nullptr}, {}};
   if (p.kind() == Prim::Unary) {
@@ -86,17 +105,20 @@ std::optional<Call> step_of(const Primitive& p, size_t n_outs, const TensorImpl*
   }
   if (!fusable_dtype(c.dtype) || c.out->dtype() != c.dtype || !c.out->is_contiguous()) return std::nullopt;
   for (const TensorImpl* t : c.operand)
-    if (t && (t->dtype() != c.dtype || !(t->is_contiguous() || t->numel() == 1))) return std::nullopt;
+    if (t && (t->dtype() != c.dtype || !(t->is_contiguous() || t->numel() == 1 ||
+                                         (rows_ok && row_length(*t, *c.out) > 0))))
+      return std::nullopt;
   return c;
 }
 
 // The recorded call as a fusable elementwise step, if it is one.
-std::optional<Call> as_call(pending::Work& w) {
+std::optional<Call> as_call(pending::Work& w, bool rows_ok) {
   auto* r = dynamic_cast<RecordedLaunch*>(&w);
   if (!r) return std::nullopt;
   auto ins = r->inputs();
   std::optional<Call> c = step_of(r->prim(), r->outputs().size(), r->outputs()[0].get(), ins.size(),
-                                  ins.empty() ? nullptr : ins[0].get(), ins.size() < 2 ? nullptr : ins[1].get());
+                                  ins.empty() ? nullptr : ins[0].get(), ins.size() < 2 ? nullptr : ins[1].get(),
+                                  rows_ok);
   if (c) c->launch = r;
   return c;
 }
@@ -154,6 +176,7 @@ bool allocate_registers(FusedProgram& p) {
 struct Built {
   FusedProgram program;
   std::vector<const TensorImpl*> outs, ins;
+  std::vector<int64_t> in_rows;  // FusedElementwise::in_row of each input
 };
 
 // Removes the steps whose value reaches no output (a result computed and dropped), then
@@ -172,11 +195,12 @@ void drop_dead_steps(Built& b) {
   n = 0;
   for (int k = 0; k < p.n_inputs; ++k) {
     if (!live[p.in_reg[k]]) continue;
-    p.in_reg[n] = p.in_reg[k], p.in_broadcast[n] = p.in_broadcast[k], b.ins[n] = b.ins[k];
+    p.in_reg[n] = p.in_reg[k], p.in_broadcast[n] = p.in_broadcast[k], b.ins[n] = b.ins[k], b.in_rows[n] = b.in_rows[k];
     ++n;
   }
   p.n_inputs = uint8_t(n);
   b.ins.resize(n);
+  b.in_rows.resize(n);
   n = 0;
   for (int c = 0; c < p.n_consts; ++c) {
     if (!live[p.const_reg[c]]) continue;
@@ -204,15 +228,17 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t&
     const std::byte* bytes;
     int64_t offset;
     bool broadcast;
+    int64_t row;  // a repeated row's length (CPU programs), else 0
     const TensorImpl* tensor;
     int reg;
     bool written;
   };
-  std::vector<Value> values;  // by (storage, offset, broadcast): the register holding it now
+  std::vector<Value> values;  // by (storage, offset, broadcast, row): the register holding it now
   int regs = 0;
-  auto find = [&](const TensorImpl* t, bool broadcast) -> Value* {
+  auto find = [&](const TensorImpl* t, bool broadcast, int64_t row) -> Value* {
     for (Value& v : values)
-      if (v.bytes == bytes_of(*t) && v.offset == t->storage_offset() && v.broadcast == broadcast) return &v;
+      if (v.bytes == bytes_of(*t) && v.offset == t->storage_offset() && v.broadcast == broadcast && v.row == row)
+        return &v;
     return nullptr;
   };
   for (size_t s = 0; s < count; ++s) {
@@ -226,13 +252,16 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t&
       if (const TensorImpl* t = c.operand[k]) {
         const bool broadcast = t->numel() == 1 && n != 1;
         if (!broadcast && t->numel() != n) return stop_at(s);
-        Value* v = find(t, broadcast);
+        // (step_of let a non-contiguous operand through only as a repeated row)
+        const int64_t row = broadcast || t->is_contiguous() ? 0 : row_length(*t, *c.out);
+        Value* v = find(t, broadcast, row);
         if (!v) {
           if (p.n_inputs == kFusedMaxInputs) return stop_at(s);
-          values.push_back({bytes_of(*t), t->storage_offset(), broadcast, t, regs, false});
+          values.push_back({bytes_of(*t), t->storage_offset(), broadcast, row, t, regs, false});
           p.in_reg[p.n_inputs] = uint8_t(regs);
           p.in_broadcast[p.n_inputs++] = broadcast;
           b.ins.push_back(t);
+          b.in_rows.push_back(row);
           v = &values.back();
           ++regs;
         }
@@ -257,12 +286,12 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t&
     instr.b = operand_reg[c.binary ? 1 : 0];
     instr.dst = uint8_t(regs++);
     p.instrs[p.n_instrs++] = instr;
-    if (Value* v = find(c.out, false)) {
+    if (Value* v = find(c.out, false, 0)) {
       v->reg = instr.dst;  // an in-place step: later reads see the new value
       v->written = true;
       v->tensor = c.out;
     } else {
-      values.push_back({bytes_of(*c.out), c.out->storage_offset(), false, c.out, instr.dst, true});
+      values.push_back({bytes_of(*c.out), c.out->storage_offset(), false, 0, c.out, instr.dst, true});
     }
   }
   // Two views of one storage at different places: one thread's element of one may be
@@ -306,7 +335,7 @@ size_t fuse(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
     for (size_t i = 0; i < list.size();) {
       std::vector<Call> run;
       for (size_t j = i; j < list.size() && run.size() < size_t(kFusedMaxInstrs); ++j) {
-        std::optional<Call> c = as_call(*list[j]);
+        std::optional<Call> c = as_call(*list[j], device == pending::kCpu);
         if (!c || c->dtype != (run.empty() ? c->dtype : run[0].dtype) ||
             c->out->numel() != (run.empty() ? c->out->numel() : run[0].out->numel()))
           break;
@@ -327,6 +356,7 @@ size_t fuse(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
       if (built->program.n_outputs == 0) continue;
       FusedElementwise prim;
       prim.program = built->program;
+      std::copy(built->in_rows.begin(), built->in_rows.end(), prim.in_row);
       if (const FusedVariant variant = g_variant.load(std::memory_order_acquire); variant && device != pending::kCpu)
         prim.variant = variant(prim.program, run[0].out->numel(), device);
       std::vector<TensorImpl*> outs;
@@ -352,7 +382,7 @@ bool record_on_cpu(const Primitive& p, Outputs outs, Inputs ins) {
   // (Bytes something outside lucid may write at any time run at the call, as in eager mode.)
   for (const TensorImpl* t : outs) if (!t->is_cpu_storage() || t->reached_outside()) return false;
   for (const TensorImpl* t : ins) if (!t || !t->is_cpu_storage() || t->reached_outside()) return false;
-  return step_of(p, outs.size(), outs[0], ins.size(), ins[0], ins.size() > 1 ? ins[1] : nullptr).has_value();
+  return step_of(p, outs.size(), outs[0], ins.size(), ins[0], ins.size() > 1 ? ins[1] : nullptr, true).has_value();
 }
 
 }  // namespace lucid::ops

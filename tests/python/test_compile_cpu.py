@@ -76,6 +76,22 @@ def test_every_fusable_op_gives_its_eager_bits(dtype):
             assert bits(e) == bits(g), name
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_a_repeated_row_joins_the_chain(dtype):
+    d = getattr(lucid, dtype)
+    x = lucid.randn(37, 8, 100).to(d)  # rows of 800 elements: blocks of 2,048 start mid-row
+    bias = lucid.randn(8, 100).to(d)
+    scale = lucid.randn(100).to(d)
+
+    def fn(t):
+        return lucid.tanh(t + bias) * scale - lucid.sigmoid(bias * t) + 0.5
+
+    before = cpu_stats()["fused_calls"]
+    got = lucid.compile(fn)(x)
+    assert cpu_stats()["fused_calls"] - before == 7  # the rows' ops too: one program
+    assert_same_bits(got, fn(x))
+
+
 def test_in_place_ops_views_and_reads_inside_a_compiled_call():
     x = lucid.randn(4, N)
 

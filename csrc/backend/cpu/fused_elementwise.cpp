@@ -3,7 +3,9 @@
 // the op's own row kernel (RowKernels, elementwise.h: the SIMD loop or vector math its
 // eager kernel runs) over rows that stay in cache, so the chain reads its inputs and
 // writes its outputs once, and every element gets the bits the unfused ops give it (the
-// row kernels compute each element on its own, wherever a row starts).
+// row kernels compute each element on its own, wherever a row starts). An input that
+// repeats a row (a bias, FusedElementwise::in_row) is copied into its register a block
+// at a time.
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -42,7 +44,8 @@ void steps_of(const ops::FusedProgram& p, Step* steps) {
 }
 
 template <typename T>
-void run_program(const ops::FusedProgram& p, const Step* steps, const T* const* in, T* const* out, int64_t n) {
+void run_program(const ops::FusedProgram& p, const int64_t* in_row, const Step* steps, const T* const* in,
+                 T* const* out, int64_t n) {
   // A register is a row of the block (a step's result), a row of an input read where
   // it lies, or one value (a constant, a broadcast input).
   T consts[ops::kFusedMaxRegs] = {};
@@ -75,8 +78,19 @@ void run_program(const ops::FusedProgram& p, const Step* steps, const T* const* 
       }
       for (int k = 0; k < p.n_inputs; ++k) {
         const int r = p.in_reg[k];
-        if (p.in_broadcast[k]) one_value[r] = true, value[r] = in[k][0], src[r] = &value[r];
-        else one_value[r] = false, src[r] = in[k] + b0;
+        one_value[r] = p.in_broadcast[k];
+        if (p.in_broadcast[k]) {
+          value[r] = in[k][0], src[r] = &value[r];
+        } else if (const int64_t row = in_row[k]) {  // a repeated row: the block's stretch of it, copied
+          for (int64_t j = 0; j < m;) {
+            const int64_t at = (b0 + j) % row, len = std::min(row - at, m - j);
+            std::memcpy(rows[r] + j, in[k] + at, size_t(len) * sizeof(T));
+            j += len;
+          }
+          src[r] = rows[r];
+        } else {
+          src[r] = in[k] + b0;
+        }
       }
       // A value where a row is needed (never from the fusion pass's programs, which
       // give every step a row operand) becomes a row of it.
@@ -118,7 +132,8 @@ void run_program(const ops::FusedProgram& p, const Step* steps, const T* const* 
 }
 
 void fused_elementwise_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs ins) {
-  const ops::FusedProgram& p = ops::prim_cast<ops::FusedElementwise>(prim).program;
+  const auto& fused = ops::prim_cast<ops::FusedElementwise>(prim);
+  const ops::FusedProgram& p = fused.program;
   LUCID_CHECK(ops::fused_program_valid(p) && outs.size() == p.n_outputs && ins.size() == p.n_inputs && !outs.empty(),
               RuntimeError,
               "internal: a fused elementwise program given ", outs.size(), " outputs and ", ins.size(), " inputs");
@@ -129,7 +144,7 @@ void fused_elementwise_kernel(const ops::Primitive& prim, ops::Outputs outs, ops
     T* out[ops::kFusedMaxOutputs] = {};
     for (size_t k = 0; k < ins.size(); ++k) in[k] = reinterpret_cast<const T*>(ins[k]->host_ptr());
     for (size_t o = 0; o < outs.size(); ++o) out[o] = reinterpret_cast<T*>(outs[o]->host_ptr());
-    run_program<T>(p, steps, in, out, outs[0]->numel());
+    run_program<T>(p, fused.in_row, steps, in, out, outs[0]->numel());
   };
   switch (p.dtype) {
     case Dtype::F16: return run.operator()<Half>();

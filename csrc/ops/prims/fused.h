@@ -81,6 +81,10 @@ using FusedVariant = uint64_t (*)(const FusedProgram& p, int64_t numel, int devi
 struct FusedElementwise : PrimitiveOf<Prim::FusedElementwise, FusedElementwise> {
   FusedProgram program;
   uint64_t variant = 0;  // the backend's FusedVariant for this call (0: interpret)
+  // CPU programs only (Note [Compiled CPU chains]): input k is a row of in_row[k]
+  // elements repeated along the leading dimensions (a bias added to a batch), given as
+  // the expanded view; 0: an input as the program says.
+  int64_t in_row[kFusedMaxInputs] = {};
   const char* name() const override { return "fused elementwise"; }
   uint64_t signature() const override {
     uint64_t h = 1469598103934665603ull ^ variant;
