@@ -35,7 +35,8 @@ void set_fused_variant(FusedVariant variant);
 
 // Note [Compiled CPU chains]
 // Inside a compiled region (lucid.compile, core/pending.h) the CPU records the calls this
-// pass can fuse, and only those, in its own list (pending::kCpu); any other CPU op, and
+// pass can fuse (there, also with an operand that repeats a row along the leading
+// dimensions: a bias), and only those, in its own list (pending::kCpu); any other CPU op, and
 // anything that reads a CPU storage's bytes, flushes it first (TensorImpl::host_ptr). At
 // the flush, chains become programs as on the GPU, and the CPU's program kernel
 // (backend/cpu/fused_elementwise.cpp) runs them block by block: each step is the op's own
