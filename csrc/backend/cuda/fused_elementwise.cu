@@ -88,6 +88,9 @@ void fused_elementwise_kernel(const ops::Primitive& prim, Outputs outs, Inputs i
   LUCID_CHECK(ops::fused_program_valid(p) && outs.size() == p.n_outputs && ins.size() == p.n_inputs && !outs.empty(),
               RuntimeError,
               "internal: a fused elementwise program given ", outs.size(), " outputs and ", ins.size(), " inputs");
+  // (Repeated-row inputs are the CPU's programs' alone: these kernels index inputs flat.)
+  LUCID_CHECK(std::all_of(std::begin(fused.in_row), std::end(fused.in_row), [](int64_t r) { return r == 0; }),
+              RuntimeError, "internal: a fused elementwise program with a repeated-row input on the GPU");
   const int64_t n = outs[0]->numel();
   if (n == 0) return;
   const int device = outs[0]->device().index;
