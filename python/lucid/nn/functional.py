@@ -170,7 +170,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 @_autocast_policy("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """input: [N, C, ...] log-probabilities; target: [N, ...] class indices (int64)."""
-    from .. import gather, where, zeros_like
+    from .. import gather, where
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     if target.dtype.is_floating_point:
@@ -182,7 +182,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise ValueError(f"Expected input batch_size ({logp.shape[0]}) to match target batch_size "
                          f"({tgt.shape[0] if tgt.dim() else 0}).")
     valid = tgt != ignore_index
-    safe = where(valid, tgt, zeros_like(tgt))
+    safe = where(valid, tgt, 0)
     n_classes = logp.shape[1]
     # A bad class index raises here on the CPU, as torch's does. On the GPU this check
     # would wait for the device, a host synchronisation inside every loss (the [4096, 1000]
@@ -194,13 +194,18 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     # Ignored targets give exactly 0, loss and gradient (torch leaves them unwritten):
     # a where, not a multiplication by 0 (the picked value may be inf, and the mean's
     # 1 / total_weight is inf when everything is ignored).
-    w = valid.to(logp.dtype)
-    if weight is not None:
-        w = where(valid, weight[safe], w)
-    loss = where(valid, picked * w, zeros_like(picked))
+    # (Without weights, the loss is picked itself: no weight factor, no filled zeros, two
+    # launches fewer forward and backward, the same bits.)
+    if weight is None:
+        loss = where(valid, picked, 0.0)
+        total = valid.to(logp.dtype).sum() if reduction == "mean" else None
+    else:
+        w = where(valid, weight[safe], valid.to(logp.dtype))
+        loss = where(valid, picked * w, 0.0)
+        total = w.sum() if reduction == "mean" else None
     if not batched:
         loss = loss.squeeze(0)
-    return _reduce(loss, reduction, w.sum() if reduction == "mean" else None)
+    return _reduce(loss, reduction, total)
 
 
 @_autocast_policy("cross_entropy")
