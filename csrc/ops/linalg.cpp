@@ -175,7 +175,7 @@ TensorPtr product(const char* name, const TensorPtr& a, const TensorPtr& b, cons
     Scalar cb = conj_scalar(beta), ca = conj_scalar(alpha);
     auto node = autograd::record(name, inputs, {out}, [=](const Node& nd, const Grads& g) {
       Grads r(off + 2);
-      if (off && nd.next_edges[0].valid()) r[0] = mul(g[0], cb);
+      if (off && nd.next_edges[0].valid()) r[0] = scaled(g[0], cb);  // (a bias: beta 1, no multiply)
       TensorPtr sa = nd.saved(0), sb = nd.saved(1);
       // A column-major operand's gradient is computed column-major too, as the
       // transpose of the transposed product (torch's mm_mat1/mat2_backward): the
