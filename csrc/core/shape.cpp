@@ -69,6 +69,18 @@ Stride dense_strides_like(const Shape& shape, const Stride& stride, int64_t item
   return out;
 }
 
+int64_t repeated_block_len(const Shape& shape, const Stride& stride, int64_t itemsize) {
+  int64_t expect = itemsize, block = 1;
+  size_t d = shape.size();
+  for (; d > 0 && (shape[d - 1] == 1 || stride[d - 1] == expect); --d) {
+    expect *= shape[d - 1];
+    block *= shape[d - 1];
+  }
+  for (; d > 0; --d)
+    if (shape[d - 1] != 1 && stride[d - 1] != 0) return 0;
+  return block;
+}
+
 int64_t wrap_dim(int64_t dim, int64_t ndim) {
   int64_t n = ndim > 0 ? ndim : 1;  // a 0-d tensor accepts dim 0 and -1, as PyTorch
   LUCID_CHECK(dim >= -n && dim < n, IndexError, "Dimension out of range (expected to be in range of [",

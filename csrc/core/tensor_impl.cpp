@@ -484,6 +484,14 @@ TensorPtr scalar_tensor(const Scalar& s) {
   return t;
 }
 
+void scalar_to_bytes(const Scalar& s, Dtype dtype, std::byte* out) {
+  alignas(16) std::byte from[sizeof(Scalar)];
+  std::visit([&](auto v) { std::memcpy(from, &v, sizeof v); }, s);
+  static const Shape kOneElement;
+  static const Stride kNoStrides;
+  host_strided_copy(out, kNoStrides, dtype, from, kNoStrides, scalar_dtype(s), kOneElement);
+}
+
 Scalar scalar_from_bytes(const std::byte* p, Dtype dtype) {
   return visit_dtype(dtype, [&]<typename T>() -> Scalar {
     T v;

@@ -179,6 +179,10 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
 Dtype scalar_dtype(const Scalar& s);
 TensorPtr scalar_tensor(const Scalar& s);
 Scalar scalar_from_bytes(const std::byte* p, Dtype dtype);
+// `s` as one element of `dtype` written to `out` (16 bytes, aligned), converted as a cast
+// converts (unchecked: 300 into uint8 wraps to 44), through the copy kernel on the stack:
+// no tensor is made (number operands pay this on every op: issue 22's host time per op).
+void scalar_to_bytes(const Scalar& s, Dtype dtype, std::byte* out);
 
 // The number of bytes of storage a view spans from its offset (0 for no elements),
 // used to validate views and to size transfers of strided GPU data.

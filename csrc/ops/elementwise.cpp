@@ -42,15 +42,10 @@ constexpr const char* kUnaryName[] = {
 };
 
 // A number as the value of `dtype` it becomes, converted the way PyTorch converts
-// wrapped numbers: unchecked (300 into uint8 wraps to 44, as torch's does). One element
-// through the copy kernel (a cast's conversion), on the stack: no tensor is made, since
-// every op with a number operand pays this (issue 22's host time per op).
+// wrapped numbers (unchecked), without making a tensor (scalar_to_bytes).
 Scalar number_as(const Scalar& s, Dtype dtype) {
-  alignas(16) std::byte from[sizeof(Scalar)], to[16];
-  std::visit([&](auto v) { std::memcpy(from, &v, sizeof v); }, s);
-  static const Shape kOneElement;
-  static const Stride kNoStrides;
-  host_strided_copy(to, kNoStrides, dtype, from, kNoStrides, scalar_dtype(s), kOneElement);
+  alignas(16) std::byte to[16];
+  scalar_to_bytes(s, dtype, to);
   return scalar_from_bytes(to, dtype);
 }
 

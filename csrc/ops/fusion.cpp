@@ -60,16 +60,7 @@ struct Call {
 // length; else 0.
 int64_t row_length(const TensorImpl& t, const TensorImpl& out) {
   if (t.shape() != out.shape() || t.is_contiguous()) return 0;
-  const Shape& shape = t.shape();
-  const Stride& stride = t.stride();
-  int64_t expect = int64_t(t.itemsize()), row = 1;
-  size_t d = shape.size();
-  for (; d > 0 && (shape[d - 1] == 1 || stride[d - 1] == expect); --d) {
-    expect *= shape[d - 1];
-    row *= shape[d - 1];
-  }
-  for (; d > 0; --d)
-    if (shape[d - 1] != 1 && stride[d - 1] != 0) return 0;
+  const int64_t row = repeated_block_len(t.shape(), t.stride(), t.itemsize());
   return row < t.numel() ? row : 0;
 }
 

@@ -318,22 +318,6 @@ struct UnaryFn {
   auto operator()(T x) const { return Op()(C(x)); }
 };
 
-// The length of t's contiguous trailing block when t is that block repeated along
-// the leading dimensions (stride 0 there: a bias row added to a batch), else 0.
-inline int64_t repeated_block_len(const TensorImpl& out, const TensorImpl& t) {
-  const Shape& shape = out.shape();
-  const Stride& st = t.stride();
-  int64_t expect = int64_t(t.itemsize()), inner = 1;
-  size_t d = shape.size();
-  for (; d > 0 && (shape[d - 1] == 1 || st[d - 1] == expect); --d) {
-    expect *= shape[d - 1];
-    inner *= shape[d - 1];
-  }
-  for (; d > 0; --d)
-    if (shape[d - 1] != 1 && st[d - 1] != 0) return 0;
-  return inner;
-}
-
 // Runs a binary functor over host operands that share one dtype; `out` is bool for
 // comparisons and that dtype otherwise. a and b are already broadcast to out's shape.
 template <typename Op>
@@ -361,7 +345,8 @@ void run_binary(const char* name, TensorImpl& out, const TensorImpl& a, const Te
       // stride bookkeeping (which costs more than the arithmetic for small tensors).
       if (out.is_contiguous() && (a.is_contiguous() || b.is_contiguous())) {
         const bool row_is_b = a.is_contiguous();
-        const int64_t inner = repeated_block_len(out, row_is_b ? b : a);
+        const TensorImpl& row = row_is_b ? b : a;
+        const int64_t inner = repeated_block_len(out.shape(), row.stride(), row.itemsize());
         if (inner >= 16 && inner < out.numel()) {
           TOut* o = reinterpret_cast<TOut*>(out.host_ptr());
           const T* x = reinterpret_cast<const T*>(a.host_ptr());

@@ -47,9 +47,11 @@ template <typename T>
 void run_program(const ops::FusedProgram& p, const int64_t* in_row, const Step* steps, const T* const* in,
                  T* const* out, int64_t n) {
   // A register is a row of the block (a step's result), a row of an input read where
-  // it lies, or one value (a constant, a broadcast input).
-  T consts[ops::kFusedMaxRegs] = {};
-  for (int c = 0; c < p.n_consts; ++c) consts[p.const_reg[c]] = T(p.consts[c]);  // (exactly the compute type's value)
+  // it lies, or one value (a constant, a broadcast input): the same for every block.
+  T value[ops::kFusedMaxRegs] = {};
+  for (int c = 0; c < p.n_consts; ++c) value[p.const_reg[c]] = T(p.consts[c]);  // (exactly the compute type's value)
+  for (int k = 0; k < p.n_inputs; ++k)
+    if (p.in_broadcast[k]) value[p.in_reg[k]] = in[k][0];
   // A step that gives an output its final value writes it there directly, unless an
   // output is also an input (in place): then every read of the block comes first.
   int direct[ops::kFusedMaxInstrs];
@@ -71,16 +73,15 @@ void run_program(const ops::FusedProgram& p, const int64_t* in_row, const Step* 
       const int64_t b0 = blk * kBlock, m = std::min(kBlock, n - b0);
       const T* src[ops::kFusedMaxRegs] = {};
       bool one_value[ops::kFusedMaxRegs] = {};
-      T value[ops::kFusedMaxRegs];
       for (int c = 0; c < p.n_consts; ++c) {
         const int r = p.const_reg[c];
-        one_value[r] = true, value[r] = consts[r], src[r] = &value[r];
+        one_value[r] = true, src[r] = &value[r];
       }
       for (int k = 0; k < p.n_inputs; ++k) {
         const int r = p.in_reg[k];
         one_value[r] = p.in_broadcast[k];
         if (p.in_broadcast[k]) {
-          value[r] = in[k][0], src[r] = &value[r];
+          src[r] = &value[r];
         } else if (const int64_t row = in_row[k]) {  // a repeated row: the block's stretch of it, copied
           for (int64_t j = 0; j < m;) {
             const int64_t at = (b0 + j) % row, len = std::min(row - at, m - j);

@@ -42,18 +42,9 @@ bool dense_with_number(const ops::Binary& p, TensorImpl& out, Inputs ins) {
     return false;
   const RowKernels rows = binary_rows(p.op, p.compute);
   if (!rows.row_value) return false;
-  // The number is already a value of the compute dtype (ops::number_param): exact in T.
-  const Scalar& given = p.lhs ? *p.lhs : *p.rhs;
-  if (!std::holds_alternative<double>(given)) return false;
-  const double number = std::get<double>(given);
+  // (the number is already a value of the compute dtype, ops::number_param: exact in it)
   alignas(16) std::byte value[16];
-  auto put = [&](auto v) { std::memcpy(value, &v, sizeof v); };
-  switch (p.compute) {
-    case Dtype::F16: put(Half(float(number))); break;
-    case Dtype::BF16: put(BFloat16(float(number))); break;
-    case Dtype::F32: put(float(number)); break;
-    default: put(number); break;  // (F64: row kernels exist for float dtypes only)
-  }
+  scalar_to_bytes(p.lhs ? *p.lhs : *p.rhs, p.compute, value);
   std::byte* o = out.host_ptr();
   const std::byte* t = ins[0]->host_ptr();
   const int64_t item = int64_t(out.itemsize());
