@@ -2,6 +2,7 @@
 // PyTorch's spellings lives in python/lucid/nn/_functional_seq.py.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "bindings/common.h"
@@ -47,6 +48,11 @@ void init_seq(nb::module_& m) {
      nb::arg("dropout") = 0.0);
   m.def("_ctc_loss_nll", [](TensorPtr lp, TensorPtr targets, std::vector<int64_t> il, std::vector<int64_t> tl,
                             int64_t blank) { return ops::ctc_loss_nll(lp, targets, il, tl, blank); });
+  m.def("_cross_entropy", [](TensorPtr x, TensorPtr target, std::optional<TensorPtr> weight, int64_t ignore_index,
+                             std::string reduction, double label_smoothing) {
+    return ops::cross_entropy(x, target, weight.value_or(nullptr), ignore_index, reduction, label_smoothing);
+  }, nb::arg("x"), nb::arg("target"), nb::arg("weight").none(), nb::arg("ignore_index"), nb::arg("reduction"),
+        nb::arg("label_smoothing"));
   m.def("_lstm_layer", [](TensorPtr gx, TensorPtr h0, TensorPtr c0, TensorPtr w_hh, bool reverse) {
     auto r = ops::lstm_layer(gx, h0, c0, w_hh, reverse);
     return nb::make_tuple(r[0], r[1], r[2]);

@@ -28,7 +28,7 @@ namespace lucid::ops {
 #define LUCID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(ComplexAbs) X(Where) X(FusedElementwise)
 #define LUCID_REDUCE_PRIMITIVES(X) X(SumLastDims) X(MomentBlock) X(ExtremumBlock) X(ExtremumRows) \
   X(AllAnyRows) X(ProdRows) X(RowStat) X(ScanDim) X(SoftmaxDim) X(SoftmaxBackwardDim) \
-  X(SortRows) X(SearchSorted)
+  X(CrossEntropy) X(CrossEntropyBackward) X(SortRows) X(SearchSorted)
 #define LUCID_LINALG_PRIMITIVES(X) X(Gemm) X(Conj) X(LuFactor) X(LuSolve) X(Cholesky) X(TriangularSolve) \
   X(QrFactor) X(HouseholderProduct) X(Eigh) X(Eig) X(Svd) X(LdlFactor) X(LdlSolve)
 #define LUCID_FFT_PRIMITIVES(X) X(Fft)

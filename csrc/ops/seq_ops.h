@@ -2,6 +2,7 @@
 // rms_norm and the pointwise LSTM / GRU cells (ops/seq_norm.cpp, ops/seq_cells.cpp).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/tensor_impl.h"
@@ -36,6 +37,12 @@ namespace lucid::ops {
 // alignments give inf. The gradient is torch's (for logits through log_softmax).
 TensorPtr ctc_loss_nll(const TensorPtr& log_probs, const TensorPtr& targets, const std::vector<int64_t>& input_lengths,
                        const std::vector<int64_t>& target_lengths, int64_t blank);
+
+// torch's cross_entropy with class indices (ops/cross_entropy.cpp): x [N, C, d...]
+// (floating), target int64 [N, d...], weight [C] or null; reduction "none" ([N, d...]),
+// "sum" or "mean" (0-d), in x's dtype.
+TensorPtr cross_entropy(const TensorPtr& x, const TensorPtr& target, const TensorPtr& weight, int64_t ignore_index,
+                        const std::string& reduction, double label_smoothing);
 
 }  // namespace lucid::ops
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/tensor_impl.h"
+#include "ops/prims/reduce.h"
 
 namespace lucid::cpu {
 
@@ -27,6 +28,15 @@ void extremum_reduce(Dtype d, const std::byte* x, int64_t outer, int64_t n, int6
 // softmax.cpp: softmax / log-softmax of float32 along n of a contiguous
 // [outer, n, inner] block, with a vectorised exp (max-subtracted, like the double one).
 void softmax_dim_f32(const float* in, float* out, int64_t outer, int64_t n, int64_t inner, bool log);
+
+// cross_entropy.cpp: the CrossEntropy primitives on T = float or double logits (their
+// weights, loss, lse, stats and gradients in T; partial null for Reduction::None).
+template <typename T>
+void cross_entropy_forward(const ops::CrossEntropyParams& p, const T* x, const int64_t* t, const T* w, T* loss, T* lse,
+                           T* stats, double* partial);
+template <typename T>
+void cross_entropy_backward(const ops::CrossEntropyParams& p, const T* x, const int64_t* t, const T* w, const T* lse,
+                            const T* stats, const T* g, T* gx);
 
 // scan.cpp: cumsum / cumprod of float32/64 along n of a contiguous [outer, n, inner]
 // block, from `in` to `out` (same dtype), with running totals in double.

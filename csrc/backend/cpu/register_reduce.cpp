@@ -1,4 +1,4 @@
-// CPU kernels of the reduction, scan and softmax primitives (ops/prims/reduce.h):
+// CPU kernels of the reduction, scan, softmax and cross entropy primitives (ops/prims/reduce.h):
 // adapters from the primitive to the loops of backend/cpu/reduce.h and reduce_fast.h.
 #include <algorithm>
 #include <cmath>
@@ -155,6 +155,35 @@ void softmax_backward_dim_kernel(const ops::Primitive& prim, Outputs outs, Input
                          p.log);
 }
 
+template <typename T>
+void cross_entropy_typed(const ops::CrossEntropy& p, Outputs outs, Inputs ins) {
+  size_t i = 2;
+  const TensorImpl* w = ops::next_tensor(ins, i, p.has_weight);
+  cross_entropy_forward<T>(p, data<T>(ins[0]), data<int64_t>(ins[1]), w ? data<T>(w) : nullptr, data<T>(outs[0]),
+                           data<T>(outs[1]), data<T>(outs[2]), outs.size() > 3 ? data<double>(outs[3]) : nullptr);
+}
+
+void cross_entropy_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = ops::prim_cast<ops::CrossEntropy>(prim);
+  if (ins[0]->dtype() == Dtype::F32) cross_entropy_typed<float>(p, outs, ins);
+  else cross_entropy_typed<double>(p, outs, ins);
+}
+
+template <typename T>
+void cross_entropy_backward_typed(const ops::CrossEntropyBackward& p, Outputs outs, Inputs ins) {
+  size_t i = 2;
+  const TensorImpl* w = ops::next_tensor(ins, i, p.has_weight);
+  const TensorImpl *lse = ins[i], *stats = ins[i + 1], *g = ins[i + 2];
+  cross_entropy_backward<T>(p, data<T>(ins[0]), data<int64_t>(ins[1]), w ? data<T>(w) : nullptr, data<T>(lse),
+                            data<T>(stats), data<T>(g), data<T>(outs[0]));
+}
+
+void cross_entropy_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = ops::prim_cast<ops::CrossEntropyBackward>(prim);
+  if (ins[0]->dtype() == Dtype::F32) cross_entropy_backward_typed<float>(p, outs, ins);
+  else cross_entropy_backward_typed<double>(p, outs, ins);
+}
+
 void sort_rows_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::SortRows>(prim);
   sort_rows(ins[0]->dtype(), ins[0]->host_ptr(), data<int64_t>(outs[0]), p.values ? outs[1]->host_ptr() : nullptr,
@@ -181,6 +210,8 @@ void register_reduce_kernels() {
   ops::register_kernel(Prim::ScanDim, DeviceType::CPU, scan_dim_kernel);
   ops::register_kernel(Prim::SoftmaxDim, DeviceType::CPU, softmax_dim_kernel);
   ops::register_kernel(Prim::SoftmaxBackwardDim, DeviceType::CPU, softmax_backward_dim_kernel);
+  ops::register_kernel(Prim::CrossEntropy, DeviceType::CPU, cross_entropy_kernel);
+  ops::register_kernel(Prim::CrossEntropyBackward, DeviceType::CPU, cross_entropy_backward_kernel);
   ops::register_kernel(Prim::SortRows, DeviceType::CPU, sort_rows_kernel);
   ops::register_kernel(Prim::SearchSorted, DeviceType::CPU, search_sorted_kernel);
 }

@@ -12,6 +12,7 @@
 #include "backend/cpu/reduce.h"
 #include "backend/cpu/reduce_fast.h"
 #include "backend/cpu/reduce_simd.h"
+#include "backend/cpu/softmax_exp.h"
 
 namespace lucid::cpu {
 
@@ -20,40 +21,6 @@ namespace {
 using namespace simd;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-
-// exp(x) for x <= 0, -inf or NaN (softmax feeds x - max): 2^n * p(r) with
-// r = x - n ln2 in [-ln2/2, ln2/2] and p a degree-5 minimax fit of e^r (relative
-// error < 2e-7, ~1.5 ulp; fitted for this file). Below -87.3 the result is 0
-// (denormals flushed: far below softmax's tolerances); NaN stays NaN. Written so
-// GCC emits one max for the clamp (`lo > x ? lo : x` keeps a NaN x) and folds the
-// underflow select into the last multiply: ~16 vector ops per 16 floats.
-LUCID_INLINE vf16 exp_v(vf16 x) {
-  const vf16 lo = vf16{} - 87.5f;
-  const vf16 xc = lo > x ? lo : x;
-  const float kShift = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  vf16 t = xc * 1.44269504088896341f + kShift;
-  vi16 ni;
-  std::memcpy(&ni, &t, sizeof ni);
-  ni -= 0x4B400000;  // the integer n from t's low mantissa bits
-  const vf16 nf = t - kShift;
-  vf16 r = xc - nf * 0.693359375f;
-  r = r - nf * -2.12194440e-4f;
-  vf16 p = vf16{} + 0.00829031f;
-  p = p * r + 0.04189793f;
-  p = p * r + 0.16667636f;
-  p = p * r + 0.4999915f;
-  p = p * r + 0.99999971f;
-  vf16 y = p * r + 1.0f;
-  vi16 bits = (ni + 127) << 23;
-  vf16 scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return x < -87.3f ? vf16{} : y * scale;
-}
-
-LUCID_INLINE float exp1(float x) {
-  vf16 v = vf16{} + x;
-  return exp_v(v)[0];
-}
 
 LUCID_CLONES void softmax_row_f32(const float* x, float* y, int64_t n, bool log) {
   vf16 mv = vf16{} - kInf;

@@ -108,6 +108,7 @@ void raise_device_error(int device) {
                        " is out of range for size ", size, found);
     case DeviceErrorCode::PivotOutOfRange:
       ops::fail_bad_ldl_pivot(dim, index, size);
+    case DeviceErrorCode::ClassTargetOutOfRange: fail<IndexError>("Target ", index, " is out of bounds.", found);
     default: fail<RuntimeError>("internal: unknown device error code ", int(code));
   }
 }

@@ -22,10 +22,11 @@ namespace lucid::cuda {
 // label i is out of the class range [0, n)" (index: the label, size: the classes);
 // TapOutOfRange -> IndexError "<op>(): tap index i is out of range for size n" (resample
 // taps; dim 0: resample_taps, 1: resample_taps_adjoint); PivotOutOfRange -> RuntimeError
-// "linalg.ldl_solve: pivots[d] = i is not ..." (dim: the position, size: the order n).
+// "linalg.ldl_solve: pivots[d] = i is not ..." (dim: the position, size: the order n);
+// ClassTargetOutOfRange -> IndexError "Target i is out of bounds." (cross_entropy).
 enum class DeviceErrorCode : int32_t {
   None = 0, ZeroDivision = 1, IndexOutOfRange = 2, GatherOutOfRange = 3, SliceOutOfRange = 4,
-  CtcTargetOutOfRange = 5, TapOutOfRange = 6, PivotOutOfRange = 7
+  CtcTargetOutOfRange = 5, TapOutOfRange = 6, PivotOutOfRange = 7, ClassTargetOutOfRange = 8
 };
 
 struct DeviceErrorSlot {

@@ -23,6 +23,7 @@ void register_kernels() {
   register_fused_kernels();
   register_creation_kernels();
   register_reduce_kernels();
+  register_cross_entropy_kernels();
   register_extremum_kernels();
   register_random_kernels();
   register_linalg_kernels();

@@ -26,6 +26,7 @@ void register_elementwise_kernels();
 void register_fused_kernels();       // fused_elementwise.cu: chains fused at a flush
 void register_creation_kernels();
 void register_reduce_kernels();
+void register_cross_entropy_kernels();  // cross_entropy.cu: the CrossEntropy primitives
 void register_extremum_kernels();  // reduce_extremum.cu: max/min with or without indices
 void register_random_kernels();
 void register_linalg_kernels();

@@ -125,6 +125,41 @@ struct SoftmaxBackwardDim : PrimitiveOf<Prim::SoftmaxBackwardDim, SoftmaxBackwar
   const char* name() const override { return log ? "log_softmax_backward" : "softmax_backward"; }
 };
 
+// Cross entropy of logits x (a contiguous [outer, n, inner] block: n classes, rows
+// (o, i) the samples) against int64 class indices t (rows elements), torch's
+// cross_entropy with class indices in one pass over x: per row r with t_r != ignore_index,
+// lse_r = log sum_c exp(x_rc) and
+//   loss_r = (1 - eps) w[t_r] (lse_r - x_r,t_r) + eps / n * sum_c w[c] (lse_r - x_rc)
+// (w = 1 without a weight; eps = label_smoothing); ignored rows give 0 and weigh 0.
+// A class index outside [0, n) that is not ignored raises IndexError "Target i is out of
+// bounds." (the CPU at the call, the GPU at the next synchronisation).
+// ins: {x (float32/64; the GPU also float16/bfloat16), t, weight (x's dtype, [n]) if
+// has_weight}. outs: {loss (x's dtype: [rows] for Reduction::None, else 0-d), lse (float32,
+// float64 for float64 x: [rows]), stats (lse's dtype, [2]: the total weight of the rows
+// that count, sum_c w[c]), and for Sum and Mean partial (float64 [rows, 2]: each row's loss
+// and weight, summed in row order so the result never depends on the threads)}.
+enum class LossReduction : uint8_t { None, Sum, Mean };
+struct CrossEntropyParams {
+  int64_t outer = 1, n = 1, inner = 1;
+  int64_t ignore_index = -100;
+  double label_smoothing = 0;
+  bool has_weight = false;
+  LossReduction reduction = LossReduction::Mean;
+};
+struct CrossEntropy : PrimitiveOf<Prim::CrossEntropy, CrossEntropy>, CrossEntropyParams {
+  const char* name() const override { return "cross_entropy"; }
+};
+
+// The gradient of CrossEntropy with respect to x: for row r that counts, with
+// p = exp(x - lse_r) and s_r = g_r (None), g (Sum) or g / total (Mean),
+//   gx_rc = s_r (p_rc ((1 - eps) w[t_r] + eps / n sum_c w[c]) - (1 - eps) w[t_r] [c == t_r] - eps / n w[c]),
+// 0 on ignored rows and on rows whose class is out of range (the forward reported them).
+// ins: {x, t, weight if has_weight, lse, stats, g (x's dtype: [rows] for None, else 0-d)}.
+// outs: {gx (x's dtype, x's shape)}.
+struct CrossEntropyBackward : PrimitiveOf<Prim::CrossEntropyBackward, CrossEntropyBackward>, CrossEntropyParams {
+  const char* name() const override { return "cross_entropy_backward"; }
+};
+
 // The stable sorting permutation of each row of a contiguous [rows, n] block: out
 // (int64 [rows, k]) lists each row's positions in ascending (or descending) order
 // of their values, equal values in position order. NaN is greater than every other

@@ -167,20 +167,31 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return _reduce((input - target).abs(), reduction)
 
 
-@_autocast_policy("nll_loss")
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    """input: [N, C, ...] log-probabilities; target: [N, ...] class indices (int64)."""
-    from .. import gather, where
+def _class_index_operands(input, target):
+    """nll_loss's and cross_entropy's input [N, C, ...] and class-index target [N, ...],
+    checked as torch checks them; a 1-D input (one sample) and its 0-d target as a batch of one."""
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     if target.dtype.is_floating_point:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
     batched = input.dim() > 1
-    logp = input if batched else input.unsqueeze(0)
+    scores = input if batched else input.unsqueeze(0)
     tgt = target if batched else target.unsqueeze(0)
-    if tuple(tgt.shape) != (logp.shape[0],) + tuple(logp.shape[2:]):
-        raise ValueError(f"Expected input batch_size ({logp.shape[0]}) to match target batch_size "
+    if not tgt.dim() or tgt.shape[0] != scores.shape[0]:
+        raise ValueError(f"Expected input batch_size ({scores.shape[0]}) to match target batch_size "
                          f"({tgt.shape[0] if tgt.dim() else 0}).")
+    expected = [scores.shape[0]] + list(scores.shape[2:])
+    if list(tgt.shape) != expected:
+        raise RuntimeError(f"Expected target size {expected}, got {list(tgt.shape)}")
+    return scores, tgt
+
+
+@_autocast_policy("nll_loss")
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """input: [N, C, ...] log-probabilities; target: [N, ...] class indices (int64)."""
+    from .. import gather, where
+    batched = input.dim() > 1
+    logp, tgt = _class_index_operands(input, target)
     valid = tgt != ignore_index
     safe = where(valid, tgt, 0)
     n_classes = logp.shape[1]
@@ -212,48 +223,25 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """Class indices (int64 target) or class probabilities (floating target), as torch."""
-    logp = log_softmax(input, dim=1 if input.dim() > 1 else 0)
-    if target.dtype.is_floating_point:  # probabilities
-        cls_dim = 1 if input.dim() > 1 else 0
-        n = input.shape[cls_dim]
-        tgt = target * (1 - label_smoothing) + label_smoothing / n if label_smoothing else target
-        term = logp * tgt
-        if weight is not None:
-            shape = [1] * logp.dim()
-            shape[cls_dim] = n
-            term = term * weight.reshape(shape)
-        loss = -term.sum(dim=cls_dim)
-        if reduction == "mean":  # over the samples (an empty batch gives 0 / 0 = nan, as torch)
-            return loss.sum() / loss.numel() if loss.dim() else loss
-        return _reduce(loss, reduction)
-    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
-    if not label_smoothing:
-        return nll
-    # PyTorch: (1 - eps) * nll + eps * (mean over classes of -logp, weighted, ignoring ignore_index)
+    if not target.dtype.is_floating_point:
+        # class indices: one engine op, forward and backward (csrc/ops/cross_entropy.cpp)
+        logits, tgt = _class_index_operands(input, target)
+        loss = _C._cross_entropy(logits, tgt, weight, int(ignore_index), reduction, float(label_smoothing))
+        return loss.squeeze(0) if reduction == "none" and input.dim() == 1 else loss
+    # probabilities
     cls_dim = 1 if input.dim() > 1 else 0
+    logp = log_softmax(input, dim=cls_dim)
     n = input.shape[cls_dim]
-    from .. import where, zeros_like
-    valid_mask = target != ignore_index
-    valid = valid_mask.to(logp.dtype)
-    term = -logp
+    tgt = target * (1 - label_smoothing) + label_smoothing / n if label_smoothing else target
+    term = logp * tgt
     if weight is not None:
         shape = [1] * logp.dim()
         shape[cls_dim] = n
         term = term * weight.reshape(shape)
-    smooth = term.sum(dim=cls_dim)
-    smooth = where(valid_mask, smooth, zeros_like(smooth))  # torch's masked_fill: 0 even where smooth is inf
-    if reduction == "none":
-        smooth_red = smooth
-    elif reduction == "sum":
-        smooth_red = smooth.sum()
-    else:
-        if weight is not None:
-            safe = where(valid_mask, target, zeros_like(target))
-            denom = (weight[safe] * valid).sum()
-        else:
-            denom = valid.sum()
-        smooth_red = smooth.sum() / denom
-    return (1 - label_smoothing) * nll + label_smoothing / n * smooth_red
+    loss = -term.sum(dim=cls_dim)
+    if reduction == "mean":  # over the samples (an empty batch gives 0 / 0 = nan, as torch)
+        return loss.sum() / loss.numel() if loss.dim() else loss
+    return _reduce(loss, reduction)
 
 
 from .activations_more import *  # noqa: E402,F401,F403
