@@ -212,6 +212,25 @@ def mlp_step(m, x, onehot, w1, b1, w2, b2, lr=0.01):
 workload(f"MLP training step [{B},{D}] -> {HID} -> {K}", "training", _mlp_setup, mlp_step,
          flops=2 * B * (2 * D * HID + 3 * HID * K))
 
+
+
+def cross_entropy_step(m, x, t):
+    """A classifier's loss and its gradient (one engine op each way in lucid)."""
+    loss = m.nn.functional.cross_entropy(x, t)
+    loss.backward()
+    x.grad = None
+    return loss
+
+
+def logits_for_grad(x, t):
+    return x.requires_grad_(), t
+
+
+# reads the logits forward and backward, writes their gradient
+workload("cross_entropy [4096, 1000] forward + backward", "training",
+         inputs((4096, 1000), randint(1000, 4096), view=logits_for_grad), cross_entropy_step,
+         nbytes=3 * 4096 * 1000 * F32)
+
 # -- GPU copies (the ops are in workloads_gpu.py) ---------------------------------------------------------------
 
 G = 8192  # 256 MiB of float32

@@ -4,7 +4,7 @@ elementwise kernels at 16M and 256M float32 elements against the device copy cei
 import torch
 
 from common import chain8
-from workloads import F32, inputs, randint, to_lucid, workload
+from workloads import F32, cross_entropy_step, inputs, logits_for_grad, randint, to_lucid, workload
 
 
 def _tiny_gpu(requires_grad):
@@ -168,6 +168,9 @@ workload("GPU layer_norm [4096, 1024]", "gpu nn", inputs((4096, 1024), (1024,), 
 workload("GPU cross_entropy [4096, 1000]", "gpu nn", inputs((4096, 1000), randint(1000, 4096), device="gpu"),
          lambda m, x, t: m.nn.functional.cross_entropy(x, t), nbytes=4096 * 1000 * F32, device="gpu",
          ceiling="gpu_copy")
+workload("GPU cross_entropy [4096, 1000] forward + backward", "gpu nn",
+         inputs((4096, 1000), randint(1000, 4096), device="gpu", view=logits_for_grad), cross_entropy_step,
+         nbytes=3 * 4096 * 1000 * F32, device="gpu", ceiling="gpu_copy")
 
 ADAM_SHAPES = [(4096, 1024)] * 4 + [(1024,)] * 16
 ADAM_PARAMS = 4 * 4096 * 1024 + 16 * 1024  # 16.8M in 20 tensors

@@ -35,7 +35,7 @@ LUCID_CLONES RowSums row_sums_f32(const float* x, const float* w, int64_t n, boo
   int64_t k = 0;
   for (; k + 16 <= n; k += 16) {
     vf16 v = load<vf16>(x + k);
-    mv = v > mv ? v : mv;
+    mv = max_gt(v, mv);
   }
   float mx = -kInf;
   for (int j = 0; j < 16; ++j) mx = mv[j] > mx ? mv[j] : mx;

@@ -40,7 +40,7 @@ int64_t grain_for(int64_t work_per_item) { return std::max<int64_t>(1, kItemWork
 template <Moment M, typename V>
 LUCID_INLINE V apply(V v, V m) {
   if constexpr (M == Moment::Sum) return v;
-  else if constexpr (M == Moment::Abs) return v < 0 ? -v : v;
+  else if constexpr (M == Moment::Abs) return select_gt(V{}, v, -v, v);  // (v < 0 ? -v : v)
   else if constexpr (M == Moment::Sq) return v * v;
   else return (v - m) * (v - m);
 }

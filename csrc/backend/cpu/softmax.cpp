@@ -27,7 +27,7 @@ LUCID_CLONES void softmax_row_f32(const float* x, float* y, int64_t n, bool log)
   int64_t k = 0;
   for (; k + 16 <= n; k += 16) {
     vf16 v = load<vf16>(x + k);
-    mv = v > mv ? v : mv;
+    mv = max_gt(v, mv);
   }
   float mx = -kInf;
   for (int j = 0; j < 16; ++j) mx = mv[j] > mx ? mv[j] : mx;

@@ -13,11 +13,11 @@ namespace lucid::cpu::simd {
 // r = x - n ln2 in [-ln2/2, ln2/2] and p a degree-5 minimax fit of e^r (relative
 // error < 2e-7, ~1.5 ulp; fitted for this file). Below -87.3 the result is 0
 // (denormals flushed: far below softmax's tolerances); NaN stays NaN. Written so
-// GCC emits one max for the clamp (`lo > x ? lo : x` keeps a NaN x) and folds the
-// underflow select into the last multiply: ~16 vector ops per 16 floats.
+// the clamp keeps a NaN x (`lo > x ? lo : x`); ~16 vector ops per 16 floats. The selects
+// are select_gt's (reduce_simd.h: never a ?: on a 64-byte vector).
 LUCID_INLINE vf16 exp_v(vf16 x) {
   const vf16 lo = vf16{} - 87.5f;
-  const vf16 xc = lo > x ? lo : x;
+  const vf16 xc = select_gt(lo, x, lo, x);  // (max_gt(x, lo) would drop a NaN x)
   const float kShift = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   vf16 t = xc * 1.44269504088896341f + kShift;
   vi16 ni;
@@ -35,7 +35,7 @@ LUCID_INLINE vf16 exp_v(vf16 x) {
   vi16 bits = (ni + 127) << 23;
   vf16 scale;
   std::memcpy(&scale, &bits, sizeof scale);
-  return x < -87.3f ? vf16{} : y * scale;
+  return select_gt(vf16{} - 87.3f, x, vf16{}, y * scale);
 }
 
 LUCID_INLINE float exp1(float x) {
