@@ -128,6 +128,12 @@ Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, cons
         return Grads{ga, gb};
       };
     }
+    case BinaryOp::ThresholdBackward: {  // linear in g with y's mask; nothing reaches y (as torch's)
+      Side sb = save(node, b);
+      return [sb](const Node& n, const Grads& g) {
+        return Grads{_threshold_backward(g[0], sb.get(n).tensor), nullptr};
+      };
+    }
     case BinaryOp::Maximum:
     case BinaryOp::Minimum: {
       Side sa = save(node, a), sb = save(node, b);
@@ -454,7 +460,7 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
       return [](const Node& n, const Grads& g) { return Grads{mul(g[0], mul(n.saved(0), Scalar(2.0)))}; };
     case UnaryOp::Relu:  // zeros where the result is <= 0 (a NaN input passes), as torch's threshold_backward
       result();
-      return [](const Node& n, const Grads& g) { return Grads{where(le(n.saved(0), Scalar(0.0)), num(0.0), ten(g[0]))}; };
+      return [](const Node& n, const Grads& g) { return Grads{_threshold_backward(g[0], n.saved(0))}; };
     case UnaryOp::BitwiseNot: case UnaryOp::Isnan: case UnaryOp::Isinf: case UnaryOp::Isfinite:
     case UnaryOp::Isposinf: case UnaryOp::Isneginf: case UnaryOp::LogicalNot:
     case UnaryOp::BesselK0e: case UnaryOp::BesselK1e: case UnaryOp::AiryAi:

@@ -75,7 +75,8 @@ namespace lucid::ops {
   X(special_hermite_polynomial_h, HermiteH, TrueDiv, Any) \
   X(special_hermite_polynomial_he, HermiteHe, TrueDiv, Any) \
   X(special_laguerre_polynomial_l, LaguerreL, TrueDiv, Any) \
-  X(special_legendre_polynomial_p, LegendreP, TrueDiv, Any)
+  X(special_legendre_polynomial_p, LegendreP, TrueDiv, Any) \
+  X(_threshold_backward, ThresholdBackward, Arith, Tensors)
 
 #define LUCID_UNARY_OPS(X) \
   X(neg, Neg, Same)        \
@@ -205,6 +206,12 @@ struct Extremum {
 };
 using Maximum = Extremum<true>;
 using Minimum = Extremum<false>;
+// relu's gradient from its result: the incoming gradient g where y > 0, else 0 (a NaN y
+// passes g), torch's threshold_backward(g, y, 0): one op where le + where were two.
+struct ThresholdBackward {
+  template <typename T> static constexpr bool supports = !kIsComplex<T> && !std::is_same_v<T, bool>;
+  template <typename T> LUCID_HD T operator()(T g, T y) const { return y <= T(0) ? T(0) : g; }
+};
 struct Eq {
   template <typename T> static constexpr bool supports = true;
   template <typename T> LUCID_HD bool operator()(T a, T b) const { return a == b; }

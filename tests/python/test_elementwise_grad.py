@@ -150,6 +150,31 @@ def test_double_backward_through_new_ops():
     torch.testing.assert_close(torch.tensor(x.grad.tolist(), dtype=torch.float64), tx.grad)
 
 
+def test_relu_gradient_is_one_threshold_backward(device):
+    """relu's backward is torch's threshold_backward(g, y, 0) as one op (a NaN result
+    passes g, 0 and negatives give 0), itself differentiable in g."""
+    values = [-2.0, -0.0, 0.0, 1e-30, 3.0, float("nan"), float("inf")]
+    for dtype in ("float64", "float32", "float16", "bfloat16"):
+        tx = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=True)
+        lx = to_lucid(tx.detach(), device).requires_grad_()
+        gt = torch.arange(1.0, 8.0, dtype=tx.dtype)
+        torch.relu(tx).backward(gt)
+        ly = lucid.relu(lx)
+        lucid._C._op_tally_begin()
+        ly.backward(to_lucid(gt, device))
+        calls = [c[0] for c in lucid._C._op_tally_end()]
+        assert calls == ["_threshold_backward"], calls
+        torch.testing.assert_close(torch.tensor(lx.grad.cpu().tolist(), dtype=tx.dtype), tx.grad, equal_nan=True)
+    tx = torch.tensor([-1.0, 0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    lx = to_lucid(tx.detach(), device).requires_grad_()
+    for m, t in ((lucid, lx), (torch, tx)):
+        (g,) = m.autograd.grad((m.relu(t) ** 2).sum(), t, create_graph=True)
+        (g * g).sum().backward()
+    assert lx.grad.cpu().tolist() == tx.grad.tolist()
+    with pytest.raises(TypeError):
+        lucid._C._threshold_backward(lucid.ones(2), 0.0)  # two tensors, as torch's
+
+
 def test_inplace_ops_record_gradients():
     for name, args in (("clamp_", (-0.5, 0.5)), ("pow_", (2,)), ("lerp_", None), ("mul_", (3.0,))):
         tx = torch.tensor([0.2, -0.9, 0.4], dtype=torch.float64, requires_grad=True)

@@ -19,7 +19,7 @@ constexpr Unit binary_unit(ops::BinaryOp op) {
       return Unit::Math;
     case B::Xlogy: case B::Logaddexp: case B::Logaddexp2:
       return Unit::Logs;
-    case B::Maximum: case B::Minimum:
+    case B::Maximum: case B::Minimum: case B::ThresholdBackward:
       return Unit::Extremum;
     case B::LogicalAnd: case B::LogicalOr: case B::LogicalXor:
       return Unit::Logical;

@@ -55,6 +55,7 @@ const char* body_of(BinaryOp op) {
     case BinaryOp::Logaddexp2:
       return "{ if (isinf(a) && a == b) return a; C m = a > b ? a : b; if (a != a || b != b) return quiet_nan();"
              " C d = -fabs(a - b); return m + log1p(exp2(d)) / C(0.6931471805599453); }";
+    case BinaryOp::ThresholdBackward: return "b <= C(0) ? C(0) : a";
     default: return nullptr;
   }
 }
