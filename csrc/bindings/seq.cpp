@@ -53,6 +53,10 @@ void init_seq(nb::module_& m) {
     return ops::cross_entropy(x, target, weight.value_or(nullptr), ignore_index, reduction, label_smoothing);
   }, nb::arg("x"), nb::arg("target"), nb::arg("weight").none(), nb::arg("ignore_index"), nb::arg("reduction"),
         nb::arg("label_smoothing"));
+  m.def("_nll_loss", [](TensorPtr x, TensorPtr target, std::optional<TensorPtr> weight, int64_t ignore_index,
+                        std::string reduction) {
+    return ops::nll_loss(x, target, weight.value_or(nullptr), ignore_index, reduction);
+  }, nb::arg("x"), nb::arg("target"), nb::arg("weight").none(), nb::arg("ignore_index"), nb::arg("reduction"));
   m.def("_lstm_layer", [](TensorPtr gx, TensorPtr h0, TensorPtr c0, TensorPtr w_hh, bool reverse) {
     auto r = ops::lstm_layer(gx, h0, c0, w_hh, reverse);
     return nb::make_tuple(r[0], r[1], r[2]);

@@ -1,7 +1,7 @@
-// torch's cross_entropy with class indices as one engine op (the CrossEntropy
-// primitives, ops/prims/reduce.h): one pass over the logits forward (plus a one-block
-// sum for the reductions) and one backward, where log_softmax + nll_loss + the
-// reduction took about twenty launches (Note [The cross entropy as one op]).
+// torch's cross_entropy with class indices, and nll_loss, as one engine op each (the
+// CrossEntropy primitives, ops/prims/reduce.h): one pass over the logits forward (plus
+// a one-block sum for the reductions) and one backward, where log_softmax + nll_loss +
+// the reduction took about twenty launches (Note [The cross entropy as one op]).
 // Argument parsing in PyTorch's spellings (1-D inputs, batch-size errors) lives in
 // python/lucid/nn/functional.py.
 #include "autograd/record.h"
@@ -54,7 +54,7 @@ TensorPtr composite_grad(const TensorPtr& x, const TensorPtr& t, const TensorPtr
   const double keep = 1 - p.label_smoothing, spread = p.label_smoothing / double(C);
   Shape class_shape(x->ndim(), 1);
   class_shape[1] = C;
-  TensorPtr a, b, total, valid;
+  TensorPtr a, b, total, valid, is_target;
   {
     autograd::GradModeGuard constants(false);
     valid = ne(t, Scalar(p.ignore_index));
@@ -62,7 +62,8 @@ TensorPtr composite_grad(const TensorPtr& x, const TensorPtr& t, const TensorPtr
     TensorPtr valid_f = copy_to(valid, dt, std::nullopt);
     TensorPtr wt = w ? mul(reshape(index_select(w, 0, reshape(safe, {-1})), t->shape()), valid_f) : valid_f;
     TensorPtr classes = reshape(arange_int(0, C, 1, Dtype::I64, x->device()), class_shape);
-    TensorPtr onehot = copy_to(eq(unsqueeze(safe, 1), classes), dt, std::nullopt);
+    is_target = eq(unsqueeze(safe, 1), classes);
+    TensorPtr onehot = copy_to(is_target, dt, std::nullopt);
     a = mul(wt, keep);
     b = mul(onehot, unsqueeze(a, 1));
     if (p.label_smoothing != 0) {
@@ -79,14 +80,19 @@ TensorPtr composite_grad(const TensorPtr& x, const TensorPtr& t, const TensorPtr
                                                      : g;
   // ignored rows get exactly 0, also when the mean's total is 0 (s inf), as the kernel's
   s = where(unsqueeze(valid, 1), {s, {}}, {nullptr, Scalar(0.0)});
+  // nll_loss: linear in x, -a s at the target and 0 elsewhere (also where a s is nan, as torch's)
+  if (p.log_probs) return where(is_target, {mul(neg(a), s), {}}, {nullptr, Scalar(0.0)});
   return mul(sub(mul(softmax(x, 1, std::nullopt), a), b), s);
 }
 
 }  // namespace
 
-TensorPtr cross_entropy(const TensorPtr& x, const TensorPtr& target, const TensorPtr& weight, int64_t ignore_index,
-                        const std::string& reduction, double label_smoothing) {
-  const char* name = "cross_entropy";
+namespace {
+
+// cross_entropy, or with log_probs nll_loss (x: log-probabilities, no softmax).
+TensorPtr class_index_loss(const TensorPtr& x, const TensorPtr& target, const TensorPtr& weight, int64_t ignore_index,
+                           const std::string& reduction, double label_smoothing, bool log_probs) {
+  const char* name = log_probs ? "nll_loss" : "cross_entropy";
   const LossReduction red = reduction_of(reduction);
   const Device device = op_device(name, {x.get(), target.get(), weight.get()});
   LUCID_CHECK(x->ndim() >= 2, RuntimeError, name, "(): expected input of shape [N, C, ...], got ",
@@ -112,7 +118,7 @@ TensorPtr cross_entropy(const TensorPtr& x, const TensorPtr& target, const Tenso
   CrossEntropyParams params;
   params.outer = plan.outer, params.n = plan.n, params.inner = plan.inner;
   params.ignore_index = ignore_index, params.label_smoothing = label_smoothing;
-  params.has_weight = weight != nullptr, params.reduction = red;
+  params.has_weight = weight != nullptr, params.reduction = red, params.log_probs = log_probs;
 
   TensorPtr xc = contiguous_as(x, rd), tc = contiguous_as(target, Dtype::I64);
   TensorPtr wc = weight ? contiguous_as(weight, rd) : nullptr;
@@ -130,8 +136,8 @@ TensorPtr cross_entropy(const TensorPtr& x, const TensorPtr& target, const Tenso
   TensorPtr out = rd == x->dtype() ? loss : copy_to(loss, x->dtype(), std::nullopt);
 
   if (autograd::needs_grad({&x})) {
-    auto node = autograd::record("CrossEntropyLossBackward0", {x}, {out}, [params, rd](const Node& n,
-                                                                                      const autograd::Grads& g) {
+    const char* node_name = log_probs ? "NllLossBackward0" : "CrossEntropyLossBackward0";
+    auto node = autograd::record(node_name, {x}, {out}, [params, rd](const Node& n, const autograd::Grads& g) {
       TensorPtr xs = n.saved(0), ts = n.saved(1), ws = params.has_weight ? n.saved(4) : nullptr;
       if (autograd::grad_enabled()) return autograd::Grads{composite_grad(xs, ts, ws, g[0], params)};
       TensorPtr xr = contiguous_as(xs, rd), gr = contiguous_as(g[0], rd), lse = n.saved(2), stats = n.saved(3);
@@ -152,6 +158,18 @@ TensorPtr cross_entropy(const TensorPtr& x, const TensorPtr& target, const Tenso
     if (wc) node->save(wc);  // 4
   }
   return out;
+}
+
+}  // namespace
+
+TensorPtr cross_entropy(const TensorPtr& x, const TensorPtr& target, const TensorPtr& weight, int64_t ignore_index,
+                        const std::string& reduction, double label_smoothing) {
+  return class_index_loss(x, target, weight, ignore_index, reduction, label_smoothing, false);
+}
+
+TensorPtr nll_loss(const TensorPtr& x, const TensorPtr& target, const TensorPtr& weight, int64_t ignore_index,
+                   const std::string& reduction) {
+  return class_index_loss(x, target, weight, ignore_index, reduction, 0.0, true);
 }
 
 }  // namespace lucid::ops

@@ -43,6 +43,9 @@ TensorPtr ctc_loss_nll(const TensorPtr& log_probs, const TensorPtr& targets, con
 // "sum" or "mean" (0-d), in x's dtype.
 TensorPtr cross_entropy(const TensorPtr& x, const TensorPtr& target, const TensorPtr& weight, int64_t ignore_index,
                         const std::string& reduction, double label_smoothing);
+// torch's nll_loss: the same with x holding log-probabilities (no softmax).
+TensorPtr nll_loss(const TensorPtr& x, const TensorPtr& target, const TensorPtr& weight, int64_t ignore_index,
+                   const std::string& reduction);
 
 }  // namespace lucid::ops
 

@@ -48,7 +48,7 @@ def test_a_compiled_chain_is_fused_with_the_eager_bits(dtype):
 UNARY = ["exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "atan",
          "asinh", "erf", "erfc", "abs", "neg", "floor", "ceil", "round", "trunc", "reciprocal", "sign", "relu"]
 BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2", "hypot", "fmod", "remainder",
-          "floor_divide", "logaddexp", "xlogy", "fmax", "fmin"]
+          "floor_divide", "logaddexp", "xlogy", "fmax", "fmin", "_threshold_backward"]
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

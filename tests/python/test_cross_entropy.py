@@ -1,4 +1,4 @@
-"""cross_entropy with class indices, one engine op (csrc/ops/cross_entropy.cpp): values
+"""cross_entropy with class indices and nll_loss, one engine op each (csrc/ops/cross_entropy.cpp): values
 and gradients against torch over shapes (the GPU's three row kernels: a warp a row up to
 1024 classes, a block a row beyond, a thread a row for strided classes), dtypes,
 reductions, weights, ignore_index and label smoothing; float64 numerical gradients,
@@ -33,15 +33,15 @@ def case(shape, dtype, device, ignore=None, seed=0):
     return x.to(tdev(device)), t.to(tdev(device)), w.to(tdev(device))
 
 
-def check(x, t, w, device, tol, **kw):
+def check(x, t, w, device, tol, fn="cross_entropy", **kw):
     """lucid's loss and gradient (for a random incoming gradient) are torch's."""
     xt = x.detach().clone().requires_grad_()
     xl = to_lucid(x.detach(), device).requires_grad_()
     tl = to_lucid(t, device)
     wl = to_lucid(w, device) if w is not None else None
-    ref = TF.cross_entropy(xt.float() if x.dtype in (torch.float16, torch.bfloat16) else xt, t,
-                           None if w is None else w.to(torch.float32 if x.dtype.itemsize == 2 else x.dtype), **kw)
-    out = LF.cross_entropy(xl, tl, wl, **kw)
+    ref = getattr(TF, fn)(xt.float() if x.dtype in (torch.float16, torch.bfloat16) else xt, t,
+                          None if w is None else w.to(torch.float32 if x.dtype.itemsize == 2 else x.dtype), **kw)
+    out = getattr(LF, fn)(xl, tl, wl, **kw)
     assert out.dtype == xl.dtype and tuple(out.shape) == tuple(ref.shape)
     assert out.device.type == device
     torch.testing.assert_close(to_torch(out.detach().cpu()).double(), ref.detach().cpu().double(), rtol=tol, atol=tol,
@@ -58,6 +58,39 @@ def test_values_and_gradients_match_torch(shape, reduction, device):
     x, t, w = case(shape, "float64", device, ignore=-100)
     check(x, t, None, device, TOL["float64"], reduction=reduction)
     check(x, t, w, device, TOL["float64"], reduction=reduction)
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (37, 10), (3, 3000), (4, 5, 3), (0, 4)])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_matches_torch(shape, reduction, device):
+    """nll_loss of log-probabilities (and of any scores: it only picks), -inf included."""
+    x, t, w = case(shape, "float64", device, ignore=-100)
+    logp = torch.log_softmax(x, 1)
+    if logp.numel():
+        logp.view(-1)[5::7] = float("-inf")
+    t1 = torch.where(t == -100, 1, t)
+    for data in (logp, x):
+        check(data, t, None, device, TOL["float64"], fn="nll_loss", reduction=reduction)
+        check(data, t1, w, device, TOL["float64"], fn="nll_loss", reduction=reduction, ignore_index=1)
+    for dtype in ("float32", "bfloat16"):
+        check(logp.to(getattr(torch, dtype)), t, None, device, TOL[dtype], fn="nll_loss", reduction=reduction)
+
+
+def test_nll_loss_second_derivatives_and_numerical_gradients(device):
+    x, t, w = case((5, 4), "float64", device, ignore=-100)
+    xt = x.clone().requires_grad_()
+    xl = to_lucid(x, device).requires_grad_()
+    gt, = torch.autograd.grad(TF.nll_loss(TF.log_softmax(xt, 1), t, w).sum(), xt, create_graph=True)
+    gl, = lucid.autograd.grad(LF.nll_loss(LF.log_softmax(xl, 1), to_lucid(t, device), to_lucid(w, device)).sum(), xl,
+                              create_graph=True)
+    torch.testing.assert_close(to_torch(gl.detach().cpu()), gt.detach().cpu(), rtol=1e-10, atol=1e-12)
+    (gt * gt).sum().backward()
+    (gl * gl).sum().backward()
+    torch.testing.assert_close(to_torch(xl.grad.cpu()), xt.grad.cpu(), rtol=1e-9, atol=1e-12)
+    if device == "cpu":
+        lt = to_lucid(t)
+        assert lucid.autograd.gradcheck(lambda a: LF.nll_loss(a, lt, reduction="sum"),
+                                        (to_lucid(x).requires_grad_(),))
 
 
 @pytest.mark.parametrize("kw", [{"ignore_index": 2}, {"label_smoothing": 0.25}, {"label_smoothing": 1.0},
@@ -178,10 +211,11 @@ def test_bad_arguments_raise(device):
             LF.cross_entropy(x, t.cpu())
 
 
+@pytest.mark.parametrize("fn", ["cross_entropy", "nll_loss"])
 @pytest.mark.parametrize("bad", [3, -1, 1000])
-def test_out_of_range_targets_raise_and_the_device_stays_usable(bad, device):
+def test_out_of_range_targets_raise_and_the_device_stays_usable(bad, fn, device):
     x = lucid.randn(5, 3, device=device, requires_grad=True)
     t = lucid.tensor([0, 1, bad, 2, 1], device=device)
     with pytest.raises(IndexError, match=f"Target {bad} is out of bounds"):
-        LF.cross_entropy(x, t).item()
-    assert LF.cross_entropy(x, lucid.tensor([0, 1, 2, 2, 1], device=device)).item() > 0
+        getattr(LF, fn)(x, t).item()
+    assert getattr(LF, fn)(x, lucid.tensor([0, 1, 2, 2, 1], device=device)).isfinite().item()

@@ -1,5 +1,5 @@
 // The CrossEntropy primitives (ops/prims/reduce.h; Note [The cross entropy as one op],
-// ops/cross_entropy.cpp) on float32 and float64 logits. Rows (samples) split over the
+// ops/cross_entropy.cpp) on float32 and float64 logits (or log-probabilities: nll_loss). Rows (samples) split over the
 // pool; each row's values are computed by one thread, in double, and the reductions
 // add the rows' partial results in row order, so results never depend on the thread
 // count. float32 rows of contiguous classes (inner == 1, the [N, C] case) run in float
@@ -110,12 +110,13 @@ void cross_entropy_forward(const CrossEntropyParams& p, const T* x, const int64_
       double row_lse = 0, row_loss = 0, row_weight = 0;
       if (tr != p.ignore_index) {
         LUCID_CHECK(tr >= 0 && tr < n, IndexError, "Target ", tr, " is out of bounds.");
-        RowSums s;
+        RowSums s;  // (log_probs: lse 0, the row is not read)
         if constexpr (std::is_same_v<T, float>) {
-          if (inner == 1) s = row_sums_f32(xr, w, n, smoothing);
+          if (p.log_probs) s = RowSums{};
+          else if (inner == 1) s = row_sums_f32(xr, w, n, smoothing);
           else s = row_sums(xr, inner, w, n, smoothing);
         } else {
-          s = row_sums(xr, inner, w, n, smoothing);
+          if (!p.log_probs) s = row_sums(xr, inner, w, n, smoothing);
         }
         row_weight = w ? double(w[tr]) : 1.0;
         row_loss = keep * row_weight * (s.lse - double(xr[tr * inner]));
@@ -148,14 +149,18 @@ void cross_entropy_backward(const CrossEntropyParams& p, const T* x, const int64
       const T* xr = x + base;
       T* gr = gx + base;
       const int64_t tr = t[r];
-      if (tr == p.ignore_index || tr < 0 || tr >= n) {
+      const bool counts = tr != p.ignore_index && tr >= 0 && tr < n;
+      if (!counts || p.log_probs)  // (nll_loss's gradient is 0 off the target)
         for (int64_t c = 0; c < n; ++c) gr[c * inner] = T(0);
-        continue;
-      }
+      if (!counts) continue;
       const double s = p.reduction == LossReduction::None ? double(g[r])
                        : p.reduction == LossReduction::Sum ? double(g[0])
                                                            : double(g[0]) / total;
       const double wt = w ? double(w[tr]) : 1.0, l = double(lse[r]);
+      if (p.log_probs) {  // nll_loss: -s w[t] at the target, nothing through a softmax
+        gr[tr * inner] = T(-s * wt);
+        continue;
+      }
       const double a = s * (keep * wt + spread * w_sum), bc = s * spread;
       bool done = false;
       if constexpr (std::is_same_v<T, float>) {

@@ -1,5 +1,6 @@
 // CUDA kernels of the CrossEntropy primitives (ops/prims/reduce.h; Note [The cross
-// entropy as one op], ops/cross_entropy.cpp): logits in float32, float64 or 16 bits
+// entropy as one op], ops/cross_entropy.cpp): logits (or log-probabilities: nll_loss)
+// in float32, float64 or 16 bits
 // (read and written as is, computed in float32 as the softmax kernels), sums in double
 // in fixed trees (Note [Deterministic reductions]).
 //   forward: one launch over the rows (a warp a row for up to 1024 classes, a block a
@@ -165,7 +166,9 @@ __global__ void __launch_bounds__(kReduceThreads) strided_kernel(ForwardArgs<T> 
     const bool counts = target_counts(a, tr, true);
     const T* row = a.x + (r / inner) * n * inner + r % inner;
     double m = -INFINITY, sum = 0, wx = 0;
-    if (counts) {
+    if (a.p.log_probs) {  // nll_loss: lse 0
+      m = 0, sum = 1;
+    } else if (counts) {
       for (int64_t c = 0; c < n; ++c) m = MaxOp().combine(m, double(C(row[c * inner])));
       if (m == -INFINITY) m = 0;
       for (int64_t c = 0; c < n; ++c) {
@@ -207,7 +210,8 @@ void forward(const ops::CrossEntropy& p, Outputs outs, Inputs ins) {
                    mdata<Compute<T>>(outs[1]), mdata<Compute<T>>(outs[2]),
                    outs.size() > 3 ? mdata<double>(outs[3]) : nullptr, device_error_slot(device)};
   const int64_t rows = p.outer * p.inner;
-  if (p.inner > 1) strided_kernel<T><<<grid_for((rows + kReduceThreads - 1) / kReduceThreads), kReduceThreads, 0, s>>>(a);
+  // (nll_loss reads one element a row: a thread a row)
+  if (p.inner > 1 || p.log_probs) strided_kernel<T><<<grid_for((rows + kReduceThreads - 1) / kReduceThreads), kReduceThreads, 0, s>>>(a);
   else if (p.n <= 1024) rows_kernel<T, 32><<<grid_for((rows + 7) / 8), kReduceThreads, 0, s>>>(a);
   else rows_kernel<T, kReduceThreads><<<grid_for(rows), kReduceThreads, 0, s>>>(a);
   LUCID_CUDA_CHECK(cudaGetLastError());
@@ -235,6 +239,10 @@ __global__ void backward_kernel(CrossEntropyParams p, const T* x, const int64_t*
                      : p.reduction == LossReduction::Sum ? double(C(g[0]))
                                                          : double(C(g[0])) / double(stats[0]);
     const double wt = w ? double(C(w[tr])) : 1.0;
+    if (p.log_probs) {  // nll_loss: -s w[t] at the target, 0 elsewhere
+      gx[e] = T(C(c == tr ? -s * wt : 0.0));
+      continue;
+    }
     const double a = s * (keep * wt + spread * double(stats[1]));
     double b = s * spread * (w ? double(C(w[c])) : 1.0);
     if (c == tr) b += s * keep * wt;

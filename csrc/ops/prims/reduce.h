@@ -127,7 +127,8 @@ struct SoftmaxBackwardDim : PrimitiveOf<Prim::SoftmaxBackwardDim, SoftmaxBackwar
 
 // Cross entropy of logits x (a contiguous [outer, n, inner] block: n classes, rows
 // (o, i) the samples) against int64 class indices t (rows elements), torch's
-// cross_entropy with class indices in one pass over x: per row r with t_r != ignore_index,
+// cross_entropy with class indices in one pass over x (with log_probs, its nll_loss: lse 0):
+// per row r with t_r != ignore_index,
 // lse_r = log sum_c exp(x_rc) and
 //   loss_r = (1 - eps) w[t_r] (lse_r - x_r,t_r) + eps / n * sum_c w[c] (lse_r - x_rc)
 // (w = 1 without a weight; eps = label_smoothing); ignored rows give 0 and weigh 0.
@@ -144,6 +145,8 @@ struct CrossEntropyParams {
   int64_t ignore_index = -100;
   double label_smoothing = 0;
   bool has_weight = false;
+  // nll_loss: x holds log-probabilities, lse is 0 (no softmax term; label_smoothing 0)
+  bool log_probs = false;
   LossReduction reduction = LossReduction::Mean;
 };
 struct CrossEntropy : PrimitiveOf<Prim::CrossEntropy, CrossEntropy>, CrossEntropyParams {

@@ -146,13 +146,13 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 
 # ---- losses --------------------------------------------------------------------------------------
-def _reduce(loss, reduction, weight_sum=None):
+def _reduce(loss, reduction):
     if reduction == "none":
         return loss
     if reduction == "sum":
         return loss.sum()
     if reduction == "mean":
-        return loss.sum() / weight_sum if weight_sum is not None else loss.mean()
+        return loss.mean()
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
@@ -188,35 +188,11 @@ def _class_index_operands(input, target):
 
 @_autocast_policy("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    """input: [N, C, ...] log-probabilities; target: [N, ...] class indices (int64)."""
-    from .. import gather, where
-    batched = input.dim() > 1
+    """input: [N, C, ...] log-probabilities; target: [N, ...] class indices (int64). One
+    engine op, forward and backward (csrc/ops/cross_entropy.cpp, with log_probs)."""
     logp, tgt = _class_index_operands(input, target)
-    valid = tgt != ignore_index
-    safe = where(valid, tgt, 0)
-    n_classes = logp.shape[1]
-    # A bad class index raises here on the CPU, as torch's does. On the GPU this check
-    # would wait for the device, a host synchronisation inside every loss (the [4096, 1000]
-    # cross entropy row ran at 7.9x torch's time with it); there gather's device-side check
-    # reports a bad index at the next synchronisation instead (Note [Errors found on the device]).
-    if logp.device.type == "cpu" and bool(((safe < 0) | (safe >= n_classes)).any()):
-        raise IndexError(f"Target {int(safe.max())} is out of bounds.")
-    picked = -gather(logp, 1, safe.unsqueeze(1)).squeeze(1)
-    # Ignored targets give exactly 0, loss and gradient (torch leaves them unwritten):
-    # a where, not a multiplication by 0 (the picked value may be inf, and the mean's
-    # 1 / total_weight is inf when everything is ignored).
-    # (Without weights, the loss is picked itself: no weight factor, no filled zeros, two
-    # launches fewer forward and backward, the same bits.)
-    if weight is None:
-        loss = where(valid, picked, 0.0)
-        total = valid.to(logp.dtype).sum() if reduction == "mean" else None
-    else:
-        w = where(valid, weight[safe], valid.to(logp.dtype))
-        loss = where(valid, picked * w, 0.0)
-        total = w.sum() if reduction == "mean" else None
-    if not batched:
-        loss = loss.squeeze(0)
-    return _reduce(loss, reduction, total)
+    loss = _C._nll_loss(logp, tgt, weight, int(ignore_index), reduction)
+    return loss.squeeze(0) if reduction == "none" and input.dim() == 1 else loss
 
 
 @_autocast_policy("cross_entropy")
