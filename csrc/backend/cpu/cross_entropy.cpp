@@ -21,8 +21,6 @@ using namespace simd;
 using ops::CrossEntropyParams;
 using ops::LossReduction;
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
 // A row's log-sum-exp and, for label smoothing, sum_c w[c] x[c] (w = 1 without weights).
 struct RowSums {
   double lse = 0, wx = 0;
@@ -31,18 +29,9 @@ struct RowSums {
 // A contiguous float32 row in float lanes: the maximum, then sum exp(x - max) (and the
 // weighted sum of x) in 16 float partial sums added in double, as softmax_row_f32.
 LUCID_CLONES RowSums row_sums_f32(const float* x, const float* w, int64_t n, bool smoothing) {
-  vf16 mv = vf16{} - kInf;
-  int64_t k = 0;
-  for (; k + 16 <= n; k += 16) {
-    vf16 v = load<vf16>(x + k);
-    mv = max_gt(v, mv);
-  }
-  float mx = -kInf;
-  for (int j = 0; j < 16; ++j) mx = mv[j] > mx ? mv[j] : mx;
-  for (; k < n; ++k) mx = x[k] > mx ? x[k] : mx;
-  if (mx == -kInf) mx = 0;  // every class -inf: lse -inf, the loss nan (as torch's log_softmax)
+  const float mx = row_shift_f32(x, n);  // (every class -inf: lse -inf, the loss nan, as torch's)
   vf16 s{}, d{};
-  k = 0;
+  int64_t k = 0;
   for (; k + 16 <= n; k += 16) {
     const vf16 v = load<vf16>(x + k);
     s += exp_v(v - mx);

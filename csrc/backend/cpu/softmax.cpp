@@ -23,18 +23,9 @@ using namespace simd;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 LUCID_CLONES void softmax_row_f32(const float* x, float* y, int64_t n, bool log) {
-  vf16 mv = vf16{} - kInf;
-  int64_t k = 0;
-  for (; k + 16 <= n; k += 16) {
-    vf16 v = load<vf16>(x + k);
-    mv = max_gt(v, mv);
-  }
-  float mx = -kInf;
-  for (int j = 0; j < 16; ++j) mx = mv[j] > mx ? mv[j] : mx;
-  for (; k < n; ++k) mx = x[k] > mx ? x[k] : mx;
-  if (mx == -kInf) mx = 0;  // all -inf: 0/0 = nan below, as PyTorch (a NaN reaches the sum)
+  const float mx = row_shift_f32(x, n);
   vf16 s0{}, s1{};
-  k = 0;
+  int64_t k = 0;
   for (; k + 32 <= n; k += 32) {
     vf16 e0 = exp_v(load<vf16>(x + k) - mx), e1 = exp_v(load<vf16>(x + k + 16) - mx);
     s0 += e0, s1 += e1;

@@ -1,8 +1,9 @@
-// The vector exp of the softmax kernels (softmax.cpp) and the cross entropy built on
-// them (cross_entropy.cpp), internal to those TUs: call it from LUCID_CLONES functions,
+// The vector exp and row maximum of the softmax kernels (softmax.cpp) and the cross
+// entropy built on them (cross_entropy.cpp), internal to those TUs: call it from LUCID_CLONES functions,
 // into which it inlines with each clone's instruction set.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 
 #include "backend/cpu/reduce_simd.h"
@@ -41,6 +42,19 @@ LUCID_INLINE vf16 exp_v(vf16 x) {
 LUCID_INLINE float exp1(float x) {
   vf16 v = vf16{} + x;
   return exp_v(v)[0];
+}
+
+// The maximum a row's exponentials are shifted by: the row's maximum in float lanes (a
+// NaN may be passed over: it reaches the sum of exponentials anyway), 0 when every
+// element is -inf (the sum is then 0 and the result nan, as PyTorch's).
+LUCID_INLINE float row_shift_f32(const float* x, int64_t n) {
+  vf16 mv = vf16{} - __builtin_inff();
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) mv = max_gt(load<vf16>(x + k), mv);
+  float mx = -__builtin_inff();
+  for (int j = 0; j < 16; ++j) mx = mv[j] > mx ? mv[j] : mx;
+  for (; k < n; ++k) mx = x[k] > mx ? x[k] : mx;
+  return mx == -__builtin_inff() ? 0.0f : mx;
 }
 
 }  // namespace lucid::cpu::simd

@@ -106,13 +106,16 @@ __device__ bool target_counts(const ForwardArgs<T>& a, int64_t tr, bool report) 
   return false;
 }
 
-// Block 0 writes stats (the total: 0 here, the Sum/Mean kernel's sum later).
+// Every block's start: sum_c w[c] for label smoothing's term, which block 0 also writes
+// to stats (with the total: 0 here, the Sum/Mean kernel's sum later).
 template <typename T>
-__device__ void write_stats(const ForwardArgs<T>& a, double w_sum) {
+__device__ double block_start(const ForwardArgs<T>& a, double* shared) {
+  const double w_sum = weight_sum(a, shared);
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     a.stats[0] = Compute<T>(0);
     a.stats[1] = Compute<T>(w_sum);
   }
+  return w_sum;
 }
 
 // inner == 1: rows of n contiguous classes, kThreads threads a row (256 / kThreads rows a block).
@@ -121,8 +124,7 @@ __global__ void __launch_bounds__(kReduceThreads) rows_kernel(ForwardArgs<T> a) 
   using C = Compute<T>;
   __shared__ double shared[kReduceThreads];
   const bool smoothing = a.p.label_smoothing != 0;
-  const double w_sum = weight_sum(a, shared);
-  write_stats(a, w_sum);
+  const double w_sum = block_start(a, shared);
   constexpr int kRowsPerBlock = kReduceThreads / kThreads;
   const int lane = int(threadIdx.x) % kThreads;
   const int64_t n = a.p.n, rows = a.p.outer;
@@ -158,8 +160,7 @@ __global__ void __launch_bounds__(kReduceThreads) strided_kernel(ForwardArgs<T> 
   using C = Compute<T>;
   __shared__ double shared[kReduceThreads];
   const bool smoothing = a.p.label_smoothing != 0;
-  const double w_sum = weight_sum(a, shared);
-  write_stats(a, w_sum);
+  const double w_sum = block_start(a, shared);
   const int64_t n = a.p.n, inner = a.p.inner, rows = a.p.outer * inner;
   for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x) {
     const int64_t tr = a.t[r];
