@@ -39,13 +39,15 @@ LUCID_INLINE void store(T* p, V v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-// Lane-wise `a > b ? x : y` for the 64-byte vectors. Never write ?: on them directly:
+// Lane-wise `a > b ? x : y` (for 64-byte vectors; 32-byte ones pass through). Never write
+// ?: on 64-byte vectors directly:
 // GCC 12 compiles it lane by lane, in scalar code with spills, in a clone without
 // AVX-512 (the x86-64-v3 clone that AVX2 machines run: softmax took 3x torch's time
 // there). On 32-byte halves it is vcmpps + vblendvps (vmaxps for a maximum) on AVX2 and
 // AVX-512 alike, with the same lanes' results.
 template <typename V>
 LUCID_INLINE V select_gt(V a, V b, V x, V y) {
+  if constexpr (sizeof(V) == 32) return a > b ? x : y;  // (32-byte vectors: as they are)
   typedef std::remove_reference_t<decltype(a[0])> E;
   typedef E H __attribute__((vector_size(32)));
   constexpr int kHalf = int(sizeof(H) / sizeof(E));
@@ -59,7 +61,7 @@ LUCID_INLINE V select_gt(V a, V b, V x, V y) {
     const H rh = ah > bh ? xh : yh;
     std::memcpy(reinterpret_cast<char*>(&r) + h * 32, &rh, 32);
   }
-  static_assert(sizeof(V) == 2 * kHalf * sizeof(E), "select_gt takes the 64-byte vectors");
+  static_assert(sizeof(V) == 32 || sizeof(V) == 2 * kHalf * sizeof(E), "select_gt takes 32- and 64-byte vectors");
   return r;
 }
 // a > b ? a : b, lane-wise (a NaN in a loses, as the scalar form).
