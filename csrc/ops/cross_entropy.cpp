@@ -85,10 +85,6 @@ TensorPtr composite_grad(const TensorPtr& x, const TensorPtr& t, const TensorPtr
   return mul(sub(mul(softmax(x, 1, std::nullopt), a), b), s);
 }
 
-}  // namespace
-
-namespace {
-
 // cross_entropy, or with log_probs nll_loss (x: log-probabilities, no softmax).
 TensorPtr class_index_loss(const TensorPtr& x, const TensorPtr& target, const TensorPtr& weight, int64_t ignore_index,
                            const std::string& reduction, double label_smoothing, bool log_probs) {

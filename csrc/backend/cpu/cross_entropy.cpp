@@ -67,6 +67,14 @@ RowSums row_sums(const T* x, int64_t stride, const T* w, int64_t n, bool smoothi
   return {mx + std::log(sum), wx};
 }
 
+// A row's sums: float lanes for contiguous float32 classes, double otherwise.
+template <typename T>
+RowSums row_sums_of(const T* x, int64_t inner, const T* w, int64_t n, bool smoothing) {
+  if constexpr (std::is_same_v<T, float>)
+    if (inner == 1) return row_sums_f32(x, w, n, smoothing);
+  return row_sums(x, inner, w, n, smoothing);
+}
+
 // gx[c] = a * exp(x[c] - lse) - b * w[c] (w = 1 without weights) of a contiguous float32 row.
 LUCID_CLONES void row_grad_f32(const float* x, const float* w, int64_t n, float lse, float a, float b, float* gx) {
   int64_t k = 0;
@@ -75,6 +83,15 @@ LUCID_CLONES void row_grad_f32(const float* x, const float* w, int64_t n, float 
     store(gx + k, w ? p * a - load<vf16>(w + k) * b : p * a - b);
   }
   for (; k < n; ++k) gx[k] = exp1(x[k] - lse) * a - (w ? w[k] : 1.0f) * b;
+}
+
+// The same for any row (classes `inner` apart): float lanes for contiguous float32, else double.
+template <typename T>
+void row_grad_of(const T* x, int64_t inner, const T* w, int64_t n, double lse, double a, double b, T* gx) {
+  if constexpr (std::is_same_v<T, float>)
+    if (inner == 1) return row_grad_f32(x, w, n, float(lse), float(a), float(b), gx);
+  for (int64_t c = 0; c < n; ++c)
+    gx[c * inner] = T(a * std::exp(double(x[c * inner]) - lse) - b * (w ? double(w[c]) : 1.0));
 }
 
 int64_t rows_grain(int64_t n) { return std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)); }
@@ -99,14 +116,8 @@ void cross_entropy_forward(const CrossEntropyParams& p, const T* x, const int64_
       double row_lse = 0, row_loss = 0, row_weight = 0;
       if (tr != p.ignore_index) {
         LUCID_CHECK(tr >= 0 && tr < n, IndexError, "Target ", tr, " is out of bounds.");
-        RowSums s;  // (log_probs: lse 0, the row is not read)
-        if constexpr (std::is_same_v<T, float>) {
-          if (p.log_probs) s = RowSums{};
-          else if (inner == 1) s = row_sums_f32(xr, w, n, smoothing);
-          else s = row_sums(xr, inner, w, n, smoothing);
-        } else {
-          if (!p.log_probs) s = row_sums(xr, inner, w, n, smoothing);
-        }
+        // (log_probs: lse 0, the row is not read)
+        const RowSums s = p.log_probs ? RowSums{} : row_sums_of(xr, inner, w, n, smoothing);
         row_weight = w ? double(w[tr]) : 1.0;
         row_loss = keep * row_weight * (s.lse - double(xr[tr * inner]));
         if (smoothing) row_loss += spread * (w_sum * s.lse - s.wx);
@@ -151,13 +162,7 @@ void cross_entropy_backward(const CrossEntropyParams& p, const T* x, const int64
         continue;
       }
       const double a = s * (keep * wt + spread * w_sum), bc = s * spread;
-      bool done = false;
-      if constexpr (std::is_same_v<T, float>) {
-        if (inner == 1) row_grad_f32(xr, w, n, float(l), float(a), float(bc), gr), done = true;
-      }
-      if (!done)
-        for (int64_t c = 0; c < n; ++c)
-          gr[c * inner] = T(a * std::exp(double(xr[c * inner]) - l) - bc * (w ? double(w[c]) : 1.0));
+      row_grad_of(xr, inner, w, n, l, a, bc, gr);
       // the target's own term, from scratch (not a subtraction from a rounded value)
       gr[tr * inner] = T(a * std::exp(double(xr[tr * inner]) - l) - bc * wt - s * keep * wt);
     }
