@@ -108,6 +108,27 @@ std::optional<int64_t> merged_row_stride(const TensorImpl& a) {
   return row_stride.value_or(a.shape()[nd - 1] * int64_t(a.itemsize()));
 }
 
+// Note [A linear layer's bias in its products]
+// A linear layer's product adds its bias to every row of the result, and its weight's
+// gradient comes with the bias's, the sum of the output gradient's rows. Both ride in
+// the product (Gemm's bias and row_sums): cuBLASLt adds a bias and sums an operand
+// over k in the product's epilogue (CUBLASLT_EPILOGUE_BIAS, BGRADB), so a layer's
+// step loses the copy that spread the bias over the result and the column reduction
+// of its gradient: on the GPU, a launch each, two fifths of the MLP step's
+// non-product kernels. The CPU's kernel does the same work after its product.
+// Only for what the epilogues take: a 2-D product of a real floating dtype (a
+// batch, float64 and complex keep the copy and the sum). plain: the product is 2-D and
+// not empty.
+bool is_row_bias(const TensorImpl& input, const Shape& out_shape, bool plain) {
+  const Dtype d = input.dtype();
+  if (!plain || !(d == Dtype::F32 || d == Dtype::F16 || d == Dtype::BF16)) return false;
+  const int64_t n = out_shape.back(), item = int64_t(input.itemsize());
+  if (input.numel() != n || out_shape[0] < 1 || n < 1) return false;
+  // [n] or [1, n], its elements adjacent
+  if (input.ndim() == 1) return n == 1 || input.stride()[0] == item;
+  return input.ndim() == 2 && input.shape()[0] == 1 && (n == 1 || input.stride()[1] == item);
+}
+
 // alpha * a @ b (+ beta * input), computed without recording: a [..., m, k] and
 // b [..., k, n] (at least 2-D, one dtype, k checked by the caller) with broadcast
 // batch dims; input (optional) broadcasts to the result and is not read when beta is 0.
@@ -127,6 +148,12 @@ TensorPtr product_forward(const TensorPtr& a, const TensorPtr& b, const TensorPt
   gemm.allow_tf32 = matmul_allow_tf32();
   if (input) {
     TensorPtr spread = expand(input, out_shape);  // raises PyTorch's message when it cannot
+    if (is_one(beta) && is_row_bias(*input, out_shape, a->ndim() == 2 && b->ndim() == 2 && a->numel() > 0)) {
+      gemm.bias = true;
+      launch(gemm, {out.get()}, {a.get(), b.get(), TensorImpl::view_of(*input, {n}, {int64_t(input->itemsize())},
+                                                                         input->storage_offset()).get()});
+      return out;
+    }
     if (!is_zero(beta)) {
       out->copy_from(*spread);
       gemm.beta = beta;
@@ -160,6 +187,20 @@ TensorPtr product_forward(const TensorPtr& a, const TensorPtr& b, const TensorPt
   return out;
 }
 
+// {a @ b, the sums of a's rows} for 2-D a and b of a real floating dtype, computed
+// without recording: a linear layer's weight and bias gradients in one product (Note
+// [A linear layer's bias in its products]).
+std::pair<TensorPtr, TensorPtr> product_with_row_sums(const TensorPtr& a, const TensorPtr& b) {
+  const int64_t m = a->shape()[0], n = b->shape()[1];
+  TensorPtr out = TensorImpl::empty({m, n}, a->dtype(), a->device());
+  TensorPtr sums = TensorImpl::empty({m}, a->dtype(), a->device());
+  Gemm gemm;
+  gemm.allow_tf32 = matmul_allow_tf32();
+  gemm.row_sums = true;
+  launch(gemm, {out.get(), sums.get()}, {a.get(), b.get()});
+  return {out, sums};
+}
+
 // The recorded product: out = alpha * a @ b (+ beta * input). The gradients are
 // products again (g @ b^H and a^H @ g), so double backward works; the engine sums
 // gradients of broadcast batch dims down to each input's shape.
@@ -172,11 +213,24 @@ TensorPtr product(const char* name, const TensorPtr& a, const TensorPtr& b, cons
     // a batched a times a 2-D b: b's gradient is one gemm over the merged rows.
     const bool merge_rows = b->ndim() == 2 && a->ndim() > 2;
     const bool a_columns = column_major(*a), b_columns = column_major(*b);
+    // a linear layer's bias: its gradient comes with the weight's (Note [A linear
+    // layer's bias in its products])
+    const bool row_bias =
+        input && is_one(beta) && b_columns && is_row_bias(*input, out->shape(), a->ndim() == 2 && a->numel() > 0);
+    const Shape input_shape = input ? input->shape() : Shape{};
     Scalar cb = conj_scalar(beta), ca = conj_scalar(alpha);
     auto node = autograd::record(name, inputs, {out}, [=](const Node& nd, const Grads& g) {
       Grads r(off + 2);
-      if (off && nd.next_edges[0].valid()) r[0] = scaled(g[0], cb);  // (a bias: beta 1, no multiply)
       TensorPtr sa = nd.saved(0), sb = nd.saved(1);
+      const bool with_bias = row_bias && nd.next_edges[0].valid() && nd.next_edges[2].valid() &&
+                             !autograd::grad_enabled();  // (create_graph: the sum, differentiable)
+      if (with_bias) {
+        auto [gt, gbias] = product_with_row_sums(mT(g[0]), sa);  // g^T @ a: b's gradient, transposed
+        r[0] = reshape(gbias, input_shape);
+        r[2] = scaled(mT(gt), ca);
+      } else if (off && nd.next_edges[0].valid()) {
+        r[0] = scaled(g[0], cb);  // (a bias: beta 1, no multiply)
+      }
       // A column-major operand's gradient is computed column-major too, as the
       // transpose of the transposed product (torch's mm_mat1/mat2_backward): the
       // gradient of a linear layer's weight.T then reaches the weight contiguous,
@@ -186,7 +240,7 @@ TensorPtr product(const char* name, const TensorPtr& a, const TensorPtr& b, cons
         TensorPtr ga = by_columns ? mT(batched_product(conj(sb), mT(g[0]))) : batched_product(g[0], mH(sb));
         r[off] = scaled(ga, ca);
       }
-      if (nd.next_edges[off + 1].valid()) {
+      if (nd.next_edges[off + 1].valid() && !with_bias) {
         TensorPtr a2 = merge_rows ? flatten(sa, 0, -2) : sa, g2 = merge_rows ? flatten(g[0], 0, -2) : g[0];
         const bool by_columns = b_columns && a2->ndim() == 2 && g2->ndim() == 2;
         TensorPtr gb = by_columns ? mT(batched_product(mT(g2), conj(a2))) : batched_product(mH(a2), g2);

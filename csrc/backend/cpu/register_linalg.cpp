@@ -1,9 +1,12 @@
 // CPU kernels of the matrix-product primitives (ops/prims/linalg.h): adapters to
 // backend/cpu/blas.h, and the backend's thread and BLAS settings (ops::CpuSettings).
+#include <algorithm>
 #include <complex>
+#include <vector>
 
 #include "backend/cpu/blas.h"
 #include "backend/cpu/register.h"
+#include "core/half.h"
 #include "ops/linalg.h"
 #include "ops/prims/linalg.h"
 
@@ -14,9 +17,45 @@ namespace {
 using ops::Inputs;
 using ops::Outputs;
 
+// fn(T{}) for the dtypes of Gemm's bias and row_sums: the real floating ones but float64.
+template <typename Fn>
+void visit_bias_type(Dtype d, Fn&& fn) {
+  switch (d) {
+    case Dtype::F16: return fn(Half{});
+    case Dtype::BF16: return fn(BFloat16{});
+    default: return fn(float{});
+  }
+}
+
+// Every row of the contiguous [m, n] out set to the contiguous [n] bias.
+template <typename T>
+void spread_rows(TensorImpl& out, const TensorImpl& bias) {
+  const int64_t n = bias.numel(), m = out.numel() / n;
+  const auto* b = reinterpret_cast<const T*>(bias.host_ptr());
+  auto* o = reinterpret_cast<T*>(out.host_ptr());
+  for (int64_t i = 0; i < m; ++i) std::copy(b, b + n, o + i * n);
+}
+
+// sums[i] = the sum over k of a[i, k], in double, k in order; a walked row of k by row
+// of k with i innermost, so that a column-major a (a linear layer's g^T) reads its
+// memory in order.
+template <typename T>
+void row_sums(TensorImpl& sums, const TensorImpl& a) {
+  const int64_t m = a.shape()[0], k = a.shape()[1], item = int64_t(sizeof(T));
+  const int64_t si = a.stride()[0] / item, sk = a.stride()[1] / item;
+  const auto* x = reinterpret_cast<const T*>(a.host_ptr());
+  std::vector<double> acc(size_t(m), 0.0);
+  for (int64_t j = 0; j < k; ++j)
+    for (int64_t i = 0; i < m; ++i) acc[size_t(i)] += double(float(x[i * si + j * sk]));
+  auto* out = reinterpret_cast<T*>(sums.host_ptr());
+  for (int64_t i = 0; i < m; ++i) out[i] = T(float(acc[size_t(i)]));
+}
+
 void gemm_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::Gemm>(prim);
-  gemm(*outs[0], *ins[0], *ins[1], p.alpha, p.beta);
+  if (p.bias) visit_bias_type(outs[0]->dtype(), [&](auto t) { spread_rows<decltype(t)>(*outs[0], *ins[2]); });
+  gemm(*outs[0], *ins[0], *ins[1], p.alpha, p.bias ? Scalar(int64_t(1)) : p.beta);
+  if (p.row_sums) visit_bias_type(outs[0]->dtype(), [&](auto t) { row_sums<decltype(t)>(*outs[1], *ins[0]); });
 }
 
 template <typename C>

@@ -266,25 +266,14 @@ void backward(const ops::CrossEntropyBackward& p, Outputs outs, Inputs ins) {
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 
-// fn(T{}) for the logits' dtype: float32, the 16-bit floats, float64.
-template <typename Fn>
-void visit_logits_type(Dtype d, Fn&& fn) {
-  switch (d) {
-    case Dtype::F32: return fn(float{});
-    case Dtype::F16: return fn(Half{});
-    case Dtype::BF16: return fn(BFloat16{});
-    default: return fn(double{});
-  }
-}
-
 void cross_entropy_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::CrossEntropy>(prim);
-  visit_logits_type(ins[0]->dtype(), [&](auto t) { forward<decltype(t)>(p, outs, ins); });
+  visit_row_float_type(ins[0]->dtype(), [&](auto t) { forward<decltype(t)>(p, outs, ins); });
 }
 
 void cross_entropy_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::CrossEntropyBackward>(prim);
-  visit_logits_type(ins[0]->dtype(), [&](auto t) { backward<decltype(t)>(p, outs, ins); });
+  visit_row_float_type(ins[0]->dtype(), [&](auto t) { backward<decltype(t)>(p, outs, ins); });
 }
 
 }  // namespace

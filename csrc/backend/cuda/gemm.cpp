@@ -11,6 +11,13 @@
 // included. float32 is exact by default (CUBLAS_COMPUTE_32F), as PyTorch's matmul;
 // lucid.backends.cuda.matmul.allow_tf32 selects TF32 tensor cores. float16 and
 // bfloat16 use tensor cores with float accumulation.
+//
+// Gemm's bias and row_sums (Note [A linear layer's bias in its products], ops/linalg.cpp)
+// are cuBLASLt epilogues: out^T's rows are out's columns, so a bias over out's columns
+// is CUBLASLT_EPILOGUE_BIAS (one value a row of D), and the sums of a's rows, of
+// cuBLASLt's B over k, are CUBLASLT_EPILOGUE_BGRADB (one a column of D). Where the
+// heuristic has no algorithm with the epilogue, the kernel does without: the bias
+// spread into C, the row sums as a second product with a column of ones.
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -87,12 +94,13 @@ int alignment(const void* p) {
 
 // Everything that decides the descriptors and the algorithm.
 using PlanKey = std::tuple<int, int, bool, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                           int64_t, int64_t, int64_t, int, int, int>;
+                           int64_t, int64_t, int64_t, int, int, int, int>;
 
 struct Plan {
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t a, b, c;  // cuBLASLt's A (our x), B (our a), C/D (out)
   cublasLtMatmulAlgo_t algo;
+  bool found;  // false: the heuristic had no algorithm (an epilogue it cannot do)
 };
 
 void set_batch(const CublasLtApi& lt, cublasLtMatrixLayout_t layout, int64_t count, int64_t stride) {
@@ -104,7 +112,7 @@ void set_batch(const CublasLtApi& lt, cublasLtMatrixLayout_t layout, int64_t cou
 
 const Plan& plan_for(const PlanKey& key, int device, const Types& t, const MatrixView& xa, const MatrixView& aa,
                      int64_t n, int64_t m, int64_t k, int64_t batch, int64_t sx, int64_t sa, int64_t sc,
-                     int align_x, int align_a, int align_c) {
+                     int align_x, int align_a, int align_c, cublasLtEpilogue_t epilogue) {
   static std::mutex mu;
   static std::map<PlanKey, Plan> plans;  // descriptors live for the process
   std::lock_guard<std::mutex> lock(mu);
@@ -117,6 +125,7 @@ const Plan& plan_for(const PlanKey& key, int device, const Types& t, const Matri
   const cublasOperation_t op_a = aa.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   check_cublas(lt.desc_set(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_x, sizeof op_x), "desc transa");
   check_cublas(lt.desc_set(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_a, sizeof op_a), "desc transb");
+  check_cublas(lt.desc_set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue), "desc epilogue");
   check_cublas(lt.layout_create(&p.a, t.data, uint64_t(xa.rows), uint64_t(xa.cols), xa.ld), "layout x");
   check_cublas(lt.layout_create(&p.b, t.data, uint64_t(aa.rows), uint64_t(aa.cols), aa.ld), "layout a");
   check_cublas(lt.layout_create(&p.c, t.data, uint64_t(n), uint64_t(m), n), "layout out");
@@ -136,12 +145,15 @@ const Plan& plan_for(const PlanKey& key, int device, const Types& t, const Matri
   check_cublas(lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof ac), "pref align d");
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  check_cublas(lt.heuristic(cublaslt_handle(device), p.desc, p.a, p.b, p.c, p.c, pref, 1, &result, &found),
-               "cublasLtMatmulAlgoGetHeuristic");
+  const cublasStatus_t status = lt.heuristic(cublaslt_handle(device), p.desc, p.a, p.b, p.c, p.c, pref, 1, &result,
+                                             &found);
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED && epilogue != CUBLASLT_EPILOGUE_DEFAULT) found = 0;
+  else check_cublas(status, "cublasLtMatmulAlgoGetHeuristic");
   lt.pref_destroy(pref);
-  LUCID_CHECK(found > 0, RuntimeError, "cuBLASLt has no algorithm for a ", m, "x", k, " @ ", k, "x", n,
-              " product of this dtype and layout");
+  LUCID_CHECK(found > 0 || epilogue != CUBLASLT_EPILOGUE_DEFAULT, RuntimeError, "cuBLASLt has no algorithm for a ",
+              m, "x", k, " @ ", k, "x", n, " product of this dtype and layout");
   p.algo = result.algo;
+  p.found = found > 0;
   return plans.emplace(key, p).first->second;
 }
 
@@ -225,16 +237,54 @@ void gemm_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const int device = out.device().index;
   const Types t = types_of(dtype, p.allow_tf32);
   const int al_x = alignment(x->data_ptr()), al_a = alignment(a->data_ptr()), al_c = alignment(out.data_ptr());
-  const PlanKey key{int(dtype), device, p.allow_tf32, xa->transposed, aa->transposed, m, n, k, xa->ld, aa->ld,
-                    count, bx, ba, bc, al_x, al_a, al_c};
   DeviceGuard guard(device);
-  const Plan& plan = plan_for(key, device, t, *xa, *aa, n, m, k, count, bx, ba, bc, al_x, al_a, al_c);
-  const ScaleValue alpha = scale_value(p.alpha, t.scale), beta = scale_value(p.beta, t.scale);
-  // With beta == 0 cuBLASLt does not read C: out may hold anything, as BLAS allows.
-  check_cublas(cublaslt().matmul(cublaslt_handle(device), plan.desc, alpha.bytes, x->data_ptr(), plan.a,
-                                 a->data_ptr(), plan.b, beta.bytes, out.data_ptr(), plan.c, out.data_ptr(), plan.c,
-                                 &plan.algo, workspace(device), kWorkspaceBytes, stream(device)),
-               "cublasLtMatmul");
+  const ScaleValue alpha = scale_value(p.alpha, t.scale);
+  // out = alpha * a @ x + beta * c, with the epilogue writing or reading `vector`;
+  // false when cuBLASLt has no algorithm for the epilogue (nothing is run).
+  auto product = [&](cublasLtEpilogue_t epilogue, void* vector, const void* c, const Scalar& beta) {
+    if (vector && alignment(vector) < 16) return false;
+    const PlanKey key{int(dtype), device, p.allow_tf32, xa->transposed, aa->transposed, m, n, k, xa->ld, aa->ld,
+                      count, bx, ba, bc, al_x, al_a, al_c, int(epilogue)};
+    const Plan& plan = plan_for(key, device, t, *xa, *aa, n, m, k, count, bx, ba, bc, al_x, al_a, al_c, epilogue);
+    if (!plan.found) return false;
+    const ScaleValue b = scale_value(beta, t.scale);
+    const CublasLtApi& lt = cublaslt();
+    // The epilogue's vector is an attribute of the cached descriptor: set and used
+    // under one lock.
+    static std::mutex vector_mu;
+    std::unique_lock<std::mutex> lock(vector_mu, std::defer_lock);
+    if (vector) {
+      lock.lock();
+      check_cublas(lt.desc_set(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vector, sizeof vector), "desc bias");
+    }
+    // With beta == 0 cuBLASLt does not read C: out may hold anything, as BLAS allows.
+    check_cublas(lt.matmul(cublaslt_handle(device), plan.desc, alpha.bytes, x->data_ptr(), plan.a, a->data_ptr(),
+                           plan.b, b.bytes, c, plan.c, out.data_ptr(), plan.c, &plan.algo, workspace(device),
+                           kWorkspaceBytes, stream(device)),
+                 "cublasLtMatmul");
+    return true;
+  };
+  if (p.bias) {
+    if (product(CUBLASLT_EPILOGUE_BIAS, ins[2]->data_ptr(), out.data_ptr(), Scalar(int64_t(0)))) return;
+    const TensorPtr spread = TensorImpl::view_of(*ins[2], {m, n}, {0, item}, ins[2]->storage_offset())->clone();
+    product(CUBLASLT_EPILOGUE_DEFAULT, nullptr, spread->data_ptr(), Scalar(int64_t(1)));
+    return;
+  }
+  if (p.row_sums) {
+    if (product(CUBLASLT_EPILOGUE_BGRADB, outs[1]->data_ptr(), out.data_ptr(), p.beta)) return;
+    product(CUBLASLT_EPILOGUE_DEFAULT, nullptr, out.data_ptr(), p.beta);
+    // the sums as a second product, a @ ones
+    const TensorPtr ones = TensorImpl::empty({k, 1}, dtype, out.device());
+    ones->initialize(Scalar(int64_t(1)));
+    const TensorPtr sums = TensorImpl::view_of(*outs[1], {m, 1}, {item, item}, outs[1]->storage_offset());
+    TensorImpl* const sums_out[] = {sums.get()};
+    const TensorImpl* const sums_in[] = {ins[0], ones.get()};
+    ops::Gemm plain;
+    plain.allow_tf32 = p.allow_tf32;
+    gemm_kernel(plain, sums_out, sums_in);
+    return;
+  }
+  product(CUBLASLT_EPILOGUE_DEFAULT, nullptr, out.data_ptr(), p.beta);
 }
 
 }  // namespace

@@ -10,7 +10,11 @@
 // torch's (320 blocks a launch, one chunk a block), a launch's blocks are as many as
 // the GPU holds at once and each walks the launch's chunks a grid apart: 320 blocks
 // of 256 threads filled under a third of an H200's thread slots, and the 1B-parameter
-// Adam then took ~190 launches, each ending in a tail; now it takes 5. What a launch
+// Adam then took ~190 launches, each ending in a tail; now it takes 5. A step too
+// small to give every resident block a chunk of kChunk elements cuts its chunks
+// smaller, down to one 16-byte unit a thread: the MLP 784-512-512-10's 670K
+// parameters made 45 chunks, so 45 blocks each walked 16 units a thread in turn
+// (19.3 us on the H200, a latency chain) where a thousand blocks take one each. What a launch
 // needs (pointers, sizes, each parameter's rule constants, where its chunks start) is
 // passed by value in the kernel's arguments: no upload, no synchronisation. The rule
 // constants are computed on the host from the plain numbers of the step's arguments
@@ -18,6 +22,7 @@
 // as the CPU's loops convert them.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -36,7 +41,7 @@ namespace {
 using namespace ops::optim;
 
 constexpr int kThreads = 256;
-constexpr int64_t kChunk = int64_t(kThreads) * 64;
+constexpr int64_t kChunk = int64_t(kThreads) * 64;  // elements, at most
 constexpr int kTensorsPerLaunch = 16;
 
 // std::max / std::min as the CPU's loops call them (the first argument on ties and NaN).
@@ -312,6 +317,7 @@ struct Pack {
   int64_t numel[kTensorsPerLaunch];
   Rule rule[kTensorsPerLaunch];
   int64_t first_chunk[kTensorsPerLaunch + 1];  // slot k's chunks are [first_chunk[k], first_chunk[k + 1])
+  int64_t chunk;                                // elements a chunk (a multiple of a unit's)
   int slots;
 };
 
@@ -372,12 +378,12 @@ __device__ void step_units(const Rule& rule, U* p, const U* g, U* const s[3], in
 
 __device__ inline bool aligned16(const void* a) { return (reinterpret_cast<uintptr_t>(a) & 15) == 0; }
 
-// The chunk'th kChunk elements of slot k's tensors.
+// The chunk'th pk.chunk elements of slot k's tensors.
 template <typename T, typename Rule>
 __device__ void step_chunk(const Pack<T, Rule>& pk, int k, int64_t chunk) {
   using V = Lanes<T>;
-  const int64_t begin = chunk * kChunk;  // (a multiple of V::kCount)
-  const int64_t end = begin + kChunk < pk.numel[k] ? begin + kChunk : pk.numel[k];
+  const int64_t begin = chunk * pk.chunk;  // (a multiple of V::kCount)
+  const int64_t end = begin + pk.chunk < pk.numel[k] ? begin + pk.chunk : pk.numel[k];
   const Rule& rule = pk.rule[k];
   T* p = pk.param[k];
   const T* g = pk.grad[k];
@@ -417,6 +423,19 @@ int64_t resident_blocks(int device) {
   return int64_t(per_multiprocessor) * multiprocessor_count(device);
 }
 
+// The elements of a chunk for a step over the parameters `which` (Note [Multi-tensor
+// steps]): kChunk, or fewer, whole units of kThreads x 16 bytes, when kChunk would
+// leave some of the max_blocks resident blocks without a chunk.
+template <typename T>
+int64_t chunk_elements(ops::Outputs outs, const std::vector<size_t>& which, int64_t max_blocks) {
+  constexpr int64_t unit = int64_t(kThreads) * (16 / int64_t(sizeof(T)));
+  int64_t total = 0;
+  for (size_t i : which) total += outs[i]->numel();
+  const int64_t per_block = (total + max_blocks - 1) / max_blocks;
+  const int64_t units = (per_block + unit - 1) / unit;
+  return std::min(kChunk, std::max<int64_t>(units, 1) * unit);
+}
+
 // One step over the parameters `which` (all of element type T): outs {params, states
 // list by list}, ins {grads}; `count` parameters in all.
 template <typename T, typename Args>
@@ -430,6 +449,7 @@ void step_tensors(const OptimStep& prim, ops::Outputs outs, ops::Inputs ins, con
   if (which.empty()) return;
   const int64_t max_blocks = resident_blocks<T, Rule>(device);
   P pk{};
+  pk.chunk = chunk_elements<T>(outs, which, max_blocks);
   auto launch = [&] {
     const int64_t chunks = pk.first_chunk[pk.slots];
     const int64_t blocks = chunks < max_blocks ? chunks : max_blocks;
@@ -447,7 +467,7 @@ void step_tensors(const OptimStep& prim, ops::Outputs outs, ops::Inputs ins, con
       pk.state[j][slot] = j < states ? reinterpret_cast<T*>(outs[(1 + j) * count + i]->data_ptr()) : nullptr;
     pk.numel[slot] = numel;
     pk.rule[slot] = Rule(std::get<Args>(prim.args[i]));
-    pk.first_chunk[slot + 1] = pk.first_chunk[slot] + (numel + kChunk - 1) / kChunk;
+    pk.first_chunk[slot + 1] = pk.first_chunk[slot] + (numel + pk.chunk - 1) / pk.chunk;
     if (pk.slots == kTensorsPerLaunch) launch();
   }
   if (pk.slots > 0) launch();

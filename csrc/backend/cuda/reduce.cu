@@ -307,27 +307,16 @@ void softmax_backward(const ops::SoftmaxBackwardDim& p, const TensorImpl& y, con
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 
-// fn(T{}) for the dtypes the softmax kernels read: float32, the 16-bit floats, float64.
-template <typename Fn>
-void visit_softmax_type(Dtype d, Fn&& fn) {
-  switch (d) {
-    case Dtype::F32: return fn(float{});
-    case Dtype::F16: return fn(Half{});
-    case Dtype::BF16: return fn(BFloat16{});
-    default: return fn(double{});
-  }
-}
-
 void softmax_backward_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::SoftmaxBackwardDim>(prim);
-  visit_softmax_type(ins[0]->dtype(), [&](auto t) {
+  visit_row_float_type(ins[0]->dtype(), [&](auto t) {
     softmax_backward<decltype(t)>(p, *ins[0], *ins[1], *outs[0]);
   });
 }
 
 void softmax_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::SoftmaxDim>(prim);
-  visit_softmax_type(ins[0]->dtype(), [&](auto t) { softmax<decltype(t)>(p, *ins[0], *outs[0]); });
+  visit_row_float_type(ins[0]->dtype(), [&](auto t) { softmax<decltype(t)>(p, *ins[0], *outs[0]); });
 }
 
 }  // namespace

@@ -12,12 +12,21 @@ namespace lucid::ops {
 // a contiguous batch + [m, n]. One dtype for all three, not bool. With beta == 0,
 // out's old values are not read (BLAS semantics: a NaN there does not propagate), so
 // out may be uninitialised; otherwise out holds the addend on entry.
+//
+// Two extras for a linear layer (Note [A linear layer's bias in its products],
+// ops/linalg.cpp), for products without a batch of a real floating dtype:
+//  - bias: ins {a, b, bias}, bias a contiguous [n]: out = alpha * a @ b + bias, each
+//    row of out gets bias (beta is unused; out's old values are not read);
+//  - row_sums: outs {out, sums}, sums a contiguous [m]: sums[i] = the sum over k of
+//    a[i, k] (a linear layer's bias gradient, with a = g^T).
 struct Gemm : PrimitiveOf<Prim::Gemm, Gemm> {
   Scalar alpha = Scalar(int64_t(1));
   Scalar beta = Scalar(int64_t(0));
   // float32 (and complex64) products may use TF32 tensor cores (GPU only):
   // lucid.backends.cuda.matmul.allow_tf32, read when the op is called.
   bool allow_tf32 = false;
+  bool bias = false;
+  bool row_sums = false;
   const char* name() const override { return "matmul"; }
 };
 
