@@ -13,7 +13,7 @@ for m, k, n in ((1, 1, 1), (7, 3, 5), (33, 17, 1), (128, 784, 512), (3, 1000, 13
         x, w, b = lucid.randn(m, k).to(dt), (lucid.randn(n, k) / k**0.5).to(dt), lucid.randn(n).to(dt)
         grads = {}
         for dev in ("cpu", "gpu"):
-            xs, ws, bs = (t.to(dev).requires_grad_() for t in (x, w, b))
+            xs, ws, bs = (t.detach().to(dev).requires_grad_() for t in (x, w, b))
             out = F.linear(xs, ws, bs) + lucid.addmm(bs.view(1, n), xs, ws.T, alpha=2.0)
             out.backward(lucid.ones_like(out))
             grads[dev] = [out.detach(), xs.grad, ws.grad, bs.grad]

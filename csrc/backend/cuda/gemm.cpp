@@ -29,6 +29,7 @@
 #include "backend/cuda/cublaslt.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/gemm.h"
+#include "backend/cuda/gemm_tuning.h"
 #include "backend/cuda/register.h"
 #include "backend/cuda/stream.h"
 #include "core/copy.h"
@@ -99,8 +100,10 @@ using PlanKey = std::tuple<int, int, bool, bool, bool, int64_t, int64_t, int64_t
 struct Plan {
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t a, b, c;  // cuBLASLt's A (our x), B (our a), C/D (out)
-  cublasLtMatmulAlgo_t algo;
-  bool found;  // false: the heuristic had no algorithm (an epilogue it cannot do)
+  // the heuristic's candidates, its pick first (none: an epilogue it cannot do)
+  std::vector<cublasLtMatmulAlgo_t> algos;
+  size_t chosen = 0;   // the one run (Note [Tuned products], gemm_tuning.h)
+  bool tuned = false;  // chosen is final
 };
 
 void set_batch(const CublasLtApi& lt, cublasLtMatrixLayout_t layout, int64_t count, int64_t stride) {
@@ -110,7 +113,7 @@ void set_batch(const CublasLtApi& lt, cublasLtMatrixLayout_t layout, int64_t cou
                "layout batch stride");
 }
 
-const Plan& plan_for(const PlanKey& key, int device, const Types& t, const MatrixView& xa, const MatrixView& aa,
+Plan& plan_for(const PlanKey& key, int device, const Types& t, const MatrixView& xa, const MatrixView& aa,
                      int64_t n, int64_t m, int64_t k, int64_t batch, int64_t sx, int64_t sa, int64_t sc,
                      int align_x, int align_a, int align_c, cublasLtEpilogue_t epilogue) {
   static std::mutex mu;
@@ -143,18 +146,18 @@ const Plan& plan_for(const PlanKey& key, int device, const Types& t, const Matri
   check_cublas(lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &aa32, sizeof aa32), "pref align b");
   check_cublas(lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof ac), "pref align c");
   check_cublas(lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof ac), "pref align d");
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int found = 0;
-  const cublasStatus_t status = lt.heuristic(cublaslt_handle(device), p.desc, p.a, p.b, p.c, p.c, pref, 1, &result,
-                                             &found);
+  const cublasStatus_t status = lt.heuristic(cublaslt_handle(device), p.desc, p.a, p.b, p.c, p.c, pref, kCandidates,
+                                             results, &found);
   if (status == CUBLAS_STATUS_NOT_SUPPORTED && epilogue != CUBLASLT_EPILOGUE_DEFAULT) found = 0;
   else check_cublas(status, "cublasLtMatmulAlgoGetHeuristic");
   lt.pref_destroy(pref);
   LUCID_CHECK(found > 0 || epilogue != CUBLASLT_EPILOGUE_DEFAULT, RuntimeError, "cuBLASLt has no algorithm for a ",
               m, "x", k, " @ ", k, "x", n, " product of this dtype and layout");
-  p.algo = result.algo;
-  p.found = found > 0;
-  return plans.emplace(key, p).first->second;
+  for (int i = 0; i < found; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS) p.algos.push_back(results[i].algo);
+  return plans.emplace(key, std::move(p)).first->second;
 }
 
 // alpha / beta in the scale type, as bytes cuBLASLt reads through a host pointer.
@@ -245,23 +248,36 @@ void gemm_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
     if (vector && alignment(vector) < 16) return false;
     const PlanKey key{int(dtype), device, p.allow_tf32, xa->transposed, aa->transposed, m, n, k, xa->ld, aa->ld,
                       count, bx, ba, bc, al_x, al_a, al_c, int(epilogue)};
-    const Plan& plan = plan_for(key, device, t, *xa, *aa, n, m, k, count, bx, ba, bc, al_x, al_a, al_c, epilogue);
-    if (!plan.found) return false;
+    Plan& plan = plan_for(key, device, t, *xa, *aa, n, m, k, count, bx, ba, bc, al_x, al_a, al_c, epilogue);
+    if (plan.algos.empty()) return false;
     const ScaleValue b = scale_value(beta, t.scale);
     const CublasLtApi& lt = cublaslt();
-    // The epilogue's vector is an attribute of the cached descriptor: set and used
-    // under one lock.
-    static std::mutex vector_mu;
-    std::unique_lock<std::mutex> lock(vector_mu, std::defer_lock);
-    if (vector) {
-      lock.lock();
-      check_cublas(lt.desc_set(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vector, sizeof vector), "desc bias");
+    const cudaStream_t s = stream(device);
+    // One product into d by `algo`, the epilogue's vector v. (With beta == 0 cuBLASLt
+    // does not read C: out may hold anything, as BLAS allows.)
+    auto enqueue = [&](const cublasLtMatmulAlgo_t& algo, void* d, void* v) {
+      if (v) check_cublas(lt.desc_set(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &v, sizeof v), "desc bias");
+      return lt.matmul(cublaslt_handle(device), plan.desc, alpha.bytes, x->data_ptr(), plan.a, a->data_ptr(), plan.b,
+                       b.bytes, c, plan.c, d, plan.c, &algo, workspace(device), kWorkspaceBytes, s);
+    };
+    // The epilogue's vector is an attribute of the cached descriptor, and the choice
+    // of algorithm is made once: both under one lock.
+    static std::mutex plan_mu;
+    std::lock_guard<std::mutex> lock(plan_mu);
+    if (!plan.tuned && !capturing(s)) {
+      if (gemm_tuning_enabled() && plan.algos.size() > 1) {
+        // trials write scratch outputs, never out or its vector (Note [Tuned products])
+        const TensorPtr scratch = TensorImpl::empty(out.shape(), dtype, out.device());
+        const TensorPtr scratch_sums =
+            epilogue == CUBLASLT_EPILOGUE_BGRADB ? TensorImpl::empty({m}, dtype, out.device()) : nullptr;
+        void* v = scratch_sums ? scratch_sums->data_ptr() : vector;
+        plan.chosen = size_t(fastest_candidate(int(plan.algos.size()), s, [&](int i) {
+          return enqueue(plan.algos[size_t(i)], scratch->data_ptr(), v) == CUBLAS_STATUS_SUCCESS;
+        }));
+      }
+      plan.tuned = true;
     }
-    // With beta == 0 cuBLASLt does not read C: out may hold anything, as BLAS allows.
-    check_cublas(lt.matmul(cublaslt_handle(device), plan.desc, alpha.bytes, x->data_ptr(), plan.a, a->data_ptr(),
-                           plan.b, b.bytes, c, plan.c, out.data_ptr(), plan.c, &plan.algo, workspace(device),
-                           kWorkspaceBytes, stream(device)),
-                 "cublasLtMatmul");
+    check_cublas(enqueue(plan.algos[plan.chosen], out.data_ptr(), vector), "cublasLtMatmul");
     return true;
   };
   if (p.bias) {
