@@ -35,7 +35,7 @@ struct Events {
 bool gemm_tuning_enabled() {
   static const bool enabled = [] {
     const char* v = std::getenv("LUCID_GEMM_TUNING");
-    return !(v && std::strcmp(v, "0") == 0);
+    return v && std::strcmp(v, "1") == 0;
   }();
   return enabled;
 }

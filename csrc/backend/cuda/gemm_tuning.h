@@ -6,7 +6,8 @@
 // 784-512-512-10 step's weight gradients ran split-K kernels plus a separate reduce
 // kernel each. XLA times the candidates once per shape and keeps the fastest (JAX's
 // jit runs tuned products); torch keeps the heuristic's pick unless TunableOp is on.
-// lucid times them: the first time a plan runs outside a CUDA graph capture, each of the
+// With LUCID_GEMM_TUNING=1 lucid times them (off by default: see below): the first
+// time a plan runs outside a CUDA graph capture, each of the
 // heuristic's first kCandidates algorithms runs kReps times into scratch outputs (the
 // real output and its epilogue vector are never written by a trial), timed with CUDA
 // events, and the plan keeps the fastest. A candidate replaces the heuristic's pick only
@@ -14,8 +15,13 @@
 // equal kernels (each algorithm's results are deterministic; two algorithms may round
 // differently, so the pick decides the last bits of a product). Costs one host wait
 // and under a millisecond once per shape: products whose pick takes over 0.25 ms are
-// not tuned (tensor-core bound, where the heuristic's model is good). LUCID_GEMM_TUNING=0
-// keeps the heuristic's pick everywhere.
+// not tuned (tensor-core bound, where the heuristic's model is good).
+// Why it is off by default: on the H200 (2026-12-05) the tuned MLP step was 0.82x JAX's
+// jit against 0.78x untuned, within the runs' noise, and Nsight Compute timed several of
+// the picked kernels (a 99-way split-K among them) at 2-3x the heuristic's in isolation:
+// back-to-back repetitions of one product, its operands hot in L2 and its launches
+// queued, favour kernels that a step, where each product follows other work, does not.
+// Timing the candidates interleaved and after other work is the next step.
 #pragma once
 
 #include <cuda_runtime.h>
