@@ -118,3 +118,21 @@ def test_second_derivatives_through_the_bias(device):
         ((gw**2).sum() + (gb**3).sum()).backward()
     for t, l in ((x, lx), (w, lw), (b, lb)):
         torch.testing.assert_close(to_torch(l.grad.cpu()), t.grad, rtol=1e-10, atol=1e-10)
+
+
+def test_cpu_bias_gradient_is_the_same_on_any_thread_count():
+    """The CPU's row sums split the bias over threads, each sum in order: the same bits."""
+    x, w, b = lucid.randn(300, 64), lucid.randn(1030, 64).requires_grad_(), lucid.randn(1030).requires_grad_()
+    g = lucid.randn(300, 1030)
+    before = lucid.get_num_threads()
+    grads = []
+    try:
+        for threads in (1, 2):
+            lucid.set_num_threads(threads)
+            b.grad = None
+            lucid.nn.functional.linear(x, w, b).backward(g)
+            grads.append(b.grad.tolist())
+    finally:
+        lucid.set_num_threads(before)
+    assert grads[0] == grads[1]
+    torch.testing.assert_close(torch.tensor(grads[0]), torch.tensor(g.sum(0).tolist()), rtol=1e-5, atol=1e-4)

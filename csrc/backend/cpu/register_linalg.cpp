@@ -2,11 +2,11 @@
 // backend/cpu/blas.h, and the backend's thread and BLAS settings (ops::CpuSettings).
 #include <algorithm>
 #include <complex>
-#include <vector>
 
 #include "backend/cpu/blas.h"
 #include "backend/cpu/register.h"
 #include "core/half.h"
+#include "core/parallel.h"
 #include "ops/linalg.h"
 #include "ops/prims/linalg.h"
 
@@ -36,19 +36,33 @@ void spread_rows(TensorImpl& out, const TensorImpl& bias) {
   for (int64_t i = 0; i < m; ++i) std::copy(b, b + n, o + i * n);
 }
 
-// sums[i] = the sum over k of a[i, k], in double, k in order; a walked row of k by row
-// of k with i innermost, so that a column-major a (a linear layer's g^T) reads its
-// memory in order.
+// sums[i] = the sum over k of a[i, k], in double, k in order (the same bits on any
+// thread count): threads take blocks of i, each walking a row of k at a time with i
+// innermost, so that a column-major a (a linear layer's g^T) reads its memory in order.
 template <typename T>
 void row_sums(TensorImpl& sums, const TensorImpl& a) {
   const int64_t m = a.shape()[0], k = a.shape()[1], item = int64_t(sizeof(T));
   const int64_t si = a.stride()[0] / item, sk = a.stride()[1] / item;
   const auto* x = reinterpret_cast<const T*>(a.host_ptr());
-  std::vector<double> acc(size_t(m), 0.0);
-  for (int64_t j = 0; j < k; ++j)
-    for (int64_t i = 0; i < m; ++i) acc[size_t(i)] += double(float(x[i * si + j * sk]));
   auto* out = reinterpret_cast<T*>(sums.host_ptr());
-  for (int64_t i = 0; i < m; ++i) out[i] = T(float(acc[size_t(i)]));
+  constexpr int64_t kBlock = 256;  // sums a thread keeps (2 KiB of doubles, in L1)
+  parallel_for((m + kBlock - 1) / kBlock, std::max<int64_t>(1, kParallelGrain / (kBlock * k)),
+               [&](int64_t b0, int64_t b1) {
+    double acc[kBlock];
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t i0 = b * kBlock, len = std::min(kBlock, m - i0);
+      std::fill(acc, acc + len, 0.0);
+      for (int64_t j = 0; j < k; ++j) {
+        const T* row = x + i0 * si + j * sk;
+        if (si == 1) {
+          for (int64_t i = 0; i < len; ++i) acc[i] += double(float(row[i]));
+        } else {
+          for (int64_t i = 0; i < len; ++i) acc[i] += double(float(row[i * si]));
+        }
+      }
+      for (int64_t i = 0; i < len; ++i) out[i0 + i] = T(float(acc[i]));
+    }
+  });
 }
 
 void gemm_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
