@@ -82,6 +82,19 @@ decltype(auto) visit_dtype(Dtype d, Fn&& fn) {
   fail<RuntimeError>("internal: invalid dtype code ", int(d));
 }
 
+// f(T{}) with T Half, BFloat16 or float for those dtypes, double otherwise: the
+// kernels that read 16-bit floats natively and everything else as float64 (softmax's
+// and the cross entropy's GPU rows, a product's bias and row sums).
+template <typename F>
+void visit_floating(Dtype d, F&& f) {
+  switch (d) {
+    case Dtype::F16: return f(Half{});
+    case Dtype::BF16: return f(BFloat16{});
+    case Dtype::F32: return f(float{});
+    default: return f(double{});
+  }
+}
+
 // f(T{}) with T float for float32, double otherwise: the kernels whose ops hand them
 // only float32 or float64 (normalisation, recurrent layers, convolution).
 template <typename F>

@@ -5,7 +5,6 @@
 
 #include "backend/cpu/blas.h"
 #include "backend/cpu/register.h"
-#include "core/half.h"
 #include "core/parallel.h"
 #include "ops/linalg.h"
 #include "ops/prims/linalg.h"
@@ -16,16 +15,6 @@ namespace {
 
 using ops::Inputs;
 using ops::Outputs;
-
-// fn(T{}) for the dtypes of Gemm's bias and row_sums: the real floating ones but float64.
-template <typename Fn>
-void visit_bias_type(Dtype d, Fn&& fn) {
-  switch (d) {
-    case Dtype::F16: return fn(Half{});
-    case Dtype::BF16: return fn(BFloat16{});
-    default: return fn(float{});
-  }
-}
 
 // Every row of the contiguous [m, n] out set to the contiguous [n] bias.
 template <typename T>
@@ -55,21 +44,21 @@ void row_sums(TensorImpl& sums, const TensorImpl& a) {
       for (int64_t j = 0; j < k; ++j) {
         const T* row = x + i0 * si + j * sk;
         if (si == 1) {
-          for (int64_t i = 0; i < len; ++i) acc[i] += double(float(row[i]));
+          for (int64_t i = 0; i < len; ++i) acc[i] += double(row[i]);
         } else {
-          for (int64_t i = 0; i < len; ++i) acc[i] += double(float(row[i * si]));
+          for (int64_t i = 0; i < len; ++i) acc[i] += double(row[i * si]);
         }
       }
-      for (int64_t i = 0; i < len; ++i) out[i0 + i] = T(float(acc[i]));
+      for (int64_t i = 0; i < len; ++i) out[i0 + i] = T(acc[i]);
     }
   });
 }
 
 void gemm_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::Gemm>(prim);
-  if (p.bias) visit_bias_type(outs[0]->dtype(), [&](auto t) { spread_rows<decltype(t)>(*outs[0], *ins[2]); });
+  if (p.bias) visit_floating(outs[0]->dtype(), [&](auto t) { spread_rows<decltype(t)>(*outs[0], *ins[2]); });
   gemm(*outs[0], *ins[0], *ins[1], p.alpha, p.bias ? Scalar(int64_t(1)) : p.beta);
-  if (p.row_sums) visit_bias_type(outs[0]->dtype(), [&](auto t) { row_sums<decltype(t)>(*outs[1], *ins[0]); });
+  if (p.row_sums) visit_floating(outs[0]->dtype(), [&](auto t) { row_sums<decltype(t)>(*outs[1], *ins[0]); });
 }
 
 template <typename C>

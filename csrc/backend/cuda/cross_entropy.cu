@@ -268,12 +268,12 @@ void backward(const ops::CrossEntropyBackward& p, Outputs outs, Inputs ins) {
 
 void cross_entropy_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::CrossEntropy>(prim);
-  visit_row_float_type(ins[0]->dtype(), [&](auto t) { forward<decltype(t)>(p, outs, ins); });
+  visit_floating(ins[0]->dtype(), [&](auto t) { forward<decltype(t)>(p, outs, ins); });
 }
 
 void cross_entropy_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::CrossEntropyBackward>(prim);
-  visit_row_float_type(ins[0]->dtype(), [&](auto t) { backward<decltype(t)>(p, outs, ins); });
+  visit_floating(ins[0]->dtype(), [&](auto t) { backward<decltype(t)>(p, outs, ins); });
 }
 
 }  // namespace

@@ -309,14 +309,14 @@ void softmax_backward(const ops::SoftmaxBackwardDim& p, const TensorImpl& y, con
 
 void softmax_backward_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::SoftmaxBackwardDim>(prim);
-  visit_row_float_type(ins[0]->dtype(), [&](auto t) {
+  visit_floating(ins[0]->dtype(), [&](auto t) {
     softmax_backward<decltype(t)>(p, *ins[0], *ins[1], *outs[0]);
   });
 }
 
 void softmax_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::SoftmaxDim>(prim);
-  visit_row_float_type(ins[0]->dtype(), [&](auto t) { softmax<decltype(t)>(p, *ins[0], *outs[0]); });
+  visit_floating(ins[0]->dtype(), [&](auto t) { softmax<decltype(t)>(p, *ins[0], *outs[0]); });
 }
 
 }  // namespace

@@ -29,24 +29,11 @@
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/elementwise_loop.cuh"
 #include "backend/cuda/stream.h"
-#include "core/half.h"
 #include "core/tensor_impl.h"
 
 namespace lucid::cuda {
 
 inline constexpr int kReduceThreads = 256;
-
-// fn(T{}) for the dtypes the float row kernels (softmax, the cross entropy) read:
-// float32 and the 16-bit floats natively, everything else as float64.
-template <typename Fn>
-void visit_row_float_type(Dtype d, Fn&& fn) {
-  switch (d) {
-    case Dtype::F32: return fn(float{});
-    case Dtype::F16: return fn(Half{});
-    case Dtype::BF16: return fn(BFloat16{});
-    default: return fn(double{});
-  }
-}
 
 #if defined(__CUDACC__)
 
