@@ -1,7 +1,7 @@
 """The cross entropy's kernels (backend/cuda/cross_entropy.cu) under compute-sanitizer
 (memcheck, racecheck): each of the three forward forms (a warp a row up to 1024 classes,
 a block a row beyond, a thread a row for [N, C, d...] and for nll_loss), the Sum/Mean
-block and the backward, in each dtype and reduction, with weights, ignored rows, label
+last block and the backward, in each dtype and reduction, with weights, ignored rows, label
 smoothing, ragged sizes, an empty batch and a bad target (reported, then the device
 keeps working). Run on a GPU machine:
 compute-sanitizer --tool memcheck python3 benchmarks/profiles/sanitize_cross_entropy.py
@@ -10,7 +10,9 @@ import lucid
 
 F = lucid.nn.functional
 lucid.manual_seed(0)
-for shape in ((0, 5), (1, 1), (37, 10), (9, 1023), (5, 1025), (3, 5000), (4, 7, 3), (2, 3, 5, 4)):
+# (700, 3) and (2, 3, 300): many blocks, whose last sums the rows (Note [The last block's ticket])
+for shape in ((0, 5), (1, 1), (37, 10), (700, 3), (9, 1023), (5, 1025), (3, 5000), (4, 7, 3), (2, 3, 5, 4),
+              (2, 3, 300)):
     for dt in (lucid.float32, lucid.float64, lucid.float16, lucid.bfloat16):
         x = lucid.randn(*shape, device="gpu").to(dt).requires_grad_()
         t = lucid.randint(0, shape[1], (shape[0],) + shape[2:], device="gpu")

@@ -52,7 +52,9 @@ def check(x, t, w, device, tol, fn="cross_entropy", **kw):
     torch.testing.assert_close(to_torch(xl.grad.cpu()).double(), xt.grad.cpu().double(), rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("shape", [(6, 4), (37, 10), (5, 1000), (3, 3000), (4, 5, 3), (2, 7, 3, 5), (0, 4)])
+# (2000, 5) and (2, 3, 700): many blocks of the GPU's rows kernels, whose last sums the rows
+@pytest.mark.parametrize("shape", [(6, 4), (37, 10), (2000, 5), (5, 1000), (3, 3000), (4, 5, 3), (2, 7, 3, 5),
+                                   (2, 3, 700), (0, 4)])
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_values_and_gradients_match_torch(shape, reduction, device):
     x, t, w = case(shape, "float64", device, ignore=-100)
@@ -176,6 +178,19 @@ def test_gpu_matches_cpu(devices):
             res[dev] = (to_torch(loss.detach().cpu()), to_torch(xl.grad.cpu()))
         for a, b in zip(res["cpu"], res["gpu"]):
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_repeated_losses_give_the_same_bits(device):
+    """The GPU's last block takes a ticket from a ring of 4096 counters a device and
+    returns it to zero (Note [The last block's ticket]): past a lap of the ring, a
+    counter left behind would pick the wrong block to sum the rows."""
+    x, t, _ = case((300, 7), "float32", device)
+    xl, tl = to_lucid(x, device), to_lucid(t, device)
+    first = LF.cross_entropy(xl, tl)
+    losses = [LF.cross_entropy(xl, tl, reduction=("mean", "sum")[i % 2]) for i in range(4200)]
+    total = to_torch(lucid.stack(losses[1::2]).cpu())
+    assert torch.equal(to_torch(lucid.stack(losses[::2]).cpu()), to_torch(first.cpu()).expand(2100))
+    assert torch.equal(total, total[:1].expand(2100))
 
 
 def test_module_and_extreme_logits(device):

@@ -4,14 +4,16 @@
 // (read and written as is, computed in float32 as the softmax kernels), sums in double
 // in fixed trees (Note [Deterministic reductions]).
 //   forward: one launch over the rows (a warp a row for up to 1024 classes, a block a
-//            row beyond, a thread a row when classes are strided: inner > 1), then for
-//            Sum and Mean one block summing the rows' partial results in order;
+//            row beyond, a thread a row when classes are strided: inner > 1); for Sum
+//            and Mean its last block sums the rows' partial results in order (Note
+//            [The last block's ticket]);
 //   backward: one elementwise launch over x.
 // A class index out of range is reported on the device (Note [Errors found on the
 // device]) and its row counts as ignored.
 #include <cmath>
 #include <type_traits>
 
+#include "backend/cuda/block_ticket.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_error.h"
 #include "backend/cuda/device_guard.h"
@@ -65,6 +67,7 @@ struct ForwardArgs {
   Compute<T>* lse;       // [rows]
   Compute<T>* stats;     // [total, sum of w]
   double* partial;       // Sum, Mean: [rows, 2]
+  unsigned* ticket;      // Sum, Mean: the last block sums partial
   DeviceErrorSlot* error;
 };
 
@@ -118,6 +121,22 @@ __device__ double block_start(const ForwardArgs<T>& a, double* shared) {
   return w_sum;
 }
 
+// Sum and Mean: the last block of the launch adds the rows' losses and weights, each
+// thread its rows in order, then the tree. Every thread of every block calls it.
+template <typename T>
+__device__ void total(const ForwardArgs<T>& a, int64_t rows, double* shared) {
+  if (!a.partial || !last_block(a.ticket)) return;
+  double l = 0, w = 0;
+  for (int64_t r = threadIdx.x; r < rows; r += kReduceThreads)
+    l += __ldcg(&a.partial[2 * r]), w += __ldcg(&a.partial[2 * r + 1]);
+  l = block_tree(AddOp(), shared, l, int(threadIdx.x), kReduceThreads);
+  w = block_tree(AddOp(), shared, w, int(threadIdx.x), kReduceThreads);
+  if (threadIdx.x == 0) {
+    a.stats[0] = Compute<T>(w);
+    a.loss[0] = T(Compute<T>(a.p.reduction == LossReduction::Mean ? l / w : l));
+  }
+}
+
 // inner == 1: rows of n contiguous classes, kThreads threads a row (256 / kThreads rows a block).
 template <typename T, int kThreads>
 __global__ void __launch_bounds__(kReduceThreads) rows_kernel(ForwardArgs<T> a) {
@@ -152,6 +171,7 @@ __global__ void __launch_bounds__(kReduceThreads) rows_kernel(ForwardArgs<T> a) 
     if (live && lane == 0)
       finish_row(a, r, tr, counts, m + ::log(sum), wx, counts ? double(C(row[tr])) : 0.0, w_sum);
   }
+  total(a, rows, shared);
 }
 
 // inner > 1: a thread a row (o, i), its classes inner apart (coalesced over i).
@@ -180,22 +200,7 @@ __global__ void __launch_bounds__(kReduceThreads) strided_kernel(ForwardArgs<T> 
     }
     finish_row(a, r, tr, counts, m + ::log(sum), wx, counts ? double(C(row[tr * inner])) : 0.0, w_sum);
   }
-}
-
-// Sum and Mean: one block adds the rows' losses and weights, each thread its rows in
-// order, then the tree.
-template <typename T>
-__global__ void __launch_bounds__(kReduceThreads) total_kernel(const double* partial, int64_t rows, bool mean, T* loss,
-                                                               Compute<T>* stats) {
-  __shared__ double shared[kReduceThreads];
-  double l = 0, w = 0;
-  for (int64_t r = threadIdx.x; r < rows; r += kReduceThreads) l += partial[2 * r], w += partial[2 * r + 1];
-  l = block_tree(AddOp(), shared, l, int(threadIdx.x), kReduceThreads);
-  w = block_tree(AddOp(), shared, w, int(threadIdx.x), kReduceThreads);
-  if (threadIdx.x == 0) {
-    stats[0] = Compute<T>(w);
-    loss[0] = T(Compute<T>(mean ? l / w : l));
-  }
+  total(a, rows, shared);
 }
 
 unsigned grid_for(int64_t units) { return unsigned(std::clamp<int64_t>(units, 1, 65535)); }
@@ -207,19 +212,17 @@ void forward(const ops::CrossEntropy& p, Outputs outs, Inputs ins) {
   cudaStream_t s = stream(device);
   size_t i = 2;
   const TensorImpl* w = ops::next_tensor(ins, i, p.has_weight);
+  const bool summed = outs.size() > 3;
   ForwardArgs<T> a{p, cdata<T>(ins[0]), cdata<int64_t>(ins[1]), cdata<T>(w), mdata<T>(outs[0]),
                    mdata<Compute<T>>(outs[1]), mdata<Compute<T>>(outs[2]),
-                   outs.size() > 3 ? mdata<double>(outs[3]) : nullptr, device_error_slot(device)};
+                   summed ? mdata<double>(outs[3]) : nullptr, summed ? block_ticket(device) : nullptr,
+                   device_error_slot(device)};
   const int64_t rows = p.outer * p.inner;
   // (nll_loss reads one element a row: a thread a row)
   if (p.inner > 1 || p.log_probs) strided_kernel<T><<<grid_for((rows + kReduceThreads - 1) / kReduceThreads), kReduceThreads, 0, s>>>(a);
   else if (p.n <= 1024) rows_kernel<T, 32><<<grid_for((rows + 7) / 8), kReduceThreads, 0, s>>>(a);
   else rows_kernel<T, kReduceThreads><<<grid_for(rows), kReduceThreads, 0, s>>>(a);
   LUCID_CUDA_CHECK(cudaGetLastError());
-  if (a.partial) {
-    total_kernel<T><<<1, kReduceThreads, 0, s>>>(a.partial, rows, p.reduction == LossReduction::Mean, a.loss, a.stats);
-    LUCID_CUDA_CHECK(cudaGetLastError());
-  }
 }
 
 // gx for every element e = (o * n + c) * inner + i of row r = o * inner + i.

@@ -1,0 +1,79 @@
+"""The kernels of one MLP 784-512-512-10 Adam step (batch 128), lucid.compile.fused_step
+against JAX's jit, each kernel timed by CUPTI as the step runs (no cache flush, no
+serialisation: Nsight Compute flushes L2 before each kernel, which a real step never
+does, and it segfaults in XLA's process). torch's profiler records every kernel of the
+process through CUPTI, whichever library launched it; torch runs no kernel itself here.
+
+    XLA_FLAGS=--xla_dump_to=$OUT/xla python3 benchmarks/profiles/mlp_step_kernels_cupti.py [batch] [lucid]
+
+(`lucid`: lucid's side only) prints, for each side, the kernels of one step (mean over the steps profiled) and their
+total; the XLA dump shows which fusions and library calls JAX chose."""
+
+import os
+import sys
+from collections import defaultdict
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import torch  # noqa: E402
+
+import lucid  # noqa: E402
+
+STEPS = 20
+
+
+def lucid_side(batch):
+    nn, F = lucid.nn, lucid.nn.functional
+    lucid.manual_seed(0)
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 10)).to("gpu")
+    step = lucid.compile.fused_step(model, F.cross_entropy, lucid.optim.Adam(model.parameters(), lr=1e-3))
+    x, y = lucid.randn(batch, 784, device="gpu"), lucid.randint(0, 10, (batch,), device="gpu")
+    return lambda: step(x, y), lucid.gpu.synchronize
+
+
+def jax_side(batch):
+    import jax.numpy as jnp
+    from workloads_jax import _jax_mlp_step, _JaxState
+
+    jax, step = _jax_mlp_step()
+    key = jax.random.PRNGKey(0)
+    sizes = [(512, 784), (512, 512), (10, 512)]
+    params = [(0.03 * jax.random.normal(jax.random.fold_in(key, i), s), jnp.zeros(s[0])) for i, s in enumerate(sizes)]
+    x = jax.random.normal(key, (batch, 784))
+    y = jax.random.randint(key, (batch,), 0, 10)
+    state = _JaxState(jax, step, params, x, y)
+    return state, state.sync
+
+
+def profile(name, run, sync):
+    for _ in range(8):  # lucid replays from the fourth call; JAX compiles at the first
+        run()
+    sync()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(STEPS):
+            run()
+        sync()
+    per_kernel = defaultdict(lambda: [0, 0.0])
+    for ev in prof.events():
+        if ev.device_type == torch.autograd.DeviceType.CUDA and ev.device_time > 0:
+            entry = per_kernel[ev.name]
+            entry[0] += 1
+            entry[1] += ev.device_time
+    total = sum(t for _, t in per_kernel.values()) / STEPS
+    launches = sum(c for c, _ in per_kernel.values()) / STEPS
+    print(f"\n== {name}: {launches:.1f} kernels, {total:.1f} us of kernel time per step")
+    for kname, (count, t) in sorted(per_kernel.items(), key=lambda kv: -kv[1][1]):
+        print(f"{t / STEPS:8.2f} us  x{count / STEPS:4.1f}  {kname[:150]}")
+
+
+def main():
+    batch = int(sys.argv[1]) if len(sys.argv) > 1 else 128
+    profile(f"lucid.compile, batch {batch}", *lucid_side(batch))
+    if sys.argv[2:] != ["lucid"]:
+        profile(f"JAX jit, batch {batch}", *jax_side(batch))
+
+
+if __name__ == "__main__":
+    main()
