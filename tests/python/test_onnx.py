@@ -100,9 +100,15 @@ CASES = {
                                        {0: "batch", 1: "seq"}, [(4, 7, 8)]),
     "gru": (lambda: nn.GRU(8, 16, num_layers=2, bidirectional=True), [(5, 3, 8)], {0: "seq", 1: "batch"},
             [(6, 4, 8)]),
-    # a plain RNN unrolls over its time steps (through lucid.addmm, whose native function
-    # sits in closures the trace reaches too), from zeros of the batch's size: static only
-    "rnn": (lambda: nn.RNN(8, 16, num_layers=2, nonlinearity="tanh"), [(5, 3, 8)], {}, [(5, 3, 8)]),
+    # a plain RNN and an LSTM with proj_size unroll over their time steps (through
+    # lucid.addmm, whose native function sits in closures the trace reaches too), from
+    # zeros of the batch's size (ConstantOfShape of the input's batch): a dynamic batch,
+    # a static sequence
+    "rnn": (lambda: nn.RNN(8, 16, num_layers=2, nonlinearity="tanh"), [(5, 3, 8)], {1: "batch"}, [(5, 7, 8)]),
+    "lstm_proj": (lambda: nn.LSTM(8, 16, num_layers=2, proj_size=5, bidirectional=True), [(4, 3, 8)], {1: "batch"},
+                  [(4, 6, 8)]),
+    "lstm_proj_batch_first": (lambda: nn.LSTM(8, 12, proj_size=3, batch_first=True), [(2, 5, 8)], {0: "batch"},
+                              [(7, 5, 8)]),
 }
 
 
@@ -126,10 +132,20 @@ def test_models_run_in_onnxruntime_like_lucid(name, opset):
     assert_runs_like_lucid(blob, model, [lucid.randn(*s) for s in other], ["x"])
 
 
-def test_a_plain_rnn_with_a_dynamic_axis_is_refused_not_baked():
-    model = nn.RNN(8, 16)
-    with pytest.raises(lucid.onnx.UnsupportedOperatorError, match="dynamic axis"):
-        exported(model, lucid.randn(5, 3, 8), input_names=["x"], dynamic_axes={"x": {1: "batch"}})
+@pytest.mark.parametrize("make", [lambda: nn.RNN(8, 16), lambda: nn.LSTM(8, 16, proj_size=4)])
+def test_an_unrolled_rnn_with_a_dynamic_sequence_is_refused_not_baked(make):
+    """A graph unrolled over 5 steps would give 5 steps for any input: the exporter sees
+    the trace at a longer sequence run more operations and refuses."""
+    with pytest.raises(lucid.onnx.UnsupportedOperatorError, match="different number of operations"):
+        exported(make(), lucid.randn(5, 3, 8), input_names=["x"], dynamic_axes={"x": {0: "seq", 1: "batch"}})
+
+
+def test_a_constant_of_several_values_sized_by_a_dynamic_axis_is_still_refused():
+    def fn(x):
+        return x + lucid.arange(x.shape[0], dtype=lucid.float32)[:, None]
+
+    with pytest.raises(lucid.onnx.UnsupportedOperatorError, match="depends on the size of a dynamic axis"):
+        exported(fn, lucid.randn(5, 3), input_names=["x"], dynamic_axes={"x": {0: "n"}})
 
 
 def test_a_transformer_decoder_with_a_causal_mask():

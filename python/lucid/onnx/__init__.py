@@ -17,10 +17,14 @@ split's sizes. With dynamic_axes, the model is traced twice: once on the example
 inputs, once on inputs grown along each dynamic axis by its own factor (2, 3, 5, ...:
 the example repeated). A size equal in both traces is a constant; one that differs is
 k times one or two dynamic axes' sizes (the factors tell which), read at run time from
-the inputs' shapes (Shape, Mul, Concat). A size that fits neither, a constant whose
-shape differs between the traces (a buffer sliced to the input's length) or a model that
-runs other operations at the other size raises UnsupportedOperatorError instead of
-writing a graph that only works at the example's size."""
+the inputs' shapes (Shape, Mul, Concat). A constant of one value whose shape differs
+between the traces (an RNN's zero initial state, made with the batch's size) becomes
+ConstantOfShape of such a computed shape. A size that fits neither, any other constant
+whose shape differs (a buffer sliced to the input's length), a model that runs a
+different number of operations at the other size (a loop over a dynamic axis: a plain
+RNN or an LSTM with proj_size, which export unrolled over their sequence) or other
+operations raises UnsupportedOperatorError instead of writing a graph that only works at
+the example's size."""
 
 from .. import Tensor, _C
 from ..nn.modules.module import Module
@@ -171,7 +175,7 @@ def export(model, args, f, *, kwargs=None, export_params=True, verbose=False, tr
             reference = Graph(opset, param_names)
             for t, name in zip(inputs, input_names):
                 reference.bind(grown[id(t)], name)
-            _run_traced(model, reference, _replace(args, grown), _replace(kwargs, grown))
+            _, reference_trace = _run_traced(model, reference, _replace(args, grown), _replace(kwargs, grown))
         graph = Graph(opset, param_names, reference, symbols)
         for t, name in zip(inputs, input_names):
             graph.bind(t, name)
@@ -184,6 +188,11 @@ def export(model, args, f, *, kwargs=None, export_params=True, verbose=False, tr
         _exporting = False
         if was_training is not None:
             model.train(was_training)
+    if reference is not None and len(reference_trace.calls_seen) != len(trace.calls_seen):
+        raise UnsupportedOperatorError(
+            "lucid.onnx.export: the model runs a different number of operations when a dynamic axis changes size "
+            "(a loop over it, as an LSTM with proj_size runs over its sequence), which one graph cannot follow; "
+            "leave that axis static")
     escaped = trace.unaccounted(calls)
     if escaped:
         raise UnsupportedOperatorError(

@@ -286,6 +286,22 @@ def _lstm_layer(g, out, gx, h, c, w_hh, reverse):
     g.bind(last_c, g.node("Squeeze", [y_c, g.ints([0], "axes")])[0])
 
 
+@emits("_C._lstm_cell_fused")
+def _lstm_cell_fused(g, out, gates, c_prev):
+    """One LSTM step from its gates ([B, 4H], torch's order: input, forget, cell,
+    output) and the last cell state: c = f c_prev + i g, h = o tanh(c). An LSTM with
+    proj_size runs its steps this way (ONNX's LSTM has no projection), so it exports
+    unrolled over its sequence, whose length is then fixed."""
+    i, f, cell, o = g.node("Split", [g.value(gates), g.sizes([gates.shape[1] // 4] * 4, "split")], outputs=4,
+                           axis=1)
+    i, f, o = (g.node("Sigmoid", [v])[0] for v in (i, f, o))
+    cell = g.node("Tanh", [cell])[0]
+    c = g.node("Add", [g.node("Mul", [f, g.value(c_prev)])[0], g.node("Mul", [i, cell])[0]])[0]
+    h_new, c_new = out
+    g.bind(c_new, c)
+    g.bind(h_new, g.node("Mul", [o, g.node("Tanh", [c])[0]])[0])
+
+
 # torch's GRU weights are stacked (reset, update, new), ONNX's (update, reset, hidden).
 _TORCH_TO_ONNX_GRU_GATES = [1, 0, 2]
 

@@ -82,6 +82,11 @@ class Graph:
             ref = self._reference
             if ref is not None and len(ref.constant_shapes) >= len(self.constant_shapes) and \
                     ref.constant_shapes[len(self.constant_shapes) - 1] != tuple(t.shape):
+                filled = self._filled(t, ref.constant_shapes[len(self.constant_shapes) - 1])
+                if filled is not None:
+                    self._constants[id(t)] = filled
+                    self._kept.append(t)
+                    return filled
                 raise UnsupportedOperatorError(
                     f"lucid.onnx.export: a constant of shape {list(t.shape)} depends on the size of a dynamic axis "
                     "(a buffer sliced to the input's length, a tensor made with the input's size); the graph would "
@@ -91,6 +96,26 @@ class Graph:
             self._kept.append(t)
             self.initializers[name] = t.detach().cpu().numpy()
         return name
+
+    def _filled(self, t, other_shape):
+        """A tensor of one value all over whose shape follows dynamic axes (an RNN's
+        zero initial state, made with the input's batch size), as ConstantOfShape of
+        a shape computed from the inputs' (Note [Dynamic sizes]); None for any other
+        tensor (a parameter, a tensor of several values, sizes it cannot write)."""
+        from onnx import numpy_helper
+
+        if id(t) in self._param_names or t.numel() == 0 or len(other_shape) != t.ndim:
+            return None
+        values = t.detach().cpu().numpy()
+        first = values.reshape(-1)[:1]
+        if not (values == first[0]).all():
+            return None
+        try:
+            dims = [self.ints([a]) if a == b else self._dynamic_size(a, b) for a, b in zip(t.shape, other_shape)]
+        except UnsupportedOperatorError:
+            return None
+        shape = self.node("Concat", dims, axis=0)[0] if dims else self.ints([])
+        return self.node("ConstantOfShape", [shape], value=numpy_helper.from_array(first))[0]
 
     def const(self, array, hint="const"):
         name = self.fresh(hint)
@@ -275,6 +300,11 @@ class Trace:
             return out
 
         return traced
+
+    @property
+    def calls_seen(self):
+        """The native calls the trace followed, in order (each as its op tally span)."""
+        return self._seen
 
     def unaccounted(self, calls):
         """The names of the ops of `calls` (the tally's list) that no native call the
