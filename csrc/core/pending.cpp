@@ -48,6 +48,7 @@ std::atomic<bool> g_lazy{!switched_off("LUCID_LAZY")};
 std::atomic<bool> g_graphs{!switched_off("LUCID_CUDA_GRAPHS")};
 std::atomic<bool> g_fusion{!switched_off("LUCID_FUSION")};
 std::atomic<ListRunner> g_runner{nullptr};
+std::atomic<ReplayRunner> g_replay_runner{nullptr};
 std::atomic<ListRewriter> g_rewriter{nullptr};
 std::atomic<BreakObserver> g_break_observer{nullptr};
 thread_local bool t_in_flush = false;
@@ -95,6 +96,7 @@ void set_lazy(bool enabled) {
 bool in_flush() { return t_in_flush; }
 
 ListRunner set_list_runner(ListRunner runner) { return g_runner.exchange(runner, std::memory_order_acq_rel); }
+void set_replay_runner(ReplayRunner runner) { g_replay_runner.store(runner, std::memory_order_release); }
 void set_list_rewriter(ListRewriter rewriter) { g_rewriter.store(rewriter, std::memory_order_release); }
 bool fusion_enabled() { return g_fusion.load(std::memory_order_relaxed); }
 void set_fusion_enabled(bool enabled) { g_fusion.store(enabled, std::memory_order_relaxed); }
@@ -291,6 +293,39 @@ void replay(Capture& capture) {
   std::lock_guard run(l.running);
   for (std::unique_ptr<Work>& w : capture.ops) w->refresh();
   l.replays.fetch_add(1, std::memory_order_relaxed);
+  const ReplayRunner runner = g_replay_runner.load(std::memory_order_acquire);
+  if (runner && !capture.fixed_declined && graphs_enabled() && !capture.ops.empty()) {
+    struct Calls {
+      std::vector<std::unique_ptr<Work>>* ops;
+      std::exception_ptr first_error;
+      const char* failed_op = nullptr;
+    } calls{&capture.ops, nullptr, nullptr};
+    auto run_calls = [](void* ctx, size_t begin, size_t end) {
+      auto& c = *static_cast<Calls*>(ctx);
+      bool clean = true;
+      for (size_t i = begin; i < end; ++i) {
+        try {
+          (*c.ops)[i]->run();
+        } catch (...) {
+          clean = false;
+          if (!c.first_error) c.first_error = std::current_exception(), c.failed_op = (*c.ops)[i]->name();
+        }
+      }
+      return clean;
+    };
+    t_in_flush = true;
+    struct Leave {
+      ~Leave() { t_in_flush = false; }
+    } leave;
+    if (runner(capture.device, capture.ops, capture.fixed, run_calls, &calls)) {
+      l.flushes.fetch_add(1, std::memory_order_relaxed);
+      l.graph_runs.fetch_add(1, std::memory_order_relaxed);
+      if (calls.first_error) rethrow_named(calls.first_error, calls.failed_op);
+      return;
+    }
+    capture.fixed_declined = true;
+    capture.fixed.reset();
+  }
   run_ops(l, capture.device, capture.ops, false, true);
 }
 

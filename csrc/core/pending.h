@@ -76,6 +76,10 @@ struct Work {
   // Before a captured list runs again (Note [Replayed steps]): a call whose arguments
   // derive from host state brings them up to date (an optimizer's step counts).
   virtual void refresh() {}
+  // Whether refresh() may change what run() launches: such a call is launched anew at
+  // every replay, while the others of a capture replay from a graph made once (Note
+  // [Fixed replays], backend/cuda/flush_graphs.h).
+  virtual bool refreshes() const { return false; }
   // Whether the call may run again from a capture: false for a call whose result was
   // decided when it was recorded and must differ next time (random numbers).
   virtual bool replayable() const { return true; }
@@ -165,6 +169,8 @@ struct Capture {
   int device = -1;
   uint64_t signature = 0;  // of the list as recorded (before fusion)
   std::vector<std::unique_ptr<Work>> ops;  // as fusion rewrote them
+  std::shared_ptr<void> fixed;  // the backend's ReplayRunner state (its graphs), once made
+  bool fixed_declined = false;  // the runner declined: replays run as flushes
   Capture() = default;
   Capture(const Capture&) = delete;
   Capture& operator=(const Capture&) = delete;
@@ -179,8 +185,17 @@ struct RegionEnd {
 // calls, keeps the list it runs as a Capture.
 RegionEnd exit_region_reporting(bool capture);
 // Runs a capture again: the device's recorded work first, then refresh() and every
-// call of the capture, in order (as one graph, from the second replay).
+// call of the capture, in order: through the backend's ReplayRunner when it takes the
+// capture, else as a flush (one graph, from the second replay).
 void replay(Capture& capture);
+// A backend's way to replay a capture (Note [Fixed replays], backend/cuda/
+// flush_graphs.h): runs every call of `ops` once, in order, keeping what it needs in
+// `state` between replays; run_calls(ctx, begin, end) runs ops[begin, end) as a flush
+// does (an error is kept, the rest still run) and returns false if one raised. Returns
+// false (nothing executed) to decline the capture for good.
+using ReplayRunner = bool (*)(int device, const std::vector<std::unique_ptr<Work>>& ops, std::shared_ptr<void>& state,
+                              bool (*run_calls)(void* ctx, size_t begin, size_t end), void* ctx);
+void set_replay_runner(ReplayRunner runner);
 // Called at every break of a compiled region (a flush inside it, other than its end),
 // on the flushing thread, before the list runs: lucid.compile.diagnose names the line
 // that asked (null: none).

@@ -74,6 +74,9 @@ class RecordedLaunch final : public pending::Work {
     if (prim_->kind() == Prim::OptimStep)
       if (auto& step = static_cast<optim::OptimStep&>(*prim_); step.next) step.args = step.next();
   }
+  bool refreshes() const override {
+    return prim_->kind() == Prim::OptimStep && static_cast<const optim::OptimStep&>(*prim_).next;
+  }
   bool replayable() const override {
 #define LUCID_RANDOM_KIND(name) prim_->kind() != Prim::name&&
     return LUCID_RANDOM_PRIMITIVES(LUCID_RANDOM_KIND) true;

@@ -3,6 +3,7 @@ give the eager results (bit for bit: a compiled call runs the same kernels, fuse
 GPU, where fusion is bitwise exact), trace once per signature, and on the GPU run a
 step's whole work as one flush of the lazy queue."""
 
+import math
 import os
 import subprocess
 import sys
@@ -439,6 +440,29 @@ def test_replayed_steps_are_one_graph():
         lucid.gpu.set_graph_replay(graphs)
     assert after["replays"] - before["replays"] == 5
     assert after["graph_runs"] - before["graph_runs"] >= 5
+
+
+@needs_gpu
+def test_a_fault_in_a_replayed_step_names_its_op_and_the_step_goes_on():
+    """A replay launches graphs captured once (Note [Fixed replays]): the cross
+    entropy's kernel reports a bad target into a kept device error slot, which every
+    check reads, however many launches came between the capture and the fault."""
+    model = mlp().to("gpu")
+    step = lucid.compile.fused_step(model, F.cross_entropy, lucid.optim.Adam(model.parameters()))
+    x, y = lucid.randn(16, 20, device="gpu"), lucid.randint(0, 5, (16,), device="gpu")
+    for _ in range(6):
+        step(x, y)
+    assert step.stats["replays"] == 3
+    bad = y.clone()
+    bad[3] = 7
+    for _ in range(2):
+        with pytest.raises(IndexError, match=r"Target 7 is out of bounds.*cross_entropy"):
+            step(x, bad).item()
+        for _ in range(300):  # other launches and checks, each handing out ordinary slots
+            lucid.ones(3, device="gpu").add_(1).sum().item()
+    assert step.stats["replays"] == 5
+    assert math.isfinite(step(x, y).item())
+    assert all(bool(lucid.isfinite(p).all()) for p in model.parameters())
 
 
 # ---- diagnose ---------------------------------------------------------------------------------

@@ -85,8 +85,15 @@ std::byte* CachingAllocator::malloc_locked(int device, size_t size, size_t reque
   return static_cast<std::byte*>(p);
 }
 
+namespace {
+thread_local size_t t_allocations = 0;
+}  // namespace
+
+size_t CachingAllocator::allocations_on_this_thread() { return t_allocations; }
+
 GpuStorage CachingAllocator::allocate(size_t nbytes, int device) {
   check_device(device);
+  ++t_allocations;
   if (nbytes > kMaxRequest)
     fail<OutOfMemoryError>("GPU out of memory: tried to allocate ", nbytes, " bytes on gpu:", device,
                            " (the size exceeds the address space)");

@@ -46,6 +46,11 @@ class CachingAllocator {
   // The block size a request of nbytes occupies (exposed for tests).
   static size_t round_size(size_t nbytes);
 
+  // Blocks this thread has asked for since it started: a call that allocates while it
+  // is captured into a graph kept for later (Note [Fixed replays]) uses a block that
+  // returns to the cache when the call ends, which a later replay would write into.
+  static size_t allocations_on_this_thread();
+
  private:
   struct DeviceState {
     std::multimap<size_t, std::byte*> cached;  // free blocks by size, for best fit

@@ -1,8 +1,10 @@
 #include "backend/cuda/device_error.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -25,13 +27,23 @@ namespace {
 // between two checks the slots are handed out again; a slot two different ops shared
 // names neither.
 constexpr int kSlots = 256;
+// Kept slots (Note [Fixed replays], flush_graphs.h): a launch captured into a graph
+// that replays without its host code running again reports into the same slot at every
+// replay, so its slot is never handed to another launch and every check reads it,
+// until the graph's owner gives it back. Taken while a thread keeps slots
+// (keep_error_slots); when all are taken, the graph is not made.
+constexpr int kKeptSlots = 1024;
 
 struct DeviceSlots {
-  DeviceErrorSlot* slots = nullptr;  // kSlots of them, mapped pinned memory
+  DeviceErrorSlot* slots = nullptr;  // kSlots of them, then kKeptSlots kept ones, mapped pinned memory
   int next = 0;                      // handed out since the last check
   bool wrapped = false;
   const char* names[kSlots] = {};    // the op each slot was handed to (null: two ops)
+  const char* kept_names[kKeptSlots] = {};
+  bool kept_taken[kKeptSlots] = {};
 };
+
+thread_local std::vector<DeviceErrorSlot*>* t_keeping = nullptr;
 
 // Leaked, like the streams (stream.cpp): valid during interpreter shutdown.
 DeviceSlots* g_devices[kMaxDevices];
@@ -51,11 +63,21 @@ DeviceErrorSlot* device_error_slot(int device) {
     DeviceGuard guard(device);
     void* p = nullptr;
     // Mapped pinned memory: with unified addressing the host pointer is the device's too.
-    LUCID_CUDA_CHECK(cudaHostAlloc(&p, kSlots * sizeof(DeviceErrorSlot), cudaHostAllocMapped | cudaHostAllocPortable));
+    constexpr int kAll = kSlots + kKeptSlots;
+    LUCID_CUDA_CHECK(cudaHostAlloc(&p, kAll * sizeof(DeviceErrorSlot), cudaHostAllocMapped | cudaHostAllocPortable));
     auto* made = new DeviceSlots();
     made->slots = static_cast<DeviceErrorSlot*>(p);
-    for (int i = 0; i < kSlots; ++i) made->slots[i] = DeviceErrorSlot{};
+    for (int i = 0; i < kAll; ++i) made->slots[i] = DeviceErrorSlot{};
     d = made;
+  }
+  if (t_keeping) {
+    const int k = int(std::find(std::begin(d->kept_taken), std::end(d->kept_taken), false) - std::begin(d->kept_taken));
+    LUCID_CHECK(k < kKeptSlots, RuntimeError, "internal: every kept device error slot is taken");
+    d->kept_taken[k] = true;
+    d->kept_names[k] = ops::running_kernel_name();
+    DeviceErrorSlot* slot = &d->slots[kSlots + k];
+    t_keeping->push_back(slot);
+    return slot;
   }
   const int i = d->next;
   const char* op = ops::running_kernel_name();
@@ -64,6 +86,22 @@ DeviceErrorSlot* device_error_slot(int device) {
   d->next = i + 1 == kSlots ? 0 : i + 1;
   d->wrapped = d->wrapped || d->next == 0;
   return &d->slots[i];
+}
+
+std::vector<DeviceErrorSlot*>* keep_error_slots(std::vector<DeviceErrorSlot*>* into) {
+  std::vector<DeviceErrorSlot*>* before = t_keeping;
+  t_keeping = into;
+  return before;
+}
+
+void release_error_slots(int device, const std::vector<DeviceErrorSlot*>& slots) {
+  std::lock_guard<std::mutex> lock(slot_mutex());
+  DeviceSlots* d = device >= 0 && device < kMaxDevices ? g_devices[device] : nullptr;
+  if (!d) return;
+  for (DeviceErrorSlot* slot : slots) {
+    const std::ptrdiff_t k = slot - (d->slots + kSlots);
+    if (k >= 0 && k < kKeptSlots) d->kept_taken[k] = false, d->kept_names[k] = nullptr;
+  }
 }
 
 void raise_device_error(int device) {
@@ -84,6 +122,18 @@ void raise_device_error(int device) {
         index = s->index;
         size = s->size;
         op = d->names[i];
+      }
+      s->code = 0;
+    }
+    for (int k = 0; k < kKeptSlots; ++k) {  // (after the others: a replayed graph runs after them)
+      if (!d->kept_taken[k]) continue;
+      volatile DeviceErrorSlot* s = &d->slots[kSlots + k];
+      if (s->code != 0 && code_value == 0) {
+        code_value = s->code;
+        dim = s->dim;
+        index = s->index;
+        size = s->size;
+        op = d->kept_names[k];
       }
       s->code = 0;
     }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace lucid::cuda {
 
@@ -38,6 +39,12 @@ struct DeviceErrorSlot {
 
 // A slot of `device` for the launch about to be made, addressable by its kernels.
 DeviceErrorSlot* device_error_slot(int device);
+// Note [Fixed replays] (flush_graphs.h): while `into` is set on this thread,
+// device_error_slot() hands out kept slots (never handed out again, read by every
+// check) and appends them to it; returns the setting it replaces (null: none).
+std::vector<DeviceErrorSlot*>* keep_error_slots(std::vector<DeviceErrorSlot*>* into);
+// Gives back kept slots of `device` once nothing launches into them any more.
+void release_error_slots(int device, const std::vector<DeviceErrorSlot*>& slots);
 // Raises (and clears) the error a kernel of `device` recorded, if any. Call only after
 // the device's stream has been waited for.
 void raise_device_error(int device);

@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <unordered_map>
 
+#include "backend/cuda/caching_allocator.h"
+#include "backend/cuda/check.h"
+#include "backend/cuda/device_error.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/stream.h"
 #include "core/error.h"
@@ -142,6 +145,80 @@ pending::ListRun run_list_as_graph(int device, uint64_t signature, size_t, bool 
   graph = nullptr;
   if (cudaGraphLaunch(entry.exec, s) != cudaSuccess) return abandon();  // (nothing was queued)
   return ListRun::Ran;
+}
+
+namespace {
+
+// A capture's segments (Note [Fixed replays]): calls [begin, end) replayed by `exec`,
+// or launched directly when exec is null (calls that refresh).
+struct FixedReplay {
+  struct Segment {
+    size_t begin = 0, end = 0;
+    cudaGraphExec_t exec = nullptr;
+  };
+  int device = -1;
+  std::vector<Segment> segments;
+  std::vector<DeviceErrorSlot*> error_slots;  // kept for the graphs' launches
+  ~FixedReplay() {
+    for (Segment& g : segments)
+      if (g.exec) (void)cudaGraphExecDestroy(g.exec);  // one still running is freed when it completes
+    release_error_slots(device, error_slots);
+  }
+};
+
+// Captures calls [begin, end) into an instantiated graph; null when they cannot be
+// (nothing has executed either way).
+cudaGraphExec_t capture_segment(cudaStream_t s, size_t begin, size_t end,
+                                bool (*run_calls)(void*, size_t, size_t), void* ctx, FixedReplay& made) {
+  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  Capture capture;
+  t_capture = &capture;
+  std::vector<DeviceErrorSlot*>* before = keep_error_slots(&made.error_slots);
+  const size_t allocations = CachingAllocator::allocations_on_this_thread();
+  const bool clean = run_calls(ctx, begin, end);  // (never throws)
+  const bool allocated = CachingAllocator::allocations_on_this_thread() != allocations;
+  keep_error_slots(before);
+  t_capture = nullptr;
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(s, &graph);
+  cudaGraphExec_t exec = nullptr;
+  if (ended == cudaSuccess && graph && clean && !capture.abandoned && !allocated &&
+      cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess)
+    exec = nullptr;
+  (void)cudaGetLastError();  // (an invalidated capture's error is not the program's)
+  if (graph) (void)cudaGraphDestroy(graph);
+  return exec;
+}
+
+}  // namespace
+
+bool replay_fixed(int device, const std::vector<std::unique_ptr<pending::Work>>& ops, std::shared_ptr<void>& state,
+                  bool (*run_calls)(void* ctx, size_t begin, size_t end), void* ctx) {
+  if (device < 0 || device >= kMaxDevices) return false;
+  DeviceGuard guard(device);
+  cudaStream_t s = stream(device);
+  if (!state) {  // the first replay: capture every segment (nothing runs yet)
+    auto made = std::make_shared<FixedReplay>();
+    made->device = device;
+    for (size_t i = 0; i < ops.size();) {
+      size_t end = i + 1;
+      const bool refreshes = ops[i]->refreshes();
+      while (end < ops.size() && ops[end]->refreshes() == refreshes) ++end;
+      FixedReplay::Segment segment{i, end, nullptr};
+      if (!refreshes && !(segment.exec = capture_segment(s, i, end, run_calls, ctx, *made))) return false;
+      made->segments.push_back(segment);
+      i = end;
+    }
+    state = std::move(made);
+  }
+  for (const FixedReplay::Segment& g : static_cast<FixedReplay*>(state.get())->segments) {
+    if (g.exec) LUCID_CUDA_CHECK(cudaGraphLaunch(g.exec, s));
+    else run_calls(ctx, g.begin, g.end);  // (an error is kept by the caller; the rest still run)
+  }
+  return true;
 }
 
 }  // namespace lucid::cuda

@@ -24,7 +24,30 @@
 // recently used evicted first) and never throws when full: unlike MLX's cache, which
 // raises after too many misses and leaves its encoder broken (design study 7.9.5).
 // LUCID_CUDA_GRAPHS=0 or lucid.gpu.set_graph_replay(False) turns replay off.
+//
+// Note [Fixed replays]
+// A replayed training step (Note [Replayed steps], core/pending.h) holds every tensor
+// of its calls, so its launches are the same at every replay, except those of calls
+// that refresh() (an optimizer's step counts are kernel arguments). Re-capturing the
+// whole list and updating the graph at every replay, as a flush does, spent ~200 us
+// of host time on the MLP 784-512-512-10 step, more than its kernels took: the step
+// was bound by the host. replay_fixed() instead cuts the list into segments, runs of
+// calls that do not refresh (captured once, at the first replay, then only launched)
+// and the calls that do (launched anew each replay, between the segments' graphs).
+// What a call's launch must not depend on for its graph to be replayed later:
+//  - blocks it allocates and frees within the call (a table uploaded for the kernel,
+//    param_table.h): by the next replay the block may hold another tensor. A segment
+//    whose capture allocates is not made: the whole capture declines and replays as
+//    flushes;
+//  - a device error slot handed out per launch (device_error.h): captured launches
+//    take kept slots, which every check reads and no other launch is given, until
+//    the segments are dropped with their capture;
+//  - host waits, host copies, library host work: refused in capture as for flushes.
+// A ticket counter (block_ticket.h) is fine: the last block returns it to zero.
 #pragma once
+
+#include <memory>
+#include <vector>
 
 #include "core/pending.h"
 
@@ -36,6 +59,10 @@ inline constexpr size_t kMaxGraphSignatures = 4096;  // signatures remembered pe
 
 // core/pending.h's ListRunner for CUDA devices; installed by register_runtime().
 pending::ListRun run_list_as_graph(int device, uint64_t signature, size_t calls, bool (*run_list)(void*), void* ctx);
+
+// core/pending.h's ReplayRunner for CUDA devices (Note [Fixed replays]).
+bool replay_fixed(int device, const std::vector<std::unique_ptr<pending::Work>>& ops, std::shared_ptr<void>& state,
+                  bool (*run_calls)(void* ctx, size_t begin, size_t end), void* ctx);
 
 // Called where a call would wait for the device or read from it on the host (those
 // cannot be captured): while this thread captures a flush, abandons the capture and

@@ -15,6 +15,7 @@ void register_runtime() {
   static CudaRuntime* runtime = new CudaRuntime();
   register_gpu_runtime(runtime);
   pending::set_list_runner(&run_list_as_graph);  // Note [Flush graphs]
+  pending::set_replay_runner(&replay_fixed);     // Note [Fixed replays]
   ops::set_fused_variant(fused_variant);  // Note [Elementwise fusion]
 }
 
