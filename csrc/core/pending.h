@@ -47,6 +47,10 @@
 #include <memory>
 #include <vector>
 
+namespace lucid {
+class TensorImpl;
+}
+
 namespace lucid::pending {
 
 inline constexpr size_t kMaxPendingOps = 1024;
@@ -83,6 +87,13 @@ struct Work {
   // Whether the call may run again from a capture: false for a call whose result was
   // decided when it was recorded and must differ next time (random numbers).
   virtual bool replayable() const { return true; }
+  // A copy between two tensors of one device (a recorded copy_, a cast when their
+  // dtypes differ): true, with its destination and source (snapshots the call holds),
+  // for the fusion pass (ops/fusion.cpp); false for any other call.
+  virtual bool copy_operands(const TensorImpl** dst, const TensorImpl** src) const {
+    (void)dst, (void)src;
+    return false;
+  }
 };
 
 // What a backend's ListRunner did with a list.

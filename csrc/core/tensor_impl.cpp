@@ -203,6 +203,7 @@ std::byte* device_ptr(const TensorImpl& t) {
 // RecordedLaunch's do (ops/recorded_launch.h).
 class RecordedWrite final : public pending::Work {
  public:
+  static constexpr const char* kCopyName = "copy_";  // (the write copy_from records: a copy or a cast)
   using Write = std::function<void(const TensorImpl& dst, const TensorImpl* src)>;
   RecordedWrite(const char* name, const TensorImpl& dst, const TensorImpl* src, Write write)
       : name_(name), dst_(snapshot(dst)), src_(src ? snapshot(*src) : nullptr), write_(std::move(write)) {}
@@ -212,6 +213,11 @@ class RecordedWrite final : public pending::Work {
   }
   void run() override { write_(*dst_, src_.get()); }
   const char* name() const override { return name_; }
+  bool copy_operands(const TensorImpl** dst, const TensorImpl** src) const override {
+    if (!src_ || name_ != kCopyName) return false;
+    *dst = dst_.get(), *src = src_.get();
+    return true;
+  }
   uint64_t signature() const override {
     uint64_t h = 0x9e3779b97f4a7c15ull ^ uint64_t(name_[0]);
     auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
@@ -284,7 +290,7 @@ void TensorImpl::write_from(const TensorImpl& src) {
     // first waits for the source's producers on the other GPU's stream; afterwards that
     // stream waits for the copy, so the source's block is not reused while it is read.
     if (src_dev == dev && is_gpu_storage() && src.is_gpu_storage() &&
-        record_write("copy_", *this, &src, [src_stride, dev](const TensorImpl& d, const TensorImpl* from) {
+        record_write(RecordedWrite::kCopyName, *this, &src, [src_stride, dev](const TensorImpl& d, const TensorImpl* from) {
           GpuRuntime& run = gpu_runtime(dev);
           if (d.dtype() == from->dtype())
             run.strided_copy(device_ptr(d), d.stride(), device_ptr(*from), src_stride, d.shape(), d.itemsize(), dev);

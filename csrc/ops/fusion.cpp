@@ -35,6 +35,17 @@ std::optional<double> constant_of(const Scalar& s, Dtype dtype) {
   }, s);
 }
 
+// A where's number operand: the where kernel converts it to the output's dtype as a
+// cast would (scalar_to_bytes), and selects that element.
+std::optional<double> where_constant_of(const Scalar& s, Dtype dtype) {
+  if (std::holds_alternative<std::complex<double>>(s)) return std::nullopt;
+  alignas(16) std::byte element[16];
+  scalar_to_bytes(s, dtype, element);
+  const Scalar back = scalar_from_bytes(element, dtype);
+  const double* v = std::get_if<double>(&back);
+  return v ? std::optional<double>(*v) : std::nullopt;
+}
+
 // How many Storage copies hold a storage's bytes (TensorImpl::storage_is_shared's count).
 long storage_copies(const TensorImpl& t) {
   const StorageBase& s = storage_base(t.storage());
@@ -46,13 +57,14 @@ const std::byte* bytes_of(const TensorImpl& t) { return storage_base(t.storage()
 
 // The fusable calls of a list, as seen by the program builder.
 struct Call {
-  RecordedLaunch* launch;
-  bool binary;
+  pending::Work* work;
+  FusedKind kind;
   uint8_t op;
-  Dtype dtype;
+  Dtype dtype;  // the result's
   const TensorImpl* out;
-  const TensorImpl* operand[2];    // null: the number in `number`
-  std::optional<Scalar> number[2];
+  int n_operands;
+  const TensorImpl* operand[3];  // null: the number in `number`
+  std::optional<Scalar> number[3];
 };
 
 // Note [Compiled CPU chains]: when `t` (of out's shape) is a contiguous row repeated
@@ -64,54 +76,113 @@ int64_t row_length(const TensorImpl& t, const TensorImpl& out) {
   return row < t.numel() ? row : 0;
 }
 
+// Whether a tensor operand of dtype `want` (Bool: a condition or a cast's source of
+// any dtype of the program's compute type or bool) may be read by the program: its
+// elements in order, one element for all, or (rows_ok) a repeated row.
+bool readable(const TensorImpl& t, const TensorImpl& out, Dtype want, bool rows_ok) {
+  if (t.dtype() != want) return false;
+  return t.is_contiguous() || t.numel() == 1 || (rows_ok && row_length(t, out) > 0);
+}
+
 // The step a call would be in a program, if it is a fusable one: the operands as the
 // primitive and the tensors say (the fusion pass's calls, and launch's question whether
-// a CPU call is worth recording). `out` and `operand` point into outs and ins. Operands
-// that repeat a row count only when `rows_ok` (the CPU's programs).
+// a CPU call is worth recording). `out` and `ins` point into the call's outputs and
+// inputs. Operands that repeat a row count only when `rows_ok` (the CPU's programs).
 std::optional<Call> step_of(const Primitive& p, size_t n_outs, const TensorImpl* out, size_t n_ins,
-                            const TensorImpl* in0, const TensorImpl* in1, bool rows_ok) {
+                            const TensorImpl* const* ins, bool rows_ok) {
   if (n_outs != 1) return std::nullopt;
-  Call c{nullptr, false, 0, Dtype::F32, out, {nullptr, nullptr}, {}};
+  Call c{nullptr, FusedKind::Unary, 0, out->dtype(), out, 0, {nullptr, nullptr, nullptr}, {}};
+  // Operand k is a tensor of ins, in order, unless `number` holds it.
+  size_t next = 0;
+  auto take = [&](int k, const std::optional<Scalar>& number) {
+    if (number) c.number[k] = number;
+    else if (next < n_ins) c.operand[k] = ins[next++];
+    else return false;
+    return true;
+  };
   if (p.kind() == Prim::Unary) {
     const UnaryOp op = prim_cast<Unary>(p).op;
     if (!fusable(op) || n_ins != 1) return std::nullopt;
     c.op = uint8_t(op);
-    c.operand[0] = in0;
-    c.dtype = in0->dtype();
+    c.n_operands = 1;
+    c.operand[0] = ins[0];
+    c.dtype = ins[0]->dtype();
   } else if (p.kind() == Prim::Binary) {
     const auto& b = prim_cast<Binary>(p);
     if (!fusable(b.op)) return std::nullopt;
-    c.binary = true;
+    c.kind = FusedKind::Binary;
     c.op = uint8_t(b.op);
     c.dtype = b.compute;
-    size_t next = 0;
-    for (int k = 0; k < 2; ++k) {
-      const std::optional<Scalar>& number = k == 0 ? b.lhs : b.rhs;
-      if (number) c.number[k] = number;
-      else if (next < n_ins) c.operand[k] = next++ == 0 ? in0 : in1;
-      else return std::nullopt;
-    }
+    c.n_operands = 2;
+    if (!take(0, b.lhs) || !take(1, b.rhs)) return std::nullopt;
+  } else if (p.kind() == Prim::Where) {
+    const auto& w = prim_cast<Where>(p);
+    c.kind = FusedKind::Where;
+    c.n_operands = 3;
+    if (n_ins < 1 || !take(0, std::nullopt) || !take(1, w.lhs) || !take(2, w.rhs)) return std::nullopt;
+    if (!readable(*c.operand[0], *out, Dtype::Bool, rows_ok)) return std::nullopt;
   } else {
     return std::nullopt;
   }
+  if (next != n_ins && c.kind != FusedKind::Unary) return std::nullopt;
   if (!fusable_dtype(c.dtype) || c.out->dtype() != c.dtype || !c.out->is_contiguous()) return std::nullopt;
-  for (const TensorImpl* t : c.operand)
-    if (t && (t->dtype() != c.dtype || !(t->is_contiguous() || t->numel() == 1 ||
-                                         (rows_ok && row_length(*t, *c.out) > 0))))
-      return std::nullopt;
+  for (int k = c.kind == FusedKind::Where ? 1 : 0; k < c.n_operands; ++k)
+    if (c.operand[k] && !readable(*c.operand[k], *c.out, c.dtype, rows_ok)) return std::nullopt;
   return c;
 }
 
-// The recorded call as a fusable elementwise step, if it is one.
+// A recorded copy (a cast when the dtypes differ) as a step: between contiguous
+// tensors of one element count (or from one element), to a float dtype of the source's
+// compute type, or from bool.
+std::optional<Call> copy_step(pending::Work& w) {
+  const TensorImpl *dst = nullptr, *src = nullptr;
+  if (!w.copy_operands(&dst, &src)) return std::nullopt;
+  const Dtype to = dst->dtype(), from = src->dtype();
+  if (!fusable_dtype(to) || !dst->is_contiguous() || dst->numel() == 0) return std::nullopt;
+  if (from != Dtype::Bool && (!fusable_dtype(from) || fused_compute(from) != fused_compute(to))) return std::nullopt;
+  if (!(src->numel() == dst->numel() && src->is_contiguous()) && src->numel() != 1) return std::nullopt;
+  Call c{&w, FusedKind::Cast, 0, to, dst, 1, {src, nullptr, nullptr}, {}};
+  return c;
+}
+
+// The recorded call as a fusable step, if it is one.
 std::optional<Call> as_call(pending::Work& w, bool rows_ok) {
   auto* r = dynamic_cast<RecordedLaunch*>(&w);
-  if (!r) return std::nullopt;
+  if (!r) return copy_step(w);
   auto ins = r->inputs();
-  std::optional<Call> c = step_of(r->prim(), r->outputs().size(), r->outputs()[0].get(), ins.size(),
-                                  ins.empty() ? nullptr : ins[0].get(), ins.size() < 2 ? nullptr : ins[1].get(),
-                                  rows_ok);
-  if (c) c->launch = r;
+  const TensorImpl* in[3] = {};
+  if (ins.size() > 3) return std::nullopt;
+  for (size_t k = 0; k < ins.size(); ++k) in[k] = ins[k].get();
+  std::optional<Call> c = step_of(r->prim(), r->outputs().size(), r->outputs()[0].get(), ins.size(), in, rows_ok);
+  if (c) c->work = r;
   return c;
+}
+
+// The tensors (snapshots) a fusable call holds.
+std::vector<const TensorImpl*> held_by(const Call& c) {
+  std::vector<const TensorImpl*> held;
+  if (auto* r = dynamic_cast<RecordedLaunch*>(c.work)) {
+    for (auto part : {r->outputs(), r->inputs()})
+      for (const TensorPtr& t : part) held.push_back(t.get());
+  } else {
+    const TensorImpl *dst = nullptr, *src = nullptr;
+    c.work->copy_operands(&dst, &src);
+    held = {dst, src};
+  }
+  return held;
+}
+
+int operand_count(const FusedInstr& in) {
+  return in.kind == FusedKind::Where ? 3 : in.kind == FusedKind::Binary ? 2 : 1;
+}
+
+// The registers a step reads.
+std::vector<int> operands_of(const FusedInstr& in) {
+  const int n = operand_count(in);
+  std::vector<int> regs{int(in.a)};
+  if (n > 1) regs.push_back(in.b);
+  if (n > 2) regs.push_back(in.c);
+  return regs;
 }
 
 // Maps the program's values (one virtual register each: inputs, constants, results) onto
@@ -124,10 +195,8 @@ bool allocate_registers(FusedProgram& p) {
   static_assert(kVirtual < 256);
   int last_use[kVirtual];
   for (int& u : last_use) u = -1;
-  for (int s = 0; s < p.n_instrs; ++s) {
-    last_use[p.instrs[s].a] = s;
-    if (p.instrs[s].binary) last_use[p.instrs[s].b] = s;
-  }
+  for (int s = 0; s < p.n_instrs; ++s)
+    for (int v : operands_of(p.instrs[s])) last_use[v] = s;
   for (int o = 0; o < p.n_outputs; ++o) last_use[p.out_reg[o]] = p.n_instrs;
   int phys[kVirtual];
   bool busy[kFusedMaxRegs] = {};
@@ -148,11 +217,13 @@ bool allocate_registers(FusedProgram& p) {
   for (int c = 0; c < p.n_consts; ++c) pinned[p.const_reg[c]] = true;
   for (int s = 0; s < p.n_instrs; ++s) {
     FusedInstr& in = p.instrs[s];
-    for (int v : {int(in.a), int(in.b)})
+    for (int v : operands_of(in))
       if (!pinned[v] && last_use[v] == s && busy[phys[v]]) busy[phys[v]] = false;
     const int dst = in.dst;
+    const int used = operand_count(in);
     in.a = uint8_t(phys[in.a]);
-    in.b = uint8_t(phys[in.b]);
+    in.b = used > 1 ? uint8_t(phys[in.b]) : in.a;
+    in.c = used > 2 ? uint8_t(phys[in.c]) : in.a;
     if (!take(dst)) return false;
     in.dst = uint8_t(phys[dst]);
     if (last_use[dst] < 0) busy[phys[dst]] = false;  // (a result nothing reads)
@@ -178,7 +249,8 @@ void drop_dead_steps(Built& b) {
   for (int o = 0; o < p.n_outputs; ++o) live[p.out_reg[o]] = true;
   bool keep[kFusedMaxInstrs] = {};
   for (int s = p.n_instrs - 1; s >= 0; --s)
-    if ((keep[s] = live[p.instrs[s].dst])) live[p.instrs[s].a] = live[p.instrs[s].b] = true;
+    if ((keep[s] = live[p.instrs[s].dst]))
+      for (int v : operands_of(p.instrs[s])) live[v] = true;
   int n = 0;
   for (int s = 0; s < p.n_instrs; ++s)
     if (keep[s]) p.instrs[n++] = p.instrs[s];
@@ -186,7 +258,8 @@ void drop_dead_steps(Built& b) {
   n = 0;
   for (int k = 0; k < p.n_inputs; ++k) {
     if (!live[p.in_reg[k]]) continue;
-    p.in_reg[n] = p.in_reg[k], p.in_broadcast[n] = p.in_broadcast[k], b.ins[n] = b.ins[k], b.in_rows[n] = b.in_rows[k];
+    p.in_reg[n] = p.in_reg[k], p.in_broadcast[n] = p.in_broadcast[k], p.in_dtype[n] = p.in_dtype[k];
+    b.ins[n] = b.ins[k], b.in_rows[n] = b.in_rows[k];
     ++n;
   }
   p.n_inputs = uint8_t(n);
@@ -234,22 +307,25 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t&
   };
   for (size_t s = 0; s < count; ++s) {
     const Call& c = calls[s];
-    if (c.dtype != p.dtype || c.out->numel() != n) return stop_at(s);
+    if (fused_compute(c.dtype) != fused_compute(p.dtype) || c.out->numel() != n) return stop_at(s);
     FusedInstr instr;
-    instr.binary = c.binary;
+    instr.kind = c.kind;
     instr.op = c.op;
-    uint8_t operand_reg[2] = {0, 0};
-    for (int k = 0; k < (c.binary ? 2 : 1); ++k) {
+    instr.dtype = c.dtype;
+    uint8_t operand_reg[3] = {0, 0, 0};
+    for (int k = 0; k < c.n_operands; ++k) {
       if (const TensorImpl* t = c.operand[k]) {
         const bool broadcast = t->numel() == 1 && n != 1;
         if (!broadcast && t->numel() != n) return stop_at(s);
         // (step_of let a non-contiguous operand through only as a repeated row)
         const int64_t row = broadcast || t->is_contiguous() ? 0 : row_length(*t, *c.out);
         Value* v = find(t, broadcast, row);
+        if (v && v->tensor->dtype() != t->dtype()) return stop_at(s);  // (one place read as two dtypes)
         if (!v) {
           if (p.n_inputs == kFusedMaxInputs) return stop_at(s);
           values.push_back({bytes_of(*t), t->storage_offset(), broadcast, row, t, regs, false});
           p.in_reg[p.n_inputs] = uint8_t(regs);
+          p.in_dtype[p.n_inputs] = t->dtype();
           p.in_broadcast[p.n_inputs++] = broadcast;
           b.ins.push_back(t);
           b.in_rows.push_back(row);
@@ -258,7 +334,8 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t&
         }
         operand_reg[k] = uint8_t(v->reg);
       } else {
-        const std::optional<double> value = constant_of(*c.number[k], p.dtype);
+        const std::optional<double> value =
+            c.kind == FusedKind::Where ? where_constant_of(*c.number[k], c.dtype) : constant_of(*c.number[k], c.dtype);
         if (!value) return stop_at(s);
         int found = -1;
         for (int i = 0; i < p.n_consts; ++i)
@@ -274,10 +351,12 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t&
     }
     if (p.n_instrs == kFusedMaxInstrs) return stop_at(s);
     instr.a = operand_reg[0];
-    instr.b = operand_reg[c.binary ? 1 : 0];
+    instr.b = operand_reg[c.n_operands > 1 ? 1 : 0];
+    instr.c = operand_reg[c.n_operands > 2 ? 2 : 0];
     instr.dst = uint8_t(regs++);
     p.instrs[p.n_instrs++] = instr;
     if (Value* v = find(c.out, false, 0)) {
+      if (v->tensor->dtype() != c.out->dtype()) return stop_at(s);
       v->reg = instr.dst;  // an in-place step: later reads see the new value
       v->written = true;
       v->tensor = c.out;
@@ -297,14 +376,13 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t&
     long held_here = 0;  // snapshots of these calls (one per tensor a call, outputs and inputs alike)
     for (size_t s = 0; s < count; ++s) {
       std::vector<const TensorImpl*> seen;
-      for (auto part : {calls[s].launch->outputs(), calls[s].launch->inputs()})
-        for (const TensorPtr& t : part)
-          if (t && bytes_of(*t) == v.bytes && std::find(seen.begin(), seen.end(), t.get()) == seen.end())
-            seen.push_back(t.get());
+      for (const TensorImpl* t : held_by(calls[s]))
+        if (t && bytes_of(*t) == v.bytes && std::find(seen.begin(), seen.end(), t) == seen.end()) seen.push_back(t);
       held_here += long(seen.size());
     }
     if (storage_copies(*v.tensor) <= held_here) continue;
     if (p.n_outputs == kFusedMaxOutputs) return std::nullopt;
+    p.out_dtype[p.n_outputs] = v.tensor->dtype();
     p.out_reg[p.n_outputs++] = uint8_t(v.reg);
     b.outs.push_back(v.tensor);
   }
@@ -327,9 +405,11 @@ size_t fuse(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
       std::vector<Call> run;
       for (size_t j = i; j < list.size() && run.size() < size_t(kFusedMaxInstrs); ++j) {
         std::optional<Call> c = as_call(*list[j], device == pending::kCpu);
-        if (!c || c->dtype != (run.empty() ? c->dtype : run[0].dtype) ||
-            c->out->numel() != (run.empty() ? c->out->numel() : run[0].out->numel()))
-          break;
+        // (the CPU runs programs of one dtype; a GPU program's dtypes share a compute type)
+        const bool fits = c && (run.empty() || (device == pending::kCpu ? c->dtype == run[0].dtype
+                                                                        : fused_compute(c->dtype) ==
+                                                                              fused_compute(run[0].dtype)));
+        if (!fits || c->out->numel() != (run.empty() ? c->out->numel() : run[0].out->numel())) break;
         run.push_back(*c);
       }
       std::optional<Built> built;
@@ -369,11 +449,11 @@ void enable_elementwise_fusion() { pending::set_list_rewriter(&fuse); }
 void set_fused_variant(FusedVariant variant) { g_variant.store(variant, std::memory_order_release); }
 
 bool record_on_cpu(const Primitive& p, Outputs outs, Inputs ins) {
-  if (outs.size() != 1 || ins.empty() || ins.size() > 2 || outs[0]->numel() < kCpuRecordMinElements) return false;
+  if (outs.size() != 1 || ins.empty() || ins.size() > 3 || outs[0]->numel() < kCpuRecordMinElements) return false;
   // (Bytes something outside lucid may write at any time run at the call, as in eager mode.)
   for (const TensorImpl* t : outs) if (!t->is_cpu_storage() || t->reached_outside()) return false;
   for (const TensorImpl* t : ins) if (!t || !t->is_cpu_storage() || t->reached_outside()) return false;
-  return step_of(p, outs.size(), outs[0], ins.size(), ins[0], ins.size() > 1 ? ins[1] : nullptr, true).has_value();
+  return step_of(p, outs.size(), outs[0], ins.size(), ins.data(), true).has_value();
 }
 
 }  // namespace lucid::ops

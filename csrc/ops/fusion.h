@@ -1,10 +1,14 @@
 // Note [Elementwise fusion]
-// At a flush (core/pending.h), runs of consecutive recorded unary and binary calls
-// over float tensors of one dtype and one element count become one FusedElementwise
-// call (ops/prims/fused.h): a program of up to kFusedMaxInstrs steps over registers
-// that each device's kernel interprets element by element with the elementwise table's
-// own functors. Each step's result is rounded to the dtype as the unfused op would
-// store it, so fused results are the unfused ones bit for bit.
+// At a flush (core/pending.h), runs of consecutive recorded unary, binary and where
+// calls and copies (casts) over float tensors of one element count become one
+// FusedElementwise call (ops/prims/fused.h): a program of up to kFusedMaxInstrs steps
+// over registers that each device's kernel interprets element by element with the
+// elementwise table's own functors. Each step's result is rounded to its dtype as the
+// unfused op would store it, so fused results are the unfused ones bit for bit.
+//  - Dtypes: a GPU program's share a compute type (float64, or float for float32 and
+//    the 16-bit floats), so a cast between float32, float16 and bfloat16 is a step (it
+//    rounds), and bool comes in as a where's condition or a cast's source (0 or 1). The
+//    CPU's programs have one dtype (its calls record no copies).
 //  - Operands: contiguous tensors of the run's element count, one-element tensors read
 //    for every element, and numbers (constants of the program, in the compute type, so
 //    a new learning rate is a new constant, not a new kernel).

@@ -17,6 +17,7 @@ namespace {
 using lucid::Dtype;
 using lucid::ops::BinaryOp;
 using lucid::ops::FusedInstr;
+using lucid::ops::FusedKind;
 using lucid::ops::FusedProgram;
 using lucid::ops::UnaryOp;
 
@@ -33,11 +34,11 @@ bool nvrtc_loads() {
 std::vector<FusedInstr> fusable_instrs() {
   std::vector<FusedInstr> all;
 #define LUCID_B(name, Fn, rule, operands) \
-  if (lucid::ops::fusable(BinaryOp::Fn)) all.push_back({1, uint8_t(BinaryOp::Fn), 0, 0, 1});
+  if (lucid::ops::fusable(BinaryOp::Fn)) all.push_back({FusedKind::Binary, uint8_t(BinaryOp::Fn), 0, 0, 1});
   LUCID_BINARY_OPS(LUCID_B)
 #undef LUCID_B
 #define LUCID_U(name, Fn, rule) \
-  if (lucid::ops::fusable(UnaryOp::Fn)) all.push_back({0, uint8_t(UnaryOp::Fn), 0, 0, 0});
+  if (lucid::ops::fusable(UnaryOp::Fn)) all.push_back({FusedKind::Unary, uint8_t(UnaryOp::Fn), 0, 0, 0});
   LUCID_UNARY_OPS(LUCID_U)
 #undef LUCID_U
   return all;
@@ -49,10 +50,12 @@ FusedProgram program_of(Dtype dtype, const std::vector<FusedInstr>& instrs) {
   FusedProgram p;
   p.dtype = dtype;
   p.n_inputs = 2, p.in_reg[0] = 0, p.in_reg[1] = 1, p.in_broadcast[1] = true;
+  p.in_dtype[0] = p.in_dtype[1] = p.out_dtype[0] = p.out_dtype[1] = dtype;
   p.n_consts = 1, p.const_reg[0] = 7, p.consts[0] = 0.5;
   int last = 0;
   for (const FusedInstr& in : instrs) {
     FusedInstr s = in;
+    s.dtype = dtype;
     s.a = uint8_t(last), s.b = uint8_t(p.n_instrs % 2 ? 7 : 1), s.dst = uint8_t(2 + p.n_instrs % 5);
     last = s.dst;
     p.instrs[p.n_instrs++] = s;
@@ -65,9 +68,9 @@ TEST(CudaCodegen, EveryGeneratedOpCompilesInEveryFloatDtype) {
   if (!nvrtc_loads()) GTEST_SKIP() << "NVRTC cannot be loaded here";
   std::vector<FusedInstr> generated;
   for (const FusedInstr& in : fusable_instrs()) {
-    const bool erfinv = !in.binary && UnaryOp(in.op) == UnaryOp::Erfinv;
+    const bool erfinv = in.kind == FusedKind::Unary && UnaryOp(in.op) == UnaryOp::Erfinv;
     const std::string source = lucid::cuda::fused_kernel_source(program_of(Dtype::F32, {in}), true);
-    EXPECT_EQ(source.empty(), erfinv) << "op " << int(in.binary) << "/" << int(in.op);
+    EXPECT_EQ(source.empty(), erfinv) << "op " << int(in.kind) << "/" << int(in.op);
     if (!source.empty()) generated.push_back(in);
   }
   ASSERT_GT(generated.size(), 40u);
@@ -89,11 +92,41 @@ TEST(CudaCodegen, EveryGeneratedOpCompilesInEveryFloatDtype) {
 }
 
 TEST(CudaCodegen, ProgramsWithoutAGeneratedFormAreLeftToTheInterpreter) {
-  FusedInstr erfinv{0, uint8_t(UnaryOp::Erfinv), 0, 0, 0}, add{1, uint8_t(BinaryOp::Add), 0, 0, 1};
+  FusedInstr erfinv{FusedKind::Unary, uint8_t(UnaryOp::Erfinv), 0, 0, 0},
+      add{FusedKind::Binary, uint8_t(BinaryOp::Add), 0, 0, 1};
   EXPECT_TRUE(lucid::cuda::fused_kernel_source(program_of(Dtype::F32, {add, erfinv, add}), true).empty());
   EXPECT_FALSE(lucid::cuda::fused_kernel_source(program_of(Dtype::F32, {add, add}), true).empty());
   FusedProgram ints = program_of(Dtype::I32, {add});  // (fusion makes no such program)
   EXPECT_TRUE(lucid::cuda::fused_kernel_source(ints, true).empty());
+}
+
+// A program of several dtypes: a bfloat16 input cast to float32, scaled, selected by a
+// bool condition against a float16 input cast up, and stored as float16 and float32.
+TEST(CudaCodegen, WhereAndCastsCompileAcrossTheFloatDtypes) {
+  if (!nvrtc_loads()) GTEST_SKIP() << "NVRTC cannot be loaded here";
+  FusedProgram p;
+  p.dtype = Dtype::F32;
+  p.n_inputs = 3;
+  p.in_reg[0] = 0, p.in_dtype[0] = Dtype::BF16;
+  p.in_reg[1] = 1, p.in_dtype[1] = Dtype::Bool;
+  p.in_reg[2] = 2, p.in_dtype[2] = Dtype::F16, p.in_broadcast[2] = true;
+  p.n_consts = 1, p.const_reg[0] = 3, p.consts[0] = 0.5;
+  p.instrs[0] = {FusedKind::Cast, 0, 4, 0, 0, 0, Dtype::F32};
+  p.instrs[1] = {FusedKind::Binary, uint8_t(BinaryOp::Mul), 4, 4, 3, 0, Dtype::F32};
+  p.instrs[2] = {FusedKind::Cast, 0, 5, 2, 0, 0, Dtype::F32};
+  p.instrs[3] = {FusedKind::Where, 0, 6, 1, 4, 5, Dtype::F32};
+  p.instrs[4] = {FusedKind::Cast, 0, 7, 6, 0, 0, Dtype::F16};
+  p.n_instrs = 5;
+  p.n_outputs = 2, p.out_reg[0] = 7, p.out_dtype[0] = Dtype::F16, p.out_reg[1] = 6, p.out_dtype[1] = Dtype::F32;
+  const std::string source = lucid::cuda::fused_kernel_source(p, true);
+  ASSERT_FALSE(source.empty());
+  EXPECT_NE(source.find("f16_store"), std::string::npos) << source;
+  EXPECT_NE(source.find("? C(1) : C(0)"), std::string::npos) << source;
+  EXPECT_NO_THROW(lucid::cuda::nvrtc::compile(source, "lucid_fused", 90, {"--fmad=false", "--std=c++17"})) << source;
+  // float64 with a float32 operand: no program mixes compute types
+  FusedProgram mixed = p;
+  mixed.dtype = Dtype::F64;
+  EXPECT_TRUE(lucid::cuda::fused_kernel_source(mixed, true).empty());
 }
 
 TEST(CudaCodegen, ACompileErrorRaisesTheCompilersMessage) {

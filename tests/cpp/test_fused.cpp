@@ -10,13 +10,23 @@
 #include <vector>
 
 #include "ops/elementwise.h"
+#include "ops/elementwise_extra.h"
 #include "ops/prims/fused.h"
 
 namespace lucid {
 namespace {
 
 using ops::BinaryOp;
+using ops::FusedKind;
 using ops::UnaryOp;
+
+// Every operand and step of `p` of dtype `d` (the programs the CPU runs have one dtype).
+void one_dtype(ops::FusedProgram& p, Dtype d) {
+  p.dtype = d;
+  for (Dtype& t : p.in_dtype) t = d;
+  for (Dtype& t : p.out_dtype) t = d;
+  for (ops::FusedInstr& in : p.instrs) in.dtype = d;
+}
 
 TensorPtr filled(Dtype dtype, int64_t n) {
   TensorPtr t = TensorImpl::empty({n}, Dtype::F64, Device::cpu());
@@ -57,7 +67,8 @@ void check_chain(Dtype dtype) {
   }
   // x in register 0, the constants in 1-4, results in 5-7 (a step may overwrite its operand)
   auto step = [&](bool binary, int op, int a, int b, int dst) {
-    p.instrs[p.n_instrs++] = {uint8_t(binary), uint8_t(op), uint8_t(dst), uint8_t(a), uint8_t(b)};
+    p.instrs[p.n_instrs++] = {binary ? FusedKind::Binary : FusedKind::Unary, uint8_t(op), uint8_t(dst), uint8_t(a),
+                              uint8_t(b), 0, dtype};
   };
   step(true, int(BinaryOp::Mul), 0, 1, 5);
   step(true, int(BinaryOp::Add), 5, 2, 5);
@@ -71,6 +82,7 @@ void check_chain(Dtype dtype) {
   p.n_outputs = 2;
   p.out_reg[0] = 7;
   p.out_reg[1] = 6;
+  one_dtype(p, dtype);
   static_assert(ops::kFusedMaxRegs >= 8);
   TensorPtr fy = TensorImpl::empty({n}, dtype, Device::cpu()), ft = TensorImpl::empty({n}, dtype, Device::cpu());
   ops::launch(f, {fy.get(), ft.get()}, {x.get()});
@@ -101,14 +113,15 @@ TEST(Fused, ArithmeticIsTheUnfusedOpsBitForBit) {
     p.const_reg[1] = 2;
     p.consts[0] = dtype == Dtype::F64 ? 0.25 : double(float(0.25));
     p.consts[1] = dtype == Dtype::F64 ? 3.0 : double(float(3.0));
-    p.instrs[0] = {1, uint8_t(BinaryOp::Sub), 3, 0, 1};
-    p.instrs[1] = {1, uint8_t(BinaryOp::Mul), 4, 3, 0};
-    p.instrs[2] = {1, uint8_t(BinaryOp::Div), 5, 4, 2};
-    p.instrs[3] = {1, uint8_t(BinaryOp::Maximum), 6, 5, 0};
-    p.instrs[4] = {1, uint8_t(BinaryOp::Add), 7, 6, 0};
+    p.instrs[0] = {FusedKind::Binary, uint8_t(BinaryOp::Sub), 3, 0, 1};
+    p.instrs[1] = {FusedKind::Binary, uint8_t(BinaryOp::Mul), 4, 3, 0};
+    p.instrs[2] = {FusedKind::Binary, uint8_t(BinaryOp::Div), 5, 4, 2};
+    p.instrs[3] = {FusedKind::Binary, uint8_t(BinaryOp::Maximum), 6, 5, 0};
+    p.instrs[4] = {FusedKind::Binary, uint8_t(BinaryOp::Add), 7, 6, 0};
     p.n_instrs = 5;
     p.n_outputs = 1;
     p.out_reg[0] = 7;
+    one_dtype(p, dtype);
     TensorPtr out = TensorImpl::empty({777}, dtype, Device::cpu());
     ops::launch(f, {out.get()}, {x.get()});
     EXPECT_TRUE(same_bytes(out, z)) << dtype_name(dtype);
@@ -124,13 +137,55 @@ TEST(Fused, ABroadcastInputIsReadForEveryElement) {
   p.in_reg[0] = 0;
   p.in_reg[1] = 1;
   p.in_broadcast[1] = true;
-  p.instrs[0] = {1, uint8_t(BinaryOp::Maximum), 2, 0, 1};
+  p.instrs[0] = {FusedKind::Binary, uint8_t(BinaryOp::Maximum), 2, 0, 1};
   p.n_instrs = 1;
   p.n_outputs = 1;
   p.out_reg[0] = 2;
+  one_dtype(p, Dtype::F32);
   TensorPtr out = TensorImpl::empty({300}, Dtype::F32, Device::cpu());
   ops::launch(f, {out.get()}, {x.get(), b.get()});
   EXPECT_TRUE(same_bytes(out, ops::binary(BinaryOp::Maximum, ten(x), ten(b))));
+}
+
+// y = where(m, x * 2, -1.5) with m a bool input: the where kernel's bits (its number
+// converted to the dtype as a cast converts it), the condition read as 0 or 1.
+TEST(Fused, AWhereSelectsAsTheWhereKernel) {
+  for (Dtype dtype : {Dtype::F32, Dtype::F64, Dtype::F16, Dtype::BF16}) {
+    const int64_t n = 513;
+    TensorPtr x = filled(dtype, n);
+    TensorPtr m = ops::binary(BinaryOp::Gt, ten(filled(Dtype::F64, n)), num(0.4));
+    ASSERT_EQ(m->dtype(), Dtype::Bool);
+    TensorPtr twice = ops::binary(BinaryOp::Mul, ten(x), num(2.0));
+    TensorPtr y = ops::where(m, ten(twice), num(-1.5));
+    ops::FusedElementwise f;
+    ops::FusedProgram& p = f.program;
+    p.n_inputs = 2, p.in_reg[0] = 0, p.in_reg[1] = 1;
+    p.n_consts = 2, p.const_reg[0] = 2, p.const_reg[1] = 3;
+    p.consts[0] = 2.0, p.consts[1] = -1.5;  // (exact in every dtype)
+    p.instrs[0] = {FusedKind::Binary, uint8_t(BinaryOp::Mul), 4, 0, 2};
+    p.instrs[1] = {FusedKind::Where, 0, 5, 1, 4, 3};
+    p.n_instrs = 2;
+    p.n_outputs = 1, p.out_reg[0] = 5;
+    one_dtype(p, dtype);
+    p.in_dtype[1] = Dtype::Bool;
+    TensorPtr out = TensorImpl::empty({n}, dtype, Device::cpu());
+    ops::launch(f, {out.get()}, {x.get(), m.get()});
+    EXPECT_TRUE(same_bytes(out, y)) << dtype_name(dtype);
+  }
+}
+
+TEST(Fused, TheCpuRefusesProgramsOfSeveralDtypes) {
+  TensorPtr x = filled(Dtype::F32, 10);
+  ops::FusedElementwise f;
+  ops::FusedProgram& p = f.program;
+  p.n_inputs = 1;
+  p.instrs[0] = {FusedKind::Cast, 0, 1, 0, 0, 0, Dtype::F16};
+  p.n_instrs = 1;
+  p.n_outputs = 1, p.out_reg[0] = 1;
+  one_dtype(p, Dtype::F32);
+  p.instrs[0].dtype = p.out_dtype[0] = Dtype::F16;
+  TensorPtr out = TensorImpl::empty({10}, Dtype::F16, Device::cpu());
+  EXPECT_THROW(ops::launch(f, {out.get()}, {x.get()}), RuntimeError);
 }
 
 TEST(Fused, TheOpsAProgramMayHold) {

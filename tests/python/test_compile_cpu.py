@@ -92,6 +92,29 @@ def test_a_repeated_row_joins_the_chain(dtype):
     assert_same_bits(got, fn(x))
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_where_joins_the_chain_with_the_eager_bits(dtype):
+    """where(cond, x, y) is a step of the program: its bool condition read as 0 or 1
+    (also as a row repeated along the batch), numbers converted to the dtype as the where
+    kernel converts them (1/3 rounds to the dtype, then is selected as it is)."""
+    d = getattr(lucid, dtype)
+    lucid.manual_seed(3)
+    x = (lucid.randn(2, N) * 3).to(d)
+    keep = lucid.rand(2, N) > 0.3
+    row = lucid.rand(N) > 0.5  # [N], broadcast over the batch
+
+    def fn(t):
+        a = lucid.where(keep, t * 1.5, 1.0 / 3.0)
+        b = lucid.where(row, lucid.tanh(a), a - 0.25)
+        return lucid.where(keep, -2.0, b) + t, a
+
+    before = cpu_stats()["fused_calls"]
+    got = lucid.compile(fn)(x)
+    assert cpu_stats()["fused_calls"] - before == 7  # one program
+    for g, e in zip(got, fn(x)):
+        assert_same_bits(g, e)
+
+
 def test_in_place_ops_views_and_reads_inside_a_compiled_call():
     x = lucid.randn(4, N)
 

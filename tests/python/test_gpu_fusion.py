@@ -1,5 +1,5 @@
 """Elementwise fusion at a flush (csrc/ops/fusion.h, Note [Elementwise fusion]): chains
-of recorded unary and binary ops run as one program, with the unfused ops' results bit
+of recorded unary, binary and where ops and casts run as one program, with the unfused ops' results bit
 for bit, intermediates that something still holds written, in-place steps and aliasing
 views kept exact. (The switch is tested in test_gpu_lazy.py.) Every test needs a GPU."""
 
@@ -130,6 +130,44 @@ def test_chains_around_other_ops_and_dtypes():
         b = (a / m).sqrt() * 3 - 1
         c = b.double() * 2 + 1  # another dtype: another chain
         return a, b, c, (c > 0)
+
+    plain, fused, n = both_ways(run)
+    assert n >= 6
+    assert_bitwise(plain, fused)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_where_and_casts_join_the_chain(dtype):
+    d = getattr(lucid, dtype)
+    x = data(d, seed=7)
+    keep = data(lucid.float32, seed=8) > 0.3
+
+    def run():
+        a = lucid.where(keep, x * 1.5, 1.0 / 3.0)  # the number rounded to the dtype, then selected
+        b = lucid.where(keep, lucid.tanh(a), a - 0.25)
+        outs = [a, b + x, keep.to(d) * x]  # (a bool cast)
+        if dtype != "float64":  # casts within float's compute type
+            up = b.float() * 2 + 1
+            outs += [up, up.to(lucid.bfloat16) * 3, (up.half() - x.half()).to(d), up.clone()]
+        return outs
+
+    plain, fused, n = both_ways(run)
+    assert n >= 7
+    assert_bitwise(plain, fused)
+
+
+@needs_gpu
+def test_casts_in_a_chain_round_as_the_cast_kernel():
+    """float32 to the 16-bit types and back, on NaN, infinities, overflow past float16's
+    65504, subnormals and ties: the program's rounding is the cast kernel's."""
+    special = [float("nan"), float("inf"), -float("inf"), 65504.0, 65520.0, 1e6, -1e-7, 6e-8, 2.0 ** -24 * 1.5,
+               1.0 + 2.0 ** -11, 1.0 + 3 * 2.0 ** -11, 3.0e38, -0.0, 1.0 / 3.0]
+    x = lucid.tensor(special * 512, device="gpu")
+
+    def run():
+        return [(x * 1.0).half().float() + 0.0, (x * 1.0).bfloat16().float() - 0.0,
+                (x + 0.0).half().bfloat16() * 1.0]
 
     plain, fused, n = both_ways(run)
     assert n >= 6

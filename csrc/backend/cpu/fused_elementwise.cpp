@@ -1,6 +1,6 @@
 // The CPU kernel of a fused elementwise chain (ops/prims/fused.h), Note [Compiled CPU
 // chains] (ops/fusion.h): blocks of kBlock elements in parallel; in a block each step is
-// the op's own row kernel (RowKernels, elementwise.h: the SIMD loop or vector math its
+// a select (where: its bool condition read as 0 or 1) or the op's own row kernel (RowKernels, elementwise.h: the SIMD loop or vector math its
 // eager kernel runs) over rows that stay in cache, so the chain reads its inputs and
 // writes its outputs once, and every element gets the bits the unfused ops give it (the
 // row kernels compute each element on its own, wherever a row starts). An input that
@@ -26,32 +26,52 @@ namespace {
 constexpr int64_t kBlock = 2048;
 
 struct Step {
-  RowKernels rows;
-  bool binary;
+  RowKernels rows;  // Unary and Binary steps (a where is a select, below)
+  ops::FusedKind kind;
 };
 
-// The row kernels of each step, looked up once a call.
+// The row kernels of each step, looked up once a call; the program's dtypes checked
+// (the fusion pass gives the CPU programs of one dtype, bool inputs aside, without casts).
 void steps_of(const ops::FusedProgram& p, Step* steps) {
+  bool one_dtype = true;
+  for (int k = 0; k < p.n_inputs; ++k) one_dtype = one_dtype && (p.in_dtype[k] == p.dtype || p.in_dtype[k] == Dtype::Bool);
+  for (int o = 0; o < p.n_outputs; ++o) one_dtype = one_dtype && p.out_dtype[o] == p.dtype;
+  for (int s = 0; s < p.n_instrs; ++s) one_dtype = one_dtype && p.instrs[s].dtype == p.dtype;
+  LUCID_CHECK(one_dtype, RuntimeError, "internal: a CPU fused elementwise program of several dtypes");
   for (int s = 0; s < p.n_instrs; ++s) {
     const ops::FusedInstr& in = p.instrs[s];
-    steps[s].binary = in.binary;
-    steps[s].rows = in.binary ? binary_rows(ops::BinaryOp(in.op), p.dtype) : unary_rows(ops::UnaryOp(in.op), p.dtype);
-    const bool found = in.binary ? steps[s].rows.rows != nullptr : steps[s].rows.unary != nullptr;
+    steps[s].kind = in.kind;
+    bool found = true;
+    if (in.kind == ops::FusedKind::Binary) {
+      steps[s].rows = binary_rows(ops::BinaryOp(in.op), p.dtype);
+      found = steps[s].rows.rows != nullptr;
+    } else if (in.kind == ops::FusedKind::Unary) {
+      steps[s].rows = unary_rows(ops::UnaryOp(in.op), p.dtype);
+      found = steps[s].rows.unary != nullptr;
+    }
+    LUCID_CHECK(in.kind != ops::FusedKind::Cast, RuntimeError, "internal: a cast in a CPU fused elementwise program");
     LUCID_CHECK(found, RuntimeError, "internal: a fused elementwise program's step ",
-                in.binary ? ops::op_name(ops::BinaryOp(in.op)) : ops::op_name(ops::UnaryOp(in.op)),
+                in.kind == ops::FusedKind::Binary ? ops::op_name(ops::BinaryOp(in.op)) : ops::op_name(ops::UnaryOp(in.op)),
                 " has no CPU row kernel for ", dtype_name(p.dtype));
   }
 }
 
 template <typename T>
-void run_program(const ops::FusedProgram& p, const int64_t* in_row, const Step* steps, const T* const* in,
+void run_program(const ops::FusedProgram& p, const int64_t* in_row, const Step* steps, const void* const* in_bytes,
                  T* const* out, int64_t n) {
+  // Typed inputs; a bool input (a where's condition) is read as 0 or 1 of T.
+  const T* in[ops::kFusedMaxInputs] = {};
+  const bool* in_bool[ops::kFusedMaxInputs] = {};
+  for (int k = 0; k < p.n_inputs; ++k) {
+    if (p.in_dtype[k] == Dtype::Bool) in_bool[k] = static_cast<const bool*>(in_bytes[k]);
+    else in[k] = static_cast<const T*>(in_bytes[k]);
+  }
   // A register is a row of the block (a step's result), a row of an input read where
   // it lies, or one value (a constant, a broadcast input): the same for every block.
   T value[ops::kFusedMaxRegs] = {};
   for (int c = 0; c < p.n_consts; ++c) value[p.const_reg[c]] = T(p.consts[c]);  // (exactly the compute type's value)
   for (int k = 0; k < p.n_inputs; ++k)
-    if (p.in_broadcast[k]) value[p.in_reg[k]] = in[k][0];
+    if (p.in_broadcast[k]) value[p.in_reg[k]] = in_bool[k] ? T(in_bool[k][0] ? 1.0f : 0.0f) : in[k][0];
   // A step that gives an output its final value writes it there directly, unless an
   // output is also an input (in place): then every read of the block comes first.
   int direct[ops::kFusedMaxInstrs];
@@ -60,6 +80,8 @@ void run_program(const ops::FusedProgram& p, const int64_t* in_row, const Step* 
   for (int o = 0; o < p.n_outputs; ++o)
     for (int k = 0; k < p.n_inputs; ++k) in_place = in_place || static_cast<const T*>(out[o]) == in[k];
   bool direct_output[ops::kFusedMaxOutputs] = {};
+  for (int o = 0; o < p.n_outputs; ++o)
+    for (int k = 0; k < p.n_inputs; ++k) in_place = in_place || static_cast<const void*>(out[o]) == in_bool[k];
   for (int o = 0; o < p.n_outputs && !in_place; ++o)
     for (int s = p.n_instrs - 1; s >= 0; --s)
       if (p.instrs[s].dst == p.out_reg[o]) {
@@ -85,9 +107,15 @@ void run_program(const ops::FusedProgram& p, const int64_t* in_row, const Step* 
         } else if (const int64_t row = in_row[k]) {  // a repeated row: the block's stretch of it, copied
           for (int64_t j = 0; j < m;) {
             const int64_t at = (b0 + j) % row, len = std::min(row - at, m - j);
-            std::memcpy(rows[r] + j, in[k] + at, size_t(len) * sizeof(T));
+            if (in_bool[k])
+              for (int64_t i = 0; i < len; ++i) rows[r][j + i] = T(in_bool[k][at + i] ? 1.0f : 0.0f);
+            else
+              std::memcpy(rows[r] + j, in[k] + at, size_t(len) * sizeof(T));
             j += len;
           }
+          src[r] = rows[r];
+        } else if (in_bool[k]) {
+          for (int64_t i = 0; i < m; ++i) rows[r][i] = T(in_bool[k][b0 + i] ? 1.0f : 0.0f);
           src[r] = rows[r];
         } else {
           src[r] = in[k] + b0;
@@ -104,7 +132,11 @@ void run_program(const ops::FusedProgram& p, const int64_t* in_row, const Step* 
         const ops::FusedInstr& ins = p.instrs[s];
         const RowKernels& k = steps[s].rows;
         T* dst = direct[s] >= 0 ? out[direct[s]] + b0 : rows[ins.dst];
-        if (!ins.binary) {
+        if (steps[s].kind == ops::FusedKind::Where) {  // a select: the where kernel's bits
+          const T *c = src[ins.a], *x = src[ins.b], *y = src[ins.c];
+          const int64_t cs = one_value[ins.a] ? 0 : 1, xs = one_value[ins.b] ? 0 : 1, ys = one_value[ins.c] ? 0 : 1;
+          for (int64_t i = 0; i < m; ++i) dst[i] = float(c[i * cs]) != 0.0f ? x[i * xs] : y[i * ys];
+        } else if (steps[s].kind == ops::FusedKind::Unary) {
           as_row(ins.a);
           k.unary(src[ins.a], dst, m);
         } else if (one_value[ins.a] && one_value[ins.b]) {
@@ -141,9 +173,9 @@ void fused_elementwise_kernel(const ops::Primitive& prim, ops::Outputs outs, ops
   Step steps[ops::kFusedMaxInstrs];
   steps_of(p, steps);
   auto run = [&]<typename T>() {
-    const T* in[ops::kFusedMaxInputs] = {};
+    const void* in[ops::kFusedMaxInputs] = {};
     T* out[ops::kFusedMaxOutputs] = {};
-    for (size_t k = 0; k < ins.size(); ++k) in[k] = reinterpret_cast<const T*>(ins[k]->host_ptr());
+    for (size_t k = 0; k < ins.size(); ++k) in[k] = ins[k]->host_ptr();
     for (size_t o = 0; o < outs.size(); ++o) out[o] = reinterpret_cast<T*>(outs[o]->host_ptr());
     run_program<T>(p, fused.in_row, steps, in, out, outs[0]->numel());
   };

@@ -103,7 +103,11 @@ const char* body_of(UnaryOp op) {
 }
 
 const char* body_of(const ops::FusedInstr& in) {
-  return in.binary ? body_of(BinaryOp(in.op)) : body_of(UnaryOp(in.op));
+  switch (in.kind) {
+    case ops::FusedKind::Binary: return body_of(BinaryOp(in.op));
+    case ops::FusedKind::Unary: return body_of(UnaryOp(in.op));
+    default: return "";  // (written inline: a select, a rounding)
+  }
 }
 
 constexpr int kThreads = 256;
@@ -111,36 +115,60 @@ constexpr int kThreads = 256;
 // Elements a thread takes per input and step: 16 bytes of each operand.
 int width_of(Dtype d) { return d == Dtype::F64 ? 2 : d == Dtype::F32 ? 4 : 8; }
 
-// The storage type, its loads and stores, and the rounding of each step to it (the
-// 16-bit types compute in float and round every result as the unfused op stores it;
-// the conversions are core/half.h's device instructions).
-const char* dtype_prelude(Dtype d) {
+// The compute type and the conversions of each dtype an operand may have: loads into C,
+// stores from C and the rounding of a step's result to its dtype (the 16-bit types are
+// computed in float and each result rounded as the unfused op stores it; the
+// conversions are core/half.h's device instructions).
+std::string prelude_of(Dtype compute) {
+  std::string s = compute == Dtype::F64
+                      ? "typedef double C;\n__device__ __forceinline__ C quiet_nan() { return "
+                        "__longlong_as_double(0x7ff8000000000000ll); }\n"
+                      : "typedef float C;\n__device__ __forceinline__ C quiet_nan() { return __int_as_float(0x7fc00000); }\n";
+  s += "__device__ __forceinline__ float f16_load(unsigned short h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : "
+       "\"h\"(h)); return f; }\n"
+       "__device__ __forceinline__ unsigned short f16_store(float f) { unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : "
+       "\"=h\"(h) : \"f\"(f)); return h; }\n"
+       "__device__ __forceinline__ float bf16_load(unsigned short h) { return __uint_as_float(unsigned(h) << 16); }\n"
+       "__device__ __forceinline__ unsigned short bf16_store(float f) { unsigned short h; asm(\"cvt.rn.bf16.f32 %0, %1;\" "
+       ": \"=h\"(h) : \"f\"(f)); return h; }\n";
+  return s;
+}
+
+// The element type of a `d` operand's pointer in the generated code.
+const char* storage_type(Dtype d) {
   switch (d) {
-    case Dtype::F32:
-      return "typedef float C; typedef float S;\n"
-             "__device__ __forceinline__ C load(S v) { return v; }\n"
-             "__device__ __forceinline__ S store(C v) { return v; }\n"
-             "__device__ __forceinline__ C quiet_nan() { return __int_as_float(0x7fc00000); }\n";
-    case Dtype::F64:
-      return "typedef double C; typedef double S;\n"
-             "__device__ __forceinline__ C load(S v) { return v; }\n"
-             "__device__ __forceinline__ S store(C v) { return v; }\n"
-             "__device__ __forceinline__ C quiet_nan() { return __longlong_as_double(0x7ff8000000000000ll); }\n";
-    case Dtype::F16:
-      return "typedef float C; typedef unsigned short S;\n"
-             "__device__ __forceinline__ C load(S h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); "
-             "return f; }\n"
-             "__device__ __forceinline__ S store(C f) { S h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); "
-             "return h; }\n"
-             "__device__ __forceinline__ C quiet_nan() { return __int_as_float(0x7fc00000); }\n";
-    case Dtype::BF16:
-      return "typedef float C; typedef unsigned short S;\n"
-             "__device__ __forceinline__ C load(S h) { return __uint_as_float(unsigned(h) << 16); }\n"
-             "__device__ __forceinline__ S store(C f) { S h; asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); "
-             "return h; }\n"
-             "__device__ __forceinline__ C quiet_nan() { return __int_as_float(0x7fc00000); }\n";
-    default: return nullptr;
+    case Dtype::Bool: return "unsigned char";
+    case Dtype::F16: case Dtype::BF16: return "unsigned short";
+    case Dtype::F32: return "float";
+    default: return "double";
   }
+}
+
+// `v` (an element of a `d` operand) as C.
+std::string load_expr(Dtype d, const std::string& v) {
+  switch (d) {
+    case Dtype::Bool: return "(" + v + " ? C(1) : C(0))";
+    case Dtype::F16: return "C(f16_load(" + v + "))";
+    case Dtype::BF16: return "C(bf16_load(" + v + "))";
+    default: return "C(" + v + ")";
+  }
+}
+
+// `v` (a C value) stored as `d`.
+std::string store_expr(Dtype d, const std::string& v) {
+  switch (d) {
+    case Dtype::F16: return "f16_store(float(" + v + "))";
+    case Dtype::BF16: return "bf16_store(float(" + v + "))";
+    case Dtype::F32: return "float(" + v + ")";
+    default: return "double(" + v + ")";
+  }
+}
+
+// `v` rounded to `d` and back to C (the value a `d` result holds).
+std::string round_expr(Dtype d, const std::string& v) {
+  if (d == Dtype::F16) return "C(f16_load(f16_store(" + v + ")))";
+  if (d == Dtype::BF16) return "C(bf16_load(bf16_store(" + v + ")))";
+  return v;
 }
 
 // The kernel's parameter, as the generated source declares it.
@@ -164,30 +192,42 @@ std::string var(char kind, int index) {
 }  // namespace
 
 std::string fused_kernel_source(const FusedProgram& p, bool index32) {
-  const char* prelude = dtype_prelude(p.dtype);
-  if (!prelude || !ops::fused_program_valid(p)) return {};
-  const bool rounds = p.dtype == Dtype::F16 || p.dtype == Dtype::BF16;
+  const Dtype compute = ops::fused_compute(p.dtype);
+  auto float_dtype = [&](Dtype d) {
+    return (d == Dtype::F64 || d == Dtype::F32 || d == Dtype::F16 || d == Dtype::BF16) && ops::fused_compute(d) == compute;
+  };
+  if (!ops::fused_program_valid(p) || !float_dtype(p.dtype)) return {};
+  for (int k = 0; k < p.n_inputs; ++k)
+    if (!float_dtype(p.in_dtype[k]) && p.in_dtype[k] != Dtype::Bool) return {};
+  for (int o = 0; o < p.n_outputs; ++o)
+    if (!float_dtype(p.out_dtype[o])) return {};
   const int v = width_of(p.dtype);
   std::ostringstream s;
   s << "// A fused elementwise chain, generated by lucid (backend/cuda/fused_codegen.cpp)\n"
-    << prelude << "typedef " << (index32 ? "int" : "long long") << " I;\n";
+    << prelude_of(compute) << "typedef " << (index32 ? "int" : "long long") << " I;\n";
   // One function per distinct op, as its own kernel calls its functor.
   bool seen_b[256] = {}, seen_u[256] = {};
   for (int i = 0; i < p.n_instrs; ++i) {
     const ops::FusedInstr& in = p.instrs[i];
+    if (!float_dtype(in.dtype)) return {};
     const char* body = body_of(in);
     if (!body) return {};
-    bool& seen = in.binary ? seen_b[in.op] : seen_u[in.op];
+    if (!*body) continue;
+    const bool binary = in.kind == ops::FusedKind::Binary;
+    bool& seen = binary ? seen_b[in.op] : seen_u[in.op];
     if (seen) continue;
     seen = true;
-    s << "__device__ __forceinline__ C " << (in.binary ? "binary" : "unary") << int(in.op) << (in.binary ? "(C a, C b) " : "(C a) ");
+    s << "__device__ __forceinline__ C " << (binary ? "binary" : "unary") << int(in.op) << (binary ? "(C a, C b) " : "(C a) ");
     if (body[0] == '{') s << body << "\n";
     else s << "{ return " << body << "; }\n";
   }
-  s << "struct Params { const S* in[" << ops::kFusedMaxInputs << "]; S* out[" << ops::kFusedMaxOutputs
+  s << "struct Params { const void* in[" << ops::kFusedMaxInputs << "]; void* out[" << ops::kFusedMaxOutputs
     << "]; double consts[" << ops::kFusedMaxConsts << "]; long long n; };\n"
     << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ") lucid_fused(const Params p) {\n"
     << "  const I n = I(p.n);\n";
+  auto in_ptr = [&](int k) {
+    return std::string("((const ") + storage_type(p.in_dtype[k]) + "*)p.in[" + std::to_string(k) + "])";
+  };
   // The value each register holds, as a C expression; replaced as instructions write.
   std::string reg[ops::kFusedMaxRegs];
   for (int c = 0; c < p.n_consts; ++c) {
@@ -195,7 +235,7 @@ std::string fused_kernel_source(const FusedProgram& p, bool index32) {
     reg[p.const_reg[c]] = var('k', c);
   }
   for (int i = 0; i < p.n_inputs; ++i)
-    if (p.in_broadcast[i]) s << "  const C b" << i << " = load(p.in[" << i << "][0]);\n";
+    if (p.in_broadcast[i]) s << "  const C b" << i << " = " << load_expr(p.in_dtype[i], in_ptr(i) + "[0]") << ";\n";
   s << "  for (I base = I(blockIdx.x) * " << kThreads * v << "; base < n; base += I(gridDim.x) * " << kThreads * v
     << ") {\n";
   // All loads first (an output may be an input's storage: in-place steps).
@@ -204,22 +244,30 @@ std::string fused_kernel_source(const FusedProgram& p, bool index32) {
   s << "#pragma unroll\n    for (int j = 0; j < " << v << "; ++j) {\n"
     << "      const I i = base + I(threadIdx.x) + j * " << kThreads << ";\n";
   for (int i = 0; i < p.n_inputs; ++i)
-    if (!p.in_broadcast[i]) s << "      x" << i << "[j] = i < n ? load(p.in[" << i << "][i]) : C(0);\n";
+    if (!p.in_broadcast[i])
+      s << "      x" << i << "[j] = i < n ? " << load_expr(p.in_dtype[i], in_ptr(i) + "[i]") << " : C(0);\n";
   s << "    }\n#pragma unroll\n    for (int j = 0; j < " << v << "; ++j) {\n"
     << "      const I i = base + I(threadIdx.x) + j * " << kThreads << ";\n";
   for (int i = 0; i < p.n_inputs; ++i)
     reg[p.in_reg[i]] = p.in_broadcast[i] ? var('b', i) : var('x', i) + "[j]";
   for (int k = 0; k < p.n_instrs; ++k) {
     const ops::FusedInstr& in = p.instrs[k];
-    s << "      const C t" << k << " = ";
-    if (rounds) s << "load(store(";
-    s << (in.binary ? "binary" : "unary") << int(in.op) << "(" << reg[in.a];
-    if (in.binary) s << ", " << reg[in.b];
-    s << ")" << (rounds ? "))" : "") << ";\n";
+    std::string value;
+    switch (in.kind) {
+      case ops::FusedKind::Where: value = "(" + reg[in.a] + " != C(0) ? " + reg[in.b] + " : " + reg[in.c] + ")"; break;
+      case ops::FusedKind::Cast: value = round_expr(in.dtype, reg[in.a]); break;
+      case ops::FusedKind::Binary:
+        value = round_expr(in.dtype, "binary" + std::to_string(in.op) + "(" + reg[in.a] + ", " + reg[in.b] + ")");
+        break;
+      case ops::FusedKind::Unary: value = round_expr(in.dtype, "unary" + std::to_string(in.op) + "(" + reg[in.a] + ")"); break;
+    }
+    s << "      const C t" << k << " = " << value << ";\n";
     reg[in.dst] = var('t', k);
   }
   s << "      if (i < n) {\n";
-  for (int o = 0; o < p.n_outputs; ++o) s << "        p.out[" << o << "][i] = store(" << reg[p.out_reg[o]] << ");\n";
+  for (int o = 0; o < p.n_outputs; ++o)
+    s << "        ((" << storage_type(p.out_dtype[o]) << "*)p.out[" << o << "])[i] = "
+      << store_expr(p.out_dtype[o], reg[p.out_reg[o]]) << ";\n";
   s << "      }\n    }\n  }\n}\n";
   return s.str();
 }

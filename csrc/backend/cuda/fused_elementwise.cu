@@ -2,7 +2,8 @@
 // fusion]): the program's generated kernel once NVRTC has compiled it (fused_codegen.h),
 // and until then (or for ops with no generated form) this interpreter. A block takes
 // tiles of kThreads * V elements; the program's registers are rows of a tile in shared
-// memory, and each instruction is taken once for a thread's V elements of the tile
+// memory (in the compute type; each operand loaded and stored as its own dtype), and
+// each instruction is taken once for a thread's V elements of the tile
 // (element t + j * kThreads of each row: coalesced loads, no barrier between
 // instructions, V independent computations to overlap). The switch that picks the op
 // is the same for every thread: no divergence. Constant rows are filled once per
@@ -27,28 +28,49 @@ using ops::Outputs;
 
 constexpr int kFusedThreads = 128;
 // Elements a thread handles per instruction: a tile's rows take 32 KiB of shared memory.
-template <typename T>
+template <typename C>
 constexpr int fused_width() {
-  return std::is_same_v<T, double> ? 2 : 4;
+  return std::is_same_v<C, double> ? 2 : 4;
 }
 
 // The program and its operands' addresses, copied into shared memory by each block
 // (indexed by the instruction and operand numbers, which are only known at run time).
-template <typename T>
 struct FusedArgs {
   FusedProgram program;
-  const T* in[ops::kFusedMaxInputs];
-  T* out[ops::kFusedMaxOutputs];
+  const void* in[ops::kFusedMaxInputs];
+  void* out[ops::kFusedMaxOutputs];
 };
 
-template <typename T>
-__global__ void __launch_bounds__(kFusedThreads) fused_kernel(FusedArgs<T> args, int64_t n) {
-  using C = opmath_t<T>;
-  constexpr int V = fused_width<T>(), kTile = kFusedThreads * V;
-  __shared__ FusedArgs<T> a;
+// Element i of a `d` operand as C (bool: 0 or 1), and C stored as `d`. The dtype is the
+// same for every thread: a uniform branch.
+template <typename C>
+__device__ __forceinline__ C load_as(const void* p, int64_t i, Dtype d) {
+  switch (d) {
+    case Dtype::Bool: return static_cast<const bool*>(p)[i] ? C(1) : C(0);
+    case Dtype::F16: return C(float(static_cast<const Half*>(p)[i]));
+    case Dtype::BF16: return C(float(static_cast<const BFloat16*>(p)[i]));
+    case Dtype::F32: return C(static_cast<const float*>(p)[i]);
+    default: return C(static_cast<const double*>(p)[i]);
+  }
+}
+template <typename C>
+__device__ __forceinline__ void store_as(void* p, int64_t i, Dtype d, C v) {
+  switch (d) {
+    case Dtype::F16: static_cast<Half*>(p)[i] = Half(float(v)); return;
+    case Dtype::BF16: static_cast<BFloat16*>(p)[i] = BFloat16(float(v)); return;
+    case Dtype::F32: static_cast<float*>(p)[i] = float(v); return;
+    default: static_cast<double*>(p)[i] = double(v); return;
+  }
+}
+
+// C: the program's compute type (float, or double for float64 programs).
+template <typename C>
+__global__ void __launch_bounds__(kFusedThreads) fused_kernel(FusedArgs args, int64_t n) {
+  constexpr int V = fused_width<C>(), kTile = kFusedThreads * V;
+  __shared__ FusedArgs a;
   __shared__ C regs[ops::kFusedMaxRegs][kTile];
-  static_assert(sizeof(FusedArgs<T>) % sizeof(uint32_t) == 0);
-  constexpr int kWords = int(sizeof(FusedArgs<T>) / sizeof(uint32_t));
+  static_assert(sizeof(FusedArgs) % sizeof(uint32_t) == 0);
+  constexpr int kWords = int(sizeof(FusedArgs) / sizeof(uint32_t));
   for (int w = threadIdx.x; w < kWords; w += kFusedThreads)
     reinterpret_cast<uint32_t*>(&a)[w] = reinterpret_cast<const uint32_t*>(&args)[w];
   __syncthreads();
@@ -60,16 +82,17 @@ __global__ void __launch_bounds__(kFusedThreads) fused_kernel(FusedArgs<T> args,
     for (int k = 0; k < p.n_inputs; ++k)
       for (int j = 0; j < V; ++j) {
         const int64_t i = base + t + j * kFusedThreads;
-        regs[p.in_reg[k]][t + j * kFusedThreads] = i < n ? C(a.in[k][p.in_broadcast[k] ? 0 : i]) : C(0);
+        regs[p.in_reg[k]][t + j * kFusedThreads] =
+            i < n ? load_as<C>(a.in[k], p.in_broadcast[k] ? 0 : i, p.in_dtype[k]) : C(0);
       }
     for (int s = 0; s < p.n_instrs; ++s) {
       const ops::FusedInstr in = p.instrs[s];
-      ops::fused_apply<T, V, kFusedThreads>(in, &regs[in.a][t], &regs[in.b][t], &regs[in.dst][t]);
+      ops::fused_apply<C, V, kFusedThreads>(in, &regs[in.a][t], &regs[in.b][t], &regs[in.c][t], &regs[in.dst][t]);
     }
     for (int o = 0; o < p.n_outputs; ++o)
       for (int j = 0; j < V; ++j) {
         const int64_t i = base + t + j * kFusedThreads;
-        if (i < n) a.out[o][i] = T(regs[p.out_reg[o]][t + j * kFusedThreads]);
+        if (i < n) store_as<C>(a.out[o], i, p.out_dtype[o], regs[p.out_reg[o]][t + j * kFusedThreads]);
       }
   }
 }
@@ -99,21 +122,16 @@ void fused_elementwise_kernel(const ops::Primitive& prim, Outputs outs, Inputs i
     launch_generated_fused(p, reinterpret_cast<const void*>(fused.variant), outs, ins, n, device, stream(device));
     return;
   }
-  auto run = [&]<typename T>() {
-    FusedArgs<T> args{};
-    args.program = p;
-    for (size_t k = 0; k < ins.size(); ++k) args.in[k] = reinterpret_cast<const T*>(ins[k]->data_ptr());
-    for (size_t o = 0; o < outs.size(); ++o) args.out[o] = reinterpret_cast<T*>(outs[o]->data_ptr());
-    constexpr int64_t kTile = kFusedThreads * fused_width<T>();
-    fused_kernel<T><<<fused_grid((n + kTile - 1) / kTile, device), kFusedThreads, 0, stream(device)>>>(args, n);
+  FusedArgs args{};
+  args.program = p;
+  for (size_t k = 0; k < ins.size(); ++k) args.in[k] = ins[k]->data_ptr();
+  for (size_t o = 0; o < outs.size(); ++o) args.out[o] = outs[o]->data_ptr();
+  auto run = [&]<typename C>() {
+    constexpr int64_t kTile = kFusedThreads * fused_width<C>();
+    fused_kernel<C><<<fused_grid((n + kTile - 1) / kTile, device), kFusedThreads, 0, stream(device)>>>(args, n);
   };
-  switch (p.dtype) {
-    case Dtype::F16: run.operator()<Half>(); break;
-    case Dtype::BF16: run.operator()<BFloat16>(); break;
-    case Dtype::F32: run.operator()<float>(); break;
-    case Dtype::F64: run.operator()<double>(); break;
-    default: fail<RuntimeError>("internal: a fused elementwise program of ", dtype_name(p.dtype));
-  }
+  if (ops::fused_compute(p.dtype) == Dtype::F64) run.operator()<double>();
+  else run.operator()<float>();
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,5 +1,5 @@
 // A chain of elementwise ops run as one kernel: the program a flush makes of recorded
-// unary and binary calls (ops/fusion.cpp, Note [Elementwise fusion]). The GPU runs it
+// unary, binary and where calls and copies (casts) (ops/fusion.cpp, Note [Elementwise fusion]). The GPU runs it
 // with the table's own functors (fused_apply, below), the CPU with the ops' own row
 // kernels (Note [Compiled CPU chains]): either way a fused chain's results are the
 // unfused ops' results bit for bit.
@@ -21,25 +21,45 @@ inline constexpr int kFusedMaxOutputs = 4;
 inline constexpr int kFusedMaxConsts = 8;
 inline constexpr int kFusedMaxRegs = 8;  // values live at once: inputs, constants, results
 
-// regs[dst] = op(regs[a], regs[b]) (b unused by a unary op; dst may be a or b).
-struct FusedInstr {
-  uint8_t binary = 0;  // BinaryOp when set, else UnaryOp
-  uint8_t op = 0;
-  uint8_t dst = 0, a = 0, b = 0;
+// What a step computes. Each result is rounded to the step's dtype, as the unfused
+// call stores it.
+enum class FusedKind : uint8_t {
+  Unary,   // regs[dst] = op(regs[a])
+  Binary,  // regs[dst] = op(regs[a], regs[b])
+  Where,   // regs[dst] = regs[a] != 0 ? regs[b] : regs[c] (a: the condition, 0 or 1)
+  Cast,    // regs[dst] = regs[a] as `dtype` (a recorded copy_: to a dtype of the program's
+           // compute type, from one or from bool; the same dtype is a plain copy)
 };
 
-// Every operand has dtype `dtype` and `numel` elements in order (contiguous), except
-// broadcast inputs, whose one element is read for every element. The program runs per
-// element: load the inputs and constants into their registers, run the instructions
-// (each result rounded to `dtype`, as the unfused op stores it), store the outputs.
+// dst may be any of its operands' registers.
+struct FusedInstr {
+  FusedKind kind = FusedKind::Unary;
+  uint8_t op = 0;  // the UnaryOp or BinaryOp
+  uint8_t dst = 0, a = 0, b = 0, c = 0;
+  Dtype dtype = Dtype::F32;  // the result's dtype
+};
+
+// The dtype registers hold values in: float64 for float64, float for the other floats
+// (each value exactly one of its dtype's). A program's dtypes share one compute type;
+// bool (a where's condition, a cast's source) loads as 0 or 1 into either.
+constexpr Dtype fused_compute(Dtype d) { return d == Dtype::F64 ? Dtype::F64 : Dtype::F32; }
+
+// Every operand has `numel` elements in order (contiguous), except broadcast inputs,
+// whose one element is read for every element. The program runs per element: load the
+// inputs (each of its dtype) and constants into their registers, run the instructions,
+// store the outputs (each of its dtype). `dtype`: the first call's; the program's
+// compute type is fused_compute(dtype). The CPU runs only programs of one dtype
+// (bool inputs aside) and no casts: its calls never record copies.
 struct FusedProgram {
   Dtype dtype = Dtype::F32;
   uint8_t n_inputs = 0, n_outputs = 0, n_consts = 0, n_instrs = 0;
   uint8_t in_reg[kFusedMaxInputs] = {};
   bool in_broadcast[kFusedMaxInputs] = {};
+  Dtype in_dtype[kFusedMaxInputs] = {};
   uint8_t const_reg[kFusedMaxConsts] = {};
   double consts[kFusedMaxConsts] = {};  // each exactly a value of the compute type
   uint8_t out_reg[kFusedMaxOutputs] = {};
+  Dtype out_dtype[kFusedMaxOutputs] = {};
   FusedInstr instrs[kFusedMaxInstrs];
 };
 
@@ -52,7 +72,8 @@ inline bool fused_program_valid(const FusedProgram& p) {
   for (int c = 0; ok && c < p.n_consts; ++c) ok = p.const_reg[c] < kFusedMaxRegs;
   for (int o = 0; ok && o < p.n_outputs; ++o) ok = p.out_reg[o] < kFusedMaxRegs;
   for (int s = 0; ok && s < p.n_instrs; ++s)
-    ok = p.instrs[s].dst < kFusedMaxRegs && p.instrs[s].a < kFusedMaxRegs && p.instrs[s].b < kFusedMaxRegs;
+    ok = p.instrs[s].dst < kFusedMaxRegs && p.instrs[s].a < kFusedMaxRegs && p.instrs[s].b < kFusedMaxRegs &&
+         p.instrs[s].c < kFusedMaxRegs;
   return ok;
 }
 
@@ -62,11 +83,13 @@ inline std::string fused_structure(const FusedProgram& p) {
   std::string k;
   auto put = [&](int v) { k.push_back(char(v)); };
   put(int(p.dtype)), put(p.n_inputs), put(p.n_outputs), put(p.n_consts), put(p.n_instrs);
-  for (int i = 0; i < p.n_inputs; ++i) put(p.in_reg[i]), put(p.in_broadcast[i]);
+  for (int i = 0; i < p.n_inputs; ++i) put(p.in_reg[i]), put(p.in_broadcast[i]), put(int(p.in_dtype[i]));
   for (int c = 0; c < p.n_consts; ++c) put(p.const_reg[c]);
-  for (int o = 0; o < p.n_outputs; ++o) put(p.out_reg[o]);
-  for (int s = 0; s < p.n_instrs; ++s)
-    put(p.instrs[s].binary), put(p.instrs[s].op), put(p.instrs[s].dst), put(p.instrs[s].a), put(p.instrs[s].b);
+  for (int o = 0; o < p.n_outputs; ++o) put(p.out_reg[o]), put(int(p.out_dtype[o]));
+  for (int s = 0; s < p.n_instrs; ++s) {
+    const FusedInstr& in = p.instrs[s];
+    put(int(in.kind)), put(in.op), put(in.dst), put(in.a), put(in.b), put(in.c), put(int(in.dtype));
+  }
   return k;
 }
 
@@ -119,44 +142,62 @@ constexpr bool fusable(UnaryOp op) {
   }
 }
 
+// `v` rounded to `d` and back, as the unfused op stores its result (a no-op for the
+// compute type's own dtype).
+template <typename C>
+LUCID_HD inline C fused_round(Dtype d, C v) {
+  if constexpr (std::is_same_v<C, float>) {
+    if (d == Dtype::F16) return float(Half(v));
+    if (d == Dtype::BF16) return float(BFloat16(v));
+  }
+  return v;
+}
+
 // One instruction over kCount elements of its registers' rows (element j of a row at
-// row[j * kStride]), with T the storage type: computed in float (float64: double) and
-// rounded to T, as the unfused op computes and stores. The switch is taken once for the
-// kCount elements.
-template <typename T, int kCount, int kStride>
-LUCID_HD inline void fused_apply(const FusedInstr& in, const std::conditional_t<std::is_same_v<T, double>, double, float>* a,
-                                 const std::conditional_t<std::is_same_v<T, double>, double, float>* b,
-                                 std::conditional_t<std::is_same_v<T, double>, double, float>* out) {
-  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  auto store = [](C v) { if constexpr (std::is_same_v<C, T>) return v; else return C(T(v)); };
-  if (in.binary) {
-    switch (BinaryOp(in.op)) {
-#define LUCID_CASE(name, Fn, rule, operands)                                          \
-  case BinaryOp::Fn:                                                                  \
-    if constexpr (fusable(BinaryOp::Fn) && fn::Fn::template supports<C>) {            \
-      C x[kCount], y[kCount]; /* (all loads first: out may be a or b's row for all we know) */ \
-      for (int j = 0; j < kCount; ++j) x[j] = a[j * kStride], y[j] = b[j * kStride];   \
-      for (int j = 0; j < kCount; ++j) out[j * kStride] = store(C(fn::Fn()(x[j], y[j]))); \
-      return;                                                                         \
-    }                                                                                 \
-    break;
-      LUCID_BINARY_OPS(LUCID_CASE)
-#undef LUCID_CASE
+// row[j * kStride]), computed in C (float, or double for float64) and rounded to the
+// step's dtype. The switch is taken once for the kCount elements.
+template <typename C, int kCount, int kStride>
+LUCID_HD inline void fused_apply(const FusedInstr& in, const C* a, const C* b, const C* c, C* out) {
+  switch (in.kind) {
+    case FusedKind::Where: {
+      C x[kCount];  // (all loads first: out may be an operand's row for all we know)
+      for (int j = 0; j < kCount; ++j) x[j] = a[j * kStride] != C(0) ? b[j * kStride] : c[j * kStride];
+      for (int j = 0; j < kCount; ++j) out[j * kStride] = x[j];
+      return;
     }
-  } else {
-    switch (UnaryOp(in.op)) {
-#define LUCID_CASE(name, Fn, rule)                                                  \
-  case UnaryOp::Fn:                                                                 \
-    if constexpr (fusable(UnaryOp::Fn) && fn::Fn::template supports<C>) {           \
-      C x[kCount];                                                                  \
-      for (int j = 0; j < kCount; ++j) x[j] = a[j * kStride];                       \
-      for (int j = 0; j < kCount; ++j) out[j * kStride] = store(C(fn::Fn()(x[j]))); \
-      return;                                                                       \
-    }                                                                               \
+    case FusedKind::Cast:
+      for (int j = 0; j < kCount; ++j) out[j * kStride] = fused_round(in.dtype, a[j * kStride]);
+      return;
+    case FusedKind::Binary:
+      switch (BinaryOp(in.op)) {
+#define LUCID_CASE(name, Fn, rule, operands)                                                   \
+  case BinaryOp::Fn:                                                                           \
+    if constexpr (fusable(BinaryOp::Fn) && fn::Fn::template supports<C>) {                     \
+      C x[kCount], y[kCount];                                                                  \
+      for (int j = 0; j < kCount; ++j) x[j] = a[j * kStride], y[j] = b[j * kStride];            \
+      for (int j = 0; j < kCount; ++j) out[j * kStride] = fused_round(in.dtype, C(fn::Fn()(x[j], y[j]))); \
+      return;                                                                                  \
+    }                                                                                          \
     break;
-      LUCID_UNARY_OPS(LUCID_CASE)
+        LUCID_BINARY_OPS(LUCID_CASE)
 #undef LUCID_CASE
-    }
+      }
+      return;
+    case FusedKind::Unary:
+      switch (UnaryOp(in.op)) {
+#define LUCID_CASE(name, Fn, rule)                                                              \
+  case UnaryOp::Fn:                                                                             \
+    if constexpr (fusable(UnaryOp::Fn) && fn::Fn::template supports<C>) {                       \
+      C x[kCount];                                                                              \
+      for (int j = 0; j < kCount; ++j) x[j] = a[j * kStride];                                   \
+      for (int j = 0; j < kCount; ++j) out[j * kStride] = fused_round(in.dtype, C(fn::Fn()(x[j]))); \
+      return;                                                                                   \
+    }                                                                                           \
+    break;
+        LUCID_UNARY_OPS(LUCID_CASE)
+#undef LUCID_CASE
+      }
+      return;
   }
   // not reached: ops/fusion.cpp puts only fusable ops in a program
 }
