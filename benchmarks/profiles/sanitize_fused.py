@@ -1,6 +1,7 @@
 """The fused elementwise kernels under compute-sanitizer (memcheck, racecheck): the
 interpreter and the generated kernels (LUCID_KERNEL_COMPILE=off, then sync), each dtype,
-ragged sizes, a broadcast input, in-place steps, and a repeated flush that replays as a
+ragged sizes, a broadcast input, in-place steps, where with a bool condition, casts between
+the float dtypes (programs of several dtypes), and a repeated flush that replays as a
 CUDA graph. Run on a GPU machine:
 compute-sanitizer --tool memcheck python3 benchmarks/profiles/sanitize_fused.py"""
 import lucid, numpy as np
@@ -12,7 +13,10 @@ for mode in ("off", "sync"):
             b = lucid.tensor([0.5], device="gpu").to(dt)
             y = lucid.sigmoid(lucid.exp(lucid.tanh(lucid.sin(a * 1.5 + b) * a) - 0.25)) + 1.0
             a.mul_(2.0).add_(1.0)
-            print(mode, dt, n, float(y.float().sum()), float(a.float().sum()))
+            keep = a > 0.5
+            w = lucid.where(keep, a * 3, -1.0) + a
+            c = (w.float() * 0.5).to(lucid.bfloat16 if dt != lucid.float64 else dt) + 1 if dt != lucid.float64 else w * 2
+            print(mode, dt, n, float(y.float().sum()), float(a.float().sum()), float(c.float().sum()))
     x = lucid.tensor(np.random.default_rng(0).standard_normal(5000).astype(np.float32), device="gpu")
     for _ in range(3):
         z = (x * 2 + 1).relu() - x
