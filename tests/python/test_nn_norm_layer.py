@@ -153,6 +153,30 @@ def test_rmsnorm_module_matches_torch():
     same(lm(to_lucid(x)), tm(x))
 
 
+@pytest.mark.parametrize("rms", [False, True])
+def test_cpu_results_do_not_depend_on_threads(rms):
+    """The rows' statistics and dx are per row; dw and db are column sums over the rows
+    in order (csrc/backend/cpu/norm_kernels.cpp), so every thread count gives the same
+    bits. (The weight's gradient used to be merged from the threads' partial sums in
+    whichever order they finished.)"""
+    torch.manual_seed(5)
+    x, w, b, g = (torch.randn(512, 300) * 2 + 1, torch.randn(300), torch.randn(300), torch.randn(512, 300))
+    before = lucid.get_num_threads()
+    outs = []
+    try:
+        for threads in (1, 2, 3):
+            lucid.set_num_threads(threads)
+            lx, lw, lb = leaf(x), leaf(w), leaf(b)
+            y = LF.rms_norm(lx, (300,), lw) if rms else LF.layer_norm(lx, (300,), lw, lb)
+            y.backward(to_lucid(g))
+            grads = [lx.grad, lw.grad] + ([] if rms else [lb.grad])
+            outs.append([to_torch(t.detach()) for t in [y] + grads])
+    finally:
+        lucid.set_num_threads(before)
+    for other in outs[1:]:
+        assert all(torch.equal(a, c) for a, c in zip(outs[0], other))
+
+
 def test_norm_bad_input():
     x = lucid.randn(2, 3)
     with pytest.raises(RuntimeError, match="normalized_shape"):

@@ -30,15 +30,17 @@ struct RowSums {
 // weighted sum of x) in 16 float partial sums added in double, as softmax_row_f32.
 LUCID_CLONES RowSums row_sums_f32(const float* x, const float* w, int64_t n, bool smoothing) {
   const float mx = row_shift_f32(x, n);  // (every class -inf: lse -inf, the loss nan, as torch's)
-  vf16 s{}, d{};
+  vf8 s[2] = {}, d[2] = {};  // (16 lanes as two halves: reduce_simd.h)
   int64_t k = 0;
-  for (; k + 16 <= n; k += 16) {
-    const vf16 v = load<vf16>(x + k);
-    s += exp_v(v - mx);
-    if (smoothing) d += w ? v * load<vf16>(w + k) : v;
-  }
+  for (; k + 16 <= n; k += 16)
+    for (int h = 0; h < 2; ++h) {
+      const vf8 v = load<vf8>(x + k + 8 * h);
+      s[h] += exp_v(v - mx);
+      if (smoothing) d[h] += w ? v * load<vf8>(w + k + 8 * h) : v;
+    }
   double sum = 0, wx = 0;
-  for (int j = 0; j < 16; ++j) sum += s[j], wx += d[j];
+  for (int h = 0; h < 2; ++h)
+    for (int j = 0; j < 8; ++j) sum += s[h][j], wx += d[h][j];
   for (; k < n; ++k) {
     sum += exp1(x[k] - mx);
     if (smoothing) wx += double(x[k]) * (w ? double(w[k]) : 1.0);
@@ -78,9 +80,9 @@ RowSums row_sums_of(const T* x, int64_t inner, const T* w, int64_t n, bool smoot
 // gx[c] = a * exp(x[c] - lse) - b * w[c] (w = 1 without weights) of a contiguous float32 row.
 LUCID_CLONES void row_grad_f32(const float* x, const float* w, int64_t n, float lse, float a, float b, float* gx) {
   int64_t k = 0;
-  for (; k + 16 <= n; k += 16) {
-    const vf16 p = exp_v(load<vf16>(x + k) - lse);
-    store(gx + k, w ? p * a - load<vf16>(w + k) * b : p * a - b);
+  for (; k + 8 <= n; k += 8) {
+    const vf8 p = exp_v(load<vf8>(x + k) - lse);
+    store(gx + k, w ? p * a - load<vf8>(w + k) * b : p * a - b);
   }
   for (; k < n; ++k) gx[k] = exp1(x[k] - lse) * a - (w ? w[k] : 1.0f) * b;
 }

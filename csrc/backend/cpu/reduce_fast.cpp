@@ -83,21 +83,32 @@ LUCID_INLINE double row_block_f32(const float* x, int64_t len, double mean) {
   return r;
 }
 
+// 4 elements of a float or double array as 4 doubles.
+LUCID_INLINE vd4 load_d4(const float* p) { return __builtin_convertvector(load<vf4>(p), vd4); }
+LUCID_INLINE vd4 load_d4(const double* p) { return load<vd4>(p); }
+
+// Rows in double lanes: four 8-lane accumulators over 32-element steps, each kept as two
+// 4-lane halves (a[q][0]: lanes 0-3, a[q][1]: lanes 4-7), for the AVX2 clone's sake as
+// in row_block_f32: the same lanes and additions, so the same bits (float64 sums ran at
+// half torch's speed with 64-byte accumulators spilled through the stack).
 template <Moment M, typename T>
 LUCID_INLINE double row_block_t(const T* x, int64_t len, double mean) {
   if constexpr (std::is_same_v<T, float>)
     if (M != Moment::SqDev) return row_block_f32<M>(x, len, mean);  // (deviations stay in double)
-  vd8 a0{}, a1{}, a2{}, a3{};
-  const vd8 mv = vd8{} + mean;
+  vd4 a[4][2] = {};
+  const vd4 mv = vd4{} + mean;
   int64_t k = 0;
-  for (; k + 32 <= len; k += 32) {
-    a0 += apply<M>(load_d8(x + k), mv);
-    a1 += apply<M>(load_d8(x + k + 8), mv);
-    a2 += apply<M>(load_d8(x + k + 16), mv);
-    a3 += apply<M>(load_d8(x + k + 24), mv);
+  for (; k + 32 <= len; k += 32)
+    for (int q = 0; q < 4; ++q)
+      for (int h = 0; h < 2; ++h) a[q][h] += apply<M>(load_d4(x + k + 8 * q + 4 * h), mv);
+  for (; k + 8 <= len; k += 8)
+    for (int h = 0; h < 2; ++h) a[0][h] += apply<M>(load_d4(x + k + 4 * h), mv);
+  vd8 sum;
+  for (int h = 0; h < 2; ++h) {
+    const vd4 half = (a[0][h] + a[1][h]) + (a[2][h] + a[3][h]);
+    std::memcpy(reinterpret_cast<char*>(&sum) + 32 * h, &half, 32);
   }
-  for (; k + 8 <= len; k += 8) a0 += apply<M>(load_d8(x + k), mv);
-  double r = hsum((a0 + a1) + (a2 + a3));
+  double r = hsum(sum);
   for (; k < len; ++k) r += apply1<M>(double(x[k]), mean);
   return r;
 }

@@ -22,7 +22,10 @@
 
 namespace lucid::cpu::simd {
 
+typedef float vf4 __attribute__((vector_size(16)));
+typedef double vd4 __attribute__((vector_size(32)));
 typedef float vf8 __attribute__((vector_size(32)));
+typedef int32_t vi8 __attribute__((vector_size(32)));
 typedef float vf16 __attribute__((vector_size(64)));
 typedef double vd8 __attribute__((vector_size(64)));
 typedef int32_t vi16 __attribute__((vector_size(64)));

@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <type_traits>
 #include <vector>
 
 #include "core/parallel.h"
+#include "backend/cpu/norm_kernels.h"
 #include "backend/cpu/vec_math.h"
 
 namespace lucid::cpu {
@@ -40,80 +40,17 @@ int64_t row_grain(int64_t n) { return std::max<int64_t>(1, 16384 / std::max<int6
 
 }  // namespace
 
+// (Vector lanes and deterministic column sums: backend/cpu/norm_kernels.cpp.)
 template <class T>
 void norm_rows_forward(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t rows, int64_t n,
                        double eps, bool rms) {
-  parallel_for(rows, row_grain(n), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const T* xr = x + r * n;
-      T* yr = y + r * n;
-      // Two passes in the compute type with a double total per row: the row is in
-      // cache, and centring first avoids the cancellation of E[x^2] - E[x]^2.
-      double m = 0.0;
-      if (!rms) {
-        T s = 0;
-        for (int64_t i = 0; i < n; ++i) s += xr[i];
-        m = double(s) / double(n);
-      }
-      const T mt = T(m);
-      T ss = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const T d = xr[i] - mt;
-        ss += d * d;
-      }
-      const T rs = T(1.0 / std::sqrt(double(ss) / double(n) + eps));
-      if (mean) mean[r] = mt;
-      rstd[r] = rs;
-      if (w && b) {
-        for (int64_t i = 0; i < n; ++i) yr[i] = (xr[i] - mt) * rs * w[i] + b[i];
-      } else if (w) {
-        for (int64_t i = 0; i < n; ++i) yr[i] = (xr[i] - mt) * rs * w[i];
-      } else if (b) {
-        for (int64_t i = 0; i < n; ++i) yr[i] = (xr[i] - mt) * rs + b[i];
-      } else {
-        for (int64_t i = 0; i < n; ++i) yr[i] = (xr[i] - mt) * rs;
-      }
-    }
-  });
+  layer_norm_rows(x, w, b, y, mean, rstd, rows, n, eps, rms);
 }
 
 template <class T>
 void norm_rows_backward(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* dw, T* db,
                         int64_t rows, int64_t n, bool rms) {
-  std::mutex merge;
-  if (dw) std::fill(dw, dw + n, T(0));
-  if (db) std::fill(db, db + n, T(0));
-  parallel_for(rows, row_grain(n), [&](int64_t r0, int64_t r1) {
-    // Each piece sums its rows' dw/db locally, then adds them in under the lock.
-    std::vector<T> ldw(dw ? n : 0, T(0)), ldb(db ? n : 0, T(0)), gw(n);
-    for (int64_t r = r0; r < r1; ++r) {
-      const T* xr = x + r * n;
-      const T* gr = g + r * n;
-      const T m = mean ? mean[r] : T(0), rs = rstd[r];
-      T a = 0, bsum = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const T gi = w ? gr[i] * w[i] : gr[i];
-        gw[i] = gi;
-        a += gi;
-        bsum += gi * (xr[i] - m) * rs;
-      }
-      const T am = rms ? T(0) : a / T(n), bm = bsum / T(n);
-      T* dxr = dx + r * n;
-      for (int64_t i = 0; i < n; ++i) {
-        const T xh = (xr[i] - m) * rs;
-        dxr[i] = rs * (gw[i] - am - xh * bm);
-      }
-      if (dw)
-        for (int64_t i = 0; i < n; ++i) ldw[i] += gr[i] * (xr[i] - m) * rs;
-      if (db)
-        for (int64_t i = 0; i < n; ++i) ldb[i] += gr[i];
-    }
-    std::lock_guard<std::mutex> lock(merge);
-    if (dw)
-      for (int64_t i = 0; i < n; ++i) dw[i] += ldw[i];
-    if (db)
-      for (int64_t i = 0; i < n; ++i) db[i] += ldb[i];
-  });
+  layer_norm_rows_backward(g, x, w, mean, rstd, dx, dw, db, rows, n, rms);
 }
 
 template <class T>

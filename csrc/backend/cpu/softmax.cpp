@@ -22,39 +22,46 @@ using namespace simd;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
+// 16 lanes of sums, held as 8-lane halves (s[0], s[1]: elements k..k+15 of each
+// 32-element step; s[2], s[3]: k+16..k+31), as the 16-lane form added them.
 LUCID_CLONES void softmax_row_f32(const float* x, float* y, int64_t n, bool log) {
   const float mx = row_shift_f32(x, n);
-  vf16 s0{}, s1{};
+  vf8 s[4] = {};
   int64_t k = 0;
-  for (; k + 32 <= n; k += 32) {
-    vf16 e0 = exp_v(load<vf16>(x + k) - mx), e1 = exp_v(load<vf16>(x + k + 16) - mx);
-    s0 += e0, s1 += e1;
-    if (!log) store(y + k, e0), store(y + k + 16, e1);
-  }
-  for (; k + 16 <= n; k += 16) {
-    vf16 e0 = exp_v(load<vf16>(x + k) - mx);
-    s0 += e0;
-    if (!log) store(y + k, e0);
-  }
+  for (; k + 32 <= n; k += 32)
+    for (int h = 0; h < 4; ++h) {
+      const vf8 e = exp_v(load<vf8>(x + k + 8 * h) - mx);
+      s[h] += e;
+      if (!log) store(y + k + 8 * h, e);
+    }
+  for (; k + 16 <= n; k += 16)
+    for (int h = 0; h < 2; ++h) {
+      const vf8 e = exp_v(load<vf8>(x + k + 8 * h) - mx);
+      s[h] += e;
+      if (!log) store(y + k + 8 * h, e);
+    }
   if (k < n) {  // the last < 16: one vector exp, padded with -inf (exp -> 0)
     alignas(64) float tail[16];
     for (int j = 0; j < 16; ++j) tail[j] = k + j < n ? x[k + j] : -kInf;
-    const vf16 e = exp_v(load<vf16>(tail) - mx);
-    s0 += e;
-    if (!log)
-      for (int64_t j = 0; k + j < n; ++j) y[k + j] = e[j];
+    for (int h = 0; h < 2; ++h) {
+      const vf8 e = exp_v(load<vf8>(tail + 8 * h) - mx);
+      s[h] += e;
+      if (!log)
+        for (int64_t j = 0; j < 8 && k + 8 * h + j < n; ++j) y[k + 8 * h + j] = e[j];
+    }
   }
-  vf16 s = s0 + s1;
+  const vf8 lo = s[0] + s[2], hi = s[1] + s[3];
   double sum = 0;
-  for (int j = 0; j < 16; ++j) sum += s[j];
+  for (int j = 0; j < 8; ++j) sum += lo[j];
+  for (int j = 0; j < 8; ++j) sum += hi[j];
   k = 0;
   if (log) {
     const float shift = float(double(mx) + std::log(sum));
-    for (; k + 16 <= n; k += 16) store(y + k, load<vf16>(x + k) - shift);
+    for (; k + 8 <= n; k += 8) store(y + k, load<vf8>(x + k) - shift);
     for (; k < n; ++k) y[k] = x[k] - shift;
   } else {
     const float inv = float(1.0 / sum);
-    for (; k + 16 <= n; k += 16) store(y + k, load<vf16>(y + k) * inv);
+    for (; k + 8 <= n; k += 8) store(y + k, load<vf8>(y + k) * inv);
     for (; k < n; ++k) y[k] *= inv;
   }
 }
@@ -67,13 +74,13 @@ LUCID_CLONES void softmax_cols_f32(const float* x, float* y, int64_t n, int64_t 
   for (int64_t k = 0; k < n; ++k)
     for (int64_t i = 0; i < len; ++i) mx[i] = x[k * inner + i] > mx[i] ? x[k * inner + i] : mx[i];
   for (int64_t i = 0; i < len; ++i) mx[i] = mx[i] == -kInf ? 0.0f : mx[i];
-  const int64_t vl = len / 16 * 16;
+  const int64_t vl = len / 8 * 8;
   for (int64_t k = 0; k < n; ++k) {
     const float* r = x + k * inner;
     float* o = y + k * inner;
-    for (int64_t i = 0; i < vl; i += 16) {
-      vf16 e = exp_v(load<vf16>(r + i) - load<vf16>(mx + i));
-      store(sum + i, load<vf16>(sum + i) + e);
+    for (int64_t i = 0; i < vl; i += 8) {
+      vf8 e = exp_v(load<vf8>(r + i) - load<vf8>(mx + i));
+      store(sum + i, load<vf8>(sum + i) + e);
       if (!log) store(o + i, e);
     }
     for (int64_t i = vl; i < len; ++i) {
@@ -191,19 +198,24 @@ double strided_dot(const T* a, const T* b, int64_t n, int64_t inner) {
 // One float32 row (inner == 1) in float lanes: the sum in 16 partial float sums added
 // in double (as softmax_row_f32's), then one vector pass writing gx.
 LUCID_CLONES void softmax_backward_row_f32(const float* y, const float* g, float* gx, int64_t n, bool log) {
-  vf16 s{};
+  vf8 s[2] = {};  // (16 lanes as two halves: reduce_simd.h)
   int64_t k = 0;
-  for (; k + 16 <= n; k += 16) s += log ? load<vf16>(g + k) : load<vf16>(g + k) * load<vf16>(y + k);
+  for (; k + 16 <= n; k += 16)
+    for (int h = 0; h < 2; ++h) {
+      const vf8 gh = load<vf8>(g + k + 8 * h);
+      s[h] += log ? gh : gh * load<vf8>(y + k + 8 * h);
+    }
   double sum = 0;
-  for (int j = 0; j < 16; ++j) sum += s[j];
+  for (int h = 0; h < 2; ++h)
+    for (int j = 0; j < 8; ++j) sum += s[h][j];
   for (; k < n; ++k) sum += log ? double(g[k]) : double(g[k]) * double(y[k]);
   const float dot = float(sum);
   k = 0;
   if (log) {
-    for (; k + 16 <= n; k += 16) store(gx + k, load<vf16>(g + k) - exp_v(load<vf16>(y + k)) * dot);
+    for (; k + 8 <= n; k += 8) store(gx + k, load<vf8>(g + k) - exp_v(load<vf8>(y + k)) * dot);
     for (; k < n; ++k) gx[k] = g[k] - exp1(y[k]) * dot;
   } else {
-    for (; k + 16 <= n; k += 16) store(gx + k, load<vf16>(y + k) * (load<vf16>(g + k) - dot));
+    for (; k + 8 <= n; k += 8) store(gx + k, load<vf8>(y + k) * (load<vf8>(g + k) - dot));
     for (; k < n; ++k) gx[k] = y[k] * (g[k] - dot);
   }
 }
