@@ -30,6 +30,14 @@ if _workers > 1:
     lucid.set_num_threads(_share)
     torch.set_num_threads(_share)
 
+# LUCID_TEST_DEFAULT_DEVICE=gpu runs the suite with the GPU as lucid's default device
+# (issue 22: tensors a test makes without naming a device are lazy GPU tensors), e.g.
+#   LUCID_TEST_DEFAULT_DEVICE=gpu python -m pytest python
+if os.environ.get("LUCID_TEST_DEFAULT_DEVICE"):
+    if os.environ["LUCID_TEST_DEFAULT_DEVICE"].startswith("gpu") and not lucid.gpu.is_available():
+        raise pytest.UsageError("LUCID_TEST_DEFAULT_DEVICE asks for the GPU, and lucid has none here")
+    lucid.set_default_device(os.environ["LUCID_TEST_DEFAULT_DEVICE"])
+
 # Every dtype lucid has, by name; torch has all of them too.
 DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
                "float32", "float64", "complex64", "complex128"]

@@ -21,7 +21,8 @@ using VecUnaryFn = void (*)(const void* in, void* out, int64_t n);
 // ops without one, no SLEEF, or a CPU without AVX2).
 VecUnaryFn vec_unary(ops::UnaryOp op, Dtype dtype);
 
-// float32 exp, tanh and sigmoid without SLEEF (vec_exp.cpp), or nullptr.
+// float32 exp, tanh, sigmoid and erf in lucid's own vector code (vec_exp.cpp, used with or
+// without SLEEF), or nullptr.
 enum class Isa : int;
 VecUnaryFn vec_f32_activation(ops::UnaryOp op, Isa isa);
 // float32 sin and cos (vec_exp.cpp, Cephes' reduction and polynomials, within 2 ULP),
