@@ -295,8 +295,6 @@ LUCID_CLONES void affine2_f64(const double* dy, const double* x, double* dx, int
 // Rows per piece so that a piece is worth waking a worker for.
 int64_t row_grain(int64_t len) { return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(len, 1)); }
 
-int64_t ceil_div_cols(int64_t n, int64_t k) { return (n + k - 1) / k; }
-
 }  // namespace
 
 void norm_row_moments(const float* x, int64_t rows, int64_t len, double* mean, double* m2) {
@@ -366,7 +364,7 @@ void layer_norm_rows_backward(const T* g, const T* x, const T* w, const T* mean,
   if (db) std::fill(db, db + n, T(0));
   // Columns in pieces of 64 (a multiple of the lanes), each summed down all the rows.
   constexpr int64_t kCols = 64;
-  parallel_for(ceil_div_cols(n, kCols), std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(rows * kCols, 1)),
+  parallel_for((n + kCols - 1) / kCols, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(rows * kCols, 1)),
                [&](int64_t lo, int64_t hi) {
     const int64_t c0 = lo * kCols, c1 = std::min(n, hi * kCols);
     if constexpr (std::is_same_v<T, float>) layer_cols_grad_f32(g, x, mean, rstd, dw, db, rows, n, c0, c1);

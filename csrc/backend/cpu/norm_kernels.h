@@ -44,8 +44,7 @@ void norm_col_affine2(const float* dy, const float* x, float* dx, int64_t n, int
 void norm_col_affine2(const double* dy, const double* x, double* dx, int64_t n, int64_t k, const double* a,
                       const double* b, const double* d);
 
-// layer_norm / rms_norm over rows of n (ops/seq_norm.cpp; seq_kernels.h's
-// norm_rows_forward/backward): y = (x - mean) * rstd * w + b, the statistics summed in
+// layer_norm / rms_norm over rows of n (ops/seq_norm.cpp, the NormRows primitives): y = (x - mean) * rstd * w + b, the statistics summed in
 // lanes and double; the backward's dw and db are column sums over the rows in order
 // (the same bits on any thread count). w, b, dw, db may be null; mean is null for rms.
 template <typename T>

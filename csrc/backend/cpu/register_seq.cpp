@@ -2,6 +2,7 @@
 // fused row and cell kernels and CTC of seq_kernels.h, and to the layer loops of
 // seq_layers.h.
 #include "backend/cpu/register.h"
+#include "backend/cpu/norm_kernels.h"
 #include "backend/cpu/seq_kernels.h"
 #include "backend/cpu/seq_layers.h"
 #include "core/error.h"
@@ -26,7 +27,7 @@ void norm_rows_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto t = p.tensors(outs, ins);
   visit_float32_or_64(t.x->dtype(), [&](auto z) {
     using T = decltype(z);
-    norm_rows_forward<T>(data<T>(t.x), data<T>(t.weight), data<T>(t.bias), data<T>(t.y), data<T>(t.mean),
+    layer_norm_rows<T>(data<T>(t.x), data<T>(t.weight), data<T>(t.bias), data<T>(t.y), data<T>(t.mean),
                          data<T>(t.rstd), p.rows(ins), p.n, p.eps, p.rms);
   });
 }
@@ -36,7 +37,7 @@ void norm_rows_backward_kernel(const ops::Primitive& prim, Outputs outs, Inputs 
   const auto t = p.tensors(outs, ins);
   visit_float32_or_64(t.x->dtype(), [&](auto z) {
     using T = decltype(z);
-    norm_rows_backward<T>(data<T>(t.dy), data<T>(t.x), data<T>(t.weight), data<T>(t.mean), data<T>(t.rstd),
+    layer_norm_rows_backward<T>(data<T>(t.dy), data<T>(t.x), data<T>(t.weight), data<T>(t.mean), data<T>(t.rstd),
                           data<T>(t.dx), data<T>(t.dweight), data<T>(t.dbias), p.rows(ins), p.n, p.rms);
   });
 }

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "core/parallel.h"
-#include "backend/cpu/norm_kernels.h"
 #include "backend/cpu/vec_math.h"
 
 namespace lucid::cpu {
@@ -39,19 +38,6 @@ void tanh_n(const T* in, T* out, int64_t n) {
 int64_t row_grain(int64_t n) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)); }
 
 }  // namespace
-
-// (Vector lanes and deterministic column sums: backend/cpu/norm_kernels.cpp.)
-template <class T>
-void norm_rows_forward(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t rows, int64_t n,
-                       double eps, bool rms) {
-  layer_norm_rows(x, w, b, y, mean, rstd, rows, n, eps, rms);
-}
-
-template <class T>
-void norm_rows_backward(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* dw, T* db,
-                        int64_t rows, int64_t n, bool rms) {
-  layer_norm_rows_backward(g, x, w, mean, rstd, dx, dw, db, rows, n, rms);
-}
 
 template <class T>
 void lstm_cell_forward(const T* gates, const T* c_prev, T* h, T* c, T* act, int64_t batch, int64_t H) {
@@ -144,9 +130,6 @@ void gru_cell_backward(const T* dh, const T* act, const T* gh, const T* h_prev, 
 }
 
 #define LUCID_SEQ_INSTANTIATE(T)                                                                                \
-  template void norm_rows_forward<T>(const T*, const T*, const T*, T*, T*, T*, int64_t, int64_t, double, bool); \
-  template void norm_rows_backward<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, int64_t,   \
-                                      int64_t, bool);                                                          \
   template void lstm_cell_forward<T>(const T*, const T*, T*, T*, T*, int64_t, int64_t);                        \
   template void lstm_cell_backward<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, int64_t,        \
                                       int64_t);                                                                \

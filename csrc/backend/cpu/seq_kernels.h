@@ -1,22 +1,10 @@
-// Fused CPU kernels of the sequence layers (issue 5): layer_norm / rms_norm over the
-// last n elements of each row, and the pointwise part of the LSTM and GRU cells
+// Fused CPU kernels of the sequence layers (issue 5): the pointwise part of the LSTM and GRU cells
 // (gates -> states) with their backward. All inputs are contiguous; T is float or double.
 #pragma once
 
 #include <cstdint>
 
 namespace lucid::cpu {
-
-// y = (x - mean) * rstd * w + b per row of n (rms: mean = 0, rstd = 1/sqrt(mean(x^2) + eps)).
-// w, b may be null. mean (null for rms) and rstd get one value per row.
-template <class T>
-void norm_rows_forward(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t rows, int64_t n,
-                       double eps, bool rms);
-
-// dx per row, and (when dw/db are not null) dw = sum_rows g * xhat, db = sum_rows g.
-template <class T>
-void norm_rows_backward(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* dw, T* db,
-                        int64_t rows, int64_t n, bool rms);
 
 // LSTM: gates [B, 4H] (pre-activation i, f, g, o), c_prev [B, H] -> h, c [B, H];
 // act [B, 4H] receives the activated gates (for the backward).
