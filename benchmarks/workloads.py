@@ -102,6 +102,30 @@ for label, (r, c) in SIZES.items():
         workload(f"{op} {label} transposed view", "elementwise", inputs((c, r), view=lambda a: (a.t(),)), f,
                  nbytes=2 * n * F32)
 
+# The fused activations (ops/activation_functors.h): one pass forward, one backward (the
+# backward reads g and x, writes dx).
+ACTIVATIONS = {"gelu": lambda m, x: m.nn.functional.gelu(x),
+               "gelu tanh": lambda m, x: m.nn.functional.gelu(x, approximate="tanh"),
+               "silu": lambda m, x: m.nn.functional.silu(x)}
+
+
+def with_grad(setup):
+    """`setup`, its first input requiring grad on both sides."""
+    def grad_setup():
+        ls, ts = setup()
+        return (ls[0].requires_grad_(),) + ls[1:], (ts[0].requires_grad_(),) + ts[1:]
+    return grad_setup
+
+
+def activation_backward(act):
+    return lambda m, x, g: m.autograd.grad(act(m, x), x, g)[0]
+
+
+for op, f in ACTIVATIONS.items():
+    workload(f"{op} 16M float32", "activation", inputs((4096, 4096)), f, nbytes=2 * (1 << 24) * F32)
+    workload(f"{op} backward 16M float32 (forward + backward)", "activation",
+             with_grad(inputs((4096, 4096), (4096, 4096))), activation_backward(f), nbytes=5 * (1 << 24) * F32)
+
 # issue 22's CPU row: the chain of 8 (common.chain8) under lucid.compile, whose chains run
 # block by block in cache (Note [Compiled CPU chains]), against lucid's own eager code (the
 # row's other side: the same tensor) and against torch eager.

@@ -4,7 +4,8 @@ elementwise kernels at 16M and 256M float32 elements against the device copy cei
 import torch
 
 from common import chain8
-from workloads import F32, cross_entropy_step, inputs, logits_for_grad, randint, to_lucid, workload
+from workloads import (ACTIVATIONS, F32, activation_backward, cross_entropy_step, inputs, logits_for_grad, randint,
+                       to_lucid, with_grad, workload)
 
 
 def _tiny_gpu(requires_grad):
@@ -43,6 +44,13 @@ for n, label in ((1 << 24, "16M"), (1 << 28, "256M")):
              lambda m, a: m.exp(a), nbytes=2 * nb, device="gpu", ceiling="gpu_copy")
     workload(f"GPU sigmoid {label} float32", "gpu elementwise", inputs(shape, device="gpu"),
              lambda m, a: m.sigmoid(a), nbytes=2 * nb, device="gpu", ceiling="gpu_copy")
+
+for op, f in ACTIVATIONS.items():
+    workload(f"GPU {op} 16M float32", "gpu elementwise", inputs((4096, 4096), device="gpu"), f,
+             nbytes=2 * (1 << 24) * F32, device="gpu", ceiling="gpu_copy")
+    workload(f"GPU {op} backward 16M float32 (forward + backward)", "gpu elementwise",
+             with_grad(inputs((4096, 4096), (4096, 4096), device="gpu")), activation_backward(f),
+             nbytes=5 * (1 << 24) * F32, device="gpu", ceiling="gpu_copy")
 
 # issue 22's fusion row (common.chain8)
 workload("GPU chain of 8 elementwise ops 16M float32 (effective bytes)", "gpu elementwise",

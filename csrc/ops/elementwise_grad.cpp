@@ -105,6 +105,30 @@ Grads pow_grads(const Operand& x, const Operand& y, const TensorPtr& result, con
   return {gx, gy};
 }
 
+// The second derivative of gelu (exact or tanh form) or silu at x, for the gradient of
+// their derivatives (double backward; ops/activation_functors.h has the first).
+TensorPtr activation_second_derivative(BinaryOp derivative, const TensorPtr& x) {
+  const TensorPtr x_sq = mul(x, x);
+  switch (derivative) {
+    case BinaryOp::GeluBackward: {  // phi(x) (2 - x^2)
+      const TensorPtr pdf = mul(exp(mul(x_sq, Scalar(-0.5))), Scalar(fn::kNormalPdf));
+      return mul(pdf, binary(BinaryOp::Sub, num(2.0), ten(x_sq)));
+    }
+    case BinaryOp::GeluTanhBackward: {  // (1 - t^2) (u' - x t u'^2 + 3 beta kappa x^2), t = tanh(u)
+      const double beta = fn::kGeluTanhBeta, kappa = fn::kGeluTanhKappa;
+      const TensorPtr t = tanh(mul(add(x, mul(mul(x_sq, x), Scalar(kappa))), Scalar(beta)));
+      const TensorPtr du = mul(add(mul(x_sq, Scalar(3.0 * kappa)), Scalar(1.0)), Scalar(beta));
+      const TensorPtr inner = add(sub(du, mul(mul(x, t), mul(du, du))), mul(x_sq, Scalar(3.0 * beta * kappa)));
+      return mul(one_minus(mul(t, t)), inner);
+    }
+    default: {  // silu: s (1 - s) (2 + x (1 - 2 s)), s = sigmoid(x)
+      const TensorPtr s = sigmoid(x);
+      const TensorPtr spread = add(mul(x, one_minus(mul(s, Scalar(2.0)))), Scalar(2.0));
+      return mul(mul(s, one_minus(s)), spread);
+    }
+  }
+}
+
 // Returns the node's VJP and saves what it needs.
 Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, const TensorPtr& out) {
   switch (op) {
@@ -132,6 +156,15 @@ Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, cons
       Side sb = save(node, b);
       return [sb](const Node& n, const Grads& g) {
         return Grads{_threshold_backward(g[0], sb.get(n).tensor), nullptr};
+      };
+    }
+    case BinaryOp::GeluBackward:
+    case BinaryOp::GeluTanhBackward:
+    case BinaryOp::SiluBackward: {  // g f'(x): f'(x) to g, g f''(x) to x
+      Side sa = save(node, a), sb = save(node, b);
+      return [sa, sb, op](const Node& n, const Grads& g) {
+        const TensorPtr gy = sa.get(n).tensor, x = sb.get(n).tensor;
+        return Grads{binary(op, ten(g[0]), ten(x)), mul(mul(g[0], gy), activation_second_derivative(op, x))};
       };
     }
     case BinaryOp::Maximum:
@@ -458,6 +491,14 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
     case UnaryOp::Square:
       input();
       return [](const Node& n, const Grads& g) { return Grads{mul(g[0], mul(n.saved(0), Scalar(2.0)))}; };
+    case UnaryOp::Gelu:
+    case UnaryOp::GeluTanh:
+    case UnaryOp::Silu: {  // one fused kernel: g f'(x)
+      input();
+      const BinaryOp d = op == UnaryOp::Gelu ? BinaryOp::GeluBackward
+                         : op == UnaryOp::GeluTanh ? BinaryOp::GeluTanhBackward : BinaryOp::SiluBackward;
+      return [d](const Node& n, const Grads& g) { return Grads{binary(d, ten(g[0]), ten(n.saved(0)))}; };
+    }
     case UnaryOp::Relu:  // zeros where the result is <= 0 (a NaN input passes), as torch's threshold_backward
       result();
       return [](const Node& n, const Grads& g) { return Grads{_threshold_backward(g[0], n.saved(0))}; };
@@ -480,6 +521,7 @@ const char* binary_grad_name(BinaryOp op, const Operand& a, const Operand& b) {
     case BinaryOp::Fmod: return nb ? "FmodBackward0" : "FmodBackward1";
     case BinaryOp::Xlogy: return na ? "XlogyBackward1" : nb ? "XlogyBackward2" : "XlogyBackward0";
     case BinaryOp::Sub: return na ? "RsubBackward1" : "SubBackward0";
+    case BinaryOp::GeluTanhBackward: return "GeluBackwardBackward0";  // (torch's one node for both forms)
     default: return kBinaryGradName[int(op)];
   }
 }
@@ -549,7 +591,8 @@ void record_unary(UnaryOp op, const TensorPtr& a, const TensorPtr& out) {
   const bool complex = is_complex(a->dtype());
   check_complex_grad(op_name(op), complex, op == UnaryOp::Neg || op == UnaryOp::Abs || holomorphic(op));
   const char* name = op == UnaryOp::Log1p ? "Log1PBackward0" : op == UnaryOp::Square ? "PowBackward0"
-                                                                                    : kUnaryGradName[int(op)];
+                     : op == UnaryOp::GeluTanh                          ? "GeluBackward0"
+                                                                        : kUnaryGradName[int(op)];
   std::shared_ptr<Node> node = autograd::record(name, {a}, {out}, nullptr);
   Vjp vjp = unary_vjp(op, *node, a, out);
   if (complex && holomorphic(op))

@@ -76,7 +76,10 @@ namespace lucid::ops {
   X(special_hermite_polynomial_he, HermiteHe, TrueDiv, Any) \
   X(special_laguerre_polynomial_l, LaguerreL, TrueDiv, Any) \
   X(special_legendre_polynomial_p, LegendreP, TrueDiv, Any) \
-  X(_threshold_backward, ThresholdBackward, Arith, Tensors)
+  X(_threshold_backward, ThresholdBackward, Arith, Tensors) \
+  X(_gelu_backward, GeluBackward, TrueDiv, Tensors) \
+  X(_gelu_tanh_backward, GeluTanhBackward, TrueDiv, Tensors) \
+  X(_silu_backward, SiluBackward, TrueDiv, Tensors)
 
 #define LUCID_UNARY_OPS(X) \
   X(neg, Neg, Same)        \
@@ -125,6 +128,9 @@ namespace lucid::ops {
   X(special_scaled_modified_bessel_k0, BesselK0e, Float) \
   X(special_scaled_modified_bessel_k1, BesselK1e, Float) \
   X(special_airy_ai, AiryAi, Float) \
+  X(_gelu, Gelu, Float)        \
+  X(_gelu_tanh, GeluTanh, Float) \
+  X(_silu, Silu, Float)        \
   X(floor, Floor, Same)        \
   X(ceil, Ceil, Same)          \
   X(round, Round, Same)        \
@@ -281,6 +287,7 @@ LUCID_FLOAT_UNARY(Sigmoid, T(1) / (T(1) + exp(-a)))
 }  // namespace lucid::ops
 
 #include "ops/elementwise_functors.h"
+#include "ops/activation_functors.h"
 
 namespace lucid::ops {
 

@@ -10,7 +10,7 @@ namespace lucid::backend {
 // (Units of at most about five ops x eleven dtypes: the binary units above that took
 // 33-39 s each to compile in a two-job build, over the 30 s a unit may take.)
 enum class Unit { Arith, Extremum, Division, Equality, Logical, Order, Math, Logs, Bitwise, Basic, Trig, Rounding,
-                  Predicate, Special, Polynomial, Bessel };
+                  Predicate, Special, Polynomial, Bessel, Activation };
 
 constexpr Unit binary_unit(ops::BinaryOp op) {
   using B = ops::BinaryOp;
@@ -23,6 +23,8 @@ constexpr Unit binary_unit(ops::BinaryOp op) {
       return Unit::Extremum;
     case B::LogicalAnd: case B::LogicalOr: case B::LogicalXor:
       return Unit::Logical;
+    case B::GeluBackward: case B::GeluTanhBackward: case B::SiluBackward:
+      return Unit::Activation;
     case B::BitwiseAnd: case B::BitwiseOr: case B::BitwiseXor: case B::LeftShift: case B::RightShift:
       return Unit::Bitwise;
     case B::FloorDivide: case B::DivTrunc: case B::Remainder: case B::Fmod:
@@ -46,6 +48,8 @@ constexpr Unit unary_unit(ops::UnaryOp op) {
     case U::BesselJ0: case U::BesselJ1: case U::BesselY0: case U::BesselY1: case U::BesselK0: case U::BesselK1:
     case U::BesselK0e: case U::BesselK1e: case U::AiryAi:
       return Unit::Bessel;
+    case U::Gelu: case U::GeluTanh: case U::Silu:
+      return Unit::Activation;
     default:
       break;
   }

@@ -35,6 +35,8 @@ void unary_special(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);    //
 void unary_bessel(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);     // bessel_unary.cpp
 void binary_special(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // special_binary.cpp
 void binary_polynomial(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // polynomial_binary.cpp
+void unary_activation(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a);  // unary_activation.cpp
+void binary_activation(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b);  // binary_activation.cpp
 void complex_abs(TensorImpl& out, const TensorImpl& a);  // complex64 -> float32
 
 inline void binary(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
@@ -49,6 +51,7 @@ inline void binary(ops::BinaryOp op, TensorImpl& out, const TensorImpl& a, const
     case Unit::Bitwise: return binary_bitwise(op, out, a, b);
     case Unit::Special: return binary_special(op, out, a, b);
     case Unit::Polynomial: return binary_polynomial(op, out, a, b);
+    case Unit::Activation: return binary_activation(op, out, a, b);
     default: return binary_arith(op, out, a, b);
   }
 }
@@ -60,6 +63,7 @@ inline void unary(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
     case Unit::Predicate: return unary_predicate(op, out, a);
     case Unit::Special: return unary_special(op, out, a);
     case Unit::Bessel: return unary_bessel(op, out, a);
+    case Unit::Activation: return unary_activation(op, out, a);
     default: return unary_basic(op, out, a);
   }
 }
@@ -80,10 +84,12 @@ RowKernels binary_extremum_rows(ops::BinaryOp op, Dtype dtype);
 RowKernels binary_division_rows(ops::BinaryOp op, Dtype dtype);
 RowKernels binary_math_rows(ops::BinaryOp op, Dtype dtype);
 RowKernels binary_logs_rows(ops::BinaryOp op, Dtype dtype);
+RowKernels binary_activation_rows(ops::BinaryOp op, Dtype dtype);
 RowKernels unary_basic_rows(ops::UnaryOp op, Dtype dtype);
 RowKernels unary_math_rows(ops::UnaryOp op, Dtype dtype);
 RowKernels unary_trig_rows(ops::UnaryOp op, Dtype dtype);
 RowKernels unary_rounding_rows(ops::UnaryOp op, Dtype dtype);
+RowKernels unary_activation_rows(ops::UnaryOp op, Dtype dtype);
 
 inline RowKernels binary_rows(ops::BinaryOp op, Dtype dtype) {
   switch (binary_unit(op)) {
@@ -92,6 +98,7 @@ inline RowKernels binary_rows(ops::BinaryOp op, Dtype dtype) {
     case Unit::Division: return binary_division_rows(op, dtype);
     case Unit::Math: return binary_math_rows(op, dtype);
     case Unit::Logs: return binary_logs_rows(op, dtype);
+    case Unit::Activation: return binary_activation_rows(op, dtype);
     default: return {};
   }
 }
@@ -101,6 +108,7 @@ inline RowKernels unary_rows(ops::UnaryOp op, Dtype dtype) {
     case Unit::Math: return unary_math_rows(op, dtype);
     case Unit::Trig: return unary_trig_rows(op, dtype);
     case Unit::Rounding: return unary_rounding_rows(op, dtype);
+    case Unit::Activation: return unary_activation_rows(op, dtype);
     default: return {};
   }
 }

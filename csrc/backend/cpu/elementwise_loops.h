@@ -139,12 +139,14 @@ inline void reorder_like_output(Shape& shape, std::vector<Stride>& strides) {
 }
 
 // out[i] = f(in[i]...) for N inputs of type TIn, over `shape`; strides[0] is the
-// output's, strides[1..] the inputs'. `vec` (unary ops only; may be null) is the op's
-// vector kernel: dense runs use it instead of f, so a transposed or sliced tensor
-// gets the same SIMD exp/tanh as a contiguous one.
+// output's, strides[1..] the inputs'. `vec` / `vec2` (may be null) is the unary / binary
+// op's vector kernel: dense runs use it instead of f, so a transposed or sliced tensor
+// gets the same SIMD exp/tanh as a contiguous one, and the same bits. (A binary op with
+// one broadcast value runs f.)
 template <typename TOut, typename TIn, size_t N, typename F>
 void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vector<Stride> strides,
-                      const Shape& shape, F f, int64_t grain = kParallelGrain, VecUnaryFn vec = nullptr) {
+                      const Shape& shape, F f, int64_t grain = kParallelGrain, VecUnaryFn vec = nullptr,
+                      VecBinaryFn vec2 = nullptr) {
   for (int64_t s : shape)
     if (s == 0) return;
   // Walk in the output's memory order (as PyTorch's TensorIterator does): an op on a
@@ -163,6 +165,13 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
   const bool out_dense = os == int64_t(sizeof(TOut));
   bool dense = out_dense;
   for (size_t k = 1; k <= N; ++k) dense = dense && step(k) == int64_t(sizeof(TIn));
+  // Dense rows of a binary op: its vector kernel, or f.
+  auto rows2 = [&](TOut* o, const TIn* a, const TIn* b, int64_t len) {
+    if constexpr (N == 2) {
+      if (vec2) return vec2(o, a, b, len);
+      dense2(o, a, b, len, f);
+    }
+  };
   // A tensor combined with a broadcast value (t + 1.5): the value is loaded once.
   const bool sb = N == 2 && out_dense && s1 == int64_t(sizeof(TIn)) && s2 == 0;
   const bool sa = N == 2 && out_dense && s1 == 0 && s2 == int64_t(sizeof(TIn));
@@ -178,7 +187,7 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
     } else {
       const TIn* a = reinterpret_cast<const TIn*>(p[0]);
       const TIn* b = reinterpret_cast<const TIn*>(p[1]);
-      if (dense) return dense2(od, a, b, len, f);
+      if (dense) return rows2(od, a, b, len);
       if (sb) return scalar_b(od, a, load<TIn>(p[1]), len, f);
       if (sa) return scalar_a(od, load<TIn>(p[0]), b, len, f);
       for (int64_t i = 0; i < len; ++i)
@@ -246,8 +255,8 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
                 // read of each line before the write was a third of the traffic.
                 alignas(64) TOut row_out[kGatherCols];
                 TOut* dst = stream_out ? row_out : reinterpret_cast<TOut*>(o);
-                if (k == 0) dense2(dst, row, other, len, f);
-                else dense2(dst, other, row, len, f);
+                if (k == 0) rows2(dst, row, other, len);
+                else rows2(dst, other, row, len);
                 if (stream_out) copy_streaming(o, reinterpret_cast<const std::byte*>(row_out), len * int64_t(sizeof(TOut)));
               }
             }
@@ -320,8 +329,11 @@ struct UnaryFn {
 
 // Runs a binary functor over host operands that share one dtype; `out` is bool for
 // comparisons and that dtype otherwise. a and b are already broadcast to out's shape.
+// `vec` is the op's vector kernel for a's dtype (vec_binary) or nullptr: dense rows
+// run it instead of the functor.
 template <typename Op>
-void run_binary(const char* name, TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
+void run_binary(const char* name, TensorImpl& out, const TensorImpl& a, const TensorImpl& b,
+                VecBinaryFn vec = nullptr) {
   visit_dtype(a.dtype(), [&]<typename T>() {
     using C = opmath_t<T>;
     if constexpr (!Op::template supports<C>) {
@@ -336,8 +348,11 @@ void run_binary(const char* name, TensorImpl& out, const TensorImpl& a, const Te
         TOut* o = reinterpret_cast<TOut*>(out.host_ptr());
         const T* x = reinterpret_cast<const T*>(a.host_ptr());
         const T* y = reinterpret_cast<const T*>(b.host_ptr());
-        maybe_parallel(out.numel(), kParallelGrain,
-                       [=](int64_t i, int64_t e) { dense2(o + i, x + i, y + i, e - i, BinaryFn<Op, T>()); });
+        if (vec && std::is_same_v<TOut, T>)
+          maybe_parallel(out.numel(), kParallelGrain / 8, [=](int64_t i, int64_t e) { vec(o + i, x + i, y + i, e - i); });
+        else
+          maybe_parallel(out.numel(), kParallelGrain,
+                         [=](int64_t i, int64_t e) { dense2(o + i, x + i, y + i, e - i, BinaryFn<Op, T>()); });
         return;
       }
       // One operand contiguous, the other a row repeated over the leading dimensions
@@ -351,10 +366,14 @@ void run_binary(const char* name, TensorImpl& out, const TensorImpl& a, const Te
           TOut* o = reinterpret_cast<TOut*>(out.host_ptr());
           const T* x = reinterpret_cast<const T*>(a.host_ptr());
           const T* y = reinterpret_cast<const T*>(b.host_ptr());
+          auto rows = [=](TOut* ro, const T* ra, const T* rb) {
+            if (vec && std::is_same_v<TOut, T>) vec(ro, ra, rb, inner);
+            else dense2(ro, ra, rb, inner, BinaryFn<Op, T>());
+          };
           maybe_parallel(out.numel() / inner, std::max<int64_t>(1, kParallelGrain / inner), [=](int64_t r, int64_t e) {
             for (; r < e; ++r) {
-              if (row_is_b) dense2(o + r * inner, x + r * inner, y, inner, BinaryFn<Op, T>());
-              else dense2(o + r * inner, x, y + r * inner, inner, BinaryFn<Op, T>());
+              if (row_is_b) rows(o + r * inner, x + r * inner, y);
+              else rows(o + r * inner, x, y + r * inner);
             }
           });
           return;
@@ -362,7 +381,7 @@ void run_binary(const char* name, TensorImpl& out, const TensorImpl& a, const Te
       }
       const std::byte* const in[2] = {a.host_ptr(), b.host_ptr()};
       elementwise_loop<TOut, T, 2>(out.host_ptr(), in, {out.stride(), a.stride(), b.stride()}, out.shape(),
-                                   BinaryFn<Op, T>());
+                                   BinaryFn<Op, T>(), kParallelGrain, nullptr, std::is_same_v<TOut, T> ? vec : nullptr);
     }
   });
 }

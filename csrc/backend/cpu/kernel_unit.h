@@ -17,7 +17,7 @@ void run_binary_unit(const char* unit_name, ops::BinaryOp op, TensorImpl& out, c
 #define LUCID_CASE(name, Fn, rule, operands)                     \
   case ops::BinaryOp::Fn:                                        \
     if constexpr (binary_unit(ops::BinaryOp::Fn) == U)           \
-      return run_binary<ops::fn::Fn>(#name, out, a, b);          \
+      return run_binary<ops::fn::Fn>(#name, out, a, b, vec_binary(ops::BinaryOp::Fn, a.dtype())); \
     break;
     LUCID_BINARY_OPS(LUCID_CASE)
 #undef LUCID_CASE
@@ -54,10 +54,11 @@ RowKernels for_float_dtype(Dtype dtype, Fn&& fn) {
   }
 }
 
-// The dense loops run_binary runs for op on T: both operands rows (dense2), or one of
-// them a broadcast value (scalar_b, scalar_a), with the same functor, hence the same code.
+// The dense loops run_binary runs for op on T: both operands rows (its vector kernel, or
+// dense2), or one of them a broadcast value (scalar_b, scalar_a), with the same functor,
+// hence the same code.
 template <typename Op, typename T>
-RowKernels binary_rows_of() {
+RowKernels binary_rows_of(ops::BinaryOp op, Dtype dtype) {
   using C = opmath_t<T>;
   if constexpr (!Op::template supports<C>) {
     return {};
@@ -65,9 +66,11 @@ RowKernels binary_rows_of() {
     return {};
   } else {
     RowKernels r;
-    r.rows = [](void* o, const void* a, const void* b, int64_t n) {
-      dense2(static_cast<T*>(o), static_cast<const T*>(a), static_cast<const T*>(b), n, BinaryFn<Op, T>());
-    };
+    r.rows = vec_binary(op, dtype);
+    if (!r.rows)
+      r.rows = [](void* o, const void* a, const void* b, int64_t n) {
+        dense2(static_cast<T*>(o), static_cast<const T*>(a), static_cast<const T*>(b), n, BinaryFn<Op, T>());
+      };
     r.row_value = [](void* o, const void* a, const void* b, int64_t n) {
       scalar_b(static_cast<T*>(o), static_cast<const T*>(a), *static_cast<const T*>(b), n, BinaryFn<Op, T>());
     };
@@ -104,7 +107,7 @@ RowKernels binary_rows_unit(ops::BinaryOp op, Dtype dtype) {
 #define LUCID_CASE(name, Fn, rule, operands)                                                     \
   case ops::BinaryOp::Fn:                                                                        \
     if constexpr (binary_unit(ops::BinaryOp::Fn) == U)                                           \
-      return for_float_dtype(dtype, []<typename T>() { return binary_rows_of<ops::fn::Fn, T>(); }); \
+      return for_float_dtype(dtype, [&]<typename T>() { return binary_rows_of<ops::fn::Fn, T>(op, dtype); }); \
     break;
     LUCID_BINARY_OPS(LUCID_CASE)
 #undef LUCID_CASE

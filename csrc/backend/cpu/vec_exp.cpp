@@ -1,5 +1,5 @@
-// float32 exp, tanh, sigmoid and erf (and, for builds without SLEEF, sin and cos) in lucid's
-// own vector code (GCC vector extensions, compiled for AVX2 and AVX-512). These three dominate activations, and SLEEF's
+// float32 exp, tanh, sigmoid and erf, the fused activations gelu and silu and their
+// derivatives (and, for builds without SLEEF, sin and cos) in lucid's own vector code (GCC vector extensions, compiled for AVX2 and AVX-512). These three dominate activations, and SLEEF's
 // 1-ULP versions are slow where it matters (tanhf u10 costs ~6x PyTorch's), so
 // they use polynomials instead: exp (Cephes) within 1 ULP, tanh (a rational form)
 // within a few ULP, far inside PyTorch's float32 tolerance (rtol 1.3e-6, ~11 ULP).
@@ -11,9 +11,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cpu/simd.h"
 #include "backend/cpu/vec_math.h"
+#include "ops/activation_functors.h"
 
 namespace lucid::cpu {
 
@@ -169,6 +171,26 @@ LUCID_VINLINE V fix_lanes(V x, V y, float lim, F scalar) {
   return y;
 }
 
+// The fused activations (ops/activation_functors.h) with the vector erf and exp. gelu is
+// its functor's formula; erf's clamp holds its limits (x = +-inf gives the functor's inf
+// and NaN). exp's range is silu's and the tanh form's to check (their lanes beyond it,
+// and NaN, get the functor).
+//
+// The tanh form is written with s = sigmoid(2u) = (1 + tanh(u)) / 2, u = sqrt(2/pi) (x +
+// 0.044715 x^3): x s, and its derivative s + 2 x u' s (1 - s). The functor's 1 + tanh(u)
+// cancels where tanh nears -1 (x < -3), which the vector tanh's 2.4e-7 absolute error made
+// 5x the true value at x = -5; sigmoid's exp keeps its relative accuracy there.
+template <typename V>
+LUCID_VINLINE V gelu_core(V x) {
+  return x * 0.5f * (1.f + erf_core(x * float(ops::fn::kSqrtHalf)));
+}
+constexpr float kGeluTanhRange = 9.5f;  // |x| where 2u stays within exp's +-87
+template <typename V, typename I>
+LUCID_VINLINE V gelu_tanh_sigmoid(V x, V x_sq) {
+  const V u = float(ops::fn::kGeluTanhBeta) * (x + float(ops::fn::kGeluTanhKappa) * (x_sq * x));
+  return 1.f / (1.f + exp_core<V, I>(-2.f * u));
+}
+
 // The polynomial alone, for lanes within its plain range.
 template <typename V, typename I>
 LUCID_VINLINE V core(ops::UnaryOp op, V x) {
@@ -178,6 +200,9 @@ LUCID_VINLINE V core(ops::UnaryOp op, V x) {
     case ops::UnaryOp::Sin: return sincos_core<V, I>(x, false);
     case ops::UnaryOp::Cos: return sincos_core<V, I>(x, true);
     case ops::UnaryOp::Erf: return erf_core(x);
+    case ops::UnaryOp::Gelu: return gelu_core(x);
+    case ops::UnaryOp::GeluTanh: return x * gelu_tanh_sigmoid<V, I>(x, x * x);
+    case ops::UnaryOp::Silu: return x / (1.f + exp_core<V, I>(-x));
     default: return tanh_core(x);
   }
 }
@@ -191,6 +216,8 @@ LUCID_VINLINE V apply(ops::UnaryOp op, V x) {
       return fix_lanes<W>(x, core<V, I>(op, x), 87.f, [](float v) { return 1.f / (1.f + std::exp(-v)); });
     case ops::UnaryOp::Sin: return fix_lanes<W>(x, core<V, I>(op, x), 8192.f, [](float v) { return std::sin(v); });
     case ops::UnaryOp::Cos: return fix_lanes<W>(x, core<V, I>(op, x), 8192.f, [](float v) { return std::cos(v); });
+    case ops::UnaryOp::Silu: return fix_lanes<W>(x, core<V, I>(op, x), 87.f, ops::fn::Silu());
+    case ops::UnaryOp::GeluTanh: return fix_lanes<W>(x, core<V, I>(op, x), kGeluTanhRange, ops::fn::GeluTanh());
     default: return core<V, I>(op, x);
   }
 }
@@ -203,10 +230,17 @@ LUCID_VINLINE void run(const void* in, void* out, int64_t n) {
   const float* x = static_cast<const float*>(in);
   float* y = static_cast<float*>(out);
   int64_t i = 0;
-  if constexpr (kOp != ops::UnaryOp::Tanh && kOp != ops::UnaryOp::Erf) {  // (their clamps are the check)
+  // (tanh's and erf's clamps are their own check, and gelu's)
+  constexpr bool kRangeCheck = kOp == ops::UnaryOp::Exp || kOp == ops::UnaryOp::Sigmoid || kOp == ops::UnaryOp::Silu ||
+                               kOp == ops::UnaryOp::GeluTanh ||
+                               kOp == ops::UnaryOp::Sin || kOp == ops::UnaryOp::Cos;
+  if constexpr (kRangeCheck) {
     // |x| beyond the plain range or NaN: the magnitude's bit pattern exceeds the limit's
     // (87.0f: 0x42AE0000; 8192.0f: 0x46000000).
-    constexpr int32_t kLimitBits = kOp == ops::UnaryOp::Sin || kOp == ops::UnaryOp::Cos ? 0x46000000 : 0x42AE0000;
+    // (the tanh form's 9.5f: 0x41180000)
+    constexpr int32_t kLimitBits = kOp == ops::UnaryOp::Sin || kOp == ops::UnaryOp::Cos ? 0x46000000
+                                   : kOp == ops::UnaryOp::GeluTanh                      ? 0x41180000
+                                                                                        : 0x42AE0000;
     for (; i + 4 * W <= n; i += 4 * W) {
       I mag = {};
 #pragma GCC unroll 4
@@ -263,6 +297,85 @@ VecUnaryFn pick(Isa isa) {
   return fma ? &run256<kOp> : nullptr;
 }
 
+// ---- the activations' derivatives: out = g f'(x) ----------------------------------------
+
+// The functor's formula (the tanh form's as gelu_tanh_sigmoid says) on lanes within the
+// vector exp's range; the others (|x| beyond `lim`, NaN) get the scalar functor, so the
+// limits match the scalar loop exactly.
+template <int W, typename V, typename I, ops::BinaryOp kOp>
+LUCID_VINLINE V derivative(V g, V x) {
+  float lim;
+  V y;
+  if constexpr (kOp == ops::BinaryOp::GeluBackward) {  // exp(-x^2 / 2) in range up to |x| = 13
+    lim = 13.f;
+    const V cdf = 0.5f * (1.f + erf_core(x * float(ops::fn::kSqrtHalf)));
+    const V pdf = float(ops::fn::kNormalPdf) * exp_core<V, I>(x * x * -0.5f);
+    y = g * (cdf + x * pdf);
+  } else if constexpr (kOp == ops::BinaryOp::GeluTanhBackward) {  // s + 2 x u' s (1 - s), see gelu_tanh_sigmoid
+    lim = kGeluTanhRange;
+    const V x_sq = x * x;
+    const V s = gelu_tanh_sigmoid<V, I>(x, x_sq);
+    const V du = float(ops::fn::kGeluTanhBeta) * (1.f + 3.f * float(ops::fn::kGeluTanhKappa) * x_sq);
+    y = g * (s + 2.f * x * du * s * (1.f - s));
+  } else {
+    lim = 87.f;
+    const V s = 1.f / (1.f + exp_core<V, I>(-x));
+    y = g * s * (1.f + x * (1.f - s));
+  }
+  using Scalar = std::conditional_t<kOp == ops::BinaryOp::GeluBackward, ops::fn::GeluBackward,
+                                    std::conditional_t<kOp == ops::BinaryOp::GeluTanhBackward,
+                                                       ops::fn::GeluTanhBackward, ops::fn::SiluBackward>>;
+  const auto bad = !((x < 0.f ? -x : x) <= lim);
+  if (__builtin_expect(any_lane<W>(bad), 0)) {
+    for (int i = 0; i < W; ++i)
+      if (bad[i]) y[i] = Scalar()(g[i], x[i]);
+  }
+  return y;
+}
+
+template <int W, typename V, typename I, ops::BinaryOp kOp>
+LUCID_VINLINE void run2(void* out, const void* ga, const void* xa, int64_t n) {
+  const float* g = static_cast<const float*>(ga);
+  const float* x = static_cast<const float*>(xa);
+  float* y = static_cast<float*>(out);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    V u, v;
+    std::memcpy(&u, g + i, sizeof u);
+    std::memcpy(&v, x + i, sizeof v);
+    v = derivative<W, V, I, kOp>(u, v);
+    std::memcpy(y + i, &v, sizeof v);
+  }
+  if (i < n) {  // through zero-padded buffers
+    float gb[W] = {}, xb[W] = {};
+    std::memcpy(gb, g + i, size_t(n - i) * sizeof(float));
+    std::memcpy(xb, x + i, size_t(n - i) * sizeof(float));
+    V u, v;
+    std::memcpy(&u, gb, sizeof u);
+    std::memcpy(&v, xb, sizeof v);
+    v = derivative<W, V, I, kOp>(u, v);
+    std::memcpy(xb, &v, sizeof v);
+    std::memcpy(y + i, xb, size_t(n - i) * sizeof(float));
+  }
+}
+
+template <ops::BinaryOp kOp>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void run2_512(void* out, const void* g,
+                                                                                      const void* x, int64_t n) {
+  run2<16, f32x16, i32x16, kOp>(out, g, x, n);
+}
+template <ops::BinaryOp kOp>
+__attribute__((target("avx2,fma"))) void run2_256(void* out, const void* g, const void* x, int64_t n) {
+  run2<8, f32x8, i32x8, kOp>(out, g, x, n);
+}
+
+template <ops::BinaryOp kOp>
+VecBinaryFn pick2(Isa isa) {
+  if (isa == Isa::Avx512) return &run2_512<kOp>;
+  static const bool fma = __builtin_cpu_supports("fma");
+  return fma ? &run2_256<kOp> : nullptr;
+}
+
 }  // namespace
 
 VecUnaryFn vec_f32_activation(ops::UnaryOp op, Isa isa) {
@@ -272,6 +385,19 @@ VecUnaryFn vec_f32_activation(ops::UnaryOp op, Isa isa) {
     case ops::UnaryOp::Tanh: return pick<ops::UnaryOp::Tanh>(isa);
     case ops::UnaryOp::Sigmoid: return pick<ops::UnaryOp::Sigmoid>(isa);
     case ops::UnaryOp::Erf: return pick<ops::UnaryOp::Erf>(isa);
+    case ops::UnaryOp::Gelu: return pick<ops::UnaryOp::Gelu>(isa);
+    case ops::UnaryOp::GeluTanh: return pick<ops::UnaryOp::GeluTanh>(isa);
+    case ops::UnaryOp::Silu: return pick<ops::UnaryOp::Silu>(isa);
+    default: return nullptr;
+  }
+}
+
+VecBinaryFn vec_f32_activation_backward(ops::BinaryOp op, Isa isa) {
+  if (isa == Isa::Baseline) return nullptr;
+  switch (op) {
+    case ops::BinaryOp::GeluBackward: return pick2<ops::BinaryOp::GeluBackward>(isa);
+    case ops::BinaryOp::GeluTanhBackward: return pick2<ops::BinaryOp::GeluTanhBackward>(isa);
+    case ops::BinaryOp::SiluBackward: return pick2<ops::BinaryOp::SiluBackward>(isa);
     default: return nullptr;
   }
 }
@@ -284,6 +410,7 @@ VecUnaryFn vec_f32_sincos(ops::UnaryOp op, Isa isa) {
 }
 #else
 VecUnaryFn vec_f32_activation(ops::UnaryOp, Isa) { return nullptr; }
+VecBinaryFn vec_f32_activation_backward(ops::BinaryOp, Isa) { return nullptr; }
 VecUnaryFn vec_f32_sincos(ops::UnaryOp, Isa) { return nullptr; }
 #endif
 

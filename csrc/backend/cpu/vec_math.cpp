@@ -211,12 +211,18 @@ VecUnaryFn vec_unary(ops::UnaryOp op, Dtype dtype) {
   }
 }
 
+VecBinaryFn vec_binary(ops::BinaryOp op, Dtype dtype) {
+  if (dtype != Dtype::F32) return nullptr;
+  return vec_f32_activation_backward(op, cpu_isa());
+}
+
 }  // namespace lucid::cpu
 
 #else  // no x86 dispatch: the scalar loops serve
 
 namespace lucid::cpu {
 VecUnaryFn vec_unary(ops::UnaryOp, Dtype) { return nullptr; }
+VecBinaryFn vec_binary(ops::BinaryOp, Dtype) { return nullptr; }
 }  // namespace lucid::cpu
 
 #endif

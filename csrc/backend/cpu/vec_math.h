@@ -21,10 +21,19 @@ using VecUnaryFn = void (*)(const void* in, void* out, int64_t n);
 // ops without one, no SLEEF, or a CPU without AVX2).
 VecUnaryFn vec_unary(ops::UnaryOp op, Dtype dtype);
 
-// float32 exp, tanh, sigmoid and erf in lucid's own vector code (vec_exp.cpp, used with or
+// out[i] = op(a[i], b[i]) for i < n, over dense arrays of one dtype (out first, as
+// RowKernels' rows).
+using VecBinaryFn = void (*)(void* out, const void* a, const void* b, int64_t n);
+// The vector kernel of binary `op` for `dtype` on this CPU, or nullptr: only the fused
+// activations' derivatives (float32) have one; the arithmetic vectorises as plain loops.
+VecBinaryFn vec_binary(ops::BinaryOp op, Dtype dtype);
+
+// float32 exp, tanh, sigmoid, erf, gelu and silu in lucid's own vector code (vec_exp.cpp, used with or
 // without SLEEF), or nullptr.
 enum class Isa : int;
 VecUnaryFn vec_f32_activation(ops::UnaryOp op, Isa isa);
+// float32 gelu and silu derivatives (vec_exp.cpp), or nullptr.
+VecBinaryFn vec_f32_activation_backward(ops::BinaryOp op, Isa isa);
 // float32 sin and cos (vec_exp.cpp, Cephes' reduction and polynomials, within 2 ULP),
 // for builds without SLEEF, or nullptr.
 VecUnaryFn vec_f32_sincos(ops::UnaryOp op, Isa isa);

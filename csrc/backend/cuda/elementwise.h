@@ -52,6 +52,8 @@ void unary_special(ops::UnaryOp op, const EwCall& call);    // special_unary.cu
 void unary_bessel(ops::UnaryOp op, const EwCall& call);     // bessel_unary.cu
 void binary_special(ops::BinaryOp op, const EwCall& call);  // special_binary.cu
 void binary_polynomial(ops::BinaryOp op, const EwCall& call);  // polynomial_binary.cu
+void unary_activation(ops::UnaryOp op, const EwCall& call);   // unary_activation.cu
+void binary_activation(ops::BinaryOp op, const EwCall& call);  // binary_activation.cu
 // where(cond, x, y) moves bytes: one kernel per item size (where.cu).
 void where(const EwCall& call);
 void complex_abs(const EwCall& call);

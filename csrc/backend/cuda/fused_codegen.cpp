@@ -56,6 +56,18 @@ const char* body_of(BinaryOp op) {
       return "{ if (isinf(a) && a == b) return a; C m = a > b ? a : b; if (a != a || b != b) return quiet_nan();"
              " C d = -fabs(a - b); return m + log1p(exp2(d)) / C(0.6931471805599453); }";
     case BinaryOp::ThresholdBackward: return "b <= C(0) ? C(0) : a";
+    // (the activations' derivatives, as ops/activation_functors.h writes them: g = a, x = b)
+    case BinaryOp::GeluBackward:
+      return "{ C cdf = C(0.5) * (C(1) + erf(b * C(0.70710678118654752440)));"
+             " C pdf = C(0.39894228040143267794) * exp(b * b * C(-0.5)); return a * (cdf + b * pdf); }";
+    case BinaryOp::GeluTanhBackward:
+      return "{ C x_sq = b * b; C t = tanh(C(0.79788456080286535588) * (b + C(0.044715) * (x_sq * b)));"
+             " C left = C(0.5) * b, right = C(1) + t; C left_derivative = C(0.5) * right;"
+             " C tanh_derivative = C(1) - t * t;"
+             " C inner_derivative = C(0.79788456080286535588) * (C(1) + C(3) * C(0.044715) * x_sq);"
+             " return a * (left_derivative + left * tanh_derivative * inner_derivative); }";
+    case BinaryOp::SiluBackward:
+      return "{ C s = C(1) / (C(1) + exp(-b)); return a * s * (C(1) + b * (C(1) - s)); }";
     default: return nullptr;
   }
 }
@@ -98,6 +110,10 @@ const char* body_of(UnaryOp op) {
     case UnaryOp::Frac: return "a - trunc(a)";
     case UnaryOp::Square: return "a * a";
     case UnaryOp::Relu: return "a < C(0) ? C(0) : a";
+    case UnaryOp::Gelu: return "a * C(0.5) * (C(1) + erf(a * C(0.70710678118654752440)))";
+    case UnaryOp::GeluTanh:
+      return "C(0.5) * a * (C(1) + tanh(C(0.79788456080286535588) * (a + C(0.044715) * (a * a * a))))";
+    case UnaryOp::Silu: return "a / (C(1) + exp(-a))";
     default: return nullptr;  // (erfinv: a Newton-refined series, interpreted)
   }
 }

@@ -58,6 +58,7 @@ void unary_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
       case Unit::Predicate: return unary_predicate(op, c);
       case Unit::Special: return unary_special(op, c);
       case Unit::Bessel: return unary_bessel(op, c);
+      case Unit::Activation: return unary_activation(op, c);
       default: return unary_basic(op, c);
     }
   });
@@ -88,6 +89,7 @@ void binary_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
       case Unit::Bitwise: return binary_bitwise(op, c);
       case Unit::Special: return binary_special(op, c);
       case Unit::Polynomial: return binary_polynomial(op, c);
+      case Unit::Activation: return binary_activation(op, c);
       default: return binary_arith(op, c);
     }
   });

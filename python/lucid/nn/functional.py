@@ -99,18 +99,27 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
                     _slope_check("leaky_relu", negative_slope))
 
 
+def _float_only(input, kernel):
+    """torch's refusal of an activation on integer, bool and complex tensors."""
+    if not input.is_floating_point():
+        from .._math_more import _torch_name
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_torch_name(input.dtype)}'")
+
+
 def gelu(input, approximate="none"):
-    from .. import erf, tanh
-    if approximate == "tanh":
-        return 0.5 * input * (1 + tanh(0.7978845608028654 * (input + 0.044715 * input * input * input)))
-    if approximate != "none":
-        raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
-    return 0.5 * input * (1 + erf(input * 0.7071067811865476))
+    """x Phi(x), or its tanh approximation: one fused kernel, and one for its gradient."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    _float_only(input, "GeluKernelImpl")
+    return _C._gelu_tanh(input) if approximate == "tanh" else _C._gelu(input)
 
 
 def silu(input, inplace=False):
+    """x sigmoid(x): one fused kernel, and one for its gradient."""
     from .activations_more import _inplace
-    return _inplace(input, lambda x: x * _C.sigmoid(x), inplace)
+    if not input.is_complex():  # (torch's silu takes complex tensors, without a gradient)
+        _float_only(input, "silu_cpu")
+    return _inplace(input, _C._silu, inplace)
 
 
 def sigmoid(input):

@@ -55,6 +55,33 @@ EMITTERS["__neg__"] = _unary("Neg")
 EMITTERS["__invert__"] = _unary("Not")
 
 
+def _gelu_of(tanh_form):
+    """gelu as ONNX's arithmetic (its Gelu op needs opset 20): x/2 (1 + erf(x / sqrt 2)), or
+    x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    def emit(g, out, x):
+        v = g.value(x)
+        mul = lambda a, b: g.node("Mul", [a, b])[0]
+        c = lambda value: g.scalar_like(value, x)
+        if tanh_form:
+            cube = mul(mul(v, v), v)
+            inner = mul(c(0.7978845608028654), g.node("Add", [v, mul(c(0.044715), cube)])[0])
+            s = g.node("Tanh", [inner])[0]
+        else:
+            s = g.node("Erf", [mul(v, c(0.7071067811865476))])[0]
+        g.bind(out, mul(mul(v, c(0.5)), g.node("Add", [c(1.0), s])[0]))
+    return emit
+
+
+EMITTERS["_C._gelu"] = _gelu_of(False)
+EMITTERS["_C._gelu_tanh"] = _gelu_of(True)
+
+
+@emits("_C._silu")
+def _silu(g, out, x):
+    v = g.value(x)
+    g.bind(out, g.node("Mul", [v, g.node("Sigmoid", [v])[0]])[0])
+
+
 @emits("ne", "not_equal", "__ne__", "_C.ne")
 def _ne(g, out, a, b):
     like = _tensor_of(a, b)

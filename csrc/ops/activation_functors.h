@@ -1,0 +1,75 @@
+// Functors of the fused activations (torch.nn.functional.gelu, silu) and of their
+// derivatives, the table's _gelu ... _silu_backward (elementwise_table.h). Each is one
+// pass over memory where the composite it replaces was five (gelu: a multiply, erf, an
+// add and two multiplies) or two (silu), and its backward as many again.
+//
+// The formulas and their order of operations are ATen's (GeluKernel.cpp, Activation.cpp),
+// so results agree with torch's to the rounding of erf, tanh and exp. fused_codegen.cpp
+// writes the same expressions for the generated GPU kernels.
+#pragma once
+
+#include <cmath>
+#include <type_traits>
+
+namespace lucid::ops::fn {
+
+inline constexpr double kSqrtHalf = 0.70710678118654752440;    // 1 / sqrt(2)
+inline constexpr double kNormalPdf = 0.39894228040143267794;   // 1 / sqrt(2 pi)
+inline constexpr double kGeluTanhBeta = 0.79788456080286535588;  // sqrt(2 / pi)
+inline constexpr double kGeluTanhKappa = 0.044715;
+
+// x Phi(x), Phi the standard normal's distribution function.
+struct Gelu {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T x) const { return x * T(0.5) * (T(1) + std::erf(x * T(kSqrtHalf))); }
+};
+// gelu(x, approximate='tanh'): x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2.
+struct GeluTanh {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T x) const {
+    const T inner = T(kGeluTanhBeta) * (x + T(kGeluTanhKappa) * (x * x * x));
+    return T(0.5) * x * (T(1) + std::tanh(inner));
+  }
+};
+// x sigmoid(x); complex too, as torch's (which has no gradient for it).
+struct Silu {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T> || kIsComplex<T>;
+  template <typename T> LUCID_HD T operator()(T x) const {
+    if constexpr (kIsComplex<T>) return x / (T(1) + cmath::exp(-x));
+    else return x / (T(1) + std::exp(-x));
+  }
+};
+
+// g gelu'(x) = g (Phi(x) + x phi(x)).
+struct GeluBackward {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T g, T x) const {
+    const T cdf = T(0.5) * (T(1) + std::erf(x * T(kSqrtHalf)));
+    const T pdf = T(kNormalPdf) * std::exp(x * x * T(-0.5));
+    return g * (cdf + x * pdf);
+  }
+};
+// g times the tanh form's derivative: (1 + t) / 2 + x (1 - t^2) u' / 2, t = tanh(u).
+struct GeluTanhBackward {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T g, T x) const {
+    const T x_sq = x * x;
+    const T inner = T(kGeluTanhBeta) * (x + T(kGeluTanhKappa) * (x_sq * x));
+    const T t = std::tanh(inner);
+    const T left = T(0.5) * x, right = T(1) + t;
+    const T left_derivative = T(0.5) * right;
+    const T tanh_derivative = T(1) - t * t;
+    const T inner_derivative = T(kGeluTanhBeta) * (T(1) + T(3) * T(kGeluTanhKappa) * x_sq);
+    return g * (left_derivative + left * tanh_derivative * inner_derivative);
+  }
+};
+// g silu'(x) = g s (1 + x (1 - s)), s = sigmoid(x).
+struct SiluBackward {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T g, T x) const {
+    const T s = T(1) / (T(1) + std::exp(-x));
+    return g * s * (T(1) + x * (T(1) - s));
+  }
+};
+
+}  // namespace lucid::ops::fn
