@@ -37,7 +37,8 @@ def main():
     profile.disable()
     lucid.gpu.synchronize()
     pstats.Stats(profile).sort_stats("tottime").print_stats(8)
-    print("replays", step.stats["replays"])
+    print("replays", step.stats["replays"], "of which from graphs captured once (Note [Fixed replays]):",
+          lucid.gpu.pending_stats()["fixed_replays"])
 
 
 if __name__ == "__main__":

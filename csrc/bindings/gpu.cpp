@@ -34,6 +34,7 @@ nb::dict pending_stats_dict(const pending::Stats& s) {
   d["fused_calls"] = s.fused_calls;
   d["region_breaks"] = s.region_breaks;
   d["replays"] = s.replays;
+  d["fixed_replays"] = s.fixed_replays;
   return d;
 }
 

@@ -32,6 +32,7 @@ struct DeviceList {
   std::atomic<size_t> fused_calls{0};
   std::atomic<size_t> region_breaks{0};
   std::atomic<size_t> replays{0};
+  std::atomic<size_t> fixed_replays{0};
 };
 
 DeviceList& list(int device) {
@@ -320,6 +321,7 @@ void replay(Capture& capture) {
     if (runner(capture.device, capture.ops, capture.fixed, run_calls, &calls)) {
       l.flushes.fetch_add(1, std::memory_order_relaxed);
       l.graph_runs.fetch_add(1, std::memory_order_relaxed);
+      l.fixed_replays.fetch_add(1, std::memory_order_relaxed);
       if (calls.first_error) rethrow_named(calls.first_error, calls.failed_op);
       return;
     }
@@ -340,7 +342,7 @@ Stats stats(int device) {
   return {l.ops.size(), l.bytes, l.flushes.load(std::memory_order_relaxed),
           l.graph_runs.load(std::memory_order_relaxed), l.graph_abandoned.load(std::memory_order_relaxed),
           l.fused_calls.load(std::memory_order_relaxed), l.region_breaks.load(std::memory_order_relaxed),
-          l.replays.load(std::memory_order_relaxed)};
+          l.replays.load(std::memory_order_relaxed), l.fixed_replays.load(std::memory_order_relaxed)};
 }
 
 }  // namespace lucid::pending

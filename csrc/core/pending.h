@@ -238,6 +238,7 @@ struct Stats {
   size_t fused_calls = 0;      // calls the rewriter replaced (by fused kernels)
   size_t region_breaks = 0;    // flushes inside a compiled region, other than its end
   size_t replays = 0;          // captured steps run again (Note [Replayed steps])
+  size_t fixed_replays = 0;    // of those, launched from graphs captured once (Note [Fixed replays])
 };
 Stats stats(int device);
 

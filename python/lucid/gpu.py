@@ -70,7 +70,8 @@ def pending_stats(device=None):
     CUDA graph), "graph_abandoned" (flushes whose capture gave way to running op by op), "fused_calls"
     (recorded ops run inside fused elementwise kernels), "region_breaks" (flushes inside
     lucid.compile's compiled calls before their end: host reads that split a call's work), "replays"
-    (training steps run again from a capture: lucid.compile.fused_step)}."""
+    (training steps run again from a capture: lucid.compile.fused_step), "fixed_replays" (those of them
+    launched from graphs captured once: a capture whose calls allocate runs its replays as flushes)}."""
     return dict(_C.gpu_pending_stats(_index(device)))
 
 

@@ -450,9 +450,12 @@ def test_a_fault_in_a_replayed_step_names_its_op_and_the_step_goes_on():
     model = mlp().to("gpu")
     step = lucid.compile.fused_step(model, F.cross_entropy, lucid.optim.Adam(model.parameters()))
     x, y = lucid.randn(16, 20, device="gpu"), lucid.randint(0, 5, (16,), device="gpu")
+    fixed = lucid.gpu.pending_stats()["fixed_replays"]
     for _ in range(6):
         step(x, y)
     assert step.stats["replays"] == 3
+    # launched from graphs captured once, not re-captured: no call of the step allocates
+    assert lucid.gpu.pending_stats()["fixed_replays"] - fixed == 3
     bad = y.clone()
     bad[3] = 7
     for _ in range(2):
