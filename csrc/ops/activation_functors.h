@@ -1,7 +1,8 @@
-// Functors of the fused activations (torch.nn.functional.gelu, silu) and of their
-// derivatives, the table's _gelu ... _silu_backward (elementwise_table.h). Each is one
-// pass over memory where the composite it replaces was five (gelu: a multiply, erf, an
-// add and two multiplies) or two (silu), and its backward as many again.
+// Functors of the fused activations (torch.nn.functional.gelu, silu, hardsigmoid,
+// hardswish) and of their derivatives, the table's _gelu ... _hardswish_backward
+// (elementwise_table.h). Each is one pass over memory where the composite it replaces
+// was five (gelu: a multiply, erf, an add and two multiplies), two (silu) or four and
+// more (the hard ones: comparisons and wheres), and its backward as many again.
 //
 // The formulas and their order of operations are ATen's (GeluKernel.cpp, Activation.cpp),
 // so results agree with torch's to the rounding of erf, tanh and exp. fused_codegen.cpp
@@ -40,6 +41,22 @@ struct Silu {
   }
 };
 
+// relu6(x + 3) / 6, and x times it. max and min as std::'s (a NaN first operand is kept),
+// written out so that device code computes the same.
+template <typename T> LUCID_HD T relu6_of_shifted(T x) {
+  const T s = x + T(3);
+  const T m = s < T(0) ? T(0) : s;
+  return T(6) < m ? T(6) : m;
+}
+struct Hardsigmoid {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T x) const { return relu6_of_shifted(x) / T(6); }
+};
+struct Hardswish {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T x) const { return x * relu6_of_shifted(x) / T(6); }
+};
+
 // g gelu'(x) = g (Phi(x) + x phi(x)).
 struct GeluBackward {
   template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
@@ -69,6 +86,23 @@ struct SiluBackward {
   template <typename T> LUCID_HD T operator()(T g, T x) const {
     const T s = T(1) / (T(1) + std::exp(-x));
     return g * s * (T(1) + x * (T(1) - s));
+  }
+};
+
+// g / 6 strictly inside (-3, 3), else 0 (a NaN x too).
+struct HardsigmoidBackward {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T g, T x) const {
+    return (x > T(-3) && x < T(3)) ? g * T(1.0 / 6.0) : T(0);
+  }
+};
+// 0 up to -3, g (x / 3 + 1/2) below 3, g from 3 on (and at NaN).
+struct HardswishBackward {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T g, T x) const {
+    if (x <= T(-3)) return T(0);
+    if (x < T(3)) return g * (x / T(3) + T(0.5));
+    return g;
   }
 };
 

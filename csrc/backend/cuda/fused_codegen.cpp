@@ -68,6 +68,8 @@ const char* body_of(BinaryOp op) {
              " return a * (left_derivative + left * tanh_derivative * inner_derivative); }";
     case BinaryOp::SiluBackward:
       return "{ C s = C(1) / (C(1) + exp(-b)); return a * s * (C(1) + b * (C(1) - s)); }";
+    case BinaryOp::HardsigmoidBackward: return "(b > C(-3) && b < C(3)) ? a * C(1.0 / 6.0) : C(0)";
+    case BinaryOp::HardswishBackward: return "b <= C(-3) ? C(0) : b < C(3) ? a * (b / C(3) + C(0.5)) : a";
     default: return nullptr;
   }
 }
@@ -114,6 +116,10 @@ const char* body_of(UnaryOp op) {
     case UnaryOp::GeluTanh:
       return "C(0.5) * a * (C(1) + tanh(C(0.79788456080286535588) * (a + C(0.044715) * (a * a * a))))";
     case UnaryOp::Silu: return "a / (C(1) + exp(-a))";
+    case UnaryOp::Hardsigmoid:
+      return "{ C s = a + C(3); C m = s < C(0) ? C(0) : s; m = C(6) < m ? C(6) : m; return m / C(6); }";
+    case UnaryOp::Hardswish:
+      return "{ C s = a + C(3); C m = s < C(0) ? C(0) : s; m = C(6) < m ? C(6) : m; return a * m / C(6); }";
     default: return nullptr;  // (erfinv: a Newton-refined series, interpreted)
   }
 }
