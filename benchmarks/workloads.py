@@ -106,7 +106,8 @@ for label, (r, c) in SIZES.items():
 # backward reads g and x, writes dx).
 ACTIVATIONS = {"gelu": lambda m, x: m.nn.functional.gelu(x),
                "gelu tanh": lambda m, x: m.nn.functional.gelu(x, approximate="tanh"),
-               "silu": lambda m, x: m.nn.functional.silu(x)}
+               "silu": lambda m, x: m.nn.functional.silu(x),
+               "hardswish": lambda m, x: m.nn.functional.hardswish(x)}
 
 
 def with_grad(setup):

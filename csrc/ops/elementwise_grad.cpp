@@ -158,6 +158,22 @@ Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, cons
         return Grads{_threshold_backward(g[0], sb.get(n).tensor), nullptr};
       };
     }
+    case BinaryOp::HardsigmoidBackward: {  // linear in g; f'' is 0 (torch has no gradient here)
+      Side sb = save(node, b);
+      return [sb](const Node& n, const Grads& g) {
+        const TensorPtr x = sb.get(n).tensor;
+        return Grads{_hardsigmoid_backward(g[0], x), zeros_like_grad(x)};
+      };
+    }
+    case BinaryOp::HardswishBackward: {  // f'' = 1/3 strictly inside (-3, 3), as torch's
+      Side sa = save(node, a), sb = save(node, b);
+      return [sa, sb](const Node& n, const Grads& g) {
+        const TensorPtr gy = sa.get(n).tensor, x = sb.get(n).tensor;
+        const TensorPtr inside = logical_and(gt(x, Scalar(-3.0)), lt(x, Scalar(3.0)));
+        return Grads{_hardswish_backward(g[0], x),
+                     where(inside, ten(div(mul(g[0], gy), Scalar(3.0))), num(0.0))};
+      };
+    }
     case BinaryOp::GeluBackward:
     case BinaryOp::GeluTanhBackward:
     case BinaryOp::SiluBackward: {  // g f'(x): f'(x) to g, g f''(x) to x
@@ -493,10 +509,15 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
       return [](const Node& n, const Grads& g) { return Grads{mul(g[0], mul(n.saved(0), Scalar(2.0)))}; };
     case UnaryOp::Gelu:
     case UnaryOp::GeluTanh:
-    case UnaryOp::Silu: {  // one fused kernel: g f'(x)
+    case UnaryOp::Silu:
+    case UnaryOp::Hardsigmoid:
+    case UnaryOp::Hardswish: {  // one fused kernel: g f'(x)
       input();
-      const BinaryOp d = op == UnaryOp::Gelu ? BinaryOp::GeluBackward
-                         : op == UnaryOp::GeluTanh ? BinaryOp::GeluTanhBackward : BinaryOp::SiluBackward;
+      const BinaryOp d = op == UnaryOp::Gelu          ? BinaryOp::GeluBackward
+                         : op == UnaryOp::GeluTanh    ? BinaryOp::GeluTanhBackward
+                         : op == UnaryOp::Silu        ? BinaryOp::SiluBackward
+                         : op == UnaryOp::Hardsigmoid ? BinaryOp::HardsigmoidBackward
+                                                      : BinaryOp::HardswishBackward;
       return [d](const Node& n, const Grads& g) { return Grads{binary(d, ten(g[0]), ten(n.saved(0)))}; };
     }
     case UnaryOp::Relu:  // zeros where the result is <= 0 (a NaN input passes), as torch's threshold_backward

@@ -79,7 +79,9 @@ namespace lucid::ops {
   X(_threshold_backward, ThresholdBackward, Arith, Tensors) \
   X(_gelu_backward, GeluBackward, TrueDiv, Tensors) \
   X(_gelu_tanh_backward, GeluTanhBackward, TrueDiv, Tensors) \
-  X(_silu_backward, SiluBackward, TrueDiv, Tensors)
+  X(_silu_backward, SiluBackward, TrueDiv, Tensors) \
+  X(_hardsigmoid_backward, HardsigmoidBackward, TrueDiv, Tensors) \
+  X(_hardswish_backward, HardswishBackward, TrueDiv, Tensors)
 
 #define LUCID_UNARY_OPS(X) \
   X(neg, Neg, Same)        \
@@ -131,6 +133,8 @@ namespace lucid::ops {
   X(_gelu, Gelu, Float)        \
   X(_gelu_tanh, GeluTanh, Float) \
   X(_silu, Silu, Float)        \
+  X(_hardsigmoid, Hardsigmoid, Float) \
+  X(_hardswish, Hardswish, Float) \
   X(floor, Floor, Same)        \
   X(ceil, Ceil, Same)          \
   X(round, Round, Same)        \

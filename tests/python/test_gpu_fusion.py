@@ -221,11 +221,13 @@ def test_half_precision_rounds_every_step_as_stored():
 # ops whose result has the operands' dtype.
 FUSABLE_BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "floor_divide", "remainder", "fmod", "pow",
                   "fmax", "fmin", "atan2", "hypot", "xlogy", "logaddexp", "logaddexp2", "_threshold_backward",
-                  "_gelu_backward", "_gelu_tanh_backward", "_silu_backward"]
+                  "_gelu_backward", "_gelu_tanh_backward", "_silu_backward", "_hardsigmoid_backward",
+                  "_hardswish_backward"]
 FUSABLE_UNARY = ["neg", "abs", "sign", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "exp2", "expm1",
                  "log2", "log10", "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
                  "atanh", "erf", "erfc", "erfinv", "reciprocal", "rsqrt", "logit", "floor", "ceil", "round",
-                 "trunc", "frac", "square", "relu", "_gelu", "_gelu_tanh", "_silu"]
+                 "trunc", "frac", "square", "relu", "_gelu", "_gelu_tanh", "_silu",
+                 "_hardsigmoid", "_hardswish"]
 
 
 def every_mode(fn, repeats=3):

@@ -70,6 +70,12 @@ def mlp():
     return nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 32), nn.GELU(), nn.Linear(32, 5))
 
 
+def activations():
+    """Each fused activation (Note [Fused activations]) between products."""
+    return nn.Sequential(nn.Linear(20, 32), nn.GELU(approximate="tanh"), nn.Linear(32, 32), nn.SiLU(),
+                         nn.Linear(32, 32), nn.Hardswish(), nn.Linear(32, 32), nn.Hardsigmoid(), nn.Linear(32, 5))
+
+
 class CNN(nn.Module):
     def __init__(self):
         super().__init__()
@@ -91,6 +97,7 @@ def encoder(**kw):
 
 CASES = {
     "mlp": (mlp, [(4, 20)], {0: "batch"}, [(9, 20)]),
+    "activations": (activations, [(4, 20)], {0: "batch"}, [(9, 20)]),
     "cnn": (CNN, [(2, 3, 16, 16)], {0: "batch"}, [(5, 3, 16, 16)]),
     "transformer": (lambda: encoder(batch_first=True), [(2, 6, 16)], {0: "batch", 1: "seq"}, [(3, 11, 16)]),
     "transformer_seq_first_gelu": (lambda: encoder(activation="gelu", norm_first=True), [(6, 2, 16)],

@@ -140,6 +140,10 @@ void index_select_slices(TensorImpl& out, const TensorImpl& src, const int64_t* 
         copy_streaming(out.host_ptr() + j * ostep, src.host_ptr() + index[j] * sstep, slice_bytes);
         continue;
       }
+      if (dense) {  // (the strided copy's set-up cost 4x the copy of a 1 KiB embedding row)
+        std::memcpy(out.host_ptr() + j * ostep, src.host_ptr() + index[j] * sstep, size_t(slice_bytes));
+        continue;
+      }
       host_strided_copy(out.host_ptr() + j * ostep, os, out.dtype(), src.host_ptr() + index[j] * sstep, ss,
                         src.dtype(), shape);
     }

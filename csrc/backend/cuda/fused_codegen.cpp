@@ -68,6 +68,9 @@ const char* body_of(BinaryOp op) {
              " return a * (left_derivative + left * tanh_derivative * inner_derivative); }";
     case BinaryOp::SiluBackward:
       return "{ C s = C(1) / (C(1) + exp(-b)); return a * s * (C(1) + b * (C(1) - s)); }";
+    case BinaryOp::HardsigmoidBackward: return "{ C d = a * C(1.0 / 6.0); return ((b > C(-3)) & (b < C(3))) ? d : C(0); }";
+    case BinaryOp::HardswishBackward:
+      return "{ C inside = a * (b / C(3) + C(0.5)); C above = b < C(3) ? inside : a; return b <= C(-3) ? C(0) : above; }";
     default: return nullptr;
   }
 }
@@ -114,6 +117,10 @@ const char* body_of(UnaryOp op) {
     case UnaryOp::GeluTanh:
       return "C(0.5) * a * (C(1) + tanh(C(0.79788456080286535588) * (a + C(0.044715) * (a * a * a))))";
     case UnaryOp::Silu: return "a / (C(1) + exp(-a))";
+    case UnaryOp::Hardsigmoid:
+      return "{ C q = (a + C(3)) / C(6); C m = q < C(0) ? C(0) : q; return C(1) < m ? C(1) : m; }";
+    case UnaryOp::Hardswish:
+      return "{ C s = a + C(3); C m = s < C(0) ? C(0) : s; m = C(6) < m ? C(6) : m; return a * m / C(6); }";
     default: return nullptr;  // (erfinv: a Newton-refined series, interpreted)
   }
 }

@@ -125,7 +125,8 @@ constexpr bool fusable(BinaryOp op) {
     case BinaryOp::Remainder: case BinaryOp::Fmod: case BinaryOp::Pow: case BinaryOp::Fmax: case BinaryOp::Fmin:
     case BinaryOp::Atan2: case BinaryOp::Hypot: case BinaryOp::Xlogy: case BinaryOp::Logaddexp:
     case BinaryOp::Logaddexp2: case BinaryOp::ThresholdBackward: case BinaryOp::GeluBackward:
-    case BinaryOp::GeluTanhBackward: case BinaryOp::SiluBackward:
+    case BinaryOp::GeluTanhBackward: case BinaryOp::SiluBackward: case BinaryOp::HardsigmoidBackward:
+    case BinaryOp::HardswishBackward:
       return true;
     default:
       return false;

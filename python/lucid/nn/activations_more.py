@@ -143,13 +143,17 @@ def hardshrink(input, lambd=0.5):
 
 
 def hardsigmoid(input, inplace=False):
-    return _inplace(input, lambda x: (x / 6 + 0.5).clamp(0.0, 1.0), inplace)
+    """relu6(x + 3) / 6: one fused kernel, and one for its gradient (ops/activation_functors.h)."""
+    from .functional import _float_only
+    _float_only(input, "hardsigmoid_cpu")
+    return _inplace(input, _C._hardsigmoid, inplace)
 
 
 def hardswish(input, inplace=False):
-    # torch's hardswish_backward: 0 below -3, x / 3 + 1/2 on [-3, 3], 1 above (and at NaN)
-    # (below -3 the value is x * 0 as torch computes it, -0.0 or NaN at -inf, with no gradient)
-    return _inplace(input, lambda x: _where(x < -3, (x * 0.0).detach(), _where(x <= 3, x * (x + 3) / 6, x)), inplace)
+    """x relu6(x + 3) / 6: one fused kernel, and one for its gradient (ops/activation_functors.h)."""
+    from .functional import _float_only
+    _float_only(input, "hardswish_cpu")
+    return _inplace(input, _C._hardswish, inplace)
 
 
 def tanhshrink(input):

@@ -82,6 +82,17 @@ def _silu(g, out, x):
     g.bind(out, g.node("Mul", [v, g.node("Sigmoid", [v])[0]])[0])
 
 
+@emits("_C._hardsigmoid")
+def _hardsigmoid(g, out, x):
+    g.bind(out, g.node("HardSigmoid", [g.value(x)], alpha=1.0 / 6.0, beta=0.5)[0])
+
+
+@emits("_C._hardswish")
+def _hardswish(g, out, x):  # (ONNX's HardSwish needs opset 14)
+    v = g.value(x)
+    g.bind(out, g.node("Mul", [v, g.node("HardSigmoid", [v], alpha=1.0 / 6.0, beta=0.5)[0]])[0])
+
+
 @emits("ne", "not_equal", "__ne__", "_C.ne")
 def _ne(g, out, a, b):
     like = _tensor_of(a, b)
