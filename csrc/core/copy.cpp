@@ -108,7 +108,7 @@ void copy_row(std::byte* dp, int64_t dstep, const std::byte* sp, int64_t sstep, 
 // A 2-d block where the source is contiguous along the outer dimension and the
 // destination along the inner one (a transpose): walking tiles keeps both the rows
 // read and the rows written in cache, instead of one cache line per element read.
-// 4-byte elements into contiguous rows go through transpose_4byte (AVX-512).
+// 4-byte elements into contiguous rows go through transpose_4byte (AVX2, AVX-512).
 template <typename To, typename From>
 void copy_tiled(std::byte* dst, int64_t d0, int64_t d1, const std::byte* src, int64_t s0,
                 int64_t s1, int64_t n0, int64_t n1, bool stream) {
