@@ -1,7 +1,8 @@
 // float32 exp, tanh, sigmoid and erf, the fused activations gelu and silu and their
-// derivatives (and, for builds without SLEEF, sin and cos) in lucid's own vector code (GCC vector extensions, compiled for AVX2 and AVX-512). These three dominate activations, and SLEEF's
-// 1-ULP versions are slow where it matters (tanhf u10 costs ~6x PyTorch's), so
-// they use polynomials instead: exp (Cephes) within 1 ULP, tanh (a rational form)
+// derivatives (and, for builds without SLEEF, sin and cos) in lucid's own vector code
+// (GCC vector extensions, compiled for AVX2 and AVX-512). Activations are made of these,
+// and SLEEF's 1-ULP versions are slow where it matters (tanhf u10 costs ~6x PyTorch's),
+// so they use polynomials instead: exp (Cephes) within 1 ULP, tanh (a rational form)
 // within a few ULP, far inside PyTorch's float32 tolerance (rtol 1.3e-6, ~11 ULP).
 // They need no library, so they are vectorised without SLEEF too.
 //
