@@ -15,7 +15,7 @@ def bincount(input, weights=None, minlength=0):
     from ._creation import zeros
     if input.ndim != 1 or not _is_integral(input.dtype):
         if input.ndim == 1:  # (floating, complex, bool)
-            raise NotImplementedError(f"\"bincount\" not implemented for '{_torch_name(input.dtype)}'")
+            raise NotImplementedError(f"\"bincount\" not implemented for '{D._torch_name(input.dtype)}'")
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
@@ -39,7 +39,7 @@ def histc(input, bins=100, min=0, max=0):
     """A histogram of input's values in `bins` equal bins over [min, max] (over the
     data's range when both are 0); values outside, and NaN, are not counted."""
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"histc\" not implemented for '{_torch_name(input.dtype)}'")
+        raise NotImplementedError(f"\"histc\" not implemented for '{D._torch_name(input.dtype)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
@@ -89,7 +89,7 @@ def _histogramdd(name, input, bins, range, weight, density):
     from ._creation import zeros
     from ._sort import searchsorted
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_torch_name(input.dtype)}'")
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{D._torch_name(input.dtype)}'")
     dims = input.shape[-1] if input.ndim else 1
     x = input.reshape(-1, dims)
     per_dim = [bins] * dims if isinstance(bins, int) else list(bins)
@@ -157,7 +157,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """mean over the values that are not NaN (NaN where there are none)."""
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
-                           f"{_torch_name(input.dtype)}")
+                           f"{D._torch_name(input.dtype)}")
     counted = (~input.isnan())
     total = nansum(input, dim, keepdim, dtype=dtype)
     count = counted.sum(dim=dim, keepdim=keepdim) if dim is not None else counted.sum()
@@ -166,9 +166,3 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 def _is_integral(dtype):
     return not (dtype.is_floating_point or dtype.is_complex) and dtype != D.bool
-
-
-def _torch_name(dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[str(dtype).split(".")[-1]]

@@ -59,8 +59,19 @@ _PY_TYPES = {builtins.float: float64, builtins.int: int64, builtins.bool: bool,
              builtins.complex: complex128}
 
 
+# torch's scalar type names, which its messages use (Float, Double, Long, ComplexDouble, ...)
+_TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
 def _dtype_by_name(name):
     return _BY_NAME[name]
+
+
+def _torch_name(d):
+    """torch's name for a dtype in messages: 'Float' for lucid.float32, 'Long' for int64."""
+    return _TORCH_NAMES[d._name]
 
 
 def _from_code(code):

@@ -28,12 +28,7 @@ from ._tensor import Tensor
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
            "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]
 
-_NAMES = {  # dtype name -> legacy class name (torch's)
-    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-    "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-    "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
-    "complex128": "ComplexDoubleTensor",
-}
+_NAMES = {name: torch_name + "Tensor" for name, torch_name in D._TORCH_NAMES.items()}  # torch's classes
 _DTYPES = {name: getattr(D, dt) for dt, name in _NAMES.items()}  # legacy class name -> dtype
 
 

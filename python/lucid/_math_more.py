@@ -269,11 +269,11 @@ def _in_place(fn, name):
     def method(self, *args, **kwargs):
         result = fn(self, *args, **kwargs)
         if name == "float_power_" and result.dtype != self.dtype:
-            raise RuntimeError(f"the base given to float_power_ has dtype {_torch_name(self.dtype)} but the "
-                               f"operation's result requires dtype {_torch_name(result.dtype)}")
+            raise RuntimeError(f"the base given to float_power_ has dtype {D._torch_name(self.dtype)} but the "
+                               f"operation's result requires dtype {D._torch_name(result.dtype)}")
         if not can_cast(result.dtype, self.dtype):
-            raise RuntimeError(f"result type {_torch_name(result.dtype)} can't be cast to the desired output type "
-                               f"{_torch_name(self.dtype)}")
+            raise RuntimeError(f"result type {D._torch_name(result.dtype)} can't be cast to the desired output type "
+                               f"{D._torch_name(self.dtype)}")
         if tuple(result.shape) != tuple(self.shape):
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                                f"{list(result.shape)}")
@@ -282,14 +282,6 @@ def _in_place(fn, name):
     method.__doc__ = f"In place: self = {fn.__name__}(self, ...)."
     return method
 
-
-def _torch_name(dtype):
-    """torch's scalar type name in messages (Float, Double, Long, ComplexDouble, ...)."""
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-    short = str(dtype).replace("lucid.", "")
-    return names.get(short, short)
 
 
 def install(namespace):

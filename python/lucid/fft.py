@@ -138,25 +138,20 @@ class _C2R(Function):
 
 # ---- operands: dtypes, dims, sizes, norm -----------------------------------------------
 
-def _dtype_name(dtype):
-    return {D.float16: "Half", D.bfloat16: "BFloat16", D.float64: "Double"}.get(dtype, str(dtype))
-
-
 def _floating(op, x):
     """x as float32, float64, complex64 or complex128 (integers and bools become the
     default float dtype, as torch's)."""
     if x.dtype in (D.float32, D.float64, D.complex64, D.complex128):
         return x
     if x.dtype in (D.float16, D.bfloat16):
-        raise RuntimeError(f"{op}: Unsupported dtype {_dtype_name(x.dtype)}; convert to float32 first")
+        raise RuntimeError(f"{op}: Unsupported dtype {D._torch_name(x.dtype)}; convert to float32 first")
     return x.to(D.get_default_dtype())
 
 
 def _real_input(op, x):
     x = _floating(op, x)
     if x.dtype.is_complex:
-        name = "ComplexDouble" if x.dtype == D.complex128 else "ComplexFloat"
-        raise TypeError(f"{op} expects a real input tensor, but got {name}")
+        raise TypeError(f"{op} expects a real input tensor, but got {D._torch_name(x.dtype)}")
     return x
 
 

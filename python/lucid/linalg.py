@@ -40,14 +40,9 @@ class LinAlgError(RuntimeError):
 
 def _check_float(op, A):
     if not (A.dtype.is_floating_point or A.dtype.is_complex):
-        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {_dtype_name(A.dtype)}")
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {D._torch_name(A.dtype)}")
     if A.dtype not in (D.float32, D.float64, D.complex64, D.complex128):
-        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {_dtype_name(A.dtype)}")
-
-
-def _dtype_name(dtype):
-    return {D.int64: "Long", D.int32: "Int", D.int16: "Short", D.int8: "Char", D.uint8: "Byte",
-            D.bool: "Bool", D.float16: "Half", D.bfloat16: "BFloat16"}.get(dtype, str(dtype))
+        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {D._torch_name(A.dtype)}")
 
 
 def _check_matrix(op, A, square=False, name="A"):
@@ -1067,7 +1062,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     largest / smallest |x|; 0: the number of nonzeros."""
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                           f"{_dtype_name(x.dtype)}")
+                           f"{D._torch_name(x.dtype)}")
     if dtype is not None:
         x = x.to(dtype)
     a = x.abs()
