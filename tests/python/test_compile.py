@@ -413,6 +413,46 @@ def test_replays_follow_what_changes_outside_the_step():
     assert step.stats["replays"] > 6
 
 
+def test_a_replay_guard_sees_every_change_outside_the_step():
+    """The guard a replay is captured under (compile/_replay.py's _Guard, which does not
+    walk the model) fails after each change a replay would not see, and holds again
+    once recaptured. Pure Python: it runs on every machine."""
+    from lucid.compile._replay import _Guard
+
+    model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+    opt = lucid.optim.Adam(model.parameters(), lr=1e-2)
+    F.cross_entropy(model(lucid.randn(6, 4)), lucid.randint(0, 3, (6,))).backward()
+    opt.step()  # the optimizer's state exists
+
+    def extra_group():
+        model.add_module("head", nn.Linear(3, 3))
+        opt.add_param_group({"params": model.head.parameters()})
+
+    def new_state():
+        opt.load_state_dict(opt.state_dict())
+
+    changes = {
+        "a new learning rate": lambda: opt.param_groups[0].__setitem__("lr", 5e-3),
+        "new betas": lambda: opt.param_groups[0].__setitem__("betas", (0.8, 0.99)),
+        "a parameter's storage replaced": lambda: setattr(model[0].weight, "data", model[0].weight.data * 2),
+        "a parameter replaced": lambda: setattr(model[2], "bias", nn.Parameter(lucid.zeros(3))),
+        "a buffer replaced": lambda: setattr(model[1], "running_mean", lucid.zeros(8)),
+        "a buffer removed": lambda: delattr(model[1], "running_var"),
+        "a parameter removed": lambda: model[0].register_parameter("bias", None),
+        "a submodule replaced": lambda: model.__setitem__(1, nn.Identity()),
+        "an optimizer state entry replaced": lambda: opt.state[model[0].weight].__setitem__(
+            "exp_avg", lucid.zeros(8, 4)),
+        "the optimizer's state reloaded": new_state,
+        "a parameter group added": extra_group,
+    }
+    for what, change in changes.items():
+        guard = _Guard(model, opt)
+        assert guard.holds(), what
+        change()
+        assert not guard.holds(), what
+    assert _Guard(model, opt).holds()
+
+
 @needs_gpu
 def test_steps_drawing_random_numbers_are_not_replayed():
     model = nn.Sequential(nn.Linear(20, 32), nn.Dropout(0.3), nn.Linear(32, 5)).to("gpu")

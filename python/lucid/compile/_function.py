@@ -95,11 +95,11 @@ class CompiledFunction:
         self._calls += 1
         if known is not None:
             known["calls"] += 1
-            return self._run_known(args, kwargs)
+            return self._run_known(key, args, kwargs)
         return self._trace(key, args, kwargs)
 
-    def _run_known(self, args, kwargs):
-        """A call of a signature already traced."""
+    def _run_known(self, key, args, kwargs):
+        """A call of a signature already traced (`key`: the signature)."""
         with _region.region():
             return self._fn(*args, **kwargs)
 

@@ -9,6 +9,7 @@ from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from ._function import CompiledFunction
 from ._replay import NOT_MINE, Replayer
+from ._signature import spec
 
 
 def _check_model(where, model):
@@ -97,12 +98,14 @@ class ReplayedStep(CompiledStep):
         super().__init__(fn, **kwargs)
         self._replayer = replayer
 
-    def _run_known(self, args, kwargs):
+    def _run_known(self, key, args, kwargs):
         if not kwargs:
-            out = self._replayer.run(self._fn, args)
+            if self._dynamic:  # a capture is of one set of sizes
+                key = (spec(args, False),) + key[1:]
+            out = self._replayer.run(self._fn, args, key)
             if out is not NOT_MINE:
                 return out
-        return super()._run_known(args, kwargs)
+        return super()._run_known(key, args, kwargs)
 
     @property
     def stats(self):
