@@ -112,6 +112,9 @@ void init_elementwise_extra(nb::module_& m, TensorClass& cls) {
       return nb::borrow(self);
     }, nb::arg("min") = nb::none(), nb::arg("max") = nb::none());
   }
+  m.def("hardtanh", [](TensorPtr a, nb::handle lo, nb::handle hi) {
+    return ops::hardtanh(a, scalar_from_python(lo), scalar_from_python(hi));
+  }, nb::arg("input"), nb::arg("min_val"), nb::arg("max_val"));
   m.def("clamp_min", [](TensorPtr a, nb::handle lo, nb::handle out) {
     return with_out("clamp_min", ops::clamp(a, operand(lo, "clamp_min", "min"), std::nullopt, true), out);
   }, nb::arg("input"), nb::arg("min"), nb::kw_only(), nb::arg("out") = nb::none());

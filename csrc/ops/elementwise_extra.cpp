@@ -4,7 +4,9 @@
 #include <limits>
 
 #include "autograd/record.h"
+#include "core/pending.h"
 #include "ops/prims/elementwise.h"
+#include "ops/prims/fused.h"
 #include "ops/reduce.h"
 #include "core/default_dtype.h"
 #include "ops/copy_ops.h"
@@ -56,6 +58,39 @@ bool is_zero_scalar(const Scalar& s) {
 
 bool is_one(const Scalar& s) {
   return std::visit([](auto v) { return v == decltype(v)(1); }, s);
+}
+
+// Note [Clamp in one pass]: clamp with two number bounds is maximum, then minimum. A
+// GPU flush fuses the two calls (ops/fusion.h), and so does a compiled CPU region; an
+// eager CPU call makes them one program here, run by the same kernel (the ops' own row
+// kernels over blocks held in cache, Note [Compiled CPU chains]): one pass over memory
+// instead of two, with the two calls' bits. Null when it does not apply: other devices,
+// inside a compiled region (which fuses the calls with their neighbours), a dtype the
+// programs do not take (integers), or an x that is not dense.
+TensorPtr clamp_in_one_pass(const TensorPtr& x, const Scalar& lo, const Scalar& hi, Dtype dtype) {
+  const bool floating = dtype == Dtype::F32 || dtype == Dtype::F64 || dtype == Dtype::F16 || dtype == Dtype::BF16;
+  if (!floating || x->dtype() != dtype || !x->device().is_cpu() || !x->is_contiguous() || pending::recording_cpu())
+    return nullptr;
+  FusedElementwise prim;
+  FusedProgram& p = prim.program;
+  p.dtype = dtype;
+  p.n_inputs = 1, p.in_reg[0] = 0, p.in_dtype[0] = dtype;
+  p.n_consts = 2;
+  for (int c = 0; c < 2; ++c) {  // each bound as the 0-d operand the two calls would read
+    alignas(16) std::byte element[16];
+    scalar_to_bytes(c == 0 ? lo : hi, dtype, element);
+    p.const_reg[c] = uint8_t(c + 1);
+    p.consts[c] = std::get<double>(scalar_from_bytes(element, dtype));
+  }
+  p.n_instrs = 2;
+  p.instrs[0] = {FusedKind::Binary, uint8_t(BinaryOp::Maximum), 0, 0, 1, 0, dtype};
+  p.instrs[1] = {FusedKind::Binary, uint8_t(BinaryOp::Minimum), 0, 0, 2, 0, dtype};
+  p.n_outputs = 1, p.out_reg[0] = 0, p.out_dtype[0] = dtype;
+  TensorPtr out = TensorImpl::empty(x->shape(), dtype, x->device());
+  const TensorImpl* ins[1] = {x.get()};
+  TensorImpl* outs[1] = {out.get()};
+  launch(prim, outs, Inputs(ins, 1));
+  return out;
 }
 
 }  // namespace
@@ -151,10 +186,13 @@ TensorPtr clamp(const TensorPtr& x, const std::optional<Operand>& min, const std
   TensorPtr out;
   {
     autograd::GradModeGuard no_grad(false);
-    out = x->dtype() == dtype ? x : x->clone(dtype);
-    // maximum/minimum propagate NaN from either side, as torch.clamp does.
-    if (lo) out = maximum(out, as_tensor(*lo, dtype, lo->tensor ? lo->tensor->shape() : Shape{}));
-    if (hi) out = minimum(out, as_tensor(*hi, dtype, hi->tensor ? hi->tensor->shape() : Shape{}));
+    if (lo && hi && !lo->tensor && !hi->tensor) out = clamp_in_one_pass(x, lo->number, hi->number, dtype);
+    if (!out) {
+      out = x->dtype() == dtype ? x : x->clone(dtype);
+      // maximum/minimum propagate NaN from either side, as torch.clamp does.
+      if (lo) out = maximum(out, as_tensor(*lo, dtype, lo->tensor ? lo->tensor->shape() : Shape{}));
+      if (hi) out = minimum(out, as_tensor(*hi, dtype, hi->tensor ? hi->tensor->shape() : Shape{}));
+    }
     if (out == x) out = x->clone();
   }
   TensorPtr tlo = lo ? lo->tensor : nullptr, thi = hi ? hi->tensor : nullptr;
@@ -198,6 +236,25 @@ TensorPtr clamp(const TensorPtr& x, const std::optional<Operand>& min, const std
       }
       return out;
     });
+  }
+  return out;
+}
+
+TensorPtr hardtanh(const TensorPtr& x, const Scalar& min, const Scalar& max) {
+  LUCID_CHECK(x->dtype() != Dtype::Bool, NotImplementedError, "Bool inputs not supported for hardtanh");
+  TensorPtr out;
+  {
+    autograd::GradModeGuard no_grad(false);
+    out = clamp(x, num(min), num(max));
+  }
+  if (autograd::needs_grad({&x}) && autograd::is_differentiable(out->dtype())) {
+    auto node = autograd::record("HardtanhBackward0", {x}, {out}, [min, max](const Node& n, const Grads& g) {
+      const Operand s = ten(n.saved(0));
+      TensorPtr stop = binary(BinaryOp::LogicalOr, ten(binary(BinaryOp::Le, s, num(min))),
+                              ten(binary(BinaryOp::Ge, s, num(max))));
+      return Grads{where(stop, num(0.0), ten(g[0]))};
+    });
+    node->save(x);
   }
   return out;
 }

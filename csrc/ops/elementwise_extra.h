@@ -18,6 +18,9 @@ TensorPtr where(const TensorPtr& cond, const Operand& a, const Operand& b);
 // one_sided: called as clamp_min / clamp_max (the node is named after them).
 TensorPtr clamp(const TensorPtr& x, const std::optional<Operand>& min, const std::optional<Operand>& max,
                 bool one_sided = false);
+// F.hardtanh: clamp(x, min, max) whose gradient passes strictly inside the bounds and
+// at a NaN (torch's hardtanh_backward; clamp's stops at a NaN).
+TensorPtr hardtanh(const TensorPtr& x, const Scalar& min, const Scalar& max);
 // add(a, b, alpha=) / sub(a, b, alpha=): a + alpha * b (op is Add or Sub).
 TensorPtr add_alpha(BinaryOp op, const Operand& a, const Operand& b, const Scalar& alpha);
 // alpha * b, after torch's checks: what add_alpha adds to (or takes from) a.

@@ -133,6 +133,65 @@ def test_clamp(dtype, bounds, device):
         _check(lambda: la.clamp_max(lb[1]), lambda: ta.clamp_max(tb[1]))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("bounds", [(-1, 2), (-0.3, 0.7), (2, -1), (float("-inf"), 1.5), (float("nan"), 1)], ids=str)
+def test_clamp_in_one_pass_gives_the_two_calls_bits(dtype, bounds):
+    """Note [Clamp in one pass]: a CPU clamp with two number bounds runs maximum and
+    minimum as one program over blocks; every element (NaN, infinities, the bounds
+    themselves, a tail) has the bits of the two calls and of torch."""
+    n = 7 * 10_001  # several blocks and a tail
+    t = torch.randn(n, dtype=torch.float64) * 2
+    t[::97] = float("nan")
+    t[1::89] = float("inf")
+    t[2::83] = float("-inf")
+    t[3::79] = bounds[0]
+    t[4::73] = bounds[1]
+    t = t.to(getattr(torch, dtype))
+    x = to_lucid(t, "cpu")
+    lo, hi = bounds
+    lt, ht = lucid.tensor(lo, dtype=x.dtype), lucid.tensor(hi, dtype=x.dtype)
+    two_calls = lucid.minimum(lucid.maximum(x, lt), ht)
+    as_bits = {2: lucid.int16, 4: lucid.int32, 8: lucid.int64}[x.itemsize]
+    for got in (lucid.clamp(x, lo, hi), x.reshape(7, n // 7).clamp(lo, hi).reshape(-1)):
+        assert got.view(as_bits).tolist() == two_calls.view(as_bits).tolist()
+    if not (lo != lo and TORCH_VERSION < (2, 15)):  # (torch before 2.15 clamps NaN bounds differently)
+        _compare(lucid.clamp(x, lo, hi), torch.clamp(t, lo, hi))
+        _compare(lucid.clamp(x[::3], lo, hi), torch.clamp(t[::3], lo, hi))  # strided: the two calls
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_hardtanh_is_a_clamp_with_torchs_gradient(dtype):
+    """F.hardtanh runs clamp (in one pass on the CPU) and records torch's node: its
+    gradient stops at the bounds themselves and passes a NaN (torch's scalar loop; its
+    vector loop gives 0 there, by position)."""
+    t = torch.tensor([-2.0, -0.5, -0.2, 0.0, 0.3, 0.7, 1.5, float("nan"), float("inf")] * 3000,
+                     dtype=getattr(torch, dtype), requires_grad=True)
+    x = to_lucid(t.detach(), "cpu").requires_grad_()
+    y, ty = lucid.nn.functional.hardtanh(x, -0.5, 0.7), torch.nn.functional.hardtanh(t, -0.5, 0.7)
+    assert y.grad_fn.name() == ty.grad_fn.name() == "HardtanhBackward0"
+    _compare(y, ty)
+    g = torch.randint(-2, 3, ty.shape).to(ty.dtype)
+    y.backward(to_lucid(g, "cpu"))
+    ty.backward(g)
+    nan = t.detach().isnan()
+    assert x.grad.numpy()[nan.numpy()].tolist() == g[nan].tolist()
+    want = t.grad.clone()
+    want[nan] = g[nan]
+    _compare(x.grad, want)
+    assert lucid.nn.functional.relu6(x).grad_fn.name() == "HardtanhBackward0"
+    xs = lucid.tensor([-0.9, -0.3, 0.1, 0.5, 0.9], dtype=lucid.float64, requires_grad=True)
+    assert lucid.autograd.gradcheck(lambda v: lucid.nn.functional.hardtanh(v, -0.5, 0.7), (xs,))
+
+
+def test_hardtanh_takes_integers_and_refuses_bools_as_torch():
+    _check(lambda: lucid.nn.functional.hardtanh(lucid.tensor([1, 5, -3]), -2, 2),
+           lambda: torch.nn.functional.hardtanh(torch.tensor([1, 5, -3]), -2, 2))
+    with pytest.raises(NotImplementedError, match="Bool inputs not supported for hardtanh"):
+        lucid.nn.functional.hardtanh(lucid.tensor([True, False]), 0, 1)
+    with pytest.raises(ValueError, match="min_val cannot be greater than max_val"):
+        lucid.nn.functional.hardtanh(lucid.ones(2), 1, 0)
+
+
 def test_clamp_needs_a_bound():
     with pytest.raises(RuntimeError):
         lucid.clamp(lucid.ones(2))

@@ -85,8 +85,9 @@ def _slope_check(what, slope):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    # torch's hardtanh_backward: zero at and beyond the bounds; a NaN passes
-    return _inplace(input, lambda x: _where(x <= min_val, min_val, _where(x >= max_val, max_val, x)), inplace)
+    # clamp in one pass (Note [Clamp in one pass]); the gradient is torch's hardtanh_backward:
+    # zero at and beyond the bounds; a NaN passes
+    return _inplace(input, lambda x: _C.hardtanh(x, min_val, max_val), inplace)
 
 
 def relu6(input, inplace=False):

@@ -2,7 +2,7 @@
 
 import builtins as _builtins
 
-from .. import _C, _limits
+from .. import _C, _dtype, _limits
 from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
 
 __all__ = ["linear", "pad", "relu", "leaky_relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
@@ -69,7 +69,7 @@ def pad(input, pad, mode="constant", value=None):
             raise RuntimeError("Padding value causes wrapping around more than once.")
         # the source position of each output position i in [-lo, n + hi), computed on the
         # device (a Python list of them cost milliseconds for long signals: stft's pad)
-        i = arange(-lo, n + hi, dtype=_int64(), device=input.device)
+        i = arange(-lo, n + hi, dtype=_dtype.int64, device=input.device)
         if mode == "reflect":
             src = where(i < n, i.abs(), 2 * (n - 1) - i)
         elif mode == "replicate":
@@ -78,11 +78,6 @@ def pad(input, pad, mode="constant", value=None):
             src = i.remainder(n)
         out = _shape.index_select(out, d, src)
     return out
-
-
-def _int64():
-    from .. import _dtype
-    return _dtype.int64
 
 
 # ---- activations (compositions of engine ops; fused kernels come with issue 5's C++ work) ----
@@ -102,8 +97,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 def _float_only(input, kernel):
     """torch's refusal of an activation on integer, bool and complex tensors."""
     if not input.is_floating_point():
-        from .._math_more import _torch_name
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_torch_name(input.dtype)}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype._torch_name(input.dtype)}'")
 
 
 def gelu(input, approximate="none"):
