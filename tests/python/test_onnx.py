@@ -71,9 +71,11 @@ def mlp():
 
 
 def activations():
-    """Each fused activation (Note [Fused activations]) between products."""
+    """Each fused activation (Note [Fused activations]) and hardtanh (Note [Clamp in one
+    pass]) between products."""
     return nn.Sequential(nn.Linear(20, 32), nn.GELU(approximate="tanh"), nn.Linear(32, 32), nn.SiLU(),
-                         nn.Linear(32, 32), nn.Hardswish(), nn.Linear(32, 32), nn.Hardsigmoid(), nn.Linear(32, 5))
+                         nn.Linear(32, 32), nn.Hardswish(), nn.Linear(32, 32), nn.Hardsigmoid(), nn.Linear(32, 32),
+                         nn.ReLU6(), nn.Linear(32, 32), nn.Hardtanh(-0.3, 0.4), nn.Linear(32, 5))
 
 
 class CNN(nn.Module):

@@ -177,6 +177,11 @@ def _clamp(g, out, x, min=None, max=None):
     g.bind(out, g.node("Clip", [g.value(x)] + bound)[0])
 
 
+@emits("_C.hardtanh")
+def _hardtanh(g, out, x, min_val, max_val):
+    g.bind(out, g.node("Clip", [g.value(x), g.scalar_like(min_val, x), g.scalar_like(max_val, x)])[0])
+
+
 @emits("_C.log_softmax", "log_softmax")
 def _log_softmax(g, out, x, dim, dtype=None):
     g.bind(out, g.node("LogSoftmax", [g.value(x)], axis=_dim(int(dim), x.ndim))[0])
