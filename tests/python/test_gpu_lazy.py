@@ -48,7 +48,7 @@ def test_switches(name):
 def test_pending_stats():
     s = lucid.gpu.pending_stats()
     assert set(s) == {"ops", "bytes", "flushes", "graph_runs", "graph_abandoned", "fused_calls",
-                      "region_breaks", "replays"} and all(isinstance(v, int) and v >= 0 for v in s.values())
+                      "region_breaks", "replays", "fixed_replays"} and all(isinstance(v, int) and v >= 0 for v in s.values())
     lucid.gpu.flush()  # nothing recorded: a no-op on any machine
 
 
