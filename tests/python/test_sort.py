@@ -173,8 +173,10 @@ def test_topk_matches_torch(largest, device):
 def test_topk_is_the_stable_sorts_first_k(dtype, threads, device):
     """topk's positions are the first k of the stable sort (ties in position order) where
     the CPU selects them without sorting (k a small part of the row): rows one per task,
-    one long row shared by threads, along another dim; NaN, infinities and both zeros."""
-    for shape, k, dim in (((3, 5000), 7, -1), ((1, 200_003), 100, -1), ((5000, 3), 2, 0), ((2, 70_001), 1, 1)):
+    one long row shared by threads, along another dim; where it partitions each row (k up
+    to a quarter of it, half of a short one); NaN, infinities and both zeros."""
+    for shape, k, dim in (((3, 5000), 7, -1), ((1, 200_003), 100, -1), ((5000, 3), 2, 0), ((2, 70_001), 1, 1),
+                          ((40, 64), 32, -1), ((30, 700), 175, 1), ((600, 5), 150, 0)):
         t = _data(dtype, shape)
         for largest in (False, True):
             ti = torch.sort(t, dim=dim, descending=largest, stable=True).indices.narrow(dim, 0, k)
