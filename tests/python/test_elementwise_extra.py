@@ -164,7 +164,8 @@ def test_hardtanh_is_a_clamp_with_torchs_gradient(dtype):
     """F.hardtanh runs clamp (in one pass on the CPU) and records torch's node: its
     gradient stops at the bounds themselves and passes a NaN (torch's scalar loop; its
     vector loop gives 0 there, by position)."""
-    t = torch.tensor([-2.0, -0.5, -0.2, 0.0, 0.3, 0.7, 1.5, float("nan"), float("inf")] * 3000,
+    inf, nan = float("inf"), float("nan")
+    t = torch.tensor([-2.0, -0.5, -0.2, 0.0, 0.3, 0.7, 1.5, nan, inf, -inf, 0.7000001] * 3000,
                      dtype=getattr(torch, dtype), requires_grad=True)
     x = to_lucid(t.detach(), "cpu").requires_grad_()
     y, ty = lucid.nn.functional.hardtanh(x, -0.5, 0.7), torch.nn.functional.hardtanh(t, -0.5, 0.7)
