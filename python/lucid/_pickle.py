@@ -24,7 +24,9 @@ def _rebuild_tensor(data, dtype, shape, device, requires_grad, is_param):
     if len(data) != numel * dt.itemsize:
         raise ValueError(f"cannot rebuild a tensor of shape {tuple(shape)} and dtype {dtype} from "
                          f"{len(data)} bytes (expected {numel * dt.itemsize})")
-    t = lucid.frombuffer(bytearray(data), dtype=dt).reshape(shape) if numel else lucid.empty(shape, dtype=dt)
+    # the bytes on the CPU (whatever the default device), then where they were saved from
+    t = lucid.frombuffer(bytearray(data), dtype=dt).reshape(shape) if numel else lucid.empty(shape, dtype=dt,
+                                                                                              device="cpu")
     if device != "cpu":
         t = t.to(device)
     if is_param:

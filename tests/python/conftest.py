@@ -70,8 +70,9 @@ def to_torch(t):
     return torch.tensor(t.tolist(), dtype=dt).reshape(tuple(t.shape))
 
 
-def to_lucid(t, device="cpu"):
-    """A lucid tensor with the values, shape and dtype of torch tensor `t` (a copy)."""
+def to_lucid(t, device=None):
+    """A lucid tensor with the values, shape and dtype of torch tensor `t` (a copy), on
+    `device` (default: lucid's default device, LUCID_TEST_DEFAULT_DEVICE)."""
     return lucid.tensor(t.tolist(), dtype=lucid_dtype(t.dtype), device=device).reshape(
         tuple(t.shape))
 

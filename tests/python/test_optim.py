@@ -227,6 +227,40 @@ def test_a_torch_state_dict_loads_and_continues():
         assert_close(lp, tp, 1e-12)
 
 
+def test_scalar_counters_live_on_the_cpu_in_float32():
+    """The step counters the step ops read on the host: made on the CPU whatever the
+    default device, and loaded there in float32 from a checkpoint that holds them in
+    another dtype (or, from torch's capturable steps, on its GPU)."""
+    lopt, _, lps, _ = make_pair("Adam", dict(lr=0.01), [(3,)], torch.float64)
+    lps[0].grad = lucid.ones(3, dtype=lucid.float64)
+    lopt.step()
+    sd = lopt.state_dict()
+    assert sd["state"][0]["step"].device.type == "cpu" and sd["state"][0]["step"].dtype == lucid.float32
+    sd["state"][0]["step"] = lucid.tensor(4.0, dtype=lucid.float64)
+    lopt.load_state_dict(sd)
+    step = lopt.state[lps[0]]["step"]
+    assert step.dtype == lucid.float32 and step.device.type == "cpu" and step.item() == 4.0
+    lopt.step()
+    assert lopt.state[lps[0]]["step"].item() == 5.0
+
+
+@pytest.mark.skipif(not lucid.gpu.is_available(), reason="lucid has no GPU here")
+def test_optimizers_step_with_the_gpu_as_the_default_device():
+    before = lucid.get_default_device()
+    lucid.set_default_device("gpu")
+    try:
+        for name in ("Adam", "AdamW", "NAdam", "RAdam", "ASGD", "Rprop", "RMSprop", "Adagrad", "Adadelta", "Adamax"):
+            p = lucid.nn.Parameter(lucid.ones(4))
+            opt = getattr(lucid.optim, name)([p], lr=0.01)
+            for _ in range(2):
+                p.grad = lucid.full((4,), 0.5)
+                opt.step()
+            assert p.device.type == "gpu" and opt.state[p]["step"].device.type == "cpu", name
+            assert p.detach().cpu().tolist() != [1.0] * 4, name
+    finally:
+        lucid.set_default_device(before)
+
+
 def test_loading_copies_the_state():
     lopt, _, lps, _ = make_pair("SGD", dict(lr=0.1, momentum=0.9), [(3,)], torch.float64)
     lps[0].grad = lucid.ones(3, dtype=lucid.float64)

@@ -212,7 +212,12 @@ def export(model, args, f, *, kwargs=None, export_params=True, verbose=False, tr
         [_value_info(n, t, dynamic) for t, n in zip(inputs, input_names)],
         [_value_info(n, t, dynamic) for t, n in zip(outputs, output_names)],
         [numpy_helper.from_array(a, name) for name, a in graph.initializers.items()])
-    proto = helper.make_model(onnx_graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="lucid")
+    opsets = [helper.make_opsetid("", opset)]
+    proto = helper.make_model(onnx_graph, opset_imports=opsets, producer_name="lucid")
+    # The oldest IR version that carries the opset (8 for opset 17), not the installed
+    # onnx package's newest: a runtime refuses an IR version newer than its own whatever
+    # the opset (onnx 1.23 writes 14; the H100 machine's onnxruntime reads up to 13).
+    proto.ir_version = helper.find_min_ir_version_for(opsets)
     onnx.checker.check_model(proto)
     if verbose:
         print(helper.printable_graph(proto.graph))

@@ -16,6 +16,7 @@ from collections import defaultdict
 from itertools import chain
 
 from .. import _C
+from .. import _dtype as D
 from .._tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -39,10 +40,12 @@ def _zeros(p):
 
 
 def _scalar_state(value):
-    """A 0-d float32 tensor: torch's layout for `step` and the other scalar state."""
+    """A 0-d float32 CPU tensor: torch's layout for `step` and the other scalar state.
+    On the CPU whatever the default device: the step ops read these counters on the
+    host (torch keeps them there too, unless capturable)."""
     import lucid
 
-    return lucid.tensor(float(value), dtype=lucid.float32)
+    return lucid.tensor(float(value), dtype=lucid.float32, device="cpu")
 
 
 class Optimizer:
@@ -215,11 +218,15 @@ class Optimizer:
 
 def _state_like(param, name, value):
     """A loaded state value for `param`: tensors copied (the loaded dict stays the caller's)
-    onto the parameter's device, floating ones in its dtype, except the scalar counters."""
+    onto the parameter's device, floating ones in its dtype; the scalar counters as
+    _scalar_state makes them (float32 on the CPU: a checkpoint of torch's capturable
+    steps holds them on its GPU)."""
     if not isinstance(value, Tensor):
         return value
     value = value.detach().clone()
-    if name in ("step", "mu_product", "eta", "mu") or not value.is_floating_point():
+    if name in ("step", "mu_product", "eta", "mu"):
+        return value.to(device="cpu", dtype=D.float32) if value.is_floating_point() else value
+    if not value.is_floating_point():
         return value
     return value.to(device=param.device, dtype=param.dtype)
 

@@ -40,7 +40,7 @@ class SparseAdam(Optimizer):
                 step += 1
                 t = step.item()
                 present = grad != 0
-                zero = lucid.zeros((), dtype=p.dtype)
+                zero = lucid.zeros((), dtype=p.dtype, device=p.device)
                 m1.add_(lucid.where(present, (grad - m1) * (1 - beta1), zero))
                 m2.add_(lucid.where(present, (grad * grad - m2) * (1 - beta2), zero))
                 step_size = group["lr"] * math.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)

@@ -167,7 +167,7 @@ class RandomGrayscale(Module):
 
     def forward(self, img):
         num_output_channels = get_dimensions(img)[0]
-        if lucid.rand(1).item() < self.p:
+        if lucid.rand(1, device="cpu").item() < self.p:
             return rgb_to_grayscale(img, num_output_channels=num_output_channels)
         return img
 
@@ -206,7 +206,7 @@ class ColorJitter(Module):
     @staticmethod
     def get_params(brightness, contrast, saturation, hue):
         """(the order of the four adjustments, then each factor or None)."""
-        fn_idx = lucid.randperm(4)
+        fn_idx = lucid.randperm(4, device="cpu")
         factors = [None if r is None else _uniform(r[0], r[1]) for r in (brightness, contrast, saturation, hue)]
         return (fn_idx, *factors)
 

@@ -74,8 +74,8 @@ class RandomResizedCrop(Module):
             w = int(round(math.sqrt(target_area * aspect_ratio)))
             h = int(round(math.sqrt(target_area / aspect_ratio)))
             if 0 < w <= width and 0 < h <= height:
-                i = lucid.randint(0, height - h + 1, size=(1,)).item()
-                j = lucid.randint(0, width - w + 1, size=(1,)).item()
+                i = lucid.randint(0, height - h + 1, size=(1,), device="cpu").item()
+                j = lucid.randint(0, width - w + 1, size=(1,), device="cpu").item()
                 return i, j, h, w
         in_ratio = float(width) / float(height)
         if in_ratio < min(ratio):

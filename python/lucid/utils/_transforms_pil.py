@@ -110,7 +110,7 @@ def to_pil_image(pic, mode=None):
             pic = pic.permute(1, 2, 0)
         img = pic.detach().cpu()  # the scaling below runs where the bytes are read: on the CPU
     elif ndarray is not None and isinstance(pic, ndarray):
-        img = lucid.tensor(pic)
+        img = lucid.tensor(pic, device="cpu")
     else:
         raise TypeError(f"to_pil_image: pic should be a lucid Tensor or a NumPy array. Got {type(pic).__name__}.")
     if img.ndim == 2:
@@ -154,7 +154,8 @@ def to_tensor(pic):
         if pic.ndim not in (2, 3):
             raise ValueError(f"to_tensor: pic should be 2/3 dimensional ([H, W] or [H, W, C]). Got {pic.ndim} "
                              "dimensions.")
-        img = pic if isinstance(pic, lucid.Tensor) else lucid.tensor(pic)  # lucid.tensor copies the array
+        # (a copy on the CPU, as torchvision's from_numpy)
+        img = pic if isinstance(pic, lucid.Tensor) else lucid.tensor(pic, device="cpu")
     else:
         raise TypeError(f"to_tensor: pic should be a lucid Tensor, a NumPy array or a PIL image [H, W] or "
                         f"[H, W, C]. Got {type(pic).__name__}{pil_status()}")

@@ -77,7 +77,7 @@ def read_idx(path):
         values.byteswap()
         body = values.tobytes()
     if count == 0:  # a dimension of size 0: frombuffer refuses an empty buffer
-        return lucid.empty(list(dims), dtype=getattr(lucid, dtype))
+        return lucid.empty(list(dims), dtype=getattr(lucid, dtype), device="cpu")
     return lucid.frombuffer(bytearray(body), dtype=getattr(lucid, dtype)).reshape(dims)
 
 

@@ -665,8 +665,8 @@ class RandomCrop(Module):
             raise ValueError(f"Required crop size {(th, tw)} is larger than input image size {(h, w)}")
         if w == tw and h == th:
             return 0, 0, h, w
-        i = lucid.randint(0, h - th + 1, size=(1,)).item()
-        j = lucid.randint(0, w - tw + 1, size=(1,)).item()
+        i = lucid.randint(0, h - th + 1, size=(1,), device="cpu").item()
+        j = lucid.randint(0, w - tw + 1, size=(1,), device="cpu").item()
         return i, j, th, tw
 
     def forward(self, img):
@@ -685,8 +685,9 @@ class RandomCrop(Module):
 
 
 def _uniform(low, high):
-    """A float uniform in [low, high) from lucid's global generator."""
-    return lucid.empty(1, dtype=lucid.float64).uniform_(low, high).item()
+    """A float uniform in [low, high) from lucid's global (CPU) generator, whatever the default
+    device: transforms run in DataLoader workers, which must not touch the GPU."""
+    return lucid.empty(1, dtype=lucid.float64, device="cpu").uniform_(low, high).item()
 
 
 def _check_p(p, where):
@@ -703,7 +704,7 @@ class RandomHorizontalFlip(Module):
         self.p = _check_p(p, "RandomHorizontalFlip")
 
     def forward(self, img):
-        if lucid.rand(1).item() < self.p:
+        if lucid.rand(1, device="cpu").item() < self.p:
             return hflip(img)
         return img
 
@@ -719,7 +720,7 @@ class RandomVerticalFlip(Module):
         self.p = _check_p(p, "RandomVerticalFlip")
 
     def forward(self, img):
-        if lucid.rand(1).item() < self.p:
+        if lucid.rand(1, device="cpu").item() < self.p:
             return vflip(img)
         return img
 
@@ -755,7 +756,7 @@ class RandomRotation(Module):
     @staticmethod
     def get_params(degrees):
         """An angle uniform in [degrees[0], degrees[1])."""
-        return float(degrees[0] + (degrees[1] - degrees[0]) * lucid.rand(1, dtype=lucid.float64).item())
+        return float(degrees[0] + (degrees[1] - degrees[0]) * lucid.rand(1, dtype=lucid.float64, device="cpu").item())
 
     def forward(self, img):
         channels = get_dimensions(img)[0]

@@ -99,7 +99,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     bs = _batch_sizes(lengths)
     flat = input.reshape(T * B, *input.shape[2:])
     data = flat.index_select(0, lucid.tensor(_pack_index(bs, B), dtype=lucid.int64, device=flat.device))
-    return PackedSequence(data, lucid.tensor(bs, dtype=lucid.int64), sorted_indices, None)
+    return PackedSequence(data, lucid.tensor(bs, dtype=lucid.int64, device="cpu"), sorted_indices, None)
 
 
 def _padded_from_packed(data, batch_sizes, padding_value, total_length):
@@ -128,7 +128,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         raise ValueError("Expected total_length to be at least the length of the longest sequence in input, but "
                          f"got total_length={total_length} and max sequence length being {max_len}")
     padded, lengths = _padded_from_packed(sequence.data, sequence.batch_sizes, padding_value, total_length)
-    lengths = lucid.tensor(lengths, dtype=lucid.int64)
+    lengths = lucid.tensor(lengths, dtype=lucid.int64, device="cpu")  # (torch's lengths are on the CPU)
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(1, sequence.unsorted_indices)
         lengths = lengths.index_select(0, sequence.unsorted_indices.cpu())  # lengths stay on the CPU, as torch's
