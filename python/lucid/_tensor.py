@@ -182,7 +182,7 @@ class _TensorAPI:
         import numpy  # loaded only on request: `import lucid` never imports NumPy
 
         # GPU data is downloaded (the engine contract); host data is shared, zero-copy.
-        host = self.detach() if self._device < 0 else self.cpu()
+        host = self.detach() if self._device < 0 else self.detach().cpu()
         return numpy.from_dlpack(host)
 
     def __array__(self, dtype=None, copy=None):

@@ -38,6 +38,19 @@ if os.environ.get("LUCID_TEST_DEFAULT_DEVICE"):
         raise pytest.UsageError("LUCID_TEST_DEFAULT_DEVICE asks for the GPU, and lucid has none here")
     lucid.set_default_device(os.environ["LUCID_TEST_DEFAULT_DEVICE"])
 
+
+
+@pytest.fixture
+def cpu_default():
+    """The CPU as lucid's default device for one test, whatever LUCID_TEST_DEFAULT_DEVICE
+    says: for tests of the CPU itself (compiled CPU chains, the legacy CPU tensor types).
+    Modules take it with `pytestmark = pytest.mark.usefixtures("cpu_default")`."""
+    before = lucid.get_default_device()
+    lucid.set_default_device("cpu")
+    yield
+    lucid.set_default_device(before)
+
+
 # Every dtype lucid has, by name; torch has all of them too.
 DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
                "float32", "float64", "complex64", "complex128"]

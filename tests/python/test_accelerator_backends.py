@@ -117,7 +117,7 @@ def test_backend_queries_answer_truthfully_for_lucid():
     v = b.cudnn.version()  # GPU convolutions load cuDNN 9 (where it is installed)
     assert v is None if not _C._built_with_cuda else (v is None or v >= 90000)
     assert b.cudnn.is_available() is (lucid.gpu.is_available() and v is not None)
-    assert b.cudnn.is_acceptable(lucid.zeros(1)) is False  # a CPU tensor
+    assert b.cudnn.is_acceptable(lucid.zeros(1, device="cpu")) is False  # a CPU tensor
     if b.cudnn.is_available():
         assert b.cudnn.is_acceptable(lucid.zeros(1, device="gpu")) is True
         assert b.cudnn.is_acceptable(lucid.zeros(1, dtype=lucid.int64, device="gpu")) is False

@@ -11,6 +11,8 @@ import lucid
 import lucid.nn.functional as F
 from lucid import _C
 
+pytestmark = pytest.mark.usefixtures("cpu_default")  # tests of the CPU (conftest.py)
+
 N = 3 * 4096 + 77  # above the recording threshold (16,384 elements) once doubled; an odd tail
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
 BITS = {"float32": lucid.int32, "float64": lucid.int64, "float16": lucid.int16, "bfloat16": lucid.int16}

@@ -208,9 +208,10 @@ def test_requires_grad_on_integer_tensor():
 
 
 def test_device_argument_forms():
-    for d in ["cpu", lucid.device("cpu"), None]:
+    for d in ["cpu", lucid.device("cpu")]:
         t = lucid.zeros(3, device=d)
         assert t.device == lucid.device("cpu") and t.device.type == "cpu" and t.is_cpu
+    assert lucid.zeros(3, device=None).device == lucid.get_default_device()
 
 
 def test_new_methods():

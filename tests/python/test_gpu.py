@@ -42,7 +42,7 @@ def test_device_api():
                                   lambda t: t.to(lucid.device("gpu", 0)),
                                   lambda t: t.to(device="cuda"), lambda t: t.to(0)])
 def test_transfer_aliases(move):
-    t = lucid.arange(6.0)
+    t = lucid.arange(6.0, device="cpu")
     g = move(t)
     assert g.device.type == "gpu" and g.device == lucid.device("gpu:0") == "cuda:0"
     assert g.is_cuda and g.is_gpu and not g.is_cpu
@@ -558,3 +558,28 @@ def test_16bit_softmax_on_gpu_reads_and_writes_16_bits_and_matches_cpu(dtype):
     lucid.gpu.reset_peak_memory_stats()
     out = lucid.softmax(big, 1)
     assert lucid.gpu.max_memory_allocated() - before <= 1.5 * out.numel() * out.element_size()
+
+
+def _make_a_gpu_tensor(queue):
+    try:
+        lucid.ones(1, device="gpu").tolist()
+        queue.put("no error")
+    except RuntimeError as e:
+        queue.put(str(e))
+
+
+def test_a_forked_child_is_told_why_its_gpu_calls_fail():
+    """A CUDA context does not survive a fork (a DataLoader worker, multiprocessing's
+    default start method on Linux): the child's first GPU call raises torch's message,
+    not the runtime's bare initialization error."""
+    import multiprocessing
+
+    lucid.ones(1, device="gpu").tolist()  # the parent's context
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_make_a_gpu_tensor, args=(queue,))
+    child.start()
+    child.join(120)
+    if child.is_alive():
+        child.kill()
+    assert "Cannot re-initialize CUDA in forked subprocess" in queue.get(timeout=10)

@@ -134,11 +134,14 @@ def test_numpy_of_a_tensor_that_requires_grad_gives_its_data():
     # upstream Lucid's and the engine contract's choice; torch raises here
     with pytest.raises(RuntimeError):
         torch.ones(2, requires_grad=True).numpy()
-    x = lucid.ones(2, requires_grad=True)
+    x = lucid.ones(2, requires_grad=True, device="cpu")
     a = x.numpy()
     assert a.tolist() == [1.0, 1.0] and x.requires_grad
     a[0] = 5.0  # a view of the data, as detach().numpy() is
     assert x.tolist() == [5.0, 1.0]
+    if lucid.gpu.is_available():  # a GPU tensor's data is downloaded, detached
+        g = lucid.ones(2, requires_grad=True, device="gpu")
+        assert g.numpy().tolist() == [1.0, 1.0] and g.requires_grad
 
 
 def test_array_protocol():

@@ -9,6 +9,8 @@ import torch
 import lucid
 from conftest import DEVICES, assert_same, dtype_name, to_lucid
 
+pytestmark = pytest.mark.usefixtures("cpu_default")  # tests of the CPU (conftest.py)
+
 LEGACY = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
           "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]
 

@@ -27,9 +27,18 @@ constexpr const char* base_name(const char* path) {
 // failure is not reported a second time by an unrelated later call. Sticky errors
 // (a faulting kernel) survive that reset: CUDA cannot recover the context then, and
 // every later call keeps failing with the same message, which is the honest outcome.
+// Whether this process is a fork of the one that loaded lucid (a DataLoader worker,
+// multiprocessing's default start method on Linux): a CUDA context does not survive a
+// fork, and a child's first CUDA call then fails with an initialization error.
+bool forked_after_load() noexcept;
+
 [[noreturn]] inline void throw_cuda_error(cudaError_t err, const char* call, const char* file,
                                           int line) {
   (void)cudaGetLastError();
+  if (err == cudaErrorInitializationError && forked_after_load())
+    fail<RuntimeError>("Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you "
+                       "must use the 'spawn' start method (a DataLoader's workers are forked: make GPU tensors "
+                       "in the main process, or pass multiprocessing_context='spawn'); in ", call);
   fail<RuntimeError>("CUDA error: ", cudaGetErrorString(err), " (", cudaGetErrorName(err),
                      ") in ", call, " at ", base_name(file), ":", line);
 }

@@ -5,9 +5,20 @@
 #include <algorithm>
 #include <atomic>
 
+#include <pthread.h>
+
 #include "backend/cuda/check.h"
 
 namespace lucid::cuda {
+
+namespace {
+std::atomic<bool> g_forked{false};
+// Registered when the library loads: any fork after that is a child whose CUDA calls
+// fail if the parent had made a context (check.h names the cause).
+[[maybe_unused]] const bool g_fork_handler = (pthread_atfork(nullptr, nullptr, [] { g_forked.store(true); }), true);
+}  // namespace
+
+bool forked_after_load() noexcept { return g_forked.load(); }
 
 int device_count() noexcept {
   // A function-local static is initialised once, thread-safely. cudaGetDeviceCount
