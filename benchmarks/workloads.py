@@ -35,6 +35,11 @@ class Workload:
     # waits for the other side's work (default: torch.cuda.synchronize on GPU rows); a row
     # whose other side is JAX blocks on JAX's last result instead (workloads_jax.py)
     other_sync: Optional[Callable] = None
+    # GPU rows: each call's work is queued (lucid.gpu.flush) while its results are held. A
+    # lazy GPU drops recorded calls whose results nobody holds (Note [Elementwise fusion]),
+    # so a batch of calls whose results are thrown away would time their recording only.
+    # False for rows that time the host's recording itself.
+    materialise: bool = True
 
 
 REGISTRY = []

@@ -17,9 +17,10 @@ def _tiny_gpu(requires_grad):
     return setup
 
 
-workload("GPU tiny: 1-element add (host time)", "gpu overhead", _tiny_gpu(False), lambda m, a: a + a, device="gpu")
+workload("GPU tiny: 1-element add (host time)", "gpu overhead", _tiny_gpu(False), lambda m, a: a + a, device="gpu",
+         materialise=False)
 workload("GPU tiny: 1-element add * 2, recorded for autograd", "gpu overhead", _tiny_gpu(True),
-         lambda m, a: (a + a) * 2.0, ops=2, device="gpu")
+         lambda m, a: (a + a) * 2.0, ops=2, device="gpu", materialise=False)
 
 
 def _chain(m, a):
@@ -31,7 +32,7 @@ def _chain(m, a):
 # 100 dependent ops per call: the host cost per op when nothing waits in between (lucid
 # records them; issue 22's target is 2 us an op)
 workload("GPU tiny: 100 chained 1-element adds (host time per 100 ops)", "gpu overhead", _tiny_gpu(False), _chain,
-         ops=100, device="gpu")
+         ops=100, device="gpu", materialise=False)
 
 for n, label in ((1 << 24, "16M"), (1 << 28, "256M")):
     shape = (n // 4096, 4096)
