@@ -292,14 +292,21 @@ void select_first(const T* row, int64_t begin, int64_t end, int64_t k, bool desc
   }
 }
 
+// The positions (and values) of the first k entries, which are in order.
 template <typename T>
-void store_selected(std::vector<Entry<ops::OrderKey<T>>>& entries, int64_t k, const T* row, int64_t* out,
-                    T* values) {
-  std::partial_sort(entries.begin(), entries.begin() + k, entries.end());
+void store_first(const std::vector<Entry<ops::OrderKey<T>>>& entries, int64_t k, const T* row, int64_t* out,
+                 T* values) {
   for (int64_t j = 0; j < k; ++j) {
     out[j] = entries[size_t(j)].pos;
     if (values) values[j] = row[entries[size_t(j)].pos];
   }
+}
+
+template <typename T>
+void store_selected(std::vector<Entry<ops::OrderKey<T>>>& entries, int64_t k, const T* row, int64_t* out,
+                    T* values) {
+  std::partial_sort(entries.begin(), entries.begin() + k, entries.end());
+  store_first(entries, k, row, out, values);
 }
 
 // Rows one per task; a long row with fewer rows than threads in a chunk per thread,
@@ -343,11 +350,8 @@ void partition_rows(const T* x, int64_t* out, T* values, int64_t rows, int64_t n
       for (int64_t i = 0; i < n; ++i)
         entries[size_t(i)] = {descending ? K(~ops::order_key(row[i])) : ops::order_key(row[i]), i};
       std::nth_element(entries.begin(), entries.begin() + (k - 1), entries.end());
-      std::sort(entries.begin(), entries.begin() + k);
-      for (int64_t j = 0; j < k; ++j) {
-        out[r * k + j] = entries[size_t(j)].pos;
-        if (values) values[r * k + j] = row[entries[size_t(j)].pos];
-      }
+      std::sort(entries.begin(), entries.begin() + k);  // (not partial_sort: its pass over the rest cost 10-15%)
+      store_first(entries, k, row, out + r * k, values ? values + r * k : nullptr);
     }
   });
 }
