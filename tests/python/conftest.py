@@ -40,6 +40,12 @@ if os.environ.get("LUCID_TEST_DEFAULT_DEVICE"):
 
 
 
+def default_device():
+    """lucid's default device type ("cpu", or "gpu" under LUCID_TEST_DEFAULT_DEVICE=gpu):
+    what the helpers that take a `device` use when a test names none."""
+    return lucid.get_default_device().type
+
+
 @pytest.fixture
 def cpu_default():
     """The CPU as lucid's default device for one test, whatever LUCID_TEST_DEFAULT_DEVICE

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import lucid
-from conftest import to_lucid, to_torch
+from conftest import to_lucid, to_torch, default_device
 
 
 _DEVICE = "cpu"  # the running test's device (set by _device_of_test)
@@ -27,7 +27,8 @@ def _device_of_test(request):
     _DEVICE = "cpu"
 
 
-def pair(data, requires_grad=True, dtype="float64", device="cpu"):
+def pair(data, requires_grad=True, dtype="float64", device=None):
+    device = device or default_device()
     return (lucid.tensor(data, dtype=getattr(lucid, dtype), requires_grad=requires_grad, device=device),
             torch.tensor(data, dtype=getattr(torch, dtype), requires_grad=requires_grad))
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import lucid
-from conftest import DTYPE_NAMES, assert_same, shares_storage, to_lucid
+from conftest import DTYPE_NAMES, assert_same, shares_storage, to_lucid, default_device
 
 # Sources for casts: every value exactly representable in float32, with signs,
 # fractions, zeros and specials where the source dtype has them.
@@ -26,7 +26,8 @@ CAST_SOURCES = {
 FLOAT_SPECIALS = [float("nan"), float("inf"), -float("inf"), 0.0]
 
 
-def _pair(name, data, device="cpu"):
+def _pair(name, data, device=None):
+    device = device or default_device()
     return (lucid.tensor(data, dtype=getattr(lucid, name), device=device),
             torch.tensor(data, dtype=getattr(torch, name)))
 

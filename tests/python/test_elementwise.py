@@ -86,8 +86,10 @@ def _values(name, shape, seed):
     return t.tolist()
 
 
-def _pair(name, shape, seed, device="cpu"):
-    """The same values as a lucid and a torch tensor, on `device` ("gpu": torch's CUDA)."""
+def _pair(name, shape, seed, device=None):
+    """The same values as a lucid and a torch tensor, on `device` ("gpu": torch's CUDA;
+    None: lucid's default device, LUCID_TEST_DEFAULT_DEVICE, and torch's counterpart)."""
+    device = device or lucid.get_default_device().type
     data = _values(name, shape, seed)
     # reshape: tolist() of an empty tensor forgets its shape
     return (lucid.tensor(data, dtype=getattr(lucid, name), device=device).reshape(shape),

@@ -6,10 +6,11 @@ import pytest
 import torch
 
 import lucid
-from conftest import assert_same, shares_storage, to_lucid
+from conftest import assert_same, shares_storage, to_lucid, default_device
 
 
-def _bases(dtype=torch.int64, device="cpu"):
+def _bases(dtype=torch.int64, device=None):
+    device = device or default_device()
     tb = torch.arange(24).reshape(2, 3, 4).to(dtype)
     return to_lucid(tb, device), tb
 

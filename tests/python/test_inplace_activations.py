@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import lucid
-from conftest import to_lucid, to_torch
+from conftest import to_lucid, to_torch, default_device
 
 
 # name -> (functional form, module form); each gets the library and inplace
@@ -76,7 +76,8 @@ PRODUCERS = {
 }
 
 
-def _run(L, name, producer, inplace, module, seed=0, device="cpu"):
+def _run(L, name, producer, inplace, module, seed=0, device=None):
+    device = device or default_device()
     data = _data(seed)
     make, leaves, weight_name = PRODUCERS[producer]
     t = {k: (v if L is torch else to_lucid(v, device)) for k, v in data.items()}

@@ -11,7 +11,7 @@ import torch
 
 import lucid
 import lucid.nn.functional as LF
-from conftest import to_lucid, to_torch
+from conftest import to_lucid, to_torch, default_device
 
 # Tolerances per dtype: half types round once at the end (PyTorch and lucid both
 # accumulate in float), so they differ by at most a rounding of the output.
@@ -441,9 +441,10 @@ def test_dtype_errors(device):
 
 # ---- gradients -----------------------------------------------------------------------------
 
-def _grads_vs_torch(fn_l, fn_t, shapes, dtype="float64", seed=0, device="cpu"):
+def _grads_vs_torch(fn_l, fn_t, shapes, dtype="float64", seed=0, device=None):
     """Values and gradients of fn_l on `device` against fn_t on torch's matching device; on
     the GPU the gradients also match lucid's CPU gradients."""
+    device = device or default_device()
     ts = [rand(s, dtype, seed + i).to(_torch_device(device)).requires_grad_() for i, s in enumerate(shapes)]
     ls = [to_lucid(t.detach().cpu(), device).requires_grad_() for t in ts]
     out_t = fn_t(*ts)

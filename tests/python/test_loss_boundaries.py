@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import lucid
-from conftest import TORCH_VERSION, to_lucid, to_torch
+from conftest import TORCH_VERSION, to_lucid, to_torch, default_device
 
 INF, NAN = math.inf, math.nan
 
@@ -237,7 +237,8 @@ CASES = [
 IDS = {c[0]: c for c in CASES}
 
 
-def _inputs(lib, spec, dtype=None, device="cpu"):
+def _inputs(lib, spec, dtype=None, device=None):
+    device = device or default_device()
     out = {}
     for k, g in spec.items():
         v = g.values if dtype is None or not g.values.dtype.is_floating_point else g.values.to(dtype)
@@ -271,7 +272,8 @@ def _grads(loss, inputs):
     return dict(zip(names, gs))
 
 
-def _compare_grads(lg, tg, inputs_t, what, device="cpu"):
+def _compare_grads(lg, tg, inputs_t, what, device=None):
+    device = device or default_device()
     for k, t in tg.items():
         ref = t if t is not None else torch.zeros_like(inputs_t[k])
         got = lg[k] if lg[k] is not None else lucid.zeros_like(to_lucid(inputs_t[k].detach(), device))

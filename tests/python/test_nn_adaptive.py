@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import lucid
+from conftest import default_device
 
 
 def tdev(device):
@@ -14,8 +15,9 @@ def tdev(device):
     return "cuda" if device == "gpu" else "cpu"
 
 
-def twins(in_features=8, n_classes=10, cutoffs=(3, 6), div_value=2.0, head_bias=False, seed=0, device="cpu"):
+def twins(in_features=8, n_classes=10, cutoffs=(3, 6), div_value=2.0, head_bias=False, seed=0, device=None):
     """lucid's module on `device` and torch's on its twin, with the same weights."""
+    device = device or default_device()
     torch.manual_seed(seed)
     theirs = torch.nn.AdaptiveLogSoftmaxWithLoss(in_features, n_classes, list(cutoffs), div_value, head_bias)
     ours = lucid.nn.AdaptiveLogSoftmaxWithLoss(in_features, n_classes, list(cutoffs), div_value, head_bias)

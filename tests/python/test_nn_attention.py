@@ -10,7 +10,7 @@ import lucid
 import lucid.nn as lnn
 import lucid.nn.functional as LF
 import torch.nn.functional as TF
-from conftest import to_lucid, to_torch
+from conftest import to_lucid, to_torch, default_device
 
 
 def tdev(device):
@@ -26,7 +26,8 @@ def same(l, t, tol=1e-9):
     assert torch.allclose(to_torch(l.detach()).double(), t.double(), atol=tol, rtol=tol, equal_nan=True), (l, t)
 
 
-def leaf(t, device="cpu"):
+def leaf(t, device=None):
+    device = device or default_device()
     return to_lucid(t.detach(), device).requires_grad_()
 
 

@@ -12,7 +12,7 @@ import lucid
 import lucid.nn as lnn
 import lucid.nn.functional as LF
 from lucid.autograd import gradcheck, gradgradcheck
-from conftest import to_lucid, to_torch
+from conftest import to_lucid, to_torch, default_device
 
 
 def same(l, t, tol=1e-9):
@@ -26,7 +26,8 @@ def tdev(device):
     return "cuda" if device == "gpu" else "cpu"
 
 
-def leaf(t, device="cpu"):
+def leaf(t, device=None):
+    device = device or default_device()
     return to_lucid(t.detach().cpu(), device).requires_grad_()
 
 

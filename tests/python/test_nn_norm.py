@@ -13,7 +13,7 @@ import lucid
 import lucid.nn as lnn
 import lucid.nn.functional as LF
 import torch.nn.functional as TF
-from conftest import to_lucid, to_torch
+from conftest import to_lucid, to_torch, default_device
 
 
 def tdev(device):
@@ -34,7 +34,8 @@ def same_repr(lm, tm):
     assert repr(lm) == r or repr(lm).replace(", bias=True", "").replace(", bias=False", "") == r
 
 
-def pair(tm, lm, device="cpu"):
+def pair(tm, lm, device=None):
+    device = device or default_device()
     lm.load_state_dict({k: to_lucid(v) for k, v in tm.state_dict().items()})
     return tm.to(tdev(device)), lm.to(device)
 
@@ -47,9 +48,10 @@ def randomize_affine(tm):
                 tm.bias.uniform_(-0.5, 0.5)
 
 
-def run_steps(tm, lm, shape, steps=3, dtype=torch.float64, tol=1e-9, device="cpu"):
+def run_steps(tm, lm, shape, steps=3, dtype=torch.float64, tol=1e-9, device=None):
     """Forward + backward `steps` times in both (on `device`, torch on its twin); compare
     outputs, input/param grads and buffers (the running statistics)."""
+    device = device or default_device()
     for step in range(steps):
         x = (torch.randn(*shape, dtype=dtype) * 2 + step).to(tdev(device)).requires_grad_()
         lx = to_lucid(x.detach(), device).requires_grad_()

@@ -11,7 +11,7 @@ import lucid
 import lucid.nn as lnn
 import lucid.nn.functional as LF
 from lucid.autograd import gradcheck, gradgradcheck
-from conftest import to_lucid, to_torch
+from conftest import to_lucid, to_torch, default_device
 
 
 def same(l, t, tol=1e-9):
@@ -23,12 +23,14 @@ def torch_device(device):
     return "cuda" if device == "gpu" else "cpu"
 
 
-def leaf(t, device="cpu"):
+def leaf(t, device=None):
+    device = device or default_device()
     return to_lucid(t.detach().cpu(), device).requires_grad_()
 
 
-def check(lfn, tfn, shape, tol=1e-9, device="cpu"):
+def check(lfn, tfn, shape, tol=1e-9, device=None):
     # distinct values so max ties cannot pick different elements
+    device = device or default_device()
     x = (torch.randperm(torch.Size(shape).numel(), dtype=torch.float64) / 7).reshape(shape)
     x = x.to(torch_device(device)).requires_grad_()
     tout = tfn(x)

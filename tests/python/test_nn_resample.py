@@ -11,7 +11,7 @@ import lucid
 import lucid.nn as lnn
 import lucid.nn.functional as LF
 import torch.nn.functional as TF
-from conftest import to_lucid, to_torch
+from conftest import to_lucid, to_torch, default_device
 
 
 def same(l, t, tol=1e-9):
@@ -21,10 +21,11 @@ def same(l, t, tol=1e-9):
         (to_torch(l.detach()).double() - t.detach().double()).abs().max()
 
 
-def run_both(lfn, tfn, *tensors, tol=1e-9, grads=True, device="cpu"):
+def run_both(lfn, tfn, *tensors, tol=1e-9, grads=True, device=None):
     """lfn / tfn on copies of `tensors` (torch; lucid's on `device`); compares outputs and
     (grads) the gradients of a random weighting of the output with respect to every
     floating input."""
+    device = device or default_device()
     tt = [t.detach().clone().requires_grad_(t.is_floating_point()) for t in tensors]
     lt = [to_lucid(t.detach(), device).requires_grad_(t.is_floating_point()) for t in tensors]
     tout, lout = tfn(*tt), lfn(*lt)

@@ -11,7 +11,7 @@ import torch
 
 import lucid
 import lucid.nn as lnn
-from conftest import to_lucid, to_torch
+from conftest import to_lucid, to_torch, default_device
 from test_nn_resample import same as _same
 
 
@@ -35,7 +35,8 @@ def same(l, t, tol=1e-9):
     _same(l, t.cpu(), tol)
 
 
-def twin_models(seed=0, device="cpu"):
+def twin_models(seed=0, device=None):
+    device = device or default_device()
     torch.manual_seed(seed)
     tm = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 2)).double()
     lm = lnn.Sequential(lnn.Linear(4, 3), lnn.Tanh(), lnn.Linear(3, 2)).double()

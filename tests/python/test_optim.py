@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import lucid
+from conftest import default_device
 
 STEPS = 24
 
@@ -54,9 +55,10 @@ def torch_device(device):
     return "cuda" if device == "gpu" else "cpu"
 
 
-def make_pair(name, kwargs, shapes, dtype, groups=None, device="cpu"):
+def make_pair(name, kwargs, shapes, dtype, groups=None, device=None):
     """lucid and torch optimizers over parameters with the same values, on `device`
     (torch on CUDA for lucid's GPU)."""
+    device = device or default_device()
     gen = torch.Generator().manual_seed(1)
     tps = [torch.nn.Parameter(torch.randn(s, generator=gen, dtype=dtype).to(torch_device(device))) for s in shapes]
     lps = [lucid.nn.Parameter(lucid.tensor(p.detach().cpu().numpy(), device=device)) for p in tps]

@@ -11,7 +11,7 @@ import torch
 
 import lucid
 
-from conftest import DTYPE_NAMES, to_lucid, to_torch
+from conftest import DTYPE_NAMES, to_lucid, to_torch, default_device
 from test_elementwise import _compare, _on_cpu, _pair, _torch_device
 
 MULTI_DIMS = [None, 0, -1, 2, (0, 2), (-1, 0), ()]  # ops whose dim may be a tuple
@@ -143,8 +143,9 @@ def _check(lucid_fn, torch_fn, cpu_fn=None):
         _same_as_cpu(got, cpu_fn())
 
 
-def _distinct(name, shape, seed, device="cpu"):
+def _distinct(name, shape, seed, device=None):
     """Distinct values (no ties), so argmax/max indices and gradients are unambiguous."""
+    device = device or default_device()
     g = torch.Generator().manual_seed(seed)
     n = math.prod(shape)
     t = (torch.randperm(n, generator=g).to(torch.float64) - n / 2 + 0.5).reshape(shape) / 4  # no zeros

@@ -13,7 +13,7 @@ import torch
 import lucid
 import lucid.nn.functional  # noqa: F401
 import torch.nn.functional  # noqa: F401
-from conftest import DTYPE_NAMES, to_lucid, to_torch, dtype_name
+from conftest import DTYPE_NAMES, to_lucid, to_torch, dtype_name, default_device
 
 GEN = torch.Generator().manual_seed(0)
 pytestmark = pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter:UserWarning")
@@ -192,7 +192,8 @@ def _seed(request):
     GEN.manual_seed(zlib.crc32(request.node.name.encode()))
 
 
-def _check_same(lo, to, loose=False, device="cpu"):
+def _check_same(lo, to, loose=False, device=None):
+    device = device or default_device()
     assert len(lo) == len(to)
     for a, b in zip(lo, to):
         assert isinstance(a, lucid.Tensor)
@@ -230,7 +231,8 @@ DIFF = [s[0] for s in SAMPLES if s[3]]
 TORCH_NO_BACKWARD = {"scatter_src", "scatter_src_kw_nc", "scatter_add_small_idx"}
 
 
-def _grad_inputs(make, device="cpu"):
+def _grad_inputs(make, device=None):
+    device = device or default_device()
     tin = make("float64")
     diff = [t.is_floating_point() for t in tin]
     tl = [t.clone().requires_grad_(d) for t, d in zip(tin, diff)]

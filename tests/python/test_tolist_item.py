@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import lucid
-from conftest import DTYPE_NAMES, _values_equal, dtype_name, to_lucid
+from conftest import DTYPE_NAMES, _values_equal, dtype_name, to_lucid, default_device
 
 VALUES = {
     "bool": [True, False],
@@ -29,7 +29,8 @@ VALUES = {
 }
 
 
-def _pair(name, data, device="cpu"):
+def _pair(name, data, device=None):
+    device = device or default_device()
     tt = torch.tensor(data, dtype=getattr(torch, name))
     lt = to_lucid(tt, device)
     assert lt.device.type == device

@@ -8,13 +8,14 @@ import pytest
 import torch
 
 import lucid
-from conftest import to_torch
+from conftest import to_torch, default_device
 
 SHAPES = [(1, 1), (3, 17), (16, 16), (17, 33), (64, 64), (100, 130), (65, 1100), (1030, 70), (1500, 1500)]
 DTYPES = ["float32", "int32", "float64", "float16", "bool"]
 
 
-def _pair(shape, dtype, seed, device="cpu"):
+def _pair(shape, dtype, seed, device=None):
+    device = device or default_device()
     g = torch.Generator().manual_seed(seed)
     t = torch.randn(*shape, generator=g) * 50
     t = t > 0 if dtype == "bool" else t.to(getattr(torch, dtype))

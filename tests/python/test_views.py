@@ -6,14 +6,15 @@ import pytest
 import torch
 
 import lucid
-from conftest import assert_same, shares_storage, to_lucid, to_torch
+from conftest import assert_same, shares_storage, to_lucid, to_torch, default_device
 
 SHAPE = (2, 3, 4)
 # torch warns that .T on a 3-d tensor is deprecated; lucid follows the current behaviour.
 pytestmark = pytest.mark.filterwarnings("ignore:The use of `x.T`:UserWarning")
 
 
-def _bases(dtype="int64", device="cpu"):
+def _bases(dtype="int64", device=None):
+    device = device or default_device()
     lb = lucid.arange(24, device=device).reshape(*SHAPE).to(getattr(lucid, dtype))
     assert lb.device.type == device
     tb = torch.arange(24).reshape(*SHAPE).to(getattr(torch, dtype))
@@ -24,9 +25,10 @@ def _torch_shares(a, b):
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
-def check(op, *, dtype="int64", write_view=True, device="cpu"):
+def check(op, *, dtype="int64", write_view=True, device=None):
     """op(lucid base) matches op(torch base), shares storage exactly when torch's does,
     and aliasing works both ways when it does; the results stay on the base's device."""
+    device = device or default_device()
     lb, tb = _bases(dtype, device)
     lv, tv = op(lb), op(tb)
     if isinstance(tv, tuple):
