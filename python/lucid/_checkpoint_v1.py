@@ -175,7 +175,7 @@ class _TensorBuilder:
 
     def _build(self, e):
         if e.storage is None:
-            where = self._place(empty(0, dtype=e.dtype), e.location).device
+            where = self._place(empty(0, dtype=e.dtype, device="cpu"), e.location).device
             t = empty(e.shape, dtype=e.dtype, device=where)
         else:
             base = self._base(e.storage, e.dtype, e.location)

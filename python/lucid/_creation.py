@@ -57,12 +57,14 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def as_tensor(data, dtype=None, device=None):
-    """Like tensor(), but shares memory with `data` when it can (tensors, buffers)."""
+    """Like tensor(), but shares memory with `data` when it can (tensors, buffers). An
+    array goes to the default device, as tensor()'s data does: shared on the CPU, copied
+    under a GPU default (torch's default device covers as_tensor too)."""
     dtype, device = _opt_dtype(dtype), _opt_device(device)
     if isinstance(data, Tensor):
         return data._to(dtype, device)
     if _C.is_numpy_like(data):
-        return _C.from_buffer(data, False)._to(dtype, device)
+        return _C.from_buffer(data, False)._to(dtype, device or _default_device())
     if hasattr(data, "__dlpack__"):
         return from_dlpack(data)._to(dtype, device)
     return tensor(data, dtype=dtype, device=device)

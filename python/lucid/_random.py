@@ -47,7 +47,7 @@ class Generator:
 
     def get_state(self):
         from ._creation import tensor
-        return tensor(list(self._gen.get_state()), dtype=D.uint8)
+        return tensor(list(self._gen.get_state()), dtype=D.uint8, device="cpu")  # a CPU ByteTensor, as torch's
 
     def set_state(self, new_state):
         if not isinstance(new_state, Tensor) or new_state.dtype is not D.uint8:

@@ -317,7 +317,7 @@ class _TorchResolver:
             except ValueError as e:
                 raise self._reader.damaged(str(e)) from None
         # Shares the buffer's memory: no copy beyond the one read from the file.
-        base = frombuffer(buffer, dtype=dtype, count=numel) if numel else empty(0, dtype=dtype)
+        base = frombuffer(buffer, dtype=dtype, count=numel) if numel else empty(0, dtype=dtype, device="cpu")
         # detach: whatever map_location did, the loaded tensors are leaves.
         base = self._place(base, location).detach()
         if not base.is_contiguous():

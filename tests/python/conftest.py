@@ -5,6 +5,7 @@ directory on sys.path, and the module is the same object pytest loaded).
 """
 
 import atexit
+import contextlib
 import math
 import os
 import shutil
@@ -51,10 +52,30 @@ def cpu_default():
     """The CPU as lucid's default device for one test, whatever LUCID_TEST_DEFAULT_DEVICE
     says: for tests of the CPU itself (compiled CPU chains, the legacy CPU tensor types).
     Modules take it with `pytestmark = pytest.mark.usefixtures("cpu_default")`."""
+    with default_device_as("cpu"):
+        yield
+
+
+@contextlib.contextmanager
+def default_device_as(name):
+    """lucid's default device is `name` inside, and what it was after."""
     before = lucid.get_default_device()
-    lucid.set_default_device("cpu")
-    yield
-    lucid.set_default_device(before)
+    lucid.set_default_device(name)
+    try:
+        yield
+    finally:
+        lucid.set_default_device(before)
+
+
+@contextlib.contextmanager
+def raises_by_sync(expected, match=None):
+    """pytest.raises for an error that a GPU kernel may find (an index out of range): the
+    GPU reports it at the next read or wait (Note [Errors found on the device]), so the
+    block ends with one. Where the block runs on the CPU, the call itself raises."""
+    with pytest.raises(expected, match=match) as info:
+        yield info
+        if lucid.gpu.is_available():
+            lucid.gpu.synchronize()
 
 
 # Every dtype lucid has, by name; torch has all of them too.
@@ -138,8 +159,15 @@ def shares_storage(a, b):
 
 @pytest.fixture(params=DEVICES)
 def device(request):
-    """'cpu', and 'gpu' when lucid has a GPU."""
-    return request.param
+    """'cpu', and 'gpu' when lucid has a GPU. A test's CPU leg is a test of the CPU: the
+    tensors it makes without naming a device (its operands' partners, its expected
+    values) stay on the CPU under LUCID_TEST_DEFAULT_DEVICE=gpu too. Its GPU leg keeps
+    the default it runs under, so both defaults meet the GPU."""
+    if request.param != "cpu":
+        yield request.param
+        return
+    with default_device_as("cpu"):
+        yield request.param
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import lucid
-from conftest import DTYPE_NAMES, assert_close, to_lucid, to_torch
+from conftest import DTYPE_NAMES, assert_close, raises_by_sync, to_lucid, to_torch
 
 
 def conv(key):
@@ -116,7 +116,7 @@ def test_read_whole_rows(dtype):
     big = torch.randn(1100, 2048, generator=g)  # 8.6 MiB selected: streamed stores
     rows = torch.randint(-1100, 1100, (1100,), generator=g)
     same(to_lucid(big)[to_lucid(rows)], big[rows])
-    with pytest.raises(IndexError, match="out of bounds"):
+    with raises_by_sync(IndexError, match="out of bounds"):
         lt[to_lucid(torch.tensor([300]))]
     if dtype == "float64":
         x = t.clone().requires_grad_()
@@ -160,7 +160,7 @@ def test_empty_tensor_indexing():
     idx = torch.zeros(0, dtype=torch.long)
     same(lt[to_lucid(idx)], tt[idx])
     same(lt[:, [0, 2]], tt[:, [0, 2]])
-    with pytest.raises(IndexError):
+    with raises_by_sync(IndexError):
         lt[[0]]
 
 
@@ -324,17 +324,17 @@ def test_read_errors(key):
     lb, tb = base()
     with pytest.raises(IndexError):
         tb[key]
-    with pytest.raises(IndexError):
+    with raises_by_sync(IndexError):
         lb[conv(key)]
-    with pytest.raises(IndexError):
+    with raises_by_sync(IndexError):
         lb[conv(key)] = 1.0
 
 
 def test_error_messages():
     lb, _ = base()
-    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 4"):
+    with raises_by_sync(IndexError, match="index 5 is out of bounds for dimension 0 with size 4"):
         lb[[5]]
-    with pytest.raises(IndexError, match="index -7 is out of bounds for dimension 2 with size 6"):
+    with raises_by_sync(IndexError, match="index -7 is out of bounds for dimension 2 with size 6"):
         lb[:, :, [-7]]
     with pytest.raises(IndexError, match="tensors used as indices must be long, int, byte or bool tensors"):
         lb[lucid.tensor([0.0])]
@@ -344,6 +344,7 @@ def test_error_messages():
         lb[lucid.tensor([0, 1]), lucid.tensor([0, 1, 2])]
 
 
+@pytest.mark.usefixtures("cpu_default")  # the GPU writes the good indices (Note [Bad indices in writes on the GPU])
 def test_failed_write_leaves_tensor_unchanged():
     lb, tb = base()
     with pytest.raises(IndexError):
@@ -486,6 +487,7 @@ def test_inplace_rules():
     assert la[0].tolist() == [5.0] * 5
 
 
+@pytest.mark.usefixtures("cpu_default")  # x[[3, 3], ...]: the last write wins on the CPU only
 def test_writes_into_graph_tensors_vs_torch():
     # x[:, idx] writes into x itself (`:` is no view); x[1:3, idx] and x[0] write
     # through views, which rewrite x's history (CopySlices).

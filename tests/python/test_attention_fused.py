@@ -14,6 +14,10 @@ import lucid.nn.functional as LF
 import torch.nn.functional as TF
 from conftest import to_lucid, to_torch
 
+# The CPU loops, and the GPU's kernel against them: a tensor made here without a device
+# is the loops' operand, whatever the run's default device (LUCID_TEST_DEFAULT_DEVICE).
+pytestmark = pytest.mark.usefixtures("cpu_default")
+
 requires_gpu = pytest.mark.skipif(lucid.gpu.device_count() == 0, reason="no GPU")
 
 # (B, Hq, Hk, Sq, Skv, D, Dv): plain, grouped-query, cross-attention with Dv != D

@@ -120,7 +120,7 @@ def test_to_other_tensor_and_type(device):
     _same(lt.type(lucid.int32), tt.type(torch.int32), device)
     assert lt.type() == tt.type().replace("torch.", "lucid.cuda." if device != "cpu" else "lucid.")
     if device != "cpu":  # to(other) takes the other tensor's device too, as torch's does
-        _same(lt.to(lucid.zeros(1, dtype=lucid.int8)), tt.to(torch.zeros(1, dtype=torch.int8)), "cpu")
+        _same(lt.to(lucid.zeros(1, dtype=lucid.int8, device="cpu")), tt.to(torch.zeros(1, dtype=torch.int8)), "cpu")
 
 
 def test_cast_of_non_contiguous_keeps_layout(device):
@@ -148,9 +148,9 @@ def test_copy_broadcasts(src_shape, device):
     _same(ld, td, device)
     if device != "cpu":  # across devices, both ways: the destination keeps its device
         ld = lucid.zeros(2, 3, device=device)
-        assert ld.copy_(to_lucid(tsrc)) is ld
+        assert ld.copy_(to_lucid(tsrc, "cpu")) is ld
         _same(ld, td, device)
-        lh = lucid.zeros(2, 3)
+        lh = lucid.zeros(2, 3, device="cpu")
         assert lh.copy_(lsrc) is lh
         _same(lh, td, "cpu")
 
@@ -169,7 +169,7 @@ def test_copy_casts(src, dst, device):
     td.copy_(ts)
     _same(ld, td, device)
     if device != "cpu":  # a cast and a move in one copy
-        lh = lucid.zeros(len(data), dtype=getattr(lucid, dst))
+        lh = lucid.zeros(len(data), dtype=getattr(lucid, dst), device="cpu")
         lh.copy_(ls)
         _same(lh, td, "cpu")
 

@@ -566,11 +566,15 @@ def test_importing_data_pulls_in_neither_torch_nor_numpy():
 
 
 # ---- worker processes ------------------------------------------------------------------------
+# Workers are forked, and a forked child cannot use CUDA (as in torch): the tests whose
+# workers make tensors (a dataset's, or default_collate's batches) take the CPU as the
+# default device, as a program with a GPU default must.
 
 def collate_batches(loader):
     return [(b[0].tolist(), b[1].tolist(), b[2]) for b in loader]
 
 
+@pytest.mark.usefixtures("cpu_default")  # tensors made in the workers
 def test_workers_give_the_same_batches_in_the_same_order():
     def batches(num_workers):
         g = lucid.Generator().manual_seed(42)
@@ -582,6 +586,7 @@ def test_workers_give_the_same_batches_in_the_same_order():
     assert sorted(i for _, ids, _ in single for i in ids) == list(range(23))
 
 
+@pytest.mark.usefixtures("cpu_default")  # tensors made in the workers
 def test_workers_deliver_in_order_even_when_a_worker_is_slow():
     # Batch 0 (sample 0, worker 0) is slow: later batches arrive first and wait their turn.
     loader = DataLoader(SlowAt(12, slow=0, seconds=0.3), batch_size=2, num_workers=2)
@@ -604,6 +609,7 @@ def test_worker_init_fn_and_get_worker_info():
     assert WhoLoads(1).tag is None  # the main process's dataset is untouched
 
 
+@pytest.mark.usefixtures("cpu_default")  # tensors made in the workers
 def test_worker_seeds_are_reproducible_and_differ_between_workers():
     def draws():
         lucid.manual_seed(2024)
@@ -615,6 +621,7 @@ def test_worker_seeds_are_reproducible_and_differ_between_workers():
     assert first[0] != first[1] and first[0] != first[2]
 
 
+@pytest.mark.usefixtures("cpu_default")  # tensors made in the workers
 def test_an_exception_in_a_worker_carries_its_traceback():
     loader = DataLoader(FailsAt(8, bad=5), batch_size=2, num_workers=2)
     it = iter(loader)
@@ -677,6 +684,7 @@ def test_an_iterator_whose_worker_died_refuses_to_go_on():
     del it
 
 
+@pytest.mark.usefixtures("cpu_default")  # tensors made in the workers
 def test_persistent_workers_survive_across_epochs():
     loader = DataLoader(PidDataset(), batch_size=2, num_workers=2, persistent_workers=True)
     epochs = [[(b[0].tolist(), b[1].tolist()) for b in loader] for _ in range(2)]
@@ -690,12 +698,14 @@ def test_persistent_workers_survive_across_epochs():
     del loader
 
 
+@pytest.mark.usefixtures("cpu_default")  # tensors made in the workers
 def test_non_persistent_workers_are_new_each_epoch():
     loader = DataLoader(PidDataset(), batch_size=3, num_workers=2)
     pids = [{p for b in loader for p in b[1].tolist()} for _ in range(2)]
     assert pids[0].isdisjoint(pids[1])
 
 
+@pytest.mark.usefixtures("cpu_default")  # tensors made in the workers
 def test_iterable_dataset_sharded_with_get_worker_info():
     loader = DataLoader(Stream(11), batch_size=2, num_workers=2)
     batches = [b.tolist() for b in loader]
@@ -709,6 +719,7 @@ def test_iterable_dataset_without_sharding_is_read_by_every_worker():
     assert sorted(items) == sorted(list(range(5)) * 2)
 
 
+@pytest.mark.usefixtures("cpu_default")  # tensors made in the workers
 def test_workers_are_gone_after_exhaustion_and_after_an_abandoned_epoch():
     list(DataLoader(Range(10), batch_size=2, num_workers=2))
     assert multiprocessing.active_children() == []

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import lucid
-from conftest import DTYPE_NAMES, assert_same, dtype_name
+from conftest import DEVICES, DTYPE_NAMES, assert_same, default_device_as, dtype_name
 
 
 def on(device, lt):
@@ -148,6 +148,21 @@ def test_numpy_array_dtype(name, device):
     a = _np_array(name)
     assert_same(on(device, lucid.tensor(a, device=device)), torch.tensor(a))
     assert_same(on(device, lucid.as_tensor(a, device=device)), torch.as_tensor(a))
+
+
+@pytest.mark.parametrize("default", DEVICES)
+def test_arrays_go_to_the_default_device(default):
+    # as torch's default device: tensor() and as_tensor() of an array (shared memory on
+    # the CPU, a copy under a GPU default); from_numpy() always shares, on the CPU
+    a = _np_array("float32")
+    with default_device_as(default):
+        made = [lucid.tensor(a), lucid.as_tensor(a), lucid.asarray(a)]
+        assert all(t.device.type == default and t.tolist() == a.tolist() for t in made)
+        shared = [lucid.from_numpy(a), lucid.as_tensor(a, device="cpu")]
+        assert all(t.device.type == "cpu" for t in shared)
+    a[0, 0] = 7.0
+    assert [t[0, 0].item() for t in shared] == [7.0, 7.0]
+    assert [t[0, 0].item() for t in made] == [0.0, 7.0 if default == "cpu" else 0.0, 7.0 if default == "cpu" else 0.0]
 
 
 @pytest.mark.parametrize("name", NP_DTYPES)

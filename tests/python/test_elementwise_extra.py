@@ -133,6 +133,7 @@ def test_clamp(dtype, bounds, device):
         _check(lambda: la.clamp_max(lb[1]), lambda: ta.clamp_max(tb[1]))
 
 
+@pytest.mark.usefixtures("cpu_default")  # the note is about CPU calls; its bounds are CPU tensors
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
 @pytest.mark.parametrize("bounds", [(-1, 2), (-0.3, 0.7), (2, -1), (float("-inf"), 1.5), (float("nan"), 1)], ids=str)
 def test_clamp_in_one_pass_gives_the_two_calls_bits(dtype, bounds):
@@ -185,8 +186,9 @@ def test_hardtanh_is_a_clamp_with_torchs_gradient(dtype):
 
 
 def test_hardtanh_takes_integers_and_refuses_bools_as_torch():
-    _check(lambda: lucid.nn.functional.hardtanh(lucid.tensor([1, 5, -3]), -2, 2),
-           lambda: torch.nn.functional.hardtanh(torch.tensor([1, 5, -3]), -2, 2))
+    x = lucid.tensor([1, 5, -3])  # on lucid's default device, the reference on torch's counterpart
+    _check(lambda: lucid.nn.functional.hardtanh(x, -2, 2),
+           lambda: torch.nn.functional.hardtanh(torch.tensor([1, 5, -3], device=_torch_device(x.device.type)), -2, 2))
     with pytest.raises(NotImplementedError, match="Bool inputs not supported for hardtanh"):
         lucid.nn.functional.hardtanh(lucid.tensor([True, False]), 0, 1)
     with pytest.raises(ValueError, match="min_val cannot be greater than max_val"):

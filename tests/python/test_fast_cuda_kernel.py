@@ -71,7 +71,7 @@ def test_bad_arguments_raise_before_anything_runs():
     with pytest.raises(ValueError, match="3 positive ints"):
         k(inputs=[x], output_shapes=[(4,)], output_dtypes=[lucid.float32], grid=(0, 1, 1), threadgroup=(4, 1, 1))
     with pytest.raises(RuntimeError, match="runs on the GPU"):
-        k(inputs=[x], output_shapes=[(4,)], output_dtypes=[lucid.float32], grid=(4, 1, 1), threadgroup=(4, 1, 1))
+        k(inputs=[lucid.ones(4, device="cpu")], output_shapes=[(4,)], output_dtypes=[lucid.float32], grid=(4, 1, 1), threadgroup=(4, 1, 1))
     with pytest.raises(TypeError, match="complex64"):
         k.source_for([FakeInput(lucid.complex64)], [lucid.float32])
     with pytest.raises(TypeError, match="template argument T"):

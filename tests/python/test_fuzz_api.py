@@ -32,6 +32,10 @@ def _env():
     # The short runs check the CPU contract; CUDA start-up in every restarted worker
     # would eat their time budget on a GPU machine.
     env["CUDA_VISIBLE_DEVICES"] = ""
+    # Under the workers' 2 GiB address-space limit, OpenBLAS's buffers for every core of
+    # a 16-core machine do not fit ("Memory allocation still failed"): the workers never
+    # started there. Its own thread count plays no part in what is checked.
+    env["OPENBLAS_NUM_THREADS"] = "1"
     return env
 
 

@@ -8,7 +8,10 @@ import torch
 import lucid
 from conftest import to_lucid
 
-pytestmark = pytest.mark.skipif(not lucid.gpu.is_available(), reason="lucid has no GPU here")
+# The GPU against the CPU: a tensor made here without a device is the CPU side, whatever
+# the run's default device (LUCID_TEST_DEFAULT_DEVICE).
+pytestmark = [pytest.mark.skipif(not lucid.gpu.is_available(), reason="lucid has no GPU here"),
+              pytest.mark.usefixtures("cpu_default")]
 
 TOL = {"float32": 1e-5, "float64": 1e-12, "float16": 1e-2, "bfloat16": 2e-2, "complex64": 1e-5, "int64": 0,
        "int32": 0}

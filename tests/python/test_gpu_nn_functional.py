@@ -11,7 +11,10 @@ import lucid
 import lucid.nn as nn
 import lucid.nn.functional as F
 
-pytestmark = pytest.mark.skipif(not lucid.gpu.is_available(), reason="lucid has no GPU here")
+# The GPU against the CPU: a tensor made here without a device is the CPU side, whatever
+# the run's default device (LUCID_TEST_DEFAULT_DEVICE).
+pytestmark = [pytest.mark.skipif(not lucid.gpu.is_available(), reason="lucid has no GPU here"),
+              pytest.mark.usefixtures("cpu_default")]
 
 
 def _same(g, c, tol=1e-5):

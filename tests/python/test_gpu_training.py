@@ -12,7 +12,10 @@ import torch
 import lucid
 from conftest import to_torch
 
-pytestmark = pytest.mark.skipif(not lucid.gpu.is_available(), reason="lucid has no GPU here")
+# The GPU against the CPU: a tensor made here without a device is the CPU side, whatever
+# the run's default device (LUCID_TEST_DEFAULT_DEVICE).
+pytestmark = [pytest.mark.skipif(not lucid.gpu.is_available(), reason="lucid has no GPU here"),
+              pytest.mark.usefixtures("cpu_default")]
 F = lucid.nn.functional
 
 

@@ -7,6 +7,7 @@ import torch
 import lucid
 
 
+@pytest.mark.usefixtures("cpu_default")  # torch's CPU repr: a GPU tensor's adds its device
 def test_repr_of_huge_expanded_view_matches_torch():
     lt, tt = lucid.zeros(1).expand(2 ** 62), torch.zeros(1).expand(2 ** 62)
     assert repr(lt) == repr(tt)
@@ -14,6 +15,7 @@ def test_repr_of_huge_expanded_view_matches_torch():
     assert repr(lt) == repr(tt)
 
 
+@pytest.mark.usefixtures("cpu_default")  # torch's CPU repr: a GPU tensor's adds its device
 def test_repr_of_summarized_strided_view_matches_torch():
     base_l = lucid.arange(30000.0).reshape(10, 30, 100)
     base_t = torch.arange(30000.0).reshape(10, 30, 100)

@@ -14,6 +14,10 @@ import torch
 import lucid
 from conftest import DTYPE_NAMES, assert_same, to_lucid
 
+# Tests of host memory (NumPy arrays, DLPack with torch's CPU tensors): the CPU is the
+# default device here; DLPack with torch.cuda is test_gpu.py's.
+pytestmark = pytest.mark.usefixtures("cpu_default")
+
 NP_NAMES = [n for n in DTYPE_NAMES if n != "bfloat16"]
 
 

@@ -458,7 +458,7 @@ def _grads_vs_torch(fn_l, fn_t, shapes, dtype="float64", seed=0, device=None):
         assert lt.grad is not None and lt.grad.device.type == device
         check(lt.grad, tt.grad)
     if device != "cpu":
-        for lt, lc in zip(ls, _grads_vs_torch(fn_l, fn_t, shapes, dtype, seed)):
+        for lt, lc in zip(ls, _grads_vs_torch(fn_l, fn_t, shapes, dtype, seed, "cpu")):
             check(lt.grad, to_torch(lc.grad))
     return ls
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import lucid
-from conftest import to_lucid, to_torch
+from conftest import default_device_as, to_lucid, to_torch
 
 tv_models = pytest.importorskip("torchvision.models")
 
@@ -22,7 +22,8 @@ def _pair(name, **kwargs):
     """torchvision's network and lucid's, holding the same weights."""
     torch.manual_seed(0)
     theirs = getattr(tv_models, name)(weights=None, **kwargs)
-    ours = getattr(lucid.utils.models, name)(weights=None, **kwargs)
+    with default_device_as("cpu"):  # the cached network lives on the CPU; tests move copies
+        ours = getattr(lucid.utils.models, name)(weights=None, **kwargs)
     # through NumPy: conftest's to_lucid goes through lists, minutes for 100M weights
     ours.load_state_dict({k: lucid.from_numpy(v.numpy().copy()) for k, v in theirs.state_dict().items()})
     return theirs, ours

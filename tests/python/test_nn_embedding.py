@@ -14,7 +14,7 @@ import lucid
 import lucid.nn as lnn
 import lucid.nn.functional as LF
 import torch.nn.functional as TF
-from conftest import to_lucid, to_torch
+from conftest import raises_by_sync, to_lucid, to_torch
 
 
 def same(l, t, tol=1e-9, device=None):
@@ -88,7 +88,7 @@ def test_embedding_from_pretrained():
 
 def test_embedding_errors():
     m = lnn.Embedding(5, 2)
-    with pytest.raises(IndexError):
+    with raises_by_sync(IndexError):
         m(lucid.tensor([5]))
     with pytest.raises(RuntimeError, match="int64 or int32"):
         m(lucid.tensor([1.0]))

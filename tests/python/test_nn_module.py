@@ -89,7 +89,7 @@ def test_weights_transfer_both_ways_and_outputs_agree(device):
     tn2.load_state_dict({k: torch.tensor(v.tolist()).reshape(tuple(v.shape)) for k, v in ln.state_dict().items()})
     assert all(torch.equal(a, b.cpu()) for a, b in zip(tn2.state_dict().values(), tn.state_dict().values()))
     # the device's state_dict into a CPU module, and the CPU one's back into a module on the device
-    cpu, back = build(lnn, lucid), build(lnn, lucid).to(device)
+    cpu, back = build(lnn, lucid).to("cpu"), build(lnn, lucid).to(device)  # built on the default device
     cpu.load_state_dict(ln.state_dict())
     back.load_state_dict(cpu.state_dict())
     assert on(cpu, "cpu") and on(back, device)

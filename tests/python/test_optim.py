@@ -126,7 +126,7 @@ def test_matches_torch_step_by_step(config, dtype, device):
     assert_same_state(lopt, topt, torch_tol)
     if device == "gpu":
         # the same steps on lucid's CPU
-        copt, _, cps, _ = make_pair(name, kwargs, shapes, dtype)
+        copt, _, cps, _ = make_pair(name, kwargs, shapes, dtype, device="cpu")
         gen = torch.Generator().manual_seed(2)
         for step in range(STEPS):
             set_grads(cps, tps, gen, skip=1 if step == 3 else None)
@@ -215,11 +215,11 @@ def test_a_torch_state_dict_loads_and_continues():
         set_grads(lps, tps, gen)
         topt.step()
     tsd = topt.state_dict()
-    converted = {"state": {k: {n: lucid.tensor(v.numpy()) for n, v in s.items()} for k, s in tsd["state"].items()},
+    converted = {"state": {k: {n: lucid.tensor(v.cpu().numpy()) for n, v in s.items()} for k, s in tsd["state"].items()},
                  "param_groups": copy.deepcopy(tsd["param_groups"])}
     for lp, tp in zip(lps, tps):
         with lucid.no_grad():
-            lp.copy_(lucid.tensor(tp.detach().numpy()))
+            lp.copy_(lucid.tensor(tp.detach().cpu().numpy()))
     lopt.load_state_dict(converted)
     for _ in range(5):
         set_grads(lps, tps, gen)

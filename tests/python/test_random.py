@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import lucid
-from conftest import FLOAT_NAMES, dtype_name
+from conftest import DEVICES, FLOAT_NAMES, default_device_as, dtype_name
 
 N = 200_000
 Z = 5.0  # standard errors allowed: a false failure is ~1e-6 likely per check
@@ -369,11 +369,20 @@ def test_poisson_reproducible_and_errors(device):
         lucid.poisson([1.0])
 
 
+@pytest.mark.parametrize("default", DEVICES)
+def test_rng_state_is_a_cpu_byte_tensor_whatever_the_default_device(default):
+    with default_device_as(default):  # torch's get_rng_state: a CPU ByteTensor always
+        state = lucid.get_rng_state()
+        assert state.device.type == "cpu" and state.dtype == lucid.uint8
+        lucid.set_rng_state(state)
+        assert lucid.get_rng_state().tolist() == state.tolist()
+
+
 @pytest.mark.skipif(lucid.gpu.device_count() == 0, reason="no GPU")
 def test_poisson_gpu_matches_cpu():
     """Both devices walk the same per-element streams with the same arithmetic: the
     same counts (allowing a rare last-ulp difference in exp/log/lgamma to flip one)."""
-    rates = lucid.linspace(0, 60, 20000, dtype=lucid.float64)
+    rates = lucid.linspace(0, 60, 20000, dtype=lucid.float64, device="cpu")
     lucid.manual_seed(11)
     cpu = lucid.poisson(rates)
     lucid.manual_seed(11)

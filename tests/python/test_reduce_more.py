@@ -156,7 +156,7 @@ def _distinct(name, shape, seed, device=None):
 def _legs(maker, name, shape, seed, device):
     """(lucid, torch) inputs on `device`, and lucid's CPU input when that is the GPU."""
     la, ta = maker(name, shape, seed, device)
-    return la, ta, (maker(name, shape, seed)[0] if device == "gpu" else None)
+    return la, ta, (maker(name, shape, seed, "cpu")[0] if device == "gpu" else None)
 
 
 def _cpu_call(call, lc, *args):
@@ -224,7 +224,7 @@ def test_nan_and_inf(op, dtype, device):
     rows = [[1.0, nan, 3.0, -2.0], [inf, 1.0, -inf, 0.5], [-inf, -inf, -inf, -inf], [2.0, 5.0, inf, inf]]
     la = lucid.tensor(rows, dtype=getattr(lucid, dtype), device=device)
     ta = torch.tensor(rows, dtype=getattr(torch, dtype), device=_torch_device(device))
-    lc = lucid.tensor(rows, dtype=getattr(lucid, dtype)) if device == "gpu" else None
+    lc = lucid.tensor(rows, dtype=getattr(lucid, dtype), device="cpu") if device == "gpu" else None
     if op.endswith("_mean"):
         return  # torch's fused var_mean gives a nan mean where torch.mean gives +-inf; lucid gives mean()'s
     for d in [x for x in dims if x in (None, 0, 1, -1)]:
@@ -233,7 +233,7 @@ def test_nan_and_inf(op, dtype, device):
 
 def _weights(out, seed):
     g = torch.Generator().manual_seed(seed)
-    return torch.rand(out.shape, generator=g, dtype=out.dtype) + 0.5
+    return torch.rand(out.shape, generator=g, dtype=out.dtype).to(out.device) + 0.5
 
 
 def _first(r):
@@ -309,7 +309,7 @@ def test_double_backward_matches_torch(op):
         assert ta.grad is None or not ta.grad.any()
         return
     (lg * to_lucid(v)).sum().backward()
-    expected = ta.grad if ta.grad is not None else torch.zeros_like(ta)
+    expected = (ta.grad if ta.grad is not None else torch.zeros_like(ta)).cpu()
     if op == "prod":  # exact for the first derivative; the second ignores a zero's neighbours
         expected, got = expected[1], torch.tensor(la.grad.tolist(), dtype=torch.float64)[1]
     elif op == "cumprod":
@@ -335,7 +335,7 @@ def test_max_return_types_and_other_overload():
 @pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "float16"])
 def test_dtype_arguments(dtype, device):
     la, ta = _pair(dtype, (3, 4), 53, device)
-    lc = _pair(dtype, (3, 4), 53)[0] if device == "gpu" else None
+    lc = _pair(dtype, (3, 4), 53, "cpu")[0] if device == "gpu" else None
     for out in ["float64", "int32", "float32", "complex64"]:
         lo, to = getattr(lucid, out), getattr(torch, out)
         on_cpu = (lambda f: None) if lc is None else (lambda f: lambda: f(lc))

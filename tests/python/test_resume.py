@@ -2,8 +2,21 @@
 uninterrupted run bit for bit: model, optimizer, scheduler and RNG state all travel
 through lucid.save / lucid.load."""
 
+import pytest
+
 import lucid
 import lucid.nn as nn
+
+
+@pytest.fixture
+def deterministic():
+    """Bit for bit on the GPU too: cuDNN's fastest convolution gradients add with atomics
+    unless deterministic algorithms are asked for (as in torch); the CPU's kernels are
+    deterministic either way."""
+    before = lucid.get_deterministic_debug_mode()
+    lucid.use_deterministic_algorithms(True)
+    yield
+    lucid.set_deterministic_debug_mode(before)
 
 
 def make():
@@ -27,7 +40,7 @@ def train(model, opt, sched, steps):
     return [p.detach().clone() for p in model.state_dict().values()]
 
 
-def test_resumed_run_matches_the_uninterrupted_one_bit_for_bit(tmp_path):
+def test_resumed_run_matches_the_uninterrupted_one_bit_for_bit(tmp_path, deterministic):
     model, opt, sched = make()
     train(model, opt, sched, 6)
     path = tmp_path / "ckpt.pt"

@@ -27,6 +27,7 @@ import lucid
 from lucid import _checkpoint_io as checkpoint_io
 from lucid import serialization as ser
 from lucid import _checkpoint_v1 as v1
+from conftest import DEVICES, default_device_as
 from lucid import _torch_format
 from lucid.serialization import (load, load_safetensors, load_safetensors_from_bytes,
                                  load_safetensors_metadata, save, save_safetensors,
@@ -160,7 +161,7 @@ def test_every_dtype_round_trips(name, sink, tmp_path):
         assert same_tensor(out[key], t), key
         assert out[key].requires_grad == t.requires_grad, key
         assert isinstance(out[key], lucid.nn.Parameter) == isinstance(t, lucid.nn.Parameter), key
-        assert out[key].is_leaf and out[key].device == lucid.device("cpu")
+        assert out[key].is_leaf and out[key].device == t.device  # where it was saved
     assert out["strided"].stride() == strided.stride()  # the view's layout is kept too
 
 
@@ -352,6 +353,7 @@ def gpu_checkpoint():
 
 @pytest.mark.parametrize("map_location", [None, "cpu", lucid.device("cpu"), {"cpu": "cpu"},
                                           lambda t, location: t, lambda t, location: None])
+@pytest.mark.usefixtures("cpu_default")  # a checkpoint saved on the CPU
 def test_map_location_forms_for_a_cpu_checkpoint(map_location):
     t = sample("float32")
     out = load_bytes(saved_bytes({"t": t}), map_location=map_location)["t"]
@@ -374,7 +376,8 @@ def test_a_gpu_checkpoint_maps_to_the_cpu(map_location):
     assert out["view"].tolist() == t[1:].tolist() and out["empty"].shape == (0,)
 
 
-def test_map_location_callable_sees_each_storage_once_with_its_location():
+@pytest.mark.parametrize("default", DEVICES)
+def test_map_location_callable_sees_each_storage_once_with_its_location(default):
     data, t = gpu_checkpoint()
     calls = []
 
@@ -382,7 +385,8 @@ def test_map_location_callable_sees_each_storage_once_with_its_location():
         calls.append((tuple(storage.shape), storage.device, location))
         return storage
 
-    out = load_bytes(data, map_location=move)
+    with default_device_as(default):  # a storage is read onto the CPU, whatever the default
+        out = load_bytes(data, map_location=move)
     assert same_tensor(out["t"], t) and out["view"]._storage_data_ptr == out["t"]._storage_data_ptr
     # one call for the shared storage, one for the tensor without elements
     assert sorted(calls) == [((0,), lucid.device("cpu"), "gpu:0"), ((12,), lucid.device("cpu"), "gpu:0")]

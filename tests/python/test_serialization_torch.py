@@ -18,6 +18,7 @@ import torch
 
 import lucid
 from lucid import serialization as ser
+from conftest import DEVICES, default_device_as
 
 DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
                "float64", "complex64"]
@@ -247,7 +248,8 @@ def test_a_cuda_checkpoint_maps_to_the_cpu(map_location):
     assert to_torch(data, map_location="cpu")["view"].tolist() == t[1:].tolist()
 
 
-def test_map_location_callables_see_the_saved_location():
+@pytest.mark.parametrize("default", DEVICES)
+def test_map_location_callables_see_the_saved_location(default):
     data, t = saved_on_cuda()
     calls = []
 
@@ -255,7 +257,8 @@ def test_map_location_callables_see_the_saved_location():
         calls.append((storage.numel(), storage.device, location))
         return storage
 
-    out = to_lucid(data, map_location=keep_on_cpu)
+    with default_device_as(default):  # storages are read onto the CPU, whatever the default
+        out = to_lucid(data, map_location=keep_on_cpu)
     assert out["t"].tolist() == t.tolist() and out["t"].device == lucid.device("cpu")
     # once per storage (the tensor and its view share one), with the location as saved
     assert sorted(calls) == [(0, lucid.device("cpu"), "cuda:0"), (12, lucid.device("cpu"), "cuda:0")]

@@ -262,6 +262,7 @@ def test_function_forms_and_small_methods_match_torch(device):
         lucid.set_num_interop_threads(0)
 
 
+@pytest.mark.usefixtures("cpu_default")  # set_default_device from the CPU, and back to it (None)
 def test_default_device_as_torch(device):
     assert lucid.get_default_device() == lucid.device("cpu")
     cpu_tensor = lucid.ones(2)

@@ -198,7 +198,7 @@ def test_product_errors(device):
     other = "cpu" if device != "cpu" else None
     if other:
         with pytest.raises(RuntimeError, match="same device"):
-            l @ lucid.ones(3, 2, dtype=lucid.float64)
+            l @ lucid.ones(3, 2, dtype=lucid.float64, device=other)
 
 
 def test_empty_and_zero_rows(device):

@@ -17,7 +17,7 @@ import torch
 import lucid
 import lucid.nn as nn
 import lucid.nn.functional as F
-from conftest import to_lucid, to_torch
+from conftest import TORCH_VERSION, to_lucid, to_torch
 
 NAN, INF = math.nan, math.inf
 
@@ -71,6 +71,8 @@ def test_training_steps_do_not_grow_rss(which):
 
 
 # ---- memory: the graph is freed after backward ------------------------------------------------
+# The probes are tensors over NumPy memory (CPU tensors), used with the tests' other
+# tensors: these tests take the CPU as the default device.
 
 class _Probe:
     """A callable whose death shows that what held it (a graph node) died."""
@@ -112,6 +114,7 @@ def _graph():
     return x, loss, refs, probes
 
 
+@pytest.mark.usefixtures("cpu_default")  # NumPy-backed probes
 def test_graph_is_freed_by_backward():
     gc.collect()
     was = gc.isenabled()
@@ -132,6 +135,7 @@ def test_graph_is_freed_by_backward():
             gc.enable()
 
 
+@pytest.mark.usefixtures("cpu_default")  # NumPy-backed probes
 def test_retained_graph_is_freed_with_its_output():
     gc.collect()
     was = gc.isenabled()
@@ -157,6 +161,7 @@ def test_retained_graph_is_freed_with_its_output():
             gc.enable()
 
 
+@pytest.mark.usefixtures("cpu_default")  # NumPy-backed probes
 def test_graph_of_a_model_is_freed_after_backward():
     # A model's forward: everything but the parameters and their grads is released.
     model = _cnn()
@@ -192,6 +197,7 @@ def _hook_on(out):
 
 
 @pytest.mark.parametrize("grad", [False, True])
+@pytest.mark.usefixtures("cpu_default")  # a NumPy-backed input
 def test_no_grad_forward_keeps_nothing(grad):
     # With grad, linear saves its input for the weight's gradient; under no_grad the
     # input is free as soon as the caller drops it.
@@ -221,6 +227,7 @@ def _all_dead(refs):
     return [i for i, r in enumerate(refs) if r() is not None]
 
 
+@pytest.mark.usefixtures("cpu_default")  # NumPy-backed probes
 def test_tensor_hook_cycle_is_collected():
     token = _Probe()
     ext, ext_ref = _external((3,))
@@ -234,6 +241,7 @@ def test_tensor_hook_cycle_is_collected():
     assert _all_dead(refs) == []
 
 
+@pytest.mark.usefixtures("cpu_default")  # NumPy-backed probes
 def test_node_hook_cycle_is_collected():
     token = _Probe()
     ext, ext_ref = _external((3,))
@@ -261,6 +269,7 @@ def test_node_hook_referring_to_its_own_node_is_collected():
     assert _all_dead(refs) == []
 
 
+@pytest.mark.usefixtures("cpu_default")  # NumPy-backed probes
 def test_output_held_by_its_own_node_hook_is_collected():
     # out -> grad_fn -> hook -> out
     token = _Probe()
@@ -495,8 +504,12 @@ def test_concurrent_backward_through_a_shared_model(threads):
         got[i] = results
 
     _run_threads(4, work)
+    # bit for bit on the CPU; on the GPU to rounding, as from one thread (cuDNN's
+    # convolution gradients add with atomics: two runs differ in the last bits)
+    tol = 0 if lucid.get_default_device().type == "cpu" else 1e-12
     for i in range(4):
-        assert all(r == expected[i] for r in got[i]), i
+        for r in got[i]:
+            torch.testing.assert_close(torch.tensor(r), torch.tensor(expected[i]), rtol=tol, atol=tol)
     # The shared parameters accumulated every thread's gradient (order aside).
     total = sum(single_weight_grads[1:], single_weight_grads[0]) * rounds
     torch.testing.assert_close(to_torch(model.conv.weight.grad), to_torch(total), rtol=1e-9, atol=1e-9)
@@ -595,6 +608,7 @@ def _long_kernel(op):
 
 @pytest.mark.parametrize("op", ["matmul", "conv2d", "max_pool2d", "tanh", "atan2", "softmax", "logsumexp",
                                 "backward"])
+@pytest.mark.usefixtures("cpu_default")  # CPU kernels (a GPU call returns once its work is queued)
 def test_gil_released_around_long_kernels(op, one_kernel_thread):
     released, runs = _gil_released(_long_kernel(op))
     assert released, f"{op} held the GIL: (longest stop of the other thread / op time, op ms) per run: {runs}"
@@ -739,6 +753,10 @@ def test_binary_nan_inf_like_torch(op, dtype):
     # Every pair of special values: a down the rows, b across the columns.
     la, ta = _pair([[v] for v in VALUES], dtype)
     lb, tb = _pair([VALUES], dtype)
+    if op == "isclose_equal_nan" and TORCH_VERSION < (2, 15):
+        # torch 2.11's isclose(equal_nan=True) cannot broadcast (pytorch#174985, fixed
+        # later): its operands are broadcast first
+        ta, tb = torch.broadcast_tensors(ta, tb)
     lr, tr = BINARY[op](lucid, la, lb), BINARY[op](torch, ta, tb)
     if op == "pow":
         lr, tr = _except(lr, tr, _pow_tensor_half(ta, tb))
@@ -1075,6 +1093,10 @@ def test_gradient_nan_inf_like_torch(op, dtype):
         # depends on the CPU: the upstream gradient (its scalar formula, and lucid's)
         # on AVX-512 machines, NaN from its AVX2 float64 loop.
         lg, tgrad = _except(lg, tgrad, tx.detach().isnan())
+    if op == "clamp" and TORCH_VERSION < (2, 15):
+        # torch before 2.15 passes clamp's gradient at the bounds (x == min or x == max);
+        # 2.15, which lucid follows, does not
+        lg, tgrad = _except(lg, tgrad, (tx.detach() == 0.0) | (tx.detach() == 1.0))
     same(lg, tgrad)
 
 

@@ -392,6 +392,7 @@ class _Images(lucid.utils.data.Dataset):
         return self.transform(lucid.arange(36, dtype=lucid.uint8).reshape(6, 6) + i)
 
 
+@pytest.mark.usefixtures("cpu_default")  # forked workers cannot use CUDA (as in torch): CPU tensors
 def test_transforms_in_dataloader_workers_are_reproducible():
     t = T.Compose([T.ToTensor(), T.RandomCrop(4, padding=1), T.RandomHorizontalFlip()])
     pickle.dumps(T.Compose([T.ToTensor(), T.RandomCrop(4), T.Resize(3), T.RandomRotation(5)]))
