@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import lucid  # noqa: E402
 from common import chain8  # noqa: E402
+from _mlp_step import mlp_fused_step  # noqa: E402
 
 
 def best_ms(fn, reps=8):
@@ -49,13 +50,8 @@ def cpu_part():
 
 
 def gpu_part():
-    nn, F = lucid.nn, lucid.nn.functional
     for batch in (128, 8192):
-        lucid.manual_seed(0)
-        model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
-                              nn.Linear(512, 10)).to("gpu")
-        step = lucid.compile.fused_step(model, F.cross_entropy, lucid.optim.Adam(model.parameters(), lr=1e-3))
-        x, y = lucid.randn(batch, 784, device="gpu"), lucid.randint(0, 10, (batch,), device="gpu")
+        step, x, y = mlp_fused_step(batch)
         for _ in range(10):
             step(x, y)
         lucid.gpu.synchronize()

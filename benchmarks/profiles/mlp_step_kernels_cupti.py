@@ -19,17 +19,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import torch  # noqa: E402
 
 import lucid  # noqa: E402
+from _mlp_step import mlp_fused_step  # noqa: E402
 
 STEPS = 20
 
 
 def lucid_side(batch):
-    nn, F = lucid.nn, lucid.nn.functional
-    lucid.manual_seed(0)
-    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
-                          nn.Linear(512, 10)).to("gpu")
-    step = lucid.compile.fused_step(model, F.cross_entropy, lucid.optim.Adam(model.parameters(), lr=1e-3))
-    x, y = lucid.randn(batch, 784, device="gpu"), lucid.randint(0, 10, (batch,), device="gpu")
+    step, x, y = mlp_fused_step(batch)
     return lambda: step(x, y), lucid.gpu.synchronize
 
 

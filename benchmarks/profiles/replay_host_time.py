@@ -9,16 +9,11 @@ import pstats
 import time
 
 import lucid
-
-nn, F = lucid.nn, lucid.nn.functional
+from _mlp_step import mlp_fused_step
 
 
 def main():
-    lucid.manual_seed(0)
-    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
-                          nn.Linear(512, 10)).to("gpu")
-    step = lucid.compile.fused_step(model, F.cross_entropy, lucid.optim.Adam(model.parameters(), lr=1e-3))
-    x, y = lucid.randn(128, 784, device="gpu"), lucid.randint(0, 10, (128,), device="gpu")
+    step, x, y = mlp_fused_step(128)
     for _ in range(20):
         step(x, y)
     lucid.gpu.synchronize()
