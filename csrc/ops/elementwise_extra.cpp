@@ -10,6 +10,7 @@
 #include "ops/reduce.h"
 #include "core/default_dtype.h"
 #include "ops/copy_ops.h"
+#include "ops/fusion.h"
 #include "ops/promotion.h"
 #include "ops/views.h"
 
@@ -68,8 +69,7 @@ bool is_one(const Scalar& s) {
 // inside a compiled region (which fuses the calls with their neighbours), a dtype the
 // programs do not take (integers), or an x that is not dense.
 TensorPtr clamp_in_one_pass(const TensorPtr& x, const Scalar& lo, const Scalar& hi, Dtype dtype) {
-  const bool floating = dtype == Dtype::F32 || dtype == Dtype::F64 || dtype == Dtype::F16 || dtype == Dtype::BF16;
-  if (!floating || x->dtype() != dtype || !x->device().is_cpu() || !x->is_contiguous() || pending::recording_cpu())
+  if (!fusable_dtype(dtype) || x->dtype() != dtype || !x->device().is_cpu() || !x->is_contiguous() || pending::recording_cpu())
     return nullptr;
   FusedElementwise prim;
   FusedProgram& p = prim.program;

@@ -16,9 +16,9 @@
 
 namespace lucid::ops {
 
-namespace {
-
 bool fusable_dtype(Dtype d) { return d == Dtype::F32 || d == Dtype::F64 || d == Dtype::F16 || d == Dtype::BF16; }
+
+namespace {
 
 // A number operand as the value the unfused kernel computes with: the compute type's
 // (float for 16- and 32-bit floats), converted straight from the number as the kernel

@@ -36,6 +36,8 @@ namespace lucid::ops {
 void enable_elementwise_fusion();
 // The CUDA backend's choice among its kernels for a program (ops/prims/fused.h).
 void set_fused_variant(FusedVariant variant);
+// The dtypes a fused program computes in (the float ones).
+bool fusable_dtype(Dtype d);
 
 // Note [Compiled CPU chains]
 // Inside a compiled region (lucid.compile, core/pending.h) the CPU records the calls this
