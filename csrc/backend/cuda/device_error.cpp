@@ -109,34 +109,25 @@ void raise_device_error(int device) {
   int32_t code_value = 0, dim = 0;
   int64_t index = 0, size = 0;
   const char* op = nullptr;
+  // Keeps the first error read and clears every slot read.
+  auto take = [&](volatile DeviceErrorSlot* s, const char* name) {
+    if (s->code != 0 && code_value == 0) {
+      code_value = s->code;
+      dim = s->dim;
+      index = s->index;
+      size = s->size;
+      op = name;
+    }
+    s->code = 0;
+  };
   {
     std::lock_guard<std::mutex> lock(slot_mutex());
     DeviceSlots* d = g_devices[device];
     if (!d) return;
     const int used = d->wrapped ? kSlots : d->next;
-    for (int i = 0; i < used; ++i) {  // the first in the order handed out (unless wrapped)
-      volatile DeviceErrorSlot* s = &d->slots[i];
-      if (s->code != 0 && code_value == 0) {
-        code_value = s->code;
-        dim = s->dim;
-        index = s->index;
-        size = s->size;
-        op = d->names[i];
-      }
-      s->code = 0;
-    }
-    for (int k = 0; k < kKeptSlots; ++k) {  // (after the others: a replayed graph runs after them)
-      if (!d->kept_taken[k]) continue;
-      volatile DeviceErrorSlot* s = &d->slots[kSlots + k];
-      if (s->code != 0 && code_value == 0) {
-        code_value = s->code;
-        dim = s->dim;
-        index = s->index;
-        size = s->size;
-        op = d->kept_names[k];
-      }
-      s->code = 0;
-    }
+    for (int i = 0; i < used; ++i) take(&d->slots[i], d->names[i]);  // in the order handed out (unless wrapped)
+    for (int k = 0; k < kKeptSlots; ++k)  // (after the others: a replayed graph runs after them)
+      if (d->kept_taken[k]) take(&d->slots[kSlots + k], d->kept_names[k]);
     d->next = 0;
     d->wrapped = false;
   }
