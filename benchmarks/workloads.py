@@ -112,7 +112,10 @@ for label, (r, c) in SIZES.items():
 ACTIVATIONS = {"gelu": lambda m, x: m.nn.functional.gelu(x),
                "gelu tanh": lambda m, x: m.nn.functional.gelu(x, approximate="tanh"),
                "silu": lambda m, x: m.nn.functional.silu(x),
-               "hardswish": lambda m, x: m.nn.functional.hardswish(x)}
+               "hardswish": lambda m, x: m.nn.functional.hardswish(x),
+               "softplus": lambda m, x: m.nn.functional.softplus(x),
+               "logsigmoid": lambda m, x: m.nn.functional.logsigmoid(x),
+               "mish": lambda m, x: m.nn.functional.mish(x)}
 
 
 def with_grad(setup):

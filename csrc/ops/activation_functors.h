@@ -1,8 +1,10 @@
 // Functors of the fused activations (torch.nn.functional.gelu, silu, hardsigmoid,
-// hardswish) and of their derivatives, the table's _gelu ... _hardswish_backward
-// (elementwise_table.h). Each is one pass over memory where the composite it replaces
-// was five (gelu: a multiply, erf, an add and two multiplies), two (silu) or four and
-// more (the hard ones: comparisons and wheres), and its backward as many again.
+// hardswish, softplus with its default beta and threshold, logsigmoid, mish) and of their
+// derivatives, the table's _gelu ... _mish_backward (elementwise_table.h). Each is one
+// pass over memory where the composite it replaces was five (gelu: a multiply, erf, an
+// add and two multiplies), two (silu) or four and more (the hard ones: comparisons and
+// wheres; softplus: a scale, logaddexp, a comparison and a where), and its backward as
+// many again.
 //
 // The formulas and their order of operations are ATen's (GeluKernel.cpp, Activation.cpp),
 // so results agree with torch's to the rounding of erf, tanh and exp. fused_codegen.cpp
@@ -64,6 +66,29 @@ struct Hardswish {
   template <typename T> LUCID_HD T operator()(T x) const { return x * relu6_of_shifted(x) / T(6); }
 };
 
+// softplus(x) with torch's defaults (beta 1, threshold 20): x above 20, log(1 + e^x)
+// below (0 where e^x underflows; NaN at NaN).
+inline constexpr double kSoftplusThreshold = 20.0;
+struct Softplus {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T x) const {
+    return x > T(kSoftplusThreshold) ? x : std::log1p(std::exp(x));
+  }
+};
+// log(sigmoid(x)) = min(x, 0) - log(1 + e^-|x|), finite for every finite x.
+struct LogSigmoid {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T x) const {
+    const T m = x < T(0) ? x : T(0);  // (std::min(0, x): 0 at NaN, which the log1p's NaN replaces)
+    return m - std::log1p(std::exp(-std::fabs(x)));
+  }
+};
+// x tanh(softplus(x)), softplus without a threshold (as torch's mish).
+struct Mish {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T x) const { return x * std::tanh(std::log1p(std::exp(x))); }
+};
+
 // g gelu'(x) = g (Phi(x) + x phi(x)).
 struct GeluBackward {
   template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
@@ -93,6 +118,34 @@ struct SiluBackward {
   template <typename T> LUCID_HD T operator()(T g, T x) const {
     const T s = T(1) / (T(1) + std::exp(-x));
     return g * s * (T(1) + x * (T(1) - s));
+  }
+};
+
+// g sigmoid(x) as e^x / (e^x + 1), g itself above the threshold (torch's softplus_backward).
+struct SoftplusBackward {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T g, T x) const {
+    const T z = std::exp(x);
+    return x > T(kSoftplusThreshold) ? g : g * z / (z + T(1));
+  }
+};
+// g sigmoid(-x), written as torch's log_sigmoid_backward: g (1 - z / (1 + z)) below 0 and
+// g z / (1 + z) from 0 on, z = e^-|x|.
+struct LogSigmoidBackward {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T g, T x) const {
+    const T z = std::exp(-std::fabs(x));
+    const T q = z / (T(1) + z);
+    return x < T(0) ? g * (T(1) - q) : g * q;
+  }
+};
+// g mish'(x) = g (t + x s (1 - t^2)), t = tanh(softplus(x)), s = sigmoid(x) (torch's).
+struct MishBackward {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T g, T x) const {
+    const T s = T(1) / (T(1) + std::exp(-x));
+    const T t = std::tanh(std::log1p(std::exp(x)));
+    return g * (t + x * s * (T(1) - t * t));
   }
 };
 

@@ -105,8 +105,9 @@ Grads pow_grads(const Operand& x, const Operand& y, const TensorPtr& result, con
   return {gx, gy};
 }
 
-// The second derivative of gelu (exact or tanh form) or silu at x, for the gradient of
-// their derivatives (double backward; ops/activation_functors.h has the first).
+// The second derivative of gelu (exact or tanh form), silu, softplus, logsigmoid or mish
+// at x, for the gradient of their derivatives (double backward; ops/activation_functors.h
+// has the first).
 TensorPtr activation_second_derivative(BinaryOp derivative, const TensorPtr& x) {
   const TensorPtr x_sq = mul(x, x);
   switch (derivative) {
@@ -120,6 +121,19 @@ TensorPtr activation_second_derivative(BinaryOp derivative, const TensorPtr& x) 
       const TensorPtr du = mul(add(mul(x_sq, Scalar(3.0 * kappa)), Scalar(1.0)), Scalar(beta));
       const TensorPtr inner = add(sub(du, mul(mul(x, t), mul(du, du))), mul(x_sq, Scalar(3.0 * beta * kappa)));
       return mul(one_minus(mul(t, t)), inner);
+    }
+    case BinaryOp::SoftplusBackward: {  // s (1 - s), s = sigmoid(x); 0 above the threshold
+      const TensorPtr s = sigmoid(x);
+      return where(gt(x, Scalar(fn::kSoftplusThreshold)), num(0.0), ten(mul(s, one_minus(s))));
+    }
+    case BinaryOp::LogSigmoidBackward: {  // -s (1 - s)
+      const TensorPtr s = sigmoid(x);
+      return neg(mul(s, one_minus(s)));
+    }
+    case BinaryOp::MishBackward: {  // s (1 - t^2) (2 + x (1 - s) - 2 x t s), t = tanh(softplus(x))
+      const TensorPtr s = sigmoid(x), t = tanh(log1p(exp(x)));
+      const TensorPtr inner = sub(add(mul(x, one_minus(s)), Scalar(2.0)), mul(mul(mul(x, t), s), Scalar(2.0)));
+      return mul(mul(s, one_minus(mul(t, t))), inner);
     }
     default: {  // silu: s (1 - s) (2 + x (1 - 2 s)), s = sigmoid(x)
       const TensorPtr s = sigmoid(x);
@@ -176,7 +190,10 @@ Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, cons
     }
     case BinaryOp::GeluBackward:
     case BinaryOp::GeluTanhBackward:
-    case BinaryOp::SiluBackward: {  // g f'(x): f'(x) to g, g f''(x) to x
+    case BinaryOp::SiluBackward:
+    case BinaryOp::SoftplusBackward:
+    case BinaryOp::LogSigmoidBackward:
+    case BinaryOp::MishBackward: {  // g f'(x): f'(x) to g, g f''(x) to x
       Side sa = save(node, a), sb = save(node, b);
       return [sa, sb, op](const Node& n, const Grads& g) {
         const TensorPtr gy = sa.get(n).tensor, x = sb.get(n).tensor;
@@ -511,13 +528,19 @@ Vjp unary_vjp(UnaryOp op, Node& node, const TensorPtr& a, const TensorPtr& out) 
     case UnaryOp::GeluTanh:
     case UnaryOp::Silu:
     case UnaryOp::Hardsigmoid:
-    case UnaryOp::Hardswish: {  // one fused kernel: g f'(x)
+    case UnaryOp::Hardswish:
+    case UnaryOp::Softplus:
+    case UnaryOp::LogSigmoid:
+    case UnaryOp::Mish: {  // one fused kernel: g f'(x)
       input();
       const BinaryOp d = op == UnaryOp::Gelu          ? BinaryOp::GeluBackward
                          : op == UnaryOp::GeluTanh    ? BinaryOp::GeluTanhBackward
                          : op == UnaryOp::Silu        ? BinaryOp::SiluBackward
                          : op == UnaryOp::Hardsigmoid ? BinaryOp::HardsigmoidBackward
-                                                      : BinaryOp::HardswishBackward;
+                         : op == UnaryOp::Hardswish   ? BinaryOp::HardswishBackward
+                         : op == UnaryOp::Softplus    ? BinaryOp::SoftplusBackward
+                         : op == UnaryOp::LogSigmoid  ? BinaryOp::LogSigmoidBackward
+                                                      : BinaryOp::MishBackward;
       return [d](const Node& n, const Grads& g) { return Grads{binary(d, ten(g[0]), ten(n.saved(0)))}; };
     }
     case UnaryOp::Relu:  // zeros where the result is <= 0 (a NaN input passes), as torch's threshold_backward

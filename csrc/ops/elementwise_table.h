@@ -81,7 +81,10 @@ namespace lucid::ops {
   X(_gelu_tanh_backward, GeluTanhBackward, TrueDiv, Tensors) \
   X(_silu_backward, SiluBackward, TrueDiv, Tensors) \
   X(_hardsigmoid_backward, HardsigmoidBackward, TrueDiv, Tensors) \
-  X(_hardswish_backward, HardswishBackward, TrueDiv, Tensors)
+  X(_hardswish_backward, HardswishBackward, TrueDiv, Tensors) \
+  X(_softplus_backward, SoftplusBackward, TrueDiv, Tensors) \
+  X(_log_sigmoid_backward, LogSigmoidBackward, TrueDiv, Tensors) \
+  X(_mish_backward, MishBackward, TrueDiv, Tensors)
 
 #define LUCID_UNARY_OPS(X) \
   X(neg, Neg, Same)        \
@@ -135,6 +138,9 @@ namespace lucid::ops {
   X(_silu, Silu, Float)        \
   X(_hardsigmoid, Hardsigmoid, Float) \
   X(_hardswish, Hardswish, Float) \
+  X(_softplus, Softplus, Float) \
+  X(_log_sigmoid, LogSigmoid, Float) \
+  X(_mish, Mish, Float)        \
   X(floor, Floor, Same)        \
   X(ceil, Ceil, Same)          \
   X(round, Round, Same)        \

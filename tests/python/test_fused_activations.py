@@ -1,4 +1,4 @@
-"""gelu (exact and tanh), silu, hardsigmoid and hardswish as fused ops (ops/activation_functors.h): one kernel
+"""gelu (exact and tanh), silu, hardsigmoid, hardswish, softplus, logsigmoid and mish as fused ops (ops/activation_functors.h): one kernel
 forward and one backward, against torch in every float dtype, at the limits, through the
 float32 vector code's tails and fallback lanes, and twice differentiable."""
 
@@ -23,6 +23,9 @@ ACTIVATIONS = {
     "silu": (LF.silu, TF.silu, "_silu", "_silu_backward"),
     "hardsigmoid": (LF.hardsigmoid, TF.hardsigmoid, "_hardsigmoid", "_hardsigmoid_backward"),
     "hardswish": (LF.hardswish, TF.hardswish, "_hardswish", "_hardswish_backward"),
+    "softplus": (LF.softplus, TF.softplus, "_softplus", "_softplus_backward"),
+    "logsigmoid": (LF.logsigmoid, TF.logsigmoid, "_log_sigmoid", "_log_sigmoid_backward"),
+    "mish": (LF.mish, TF.mish, "_mish", "_mish_backward"),
 }
 # (rtol, atol): float32's is torch's own (assert_close's default): its float32 gelu_backward
 # (tanh form) cancels in 1 + tanh(u) for x < -3 as the formula does in any float32 code.
@@ -137,7 +140,8 @@ def test_node_names_match_torch(name):
     assert ly.grad_fn.name() == ty.grad_fn.name()
     (lg,) = lucid.autograd.grad(ly.sum(), lx, create_graph=True)
     (tg,) = torch.autograd.grad(ty.sum(), tx, create_graph=True)
-    if name not in ("silu", "hardsigmoid"):  # (torch: silu's is a composite, hardsigmoid's not implemented)
+    # (torch: silu's and mish's double backward are composites, hardsigmoid's is not implemented)
+    if name not in ("silu", "hardsigmoid", "mish"):
         assert lg.grad_fn.name() == tg.grad_fn.name()
 
 
@@ -170,7 +174,8 @@ def test_bad_inputs_raise_like_torch(device):
         t = torch.ones(3, dtype=getattr(torch, dtype))
         lx = to_lucid(t, device)
         for lf, tf in ((LF.gelu, TF.gelu), (LF.silu, TF.silu), (LF.hardsigmoid, TF.hardsigmoid),
-                       (LF.hardswish, TF.hardswish)):
+                       (LF.hardswish, TF.hardswish), (LF.softplus, TF.softplus), (LF.logsigmoid, TF.logsigmoid),
+                       (LF.mish, TF.mish)):
             if dtype == "complex64" and lf is LF.silu:
                 continue  # (test_complex_silu)
             with pytest.raises(NotImplementedError) as want:

@@ -24,7 +24,7 @@ constexpr Unit binary_unit(ops::BinaryOp op) {
     case B::LogicalAnd: case B::LogicalOr: case B::LogicalXor:
       return Unit::Logical;
     case B::GeluBackward: case B::GeluTanhBackward: case B::SiluBackward: case B::HardsigmoidBackward:
-    case B::HardswishBackward:
+    case B::HardswishBackward: case B::SoftplusBackward: case B::LogSigmoidBackward: case B::MishBackward:
       return Unit::Activation;
     case B::BitwiseAnd: case B::BitwiseOr: case B::BitwiseXor: case B::LeftShift: case B::RightShift:
       return Unit::Bitwise;
@@ -49,7 +49,8 @@ constexpr Unit unary_unit(ops::UnaryOp op) {
     case U::BesselJ0: case U::BesselJ1: case U::BesselY0: case U::BesselY1: case U::BesselK0: case U::BesselK1:
     case U::BesselK0e: case U::BesselK1e: case U::AiryAi:
       return Unit::Bessel;
-    case U::Gelu: case U::GeluTanh: case U::Silu: case U::Hardsigmoid: case U::Hardswish:
+    case U::Gelu: case U::GeluTanh: case U::Silu: case U::Hardsigmoid: case U::Hardswish: case U::Softplus:
+    case U::LogSigmoid: case U::Mish:
       return Unit::Activation;
     default:
       break;

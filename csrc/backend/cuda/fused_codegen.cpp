@@ -71,6 +71,11 @@ const char* body_of(BinaryOp op) {
     case BinaryOp::HardsigmoidBackward: return "{ C d = a * C(1.0 / 6.0); return ((b > C(-3)) & (b < C(3))) ? d : C(0); }";
     case BinaryOp::HardswishBackward:
       return "{ C inside = a * (b / C(3) + C(0.5)); C above = b < C(3) ? inside : a; return b <= C(-3) ? C(0) : above; }";
+    case BinaryOp::SoftplusBackward: return "{ C z = exp(b); return b > C(20) ? a : a * z / (z + C(1)); }";
+    case BinaryOp::LogSigmoidBackward:
+      return "{ C z = exp(-fabs(b)); C q = z / (C(1) + z); return b < C(0) ? a * (C(1) - q) : a * q; }";
+    case BinaryOp::MishBackward:
+      return "{ C s = C(1) / (C(1) + exp(-b)); C t = tanh(log1p(exp(b))); return a * (t + b * s * (C(1) - t * t)); }";
     default: return nullptr;
   }
 }
@@ -121,6 +126,9 @@ const char* body_of(UnaryOp op) {
       return "{ C q = (a + C(3)) / C(6); C m = q < C(0) ? C(0) : q; return C(1) < m ? C(1) : m; }";
     case UnaryOp::Hardswish:
       return "{ C s = a + C(3); C m = s < C(0) ? C(0) : s; m = C(6) < m ? C(6) : m; return a * m / C(6); }";
+    case UnaryOp::Softplus: return "a > C(20) ? a : log1p(exp(a))";
+    case UnaryOp::LogSigmoid: return "{ C m = a < C(0) ? a : C(0); return m - log1p(exp(-fabs(a))); }";
+    case UnaryOp::Mish: return "a * tanh(log1p(exp(a)))";
     default: return nullptr;  // (erfinv: a Newton-refined series, interpreted)
   }
 }

@@ -126,7 +126,8 @@ constexpr bool fusable(BinaryOp op) {
     case BinaryOp::Atan2: case BinaryOp::Hypot: case BinaryOp::Xlogy: case BinaryOp::Logaddexp:
     case BinaryOp::Logaddexp2: case BinaryOp::ThresholdBackward: case BinaryOp::GeluBackward:
     case BinaryOp::GeluTanhBackward: case BinaryOp::SiluBackward: case BinaryOp::HardsigmoidBackward:
-    case BinaryOp::HardswishBackward:
+    case BinaryOp::HardswishBackward: case BinaryOp::SoftplusBackward: case BinaryOp::LogSigmoidBackward:
+    case BinaryOp::MishBackward:
       return true;
     default:
       return false;

@@ -117,6 +117,10 @@ def celu(input, alpha=1.0, inplace=False):
 
 @_autocast_policy("softplus")
 def softplus(input, beta=1.0, threshold=20.0):
+    from .functional import _float_only
+    _float_only(input, "softplus_cpu")
+    if beta == 1 and threshold == 20:
+        return _C._softplus(input)  # torch's defaults: one fused kernel, and one for its gradient
     scaled = input * beta
     # log(1 + e^s) without overflow; its gradient sigmoid(s) is finite for every s
     # and NaN at NaN, as torch's softplus_backward
@@ -125,7 +129,10 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def mish(input, inplace=False):
-    return _inplace(input, lambda x: x * softplus(x).tanh(), inplace)
+    """x tanh(softplus(x)): one fused kernel, and one for its gradient (ops/activation_functors.h)."""
+    from .functional import _float_only
+    _float_only(input, "mish_cpu")
+    return _inplace(input, _C._mish, inplace)
 
 
 def softsign(input):
@@ -166,8 +173,10 @@ def threshold(input, threshold, value, inplace=False):
 
 
 def logsigmoid(input):
-    # log(sigmoid(x)) = -softplus(-x), stable for large |x|
-    return -softplus(-input)
+    """log(sigmoid(x)), finite for every finite x: one fused kernel, and one for its gradient."""
+    from .functional import _float_only
+    _float_only(input, "log_sigmoid_cpu")
+    return _C._log_sigmoid(input)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):

@@ -93,6 +93,23 @@ def _hardswish(g, out, x):  # (ONNX's HardSwish needs opset 14)
     g.bind(out, g.node("Mul", [v, g.node("HardSigmoid", [v], alpha=1.0 / 6.0, beta=0.5)[0]])[0])
 
 
+@emits("_C._softplus")
+def _softplus(g, out, x):  # (ONNX's Softplus is log(exp(x) + 1), with no threshold: the same to rounding)
+    g.bind(out, g.node("Softplus", [g.value(x)])[0])
+
+
+@emits("_C._log_sigmoid")
+def _log_sigmoid(g, out, x):  # -softplus(-x)
+    v = g.node("Neg", [g.value(x)])[0]
+    g.bind(out, g.node("Neg", [g.node("Softplus", [v])[0]])[0])
+
+
+@emits("_C._mish")
+def _mish(g, out, x):  # (ONNX's Mish needs opset 18)
+    v = g.value(x)
+    g.bind(out, g.node("Mul", [v, g.node("Tanh", [g.node("Softplus", [v])[0]])[0]])[0])
+
+
 @emits("ne", "not_equal", "__ne__", "_C.ne")
 def _ne(g, out, a, b):
     like = _tensor_of(a, b)
