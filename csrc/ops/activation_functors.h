@@ -149,6 +149,38 @@ struct MishBackward {
   }
 };
 
+// The activations with a parameter p, as binary ops f(x, p) (p a number, or prelu's
+// weight): leaky_relu(x, slope) is x above 0 and x slope elsewhere (NaN at NaN), as
+// torch's leaky_relu, prelu and rrelu (eval) are; its derivative, 1 above 0 and slope
+// elsewhere, is a second op (times g: torch's leaky_relu_backward).
+struct LeakyRelu {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T x, T slope) const { return x > T(0) ? x : x * slope; }
+};
+struct LeakyReluSlope {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T x, T slope) const { return x > T(0) ? T(1) : slope; }
+};
+// softshrink(x, l): x - l above l, x + l below -l, x * 0 between (0, -0 at -0, NaN at NaN).
+struct Softshrink {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T x, T l) const {
+    const T inside = x < -l ? x + l : x * T(0);
+    return x > l ? x - l : inside;
+  }
+};
+// hardshrink(x, l): 0 on [-l, l], x elsewhere (and at NaN).
+struct Hardshrink {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T x, T l) const { return ((x >= -l) & (x <= l)) ? T(0) : x; }
+};
+// The shrinks' gradient from their result y (l >= 0): y is 0 exactly where x lies on
+// [-l, l] (x - l > 0 for every x > l), where the gradient is 0; g elsewhere (a NaN y too).
+struct ShrinkBackward {
+  template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
+  template <typename T> LUCID_HD T operator()(T g, T y) const { return y == T(0) ? T(0) : g; }
+};
+
 // The hard activations' derivatives as selects of values computed for every element, which
 // vectorise (their unit is compiled with -fno-trapping-math, so that GCC may compare a
 // NaN without a branch: lucid never reads the floating-point exception flags).

@@ -172,6 +172,41 @@ Vjp binary_vjp(BinaryOp op, Node& node, const Operand& a, const Operand& b, cons
         return Grads{_threshold_backward(g[0], sb.get(n).tensor), nullptr};
       };
     }
+    case BinaryOp::LeakyRelu: {  // g times the slope op; to a tensor slope (prelu): g x below 0
+      Side sa = save(node, a), sb = save(node, b);
+      return [sa, sb](const Node& n, const Grads& g) {
+        const Operand x = sa.get(n), slope = sb.get(n);
+        return Grads{mul(g[0], binary(BinaryOp::LeakyReluSlope, x, slope)),
+                     if_tensor(slope, [&] { return where(gt(x.tensor, Scalar(0.0)), num(0.0), ten(mul(g[0], x.tensor))); })};
+      };
+    }
+    case BinaryOp::LeakyReluSlope: {  // piecewise constant in x; 1 below 0 for a tensor slope
+      Side sa = save(node, a), sb = save(node, b);
+      return [sa, sb](const Node& n, const Grads& g) {
+        const Operand x = sa.get(n), slope = sb.get(n);
+        return Grads{zeros_like_grad(x.tensor),
+                     if_tensor(slope, [&] { return where(gt(x.tensor, Scalar(0.0)), num(0.0), ten(g[0])); })};
+      };
+    }
+    case BinaryOp::Softshrink:
+    case BinaryOp::Hardshrink: {  // g where the result is not 0; to a tensor lambda: -g sign(y) (softshrink)
+      size_t r = node.save(out, true);
+      const bool soft = op == BinaryOp::Softshrink;
+      const Side sb = save(node, b);
+      return [r, soft, sb](const Node& n, const Grads& g) {
+        const TensorPtr y = n.saved(r);
+        const Operand l = sb.get(n);
+        return Grads{_shrink_backward(g[0], y),
+                     if_tensor(l, [&] { return soft ? neg(mul(g[0], sign(y))) : zeros_like_grad(l.tensor); })};
+      };
+    }
+    case BinaryOp::ShrinkBackward: {  // linear in g with y's mask; zeros to y (torch's zeros_like to x)
+      Side sb = save(node, b);
+      return [sb](const Node& n, const Grads& g) {
+        const TensorPtr y = sb.get(n).tensor;
+        return Grads{_shrink_backward(g[0], y), zeros_like_grad(y)};
+      };
+    }
     case BinaryOp::HardsigmoidBackward: {  // linear in g; f'' is 0 (torch has no gradient here)
       Side sb = save(node, b);
       return [sb](const Node& n, const Grads& g) {

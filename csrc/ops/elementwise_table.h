@@ -84,7 +84,12 @@ namespace lucid::ops {
   X(_hardswish_backward, HardswishBackward, TrueDiv, Tensors) \
   X(_softplus_backward, SoftplusBackward, TrueDiv, Tensors) \
   X(_log_sigmoid_backward, LogSigmoidBackward, TrueDiv, Tensors) \
-  X(_mish_backward, MishBackward, TrueDiv, Tensors)
+  X(_mish_backward, MishBackward, TrueDiv, Tensors) \
+  X(_leaky_relu, LeakyRelu, Arith, Self) \
+  X(_leaky_relu_slope, LeakyReluSlope, Arith, Self) \
+  X(_softshrink, Softshrink, Arith, Self) \
+  X(_hardshrink, Hardshrink, Arith, Self) \
+  X(_shrink_backward, ShrinkBackward, Arith, Tensors)
 
 #define LUCID_UNARY_OPS(X) \
   X(neg, Neg, Same)        \

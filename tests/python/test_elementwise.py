@@ -37,7 +37,8 @@ SPECIAL += ["_threshold_backward"]
 # the fused activations and their derivatives (test_fused_activations.py)
 SPECIAL += ["_gelu", "_gelu_tanh", "_silu", "_gelu_backward", "_gelu_tanh_backward", "_silu_backward",
             "_hardsigmoid", "_hardswish", "_hardsigmoid_backward", "_hardswish_backward",
-            "_softplus", "_log_sigmoid", "_mish", "_softplus_backward", "_log_sigmoid_backward", "_mish_backward"]
+            "_softplus", "_log_sigmoid", "_mish", "_softplus_backward", "_log_sigmoid_backward", "_mish_backward",
+            "_leaky_relu", "_leaky_relu_slope", "_softshrink", "_hardshrink", "_shrink_backward"]
 OPERATORS = {"add": "__add__", "sub": "__sub__", "mul": "__mul__", "div": "__truediv__",
              "eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__", "gt": "__gt__",
              "ge": "__ge__", "neg": "__neg__", "abs": "__abs__",

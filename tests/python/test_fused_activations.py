@@ -26,6 +26,10 @@ ACTIVATIONS = {
     "softplus": (LF.softplus, TF.softplus, "_softplus", "_softplus_backward"),
     "logsigmoid": (LF.logsigmoid, TF.logsigmoid, "_log_sigmoid", "_log_sigmoid_backward"),
     "mish": (LF.mish, TF.mish, "_mish", "_mish_backward"),
+    # with a parameter (its default): leaky_relu's gradient is its slope op times g
+    "leaky_relu": (LF.leaky_relu, TF.leaky_relu, "_leaky_relu", ("_leaky_relu_slope", "mul")),
+    "softshrink": (LF.softshrink, TF.softshrink, "_softshrink", "_shrink_backward"),
+    "hardshrink": (LF.hardshrink, TF.hardshrink, "_hardshrink", "_shrink_backward"),
 }
 # (rtol, atol): float32's is torch's own (assert_close's default): its float32 gelu_backward
 # (tanh form) cancels in 1 + tanh(u) for x < -3 as the formula does in any float32 code.
@@ -128,7 +132,7 @@ def test_one_op_forward_and_one_backward(name, device):
     lucid._C._op_tally_begin()
     y.backward(lucid.ones_like(y))
     calls = [c[0] for c in lucid._C._op_tally_end()]
-    assert calls == [bwd], calls
+    assert calls == ([bwd] if isinstance(bwd, str) else list(bwd)), calls
 
 
 @pytest.mark.parametrize("name", sorted(ACTIVATIONS))
@@ -140,8 +144,9 @@ def test_node_names_match_torch(name):
     assert ly.grad_fn.name() == ty.grad_fn.name()
     (lg,) = lucid.autograd.grad(ly.sum(), lx, create_graph=True)
     (tg,) = torch.autograd.grad(ty.sum(), tx, create_graph=True)
-    # (torch: silu's and mish's double backward are composites, hardsigmoid's is not implemented)
-    if name not in ("silu", "hardsigmoid", "mish"):
+    # (torch: silu's and mish's double backward are composites, hardsigmoid's is not implemented;
+    # lucid's leaky_relu gradient is a product, and one op serves both shrinks' gradients)
+    if name not in ("silu", "hardsigmoid", "mish", "leaky_relu", "softshrink", "hardshrink"):
         assert lg.grad_fn.name() == tg.grad_fn.name()
 
 
@@ -155,7 +160,8 @@ def test_twice_differentiable(name, device):
     lx, lg = to_lucid(x, device).requires_grad_(), to_lucid(g, device).requires_grad_()
     assert lucid.autograd.gradcheck(lfn, (lx,))
     assert lucid.autograd.gradgradcheck(lfn, (lx,))
-    assert lucid.autograd.gradcheck(lambda a, b: getattr(lucid._C, bwd)(a, b), (lg, lx))
+    if isinstance(bwd, str):
+        assert lucid.autograd.gradcheck(lambda a, b: getattr(lucid._C, bwd)(a, b), (lg, lx))
     if name == "hardsigmoid":  # (torch has no second derivative of it to compare with)
         return
     tx = x.clone().requires_grad_()
@@ -163,6 +169,31 @@ def test_twice_differentiable(name, device):
         (d,) = m.autograd.grad(f(t).sum(), t, create_graph=True)
         (d * d).sum().backward()
     torch.testing.assert_close(torch.tensor(lx.grad.cpu().tolist(), dtype=torch.float64), tx.grad)
+
+
+def test_parameters_other_than_the_defaults(device):
+    """leaky_relu's slope (a negative one too), the shrinks' lambda (hardshrink's negative
+    one: nothing inside, the identity) and prelu's weight (its gradient summed over what it
+    broadcast to), forward and backward against torch in float64."""
+    x = _inputs(2 * 3 * 5, 11).reshape(2, 3, 5)
+    g = _inputs(2 * 3 * 5, 12, scale=1).reshape(2, 3, 5)
+    w = torch.tensor([0.1, -0.3, 0.7], dtype=torch.float64)
+    cases = [lambda F, t, _: F.leaky_relu(t, 0.2), lambda F, t, _: F.leaky_relu(t, -0.5),
+             lambda F, t, _: F.softshrink(t, 1.5), lambda F, t, _: F.hardshrink(t, 1.5),
+             lambda F, t, _: F.hardshrink(t, -1.0), lambda F, t, w: F.prelu(t, w),
+             lambda F, t, w: F.rrelu(t, 0.1, 0.3)]
+    for f in cases:
+        lx, lw = to_lucid(x, device).requires_grad_(), to_lucid(w, device).requires_grad_()
+        tx, tw = x.clone().requires_grad_(), w.clone().requires_grad_()
+        y, ty = f(LF, lx, lw), f(TF, tx, tw)
+        _close(y, ty, "float64")
+        y.backward(to_lucid(g, device))
+        ty.backward(g)
+        _close(lx.grad, tx.grad, "float64")
+        if tw.grad is not None:
+            _close(lw.grad, tw.grad, "float64")
+    with pytest.raises(RuntimeError, match="prelu: Type promoting not supported. Got Float and Double"):
+        LF.prelu(to_lucid(x.float(), device), to_lucid(w, device))
 
 
 def test_bad_inputs_raise_like_torch(device):
@@ -175,7 +206,8 @@ def test_bad_inputs_raise_like_torch(device):
         lx = to_lucid(t, device)
         for lf, tf in ((LF.gelu, TF.gelu), (LF.silu, TF.silu), (LF.hardsigmoid, TF.hardsigmoid),
                        (LF.hardswish, TF.hardswish), (LF.softplus, TF.softplus), (LF.logsigmoid, TF.logsigmoid),
-                       (LF.mish, TF.mish)):
+                       (LF.mish, TF.mish), (LF.leaky_relu, TF.leaky_relu), (LF.softshrink, TF.softshrink),
+                       (LF.hardshrink, TF.hardshrink)):
             if dtype == "complex64" and lf is LF.silu:
                 continue  # (test_complex_silu)
             with pytest.raises(NotImplementedError) as want:

@@ -222,7 +222,8 @@ def test_half_precision_rounds_every_step_as_stored():
 FUSABLE_BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "floor_divide", "remainder", "fmod", "pow",
                   "fmax", "fmin", "atan2", "hypot", "xlogy", "logaddexp", "logaddexp2", "_threshold_backward",
                   "_gelu_backward", "_gelu_tanh_backward", "_silu_backward", "_hardsigmoid_backward",
-                  "_hardswish_backward", "_softplus_backward", "_log_sigmoid_backward", "_mish_backward"]
+                  "_hardswish_backward", "_softplus_backward", "_log_sigmoid_backward", "_mish_backward",
+                  "_leaky_relu", "_leaky_relu_slope", "_softshrink", "_hardshrink", "_shrink_backward"]
 FUSABLE_UNARY = ["neg", "abs", "sign", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "exp2", "expm1",
                  "log2", "log10", "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
                  "atanh", "erf", "erfc", "erfinv", "reciprocal", "rsqrt", "logit", "floor", "ceil", "round",

@@ -25,6 +25,7 @@ constexpr Unit binary_unit(ops::BinaryOp op) {
       return Unit::Logical;
     case B::GeluBackward: case B::GeluTanhBackward: case B::SiluBackward: case B::HardsigmoidBackward:
     case B::HardswishBackward: case B::SoftplusBackward: case B::LogSigmoidBackward: case B::MishBackward:
+    case B::LeakyRelu: case B::LeakyReluSlope: case B::Softshrink: case B::Hardshrink: case B::ShrinkBackward:
       return Unit::Activation;
     case B::BitwiseAnd: case B::BitwiseOr: case B::BitwiseXor: case B::LeftShift: case B::RightShift:
       return Unit::Bitwise;

@@ -76,6 +76,12 @@ const char* body_of(BinaryOp op) {
       return "{ C z = exp(-fabs(b)); C q = z / (C(1) + z); return b < C(0) ? a * (C(1) - q) : a * q; }";
     case BinaryOp::MishBackward:
       return "{ C s = C(1) / (C(1) + exp(-b)); C t = tanh(log1p(exp(b))); return a * (t + b * s * (C(1) - t * t)); }";
+    // (the activations with a parameter: x = a, p = b)
+    case BinaryOp::LeakyRelu: return "a > C(0) ? a : a * b";
+    case BinaryOp::LeakyReluSlope: return "a > C(0) ? C(1) : b";
+    case BinaryOp::Softshrink: return "{ C inside = a < -b ? a + b : a * C(0); return a > b ? a - b : inside; }";
+    case BinaryOp::Hardshrink: return "((a >= -b) & (a <= b)) ? C(0) : a";
+    case BinaryOp::ShrinkBackward: return "b == C(0) ? C(0) : a";
     default: return nullptr;
   }
 }

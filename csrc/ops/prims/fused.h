@@ -127,7 +127,8 @@ constexpr bool fusable(BinaryOp op) {
     case BinaryOp::Logaddexp2: case BinaryOp::ThresholdBackward: case BinaryOp::GeluBackward:
     case BinaryOp::GeluTanhBackward: case BinaryOp::SiluBackward: case BinaryOp::HardsigmoidBackward:
     case BinaryOp::HardswishBackward: case BinaryOp::SoftplusBackward: case BinaryOp::LogSigmoidBackward:
-    case BinaryOp::MishBackward:
+    case BinaryOp::MishBackward: case BinaryOp::LeakyRelu: case BinaryOp::LeakyReluSlope: case BinaryOp::Softshrink:
+    case BinaryOp::Hardshrink: case BinaryOp::ShrinkBackward:
       return true;
     default:
       return false;

@@ -140,14 +140,21 @@ def softsign(input):
 
 
 def softshrink(input, lambd=0.5):
+    """One fused kernel, and one for its gradient (from the result: ops/activation_functors.h)."""
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    inside = (input >= -lambd) & (input <= lambd)
-    return _where(inside, 0.0, _where(input > lambd, input - lambd, input + lambd))
+    from .functional import _float_only
+    _float_only(input, "softshrink_check")
+    return _C._softshrink(input, lambd)
 
 
 def hardshrink(input, lambd=0.5):
-    return _where((input >= -lambd) & (input <= lambd), 0.0, input)
+    """One fused kernel, and one for its gradient (from the result: ops/activation_functors.h)."""
+    from .functional import _float_only
+    _float_only(input, "hardshrink_cpu")
+    if lambd < 0:  # no value lies on [-lambd, lambd]: the identity, whose result can be 0 where x is
+        return input.clone()
+    return _C._hardshrink(input, lambd)
 
 
 def hardsigmoid(input, inplace=False):
@@ -202,7 +209,11 @@ def prelu(input, weight):
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
                                f"{weight.numel()} and channel size = {input.shape[1] if input.dim() > 1 else 1}.")
         weight = weight.reshape([1, -1] + [1] * (input.dim() - 2))
-    return _where(input > 0, input, weight * input)
+    if input.dtype != weight.dtype:
+        from .. import _dtype
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_dtype._torch_name(input.dtype)} and "
+                           f"{_dtype._torch_name(weight.dtype)}")
+    return _C._leaky_relu(input, weight)  # leaky_relu with the weight as its slope
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
@@ -210,7 +221,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         from .._random import rand_like
         slope = rand_like(input) * (upper - lower) + lower
         check = ""  # torch differentiates through the drawn slopes, whatever their sign
-    else:
+    else:  # torch's leaky_relu with the mean slope
         slope = (lower + upper) / 2
-        check = _slope_check("leaky_relu", slope)
+        return _inplace(input, lambda x: _C._leaky_relu(x, slope), inplace, _slope_check("leaky_relu", slope))
     return _inplace(input, lambda x: _where(x >= 0, x, x * slope), inplace, check)

@@ -90,7 +90,9 @@ def relu(input, inplace=False):
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     # Note [In-place activations] (activations_more.py)
     from .activations_more import _inplace, _slope_check
-    return _inplace(input, lambda x: _C.where(x > 0, x, x * negative_slope), inplace,
+    _float_only(input, "leaky_relu_cpu")
+    # one fused kernel, and the slope op times g for its gradient (ops/activation_functors.h)
+    return _inplace(input, lambda x: _C._leaky_relu(x, negative_slope), inplace,
                     _slope_check("leaky_relu", negative_slope))
 
 
