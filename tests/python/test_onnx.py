@@ -76,7 +76,9 @@ def activations():
     return nn.Sequential(nn.Linear(20, 32), nn.GELU(approximate="tanh"), nn.Linear(32, 32), nn.SiLU(),
                          nn.Linear(32, 32), nn.Hardswish(), nn.Linear(32, 32), nn.Hardsigmoid(), nn.Linear(32, 32),
                          nn.ReLU6(), nn.Linear(32, 32), nn.Hardtanh(-0.3, 0.4), nn.Linear(32, 32), nn.Softplus(),
-                         nn.Linear(32, 32), nn.LogSigmoid(), nn.Linear(32, 32), nn.Mish(), nn.Linear(32, 5))
+                         nn.Linear(32, 32), nn.LogSigmoid(), nn.Linear(32, 32), nn.Mish(), nn.Linear(32, 32),
+                         nn.LeakyReLU(0.2), nn.Linear(32, 32), nn.PReLU(32), nn.Linear(32, 32), nn.Softshrink(0.3),
+                         nn.Linear(32, 32), nn.Hardshrink(0.2), nn.Linear(32, 5))
 
 
 class CNN(nn.Module):

@@ -199,6 +199,28 @@ def _hardtanh(g, out, x, min_val, max_val):
     g.bind(out, g.node("Clip", [g.value(x), g.scalar_like(min_val, x), g.scalar_like(max_val, x)])[0])
 
 
+@emits("_C._leaky_relu")
+def _leaky_relu(g, out, x, slope):  # a number: LeakyRelu; prelu's weight tensor: PRelu
+    from .. import Tensor
+
+    if isinstance(slope, Tensor):
+        g.bind(out, g.node("PRelu", [g.value(x), g.value(slope)])[0])
+    else:
+        g.bind(out, g.node("LeakyRelu", [g.value(x)], alpha=float(slope))[0])
+
+
+def _shrink_of(soft):
+    """ONNX's Shrink: x + bias below -lambd, x - bias above lambd, 0 between (softshrink's
+    bias is lambd, hardshrink's 0)."""
+    def emit(g, out, x, lambd):
+        g.bind(out, g.node("Shrink", [g.value(x)], lambd=float(lambd), bias=float(lambd) if soft else 0.0)[0])
+    return emit
+
+
+EMITTERS["_C._softshrink"] = _shrink_of(True)
+EMITTERS["_C._hardshrink"] = _shrink_of(False)
+
+
 @emits("_C.log_softmax", "log_softmax")
 def _log_softmax(g, out, x, dim, dtype=None):
     g.bind(out, g.node("LogSoftmax", [g.value(x)], axis=_dim(int(dim), x.ndim))[0])
