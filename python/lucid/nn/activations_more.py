@@ -217,11 +217,10 @@ def prelu(input, weight):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    if training:
-        from .._random import rand_like
-        slope = rand_like(input) * (upper - lower) + lower
-        check = ""  # torch differentiates through the drawn slopes, whatever their sign
-    else:  # torch's leaky_relu with the mean slope
+    if not training:  # torch's leaky_relu with the mean slope
         slope = (lower + upper) / 2
         return _inplace(input, lambda x: _C._leaky_relu(x, slope), inplace, _slope_check("leaky_relu", slope))
-    return _inplace(input, lambda x: _where(x >= 0, x, x * slope), inplace, check)
+    from .._random import rand_like
+    slope = rand_like(input) * (upper - lower) + lower
+    # torch differentiates through the drawn slopes, whatever their sign
+    return _inplace(input, lambda x: _where(x >= 0, x, x * slope), inplace, "")
