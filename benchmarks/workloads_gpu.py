@@ -174,6 +174,26 @@ workload("GPU max_pool2d 3x3/2 [32, 64, 56, 56]", "gpu nn", inputs(CONV_X, devic
 workload("GPU layer_norm [4096, 1024]", "gpu nn", inputs((4096, 1024), (1024,), (1024,), device="gpu"),
          lambda m, x, w, b: m.nn.functional.layer_norm(x, (1024,), w, b),
          nbytes=2 * 4096 * 1024 * F32, device="gpu", ceiling="gpu_copy")
+
+
+def _layer_norm_step(m, x, w, b, g):
+    y = m.nn.functional.layer_norm(x, (x.shape[-1],), w, b)
+    y.backward(g)
+    x.grad = w.grad = b.grad = None
+    return y
+
+
+# the rows of the big Transformer encoder's layer norms (16 x 1024 tokens of d 1024): forward
+# reads x and writes y; backward reads g and x and writes dx, then reads both again for the
+# affine gradients
+LN = (16384, 1024)
+workload(f"GPU layer_norm {list(LN)}", "gpu nn", inputs(LN, LN[1:], LN[1:], device="gpu"),
+         lambda m, x, w, b: m.nn.functional.layer_norm(x, LN[1:], w, b),
+         nbytes=2 * LN[0] * LN[1] * F32, device="gpu", ceiling="gpu_copy")
+workload(f"GPU layer_norm {list(LN)} forward + backward", "gpu nn",
+         inputs(LN, LN[1:], LN[1:], LN, device="gpu",
+                view=lambda x, w, b, g: (x.requires_grad_(), w.requires_grad_(), b.requires_grad_(), g)),
+         _layer_norm_step, nbytes=7 * LN[0] * LN[1] * F32, device="gpu", ceiling="gpu_copy")
 workload("GPU cross_entropy [4096, 1000]", "gpu nn", inputs((4096, 1000), randint(1000, 4096), device="gpu"),
          lambda m, x, t: m.nn.functional.cross_entropy(x, t), nbytes=4096 * 1000 * F32, device="gpu",
          ceiling="gpu_copy")

@@ -74,6 +74,9 @@ CASES = [
     (ln, (1000, 33), 33, {}),            # a warp per row
     (rms, (300, 2048), 2048, {}),
     (rms, (4097, 7), 7, {}),
+    (ln, (300, 1000), 1000, {}),         # a warp per row, 32 elements a thread in registers
+    (rms, (64, 777), 777, {}),
+    (ln, (8, 10_000), 10_000, {}),       # a block per row longer than its registers hold
 ]
 IDS = [f"{c[0].__name__}-{'x'.join(map(str, c[1]))}" for c in CASES]
 
