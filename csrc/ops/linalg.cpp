@@ -431,6 +431,15 @@ TensorPtr linear(const TensorPtr& input, const TensorPtr& weight, const TensorPt
               "linear(): weight must be 1-D or 2-D, got ", weight->ndim(), "-D");
   if (weight->ndim() == 2 && input->ndim() == 2 && bias)  // one fused gemm, like PyTorch
     return addmm(bias, input, transpose(weight, 0, 1), Scalar(int64_t(1)), Scalar(int64_t(1)));
+  // An input of more dims whose rows merge into one strided dim (a contiguous [B, S, D])
+  // is that matrix, a view: the same fused gemm, the bias in the product's epilogue and
+  // its gradient with the weight's (torch's _flatten_nd_linear), where matmul and add
+  // took a pass over the output each way for the bias.
+  if (weight->ndim() == 2 && input->ndim() > 2 && bias && merged_row_stride(*input)) {
+    Shape out_shape = input->shape();
+    out_shape.back() = weight->shape()[0];
+    return reshape(linear(flatten(input, 0, -2), weight, bias), out_shape);
+  }
   TensorPtr out = matmul(input, weight->ndim() == 2 ? transpose(weight, 0, 1) : weight);
   return bias ? add(out, bias) : out;
 }

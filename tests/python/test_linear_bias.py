@@ -99,6 +99,36 @@ def test_backward_of_a_layer_is_two_products(device):
     assert lin.bias.grad.tolist() == pytest.approx([32.0] * 8)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64"])
+@pytest.mark.parametrize("shape", [(4, 6, 16), (2, 3, 5, 16), (1, 7, 16), (3, 0, 16)])
+def test_linear_of_a_batch_of_rows(shape, dtype, device):
+    """A [..., rows, k] input whose rows merge is one product with the bias inside."""
+    x, w, b = rand(shape, dtype, 1), (rand((8, 16), "float64", 2) / 4).to(getattr(torch, dtype)), rand((8,), dtype, 3)
+    for t in (x, w, b):
+        t.requires_grad_()
+    run_both(lambda x, w, b: torch.nn.functional.linear(x, w, b), lucid.nn.functional.linear, [x, w, b], device,
+             dtype, shape[:-1] + (8,))
+
+
+def test_layer_of_a_batch_of_rows_is_one_product_each_way(device):
+    lin = lucid.nn.Linear(16, 8).to(device)
+    x = lucid.randn(4, 8, 16, device=device).requires_grad_()
+    lucid._C._op_tally_begin()
+    y = lin(x)
+    forward = [c[0] for c in lucid._C._op_tally_end()]
+    assert forward.count("matmul") == 1 and "add" not in forward, forward
+    assert y.is_contiguous() and tuple(y.shape) == (4, 8, 8)
+    lucid._C._op_tally_begin()
+    y.backward(lucid.ones_like(y))
+    calls = [c[0] for c in lucid._C._op_tally_end()]
+    assert calls.count("matmul") == 2 and "sum" not in calls, calls
+    assert lin.bias.grad.tolist() == pytest.approx([32.0] * 8)
+    # rows that do not merge (a transposed batch) take matmul and add, as before
+    xt = lucid.randn(8, 4, 16, device=device).transpose(0, 1)
+    torch.testing.assert_close(to_torch(lin(xt).detach().cpu()),
+                               to_torch(lin(xt.contiguous()).detach().cpu()), rtol=1e-5, atol=1e-5)
+
+
 def test_bias_gradients_accumulate(device):
     lin = lucid.nn.Linear(5, 4).to(device)
     x = lucid.randn(3, 5, device=device)
