@@ -173,6 +173,38 @@ def test_mha_self_attention_no_weights_and_unbatched(device):
     same(lo, tm(x3, x3, x3, need_weights=False)[0])
 
 
+@pytest.mark.parametrize("cfg,cross", [({}, False), ({}, True), ({"kdim": 3, "vdim": 5}, True),
+                                       ({"bias": False}, False)])
+def test_mha_batch_first_without_weights_matches_torch(cfg, cross, device):
+    """The fused path projects a batch-first module's inputs as the contiguous [N, L, E]
+    tensors they are (no copy, the bias inside the products): values and gradients as
+    torch's, for self-attention, cross-attention and other key / value sizes."""
+    torch.manual_seed(2)
+    E, H, L, S, N = 8, 2, 4, 5, 3
+    tm = torch.nn.MultiheadAttention(E, H, batch_first=True, **cfg).double()
+    lm = lnn.MultiheadAttention(E, H, batch_first=True, **cfg).double()
+    lm, tm = pair(lm, tm, device)
+    q = torch.randn(N, L, E, dtype=D, device=tdev(device), requires_grad=True)
+    if cross:
+        k = torch.randn(N, S, cfg.get("kdim", E), dtype=D, device=tdev(device), requires_grad=True)
+        v = torch.randn(N, S, cfg.get("vdim", E), dtype=D, device=tdev(device), requires_grad=True)
+    else:
+        k = v = q
+    kpm = torch.zeros(N, k.shape[1], dtype=torch.bool, device=tdev(device))
+    kpm[1, -1] = True
+    lq = leaf(q, device)
+    lk, lv = (leaf(k, device), leaf(v, device)) if cross else (lq, lq)
+    to, _ = tm(q, k, v, need_weights=False, key_padding_mask=kpm)
+    lo, lw = lm(lq, lk, lv, need_weights=False, key_padding_mask=to_lucid(kpm, device))
+    assert lw is None and lo.is_contiguous()
+    same(lo, to)
+    (to * to).sum().backward()
+    (lo * lo).sum().backward()
+    for a, b in ((lq, q), (lk, k), (lv, v)) if cross else ((lq, q),):
+        same(a.grad, b.grad, 1e-8)
+    check_grads(lm, tm)
+
+
 def test_mha_bad_input(device):
     with pytest.raises(AssertionError, match="divisible"):
         lnn.MultiheadAttention(10, 3)

@@ -246,6 +246,21 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", dtype)
     attn_mask = _canonical_mask(attn_mask, "attn_mask", dtype)
 
+    if not training:
+        dropout_p = 0.0
+    # The fused path (below) with a batch-first module's inputs, [L, batch, E] views of
+    # contiguous [batch, L, E] tensors: projected as those, each linear is one product with
+    # its bias in the epilogue and the result comes back contiguous, where seen as
+    # [L, batch, E] the rows do not merge and the product copied them first.
+    fused = not need_weights and not add_zero_attn
+    batch_major = (fused and bias_k is None and batched and
+                   all(not t.is_contiguous() and t.transpose(0, 1).is_contiguous() for t in (query, key, value)))
+    if batch_major:
+        same_qk, same_kv = query is key, key is value
+        query = query.transpose(0, 1)
+        key = query if same_qk else key.transpose(0, 1)
+        value = key if same_kv else value.transpose(0, 1)
+
     # input projections: one gemm for self-attention, else one per operand
     if not use_separate_proj_weight:
         if query is key and key is value:
@@ -278,15 +293,21 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if key_padding_mask is not None:
             key_padding_mask = pad(key_padding_mask, (0, 1))
 
-    if not training:
-        dropout_p = 0.0
-    if not need_weights and not add_zero_attn:
+    if fused:
         # [batch, heads, L, head_dim] views of the projections, no copy: the fused
-        # kernel reads any strides, and its output is laid out as [L, batch, heads,
-        # head_dim] memory, so that the out projection reads it as it is
-        q, k, v = (t.reshape(t.shape[0], bsz, num_heads, head_dim).permute(1, 2, 0, 3) for t in (q, k, v))
+        # kernel reads any strides, and its output is laid out in q's memory order
+        # ([L, batch, heads, head_dim], or batch first), so that the out projection
+        # reads it as it is
+        if batch_major:
+            q, k, v = (t.reshape(bsz, t.shape[1], num_heads, head_dim).transpose(1, 2) for t in (q, k, v))
+        else:
+            q, k, v = (t.reshape(t.shape[0], bsz, num_heads, head_dim).permute(1, 2, 0, 3) for t in (q, k, v))
         mask = _heads_mask(attn_mask, key_padding_mask, bsz, num_heads, k.shape[2])
         out = scaled_dot_product_attention(q, k, v, mask, dropout_p)
+        if batch_major:
+            out = out.transpose(1, 2).reshape(bsz * tgt_len, embed_dim)
+            out = linear(out, out_proj_weight, out_proj_bias).reshape(bsz, tgt_len, embed_dim).transpose(0, 1)
+            return out, None
         out = out.permute(2, 0, 1, 3).reshape(tgt_len * bsz, embed_dim)
         out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
         return (out if batched else out.squeeze(1)), None
