@@ -11,14 +11,13 @@ total; the XLA dump shows which fusions and library calls JAX chose."""
 
 import os
 import sys
-from collections import defaultdict
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import torch  # noqa: E402
 
 import lucid  # noqa: E402
+from _cupti import profile_kernels  # noqa: E402
 from _mlp_step import mlp_fused_step  # noqa: E402
 
 STEPS = 20
@@ -43,32 +42,12 @@ def jax_side(batch):
     return state, state.sync
 
 
-def profile(name, run, sync):
-    for _ in range(8):  # lucid replays from the fourth call; JAX compiles at the first
-        run()
-    sync()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(STEPS):
-            run()
-        sync()
-    per_kernel = defaultdict(lambda: [0, 0.0])
-    for ev in prof.events():
-        if ev.device_type == torch.autograd.DeviceType.CUDA and ev.device_time > 0:
-            entry = per_kernel[ev.name]
-            entry[0] += 1
-            entry[1] += ev.device_time
-    total = sum(t for _, t in per_kernel.values()) / STEPS
-    launches = sum(c for c, _ in per_kernel.values()) / STEPS
-    print(f"\n== {name}: {launches:.1f} kernels, {total:.1f} us of kernel time per step")
-    for kname, (count, t) in sorted(per_kernel.items(), key=lambda kv: -kv[1][1]):
-        print(f"{t / STEPS:8.2f} us  x{count / STEPS:4.1f}  {kname[:150]}")
-
-
 def main():
     batch = int(sys.argv[1]) if len(sys.argv) > 1 else 128
-    profile(f"lucid.compile, batch {batch}", *lucid_side(batch))
+    # lucid replays from the fourth call; JAX compiles at the first
+    profile_kernels(f"lucid.compile, batch {batch}", *lucid_side(batch), STEPS, warmup=8)
     if sys.argv[2:] != ["lucid"]:
-        profile(f"JAX jit, batch {batch}", *jax_side(batch))
+        profile_kernels(f"JAX jit, batch {batch}", *jax_side(batch), STEPS, warmup=8)
 
 
 if __name__ == "__main__":
