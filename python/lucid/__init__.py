@@ -120,6 +120,8 @@ from ._aliases import e, inf, nan, newaxis, pi  # noqa: E402,F401
 _aliases.install(globals())
 from . import _math_more  # noqa: E402  (heaviside, copysign, index_fill, Tensor.unfold, ...)
 _math_more.install(globals())
+from . import _ops_more  # noqa: E402  (deg2rad, cross, dist, renorm, trapezoid, Tensor.exponential_, ...)
+_ops_more.install(globals())
 from . import _gamma  # noqa: E402  (polygamma, mvlgamma)
 _gamma.install(globals())
 from . import special  # noqa: E402,F401

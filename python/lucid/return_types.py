@@ -1,7 +1,7 @@
 """Named result tuples, as torch.return_types: `values, indices = t.max(0)` unpacks,
 and `.values` / `.indices` name the parts."""
 
-__all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "histogram",
+__all__ = ["max", "min", "aminmax", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "histogram",
            "frexp", "histogramdd", "linalg_cholesky_ex", "linalg_eig", "linalg_eigh", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_inv_ex", "linalg_lstsq", "linalg_lu",
            "linalg_lu_factor", "linalg_polar", "linalg_lu_factor_ex", "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd",
            "slogdet", "svd", "qr", "triangular_solve"]
@@ -34,6 +34,7 @@ def _structseq(name, fields):
 
 max = _structseq("max", ("values", "indices"))
 min = _structseq("min", ("values", "indices"))
+aminmax = _structseq("aminmax", ("min", "max"))
 sort = _structseq("sort", ("values", "indices"))
 topk = _structseq("topk", ("values", "indices"))
 kthvalue = _structseq("kthvalue", ("values", "indices"))

@@ -30,7 +30,7 @@ MISSING = {
     "lazy": {"LazyModuleMixin"},
     "linear": {"LazyLinear"},
     "linear_cross_entropy_options": {"LinearCrossEntropyOptions"},
-    "loss": {"NLLLoss2d", "LinearCrossEntropyLoss", "TripletMarginWithDistanceLoss"},
+    "loss": {"LinearCrossEntropyLoss"},
     "module": {"register_module_forward_pre_hook", "register_module_forward_hook",
                "register_module_full_backward_pre_hook", "register_module_backward_hook",
                "register_module_full_backward_hook", "register_module_buffer_registration_hook",

@@ -12,7 +12,8 @@ from .. import _C
 from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
 
 __all__ = ["relu6", "elu", "selu", "celu", "mish", "softplus", "softsign", "softshrink", "hardshrink", "hardtanh",
-           "hardswish", "hardsigmoid", "tanhshrink", "threshold", "logsigmoid", "softmin", "glu", "prelu", "rrelu"]
+           "hardswish", "hardsigmoid", "tanhshrink", "threshold", "logsigmoid", "softmin", "glu", "prelu", "rrelu",
+           "elu_", "selu_", "celu_", "hardtanh_", "threshold_", "rrelu_", "gumbel_softmax"]
 
 
 def _where(c, a, b):
@@ -224,3 +225,44 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     slope = rand_like(input) * (upper - lower) + lower
     # torch differentiates through the drawn slopes, whatever their sign
     return _inplace(input, lambda x: _where(x >= 0, x, x * slope), inplace, "")
+
+
+# torch's in-place forms: input itself, written (the in-place rules of Note [In-place activations])
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, inplace=True)  # (the parameter hides the function)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) with g ~ Gumbel(0, 1); hard: the one-hot of its argmax in
+    the forward and the soft sample's gradient (straight through), as torch's."""
+    if eps != 1e-10:
+        import warnings
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    from .. import empty_like, zeros_like
+    gumbels = -empty_like(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

@@ -5,7 +5,7 @@ import builtins as _builtins
 from .. import _C, _dtype, _limits
 from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
 
-__all__ = ["linear", "pad", "relu", "leaky_relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
+__all__ = ["linear", "pad", "relu", "relu_", "leaky_relu", "leaky_relu_", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
            "dropout", "mse_loss", "l1_loss", "nll_loss", "cross_entropy"]
 
 
@@ -94,6 +94,14 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     # one fused kernel, and the slope op times g for its gradient (ops/activation_functors.h)
     return _inplace(input, lambda x: _C._leaky_relu(x, negative_slope), inplace,
                     _slope_check("leaky_relu", negative_slope))
+
+
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
 
 
 def _float_only(input, kernel):

@@ -12,7 +12,7 @@ from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "huber_loss", "smooth_l1_loss",
            "soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss", "multi_margin_loss",
            "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss", "triplet_margin_loss",
-           "poisson_nll_loss", "gaussian_nll_loss"]
+           "triplet_margin_with_distance_loss", "poisson_nll_loss", "gaussian_nll_loss"]
 
 
 def _reduce(loss, reduction):
@@ -172,6 +172,25 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if swap:
         d_neg = _C.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
     return _reduce((d_pos - d_neg + margin).clamp(min=0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    """triplet_margin_loss with any distance (pairwise_distance by default)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    distance = distance_function if distance_function is not None else pairwise_distance
+    d_pos, d_neg = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        d_neg = _C.minimum(d_neg, distance(positive, negative))
+    loss = (margin + d_pos - d_neg).clamp(min=0)
+    return loss.sum() if reduction == "sum" else loss.mean() if reduction == "mean" else loss
 
 
 @_autocast_policy("poisson_nll_loss")

@@ -8,7 +8,7 @@ from .module import Module
 __all__ = ["MSELoss", "L1Loss", "NLLLoss", "CrossEntropyLoss", "CTCLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
            "HuberLoss", "SmoothL1Loss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss",
            "MultiMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "TripletMarginLoss",
-           "PoissonNLLLoss", "GaussianNLLLoss"]
+           "TripletMarginWithDistanceLoss", "PoissonNLLLoss", "GaussianNLLLoss", "NLLLoss2d"]
 
 
 class _Loss(Module):
@@ -35,6 +35,16 @@ class NLLLoss(_Loss):
 
     def forward(self, input, target):
         return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """NLLLoss's deprecated name for [N, C, H, W] inputs (NLLLoss takes them)."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        import warnings
+        warnings.warn("NLLLoss2d has been deprecated. Please use NLLLoss instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", stacklevel=2)
+        super().__init__(weight, ignore_index=ignore_index, reduction=reduction)
 
 
 class CrossEntropyLoss(NLLLoss):
@@ -104,3 +114,17 @@ TripletMarginLoss = _loss("TripletMarginLoss", F.triplet_margin_loss,
 PoissonNLLLoss = _loss("PoissonNLLLoss", F.poisson_nll_loss,
                        [("log_input", True), ("full", False), ("eps", 1e-8), ("reduction", "mean")])
 GaussianNLLLoss = _loss("GaussianNLLLoss", F.gaussian_nll_loss, [("full", False), ("eps", 1e-6), ("reduction", "mean")])
+
+
+class TripletMarginWithDistanceLoss(Module):
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__()
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             "instead")
+        self.distance_function = distance_function
+        self.margin, self.swap, self.reduction = margin, swap, reduction
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)

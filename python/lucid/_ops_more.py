@@ -1,0 +1,272 @@
+"""torch functions and Tensor methods that real programs call and lucid lacked, composed from
+lucid's ops (so they run on either device, with those ops' gradients): deg2rad, rad2deg,
+fix, cross, dist, aminmax, diagflat, renorm, vander, unravel_index, the trapezoid rule
+(trapezoid, trapz, cumulative_trapezoid), the scatters into a slice, a select or a
+diagonal, and the random fills exponential_, geometric_, cauchy_ and log_normal_ (from
+uniform_ draws, as torch's CPU kernels transform theirs; the streams are lucid's), and
+torch's top-level names for nn.functional's activations (torch.selu, torch.relu_, ...)."""
+
+import itertools
+import math
+import operator
+import warnings
+
+from . import _dtype as D
+from . import return_types
+from ._tensor import Tensor
+
+
+def _lucid():
+    import lucid
+    return lucid
+
+
+def _as_float(input):
+    """Integer and bool inputs as the default float dtype, as torch's float-only ops take them."""
+    return input if input.dtype.is_floating_point or input.dtype.is_complex else input.to(_lucid().get_default_dtype())
+
+
+def deg2rad(input):
+    return _as_float(input) * (math.pi / 180.0)
+
+
+def rad2deg(input):
+    return _as_float(input) * (180.0 / math.pi)
+
+
+def fix(input, *, out=None):
+    """trunc's other name (numpy's)."""
+    return _lucid().trunc(input, out=out) if out is not None else _lucid().trunc(input)
+
+
+def cross(input, other, dim=None, *, out=None):
+    """linalg.cross; without `dim`, the first dim of size 3 (torch's deprecated default)."""
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      "explicitly or simply use torch.linalg.cross.", UserWarning, stacklevel=2)
+        shape = _lucid().broadcast_shapes(input.shape, other.shape)
+        dim = next((d for d, n in enumerate(shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError(f"no dimension of size 3 in input, got shape {list(shape)}")
+    result = _lucid().linalg.cross(input, other, dim=dim)
+    return result if out is None else out.copy_(result)
+
+
+def dist(input, other, p=2):
+    """The p-norm of input - other (broadcast)."""
+    return _lucid().linalg.vector_norm(input - other, p)
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    if input.numel() == 0 and dim is None:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                           "identity.")
+    if dim is None:
+        lo, hi = input.min(), input.max()
+        if keepdim:
+            lo, hi = lo.reshape([1] * input.ndim), hi.reshape([1] * input.ndim)
+    else:
+        lo, hi = input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim)
+    return return_types.aminmax((lo, hi))
+
+
+def diagflat(input, offset=0):
+    return _lucid().diag(input.flatten(), offset)
+
+
+def renorm(input, p, dim, maxnorm):
+    """Each slice input.select(dim, i) whose p-norm exceeds maxnorm scaled to norm maxnorm
+    (times maxnorm / (norm + 1e-7), as torch's)."""
+    if not input.dtype.is_floating_point and not input.dtype.is_complex:
+        raise RuntimeError(f"renorm: expected a floating point or complex input, got {input.dtype}")
+    if p <= 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported, got p={p}")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
+    dim = dim % input.ndim
+    others = [d for d in range(input.ndim) if d != dim]
+    norm = _lucid().linalg.vector_norm(input, p, dim=others, keepdim=True)
+    factor = _lucid().where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).to(norm.dtype)
+    return input * factor.detach()
+
+
+def vander(x, N=None, increasing=False):
+    """Columns x^0 .. x^(N-1) (or the reverse), N = len(x) by default; ints stay int64."""
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    base = x.to(D.int64) if not (x.dtype.is_floating_point or x.dtype.is_complex) else x
+    powers = _lucid().arange(n, device=x.device)
+    if not increasing:
+        powers = powers.flip(0)
+    if n == 0:
+        return base.new_zeros((x.shape[0], 0))
+    return base.unsqueeze(1).pow(powers.to(base.dtype) if base.dtype.is_floating_point else powers)
+
+
+def unravel_index(indices, shape):
+    """The coordinates of flat indices in `shape`, one tensor a dim (torch's modular
+    arithmetic: indices outside the shape wrap, as torch's do)."""
+    lucid = _lucid()
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"unravel_index(): argument 'indices' must be a Tensor, not {type(indices).__name__}")
+    if indices.dtype.is_floating_point or indices.dtype.is_complex or indices.dtype == D.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {D._torch_name(indices.dtype)}")
+    if isinstance(shape, int):
+        shape = (shape,)
+    if not all(isinstance(d, int) for d in shape):
+        raise TypeError(f"expected 'shape' sequence to only contain ints, but got {shape}")
+    shape = tuple(shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    if not all(d > 0 for d in shape) and indices.numel() > 0:
+        raise ValueError(f"'shape' cannot have zero dimensions when 'indices' is non-empty, but got {shape}")
+    coefs = list(reversed(list(itertools.accumulate(reversed(shape[1:] + (1,)), func=operator.mul))))
+    flat = indices.to(D.int64).unsqueeze(-1)
+    out = flat.floor_divide(lucid.tensor(coefs, dtype=D.int64, device=indices.device)) % lucid.tensor(
+        list(shape), dtype=D.int64, device=indices.device)
+    return out.unbind(-1)
+
+
+def _spacing(y, x, dx, dim):
+    """The widths between samples along dim: diff(x) for sample points, else dx."""
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid() received an invalid combination of arguments: x and dx both given")
+    if x is None:
+        return 1.0 if dx is None else dx
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError(f"trapezoid: There must be one `x` value for each sample point, got {x.shape[0]} "
+                               f"and {y.shape[dim]}")
+        view = [1] * y.ndim
+        view[dim] = x.shape[0] - 1
+        return x.diff().reshape(view)
+    return x.diff(dim=dim)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    dim = dim % max(y.ndim, 1)
+    if y.shape[dim] == 0:
+        return _as_float(y).sum(dim) * 0
+    y = _as_float(y)
+    n = y.shape[dim]
+    pairs = y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)
+    return (pairs * _spacing(y, x, dx, dim)).sum(dim) / 2
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    dim = dim % max(y.ndim, 1)
+    y = _as_float(y)
+    n = y.shape[dim]
+    if n == 0:
+        return y.narrow(dim, 0, 0)
+    pairs = y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)
+    return (pairs * _spacing(y, x, dx, dim) / 2).cumsum(dim)
+
+
+def _scatter_into(input, src, view_of):
+    """input's copy with src written into the view view_of(copy) (gradients to both)."""
+    out = input.clone()
+    view = view_of(out)
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(view.shape)}")
+    view.copy_(src)
+    return out
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    return _scatter_into(input, src, lambda t: t.__getitem__(
+        (slice(None),) * (dim % input.ndim) + (slice(start, end, step),)))
+
+
+def select_scatter(input, src, dim, index):
+    return _scatter_into(input, src, lambda t: t.select(dim, index))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2))
+
+
+# ---- the random fills, from uniform draws ----
+
+def _continuous(self, what):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"{what} distribution is a continuous probability distribution. dtype must be a floating "
+                           f"point but you specified {D._torch_name(self.dtype)}")
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    _continuous(self, "Exponential")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    u = self.uniform_(generator=generator)
+    # -log(1 - u) / lambda, u in [0, 1): finite, and 0 only at u = 0
+    return self.copy_(-(1.0 - u).log() / lambd)
+
+
+def geometric_(self, p, *, generator=None):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    u = _lucid().empty(self.shape, dtype=D.float64, device=self.device).uniform_(generator=generator)
+    # the number of Bernoulli(p) trials up to the first success: ceil(log(1 - u) / log(1 - p)), at least 1
+    trials = ((1.0 - u).log() / math.log1p(-p)).ceil().clamp(min=1.0)
+    return self.copy_(trials.to(self.dtype))
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    _continuous(self, "Cauchy")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    u = self.uniform_(generator=generator)
+    return self.copy_(median + sigma * (math.pi * (u - 0.5)).tan())
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(f"\"log_normal_cpu\" not implemented for '{D._torch_name(self.dtype)}'")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    return self.copy_(self.normal_(mean, std, generator=generator).exp())
+
+
+def install(namespace):
+    """lucid's functions and Tensor's methods from this module."""
+    for fn in (deg2rad, rad2deg, fix, cross, dist, aminmax, diagflat, renorm):
+        namespace[fn.__name__] = fn
+        setattr(Tensor, fn.__name__, fn)
+    for fn in (deg2rad, rad2deg, fix, renorm):
+        setattr(Tensor, fn.__name__ + "_", _in_place(fn))
+    for fn in (vander, unravel_index, trapezoid, trapz, cumulative_trapezoid, slice_scatter, select_scatter,
+               diagonal_scatter):
+        namespace[fn.__name__] = fn
+    for fn in (slice_scatter, select_scatter, diagonal_scatter):
+        setattr(Tensor, fn.__name__, fn)
+    for fn in (exponential_, geometric_, cauchy_, log_normal_):
+        setattr(Tensor, fn.__name__, fn)
+    # torch's top-level names for nn.functional's activations (torch.selu, torch.relu_, ...)
+    F = namespace["nn"].functional
+    for name in ("relu_", "selu", "selu_", "celu", "celu_", "threshold", "threshold_", "rrelu", "rrelu_", "prelu",
+                 "hardshrink"):
+        namespace[name] = getattr(F, name)
+    Tensor.hardshrink = lambda self, lambd=0.5: F.hardshrink(self, lambd)
+    Tensor.prelu = lambda self, weight: F.prelu(self, weight)
+
+
+def _in_place(fn):
+    def method(self, *args, **kwargs):
+        result = fn(self, *args, **kwargs)
+        if result.dtype != self.dtype:  # (deg2rad_ of an integer tensor)
+            raise RuntimeError(f"result type {D._torch_name(result.dtype)} can't be cast to the desired output type "
+                               f"{D._torch_name(self.dtype)}")
+        return self.copy_(result)
+    method.__name__ = fn.__name__ + "_"
+    return method

@@ -1,0 +1,235 @@
+"""torch's functions and methods from python/lucid/_ops_more.py and nn.functional's in-place
+activations, gumbel_softmax and triplet_margin_with_distance_loss: values and gradients
+against torch (float64), the random fills' distributions, and torch's errors."""
+
+import math
+import warnings
+
+import pytest
+import torch
+
+import lucid
+from conftest import assert_close, assert_same, to_lucid, to_torch
+
+F, TF = lucid.nn.functional, torch.nn.functional
+
+
+def rand(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+def grads_match(lfn, tfn, inputs, device, tol=1e-10):
+    """lfn and tfn of the same float64 inputs: values, and gradients of their sum of squares."""
+    ts = [t.clone().requires_grad_() for t in inputs]
+    ls = [to_lucid(t, device).requires_grad_() for t in inputs]
+    want, got = tfn(*ts), lfn(*ls)
+    assert_close(got.detach(), want.detach(), rtol=tol, atol=tol)
+    (want * want).sum().backward()
+    (got * got).sum().backward()
+    for lt, tt in zip(ls, ts):
+        assert_close(lt.grad, tt.grad, rtol=tol, atol=tol)
+
+
+def test_angle_conversions_and_fix(device):
+    x = rand(3, 4) * 200
+    for name in ("deg2rad", "rad2deg", "fix"):
+        assert_close(getattr(lucid, name)(to_lucid(x, device)), getattr(torch, name)(x), rtol=1e-12, atol=1e-12)
+        lx = to_lucid(x, device)
+        assert getattr(lx, name + "_")() is lx
+        assert_close(lx, getattr(torch, name)(x), rtol=1e-12, atol=1e-12)
+    ints = torch.tensor([180, -90])
+    assert_close(lucid.deg2rad(to_lucid(ints, device)), torch.deg2rad(ints))  # float32, as torch's
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        to_lucid(ints, device).deg2rad_()
+    grads_match(lucid.deg2rad, torch.deg2rad, [x], device)
+
+
+def test_cross_dist_renorm_gradients(device):
+    a, b = rand(4, 3, seed=1), rand(4, 3, seed=2)
+    grads_match(lambda x, y: lucid.cross(x, y, dim=1), lambda x, y: torch.cross(x, y, dim=1), [a, b], device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_close(lucid.cross(to_lucid(a, device), to_lucid(b, device)), torch.cross(a, b), rtol=1e-12, atol=1e-12)
+        with pytest.raises(RuntimeError, match="size 3"):
+            lucid.cross(lucid.ones(2, 2, device=device), lucid.ones(2, 2, device=device))
+    for p in (2, 1, 3.5, math.inf):
+        grads_match(lambda x, y: lucid.dist(x, y, p), lambda x, y: torch.dist(x, y, p), [a, b[:1]], device)
+    x = rand(3, 4, 2, seed=3)
+    for p, dim, maxnorm in ((2, 0, 1.0), (1, 1, 0.5), (3, -1, 100.0)):
+        assert_close(lucid.renorm(to_lucid(x, device), p, dim, maxnorm), torch.renorm(x, p, dim, maxnorm),
+                     rtol=1e-12, atol=1e-12)
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        lucid.renorm(lucid.ones(3, device=device), 2, 0, 1.0)
+    with pytest.raises(RuntimeError, match="maxnorm"):
+        lucid.renorm(lucid.ones(3, 3, device=device), 2, 0, -1.0)
+
+
+def test_aminmax_diagflat_vander(device):
+    x = torch.tensor([[1, 5, -2], [3, 2, 9]])
+    lx = to_lucid(x, device)
+    for kw in ({}, {"dim": 1}, {"dim": 0, "keepdim": True}, {"keepdim": True}):
+        got, want = lucid.aminmax(lx, **kw), torch.aminmax(x, **kw)
+        assert_same(got.min, want.min, strides=False)
+        assert_same(got.max, want.max, strides=False)
+    with pytest.raises(RuntimeError, match="empty"):
+        lucid.aminmax(lucid.ones(0, device=device))
+    for offset in (0, 1, -2):
+        assert_same(lucid.diagflat(lx, offset), torch.diagflat(x, offset))
+    v = torch.tensor([1, 2, 3])
+    for kw in ({}, {"N": 4}, {"N": 2, "increasing": True}, {"N": 0}):
+        assert_same(lucid.vander(to_lucid(v, device), **kw), torch.vander(v, **kw), strides=False)
+    vf = rand(4, seed=4)
+    assert_close(lucid.vander(to_lucid(vf, device), increasing=True), torch.vander(vf, increasing=True),
+                 rtol=1e-12, atol=1e-12)
+    with pytest.raises(RuntimeError, match="one-dimensional"):
+        lucid.vander(lx)
+
+
+def test_unravel_index(device):
+    idx = torch.tensor([[4, 7], [8, -1]])
+    for shape in ((2, 4), (3, 1, 5), 6):
+        got, want = lucid.unravel_index(to_lucid(idx, device), shape), torch.unravel_index(idx, shape)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_same(g, w, strides=False)
+    with pytest.raises(TypeError, match="integer dtype"):
+        lucid.unravel_index(lucid.ones(2, device=device), (2, 2))
+    with pytest.raises(ValueError, match="negative"):
+        lucid.unravel_index(lucid.tensor([1], device=device), (2, -1))
+    with pytest.raises(ValueError, match="zero dimensions"):
+        lucid.unravel_index(lucid.tensor([1], device=device), (2, 0))
+
+
+def test_trapezoid_family(device):
+    y, x = rand(3, 5, seed=5), rand(5, seed=6).cumsum(0)
+    xs = rand(3, 5, seed=7).cumsum(1)
+    cases = [((), {}), ((), {"dx": 0.5}), ((x,), {}), ((xs,), {}), ((), {"dim": 0})]
+    for args, kw in cases:
+        largs = [to_lucid(a, device) for a in args]
+        for name in ("trapezoid", "cumulative_trapezoid"):
+            assert_close(getattr(lucid, name)(to_lucid(y, device), *largs, **kw), getattr(torch, name)(y, *args, **kw),
+                         rtol=1e-12, atol=1e-12)
+    assert_close(lucid.trapz(to_lucid(y, device), dx=2.0), torch.trapz(y, dx=2.0), rtol=1e-12, atol=1e-12)
+    ints = torch.tensor([1, 2, 4])
+    assert_close(lucid.trapezoid(to_lucid(ints, device)), torch.trapezoid(ints))
+    grads_match(lambda y, x: lucid.trapezoid(y, x), lambda y, x: torch.trapezoid(y, x), [y, x], device)
+    with pytest.raises(RuntimeError, match="one `x` value"):
+        lucid.trapezoid(to_lucid(y, device), lucid.ones(4, dtype=lucid.float64, device=device))
+
+
+def test_scatters_into_views(device):
+    base = rand(4, 5, seed=8)
+    for lfn, tfn, src in (
+            (lambda a, s: lucid.slice_scatter(a, s, 1, 1, 5, 2), lambda a, s: torch.slice_scatter(a, s, 1, 1, 5, 2),
+             rand(4, 2, seed=9)),
+            (lambda a, s: lucid.select_scatter(a, s, 0, -1), lambda a, s: torch.select_scatter(a, s, 0, -1),
+             rand(5, seed=10)),
+            (lambda a, s: a.diagonal_scatter(s, 1), lambda a, s: torch.diagonal_scatter(a, s, 1), rand(4, seed=11))):
+        grads_match(lfn, tfn, [base, src], device)
+    with pytest.raises(RuntimeError, match="src to have a size"):
+        lucid.select_scatter(to_lucid(base, device), lucid.ones(4, dtype=lucid.float64, device=device), 0, 0)
+
+
+def test_random_fills_have_their_distributions(device):
+    n = 200_000
+    lucid.manual_seed(0)
+    e = lucid.empty(n, device=device).exponential_(2.0)
+    assert float(e.min()) >= 0 and abs(float(e.mean()) - 0.5) < 0.01 and abs(float(e.std()) - 0.5) < 0.01
+    g = lucid.empty(n, dtype=lucid.int64, device=device).geometric_(0.25)
+    assert g.dtype == lucid.int64 and int(g.min()) >= 1 and abs(float(g.double().mean()) - 4.0) < 0.05
+    c = lucid.empty(n, dtype=lucid.float64, device=device).cauchy_(1.0, 2.0)
+    quartiles = torch.quantile(to_torch(c.cpu()), torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64))
+    assert torch.allclose(quartiles, torch.tensor([-1.0, 1.0, 3.0], dtype=torch.float64), atol=0.05)
+    ln = lucid.empty(n, device=device).log_normal_(0.5, 0.25).log()
+    assert abs(float(ln.mean()) - 0.5) < 0.01 and abs(float(ln.std()) - 0.25) < 0.01
+    gen = lucid.Generator(device=device).manual_seed(3)
+    a = lucid.empty(5, device=device).exponential_(generator=gen)
+    gen.manual_seed(3)
+    assert a.tolist() == lucid.empty(5, device=device).exponential_(generator=gen).tolist()
+
+
+def test_random_fills_refuse_bad_arguments(device):
+    f, i = lucid.empty(3, device=device), lucid.empty(3, dtype=lucid.int64, device=device)
+    for call, err, match in ((lambda: i.exponential_(), RuntimeError, "continuous"),
+                             (lambda: f.exponential_(-1), RuntimeError, "lambda > 0"),
+                             (lambda: f.geometric_(1.5), RuntimeError, r"\(0, 1\)"),
+                             (lambda: f.geometric_(0), RuntimeError, r"\(0, 1\)"),
+                             (lambda: i.cauchy_(), RuntimeError, "continuous"),
+                             (lambda: f.cauchy_(0, -1), RuntimeError, "sigma > 0"),
+                             (lambda: f.log_normal_(1, -2), RuntimeError, "std > 0"),
+                             (lambda: i.log_normal_(), NotImplementedError, "Long")):
+        with pytest.raises(err, match=match):
+            call()
+
+
+@pytest.mark.parametrize("name,args", [("relu_", ()), ("leaky_relu_", (0.2,)), ("elu_", (0.7,)), ("selu_", ()),
+                                       ("celu_", (1.5,)), ("hardtanh_", (-0.5, 0.5)), ("threshold_", (0.1, -3.0)),
+                                       ("rrelu_", ())])
+def test_in_place_functional_activations(name, args, device):
+    x = rand(3, 4, seed=12)
+    want = getattr(TF, name)(x.clone(), *args)
+    lx = to_lucid(x, device)
+    got = getattr(F, name)(lx, *args)
+    assert got is lx
+    assert_close(lx, want, rtol=1e-12, atol=1e-12)
+    if hasattr(torch, name):  # torch.relu_, torch.selu_, ...
+        ly = to_lucid(x, device)
+        assert getattr(lucid, name)(ly, *args) is ly
+        assert_close(ly, want, rtol=1e-12, atol=1e-12)
+
+
+def test_top_level_activation_names(device):
+    x = rand(3, 4, seed=13)
+    lx = to_lucid(x, device)
+    for name, args in (("selu", ()), ("celu", (0.5,)), ("threshold", (0.2, 1.0)), ("hardshrink", (0.3,))):
+        assert_close(getattr(lucid, name)(lx, *args), getattr(torch, name)(x, *args), rtol=1e-12, atol=1e-12)
+    w = torch.tensor([0.25], dtype=torch.float64)
+    assert_close(lucid.prelu(lx, to_lucid(w, device)), torch.prelu(x, w), rtol=1e-12, atol=1e-12)
+    assert_close(lx.hardshrink(0.3), x.hardshrink(0.3), rtol=1e-12, atol=1e-12)
+    assert_close(lx.prelu(to_lucid(w, device)), x.prelu(w), rtol=1e-12, atol=1e-12)
+
+
+def test_gumbel_softmax(device):
+    logits = to_lucid(rand(64, 6, seed=14), device).requires_grad_()
+    soft = F.gumbel_softmax(logits, tau=0.5)
+    assert torch.allclose(to_torch(soft.detach().sum(-1).cpu()), torch.ones(64, dtype=torch.float64))
+    hard = F.gumbel_softmax(logits, hard=True, dim=-1)
+    h = to_torch(hard.detach().cpu())
+    assert ((h == 0) | (h == 1)).all() and (h.sum(-1) == 1).all()
+    hard.backward(lucid.ones_like(hard))  # straight through: the soft sample's gradient, which sums to 0 a row
+    assert torch.allclose(to_torch(logits.grad.sum(-1).cpu()), torch.zeros(64, dtype=torch.float64), atol=1e-12)
+    # the samples follow softmax(logits): category frequencies over many draws
+    base = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64)
+    lucid.manual_seed(1)
+    draws = F.gumbel_softmax(to_lucid(base, device).expand(20000, 3), hard=True)
+    freq = to_torch(draws.cpu()).mean(0)
+    assert torch.allclose(freq, base.softmax(0), atol=0.02)
+    with pytest.warns(UserWarning, match="deprecated"):
+        F.gumbel_softmax(logits.detach(), eps=1e-5)
+
+
+def test_triplet_margin_with_distance_loss(device):
+    a, p, n = rand(5, 4, seed=15), rand(5, 4, seed=16), rand(5, 4, seed=17)
+    cos = (lambda x, y: 1.0 - TF.cosine_similarity(x, y), lambda x, y: 1.0 - F.cosine_similarity(x, y))
+    for kw in ({}, {"margin": 0.5, "swap": True}, {"reduction": "sum"}, {"reduction": "none"}):
+        grads_match(lambda *t: F.triplet_margin_with_distance_loss(*t, **kw),
+                    lambda *t: TF.triplet_margin_with_distance_loss(*t, **kw), [a, p, n], device)
+        grads_match(lambda *t: lucid.nn.TripletMarginWithDistanceLoss(distance_function=cos[1], **kw)(*t),
+                    lambda *t: torch.nn.TripletMarginWithDistanceLoss(distance_function=cos[0], **kw)(*t),
+                    [a, p, n], device)
+    la = to_lucid(a, device)
+    with pytest.raises(ValueError, match="greater than 0"):
+        F.triplet_margin_with_distance_loss(la, la, la, margin=0.0)
+    with pytest.raises(ValueError, match="greater than 0"):
+        lucid.nn.TripletMarginWithDistanceLoss(margin=-1.0)
+    with pytest.raises(ValueError, match="not a valid value"):
+        F.triplet_margin_with_distance_loss(la, la, la, reduction="avg")
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        F.triplet_margin_with_distance_loss(la, la, la[0])
+
+
+def test_nll_loss_2d_is_nll_loss(device):
+    x, t = rand(2, 3, 4, 4, seed=18).log_softmax(1), torch.randint(0, 3, (2, 4, 4))
+    with pytest.warns(UserWarning, match="deprecated"):
+        loss = lucid.nn.NLLLoss2d()
+    assert_close(loss(to_lucid(x, device), to_lucid(t, device)), torch.nn.NLLLoss()(x, t), rtol=1e-12, atol=1e-12)
