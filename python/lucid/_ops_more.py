@@ -196,6 +196,79 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2))
 
 
+# ---- tensor methods ----
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """The main diagonal (of a matrix, or of a tensor whose dims are all equal) set to
+    fill_value; wrap: a tall matrix's diagonal starts again every columns + 1 rows (numpy's)."""
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    lucid = _lucid()
+    if self.ndim > 2:
+        if any(n != self.shape[0] for n in self.shape):
+            raise RuntimeError("all dimensions of input must be of equal length")
+        index = (lucid.arange(self.shape[0], device=self.device),) * self.ndim
+    else:
+        rows, cols = self.shape
+        end = rows * cols if wrap else min(rows, cols) * cols
+        flat = lucid.arange(0, end, cols + 1, device=self.device)
+        index = (flat // cols, flat % cols)
+    self[index] = fill_value
+    return self
+
+
+def sum_to_size(self, *size):
+    """Sums over the leading dims and the dims `size` has as 1, to `size` (which must expand to self's shape)."""
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    lead = self.ndim - len(size)
+    if lead < 0 or any(s != 1 and s != self.shape[lead + i] for i, s in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(self.shape)}}}.")
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and self.shape[lead + i] != 1]
+    return (self.sum(dims, keepdim=True) if dims else self).reshape(size)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    sizes = [int(s) for s in split_sizes]
+    n = input.shape[dim]
+    if sum(sizes) != n or any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                           f"dimension {dim % input.ndim}), but got split_sizes={sizes}")
+    return input.split(sizes, dim)
+
+
+def _written(fn):
+    """Tensor.<fn>_: fn(self, ...) written into self."""
+    def method(self, *args, **kwargs):
+        return self.copy_(fn(self, *args, **kwargs))
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """An uninitialised tensor with the given strides over a storage just large enough."""
+    lucid = _lucid()
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(size)} and {len(stride)}")
+    if any(s < 0 for s in size) or any(st < 0 for st in stride):
+        raise RuntimeError(f"empty_strided: sizes and strides must be non-negative, got {list(size)} and "
+                           f"{list(stride)}")
+    needed = 0 if 0 in size else 1 + sum((n - 1) * st for n, st in zip(size, stride))
+    out = lucid.empty(needed, dtype=dtype, device=device).as_strided(size, stride)
+    return out.requires_grad_() if requires_grad else out
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, **kwargs):
+    return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                         requires_grad=requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """A 0-dim tensor of the default float dtype (whatever s's type), as torch's."""
+    lucid = _lucid()
+    return lucid.tensor(s, dtype=dtype or lucid.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
 # ---- the random fills, from uniform draws ----
 
 def _continuous(self, what):
@@ -250,8 +323,20 @@ def install(namespace):
         namespace[fn.__name__] = fn
     for fn in (slice_scatter, select_scatter, diagonal_scatter):
         setattr(Tensor, fn.__name__, fn)
-    for fn in (exponential_, geometric_, cauchy_, log_normal_):
+    for fn in (exponential_, geometric_, cauchy_, log_normal_, fill_diagonal_, sum_to_size, split_with_sizes,
+               new_empty_strided):
         setattr(Tensor, fn.__name__, fn)
+    for fn in (split_with_sizes, empty_strided, scalar_tensor):
+        namespace[fn.__name__] = fn
+    ns = namespace
+    Tensor.cumsum_ = _written(lambda self, dim, *, dtype=None: ns["cumsum"](self, dim, dtype=dtype))
+    Tensor.cumprod_ = _written(lambda self, dim, *, dtype=None: ns["cumprod"](self, dim, dtype=dtype))
+    Tensor.addmm_ = _written(lambda self, mat1, mat2, *, beta=1, alpha=1: ns["addmm"](self, mat1, mat2, beta=beta,
+                                                                                         alpha=alpha))
+    Tensor.addmv_ = _written(lambda self, mat, vec, *, beta=1, alpha=1: ns["addmv"](self, mat, vec, beta=beta,
+                                                                                       alpha=alpha))
+    Tensor.baddbmm_ = _written(lambda self, b1, b2, *, beta=1, alpha=1: ns["baddbmm"](self, b1, b2, beta=beta,
+                                                                                         alpha=alpha))
     # torch's top-level names for nn.functional's activations (torch.selu, torch.relu_, ...)
     F = namespace["nn"].functional
     for name in ("relu_", "selu", "selu_", "celu", "celu_", "threshold", "threshold_", "rrelu", "rrelu_", "prelu",

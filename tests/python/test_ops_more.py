@@ -233,3 +233,68 @@ def test_nll_loss_2d_is_nll_loss(device):
     with pytest.warns(UserWarning, match="deprecated"):
         loss = lucid.nn.NLLLoss2d()
     assert_close(loss(to_lucid(x, device), to_lucid(t, device)), torch.nn.NLLLoss()(x, t), rtol=1e-12, atol=1e-12)
+
+
+def test_fill_diagonal(device):
+    for shape, kw in (((3, 4), {}), ((7, 3), {"wrap": True}), ((7, 3), {}), ((3, 3, 3), {}), ((4, 2), {"wrap": True})):
+        want = torch.zeros(shape).fill_diagonal_(5.0, **kw)
+        lx = lucid.zeros(*shape, device=device)
+        assert lx.fill_diagonal_(5.0, **kw) is lx
+        assert_same(lx, want)
+    t = to_lucid(rand(4, 6, seed=19), device).t()  # strided
+    want = rand(4, 6, seed=19).t().clone().fill_diagonal_(-1.0)
+    assert_close(t.fill_diagonal_(-1.0), want, rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match="larger than 1"):
+        lucid.zeros(3, device=device).fill_diagonal_(1)
+    with pytest.raises(RuntimeError, match="equal length"):
+        lucid.zeros(2, 3, 2, device=device).fill_diagonal_(1)
+
+
+def test_sum_to_size_split_with_sizes_and_in_place_products(device):
+    x = rand(2, 3, 4, seed=20)
+    for size in ((3, 1), (1, 4), (2, 3, 4), (1, 1, 1), ()):
+        grads_match(lambda t: t.sum_to_size(size), lambda t: t.sum_to_size(size), [x], device)
+    with pytest.raises(RuntimeError, match="not expandable"):
+        to_lucid(x, device).sum_to_size(3)
+    a = torch.arange(10)
+    for got, want in zip(lucid.split_with_sizes(to_lucid(a, device), [3, 7]), torch.split_with_sizes(a, [3, 7])):
+        assert_same(got, want)
+    with pytest.raises(RuntimeError, match="sum exactly to 10"):
+        to_lucid(a, device).split_with_sizes([3, 3])
+    m, v, b1, b2 = rand(3, 4, seed=21), rand(4, seed=22), rand(2, 3, 5, seed=23), rand(2, 5, 4, seed=24)
+    for name, self_, args in (("addmm_", rand(3, 5, seed=25), (m, rand(4, 5, seed=26))),
+                              ("addmv_", rand(3, seed=27), (m, v)), ("baddbmm_", rand(2, 3, 4, seed=28), (b1, b2))):
+        ls = to_lucid(self_, device)
+        want = getattr(self_.clone(), name)(*args, beta=0.5, alpha=2.0)
+        assert getattr(ls, name)(*[to_lucid(t.contiguous(), device) for t in args], beta=0.5, alpha=2.0) is ls
+        assert_close(ls, want, rtol=1e-12, atol=1e-12)
+    c = to_lucid(rand(3, 4, seed=29), device)
+    assert c.cumsum_(1) is c and c.cumprod_(0) is c
+    assert_close(c, rand(3, 4, seed=29).cumsum(1).cumprod(0), rtol=1e-12, atol=1e-12)
+
+
+def test_empty_strided_and_scalar_tensor(device):
+    e = lucid.empty_strided((2, 3), (1, 2), device=device)
+    assert tuple(e.shape) == (2, 3) and e.stride() == (1, 2) and e.device.type == device
+    assert lucid.empty_strided((0, 3), (3, 1), device=device).numel() == 0
+    n = to_lucid(rand(2), device).new_empty_strided((4, 2), (1, 4))
+    assert n.dtype == lucid.float64 and n.stride() == (1, 4)
+    with pytest.raises(RuntimeError, match="length of strides"):
+        lucid.empty_strided((2, 3), (1,))
+    assert_same(lucid.scalar_tensor(3, device=device), torch.scalar_tensor(3))
+    assert_same(lucid.scalar_tensor(2.5, dtype=lucid.float64, device=device),
+                torch.scalar_tensor(2.5, dtype=torch.float64))
+
+
+def test_upstream_autograd_names_and_deprecated_inits():
+    assert lucid.autograd.jacobian is lucid.autograd.functional.jacobian
+    assert lucid.autograd.RemovableHandle is lucid.autograd.graph.RemovableHandle
+    assert lucid.autograd.is_anomaly_enabled() is False
+    w = lucid.empty(3, 4)
+    with pytest.warns(FutureWarning, match="nn.init.constant_"):
+        lucid.nn.init.constant(w, 0.5)
+    assert w.tolist() == [[0.5] * 4] * 3
+    for name in ("uniform", "normal", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal",
+                 "orthogonal", "eye"):
+        with pytest.warns(FutureWarning):
+            getattr(lucid.nn.init, name)(w)

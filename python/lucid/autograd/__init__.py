@@ -12,12 +12,16 @@ from .grad_mode import (  # noqa: F401
 )
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
-from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
+from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
 from . import functional, graph  # noqa: F401
+# upstream Lucid's names: torch.autograd.functional's transforms and graph's handle here too
+from .functional import hessian, jacobian, jvp, vjp  # noqa: F401,E402
+from .graph import RemovableHandle  # noqa: F401,E402
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "gradcheck", "gradgradcheck", "functional", "graph", "once_differentiable",
-           "detect_anomaly", "set_detect_anomaly"]
+           "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "jacobian", "hessian", "jvp", "vjp",
+           "RemovableHandle"]
 
 
 def _as_tuple(x, what):

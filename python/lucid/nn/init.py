@@ -193,3 +193,21 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
             if num_zeros:
                 tensor[idx, c] = 0
     return tensor
+
+
+def _deprecated(new_name):
+    """torch's deprecated name for an initialiser (nn.init.normal for normal_): a FutureWarning, then the call."""
+    new = globals()[new_name]
+
+    def init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{new_name[:-1]}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
+                      stacklevel=2)
+        return new(*args, **kwargs)
+    init.__name__ = init.__qualname__ = new_name[:-1]
+    return init
+
+
+for _new in ("uniform_", "normal_", "constant_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_",
+             "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_"):
+    globals()[_new[:-1]] = _deprecated(_new)
+del _new
