@@ -2,8 +2,10 @@
 lucid's ops (so they run on either device, with those ops' gradients): deg2rad, rad2deg,
 fix, cross, dist, aminmax, diagflat, renorm, vander, unravel_index, the trapezoid rule
 (trapezoid, trapz, cumulative_trapezoid), the scatters into a slice, a select or a
-diagonal, and the random fills exponential_, geometric_, cauchy_ and log_normal_ (from
-uniform_ draws, as torch's CPU kernels transform theirs; the streams are lucid's), and
+diagonal, empty_strided, scalar_tensor, split_with_sizes; the methods fill_diagonal_,
+sum_to_size, new_empty_strided and the in-place cumsum_, cumprod_, addmm_, addmv_,
+baddbmm_; the random fills exponential_, geometric_, cauchy_ and log_normal_ (from
+uniform_ draws, as torch's CPU kernels transform theirs; the streams are lucid's); and
 torch's top-level names for nn.functional's activations (torch.selu, torch.relu_, ...)."""
 
 import itertools
