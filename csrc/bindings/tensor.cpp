@@ -155,6 +155,7 @@ TensorClass init_tensor(nb::module_& m) {
                             std::optional<int64_t> off) { return ops::as_strided(t, size, stride, off); })
       .def("_contiguous", [](std::shared_ptr<T> t) { return ops::contiguous(t); })
       .def("_set_data", [](T& t, const T& other) { t.set_data(other); })
+      .def("_become_view", [](std::shared_ptr<T> t, std::shared_ptr<T> view) { ops::become_view(t, view); })
       // copies
       // Python's clone()/to() keep the memory order (preserve_format); the engine's
       // default is contiguous.

@@ -28,6 +28,20 @@ TensorPtr copy_to(const TensorPtr& t, std::optional<Dtype> dtype, std::optional<
 
 TensorPtr detach(const TensorPtr& t) { return std::make_shared<TensorImpl>(t->storage(), t->meta()); }
 
+namespace {
+
+// In grad mode: not a leaf that requires grad, nor a view of one (the leaf would
+// change under the user's feet).
+void check_not_leaf(const TensorPtr& self) {
+  LUCID_CHECK(!(self->requires_grad() && self->is_leaf()), RuntimeError,
+              "a leaf Variable that requires grad is being used in an in-place operation.");
+  const TensorPtr& base = self->view_base();
+  LUCID_CHECK(!(base && base->requires_grad() && base->is_leaf()), RuntimeError,
+              "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+}
+
+}  // namespace
+
 // In-place writes need a target each of whose elements is its own memory.
 void check_inplace_target(const char* name, const TensorPtr& self, const TensorPtr& source) {
   for (size_t d = 0; d < self->shape().size(); ++d)
@@ -35,13 +49,8 @@ void check_inplace_target(const char* name, const TensorPtr& self, const TensorP
                 "_(): unsupported operation: more than one element of the written-to tensor refers to a single "
                 "memory location. Please clone() the tensor before performing the operation.");
   if (!autograd::grad_enabled()) return;
-  LUCID_CHECK(!(self->requires_grad() && self->is_leaf()), RuntimeError,
-              "a leaf Variable that requires grad is being used in an in-place operation.");
-  // A view of a leaf that requires grad cannot be written either: the leaf would
-  // change under the user's feet.
+  check_not_leaf(self);
   const TensorPtr& base = self->view_base();
-  LUCID_CHECK(!(base && base->requires_grad() && base->is_leaf()), RuntimeError,
-              "a view of a leaf Variable that requires grad is being used in an in-place operation.");
   // Writing a value with history into memory another tensor sees, when lucid does
   // not know that tensor (the view was made without grad mode, or the memory is
   // shared with NumPy), would leave the other tensor's history stale.
@@ -49,6 +58,13 @@ void check_inplace_target(const char* name, const TensorPtr& self, const TensorP
               RuntimeError, name, "_(): writing a tensor that requires grad into memory another tensor shares "
               "(a view made under no_grad, or a NumPy buffer) is not supported: that tensor would not record the "
               "write. Make the view in grad mode, or build the result out of place.");
+}
+
+void become_view(const TensorPtr& self, const TensorPtr& view) {
+  if (autograd::grad_enabled()) check_not_leaf(self);
+  self->set_data(*view);
+  if (view->grad_fn()) autograd::set_history(self, view->grad_fn(), view->output_nr());
+  self->bump_version();
 }
 
 namespace {

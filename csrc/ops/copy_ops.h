@@ -32,4 +32,11 @@ bool writes_through_view(const TensorPtr& self, const TensorPtr& source);
 // memory shared with a tensor lucid cannot update.
 void check_inplace_target(const char* name, const TensorPtr& self, const TensorPtr& source);
 
+// The in-place view ops (Tensor.unsqueeze_, t_, transpose_, ...): self takes the
+// metadata of `view`, a view of self made by the out-of-place op, and, in a graph, its
+// history (its node leads to self's old history); the version is bumped. The checks
+// of check_inplace_target on history: not on a leaf that requires grad, nor on a view
+// of one (an expanded tensor may change its view, as in torch).
+void become_view(const TensorPtr& self, const TensorPtr& view);
+
 }  // namespace lucid::ops

@@ -3,8 +3,9 @@ lucid's ops (so they run on either device, with those ops' gradients): deg2rad, 
 fix, cross, dist, aminmax, diagflat, renorm, vander, unravel_index, the trapezoid rule
 (trapezoid, trapz, cumulative_trapezoid), the scatters into a slice, a select or a
 diagonal, empty_strided, scalar_tensor, split_with_sizes; the methods fill_diagonal_,
-sum_to_size, new_empty_strided and the in-place cumsum_, cumprod_, addmm_, addmv_,
-baddbmm_; the random fills exponential_, geometric_, cauchy_ and log_normal_ (from
+sum_to_size, new_empty_strided, resize_ and the in-place cumsum_, cumprod_, addmm_, addmv_,
+baddbmm_; the in-place view ops (unsqueeze_, t_, transpose_, ...: self becomes the view,
+with its history); the random fills exponential_, geometric_, cauchy_ and log_normal_ (from
 uniform_ draws, as torch's CPU kernels transform theirs; the streams are lucid's); and
 torch's top-level names for nn.functional's activations (torch.selu, torch.relu_, ...)."""
 
@@ -271,6 +272,56 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
     return lucid.tensor(s, dtype=dtype or lucid.get_default_dtype(), device=device, requires_grad=requires_grad)
 
 
+# ---- the in-place view ops: self takes the view's shape and strides (and history) ----
+
+def _view_in_place(name, view_of):
+    def method(self, *args, **kwargs):
+        self._become_view(view_of(self, *args, **kwargs))
+        return self
+    method.__name__ = name
+    return method
+
+
+def _contiguous_strides(size):
+    strides, step = [], 1
+    for n in reversed(size):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def resize_(self, *size, memory_format=None):
+    """self as a tensor of `size` over its storage from its offset, contiguous (or
+    channels_last); a storage too small is replaced by a larger one holding its bytes
+    (torch reallocates in place: other views keep the old storage here)."""
+    from ._size import _parse_size
+    lucid = _lucid()
+    size = tuple(_parse_size(size, "resize_"))
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if memory_format in (None, lucid.contiguous_format, lucid.preserve_format):
+        stride = _contiguous_strides(size)
+    else:
+        stride = lucid.empty(*size, memory_format=memory_format, device="cpu").stride()
+    numel = math.prod(size)
+    offset = self.storage_offset()
+    held = self.untyped_storage().nbytes() // self.element_size()
+    if offset + numel > held:
+        grown = lucid.empty(offset + numel, dtype=self.dtype, device=self.device)
+        if held:
+            grown[:held] = self.as_strided((held,), (1,), 0)
+        self._set_data(grown.as_strided(size, stride, offset))
+    else:
+        self._set_data(self.as_strided(size, stride, offset))
+    return self
+
+
+def resize_as_(self, other, *, memory_format=None):
+    return resize_(self, tuple(other.shape), memory_format=memory_format)
+
+
 # ---- the random fills, from uniform draws ----
 
 def _continuous(self, what):
@@ -331,6 +382,16 @@ def install(namespace):
     for fn in (split_with_sizes, empty_strided, scalar_tensor):
         namespace[fn.__name__] = fn
     ns = namespace
+    Tensor.squeeze_ = _view_in_place("squeeze_", lambda self, dim=None: self.squeeze() if dim is None
+                                     else self.squeeze(dim))
+    Tensor.unsqueeze_ = _view_in_place("unsqueeze_", lambda self, dim: self.unsqueeze(dim))
+    Tensor.t_ = _view_in_place("t_", lambda self: self.t())
+    Tensor.transpose_ = _view_in_place("transpose_", lambda self, dim0, dim1: self.transpose(dim0, dim1))
+    Tensor.swapaxes_ = _view_in_place("swapaxes_", lambda self, axis0, axis1: self.transpose(axis0, axis1))
+    Tensor.swapdims_ = _view_in_place("swapdims_", lambda self, dim0, dim1: self.transpose(dim0, dim1))
+    Tensor.as_strided_ = _view_in_place("as_strided_", lambda self, size, stride, storage_offset=None:
+                                        self.as_strided(size, stride, storage_offset))
+    Tensor.resize_, Tensor.resize_as_ = resize_, resize_as_
     Tensor.cumsum_ = _written(lambda self, dim, *, dtype=None: ns["cumsum"](self, dim, dtype=dtype))
     Tensor.cumprod_ = _written(lambda self, dim, *, dtype=None: ns["cumprod"](self, dim, dtype=dtype))
     Tensor.addmm_ = _written(lambda self, mat1, mat2, *, beta=1, alpha=1: ns["addmm"](self, mat1, mat2, beta=beta,

@@ -298,3 +298,63 @@ def test_upstream_autograd_names_and_deprecated_inits():
                  "orthogonal", "eye"):
         with pytest.warns(FutureWarning):
             getattr(lucid.nn.init, name)(w)
+
+
+@pytest.mark.parametrize("name,args", [("unsqueeze_", (1,)), ("squeeze_", ()), ("squeeze_", (0,)), ("t_", ()),
+                                       ("transpose_", (0, 2)), ("swapaxes_", (1, 2)), ("swapdims_", (0, 1)),
+                                       ("as_strided_", ((2, 3), (1, 2), 0))])
+def test_in_place_view_ops(name, args, device):
+    shape = (2, 3) if name == "t_" else (1, 2, 3)
+    x = rand(*shape, seed=30)
+    lx = to_lucid(x, device)
+    before = lx._version
+    assert getattr(lx, name)(*args) is lx
+    want = getattr(x.clone(), name)(*args)
+    assert_same(lx, want)
+    assert lx._version == before + 1
+    # with history: the gradient reaches the tensor it came from through the new view
+    t = x.clone().requires_grad_()
+    lt = to_lucid(x, device).requires_grad_()
+    ty, ly = t * 2, lt * 2
+    getattr(ty, name)(*args)
+    getattr(ly, name)(*args)
+    g = rand(*ty.shape, seed=31)
+    (ty * g).sum().backward()
+    (ly * to_lucid(g, device)).sum().backward()
+    assert_close(lt.grad, t.grad, rtol=1e-12, atol=1e-12)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        getattr(to_lucid(x, device).requires_grad_(), name)(*args)
+
+
+def test_in_place_view_then_write_through_it(device):
+    t = rand(3, 4, seed=32).requires_grad_()
+    lt = to_lucid(t.detach(), device).requires_grad_()
+    for a, m in ((t, torch), (lt, lucid)):
+        base = a * 1.0
+        v = base[1]
+        v.unsqueeze_(0)
+        v.mul_(3.0)
+        (base * base).sum().backward()
+    assert_close(lt.grad, t.grad, rtol=1e-12, atol=1e-12)
+    with lucid.no_grad():
+        e = lucid.ones(3, device=device).expand(2, 3)
+        e.unsqueeze_(0)  # an expanded tensor may change its view
+        assert tuple(e.shape) == (1, 2, 3) and e.stride() == (0, 0, 1)  # (torch's)
+
+
+def test_resize(device):
+    x = lucid.arange(12.0, device=device)
+    assert x.resize_(2, 3) is x and tuple(x.shape) == (2, 3) and x.tolist() == [[0, 1, 2], [3, 4, 5]]
+    x.resize_((4, 5))  # grows: the old elements first
+    assert tuple(x.shape) == (4, 5) and x.flatten()[:12].tolist() == [float(i) for i in range(12)]
+    y = lucid.arange(24.0, device=device)[4:]
+    y.resize_(2, 2)
+    assert y.storage_offset() == 4 and y.tolist() == [[4, 5], [6, 7]]
+    cl = lucid.empty(1, device=device).resize_(2, 3, 4, 5, memory_format=lucid.channels_last)
+    assert cl.stride() == torch.empty(1).resize_(2, 3, 4, 5, memory_format=torch.channels_last).stride()
+    z = lucid.zeros(2, 3, device=device)
+    assert z.resize_as_(lucid.ones(3, 2)).shape == (3, 2)
+    with pytest.raises(RuntimeError, match="require grad"):
+        lucid.ones(2, device=device, requires_grad=True).resize_(3)
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        lucid.ones(2, device=device).resize_(-1)
