@@ -14,13 +14,14 @@ from .._creation import arange
 from .._multinomial import multinomial
 from .._size import Size
 from .._tensor import Tensor
+from .distribution import Distribution
 
 
 def _shape_str(t):
     return str(tuple(t.shape))
 
 
-class Categorical:
+class Categorical(Distribution):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):

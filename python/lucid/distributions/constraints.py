@@ -1,0 +1,154 @@
+"""The constraints a distribution's parameters and samples satisfy
+(torch.distributions.constraints): `check(value)` gives a bool tensor, one entry an event;
+their reprs are torch's, which the validation messages quote."""
+
+__all__ = ["Constraint", "boolean", "dependent", "greater_than", "greater_than_eq",
+           "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
+           "nonnegative", "nonnegative_integer", "positive", "positive_integer", "real", "simplex", "unit_interval"]
+
+
+class Constraint:
+    is_discrete = False
+    event_dim = 0
+
+    def check(self, value):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return type(self).__name__[1:] + "()"
+
+
+class _Dependent(Constraint):
+    """A support that depends on the parameters (Uniform's [low, high)): not checked."""
+
+    def __init__(self, *, is_discrete=False, event_dim=0):
+        self.is_discrete, self.event_dim = is_discrete, event_dim
+
+    def check(self, value):
+        raise ValueError("Cannot determine validity of dependent constraint")
+
+    def __call__(self, *, is_discrete=False, event_dim=0):
+        return _Dependent(is_discrete=is_discrete, event_dim=event_dim)
+
+
+def is_dependent(constraint):
+    return isinstance(constraint, _Dependent)
+
+
+class _Real(Constraint):
+    def check(self, value):
+        return value == value  # False for NaN
+
+
+class _Boolean(Constraint):
+    is_discrete = True
+
+    def check(self, value):
+        return (value == 0) | (value == 1)
+
+
+class _Bound(Constraint):
+    def __init__(self, *bounds):
+        self.bounds = bounds
+
+    def __repr__(self):
+        names = ("lower_bound", "upper_bound") if len(self.bounds) == 2 else (self._bound_name,)
+        return type(self).__name__[1:] + "(" + ", ".join(f"{n}={b}" for n, b in zip(names, self.bounds)) + ")"
+
+
+class _GreaterThan(_Bound):
+    _bound_name = "lower_bound"
+
+    def check(self, value):
+        return self.bounds[0] < value
+
+
+class _GreaterThanEq(_Bound):
+    _bound_name = "lower_bound"
+
+    def check(self, value):
+        return self.bounds[0] <= value
+
+
+class _LessThan(_Bound):
+    _bound_name = "upper_bound"
+
+    def check(self, value):
+        return value < self.bounds[0]
+
+
+class _Interval(_Bound):
+    def check(self, value):
+        return (self.bounds[0] <= value) & (value <= self.bounds[1])
+
+
+class _HalfOpenInterval(_Bound):
+    def check(self, value):
+        return (self.bounds[0] <= value) & (value < self.bounds[1])
+
+
+class _IntegerInterval(_Bound):
+    is_discrete = True
+
+    def check(self, value):
+        return (value % 1 == 0) & (self.bounds[0] <= value) & (value <= self.bounds[1])
+
+
+class _IntegerGreaterThan(_Bound):
+    is_discrete = True
+    _bound_name = "lower_bound"
+
+    def check(self, value):
+        return (value % 1 == 0) & (value >= self.bounds[0])
+
+
+class _Simplex(Constraint):
+    event_dim = 1
+
+    def check(self, value):
+        return (value >= 0).all(dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+
+
+class _IndependentConstraint(Constraint):
+    """base_constraint over `reinterpreted_batch_ndims` more dims, an event valid when all its entries are."""
+
+    def __init__(self, base_constraint, reinterpreted_batch_ndims):
+        self.base_constraint, self.reinterpreted_batch_ndims = base_constraint, reinterpreted_batch_ndims
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+
+    def check(self, value):
+        result = self.base_constraint.check(value)
+        if result.dim() < self.reinterpreted_batch_ndims:
+            raise ValueError(f"Expected value.dim() >= {self.reinterpreted_batch_ndims + self.base_constraint.event_dim}"
+                             f" but got {value.dim()}")
+        for _ in range(self.reinterpreted_batch_ndims):
+            result = result.all(dim=-1)
+        return result
+
+    def __repr__(self):
+        return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+dependent = _Dependent()
+real = _Real()
+boolean = _Boolean()
+positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+unit_interval = _Interval(0.0, 1.0)
+simplex = _Simplex()
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
+greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+interval = _Interval
+half_open_interval = _HalfOpenInterval
+integer_interval = _IntegerInterval
+independent = _IndependentConstraint

@@ -1,0 +1,179 @@
+"""lucid.distributions' Normal, Bernoulli, Uniform, Independent and kl_divergence against
+torch.distributions: densities, statistics and their gradients (float64), sample shapes and
+statistics, reparameterised gradients, expand, reprs and torch's validation errors."""
+
+import math
+
+import pytest
+import torch
+import torch.distributions as TD
+
+import lucid
+import lucid.distributions as LD
+from conftest import assert_close, to_lucid, to_torch
+
+
+def rand(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+def lucid_args(args, device):
+    return {k: to_lucid(v, device).requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in args.items()}
+
+
+def torch_args(args):
+    return {k: v.clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in args.items()}
+
+
+LOC, SCALE = rand(2, 3, seed=1), rand(2, 3, seed=2).exp()
+PROBS = torch.sigmoid(rand(2, 3, seed=3))
+CASES = [
+    ("Normal", {"loc": LOC, "scale": SCALE}, rand(2, 3, seed=4)),
+    ("Normal", {"loc": LOC, "scale": 0.5}, rand(3, seed=5)),
+    ("Bernoulli", {"probs": PROBS}, (rand(2, 3, seed=6) > 0).double()),
+    ("Bernoulli", {"logits": rand(2, 3, seed=7)}, (rand(3, seed=8) > 0).double()),
+    ("Uniform", {"low": LOC, "high": LOC + SCALE}, LOC + SCALE * torch.rand(2, 3, dtype=torch.float64)),
+]
+IDS = [f"{c[0]}-{'-'.join(c[1])}" for c in CASES]
+
+
+@pytest.mark.parametrize("name,args,value", CASES, ids=IDS)
+def test_densities_statistics_and_gradients_match_torch(name, args, value, device):
+    targs, largs = torch_args(args), lucid_args(args, device)
+    td, ld = getattr(TD, name)(**targs), getattr(LD, name)(**largs)
+    assert tuple(ld.batch_shape) == tuple(td.batch_shape) and tuple(ld.event_shape) == tuple(td.event_shape)
+    lv = to_lucid(value, device)
+    outs = ["log_prob", "entropy", "mean", "variance", "stddev"] + (["cdf"] if name != "Bernoulli" else [])
+    total_t = total_l = 0
+    for what in outs:
+        t = getattr(td, what)
+        lo = getattr(ld, what)
+        t, lo = (t(value), lo(lv)) if what in ("log_prob", "cdf") else (t() if callable(t) else t,
+                                                                       lo() if callable(lo) else lo)
+        assert_close(lo.detach(), t.detach(), rtol=1e-10, atol=1e-10)
+        total_t, total_l = total_t + (t * t).sum(), total_l + (lo * lo).sum()
+    if name == "Normal":
+        q = torch.rand(2, 3, dtype=torch.float64) * 0.9 + 0.05
+        assert_close(ld.icdf(to_lucid(q, device)).detach(), td.icdf(q).detach(), rtol=1e-8, atol=1e-8)
+    torch.testing.assert_close(to_torch(ld.mode.detach().cpu()), td.mode.detach(), equal_nan=True)  # (Uniform: NaN)
+    total_t.backward()
+    total_l.backward()
+    for k, v in targs.items():
+        if isinstance(v, torch.Tensor):
+            assert_close(largs[k].grad, v.grad, rtol=1e-8, atol=1e-8)
+    assert repr(ld) == repr(td).replace("torch.", "lucid.")
+
+
+@pytest.mark.parametrize("name,args", [("Normal", {"loc": 1.5, "scale": 2.0}), ("Bernoulli", {"probs": 0.3}),
+                                       ("Uniform", {"low": -1.0, "high": 3.0})])
+def test_samples(name, args, device):
+    lucid.manual_seed(0)
+    d = getattr(LD, name)(**{k: lucid.tensor(v, dtype=lucid.float64, device=device) for k, v in args.items()})
+    s = d.sample((200_000,))
+    assert tuple(s.shape) == (200_000,) and s.dtype == lucid.float64 and not s.requires_grad
+    want = getattr(TD, name)(**{k: torch.tensor(v, dtype=torch.float64) for k, v in args.items()})
+    assert abs(float(s.mean()) - float(want.mean)) < 0.02
+    assert abs(float(s.std()) - float(want.stddev)) < 0.02
+    assert tuple(d.expand((4, 2)).sample((3,)).shape) == (3, 4, 2)
+    if name == "Bernoulli":
+        assert set(s.unique().tolist()) == {0.0, 1.0}
+        assert d.enumerate_support().tolist() == [0.0, 1.0]
+
+
+def test_reparameterised_samples_carry_gradients(device):
+    loc = to_lucid(LOC, device).requires_grad_()
+    scale = to_lucid(SCALE, device).requires_grad_()
+    x = LD.Normal(loc, scale).rsample((5,))
+    assert tuple(x.shape) == (5, 2, 3)
+    x.sum().backward()
+    eps = (x.detach() - loc.detach()) / scale.detach()
+    assert_close(loc.grad, torch.full((2, 3), 5.0, dtype=torch.float64), rtol=1e-12, atol=1e-12)
+    assert_close(scale.grad, to_torch(eps.sum(0).cpu()), rtol=1e-10, atol=1e-10)
+    low, high = lucid.zeros(3, dtype=lucid.float64, device=device).requires_grad_(), \
+        lucid.ones(3, dtype=lucid.float64, device=device).requires_grad_()
+    u = LD.Uniform(low, high).rsample()
+    u.sum().backward()
+    assert_close(high.grad, to_torch(u.detach().cpu()), rtol=1e-12, atol=1e-12)
+    assert LD.Normal(0.0, 1.0).has_rsample and not LD.Bernoulli(0.5).has_rsample
+
+
+def test_independent(device):
+    base_t, base_l = TD.Normal(LOC, SCALE), LD.Normal(to_lucid(LOC, device), to_lucid(SCALE, device))
+    it, il = TD.Independent(base_t, 1), LD.Independent(base_l, 1)
+    assert tuple(il.batch_shape) == (2,) and tuple(il.event_shape) == (3,)
+    v = rand(2, 3, seed=9)
+    assert_close(il.log_prob(to_lucid(v, device)), it.log_prob(v), rtol=1e-12, atol=1e-12)
+    assert_close(il.entropy(), it.entropy(), rtol=1e-12, atol=1e-12)
+    assert tuple(il.sample((4,)).shape) == (4, 2, 3)
+    assert tuple(il.expand((5, 2)).batch_shape) == (5, 2)
+    assert repr(il) == repr(it).replace("torch.", "lucid.")
+    with pytest.raises(ValueError, match="reinterpreted_batch_ndims"):
+        LD.Independent(base_l, 3)
+    with pytest.raises(ValueError) as theirs:
+        it.log_prob(torch.zeros(2, 4, dtype=torch.float64))
+    with pytest.raises(ValueError) as ours:
+        il.log_prob(lucid.zeros(2, 4, dtype=lucid.float64, device=device))
+    assert str(ours.value) == str(theirs.value).replace("torch.", "lucid.")
+
+
+def test_kl_divergence(device):
+    pairs = [(lambda m, t: m.Normal(t(LOC), t(SCALE)), lambda m, t: m.Normal(t(LOC * 0.5), t(SCALE * 2))),
+             (lambda m, t: m.Bernoulli(t(PROBS)), lambda m, t: m.Bernoulli(t(PROBS.flip(0)))),
+             (lambda m, t: m.Categorical(t(PROBS)), lambda m, t: m.Categorical(t(PROBS.flip(1)))),
+             (lambda m, t: m.Uniform(t(LOC), t(LOC + SCALE)), lambda m, t: m.Uniform(t(LOC - 1), t(LOC + SCALE + 1))),
+             (lambda m, t: m.Uniform(t(LOC), t(LOC + SCALE)), lambda m, t: m.Uniform(t(LOC + 0.1), t(LOC + SCALE))),
+             (lambda m, t: m.Independent(m.Normal(t(LOC), t(SCALE)), 1),
+              lambda m, t: m.Independent(m.Normal(t(LOC * 0), t(SCALE)), 1))]
+    for p, q in pairs:
+        want = TD.kl_divergence(p(TD, lambda x: x), q(TD, lambda x: x))
+        got = LD.kl_divergence(p(LD, lambda x: to_lucid(x, device)), q(LD, lambda x: to_lucid(x, device)))
+        assert_close(got, want, rtol=1e-10, atol=1e-10)
+    with pytest.raises(NotImplementedError, match="No KL"):
+        LD.kl_divergence(LD.Normal(0.0, 1.0), LD.Bernoulli(0.5))
+
+    class Shifted(LD.Normal):  # a subclass finds its parent's pair
+        pass
+    assert_close(LD.kl_divergence(Shifted(0.0, 1.0), LD.Normal(1.0, 1.0)), torch.tensor(0.5))
+
+    @LD.register_kl(Shifted, LD.Normal)
+    def _(p, q):
+        return lucid.tensor(-1.0)
+    assert float(LD.kl_divergence(Shifted(0.0, 1.0), LD.Normal(1.0, 1.0))) == -1.0
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.Normal(0.0, -1.0),
+    lambda m: m.Normal(0.0, 1.0).log_prob(1.0),
+    lambda m: m.Normal(_t(m, [0.0, 0.0]), 1.0).log_prob(_t(m, [0.0, 0.0, 0.0])),
+    lambda m: m.Uniform(1.0, 0.0),
+    lambda m: m.Uniform(0.0, 1.0).log_prob(_t(m, 2.0)),
+    lambda m: m.Bernoulli(probs=_t(m, [1.5])),
+    lambda m: m.Bernoulli(_t(m, 0.3)).log_prob(_t(m, 0.5)),
+    lambda m: m.Bernoulli(),
+    lambda m: m.Bernoulli(probs=0.5, logits=0.0),
+    lambda m: m.Normal(_t(m, [0.0, float("nan")]), 1.0),
+])
+def test_invalid_arguments_raise_as_torch(make):
+    with pytest.raises(Exception) as theirs:
+        make(TD)
+    with pytest.raises(type(theirs.value)) as ours:
+        make(LD)
+    head = str(theirs.value).split("found invalid values")[0].replace("torch.", "lucid.")
+    assert str(ours.value).startswith(head), (str(ours.value), str(theirs.value))
+
+
+def _t(m, v):
+    return (torch if m is TD else lucid).tensor(v)
+
+
+def test_validation_off_and_default():
+    assert float(LD.Normal(0.0, 1.0, validate_args=False).log_prob(lucid.tensor(0.0))) == pytest.approx(
+        -0.5 * math.log(2 * math.pi))
+    LD.Distribution.set_default_validate_args(False)
+    try:
+        LD.Normal(0.0, -1.0)  # not checked
+    finally:
+        LD.Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError):
+        LD.Normal(0.0, -1.0)
+    assert isinstance(LD.Categorical(lucid.tensor([0.5, 0.5])), LD.Distribution)
