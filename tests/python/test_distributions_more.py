@@ -1,6 +1,7 @@
-"""lucid.distributions' Normal, Bernoulli, Uniform, Independent and kl_divergence against
-torch.distributions: densities, statistics and their gradients (float64), sample shapes and
-statistics, reparameterised gradients, expand, reprs and torch's validation errors."""
+"""lucid.distributions' Normal, Bernoulli, Uniform, Exponential, Laplace, Poisson,
+Independent and kl_divergence against torch.distributions: densities, statistics and their
+gradients (float64), sample shapes and statistics, reparameterised gradients, expand, reprs
+and torch's validation errors."""
 
 import math
 
@@ -33,7 +34,11 @@ CASES = [
     ("Bernoulli", {"probs": PROBS}, (rand(2, 3, seed=6) > 0).double()),
     ("Bernoulli", {"logits": rand(2, 3, seed=7)}, (rand(3, seed=8) > 0).double()),
     ("Uniform", {"low": LOC, "high": LOC + SCALE}, LOC + SCALE * torch.rand(2, 3, dtype=torch.float64)),
+    ("Exponential", {"rate": SCALE}, rand(2, 3, seed=10).abs()),
+    ("Laplace", {"loc": LOC, "scale": SCALE}, rand(2, 3, seed=11)),
+    ("Poisson", {"rate": SCALE * 3}, torch.tensor([[0.0, 1, 2], [5, 0, 3]], dtype=torch.float64)),
 ]
+NO_CDF, NO_ENTROPY, WITH_ICDF = {"Bernoulli", "Poisson"}, {"Poisson"}, {"Normal", "Exponential", "Laplace"}
 IDS = [f"{c[0]}-{'-'.join(c[1])}" for c in CASES]
 
 
@@ -43,7 +48,8 @@ def test_densities_statistics_and_gradients_match_torch(name, args, value, devic
     td, ld = getattr(TD, name)(**targs), getattr(LD, name)(**largs)
     assert tuple(ld.batch_shape) == tuple(td.batch_shape) and tuple(ld.event_shape) == tuple(td.event_shape)
     lv = to_lucid(value, device)
-    outs = ["log_prob", "entropy", "mean", "variance", "stddev"] + (["cdf"] if name != "Bernoulli" else [])
+    outs = ["log_prob", "mean", "variance", "stddev"] + (["cdf"] if name not in NO_CDF else []) + \
+        (["entropy"] if name not in NO_ENTROPY else [])
     total_t = total_l = 0
     for what in outs:
         t = getattr(td, what)
@@ -52,7 +58,7 @@ def test_densities_statistics_and_gradients_match_torch(name, args, value, devic
                                                                        lo() if callable(lo) else lo)
         assert_close(lo.detach(), t.detach(), rtol=1e-10, atol=1e-10)
         total_t, total_l = total_t + (t * t).sum(), total_l + (lo * lo).sum()
-    if name == "Normal":
+    if name in WITH_ICDF:
         q = torch.rand(2, 3, dtype=torch.float64) * 0.9 + 0.05
         assert_close(ld.icdf(to_lucid(q, device)).detach(), td.icdf(q).detach(), rtol=1e-8, atol=1e-8)
     torch.testing.assert_close(to_torch(ld.mode.detach().cpu()), td.mode.detach(), equal_nan=True)  # (Uniform: NaN)
@@ -65,7 +71,8 @@ def test_densities_statistics_and_gradients_match_torch(name, args, value, devic
 
 
 @pytest.mark.parametrize("name,args", [("Normal", {"loc": 1.5, "scale": 2.0}), ("Bernoulli", {"probs": 0.3}),
-                                       ("Uniform", {"low": -1.0, "high": 3.0})])
+                                       ("Uniform", {"low": -1.0, "high": 3.0}), ("Exponential", {"rate": 2.0}),
+                                       ("Laplace", {"loc": -1.0, "scale": 0.5}), ("Poisson", {"rate": 3.5})])
 def test_samples(name, args, device):
     lucid.manual_seed(0)
     d = getattr(LD, name)(**{k: lucid.tensor(v, dtype=lucid.float64, device=device) for k, v in args.items()})
@@ -122,6 +129,9 @@ def test_kl_divergence(device):
              (lambda m, t: m.Categorical(t(PROBS)), lambda m, t: m.Categorical(t(PROBS.flip(1)))),
              (lambda m, t: m.Uniform(t(LOC), t(LOC + SCALE)), lambda m, t: m.Uniform(t(LOC - 1), t(LOC + SCALE + 1))),
              (lambda m, t: m.Uniform(t(LOC), t(LOC + SCALE)), lambda m, t: m.Uniform(t(LOC + 0.1), t(LOC + SCALE))),
+             (lambda m, t: m.Exponential(t(SCALE)), lambda m, t: m.Exponential(t(SCALE.flip(0)))),
+             (lambda m, t: m.Laplace(t(LOC), t(SCALE)), lambda m, t: m.Laplace(t(-LOC), t(SCALE * 0.7))),
+             (lambda m, t: m.Poisson(t(SCALE)), lambda m, t: m.Poisson(t(SCALE * 2))),
              (lambda m, t: m.Independent(m.Normal(t(LOC), t(SCALE)), 1),
               lambda m, t: m.Independent(m.Normal(t(LOC * 0), t(SCALE)), 1))]
     for p, q in pairs:
@@ -152,6 +162,11 @@ def test_kl_divergence(device):
     lambda m: m.Bernoulli(),
     lambda m: m.Bernoulli(probs=0.5, logits=0.0),
     lambda m: m.Normal(_t(m, [0.0, float("nan")]), 1.0),
+    lambda m: m.Exponential(_t(m, [1.0, 0.0])),
+    lambda m: m.Exponential(1.0).log_prob(_t(m, -1.0)),
+    lambda m: m.Poisson(_t(m, [-1.0])),
+    lambda m: m.Poisson(2.0).log_prob(_t(m, 1.5)),
+    lambda m: m.Laplace(0.0, _t(m, [0.0])),
 ])
 def test_invalid_arguments_raise_as_torch(make):
     with pytest.raises(Exception) as theirs:

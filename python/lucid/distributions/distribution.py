@@ -6,6 +6,7 @@ probs/logits conversions)."""
 
 import functools
 import math
+from numbers import Number
 
 from .. import _dtype as D
 from .._size import Size
@@ -151,6 +152,32 @@ class lazy_property:
         value = self.fn(instance)
         instance.__dict__[self.fn.__name__] = value
         return value
+
+
+def _batch_of(params, tensors):
+    return Size() if all(isinstance(p, Number) for p in params) else tensors[0].shape
+
+
+class _Located(Distribution):
+    """A distribution of broadcast parameters named by _params (each an attribute), numbers
+    or tensors; its batch shape is theirs (none when all are numbers), and expand expands
+    each."""
+    _params = ()
+
+    def __init__(self, *values, validate_args=None):
+        tensors = broadcast_all(*values)
+        for name, t in zip(self._params, tensors):
+            setattr(self, name, t)
+        super().__init__(_batch_of(values, tensors), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(type(self), _instance)
+        batch_shape = Size(batch_shape)
+        for name in self._params:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
 
 def broadcast_all(*values):

@@ -1,30 +1,20 @@
 """Normal (torch.distributions.Normal): loc and scale, reparameterised samples."""
 
 import math
-from numbers import Number
 
 from .._size import Size
 from . import constraints
-from .distribution import _LOG_SQRT_2PI, Distribution, _lucid, _standard_normal, broadcast_all
+from .distribution import _LOG_SQRT_2PI, _Located, _lucid, _standard_normal
 
 
-class Normal(Distribution):
+class Normal(_Located):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
+    _params = ("loc", "scale")
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch = Size() if isinstance(loc, Number) and isinstance(scale, Number) else self.loc.shape
-        super().__init__(batch, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc, new.scale = self.loc.expand(batch_shape), self.scale.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        super().__init__(loc, scale, validate_args=validate_args)
 
     @property
     def mean(self):

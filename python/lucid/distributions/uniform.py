@@ -1,31 +1,20 @@
 """Uniform (torch.distributions.Uniform) on [low, high): reparameterised samples."""
 
-from numbers import Number
-
 from .._size import Size
 from . import constraints
-from .distribution import Distribution, _lucid, broadcast_all
+from .distribution import _Located, _lucid
 
 
-class Uniform(Distribution):
+class Uniform(_Located):
     has_rsample = True
+    _params = ("low", "high")
 
     @property
     def arg_constraints(self):
         return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
 
     def __init__(self, low, high, validate_args=None):
-        self.low, self.high = broadcast_all(low, high)
-        batch = Size() if isinstance(low, Number) and isinstance(high, Number) else self.low.shape
-        super().__init__(batch, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Uniform, _instance)
-        batch_shape = Size(batch_shape)
-        new.low, new.high = self.low.expand(batch_shape), self.high.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        super().__init__(low, high, validate_args=validate_args)
 
     @property
     def support(self):
