@@ -192,3 +192,61 @@ def test_validation_off_and_default():
     with pytest.raises(ValueError):
         LD.Normal(0.0, -1.0)
     assert isinstance(LD.Categorical(lucid.tensor([0.5, 0.5])), LD.Distribution)
+
+
+def _spd(n, *batch, seed=0):
+    a = rand(*batch, n, n, seed=seed)
+    return a @ a.mT + n * torch.eye(n, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("form", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_multivariate_normal(form, device):
+    cov = _spd(3, 2, seed=40)
+    matrix = {"covariance_matrix": cov, "precision_matrix": torch.linalg.inv(cov),
+              "scale_tril": torch.linalg.cholesky(cov)}[form]
+    loc = rand(4, 1, 3, seed=41)  # broadcasts against the matrices' batch of 2
+    tl, tm = loc.clone().requires_grad_(), matrix.clone().requires_grad_()
+    ll, lm = to_lucid(loc, device).requires_grad_(), to_lucid(matrix, device).requires_grad_()
+    td, ld = TD.MultivariateNormal(tl, **{form: tm}), LD.MultivariateNormal(ll, **{form: lm})
+    assert tuple(ld.batch_shape) == tuple(td.batch_shape) == (4, 2) and tuple(ld.event_shape) == (3,)
+    v = rand(5, 4, 2, 3, seed=42)
+    total_t = total_l = 0
+    for t, lo in ((td.log_prob(v), ld.log_prob(to_lucid(v, device))), (td.entropy(), ld.entropy()),
+                  (td.variance, ld.variance), (td.covariance_matrix, ld.covariance_matrix),
+                  (td.precision_matrix, ld.precision_matrix), (td.scale_tril, ld.scale_tril), (td.mean, ld.mean)):
+        assert_close(lo.detach(), t.detach(), rtol=1e-9, atol=1e-9)
+        total_t, total_l = total_t + (t * t).sum(), total_l + (lo * lo).sum()
+    total_t.backward()
+    total_l.backward()
+    assert_close(ll.grad, tl.grad, rtol=1e-8, atol=1e-8)
+    # (scale_tril: only its lower triangle is read; torch's cholesky_inverse still sends the upper
+    # triangle a gradient, lucid's does not, so the lower triangles are compared)
+    lower = (lambda g: g.tril()) if form == "scale_tril" else (lambda g: g)
+    assert_close(lower(lm.grad), lower(tm.grad), rtol=1e-7, atol=1e-7)
+    assert tuple(ld.rsample((6,)).shape) == (6, 4, 2, 3) and tuple(ld.expand((3, 4, 2)).sample().shape) == (3, 4, 2, 3)
+    other_t = TD.MultivariateNormal(loc * 0, covariance_matrix=_spd(3, seed=43))
+    other_l = LD.MultivariateNormal(to_lucid(loc * 0, device), covariance_matrix=to_lucid(_spd(3, seed=43), device))
+    assert_close(LD.kl_divergence(ld, other_l).detach(), TD.kl_divergence(td, other_t).detach(), rtol=1e-9,
+                 atol=1e-9)
+
+
+def test_multivariate_normal_samples_and_errors(device):
+    cov = _spd(2, seed=44)
+    lucid.manual_seed(2)
+    d = LD.MultivariateNormal(lucid.tensor([1.0, -2.0], dtype=lucid.float64, device=device),
+                              covariance_matrix=to_lucid(cov, device))
+    s = to_torch(d.sample((100_000,)).cpu())
+    assert torch.allclose(s.mean(0), torch.tensor([1.0, -2.0], dtype=torch.float64), atol=0.03)
+    assert torch.allclose(torch.cov(s.T), cov, rtol=0.03, atol=0.03)
+    for make in (lambda m, t: m.MultivariateNormal(t(torch.tensor(0.0)), t(cov)),
+                 lambda m, t: m.MultivariateNormal(t(torch.zeros(2)), t(cov), scale_tril=t(cov)),
+                 lambda m, t: m.MultivariateNormal(t(torch.zeros(2))),
+                 lambda m, t: m.MultivariateNormal(t(torch.zeros(2)), t(-cov)),
+                 lambda m, t: m.MultivariateNormal(t(torch.zeros(2)), scale_tril=t(cov)),
+                 lambda m, t: m.MultivariateNormal(t(torch.zeros(2)), t(torch.zeros(2)))):
+        with pytest.raises(Exception) as theirs:
+            make(TD, lambda x: x.double())
+        with pytest.raises(type(theirs.value)) as ours:
+            make(LD, lambda x: to_lucid(x.double(), device))
+        head = str(theirs.value).split("found invalid values")[0].replace("torch.", "lucid.")
+        assert str(ours.value).startswith(head), (str(ours.value), str(theirs.value))

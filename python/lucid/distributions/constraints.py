@@ -4,7 +4,8 @@ their reprs are torch's, which the validation messages quote."""
 
 __all__ = ["Constraint", "boolean", "dependent", "greater_than", "greater_than_eq",
            "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
-           "nonnegative", "nonnegative_integer", "positive", "positive_integer", "real", "simplex", "unit_interval"]
+           "lower_cholesky", "nonnegative", "nonnegative_integer", "positive", "positive_definite", "positive_integer",
+           "real", "real_vector", "simplex", "unit_interval"]
 
 
 class Constraint:
@@ -136,6 +137,29 @@ class _IndependentConstraint(Constraint):
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
+class _PositiveDefinite(Constraint):
+    """Square, symmetric (to torch's isclose) and with a Cholesky factor."""
+    event_dim = 2
+
+    def check(self, value):
+        import lucid
+        if value.shape[-2] != value.shape[-1]:
+            return lucid.zeros(value.shape[:-2], dtype=lucid.bool, device=value.device)
+        symmetric = lucid.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+        if not bool(symmetric.all()):
+            return symmetric
+        return lucid.linalg.cholesky_ex(value).info == 0
+
+
+class _LowerCholesky(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        lower = (value.tril() == value).all(-1).all(-1)
+        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+        return lower & positive_diagonal
+
+
 dependent = _Dependent()
 real = _Real()
 boolean = _Boolean()
@@ -152,3 +176,6 @@ interval = _Interval
 half_open_interval = _HalfOpenInterval
 integer_interval = _IntegerInterval
 independent = _IndependentConstraint
+real_vector = _IndependentConstraint(real, 1)
+positive_definite = _PositiveDefinite()
+lower_cholesky = _LowerCholesky()

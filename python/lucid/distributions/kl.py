@@ -7,6 +7,7 @@ from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .exponential import Exponential, Laplace, Poisson
 from .independent import Independent
+from .multivariate_normal import MultivariateNormal, _mahalanobis
 from .normal import Normal
 from .uniform import Uniform
 
@@ -99,3 +100,18 @@ def _kl_laplace_laplace(p, q):
 @register_kl(Poisson, Poisson)
 def _kl_poisson_poisson(p, q):
     return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    import lucid
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be "
+                         "computed")
+    pL, qL = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_term1 = qL.diagonal(dim1=-2, dim2=-1).log().sum(-1) - pL.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    n = p.event_shape[0]
+    batch = lucid.broadcast_shapes(tuple(qL.shape[:-2]), tuple(pL.shape[:-2])) + (n, n)
+    term2 = lucid.linalg.solve_triangular(qL.expand(batch), pL.expand(batch), upper=False).pow(2).sum((-2, -1))
+    term3 = _mahalanobis(qL, q.loc - p.loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)
