@@ -1,8 +1,8 @@
 """lucid.distributions: probability distributions with sampling and log-densities
 (torch.distributions' counterpart): the Distribution base with torch's validation, Normal,
-Bernoulli, Uniform, Categorical, Exponential, Laplace, Poisson, MultivariateNormal,
-Independent, TransformedDistribution (with the transforms) and LogNormal, kl_divergence and
-the constraints."""
+Bernoulli, Uniform, Categorical, OneHotCategorical, Exponential, Laplace, Cauchy, Gumbel,
+HalfNormal, Geometric, Poisson, MultivariateNormal, Independent, TransformedDistribution
+(with the transforms) and LogNormal, kl_divergence and the constraints."""
 
 from . import constraints, transforms
 from .bernoulli import Bernoulli
@@ -11,11 +11,12 @@ from .distribution import Distribution
 from .exponential import Exponential, Laplace, Poisson
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .more import Cauchy, Geometric, Gumbel, HalfNormal, OneHotCategorical
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .transformed_distribution import LogNormal, TransformedDistribution
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "LogNormal",
-           "MultivariateNormal", "Normal", "Poisson", "TransformedDistribution", "Uniform", "constraints",
-           "kl_divergence", "register_kl", "transforms"]
+__all__ = ["Bernoulli", "Categorical", "Cauchy", "Distribution", "Exponential", "Geometric", "Gumbel", "HalfNormal",
+           "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
+           "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms"]

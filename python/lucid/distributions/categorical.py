@@ -46,6 +46,18 @@ class Categorical(Distribution):
         if self._validate_args:
             self._validate_param()
 
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Categorical, _instance)
+        batch_shape = Size(batch_shape)
+        param_shape = tuple(batch_shape) + (self._num_events,)
+        new._probs = None if self._probs is None else self._probs.expand(param_shape)
+        new._logits = None if self._logits is None else self._logits.expand(param_shape)
+        new._param_name = self._param_name
+        new._param = new._probs if self._param_name == "probs" else new._logits
+        new._num_events, new._batch_shape = self._num_events, batch_shape
+        new._validate_args = self._validate_args
+        return new
+
     # -- parameters ---------------------------------------------------------------------
     @property
     def probs(self):

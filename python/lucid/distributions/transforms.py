@@ -393,7 +393,21 @@ def _as_tensor(v):
     return v if not isinstance(v, Number) else _lucid().tensor(float(v))
 
 
+class AbsTransform(Transform):
+    """y = |x| (not bijective: its inverse takes the non-negative root)."""
+    domain, codomain = constraints.real, constraints.positive
+
+    def __eq__(self, other):
+        return isinstance(other, AbsTransform)
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
+
+
 identity_transform = ComposeTransform([])
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
            "TanhTransform", "Transform", "identity_transform"]

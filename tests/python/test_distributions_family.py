@@ -1,0 +1,92 @@
+"""lucid.distributions' Cauchy, Geometric, OneHotCategorical, Gumbel and HalfNormal against
+torch.distributions (float64): densities, cdfs, statistics and their gradients, samples,
+reprs and torch's validation errors."""
+
+import pytest
+import torch
+import torch.distributions as TD
+
+import lucid
+import lucid.distributions as LD
+from conftest import to_lucid, to_torch
+
+
+def rand(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+LOC, SCALE, PROBS = rand(2, 3, seed=1), rand(2, 3, seed=2).exp(), torch.sigmoid(rand(2, 3, seed=3))
+ONE_HOT = torch.nn.functional.one_hot(torch.tensor([2, 0]), 3).double()
+CASES = [
+    ("Cauchy", {"loc": LOC, "scale": SCALE}, rand(2, 3, seed=4), ["log_prob", "cdf", "entropy", "mode"]),
+    ("Geometric", {"probs": PROBS}, torch.tensor([[0.0, 3, 1], [2, 0, 7]], dtype=torch.float64),
+     ["log_prob", "entropy", "mean", "variance", "mode"]),
+    ("Geometric", {"logits": rand(2, 3, seed=5)}, torch.tensor([[1.0, 0, 4], [0, 2, 1]], dtype=torch.float64),
+     ["log_prob", "entropy", "mean", "variance"]),
+    ("Gumbel", {"loc": LOC, "scale": SCALE}, rand(2, 3, seed=6),
+     ["log_prob", "cdf", "entropy", "mean", "variance", "stddev", "mode"]),
+    ("HalfNormal", {"scale": SCALE}, rand(2, 3, seed=7).abs(),
+     ["log_prob", "cdf", "entropy", "mean", "variance", "mode"]),
+    ("OneHotCategorical", {"probs": PROBS}, ONE_HOT, ["log_prob", "entropy", "mean", "variance", "mode"]),
+]
+
+
+@pytest.mark.parametrize("name,args,value,outs", CASES, ids=[f"{c[0]}-{'-'.join(c[1])}" for c in CASES])
+def test_matches_torch(name, args, value, outs, device):
+    targs = {k: v.clone().requires_grad_() for k, v in args.items()}
+    largs = {k: to_lucid(v, device).requires_grad_() for k, v in args.items()}
+    td, ld = getattr(TD, name)(**targs), getattr(LD, name)(**largs)
+    assert tuple(ld.batch_shape) == tuple(td.batch_shape) and tuple(ld.event_shape) == tuple(td.event_shape)
+    total_t = total_l = 0
+    for what in outs:
+        t, lo = getattr(td, what), getattr(ld, what)
+        if what in ("log_prob", "cdf"):
+            t, lo = t(value), lo(to_lucid(value, device))
+        elif callable(t):
+            t, lo = t(), lo()
+        torch.testing.assert_close(to_torch(lo.detach().cpu()), t.detach(), rtol=1e-10, atol=1e-10)
+        if t.requires_grad:
+            total_t, total_l = total_t + (t * t).sum(), total_l + (lo * lo).sum()
+    total_t.backward()
+    total_l.backward()
+    for k in args:
+        torch.testing.assert_close(to_torch(largs[k].grad.cpu()), targs[k].grad, rtol=1e-8, atol=1e-8)
+    assert repr(ld) == repr(td).replace("torch.", "lucid.")
+    s = ld.sample((7,))
+    assert tuple(s.shape) == (7,) + tuple(td.batch_shape) + tuple(td.event_shape) and not s.requires_grad
+    assert tuple(ld.expand((4,) + tuple(ld.batch_shape)).batch_shape) == (4, 2, 3)[:1 + len(ld.batch_shape)]
+
+
+def test_sample_statistics(device):
+    lucid.manual_seed(3)
+    n = 200_000
+    g = LD.Geometric(lucid.tensor(0.25, dtype=lucid.float64, device=device)).sample((n,))
+    assert abs(float(g.mean()) - 3.0) < 0.05 and float(g.min()) == 0.0
+    c = to_torch(LD.Cauchy(1.0, 2.0).sample((n,)).cpu())
+    assert torch.allclose(torch.quantile(c, torch.tensor([0.25, 0.5, 0.75])), torch.tensor([-1.0, 1.0, 3.0]),
+                          atol=0.05)
+    gu = LD.Gumbel(lucid.tensor(0.5, dtype=lucid.float64, device=device), 2.0).rsample((n,))
+    assert abs(float(gu.mean()) - (0.5 + 2.0 * 0.5772156649)) < 0.03
+    h = LD.HalfNormal(lucid.tensor(2.0, dtype=lucid.float64, device=device)).sample((n,))
+    assert float(h.min()) >= 0 and abs(float(h.mean()) - 2.0 * (2 / torch.pi) ** 0.5) < 0.02
+    oh = LD.OneHotCategorical(lucid.tensor([0.1, 0.6, 0.3], device=device)).sample((n,))
+    assert torch.allclose(to_torch(oh.mean(0).cpu()), torch.tensor([0.1, 0.6, 0.3]), atol=0.01)
+    assert LD.OneHotCategorical(lucid.tensor([0.5, 0.5])).enumerate_support().tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+@pytest.mark.parametrize("make", [
+    lambda m, t: m.Geometric(t([0.0, 0.5])),
+    lambda m, t: m.Geometric(t([1.5])),
+    lambda m, t: m.Geometric(t([0.5])).log_prob(t([0.5])),
+    lambda m, t: m.Cauchy(0.0, t([-1.0])),
+    lambda m, t: m.HalfNormal(t([1.0])).log_prob(t([-1.0])),
+    lambda m, t: m.OneHotCategorical(t([0.5, 0.5])).log_prob(t([1.0, 1.0])),
+    lambda m, t: m.Gumbel(0.0, t([0.0])),
+])
+def test_invalid_arguments_raise_as_torch(make):
+    with pytest.raises(Exception) as theirs:
+        make(TD, lambda v: torch.tensor(v))
+    with pytest.raises(type(theirs.value)) as ours:
+        make(LD, lambda v: lucid.tensor(v))
+    head = str(theirs.value).split("found invalid values")[0].replace("torch.", "lucid.")
+    assert str(ours.value).startswith(head), (str(ours.value), str(theirs.value))
