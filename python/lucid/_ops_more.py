@@ -92,7 +92,7 @@ def renorm(input, p, dim, maxnorm):
     others = [d for d in range(input.ndim) if d != dim]
     norm = _lucid().linalg.vector_norm(input, p, dim=others, keepdim=True)
     factor = _lucid().where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).to(norm.dtype)
-    return input * factor.detach()
+    return input * factor
 
 
 def vander(x, N=None, increasing=False):
