@@ -5,10 +5,10 @@ from numbers import Number
 
 from .._size import Size
 from . import constraints
-from .distribution import Distribution, _lucid, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .distribution import Distribution, _BinaryProbs, _lucid, broadcast_all
 
 
-class Bernoulli(Distribution):
+class Bernoulli(_BinaryProbs, Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
@@ -25,14 +25,6 @@ class Bernoulli(Distribution):
             self.logits = param
         self._param = param
         super().__init__(Size() if is_scalar else param.shape, validate_args=validate_args)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Bernoulli, _instance)

@@ -180,6 +180,35 @@ class _Located(Distribution):
         return new
 
 
+class _LocScale(_Located):
+    """A location-scale family on the real line (Normal, Laplace, Cauchy): loc real, scale
+    positive, reparameterised samples; its mode is loc."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+    _params = ("loc", "scale")
+
+    def __init__(self, loc, scale, validate_args=None):
+        super().__init__(loc, scale, validate_args=validate_args)
+
+    @property
+    def mode(self):
+        return self.loc
+
+
+class _BinaryProbs:
+    """The probs and logits of a binary event (Bernoulli's, Geometric's): each derived from
+    the other when first read."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
 def broadcast_all(*values):
     """The values as tensors of one broadcast shape: numbers become tensors of the first
     tensor's dtype and device (the default float dtype when there is none)."""

@@ -4,7 +4,7 @@ their densities, statistics and (Exponential, Laplace) reparameterised samples."
 from .. import _dtype as D
 from .._size import Size
 from . import constraints
-from .distribution import _Located, _lucid, broadcast_all
+from .distribution import _Located, _LocScale, _lucid, broadcast_all
 
 
 class Exponential(_Located):
@@ -54,21 +54,9 @@ class Exponential(_Located):
         return 1.0 - self.rate.log()
 
 
-class Laplace(_Located):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-    _params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        super().__init__(loc, scale, validate_args=validate_args)
-
+class Laplace(_LocScale):
     @property
     def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
         return self.loc
 
     @property

@@ -1,5 +1,5 @@
 """Cauchy, Geometric, OneHotCategorical, Gumbel and HalfNormal (torch.distributions'), on
-the shared bases: _Located for Cauchy, TransformedDistribution for Gumbel (a uniform
+the shared bases: _LocScale for Cauchy, TransformedDistribution for Gumbel (a uniform
 pushed through -log(-log u)) and HalfNormal (|x| of a Normal), as torch builds them."""
 
 import math
@@ -8,8 +8,7 @@ from .. import _dtype as D
 from .._size import Size
 from . import constraints
 from .categorical import Categorical
-from .distribution import Distribution, _Located, _lucid, broadcast_all, lazy_property, logits_to_probs, \
-    probs_to_logits
+from .distribution import Distribution, _BinaryProbs, _LocScale, _lucid, broadcast_all
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform, AffineTransform, ExpTransform
@@ -18,22 +17,10 @@ from .uniform import Uniform
 _EULER = 0.57721566490153286060
 
 
-class Cauchy(_Located):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-    _params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        super().__init__(loc, scale, validate_args=validate_args)
-
+class Cauchy(_LocScale):
     @property
     def mean(self):
         return self.loc.new_full(self._extended_shape(), math.nan)
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):
@@ -61,7 +48,7 @@ class Cauchy(_Located):
         return math.log(4 * math.pi) + self.scale.log()
 
 
-class Geometric(Distribution):
+class Geometric(_BinaryProbs, Distribution):
     """The number of failures before the first success of Bernoulli(probs) trials."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
@@ -87,14 +74,6 @@ class Geometric(Distribution):
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self):

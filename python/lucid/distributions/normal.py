@@ -3,25 +3,12 @@
 import math
 
 from .._size import Size
-from . import constraints
-from .distribution import _LOG_SQRT_2PI, _Located, _lucid, _standard_normal
+from .distribution import _LOG_SQRT_2PI, _LocScale, _lucid, _standard_normal
 
 
-class Normal(_Located):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-    _params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        super().__init__(loc, scale, validate_args=validate_args)
-
+class Normal(_LocScale):
     @property
     def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
         return self.loc
 
     @property
