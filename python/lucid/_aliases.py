@@ -15,7 +15,7 @@ ALIASES = {
     "absolute": "abs", "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arccosh": "acosh",
     "arcsinh": "asinh", "arctanh": "atanh", "arctan2": "atan2", "divide": "div", "true_divide": "div",
     "multiply": "mul", "subtract": "sub", "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
-    "not_equal": "ne", "negative": "neg",
+    "not_equal": "ne", "negative": "neg", "fix": "trunc",
 }
 
 

@@ -1,6 +1,6 @@
 """torch functions and Tensor methods that real programs call and lucid lacked, composed from
 lucid's ops (so they run on either device, with those ops' gradients): deg2rad, rad2deg,
-fix, cross, dist, aminmax, diagflat, renorm, vander, unravel_index, the trapezoid rule
+cross, dist, aminmax, diagflat, renorm, vander, unravel_index, the trapezoid rule
 (trapezoid, trapz, cumulative_trapezoid), the scatters into a slice, a select or a
 diagonal, empty_strided, scalar_tensor, split_with_sizes; the methods fill_diagonal_,
 sum_to_size, new_empty_strided, resize_ and the in-place cumsum_, cumprod_, addmm_, addmv_,
@@ -35,11 +35,6 @@ def deg2rad(input):
 
 def rad2deg(input):
     return _as_float(input) * (180.0 / math.pi)
-
-
-def fix(input, *, out=None):
-    """trunc's other name (numpy's)."""
-    return _lucid().trunc(input, out=out) if out is not None else _lucid().trunc(input)
 
 
 def cross(input, other, dim=None, *, out=None):
@@ -239,14 +234,6 @@ def split_with_sizes(input, split_sizes, dim=0):
     return input.split(sizes, dim)
 
 
-def _written(fn):
-    """Tensor.<fn>_: fn(self, ...) written into self."""
-    def method(self, *args, **kwargs):
-        return self.copy_(fn(self, *args, **kwargs))
-    method.__name__ = fn.__name__ + "_"
-    return method
-
-
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """An uninitialised tensor with the given strides over a storage just large enough."""
     lucid = _lucid()
@@ -366,11 +353,12 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
 
 def install(namespace):
     """lucid's functions and Tensor's methods from this module."""
-    for fn in (deg2rad, rad2deg, fix, cross, dist, aminmax, diagflat, renorm):
+    from ._math_more import _in_place
+    for fn in (deg2rad, rad2deg, cross, dist, aminmax, diagflat, renorm):
         namespace[fn.__name__] = fn
         setattr(Tensor, fn.__name__, fn)
-    for fn in (deg2rad, rad2deg, fix, renorm):
-        setattr(Tensor, fn.__name__ + "_", _in_place(fn))
+    for fn in (deg2rad, rad2deg, renorm):
+        setattr(Tensor, fn.__name__ + "_", _in_place(fn, fn.__name__ + "_"))
     for fn in (vander, unravel_index, trapezoid, trapz, cumulative_trapezoid, slice_scatter, select_scatter,
                diagonal_scatter):
         namespace[fn.__name__] = fn
@@ -392,14 +380,14 @@ def install(namespace):
     Tensor.as_strided_ = _view_in_place("as_strided_", lambda self, size, stride, storage_offset=None:
                                         self.as_strided(size, stride, storage_offset))
     Tensor.resize_, Tensor.resize_as_ = resize_, resize_as_
-    Tensor.cumsum_ = _written(lambda self, dim, *, dtype=None: ns["cumsum"](self, dim, dtype=dtype))
-    Tensor.cumprod_ = _written(lambda self, dim, *, dtype=None: ns["cumprod"](self, dim, dtype=dtype))
-    Tensor.addmm_ = _written(lambda self, mat1, mat2, *, beta=1, alpha=1: ns["addmm"](self, mat1, mat2, beta=beta,
-                                                                                         alpha=alpha))
-    Tensor.addmv_ = _written(lambda self, mat, vec, *, beta=1, alpha=1: ns["addmv"](self, mat, vec, beta=beta,
-                                                                                       alpha=alpha))
-    Tensor.baddbmm_ = _written(lambda self, b1, b2, *, beta=1, alpha=1: ns["baddbmm"](self, b1, b2, beta=beta,
-                                                                                         alpha=alpha))
+    Tensor.cumsum_ = _in_place(lambda self, dim, *, dtype=None: ns["cumsum"](self, dim, dtype=dtype), "cumsum_")
+    Tensor.cumprod_ = _in_place(lambda self, dim, *, dtype=None: ns["cumprod"](self, dim, dtype=dtype), "cumprod_")
+    Tensor.addmm_ = _in_place(lambda self, mat1, mat2, *, beta=1, alpha=1: ns["addmm"](self, mat1, mat2, beta=beta,
+                                                                                          alpha=alpha), "addmm_")
+    Tensor.addmv_ = _in_place(lambda self, mat, vec, *, beta=1, alpha=1: ns["addmv"](self, mat, vec, beta=beta,
+                                                                                        alpha=alpha), "addmv_")
+    Tensor.baddbmm_ = _in_place(lambda self, b1, b2, *, beta=1, alpha=1: ns["baddbmm"](self, b1, b2, beta=beta,
+                                                                                          alpha=alpha), "baddbmm_")
     # torch's top-level names for nn.functional's activations (torch.selu, torch.relu_, ...)
     F = namespace["nn"].functional
     for name in ("relu_", "selu", "selu_", "celu", "celu_", "threshold", "threshold_", "rrelu", "rrelu_", "prelu",
@@ -407,14 +395,3 @@ def install(namespace):
         namespace[name] = getattr(F, name)
     Tensor.hardshrink = lambda self, lambd=0.5: F.hardshrink(self, lambd)
     Tensor.prelu = lambda self, weight: F.prelu(self, weight)
-
-
-def _in_place(fn):
-    def method(self, *args, **kwargs):
-        result = fn(self, *args, **kwargs)
-        if result.dtype != self.dtype:  # (deg2rad_ of an integer tensor)
-            raise RuntimeError(f"result type {D._torch_name(result.dtype)} can't be cast to the desired output type "
-                               f"{D._torch_name(self.dtype)}")
-        return self.copy_(result)
-    method.__name__ = fn.__name__ + "_"
-    return method

@@ -196,7 +196,7 @@ class Gumbel(TransformedDistribution):
         else:
             base = Uniform(self.loc.new_full(self.loc.shape, finfo.tiny), self.loc.new_full(self.loc.shape,
                            1 - finfo.eps), validate_args=validate_args)
-        transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-(self.scale * 0 + 1)), ExpTransform().inv,
+        transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-_lucid().ones_like(self.scale)), ExpTransform().inv,
                       AffineTransform(loc=loc, scale=-self.scale)]
         super().__init__(base, transforms, validate_args=validate_args)
 

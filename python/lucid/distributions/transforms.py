@@ -7,11 +7,7 @@ import math
 from numbers import Number
 
 from . import constraints
-
-
-def _lucid():
-    import lucid
-    return lucid
+from .distribution import _lucid
 
 
 def _sum_rightmost(value, dim):
