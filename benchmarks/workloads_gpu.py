@@ -194,6 +194,13 @@ workload(f"GPU layer_norm {list(LN)} forward + backward", "gpu nn",
          inputs(LN, LN[1:], LN[1:], LN, device="gpu",
                 view=lambda x, w, b, g: (x.requires_grad_(), w.requires_grad_(), b.requires_grad_(), g)),
          _layer_norm_step, nbytes=7 * LN[0] * LN[1] * F32, device="gpu", ceiling="gpu_copy")
+# a pre-norm Transformer block's residual stream under bfloat16 autocast: the residual add
+# (bf16), the cast up for the norm, the norm and the cast down for the next product; one
+# kernel once fused (Note [Fused norm rows]), reading 4 bytes an element and writing 2
+workload(f"GPU residual add + layer_norm + bfloat16 cast {list(LN)}", "gpu nn",
+         inputs(LN, LN, LN[1:], LN[1:], device="gpu", view=lambda a, h, w, b: (a.bfloat16(), h.bfloat16(), w, b)),
+         lambda m, a, h, w, b: m.nn.functional.layer_norm((a + h).float(), LN[1:], w, b).bfloat16(),
+         nbytes=6 * LN[0] * LN[1], device="gpu", ceiling="gpu_copy")
 workload("GPU cross_entropy [4096, 1000]", "gpu nn", inputs((4096, 1000), randint(1000, 4096), device="gpu"),
          lambda m, x, t: m.nn.functional.cross_entropy(x, t), nbytes=4096 * 1000 * F32, device="gpu",
          ceiling="gpu_copy")

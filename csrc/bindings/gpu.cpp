@@ -15,6 +15,7 @@
 #include "ops/prims/custom_kernel.h"
 #ifdef LUCID_WITH_CUDA
 #include "backend/cuda/fused_codegen.h"
+#include "backend/cuda/fused_rows.h"
 #include "backend/cuda/generated_kernels.h"
 #include "backend/cuda/nvrtc.h"
 #endif
@@ -189,8 +190,12 @@ void init_gpu(nb::module_& m) {
     d["compiling"] = s.compiling;
     d["last_error"] = s.last_error;
     d["fused_launches"] = cuda::generated_fused_launches();
+    d["fused_norm_launches"] = cuda::fused_rows_launches();
+    d["fused_norm_backward_launches"] = cuda::fused_rows_backward_launches();
 #else
-    for (const char* k : {"compiled", "loaded", "failed", "compiling", "fused_launches"}) d[k] = 0;
+    for (const char* k : {"compiled", "loaded", "failed", "compiling", "fused_launches", "fused_norm_launches",
+                          "fused_norm_backward_launches"})
+      d[k] = 0;
     d["last_error"] = "";
 #endif
     return d;

@@ -12,6 +12,7 @@
 
 #include "ops/prims/elementwise.h"
 #include "ops/prims/fused.h"
+#include "ops/fusion_internal.h"
 #include "ops/recorded_launch.h"
 
 namespace lucid::ops {
@@ -46,7 +47,8 @@ std::optional<double> where_constant_of(const Scalar& s, Dtype dtype) {
   return v ? std::optional<double>(*v) : std::nullopt;
 }
 
-// How many Storage copies hold a storage's bytes (TensorImpl::storage_is_shared's count).
+}  // namespace
+
 long storage_copies(const TensorImpl& t) {
   const StorageBase& s = storage_base(t.storage());
   const bool one_block = !s.data.owner_before(s.version) && !s.version.owner_before(s.data);
@@ -55,17 +57,7 @@ long storage_copies(const TensorImpl& t) {
 
 const std::byte* bytes_of(const TensorImpl& t) { return storage_base(t.storage()).data.get(); }
 
-// The fusable calls of a list, as seen by the program builder.
-struct Call {
-  pending::Work* work;
-  FusedKind kind;
-  uint8_t op;
-  Dtype dtype;  // the result's
-  const TensorImpl* out;
-  int n_operands;
-  const TensorImpl* operand[3];  // null: the number in `number`
-  std::optional<Scalar> number[3];
-};
+namespace {
 
 // Note [Compiled CPU chains]: when `t` (of out's shape) is a contiguous row repeated
 // along the leading dimensions with stride 0 (a bias expanded over a batch), the row's
@@ -145,7 +137,8 @@ std::optional<Call> copy_step(pending::Work& w) {
   return c;
 }
 
-// The recorded call as a fusable step, if it is one.
+}  // namespace
+
 std::optional<Call> as_call(pending::Work& w, bool rows_ok) {
   auto* r = dynamic_cast<RecordedLaunch*>(&w);
   if (!r) return copy_step(w);
@@ -158,19 +151,24 @@ std::optional<Call> as_call(pending::Work& w, bool rows_ok) {
   return c;
 }
 
-// The tensors (snapshots) a fusable call holds.
-std::vector<const TensorImpl*> held_by(const Call& c) {
+long snapshots_holding(pending::Work& w, const std::byte* bytes) {
   std::vector<const TensorImpl*> held;
-  if (auto* r = dynamic_cast<RecordedLaunch*>(c.work)) {
+  if (auto* r = dynamic_cast<RecordedLaunch*>(&w)) {
     for (auto part : {r->outputs(), r->inputs()})
       for (const TensorPtr& t : part) held.push_back(t.get());
   } else {
     const TensorImpl *dst = nullptr, *src = nullptr;
-    c.work->copy_operands(&dst, &src);
+    w.copy_operands(&dst, &src);
     held = {dst, src};
   }
-  return held;
+  // (a tensor listed twice, an in-place call's, is one snapshot: RecordedLaunch)
+  std::vector<const TensorImpl*> seen;
+  for (const TensorImpl* t : held)
+    if (t && bytes_of(*t) == bytes && std::find(seen.begin(), seen.end(), t) == seen.end()) seen.push_back(t);
+  return long(seen.size());
 }
+
+namespace {
 
 int operand_count(const FusedInstr& in) {
   return in.kind == FusedKind::Where ? 3 : in.kind == FusedKind::Binary ? 2 : 1;
@@ -234,12 +232,6 @@ bool allocate_registers(FusedProgram& p) {
   return true;
 }
 
-// A program and the tensors it stores and reads, in order.
-struct Built {
-  FusedProgram program;
-  std::vector<const TensorImpl*> outs, ins;
-  std::vector<int64_t> in_rows;  // FusedElementwise::in_row of each input
-};
 
 // Removes the steps whose value reaches no output (a result computed and dropped), then
 // the inputs and constants no step reads. Registers are still one per value here.
@@ -274,9 +266,9 @@ void drop_dead_steps(Built& b) {
   p.n_consts = uint8_t(n);
 }
 
-// Builds the program of calls[0, count), or nothing when it does not fit the limits or
-// two of its operands overlap without being the same elements; `fits` is then a count
-// worth trying next (the calls before the one that reached a limit).
+}  // namespace
+
+// (`fits`: the calls before the one that reached a limit)
 std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t& fits) {
   // A limit reached at call s: the calls before it may still make a program.
   auto stop_at = [&fits](size_t s) -> std::optional<Built> {
@@ -374,12 +366,7 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t&
   for (const Value& v : values) {
     if (!v.written) continue;
     long held_here = 0;  // snapshots of these calls (one per tensor a call, outputs and inputs alike)
-    for (size_t s = 0; s < count; ++s) {
-      std::vector<const TensorImpl*> seen;
-      for (const TensorImpl* t : held_by(calls[s]))
-        if (t && bytes_of(*t) == v.bytes && std::find(seen.begin(), seen.end(), t) == seen.end()) seen.push_back(t);
-      held_here += long(seen.size());
-    }
+    for (size_t s = 0; s < count; ++s) held_here += snapshots_holding(*calls[s].work, v.bytes);
     if (storage_copies(*v.tensor) <= held_here) continue;
     if (p.n_outputs == kFusedMaxOutputs) return std::nullopt;
     p.out_dtype[p.n_outputs] = v.tensor->dtype();
@@ -392,14 +379,28 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t&
   return b;
 }
 
+void splice(std::vector<std::unique_ptr<pending::Work>>& list, std::vector<Replacement>& replacements) {
+  if (replacements.empty()) return;
+  size_t to = 0, from = 0;
+  for (Replacement& r : replacements) {
+    while (from < r.first) list[to++] = std::move(list[from++]);
+    from += r.count;  // (the replaced calls die as their places are overwritten or cut)
+    if (r.work) list[to++] = std::move(r.work);
+  }
+  while (from < list.size()) list[to++] = std::move(list[from++]);
+  list.resize(to);
+}
+
+namespace {
+
 std::atomic<FusedVariant> g_variant{nullptr};
 
-size_t fuse(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
+// The elementwise pass: each run of fusable calls becomes one FusedElementwise call.
+size_t fuse_elementwise(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
   const Kernel kernel = kernel_of(Prim::FusedElementwise, device == pending::kCpu ? DeviceType::CPU : DeviceType::GPU);
   if (!kernel) return 0;
   try {
-    std::vector<std::unique_ptr<pending::Work>> out;
-    out.reserve(list.size());
+    std::vector<Replacement> replacements;
     size_t replaced = 0;
     for (size_t i = 0; i < list.size();) {
       std::vector<Call> run;
@@ -417,29 +418,39 @@ size_t fuse(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
       for (; count >= 2 && !(built = build(run, count, fits)); count = std::min(count - 1, fits)) {
       }
       if (!built) {
-        out.push_back(std::move(list[i++]));
+        ++i;
         continue;
       }
+      Replacement r{i, count, nullptr};
       i += count;
       replaced += count;
       // Calls whose every result dies with them (a value computed and dropped) write
-      // nothing anyone can read, and no fusable op can fail: they are dropped.
-      if (built->program.n_outputs == 0) continue;
-      FusedElementwise prim;
-      prim.program = built->program;
-      std::copy(built->in_rows.begin(), built->in_rows.end(), prim.in_row);
-      if (const FusedVariant variant = g_variant.load(std::memory_order_acquire); variant && device != pending::kCpu)
-        prim.variant = variant(prim.program, run[0].out->numel(), device);
-      std::vector<TensorImpl*> outs;
-      for (const TensorImpl* t : built->outs) outs.push_back(const_cast<TensorImpl*>(t));
-      out.push_back(std::make_unique<RecordedLaunch>(kernel, prim, Outputs(outs.data(), outs.size()),
-                                                     Inputs(built->ins.data(), built->ins.size())));
+      // nothing anyone can read, and no fusable op can fail: they are dropped (no work).
+      if (built->program.n_outputs > 0) {
+        FusedElementwise prim;
+        prim.program = built->program;
+        std::copy(built->in_rows.begin(), built->in_rows.end(), prim.in_row);
+        if (const FusedVariant variant = g_variant.load(std::memory_order_acquire); variant && device != pending::kCpu)
+          prim.variant = variant(prim.program, run[0].out->numel(), device);
+        std::vector<TensorImpl*> outs;
+        for (const TensorImpl* t : built->outs) outs.push_back(const_cast<TensorImpl*>(t));
+        r.work = std::make_unique<RecordedLaunch>(kernel, prim, Outputs(outs.data(), outs.size()),
+                                                  Inputs(built->ins.data(), built->ins.size()));
+      }
+      replacements.push_back(std::move(r));
     }
-    list.swap(out);  // the replaced calls die with `out`, and the dead intermediates with them
+    splice(list, replacements);  // the replaced calls die, and the dead intermediates with them
     return replaced;
   } catch (...) {
     return 0;  // (out of host memory: the list runs as it was recorded)
   }
+}
+
+// The pending lists' rewriter: the elementwise pass, then on a GPU the norm pass.
+size_t fuse(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
+  size_t replaced = fuse_elementwise(device, list);
+  if (device != pending::kCpu) replaced += fuse_norm_rows(device, list);
+  return replaced;
 }
 
 }  // namespace

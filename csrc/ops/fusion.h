@@ -29,6 +29,7 @@
 #pragma once
 
 #include "ops/prims/fused.h"
+#include "ops/prims/fused_rows.h"
 
 namespace lucid::ops {
 
@@ -36,6 +37,9 @@ namespace lucid::ops {
 void enable_elementwise_fusion();
 // The CUDA backend's choice among its kernels for a program (ops/prims/fused.h).
 void set_fused_variant(FusedVariant variant);
+// The CUDA backend's kernels for a norm, and a norm's backward, with their chains (Note
+// [Fused norm rows], ops/fusion_rows.cpp).
+void set_fused_rows_variants(FusedRowsVariant forward, FusedRowsBackwardVariant backward);
 // The dtypes a fused program computes in (the float ones).
 bool fusable_dtype(Dtype d);
 

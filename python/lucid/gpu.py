@@ -106,7 +106,9 @@ def generated_kernel_stats():
     """The generated kernels of this process: {"compiled" (by NVRTC), "loaded" (from the
     disk cache), "failed" (sources that did not compile or load), "compiling" (queued or
     under way), "last_error" (the last failure's message), "fused_launches" (fused calls
-    run by generated kernels)}."""
+    run by generated kernels), "fused_norm_launches" and "fused_norm_backward_launches"
+    (layer_norm / rms_norm calls, and their backwards, run with their elementwise
+    neighbours as one kernel)}."""
     return dict(_C.gpu_generated_kernel_stats())
 
 

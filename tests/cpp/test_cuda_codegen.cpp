@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/cuda/fused_codegen.h"
+#include "backend/cuda/fused_rows.h"
 #include "backend/cuda/nvrtc.h"
 #include "core/error.h"
 
@@ -127,6 +128,143 @@ TEST(CudaCodegen, WhereAndCastsCompileAcrossTheFloatDtypes) {
   FusedProgram mixed = p;
   mixed.dtype = Dtype::F64;
   EXPECT_TRUE(lucid::cuda::fused_kernel_source(mixed, true).empty());
+}
+
+// A fused norm (Note [Fused norm rows]): a bfloat16 residual add cast up to float32 as the
+// prologue (x held elsewhere, so stored, or not), the cast of y to bfloat16 and a scale
+// as the epilogue (y stored, or not), or a side left as the identity; layer and rms
+// norm, with and without the affine operands, in both row layouts and both dtypes.
+FusedProgram residual_prologue(Dtype t) {
+  FusedProgram p;
+  p.dtype = Dtype::BF16;
+  p.n_inputs = 2;
+  p.in_reg[0] = 0, p.in_dtype[0] = Dtype::BF16;
+  p.in_reg[1] = 1, p.in_dtype[1] = Dtype::BF16;
+  p.instrs[0] = {FusedKind::Binary, uint8_t(BinaryOp::Add), 2, 0, 1, 0, Dtype::BF16};
+  p.instrs[1] = {FusedKind::Cast, 0, 3, 2, 0, 0, t};
+  p.n_instrs = 2;
+  p.n_outputs = 2, p.out_reg[0] = 2, p.out_dtype[0] = Dtype::BF16, p.out_reg[1] = 3, p.out_dtype[1] = t;
+  if (t == Dtype::F64) {  // (a float64 program has one compute type: a scaled input instead)
+    p = FusedProgram{};
+    p.dtype = t;
+    p.n_inputs = 1, p.in_dtype[0] = t;
+    p.n_consts = 1, p.const_reg[0] = 1, p.consts[0] = 2.0;
+    p.instrs[0] = {FusedKind::Binary, uint8_t(BinaryOp::Mul), 2, 0, 1, 0, t};
+    p.n_instrs = 1;
+    p.n_outputs = 2, p.out_reg[0] = 0, p.out_dtype[0] = t, p.out_reg[1] = 2, p.out_dtype[1] = t;
+  }
+  return p;
+}
+
+FusedProgram cast_epilogue(Dtype t) {
+  FusedProgram p;
+  p.dtype = t;
+  p.n_inputs = 2;
+  p.in_reg[0] = 0, p.in_dtype[0] = Dtype::F16, p.in_broadcast[0] = true;
+  p.in_reg[1] = 1, p.in_dtype[1] = t;
+  p.n_consts = 1, p.const_reg[0] = 2, p.consts[0] = 0.5;
+  p.instrs[0] = {FusedKind::Binary, uint8_t(BinaryOp::Mul), 3, 1, 2, 0, t};
+  p.instrs[1] = {FusedKind::Unary, uint8_t(UnaryOp::Gelu), 3, 3, 0, 0, t};
+  p.n_instrs = 2;
+  p.n_outputs = 1, p.out_reg[0] = 3, p.out_dtype[0] = t;
+  if (t == Dtype::F32) {
+    p.instrs[2] = {FusedKind::Cast, 0, 4, 3, 0, 0, Dtype::BF16};
+    p.n_instrs = 3;
+    p.out_reg[0] = 4, p.out_dtype[0] = Dtype::BF16;
+  } else {
+    p.in_dtype[0] = t;
+  }
+  return p;
+}
+
+FusedProgram identity_of(Dtype t) {
+  FusedProgram p;
+  p.dtype = t;
+  p.n_inputs = p.n_outputs = 1;
+  p.in_dtype[0] = p.out_dtype[0] = t;
+  return p;
+}
+
+TEST(CudaCodegen, FusedNormKernelsCompile) {
+  if (!nvrtc_loads()) GTEST_SKIP() << "NVRTC cannot be loaded here";
+  using lucid::ops::FusedNormRows;
+  int compiled = 0;
+  for (Dtype t : {Dtype::F32, Dtype::F64})
+    for (int side = 0; side < 3; ++side)  // both chains, the prologue alone, the epilogue alone
+      for (bool rms : {false, true})
+        for (int threads : {32, 256}) {
+          FusedNormRows p;
+          p.norm.n = threads == 32 ? 1024 : 4096;
+          p.norm.rms = rms, p.norm.has_weight = true, p.norm.has_bias = !rms;
+          p.prologue = side == 2 ? identity_of(t) : residual_prologue(t);
+          p.x_output = side == 2 ? 0 : 1;
+          p.x_stored = side == 0;
+          p.epilogue = side == 1 ? identity_of(t) : cast_epilogue(t);
+          p.y_input = side == 1 ? 0 : 1;
+          p.y_stored = side == 0 && !rms;
+          const std::string source = lucid::cuda::fused_rows_source(p, threads);
+          ASSERT_FALSE(source.empty());
+          EXPECT_NE(source.find("norm_rows_forward<T, " + std::to_string(threads) + ", true>"), std::string::npos);
+          std::string cubin;
+          EXPECT_NO_THROW(cubin = lucid::cuda::nvrtc::compile(source, "lucid_fused_norm", 90,
+                                                              {"--fmad=false", "--std=c++17"}))
+              << source;
+          EXPECT_GT(cubin.size(), 0u);
+          ++compiled;
+        }
+  EXPECT_EQ(compiled, 24);
+  // a chain of another compute type than x's is not a fused norm this kernel runs
+  FusedNormRows mixed;
+  mixed.norm.n = 64;
+  mixed.prologue = residual_prologue(Dtype::F32);
+  mixed.x_output = 1;
+  mixed.epilogue = identity_of(Dtype::F64);
+  EXPECT_TRUE(lucid::cuda::fused_rows_source(mixed, 32).empty());
+}
+
+// A norm's backward with the chain taking dx: the residual gradient's add (dx stored or
+// not), or the cast of dx to bfloat16 with a scale, in both row layouts, both register
+// caches and both dtypes.
+TEST(CudaCodegen, FusedNormBackwardKernelsCompile) {
+  if (!nvrtc_loads()) GTEST_SKIP() << "NVRTC cannot be loaded here";
+  using lucid::ops::FusedNormRowsBackward;
+  int compiled = 0;
+  for (Dtype t : {Dtype::F32, Dtype::F64})
+    for (bool residual : {false, true})
+      for (int threads : {32, 256})
+        for (int cached : {8, 32}) {
+          if (t == Dtype::F64 && cached == 32) continue;  // (never chosen: norm_backward_cached)
+          FusedNormRowsBackward p;
+          p.norm.n = threads == 32 ? 1024 : 4096;
+          p.norm.rms = residual, p.norm.has_weight = true, p.norm.has_bias = !residual;
+          if (residual) {
+            FusedProgram add;
+            add.dtype = t;
+            add.n_inputs = 2;
+            add.in_reg[0] = 0, add.in_dtype[0] = t;
+            add.in_reg[1] = 1, add.in_dtype[1] = t;
+            add.instrs[0] = {FusedKind::Binary, uint8_t(BinaryOp::Add), 2, 0, 1, 0, t};
+            add.n_instrs = 1;
+            add.n_outputs = 1, add.out_reg[0] = 2, add.out_dtype[0] = t;
+            p.epilogue = add;
+            p.dx_input = 1;
+          } else {
+            p.epilogue = cast_epilogue(t);
+            p.dx_input = 1;
+            p.dx_stored = true;
+          }
+          const std::string source = lucid::cuda::fused_rows_backward_source(p, threads, cached);
+          ASSERT_FALSE(source.empty());
+          EXPECT_NE(source.find("norm_rows_backward<T, " + std::to_string(threads) + ", " + std::to_string(cached) + ">"),
+                    std::string::npos);
+          std::string cubin;
+          EXPECT_NO_THROW(cubin = lucid::cuda::nvrtc::compile(source, "lucid_fused_norm_backward", 90,
+                                                              {"--fmad=false", "--std=c++17"}))
+              << source;
+          EXPECT_GT(cubin.size(), 0u);
+          ++compiled;
+        }
+  EXPECT_EQ(compiled, 12);
 }
 
 TEST(CudaCodegen, ACompileErrorRaisesTheCompilersMessage) {

@@ -53,7 +53,8 @@ def test_the_compile_switch():
             lucid.gpu.set_kernel_compile("eager")
     finally:
         lucid.gpu.set_kernel_compile(was)
-    assert set(stats()) == {"compiled", "loaded", "failed", "compiling", "last_error", "fused_launches"}
+    assert set(stats()) == {"compiled", "loaded", "failed", "compiling", "last_error", "fused_launches",
+                            "fused_norm_launches", "fused_norm_backward_launches"}
 
 
 @needs_gpu

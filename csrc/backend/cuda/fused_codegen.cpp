@@ -152,26 +152,33 @@ constexpr int kThreads = 256;
 // Elements a thread takes per input and step: 16 bytes of each operand.
 int width_of(Dtype d) { return d == Dtype::F64 ? 2 : d == Dtype::F32 ? 4 : 8; }
 
-// The compute type and the conversions of each dtype an operand may have: loads into C,
-// stores from C and the rounding of a step's result to its dtype (the 16-bit types are
-// computed in float and each result rounded as the unfused op stores it; the
-// conversions are core/half.h's device instructions).
-std::string prelude_of(Dtype compute) {
-  std::string s = compute == Dtype::F64
-                      ? "typedef double C;\n__device__ __forceinline__ C quiet_nan() { return "
-                        "__longlong_as_double(0x7ff8000000000000ll); }\n"
-                      : "typedef float C;\n__device__ __forceinline__ C quiet_nan() { return __int_as_float(0x7fc00000); }\n";
-  s += "__device__ __forceinline__ float f16_load(unsigned short h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : "
-       "\"h\"(h)); return f; }\n"
-       "__device__ __forceinline__ unsigned short f16_store(float f) { unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : "
-       "\"=h\"(h) : \"f\"(f)); return h; }\n"
-       "__device__ __forceinline__ float bf16_load(unsigned short h) { return __uint_as_float(unsigned(h) << 16); }\n"
-       "__device__ __forceinline__ unsigned short bf16_store(float f) { unsigned short h; asm(\"cvt.rn.bf16.f32 %0, %1;\" "
-       ": \"=h\"(h) : \"f\"(f)); return h; }\n";
-  return s;
+// `v` rounded to `d` and back to C (the value a `d` result holds).
+std::string round_expr(Dtype d, const std::string& v) {
+  if (d == Dtype::F16) return "C(f16_load(f16_store(" + v + ")))";
+  if (d == Dtype::BF16) return "C(bf16_load(bf16_store(" + v + ")))";
+  return v;
 }
 
-// The element type of a `d` operand's pointer in the generated code.
+// The kernel's parameter, as the generated source declares it.
+struct Params {
+  const void* in[ops::kFusedMaxInputs];
+  void* out[ops::kFusedMaxOutputs];
+  double consts[ops::kFusedMaxConsts];
+  long long n;
+};
+
+std::atomic<size_t> g_launches{0};
+
+// A variable of the generated code: k0 (a constant), b1 (a broadcast input), x2 (an
+// input's elements), t3 (a step's value).
+std::string var(char kind, int index) {
+  std::string v(1, kind);
+  v += std::to_string(index);
+  return v;
+}
+
+}  // namespace
+
 const char* storage_type(Dtype d) {
   switch (d) {
     case Dtype::Bool: return "unsigned char";
@@ -201,32 +208,63 @@ std::string store_expr(Dtype d, const std::string& v) {
   }
 }
 
-// `v` rounded to `d` and back to C (the value a `d` result holds).
-std::string round_expr(Dtype d, const std::string& v) {
-  if (d == Dtype::F16) return "C(f16_load(f16_store(" + v + ")))";
-  if (d == Dtype::BF16) return "C(bf16_load(bf16_store(" + v + ")))";
-  return v;
+// The compute type and the conversions of each dtype an operand may have: loads into C,
+// stores from C and the rounding of a step's result to its dtype (the 16-bit types are
+// computed in float and each result rounded as the unfused op stores it; the
+// conversions are core/half.h's device instructions).
+std::string fused_prelude(Dtype compute) {
+  std::string s = compute == Dtype::F64
+                      ? "typedef double C;\n__device__ __forceinline__ C quiet_nan() { return "
+                        "__longlong_as_double(0x7ff8000000000000ll); }\n"
+                      : "typedef float C;\n__device__ __forceinline__ C quiet_nan() { return __int_as_float(0x7fc00000); }\n";
+  s += "__device__ __forceinline__ float f16_load(unsigned short h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : "
+       "\"h\"(h)); return f; }\n"
+       "__device__ __forceinline__ unsigned short f16_store(float f) { unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : "
+       "\"=h\"(h) : \"f\"(f)); return h; }\n"
+       "__device__ __forceinline__ float bf16_load(unsigned short h) { return __uint_as_float(unsigned(h) << 16); }\n"
+       "__device__ __forceinline__ unsigned short bf16_store(float f) { unsigned short h; asm(\"cvt.rn.bf16.f32 %0, %1;\" "
+       ": \"=h\"(h) : \"f\"(f)); return h; }\n";
+  return s;
 }
 
-// The kernel's parameter, as the generated source declares it.
-struct Params {
-  const void* in[ops::kFusedMaxInputs];
-  void* out[ops::kFusedMaxOutputs];
-  double consts[ops::kFusedMaxConsts];
-  long long n;
-};
-
-std::atomic<size_t> g_launches{0};
-
-// A variable of the generated code: k0 (a constant), b1 (a broadcast input), x2 (an
-// input's elements), t3 (a step's value).
-std::string var(char kind, int index) {
-  std::string v(1, kind);
-  v += std::to_string(index);
-  return v;
+bool write_op_functions(std::ostream& s, std::initializer_list<const FusedProgram*> programs) {
+  bool seen_b[256] = {}, seen_u[256] = {};
+  for (const FusedProgram* p : programs)
+    for (int i = 0; i < p->n_instrs; ++i) {
+      const ops::FusedInstr& in = p->instrs[i];
+      const char* body = body_of(in);
+      if (!body) return false;
+      if (!*body) continue;
+      const bool binary = in.kind == ops::FusedKind::Binary;
+      bool& seen = binary ? seen_b[in.op] : seen_u[in.op];
+      if (seen) continue;
+      seen = true;
+      s << "__device__ __forceinline__ C " << (binary ? "binary" : "unary") << int(in.op)
+        << (binary ? "(C a, C b) " : "(C a) ");
+      if (body[0] == '{') s << body << "\n";
+      else s << "{ return " << body << "; }\n";
+    }
+  return true;
 }
 
-}  // namespace
+void write_steps(std::ostream& s, const FusedProgram& p, std::string (&reg)[ops::kFusedMaxRegs],
+                 const std::string& prefix, const char* indent) {
+  for (int k = 0; k < p.n_instrs; ++k) {
+    const ops::FusedInstr& in = p.instrs[k];
+    std::string value;
+    switch (in.kind) {
+      case ops::FusedKind::Where: value = "(" + reg[in.a] + " != C(0) ? " + reg[in.b] + " : " + reg[in.c] + ")"; break;
+      case ops::FusedKind::Cast: value = round_expr(in.dtype, reg[in.a]); break;
+      case ops::FusedKind::Binary:
+        value = round_expr(in.dtype, "binary" + std::to_string(in.op) + "(" + reg[in.a] + ", " + reg[in.b] + ")");
+        break;
+      case ops::FusedKind::Unary: value = round_expr(in.dtype, "unary" + std::to_string(in.op) + "(" + reg[in.a] + ")"); break;
+    }
+    const std::string name = prefix + std::to_string(k);
+    s << indent << "const C " << name << " = " << value << ";\n";
+    reg[in.dst] = name;
+  }
+}
 
 std::string fused_kernel_source(const FusedProgram& p, bool index32) {
   const Dtype compute = ops::fused_compute(p.dtype);
@@ -241,23 +279,11 @@ std::string fused_kernel_source(const FusedProgram& p, bool index32) {
   const int v = width_of(p.dtype);
   std::ostringstream s;
   s << "// A fused elementwise chain, generated by lucid (backend/cuda/fused_codegen.cpp)\n"
-    << prelude_of(compute) << "typedef " << (index32 ? "int" : "long long") << " I;\n";
+    << fused_prelude(compute) << "typedef " << (index32 ? "int" : "long long") << " I;\n";
   // One function per distinct op, as its own kernel calls its functor.
-  bool seen_b[256] = {}, seen_u[256] = {};
-  for (int i = 0; i < p.n_instrs; ++i) {
-    const ops::FusedInstr& in = p.instrs[i];
-    if (!float_dtype(in.dtype)) return {};
-    const char* body = body_of(in);
-    if (!body) return {};
-    if (!*body) continue;
-    const bool binary = in.kind == ops::FusedKind::Binary;
-    bool& seen = binary ? seen_b[in.op] : seen_u[in.op];
-    if (seen) continue;
-    seen = true;
-    s << "__device__ __forceinline__ C " << (binary ? "binary" : "unary") << int(in.op) << (binary ? "(C a, C b) " : "(C a) ");
-    if (body[0] == '{') s << body << "\n";
-    else s << "{ return " << body << "; }\n";
-  }
+  for (int i = 0; i < p.n_instrs; ++i)
+    if (!float_dtype(p.instrs[i].dtype)) return {};
+  if (!write_op_functions(s, {&p})) return {};
   s << "struct Params { const void* in[" << ops::kFusedMaxInputs << "]; void* out[" << ops::kFusedMaxOutputs
     << "]; double consts[" << ops::kFusedMaxConsts << "]; long long n; };\n"
     << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ") lucid_fused(const Params p) {\n"
@@ -287,20 +313,7 @@ std::string fused_kernel_source(const FusedProgram& p, bool index32) {
     << "      const I i = base + I(threadIdx.x) + j * " << kThreads << ";\n";
   for (int i = 0; i < p.n_inputs; ++i)
     reg[p.in_reg[i]] = p.in_broadcast[i] ? var('b', i) : var('x', i) + "[j]";
-  for (int k = 0; k < p.n_instrs; ++k) {
-    const ops::FusedInstr& in = p.instrs[k];
-    std::string value;
-    switch (in.kind) {
-      case ops::FusedKind::Where: value = "(" + reg[in.a] + " != C(0) ? " + reg[in.b] + " : " + reg[in.c] + ")"; break;
-      case ops::FusedKind::Cast: value = round_expr(in.dtype, reg[in.a]); break;
-      case ops::FusedKind::Binary:
-        value = round_expr(in.dtype, "binary" + std::to_string(in.op) + "(" + reg[in.a] + ", " + reg[in.b] + ")");
-        break;
-      case ops::FusedKind::Unary: value = round_expr(in.dtype, "unary" + std::to_string(in.op) + "(" + reg[in.a] + ")"); break;
-    }
-    s << "      const C t" << k << " = " << value << ";\n";
-    reg[in.dst] = var('t', k);
-  }
+  write_steps(s, p, reg, "t", "      ");
   s << "      if (i < n) {\n";
   for (int o = 0; o < p.n_outputs; ++o)
     s << "        ((" << storage_type(p.out_dtype[o]) << "*)p.out[" << o << "])[i] = "

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
+#include <ostream>
 #include <string>
 
 #include <cuda_runtime_api.h>
@@ -30,5 +32,22 @@ void launch_generated_fused(const ops::FusedProgram& p, const void* kernel, ops:
 
 // Fused calls run by generated kernels since the process started.
 size_t generated_fused_launches();
+
+// The pieces of a program's generated code, for kernels that run programs inside
+// another computation (the fused norms, fused_rows.cpp).
+// The compute type C and the 16-bit conversions.
+std::string fused_prelude(Dtype compute);
+// One function per distinct op of the programs; false when an op has no generated form.
+bool write_op_functions(std::ostream& s, std::initializer_list<const ops::FusedProgram*> programs);
+// The program's steps as `const C <prefix><k> = ...;` lines, given in `reg` the C
+// expression each input and constant register holds; on return `reg` holds the values
+// of the registers after the last step (the outputs' among them).
+void write_steps(std::ostream& s, const ops::FusedProgram& p, std::string (&reg)[ops::kFusedMaxRegs],
+                 const std::string& prefix, const char* indent);
+// The element type of a `d` operand's pointer; `v` (an element of a `d` operand) as C;
+// `v` (a C value) converted for storing as `d`.
+const char* storage_type(Dtype d);
+std::string load_expr(Dtype d, const std::string& v);
+std::string store_expr(Dtype d, const std::string& v);
 
 }  // namespace lucid::cuda

@@ -5,6 +5,10 @@
 // norm_rows.cu (layer_norm / rms_norm). register_norm.cpp puts them in the table.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+
+#include "backend/cuda/norm_rows_forward.cuh"
 #include "ops/primitive.h"
 
 namespace lucid::cuda {
@@ -20,6 +24,32 @@ void group_norm_stats_kernel(const ops::Primitive& p, ops::Outputs outs, ops::In
 void group_norm_grad_coeffs_kernel(const ops::Primitive& p, ops::Outputs outs, ops::Inputs ins);
 
 void norm_rows_kernel(const ops::Primitive& p, ops::Outputs outs, ops::Inputs ins);
+
+// How the rows kernels of layer_norm / rms_norm are launched (norm_rows_forward.cuh),
+// shared by the unfused kernel and the fused one (fused_rows.cpp). Threads a row: a
+// warp up to kNormWarpRowsUpTo elements (8 rows a block), the whole block beyond.
+inline int norm_row_threads(int64_t n) { return n <= kNormWarpRowsUpTo ? 32 : kNormRowBlock; }
+inline unsigned norm_rows_grid(int64_t rows, int64_t n) {
+  const int64_t per_block = kNormRowBlock / norm_row_threads(n);
+  return unsigned(std::min<int64_t>((rows + per_block - 1) / per_block, int64_t(1) << 20));
+}
+// The forward stages a block's rows in shared memory where they fit the 48 KB a block
+// may take without opting in (rows of up to 1024 floats a warp, 12288 a block); this
+// many bytes, or 0 for rows read again at each pass.
+inline int64_t norm_staging_bytes(int64_t n, int64_t itemsize) {
+  const int64_t bytes = kNormRowBlock / norm_row_threads(n) * n * itemsize;
+  return bytes <= (48 << 10) ? bytes : 0;
+}
+// The backward keeps kCached elements of each thread's share of g and x in registers
+// (norm_rows_backward.cuh): 8 where the share is no longer (and for double, whose 32
+// would take 64 registers an array), 32 otherwise.
+inline int norm_backward_cached(int64_t n, int64_t itemsize) {
+  return (n + norm_row_threads(n) - 1) / norm_row_threads(n) <= 8 || itemsize == 8 ? 8 : 32;
+}
 void norm_rows_backward_kernel(const ops::Primitive& p, ops::Outputs outs, ops::Inputs ins);
+// d weight and d bias of NormRowsBackward (either may be null): column sums over the
+// rows, after dx (the fused backward launches them after its generated kernel).
+void norm_rows_affine_grads(const TensorImpl* dy, const TensorImpl* x, const TensorImpl* mean, const TensorImpl* rstd,
+                            TensorImpl* dweight, TensorImpl* dbias, int64_t rows, int64_t n, int device);
 
 }  // namespace lucid::cuda

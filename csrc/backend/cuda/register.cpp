@@ -2,6 +2,7 @@
 
 #include "backend/cuda/flush_graphs.h"
 #include "backend/cuda/fused_codegen.h"
+#include "backend/cuda/fused_rows.h"
 #include "backend/cuda/runtime.h"
 #include "core/gpu_runtime.h"
 #include "ops/fusion.h"
@@ -16,7 +17,8 @@ void register_runtime() {
   register_gpu_runtime(runtime);
   pending::set_list_runner(&run_list_as_graph);  // Note [Flush graphs]
   pending::set_replay_runner(&replay_fixed);     // Note [Fixed replays]
-  ops::set_fused_variant(fused_variant);  // Note [Elementwise fusion]
+  ops::set_fused_variant(fused_variant);          // Note [Elementwise fusion]
+  ops::set_fused_rows_variants(fused_rows_variant, fused_rows_backward_variant);  // Note [Fused norm rows]
 }
 
 void register_kernels() {

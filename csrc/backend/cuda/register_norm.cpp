@@ -1,4 +1,5 @@
 // Registers the CUDA kernels of the normalisation primitives (norm.h).
+#include "backend/cuda/fused_rows.h"
 #include "backend/cuda/norm.h"
 #include "backend/cuda/register.h"
 
@@ -16,6 +17,8 @@ void register_norm_kernels() {
   ops::register_kernel(Prim::GroupNormGradCoeffs, DeviceType::GPU, group_norm_grad_coeffs_kernel);
   ops::register_kernel(Prim::NormRows, DeviceType::GPU, norm_rows_kernel);
   ops::register_kernel(Prim::NormRowsBackward, DeviceType::GPU, norm_rows_backward_kernel);
+  ops::register_kernel(Prim::FusedNormRows, DeviceType::GPU, fused_norm_rows_kernel);  // Note [Fused norm rows]
+  ops::register_kernel(Prim::FusedNormRowsBackward, DeviceType::GPU, fused_norm_rows_backward_kernel);
 }
 
 }  // namespace lucid::cuda

@@ -1,0 +1,16 @@
+"""The fused norm kernels (Note [Fused norm rows]) under compute-sanitizer: a residual add,
+layer_norm and cast forward and a scaled dx backward, both row layouts, fused and compiled
+at once. compute-sanitizer --tool memcheck python3 benchmarks/profiles/sanitize_fused_norm.py"""
+import lucid
+import lucid.nn.functional as F
+
+lucid.gpu.set_kernel_compile("sync")
+for n in (1000, 2048):
+    a = lucid.randn(33, n, device="gpu").requires_grad_()
+    r = lucid.randn(33, n, device="gpu")
+    w = lucid.randn(n, device="gpu").requires_grad_()
+    for _ in range(2):
+        y = F.layer_norm(a * 2.0 + r, (n,), w, None).to(lucid.bfloat16)
+        y.float().square().sum().backward()
+        lucid.gpu.synchronize()
+print(lucid.gpu.generated_kernel_stats())

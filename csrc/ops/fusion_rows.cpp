@@ -1,0 +1,310 @@
+// Note [Fused norm rows]
+// After the elementwise pass (Note [Elementwise fusion]), a GPU flush looks at each
+// layer_norm / rms_norm call (NormRows) and its neighbours in the list:
+//  - the call just before it becomes its prologue when that call computes the norm's
+//    input x: a fused program, or one fusable call (a residual add, autocast's cast);
+//  - the call just after it becomes its epilogue when that call reads the norm's result
+//    y: autocast's cast to bfloat16 for the next product, a scale, an activation.
+// The two or three calls become one FusedNormRows call (ops/prims/fused_rows.h) whose
+// kernel is the norm's own text with generated loads and stores
+// (backend/cuda/norm_rows_forward.cuh, fused_rows.cpp): the prologue runs as the row is
+// staged in shared memory, once per element, and the epilogue as each result is
+// stored. In a Transformer block under bfloat16 autocast, cast up, residual add, norm
+// and cast down are one kernel that reads 4 bytes an element and writes 6, where four
+// kernels moved 36.
+// - x is stored only when something besides these calls holds it (autograd does when
+//   training; x_stored), y likewise (y_stored); the chains' other results as the
+//   elementwise pass decided.
+// - Fused results are the unfused ones bit for bit: the same text, no contraction.
+// - The calls' operands may share storage only where one call hands x or y to the next
+//   (at the same place); any other overlap with a write between the prologue, the norm
+//   and the epilogue leaves them unfused, since the fused kernel's threads write and
+//   read in another order than three kernels in turn. That is conservative: in the
+//   post-norm block's `y + s` after `s = x + h; y = norm(s)`, one thread writes and
+//   reads each element of s, so it would be safe.
+// - Until the backend's kernel is compiled (in the background, Note [Generated
+//   kernels]), and for rows too long to stage, the calls stay unfused.
+// The backward (NormRowsBackward) takes the call after it as dx's epilogue likewise
+// (FusedNormRowsBackward: norm_rows_backward.cuh's text with a generated store), dx
+// stored when something else holds it (dx_stored); its affine gradients stay the
+// unfused column sums, run after the generated kernel.
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <vector>
+
+#include "ops/fusion.h"
+#include "ops/fusion_internal.h"
+#include "ops/prims/fused_rows.h"
+#include "ops/recorded_launch.h"
+
+namespace lucid::ops {
+
+namespace {
+
+std::atomic<FusedRowsVariant> g_forward_variant{nullptr};
+std::atomic<FusedRowsBackwardVariant> g_backward_variant{nullptr};
+
+bool same_place(const TensorImpl& a, const TensorImpl& b) {
+  return bytes_of(a) == bytes_of(b) && a.storage_offset() == b.storage_offset() && a.dtype() == b.dtype() &&
+         a.numel() == b.numel() && a.is_contiguous() && b.is_contiguous();
+}
+
+// The program a recorded call is, when it is one: a fused program's own, or a single
+// fusable call's (its outputs those something besides it holds).
+std::optional<Built> program_of(pending::Work& w) {
+  if (auto* r = dynamic_cast<RecordedLaunch*>(&w); r && r->prim().kind() == Prim::FusedElementwise) {
+    Built b;
+    b.program = prim_cast<FusedElementwise>(r->prim()).program;
+    for (const TensorPtr& t : r->outputs()) b.outs.push_back(t.get());
+    for (const TensorPtr& t : r->inputs()) b.ins.push_back(t.get());
+    return b;
+  }
+  std::optional<Call> c = as_call(w, false);
+  if (!c) return std::nullopt;
+  size_t fits = 0;
+  return build({*c}, 1, fits);
+}
+
+// The program that reads t and stores it unchanged: a side without a chain.
+Built identity(const TensorImpl* t) {
+  Built b;
+  FusedProgram& p = b.program;
+  p.dtype = t->dtype();
+  p.n_inputs = p.n_outputs = 1;
+  p.in_dtype[0] = p.out_dtype[0] = t->dtype();
+  b.ins = {t};
+  b.outs = {t};
+  return b;
+}
+
+// Whether every element operand of a chain has x's element count and compute type.
+bool fits_rows(const Built& b, const TensorImpl& x) {
+  if (fused_compute(b.program.dtype) != fused_compute(x.dtype())) return false;
+  for (const auto* part : {&b.outs, &b.ins})
+    for (const TensorImpl* t : *part)
+      if (t->numel() != x.numel() && t->numel() != 1) return false;
+  return true;
+}
+
+// The recorded call of `prim` over outs and ins, replacing `count` calls from `first`.
+Replacement replacement(const Primitive& prim, Prim kind, const std::vector<const TensorImpl*>& outs,
+                        const std::vector<const TensorImpl*>& ins, size_t first, size_t count) {
+  std::vector<TensorImpl*> o;
+  for (const TensorImpl* t : outs) o.push_back(const_cast<TensorImpl*>(t));
+  return {first, count,
+          std::make_unique<RecordedLaunch>(kernel_of(kind, DeviceType::GPU), prim, Outputs(o.data(), o.size()),
+                                           Inputs(ins.data(), ins.size()))};
+}
+
+// A recorded call's tensors (snapshots), as its primitive's tensors() takes them.
+struct Operands {
+  std::vector<TensorImpl*> outs;
+  std::vector<const TensorImpl*> ins;
+  explicit Operands(RecordedLaunch& r) {
+    for (const TensorPtr& o : r.outputs()) outs.push_back(o.get());
+    for (const TensorPtr& i : r.inputs()) ins.push_back(i.get());
+  }
+  Outputs out_span() { return Outputs(outs.data(), outs.size()); }
+  Inputs in_span() const { return Inputs(ins.data(), ins.size()); }
+};
+
+// The input of a chain that reads `place` element by element, or -1.
+int input_reading(const Built& chain, const TensorImpl& place) {
+  for (int i = 0; i < chain.program.n_inputs; ++i)
+    if (!chain.program.in_broadcast[i] && same_place(*chain.ins[size_t(i)], place)) return i;
+  return -1;
+}
+
+// The chain of list[k + 1] when it reads `place` element by element, fits its rows and
+// stores something: a norm's (or its backward's) epilogue.
+std::optional<Built> epilogue_at(std::vector<std::unique_ptr<pending::Work>>& list, size_t k, const TensorImpl& place) {
+  if (k + 1 >= list.size()) return std::nullopt;
+  std::optional<Built> epi = program_of(*list[k + 1]);
+  if (epi && (!fits_rows(*epi, place) || input_reading(*epi, place) < 0 || epi->program.n_outputs == 0)) epi.reset();
+  return epi;
+}
+
+// An operand of one of the calls being fused: group 0, 1, 2 in list order.
+struct Operand {
+  const TensorImpl* t;
+  int group;
+  bool written;
+};
+// A place one call hands to the next (x from the prologue to the norm, y from the norm
+// to the epilogue): group `from` writes it, group from + 1 reads it.
+struct Link {
+  const TensorImpl* place;
+  int from;
+};
+
+// Whether the calls' operands share storage only at their links: any other overlap
+// with a write between two of them leaves them unfused.
+bool disjoint(const std::vector<Operand>& all, std::initializer_list<Link> links) {
+  for (size_t i = 0; i < all.size(); ++i)
+    for (size_t j = i + 1; j < all.size(); ++j) {
+      const Operand &a = all[i], &b = all[j];
+      if (a.group == b.group || !(a.written || b.written) || bytes_of(*a.t) != bytes_of(*b.t)) continue;
+      const bool link = std::any_of(links.begin(), links.end(), [&](const Link& l) {
+        return std::min(a.group, b.group) == l.from && std::max(a.group, b.group) == l.from + 1 &&
+               same_place(*a.t, *l.place) && same_place(*b.t, *l.place);
+      });
+      if (!link) return false;
+    }
+  return true;
+}
+
+void add_chain(std::vector<Operand>& all, const Built& b, int group, bool writes) {
+  for (const TensorImpl* o : b.outs) all.push_back({o, group, writes});
+  for (const TensorImpl* i : b.ins) all.push_back({i, group, false});
+}
+
+// The norm at list[k] with `pro` (list[k - 1]'s chain) and `epi` (list[k + 1]'s), where
+// given; nothing when their operands overlap (disjoint) or the backend has no kernel.
+std::optional<Replacement> assemble(std::vector<std::unique_ptr<pending::Work>>& list, size_t k,
+                                    std::optional<Built> pro, std::optional<Built> epi, const NormRows::Tensors& t,
+                                    int device, FusedRowsVariant variant) {
+  auto& norm_call = *list[k];
+  FusedNormRows f;
+  f.norm = prim_cast<NormRows>(static_cast<RecordedLaunch&>(norm_call).prim());
+  const TensorImpl &x = *t.x, &y = *t.y;
+  const bool real_prologue = pro.has_value(), real_epilogue = epi.has_value();
+  if (pro) {
+    f.x_output = uint8_t(std::find_if(pro->outs.begin(), pro->outs.end(),
+                                      [&](const TensorImpl* o) { return same_place(*o, x); }) -
+                         pro->outs.begin());
+    f.x_stored = storage_copies(x) > snapshots_holding(*list[k - 1], bytes_of(x)) +
+                                        snapshots_holding(norm_call, bytes_of(x));
+  } else {
+    pro = identity(t.x);
+  }
+  if (epi) {
+    f.y_input = uint8_t(input_reading(*epi, y));
+    f.y_stored = storage_copies(y) > snapshots_holding(norm_call, bytes_of(y)) +
+                                        snapshots_holding(*list[k + 1], bytes_of(y));
+  } else {
+    epi = identity(t.y);
+  }
+  std::vector<Operand> all;
+  add_chain(all, *pro, 0, real_prologue);  // (the identity prologue writes nothing)
+  for (const TensorImpl* i : {t.x, t.weight, t.bias}) if (i) all.push_back({i, 1, false});
+  for (const TensorImpl* o : {t.y, t.mean, t.rstd}) if (o) all.push_back({o, 1, true});
+  add_chain(all, *epi, 2, true);
+  if (!disjoint(all, {{t.x, 0}, {t.y, 1}})) return std::nullopt;
+  f.prologue = pro->program;
+  f.epilogue = epi->program;
+  if ((f.variant = variant(f, device)) == 0) return std::nullopt;
+
+  std::vector<const TensorImpl*> outs, ins = pro->ins;
+  for (size_t o = 0; o < pro->outs.size(); ++o)
+    if (o != f.x_output || f.x_stored) outs.push_back(pro->outs[o]);
+  if (f.y_stored) outs.push_back(t.y);
+  if (t.mean) outs.push_back(t.mean);
+  outs.push_back(t.rstd);
+  outs.insert(outs.end(), epi->outs.begin(), epi->outs.end());
+  if (t.weight) ins.push_back(t.weight);
+  if (t.bias) ins.push_back(t.bias);
+  for (size_t i = 0; i < epi->ins.size(); ++i)
+    if (i != f.y_input) ins.push_back(epi->ins[i]);
+  return replacement(f, Prim::FusedNormRows, outs, ins, real_prologue ? k - 1 : k,
+                     1 + (real_prologue ? 1 : 0) + (real_epilogue ? 1 : 0));
+}
+
+// The norm at list[k] with the call before it (when `before_free`) and the call after
+// it, or with one of them when the other overlaps; nothing when neither fits.
+std::optional<Replacement> fuse_forward_at(std::vector<std::unique_ptr<pending::Work>>& list, size_t k,
+                                           bool before_free, int device, FusedRowsVariant variant) {
+  auto& call = static_cast<RecordedLaunch&>(*list[k]);
+  const auto& norm = prim_cast<NormRows>(call.prim());
+  Operands ops(call);
+  const auto t = norm.tensors(ops.out_span(), ops.in_span());
+  const TensorImpl& x = *t.x;
+  if ((x.dtype() != Dtype::F32 && x.dtype() != Dtype::F64) || !x.is_contiguous() || !t.y->is_contiguous() ||
+      norm.n == 0 || x.numel() == 0)
+    return std::nullopt;
+  // The prologue: a chain with x among its results.
+  std::optional<Built> pro;
+  if (before_free && k > 0 && (pro = program_of(*list[k - 1])))
+    if (!fits_rows(*pro, x) ||
+        std::none_of(pro->outs.begin(), pro->outs.end(), [&](const TensorImpl* o) { return same_place(*o, x); }))
+      pro.reset();
+  std::optional<Built> epi = epilogue_at(list, k, *t.y);
+  if (pro && epi)
+    if (auto f = assemble(list, k, pro, epi, t, device, variant)) return f;
+  if (epi)
+    if (auto f = assemble(list, k, std::nullopt, epi, t, device, variant)) return f;
+  if (pro) return assemble(list, k, pro, std::nullopt, t, device, variant);
+  return std::nullopt;
+}
+
+// The norm's backward at list[k] with the call after it, which takes dx.
+std::optional<Replacement> fuse_backward_at(std::vector<std::unique_ptr<pending::Work>>& list, size_t k, int device,
+                                            FusedRowsBackwardVariant variant) {
+  auto& call = static_cast<RecordedLaunch&>(*list[k]);
+  FusedNormRowsBackward f;
+  f.norm = prim_cast<NormRowsBackward>(call.prim());
+  Operands ops(call);
+  const auto t = f.norm.tensors(ops.out_span(), ops.in_span());
+  const TensorImpl& dx = *t.dx;
+  if ((dx.dtype() != Dtype::F32 && dx.dtype() != Dtype::F64) || !dx.is_contiguous() || !t.dy->is_contiguous() ||
+      !t.x->is_contiguous() || f.norm.n == 0 || dx.numel() == 0)
+    return std::nullopt;
+  std::optional<Built> epi = epilogue_at(list, k, dx);
+  if (!epi) return std::nullopt;
+  f.dx_input = uint8_t(input_reading(*epi, dx));
+  f.dx_stored =
+      storage_copies(dx) > snapshots_holding(call, bytes_of(dx)) + snapshots_holding(*list[k + 1], bytes_of(dx));
+  std::vector<Operand> all;
+  for (const TensorImpl* i : {t.dy, t.x, t.weight, t.mean, t.rstd}) if (i) all.push_back({i, 0, false});
+  for (const TensorImpl* o : {t.dx, t.dweight, t.dbias}) if (o) all.push_back({o, 0, true});
+  add_chain(all, *epi, 1, true);
+  if (!disjoint(all, {{t.dx, 0}})) return std::nullopt;
+  f.epilogue = epi->program;
+  if ((f.variant = variant(f, device)) == 0) return std::nullopt;
+
+  std::vector<const TensorImpl*> outs, ins{t.dy, t.x};
+  if (f.dx_stored) outs.push_back(t.dx);
+  for (const TensorImpl* o : {t.dweight, t.dbias}) if (o) outs.push_back(o);
+  outs.insert(outs.end(), epi->outs.begin(), epi->outs.end());
+  for (const TensorImpl* i : {t.weight, t.mean, t.rstd}) if (i) ins.push_back(i);
+  for (size_t i = 0; i < epi->ins.size(); ++i)
+    if (i != f.dx_input) ins.push_back(epi->ins[i]);
+  return replacement(f, Prim::FusedNormRowsBackward, outs, ins, k, 2);
+}
+
+}  // namespace
+
+size_t fuse_norm_rows(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
+  const FusedRowsVariant forward = g_forward_variant.load(std::memory_order_acquire);
+  const FusedRowsBackwardVariant backward = g_backward_variant.load(std::memory_order_acquire);
+  if (!forward || !backward || !kernel_of(Prim::FusedNormRows, DeviceType::GPU) ||
+      !kernel_of(Prim::FusedNormRowsBackward, DeviceType::GPU))
+    return 0;
+  try {
+    std::vector<Replacement> replacements;
+    size_t replaced = 0, free_from = 0;  // the calls before free_from are taken
+    for (size_t k = 0; k < list.size(); ++k) {
+      auto* r = dynamic_cast<RecordedLaunch*>(list[k].get());
+      if (!r) continue;
+      std::optional<Replacement> f;
+      if (r->prim().kind() == Prim::NormRows) f = fuse_forward_at(list, k, k > free_from, device, forward);
+      else if (r->prim().kind() == Prim::NormRowsBackward) f = fuse_backward_at(list, k, device, backward);
+      if (!f) continue;
+      replaced += f->count;
+      free_from = f->first + f->count;
+      k = free_from - 1;
+      replacements.push_back(std::move(*f));
+    }
+    splice(list, replacements);
+    return replaced;
+  } catch (...) {
+    return 0;  // (out of host memory: the list runs as it was left by the elementwise pass)
+  }
+}
+
+void set_fused_rows_variants(FusedRowsVariant forward, FusedRowsBackwardVariant backward) {
+  g_forward_variant.store(forward, std::memory_order_release);
+  g_backward_variant.store(backward, std::memory_order_release);
+}
+
+}  // namespace lucid::ops

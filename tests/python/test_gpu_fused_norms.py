@@ -1,0 +1,256 @@
+"""layer_norm / rms_norm fused with their elementwise neighbours at a GPU flush
+(csrc/ops/fusion_rows.cpp, Note [Fused norm rows]): the chain computing the norm's input
+runs as the row is read, the chain taking its result as it is written, in one generated
+kernel whose results are the unfused calls' bit for bit. Every test needs a GPU."""
+
+import numpy as np
+import pytest
+
+import lucid
+import lucid.nn as nn
+import lucid.nn.functional as F
+
+GPU = lucid.gpu.is_available()
+needs_gpu = pytest.mark.skipif(not GPU, reason="lucid has no GPU here")
+
+
+def fused_norms():
+    stats = lucid.gpu.generated_kernel_stats()
+    return stats["fused_norm_launches"], stats["fused_norm_backward_launches"]
+
+
+def as_numpy(t):
+    return t.float().cpu().numpy() if t.dtype in (lucid.float16, lucid.bfloat16) else t.cpu().numpy()
+
+
+def three_ways(fn):
+    """fn() with fusion off, with fusion on but no generated kernels (the norms stay
+    unfused), and with fusion and the generated kernels (compiled at once): the results
+    as NumPy arrays, which must agree bit for bit, and the fused norms of the last run."""
+    lazy, was, mode = lucid.gpu.is_lazy(), lucid.gpu.is_fusion(), lucid.gpu.kernel_compile()
+    lucid.gpu.set_lazy(True)
+    try:
+        out = []
+        for fusion, compiled in ((False, "off"), (True, "off"), (True, "sync")):
+            lucid.gpu.set_fusion(fusion)
+            lucid.gpu.set_kernel_compile(compiled)
+            before = fused_norms()
+            got = fn()
+            got = got if isinstance(got, (tuple, list)) else (got,)
+            out.append([as_numpy(g) for g in got])
+            fused = tuple(a - b for a, b in zip(fused_norms(), before))
+        for other in out[1:]:
+            assert_bitwise(out[0], other)
+        return out[2], fused[0], fused[1]
+    finally:
+        lucid.gpu.set_kernel_compile(mode)
+        lucid.gpu.set_fusion(was)
+        lucid.gpu.set_lazy(lazy)
+
+
+def assert_bitwise(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        np.testing.assert_array_equal(x.view(np.uint8), y.view(np.uint8))
+
+
+def gpu(a, dtype=lucid.float32):
+    return lucid.tensor(np.asarray(a), device="gpu").to(dtype)
+
+
+def normal(shape, seed, scale=1.0):
+    return np.random.default_rng(seed).standard_normal(shape) * scale
+
+
+@needs_gpu
+@pytest.mark.parametrize("n", [64, 1000, 1024, 2048])
+@pytest.mark.parametrize("rms", [False, True])
+def test_residual_add_norm_and_cast_are_one_kernel(n, rms):
+    a, h = gpu(normal((96, n), 0), lucid.bfloat16), gpu(normal((96, n), 1), lucid.bfloat16)
+    w, b = gpu(normal(n, 2) * 0.1 + 1), gpu(normal(n, 3) * 0.1)
+
+    def block():
+        s = (a + h).float()
+        y = F.rms_norm(s, (n,), w, eps=1e-6) if rms else F.layer_norm(s, (n,), w, b)
+        return y.to(lucid.bfloat16)
+
+    (z,), fused, _ = three_ways(block)
+    assert fused == 1
+    assert z.shape == (96, n)
+
+
+@needs_gpu
+def test_longer_chains_on_both_sides():
+    x = gpu(normal((64, 512), 4))
+    w = gpu(normal(512, 5))
+
+    def run():
+        s = lucid.tanh(x * 1.5 + 0.25) - x
+        y = F.layer_norm(s, (512,), w, None)
+        return F.gelu(y * 2.0 + 1.0) * y
+
+    (z,), fused, _ = three_ways(run)
+    assert fused == 1
+
+
+@needs_gpu
+def test_float64_rows():
+    x, r = gpu(normal((40, 300), 6), lucid.float64), gpu(normal((40, 300), 7), lucid.float64)
+
+    def run():
+        return F.layer_norm(x + r, (300,)).relu() * 3.0
+
+    _, fused, _ = three_ways(run)
+    assert fused == 1
+
+
+@needs_gpu
+def test_results_held_elsewhere_are_stored_too():
+    x, r = gpu(normal((32, 256), 8)), gpu(normal((32, 256), 9))
+
+    def run():
+        s = x + r  # (the caller keeps the norm's input and result as well)
+        y = F.layer_norm(s, (256,))
+        return s, y, y.half()
+
+    (s, y, z), fused, _ = three_ways(run)
+    assert fused == 1
+    np.testing.assert_array_equal(s, as_numpy(x) + as_numpy(r))
+
+
+@needs_gpu
+def test_a_norm_alone_or_with_one_side():
+    x = gpu(normal((16, 128), 10))
+
+    def prologue_only():
+        return F.layer_norm(x * 2.0, (128,))
+
+    def epilogue_only():
+        return F.rms_norm(x, (128,)).sigmoid()
+
+    def alone():
+        return F.layer_norm(x, (128,))
+
+    assert three_ways(prologue_only)[1] == 1
+    assert three_ways(epilogue_only)[1] == 1
+    assert three_ways(alone)[1] == 0
+
+
+@needs_gpu
+def test_rows_too_long_to_stage_stay_unfused():
+    x = gpu(normal((4, 16384), 11))
+
+    def run():
+        return F.layer_norm(x + 1.0, (16384,)) * 2.0
+
+    _, fused, _ = three_ways(run)
+    assert fused == 0
+
+
+@needs_gpu
+def test_a_prologue_writing_the_norms_weight_is_left_out():
+    x = gpu(normal((1, 64), 12))
+
+    def run():
+        w = gpu(np.linspace(0.5, 1.5, 64))
+        lucid.gpu.synchronize()
+        s = x * 2.0
+        w.mul_(2.0)  # (one program with s: it writes an operand the norm reads)
+        return F.layer_norm(s, (64,), w).exp(), w
+
+    _, fused, _ = three_ways(run)
+    assert fused == 1  # (the norm with its epilogue alone)
+
+
+@needs_gpu
+def test_gradients_through_fused_norms_are_bitwise():
+    x0, r0 = normal((48, 384), 13), normal((48, 384), 14)
+    w0, b0 = normal(384, 15) * 0.1 + 1, normal(384, 16) * 0.1
+
+    def run():
+        x = gpu(x0).requires_grad_()
+        r = gpu(r0)
+        w, b = gpu(w0).requires_grad_(), gpu(b0).requires_grad_()
+        y = F.layer_norm(x * 0.5 + r, (384,), w, b)
+        loss = (F.gelu(y) * 1.5).sum()
+        loss.backward()
+        return loss, x.grad, w.grad, b.grad
+
+    _, fused, fused_backward = three_ways(run)
+    assert fused == 1
+    assert fused_backward == 1  # (dx scaled by 0.5 for x's gradient: the backward's epilogue)
+
+
+@needs_gpu
+def test_repeated_steps_replay_the_fused_norm():
+    x, r = gpu(normal((64, 256), 17)), gpu(normal((64, 256), 18))
+    w = gpu(normal(256, 19))
+
+    def run():
+        outs = []
+        for _ in range(4):  # (one flush each: a repeated flush replays as a CUDA graph)
+            outs.append(F.layer_norm(x + r, (256,), w).to(lucid.bfloat16))
+            lucid.gpu.synchronize()
+        return outs
+
+    outs, fused, _ = three_ways(run)
+    assert fused == 4
+    for o in outs[1:]:
+        np.testing.assert_array_equal(o, outs[0])
+
+
+@needs_gpu
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_layer_training_under_bf16_autocast(norm_first):
+    def run():
+        lucid.manual_seed(0)
+        layer = nn.TransformerEncoderLayer(128, 4, 256, dropout=0.0, batch_first=True, norm_first=norm_first,
+                                           device="gpu")
+        src = gpu(normal((4, 32, 128), 20))
+        outs = []
+        for _ in range(2):
+            with lucid.autocast("cuda", dtype=lucid.bfloat16):
+                out = layer(src)
+            loss = out.float().square().mean()
+            loss.backward()
+            outs += [loss, out]
+        return outs + [p.grad for p in layer.parameters()]
+
+    _, fused, fused_backward = three_ways(run)
+    assert fused >= 2 and fused_backward >= 0  # (counted; the backward's order decides its epilogues)
+
+
+@needs_gpu
+@pytest.mark.parametrize("n", [256, 1024, 4096])
+@pytest.mark.parametrize("rms", [False, True])
+def test_backward_with_its_epilogue(n, rms):
+    a0, g0 = normal((64, n), 21), normal((64, n), 22)
+    w0 = normal(n, 23) * 0.1 + 1
+
+    def run():
+        a = gpu(a0).requires_grad_()
+        w = gpu(w0).requires_grad_()
+        x = a * 2.0  # (x's gradient times 2 for a's: the chain that takes dx)
+        y = F.rms_norm(x, (n,), w, eps=1e-6) if rms else F.layer_norm(x, (n,), w, None)
+        y.backward(gpu(g0))
+        return a.grad, w.grad
+
+    _, _, fused_backward = three_ways(run)
+    assert fused_backward == 1
+
+
+@needs_gpu
+def test_backward_whose_dx_is_held_stores_it_too():
+    a0, g0 = normal((32, 512), 24), normal((32, 512), 25)
+
+    def run():
+        a = gpu(a0).requires_grad_()
+        x = a * 1.0
+        x.retain_grad()  # (x's gradient, dx itself, is kept: stored as well as scaled)
+        y = F.layer_norm(x, (512,))
+        (y * gpu(g0)).sum().backward()
+        return a.grad, x.grad
+
+    (ga, gx), _, _ = three_ways(run)
+    np.testing.assert_array_equal(ga, gx)
