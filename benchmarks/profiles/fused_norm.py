@@ -63,6 +63,7 @@ def main():
         return y.bfloat16()
 
     lucid.gpu.set_kernel_compile("sync")
+    lucid.gpu.set_norm_fusion(True)
     if args.once:
         for _ in range(3):
             lucid_block()

@@ -5,6 +5,7 @@ import lucid
 import lucid.nn.functional as F
 
 lucid.gpu.set_kernel_compile("sync")
+lucid.gpu.set_norm_fusion(True)
 for n in (1000, 2048):
     a = lucid.randn(33, n, device="gpu").requires_grad_()
     r = lucid.randn(33, n, device="gpu")

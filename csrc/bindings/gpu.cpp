@@ -11,6 +11,7 @@
 #include "bindings/common.h"
 #include "core/gpu_runtime.h"
 #include "core/pending.h"
+#include "ops/fusion.h"
 #include "ops/op_tally.h"
 #include "ops/prims/custom_kernel.h"
 #ifdef LUCID_WITH_CUDA
@@ -159,6 +160,8 @@ void init_gpu(nb::module_& m) {
   // Note [Elementwise fusion] (ops/fusion.h).
   m.def("gpu_fusion", [] { return pending::fusion_enabled(); });
   m.def("gpu_set_fusion", [](bool enabled) { pending::set_fusion_enabled(enabled); });
+  m.def("gpu_norm_fusion", [] { return ops::norm_fusion_enabled(); });
+  m.def("gpu_set_norm_fusion", [](bool enabled) { ops::set_norm_fusion_enabled(enabled); });
   // Note [Generated kernels] (backend/cuda/generated_kernels.h); a build without CUDA
   // has none to compile.
   m.def("gpu_kernel_compile", [] {

@@ -24,12 +24,15 @@
 //   reads each element of s, so it would be safe.
 // - Until the backend's kernel is compiled (in the background, Note [Generated
 //   kernels]), and for rows too long to stage, the calls stay unfused.
+// - lucid.gpu.set_norm_fusion / LUCID_NORM_FUSION; off by default for now (below).
 // The backward (NormRowsBackward) takes the call after it as dx's epilogue likewise
 // (FusedNormRowsBackward: norm_rows_backward.cuh's text with a generated store), dx
 // stored when something else holds it (dx_stored); its affine gradients stay the
 // unfused column sums, run after the generated kernel.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -42,6 +45,13 @@ namespace lucid::ops {
 
 namespace {
 
+// Off by default until the fused kernels have run on a GPU (they were built and
+// compiled in a session that got no device); LUCID_NORM_FUSION=1 turns them on.
+bool norm_fusion_at_start() {
+  const char* v = std::getenv("LUCID_NORM_FUSION");
+  return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0 || std::strcmp(v, "on") == 0);
+}
+std::atomic<bool> g_norm_fusion{norm_fusion_at_start()};
 std::atomic<FusedRowsVariant> g_forward_variant{nullptr};
 std::atomic<FusedRowsBackwardVariant> g_backward_variant{nullptr};
 
@@ -277,7 +287,7 @@ std::optional<Replacement> fuse_backward_at(std::vector<std::unique_ptr<pending:
 size_t fuse_norm_rows(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
   const FusedRowsVariant forward = g_forward_variant.load(std::memory_order_acquire);
   const FusedRowsBackwardVariant backward = g_backward_variant.load(std::memory_order_acquire);
-  if (!forward || !backward || !kernel_of(Prim::FusedNormRows, DeviceType::GPU) ||
+  if (!norm_fusion_enabled() || !forward || !backward || !kernel_of(Prim::FusedNormRows, DeviceType::GPU) ||
       !kernel_of(Prim::FusedNormRowsBackward, DeviceType::GPU))
     return 0;
   try {
@@ -301,6 +311,9 @@ size_t fuse_norm_rows(int device, std::vector<std::unique_ptr<pending::Work>>& l
     return 0;  // (out of host memory: the list runs as it was left by the elementwise pass)
   }
 }
+
+bool norm_fusion_enabled() { return g_norm_fusion.load(std::memory_order_relaxed); }
+void set_norm_fusion_enabled(bool enabled) { g_norm_fusion.store(enabled, std::memory_order_relaxed); }
 
 void set_fused_rows_variants(FusedRowsVariant forward, FusedRowsBackwardVariant backward) {
   g_forward_variant.store(forward, std::memory_order_release);

@@ -9,7 +9,8 @@ __all__ = ["is_available", "device_count", "synchronize", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "memory_stats", "reset_peak_memory_stats",
            "reset_max_memory_allocated", "empty_cache", "current_device", "current_stream", "Stream", "Event",
            "OutOfMemoryError", "is_lazy", "set_lazy", "flush", "pending_stats",
-           "is_graph_replay", "set_graph_replay", "is_fusion", "set_fusion", "kernel_compile",
+           "is_graph_replay", "set_graph_replay", "is_fusion", "set_fusion", "is_norm_fusion",
+           "set_norm_fusion", "kernel_compile",
            "set_kernel_compile", "generated_kernel_stats"]
 
 # A device allocation that failed after lucid released its cache and tried again: a
@@ -85,6 +86,19 @@ def set_fusion(enabled):
     """Turns the fusion of recorded elementwise chains on or off (off: each op runs its
     own kernel; results are the same bit for bit)."""
     _C.gpu_set_fusion(bool(enabled))
+
+
+def is_norm_fusion():
+    """True when a flush runs each layer_norm / rms_norm (and its backward) with the
+    elementwise calls around it as one generated kernel (results the same bit for bit).
+    Off by default for now (LUCID_NORM_FUSION=1 turns it on at start): its kernels have
+    not yet run on a GPU."""
+    return _C.gpu_norm_fusion()
+
+
+def set_norm_fusion(enabled):
+    """Turns is_norm_fusion() on or off (it also needs set_fusion's fusion on)."""
+    _C.gpu_set_norm_fusion(bool(enabled))
 
 
 def kernel_compile():

@@ -28,7 +28,9 @@ def three_ways(fn):
     unfused), and with fusion and the generated kernels (compiled at once): the results
     as NumPy arrays, which must agree bit for bit, and the fused norms of the last run."""
     lazy, was, mode = lucid.gpu.is_lazy(), lucid.gpu.is_fusion(), lucid.gpu.kernel_compile()
+    norms = lucid.gpu.is_norm_fusion()
     lucid.gpu.set_lazy(True)
+    lucid.gpu.set_norm_fusion(True)
     try:
         out = []
         for fusion, compiled in ((False, "off"), (True, "off"), (True, "sync")):
@@ -44,6 +46,7 @@ def three_ways(fn):
         return out[2], fused[0], fused[1]
     finally:
         lucid.gpu.set_kernel_compile(mode)
+        lucid.gpu.set_norm_fusion(norms)
         lucid.gpu.set_fusion(was)
         lucid.gpu.set_lazy(lazy)
 
@@ -61,6 +64,16 @@ def gpu(a, dtype=lucid.float32):
 
 def normal(shape, seed, scale=1.0):
     return np.random.default_rng(seed).standard_normal(shape) * scale
+
+
+def test_the_norm_fusion_switch():
+    was = lucid.gpu.is_norm_fusion()
+    try:
+        for enabled in (True, False):
+            lucid.gpu.set_norm_fusion(enabled)
+            assert lucid.gpu.is_norm_fusion() is enabled
+    finally:
+        lucid.gpu.set_norm_fusion(was)
 
 
 @needs_gpu
