@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/pending.h"
 #include "core/tensor_impl.h"
+#include "ops/fusion_internal.h"
 
 namespace lucid {
 namespace {
@@ -247,6 +248,25 @@ TEST(Pending, AStreamTurnRunsTheListFirst) {
     pending::flush(kDevice);  // the thread holding the turn may still flush
     EXPECT_EQ(log, (std::vector<int>{5, 6}));
   }
+}
+
+// The fusion passes' rewriting of a list (ops/fusion_internal.h): replacements in list
+// order take the places of their calls, a replacement without work drops its calls, and
+// the calls between them keep their order.
+TEST(Pending, SpliceReplacesRunsOfCallsInOrder) {
+  std::vector<int> log;
+  std::vector<std::unique_ptr<pending::Work>> list;
+  for (int i = 0; i < 8; ++i) list.push_back(std::make_unique<Step>(&log, i));
+  std::vector<ops::Replacement> replacements;
+  replacements.push_back({1, 2, std::make_unique<Step>(&log, 12)});  // 1, 2 -> 12
+  replacements.push_back({4, 1, nullptr});                            // 4 dropped
+  replacements.push_back({6, 2, std::make_unique<Step>(&log, 67)});  // 6, 7 -> 67
+  ops::splice(list, replacements);
+  for (auto& w : list) w->run();
+  EXPECT_EQ(log, (std::vector<int>{0, 12, 3, 5, 67}));
+  std::vector<ops::Replacement> none;
+  ops::splice(list, none);
+  EXPECT_EQ(list.size(), 5u);
 }
 
 }  // namespace
