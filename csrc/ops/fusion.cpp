@@ -232,7 +232,6 @@ bool allocate_registers(FusedProgram& p) {
   return true;
 }
 
-
 // Removes the steps whose value reaches no output (a result computed and dropped), then
 // the inputs and constants no step reads. Registers are still one per value here.
 void drop_dead_steps(Built& b) {

@@ -10,8 +10,8 @@
 // (backend/cuda/norm_rows_forward.cuh, fused_rows.cpp): the prologue runs as the row is
 // staged in shared memory, once per element, and the epilogue as each result is
 // stored. In a Transformer block under bfloat16 autocast, cast up, residual add, norm
-// and cast down are one kernel that reads 4 bytes an element and writes 6, where four
-// kernels moved 36.
+// and cast down are one kernel that reads 4 bytes an element and writes 2 (and x when
+// autograd holds it), where four kernels moved 36.
 // - x is stored only when something besides these calls holds it (autograd does when
 //   training; x_stored), y likewise (y_stored); the chains' other results as the
 //   elementwise pass decided.

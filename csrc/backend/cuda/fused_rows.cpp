@@ -41,33 +41,45 @@ bool float_or_bool(Dtype d) {
   return d == Dtype::F64 || d == Dtype::F32 || d == Dtype::F16 || d == Dtype::BF16 || d == Dtype::Bool;
 }
 
-// Whether the call's shape is one the generated kernel handles: valid programs of x's
-// compute type, x (and y) float32 or float64, the operand counts within Params.
+// Whether a chain computes in x's dtype `t` (float32 or float64) over float or bool
+// operands, the shape the generated code handles.
+bool chain_fits(const FusedProgram& q, Dtype t) {
+  if (!ops::fused_program_valid(q) || ops::fused_compute(q.dtype) != t) return false;
+  for (int k = 0; k < q.n_inputs; ++k) if (!float_or_bool(q.in_dtype[k])) return false;
+  for (int o = 0; o < q.n_outputs; ++o) if (!float_or_bool(q.out_dtype[o]) || q.out_dtype[o] == Dtype::Bool) return false;
+  for (int s = 0; s < q.n_instrs; ++s) if (!float_or_bool(q.instrs[s].dtype)) return false;
+  return true;
+}
+
+// Whether the call's shape is one the generated kernel handles: chains of x's compute
+// type, x (and y, dx) float32 or float64 and read element by element, the operand
+// counts within Params.
 bool well_formed(const FusedNormRows& p) {
   const FusedProgram &pro = p.prologue, &epi = p.epilogue;
-  if (!ops::fused_program_valid(pro) || !ops::fused_program_valid(epi)) return false;
-  if (p.x_output >= pro.n_outputs || p.y_input >= epi.n_inputs || epi.n_inputs == 0) return false;
+  if (p.x_output >= pro.n_outputs || p.y_input >= epi.n_inputs) return false;
   const Dtype t = pro.out_dtype[p.x_output];
   if ((t != Dtype::F32 && t != Dtype::F64) || epi.in_dtype[p.y_input] != t || epi.in_broadcast[p.y_input]) return false;
-  for (const FusedProgram* q : {&pro, &epi}) {
-    if (ops::fused_compute(q->dtype) != t) return false;
-    for (int k = 0; k < q->n_inputs; ++k) if (!float_or_bool(q->in_dtype[k])) return false;
-    for (int o = 0; o < q->n_outputs; ++o) if (!float_or_bool(q->out_dtype[o]) || q->out_dtype[o] == Dtype::Bool) return false;
-    for (int s = 0; s < q->n_instrs; ++s) if (!float_or_bool(q->instrs[s].dtype)) return false;
-  }
-  return p.out_count() <= size_t(kOuts) && p.in_count() <= size_t(kIns);
+  return chain_fits(pro, t) && chain_fits(epi, t) && p.out_count() <= size_t(kOuts) && p.in_count() <= size_t(kIns);
 }
 
 bool well_formed(const ops::FusedNormRowsBackward& p) {
   const FusedProgram& epi = p.epilogue;
-  if (!ops::fused_program_valid(epi) || p.dx_input >= epi.n_inputs || epi.n_outputs == 0) return false;
+  if (p.dx_input >= epi.n_inputs || epi.n_outputs == 0) return false;
   const Dtype t = epi.in_dtype[p.dx_input];
-  if ((t != Dtype::F32 && t != Dtype::F64) || epi.in_broadcast[p.dx_input] || ops::fused_compute(epi.dtype) != t)
-    return false;
-  for (int k = 0; k < epi.n_inputs; ++k) if (!float_or_bool(epi.in_dtype[k])) return false;
-  for (int o = 0; o < epi.n_outputs; ++o) if (!float_or_bool(epi.out_dtype[o]) || epi.out_dtype[o] == Dtype::Bool) return false;
-  for (int s = 0; s < epi.n_instrs; ++s) if (!float_or_bool(epi.instrs[s].dtype)) return false;
-  return p.out_count() <= size_t(kOuts) && p.in_count() <= size_t(kIns);
+  if ((t != Dtype::F32 && t != Dtype::F64) || epi.in_broadcast[p.dx_input]) return false;
+  return chain_fits(epi, t) && p.out_count() <= size_t(kOuts) && p.in_count() <= size_t(kIns);
+}
+
+// The kernel's parameter for a call's operands, in their order, and its chains' constants.
+Params params_of(ops::Outputs outs, ops::Inputs ins, const FusedProgram& first, const FusedProgram* second,
+                 int64_t rows, int64_t n, double eps) {
+  Params params{};
+  for (size_t k = 0; k < ins.size(); ++k) params.in[k] = ins[k]->data_ptr();
+  for (size_t o = 0; o < outs.size(); ++o) params.out[o] = outs[o]->data_ptr();
+  std::copy(first.consts, first.consts + first.n_consts, params.consts);
+  if (second) std::copy(second->consts, second->consts + second->n_consts, params.consts + ops::kFusedMaxConsts);
+  params.rows = rows, params.n = n, params.eps = eps;
+  return params;
 }
 
 // `pointer[e]` of operand k of a chain, as C (a broadcast input's one element: [0]).
@@ -90,11 +102,11 @@ void write_epilogue(std::ostringstream& s, const FusedProgram& epi, int v_input,
                     long v_out, size_t out_base) {
   std::string reg[ops::kFusedMaxRegs];
   s << "    const long long e = r * p.n + i;\n";
-  for (int c = 0; c < epi.n_consts; ++c) reg[epi.const_reg[c]] = "C(p.consts[" + std::to_string(const_base + c) + "])";
+  for (int c = 0; c < epi.n_consts; ++c) reg[epi.const_reg[c]] = std::string("C(p.consts[") + std::to_string(const_base + c) + "])";
   for (int k = 0; k < epi.n_inputs; ++k) {
     if (k == v_input) s << "    const C v" << k << " = C(v);\n";
     else s << "    const C v" << k << " = " << load_of(epi, k, in_base + size_t(k < v_input ? k : k - 1)) << ";\n";
-    reg[epi.in_reg[k]] = "v" + std::to_string(k);
+    reg[epi.in_reg[k]] = std::string("v") + std::to_string(k);
   }
   write_steps(s, epi, reg, "b", "    ");
   if (v_out >= 0) s << "    " << store_of(epi.in_dtype[v_input], size_t(v_out), "C(v)");
@@ -114,7 +126,7 @@ bool write_head(std::ostringstream& s, const char* what, Dtype t, std::initializ
 }
 
 std::string in_or_null(bool has, size_t k) {
-  return has ? "(const T*)p.in[" + std::to_string(k) + "]" : std::string("nullptr");
+  return has ? std::string("(const T*)p.in[") + std::to_string(k) + "]" : std::string("nullptr");
 }
 
 // The generated kernels known, by key: their cache entry (null: no generated form) and
@@ -177,10 +189,10 @@ std::string fused_rows_source(const FusedNormRows& p, int threads) {
   std::string reg[ops::kFusedMaxRegs];
   s << "  __device__ __forceinline__ T load(long long r, long long i) const {\n"
     << "    const long long e = r * p.n + i;\n";
-  for (int c = 0; c < pro.n_consts; ++c) reg[pro.const_reg[c]] = "C(p.consts[" + std::to_string(c) + "])";
+  for (int c = 0; c < pro.n_consts; ++c) reg[pro.const_reg[c]] = std::string("C(p.consts[") + std::to_string(c) + "])";
   for (int k = 0; k < pro.n_inputs; ++k) {
     s << "    const C u" << k << " = " << load_of(pro, k, size_t(k)) << ";\n";
-    reg[pro.in_reg[k]] = "u" + std::to_string(k);
+    reg[pro.in_reg[k]] = std::string("u") + std::to_string(k);
   }
   write_steps(s, pro, reg, "a", "    ");
   size_t out = 0;
@@ -198,7 +210,7 @@ std::string fused_rows_source(const FusedNormRows& p, int threads) {
     << "  const Io io{p};\n"
     << "  const lucid::cuda::NormRowsArgs<T> a{" << in_or_null(p.norm.has_weight, p.weight_in()) << ", "
     << in_or_null(p.norm.has_bias, p.bias_in()) << ", "
-    << (p.norm.rms ? std::string("nullptr") : "(T*)p.out[" + std::to_string(p.mean_out()) + "]") << ", (T*)p.out["
+    << (p.norm.rms ? std::string("nullptr") : std::string("(T*)p.out[") + std::to_string(p.mean_out()) + "]") << ", (T*)p.out["
     << p.rstd_out() << "], p.rows, p.n, p.eps, " << (p.norm.rms ? "true" : "false") << "};\n"
     << "  lucid::cuda::norm_rows_forward<T, " << threads << ", true>(io, a);\n}\n";
   return s.str();
@@ -257,12 +269,7 @@ void fused_norm_rows_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::
   if (rows == 0 || n == 0) return;
   const int device = rstd.device().index;
   DeviceGuard guard(device);
-  Params params{};
-  for (size_t k = 0; k < ins.size(); ++k) params.in[k] = ins[k]->data_ptr();
-  for (size_t o = 0; o < outs.size(); ++o) params.out[o] = outs[o]->data_ptr();
-  std::copy(p.prologue.consts, p.prologue.consts + p.prologue.n_consts, params.consts);
-  std::copy(p.epilogue.consts, p.epilogue.consts + p.epilogue.n_consts, params.consts + ops::kFusedMaxConsts);
-  params.rows = rows, params.n = n, params.eps = p.norm.eps;
+  Params params = params_of(outs, ins, p.prologue, &p.epilogue, rows, n, p.norm.eps);
   const int64_t staging = norm_staging_bytes(n, int64_t(rstd.itemsize()));
   void* args[] = {&params};
   LUCID_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(p.variant), dim3(norm_rows_grid(rows, n)),
@@ -280,11 +287,7 @@ void fused_norm_rows_backward_kernel(const ops::Primitive& prim, ops::Outputs ou
   if (rows == 0 || n == 0) return;
   const int device = x.device().index;
   DeviceGuard guard(device);
-  Params params{};
-  for (size_t k = 0; k < ins.size(); ++k) params.in[k] = ins[k]->data_ptr();
-  for (size_t o = 0; o < outs.size(); ++o) params.out[o] = outs[o]->data_ptr();
-  std::copy(p.epilogue.consts, p.epilogue.consts + p.epilogue.n_consts, params.consts);
-  params.rows = rows, params.n = n;
+  Params params = params_of(outs, ins, p.epilogue, nullptr, rows, n, 0.0);
   void* args[] = {&params};
   LUCID_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(p.variant), dim3(norm_rows_grid(rows, n)),
                                     dim3(kNormRowBlock), args, 0, stream(device)));

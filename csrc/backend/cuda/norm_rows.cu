@@ -140,7 +140,7 @@ struct BackwardArgs {
 template <typename T, int kThreads>
 struct BackwardLaunch {
   static void run(const BackwardArgs<T>& b, unsigned grid, cudaStream_t s, int64_t n) {
-    if (sizeof(T) == 8 || norm_backward_cached(n, sizeof(T)) == 8)
+    if (norm_backward_cached(n, sizeof(T)) == 8)
       norm_rows_backward_dev<T, kThreads, 8><<<grid, kNormRowBlock, 0, s>>>(b.io, b.a);
     else if constexpr (sizeof(T) == 4)  // (double never keeps 32: no such kernel is built)
       norm_rows_backward_dev<T, kThreads, 32><<<grid, kNormRowBlock, 0, s>>>(b.io, b.a);
