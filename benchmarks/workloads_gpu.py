@@ -196,8 +196,7 @@ workload(f"GPU layer_norm {list(LN)} forward + backward", "gpu nn",
          _layer_norm_step, nbytes=7 * LN[0] * LN[1] * F32, device="gpu", ceiling="gpu_copy")
 # a pre-norm Transformer block's residual stream under bfloat16 autocast: the residual add
 # (bf16), the cast up for the norm, the norm and the cast down for the next product; one
-# kernel when fused (Note [Fused norm rows]; lucid.gpu.set_norm_fusion, off by default for
-# now), reading 4 bytes an element and writing 2
+# kernel when fused (Note [Fused norm rows]), reading 4 bytes an element and writing 2
 workload(f"GPU residual add + layer_norm + bfloat16 cast {list(LN)}", "gpu nn",
          inputs(LN, LN, LN[1:], LN[1:], device="gpu", view=lambda a, h, w, b: (a.bfloat16(), h.bfloat16(), w, b)),
          lambda m, a, h, w, b: m.nn.functional.layer_norm((a + h).float(), LN[1:], w, b).bfloat16(),

@@ -40,7 +40,7 @@ void set_fused_variant(FusedVariant variant);
 // The CUDA backend's kernels for a norm, and a norm's backward, with their chains (Note
 // [Fused norm rows], ops/fusion_rows.cpp).
 void set_fused_rows_variants(FusedRowsVariant forward, FusedRowsBackwardVariant backward);
-// Whether the norm pass runs (lucid.gpu.set_norm_fusion; LUCID_NORM_FUSION=1 at start).
+// Whether the norm pass runs (lucid.gpu.set_norm_fusion; on unless LUCID_NORM_FUSION=0 at start).
 bool norm_fusion_enabled();
 void set_norm_fusion_enabled(bool enabled);
 // The dtypes a fused program computes in (the float ones).

@@ -24,7 +24,7 @@
 //   reads each element of s, so it would be safe.
 // - Until the backend's kernel is compiled (in the background, Note [Generated
 //   kernels]), and for rows too long to stage, the calls stay unfused.
-// - lucid.gpu.set_norm_fusion / LUCID_NORM_FUSION; off by default for now (below).
+// - lucid.gpu.set_norm_fusion / LUCID_NORM_FUSION=0 switch it off (on by default).
 // The backward (NormRowsBackward) takes the call after it as dx's epilogue likewise
 // (FusedNormRowsBackward: norm_rows_backward.cuh's text with a generated store), dx
 // stored when something else holds it (dx_stored); its affine gradients stay the
@@ -45,11 +45,10 @@ namespace lucid::ops {
 
 namespace {
 
-// Off by default until the fused kernels have run on a GPU (they were built and
-// compiled in a session that got no device); LUCID_NORM_FUSION=1 turns them on.
+// On unless LUCID_NORM_FUSION=0 (or false, off) at start: a switch to compare with.
 bool norm_fusion_at_start() {
   const char* v = std::getenv("LUCID_NORM_FUSION");
-  return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0 || std::strcmp(v, "on") == 0);
+  return !v || !(std::strcmp(v, "0") == 0 || std::strcmp(v, "false") == 0 || std::strcmp(v, "off") == 0);
 }
 std::atomic<bool> g_norm_fusion{norm_fusion_at_start()};
 std::atomic<FusedRowsVariant> g_forward_variant{nullptr};

@@ -91,8 +91,7 @@ def set_fusion(enabled):
 def is_norm_fusion():
     """True when a flush runs each layer_norm / rms_norm (and its backward) with the
     elementwise calls around it as one generated kernel (results the same bit for bit).
-    Off by default for now (LUCID_NORM_FUSION=1 turns it on at start): its kernels have
-    not yet run on a GPU."""
+    On by default; LUCID_NORM_FUSION=0 in the environment switches it off at start."""
     return _C.gpu_norm_fusion()
 
 

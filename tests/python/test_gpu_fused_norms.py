@@ -55,7 +55,8 @@ def assert_bitwise(a, b):
     assert len(a) == len(b)
     for x, y in zip(a, b):
         assert x.dtype == y.dtype and x.shape == y.shape
-        np.testing.assert_array_equal(x.view(np.uint8), y.view(np.uint8))
+        # bytes, not values: NaNs and signed zeros must match too
+        np.testing.assert_array_equal(np.atleast_1d(x).view(np.uint8), np.atleast_1d(y).view(np.uint8))
 
 
 def gpu(a, dtype=lucid.float32):
