@@ -10,6 +10,7 @@
 
 #include "backend/cuda/fused_codegen.h"
 #include "backend/cuda/fused_rows.h"
+#include "backend/cuda/norm.h"
 #include "backend/cuda/nvrtc.h"
 #include "core/error.h"
 
@@ -189,37 +190,51 @@ TEST(CudaCodegen, FusedNormKernelsCompile) {
   if (!nvrtc_loads()) GTEST_SKIP() << "NVRTC cannot be loaded here";
   using lucid::ops::FusedNormRows;
   int compiled = 0;
+  auto compile = [&](Dtype t, int side, bool rms, int64_t n) {
+    FusedNormRows p;
+    p.norm.n = n;
+    p.norm.rms = rms, p.norm.has_weight = true, p.norm.has_bias = !rms;
+    p.prologue = side == 2 ? identity_of(t) : residual_prologue(t);
+    p.x_output = side == 2 ? 0 : 1;
+    p.x_stored = side == 0;
+    p.epilogue = side == 1 ? identity_of(t) : cast_epilogue(t);
+    p.y_input = side == 1 ? 0 : 1;
+    p.y_stored = side == 0 && !rms;
+    const auto layout = lucid::cuda::norm_forward_layout(n, int64_t(lucid::dtype_size(t)));
+    const std::string source = lucid::cuda::fused_rows_source(p, layout.threads, layout.kept);
+    ASSERT_FALSE(source.empty());
+    EXPECT_NE(source.find("norm_rows_forward<T, " + std::to_string(layout.threads) + ", " + std::to_string(layout.kept) +
+                          ">"),
+              std::string::npos);
+    std::string cubin;
+    EXPECT_NO_THROW(cubin = lucid::cuda::nvrtc::compile(source, "lucid_fused_norm", 90, {"--fmad=false", "--std=c++17"}))
+        << source;
+    EXPECT_GT(cubin.size(), 0u);
+    ++compiled;
+  };
+  // both chains, the prologue alone, the epilogue alone; then every layout
   for (Dtype t : {Dtype::F32, Dtype::F64})
-    for (int side = 0; side < 3; ++side)  // both chains, the prologue alone, the epilogue alone
-      for (bool rms : {false, true})
-        for (int threads : {32, 256}) {
-          FusedNormRows p;
-          p.norm.n = threads == 32 ? 1024 : 4096;
-          p.norm.rms = rms, p.norm.has_weight = true, p.norm.has_bias = !rms;
-          p.prologue = side == 2 ? identity_of(t) : residual_prologue(t);
-          p.x_output = side == 2 ? 0 : 1;
-          p.x_stored = side == 0;
-          p.epilogue = side == 1 ? identity_of(t) : cast_epilogue(t);
-          p.y_input = side == 1 ? 0 : 1;
-          p.y_stored = side == 0 && !rms;
-          const std::string source = lucid::cuda::fused_rows_source(p, threads);
-          ASSERT_FALSE(source.empty());
-          EXPECT_NE(source.find("norm_rows_forward<T, " + std::to_string(threads) + ", true>"), std::string::npos);
-          std::string cubin;
-          EXPECT_NO_THROW(cubin = lucid::cuda::nvrtc::compile(source, "lucid_fused_norm", 90,
-                                                              {"--fmad=false", "--std=c++17"}))
-              << source;
-          EXPECT_GT(cubin.size(), 0u);
-          ++compiled;
-        }
-  EXPECT_EQ(compiled, 24);
+    for (int side = 0; side < 3; ++side)
+      for (bool rms : {false, true}) compile(t, side, rms, 1024);
+  for (Dtype t : {Dtype::F32, Dtype::F64})
+    for (int64_t n : {100, 2048, 4000, 6000}) compile(t, 0, false, n);
+  EXPECT_EQ(compiled, 20);
+  // rows too long to stage are read again at each pass, and never fused
+  FusedNormRows long_rows;
+  long_rows.norm.n = 100000;
+  long_rows.prologue = residual_prologue(Dtype::F32);
+  long_rows.x_output = 1;
+  long_rows.epilogue = cast_epilogue(Dtype::F32);
+  long_rows.y_input = 1;
+  EXPECT_EQ(lucid::cuda::norm_forward_layout(100000, 4).kept, lucid::cuda::kNormReread);
+  EXPECT_TRUE(lucid::cuda::fused_rows_source(long_rows, 256, lucid::cuda::kNormReread).empty());
   // a chain of another compute type than x's is not a fused norm this kernel runs
   FusedNormRows mixed;
   mixed.norm.n = 64;
   mixed.prologue = residual_prologue(Dtype::F32);
   mixed.x_output = 1;
   mixed.epilogue = identity_of(Dtype::F64);
-  EXPECT_TRUE(lucid::cuda::fused_rows_source(mixed, 32).empty());
+  EXPECT_TRUE(lucid::cuda::fused_rows_source(mixed, 32, 8).empty());
 }
 
 // A norm's backward with the chain taking dx: the residual gradient's add (dx stored or

@@ -78,7 +78,7 @@ def test_the_norm_fusion_switch():
 
 
 @needs_gpu
-@pytest.mark.parametrize("n", [64, 1000, 1024, 2048])
+@pytest.mark.parametrize("n", [64, 1000, 1024, 2048, 3000, 6000])  # every forward layout
 @pytest.mark.parametrize("rms", [False, True])
 def test_residual_add_norm_and_cast_are_one_kernel(n, rms):
     a, h = gpu(normal((96, n), 0), lucid.bfloat16), gpu(normal((96, n), 1), lucid.bfloat16)

@@ -70,13 +70,15 @@ CASES = [
     (gn, (2, 6, 50_000), 6, {"groups": 1}),
     (gn, (2, 512, 3), 512, {"groups": 2}),  # 256 rows a group
     (ln, (70_000, 64), 64, {}),          # d weight / d bias: columns of 70k rows
-    (ln, (32, 5000), 5000, {}),          # a block per row
-    (ln, (1000, 33), 33, {}),            # a warp per row
-    (rms, (300, 2048), 2048, {}),
+    (ln, (32, 5000), 5000, {}),          # a block per row, staged in shared memory
+    (ln, (1000, 33), 33, {}),            # a warp per row (backward and forward)
+    (rms, (300, 2048), 2048, {}),        # forward: a block per row, 8 elements a thread
     (rms, (4097, 7), 7, {}),
-    (ln, (300, 1000), 1000, {}),         # a warp per row, 32 elements a thread in registers
+    (ln, (300, 1000), 1000, {}),         # backward: 32 elements a thread; forward: 128 threads a row
     (rms, (64, 777), 777, {}),
-    (ln, (8, 10_000), 10_000, {}),       # a block per row longer than its registers hold
+    (ln, (8, 10_000), 10_000, {}),       # backward: a block per row longer than its registers hold
+    (ln, (50, 3000), 3000, {}),          # forward: 16 elements a thread
+    (ln, (4, 20_000), 20_000, {}),       # forward: too long to stage, read again at each pass
 ]
 IDS = [f"{c[0].__name__}-{'x'.join(map(str, c[1]))}" for c in CASES]
 

@@ -94,23 +94,36 @@ std::string store_of(Dtype d, size_t out_index, const std::string& value) {
          store_expr(d, value) + ";\n";
 }
 
-// The body of an Io's store(r, i, v): the epilogue's steps with `v` (the norm's result
-// for this element, T) in input `v_input`'s register, its other inputs from p.in from
-// `in_base` on, its constants from p.consts from `const_base`; v stored first as
-// out[v_out] when v_out >= 0, then the outputs as out[out_base + o].
-void write_epilogue(std::ostringstream& s, const FusedProgram& epi, int v_input, size_t in_base, size_t const_base,
-                    long v_out, size_t out_base) {
+// An Io's read and write of its result `what` (y or dx: Note [Reads before writes],
+// norm_rows_forward.cuh): `struct <What>In` holding the epilogue's other inputs,
+// `load_<what>(r, i)` reading them, and `store_<what>(r, i, v, in)` running the
+// epilogue's steps with `v` (the norm's result for the element, T) in input
+// `v_input`'s register. Its other inputs are p.in from `in_base` on, its constants
+// p.consts from `const_base` on; v is stored first as out[v_out] when v_out >= 0, then
+// the outputs as out[out_base + o].
+void write_epilogue(std::ostringstream& s, const std::string& what, const std::string& what_in,
+                    const FusedProgram& epi, int v_input, size_t in_base, size_t const_base, long v_out,
+                    size_t out_base) {
+  s << "  struct " << what_in << " {";
+  for (int k = 0; k < epi.n_inputs; ++k) if (k != v_input) s << " C v" << k << ";";
+  s << " };\n  __device__ __forceinline__ " << what_in << " load_" << what << "(long long r, long long i) const {\n"
+    << "    const long long e = r * p.n + i;\n    " << what_in << " in;\n";
+  for (int k = 0; k < epi.n_inputs; ++k)
+    if (k != v_input) s << "    in.v" << k << " = " << load_of(epi, k, in_base + size_t(k < v_input ? k : k - 1)) << ";\n";
+  s << "    (void)e;\n    return in;\n  }\n"
+    << "  __device__ __forceinline__ void store_" << what << "(long long r, long long i, T v, const " << what_in
+    << "& in) const {\n    const long long e = r * p.n + i;\n";
   std::string reg[ops::kFusedMaxRegs];
-  s << "    const long long e = r * p.n + i;\n";
   for (int c = 0; c < epi.n_consts; ++c) reg[epi.const_reg[c]] = std::string("C(p.consts[") + std::to_string(const_base + c) + "])";
   for (int k = 0; k < epi.n_inputs; ++k) {
     if (k == v_input) s << "    const C v" << k << " = C(v);\n";
-    else s << "    const C v" << k << " = " << load_of(epi, k, in_base + size_t(k < v_input ? k : k - 1)) << ";\n";
+    else s << "    const C v" << k << " = in.v" << k << ";\n";
     reg[epi.in_reg[k]] = std::string("v") + std::to_string(k);
   }
   write_steps(s, epi, reg, "b", "    ");
   if (v_out >= 0) s << "    " << store_of(epi.in_dtype[v_input], size_t(v_out), "C(v)");
   for (int o = 0; o < epi.n_outputs; ++o) s << "    " << store_of(epi.out_dtype[o], out_base + size_t(o), reg[epi.out_reg[o]]);
+  s << "  }\n";
 }
 
 // What both kinds of source start with: the compute type's prelude, the chains' op
@@ -136,9 +149,10 @@ struct Known {
   std::bitset<64> carveout;
 };
 
-// The kernel of `key` (its source made by `source()` on first sight) for `device`, or 0.
+// The kernel of `key` (its source made by `source()` on first sight) for `device`, or 0;
+// `staged`: its blocks stage rows in shared memory.
 template <typename Source>
-uint64_t variant_of(std::string key, Source source, const char* entry_name, int device) {
+uint64_t variant_of(std::string key, Source source, const char* entry_name, int device, bool staged) {
   static std::mutex mu;
   static auto* known = new std::unordered_map<std::string, Known>;
   Known* entry = nullptr;
@@ -161,7 +175,7 @@ uint64_t variant_of(std::string key, Source source, const char* entry_name, int 
   }
   if (!kernel) return 0;
   std::lock_guard<std::mutex> lock(mu);
-  if (device < 64 && !entry->carveout[size_t(device)]) {
+  if (staged && device < 64 && !entry->carveout[size_t(device)]) {
     // As much shared memory as the SM has, not L1, as the unfused forward asks: its
     // passes read the staged rows. (A preference: a failure is cleared, not raised.)
     if (cudaKernelSetAttributeForDevice(static_cast<cudaKernel_t>(const_cast<void*>(kernel)),
@@ -177,42 +191,50 @@ std::atomic<size_t> g_backward_launches{0};
 
 }  // namespace
 
-std::string fused_rows_source(const FusedNormRows& p, int threads) {
-  if (!well_formed(p) || (threads != 32 && threads != kNormRowBlock)) return {};
+std::string fused_rows_source(const FusedNormRows& p, int threads, int kept) {
+  const bool known_layout = (threads == 32 && kept == 8) || (threads == 128 && kept == 8) ||
+                            (threads == kNormRowBlock && (kept == 8 || kept == 16 || kept == kNormStaged));
+  if (!well_formed(p) || !known_layout) return {};
   const FusedProgram &pro = p.prologue, &epi = p.epilogue;
   const Dtype t = pro.out_dtype[p.x_output];
   std::ostringstream s;
   if (!write_head(s, p.name(), t, {&pro, &epi})) return {};
   s << "struct Io {\n  const Params& p;\n";
 
-  // The prologue: x's element from the chain's inputs; its other results stored.
-  std::string reg[ops::kFusedMaxRegs];
-  s << "  __device__ __forceinline__ T load(long long r, long long i) const {\n"
+  // The prologue: x's element from the chain's inputs read by load_x (Note [Reads
+  // before writes], norm_rows_forward.cuh); make_x stores its other results.
+  s << "  struct XIn {";
+  for (int k = 0; k < pro.n_inputs; ++k) s << " C u" << k << ";";
+  s << " };\n  __device__ __forceinline__ XIn load_x(long long r, long long i) const {\n"
+    << "    const long long e = r * p.n + i;\n    XIn in;\n";
+  for (int k = 0; k < pro.n_inputs; ++k) s << "    in.u" << k << " = " << load_of(pro, k, size_t(k)) << ";\n";
+  s << "    (void)e;\n    return in;\n  }\n"
+    << "  __device__ __forceinline__ T make_x(long long r, long long i, const XIn& in) const {\n"
     << "    const long long e = r * p.n + i;\n";
+  std::string reg[ops::kFusedMaxRegs];
   for (int c = 0; c < pro.n_consts; ++c) reg[pro.const_reg[c]] = std::string("C(p.consts[") + std::to_string(c) + "])";
   for (int k = 0; k < pro.n_inputs; ++k) {
-    s << "    const C u" << k << " = " << load_of(pro, k, size_t(k)) << ";\n";
+    s << "    const C u" << k << " = in.u" << k << ";\n";
     reg[pro.in_reg[k]] = std::string("u") + std::to_string(k);
   }
   write_steps(s, pro, reg, "a", "    ");
   size_t out = 0;
   for (int o = 0; o < pro.n_outputs; ++o)
     if (o != p.x_output || p.x_stored) s << "    " << store_of(pro.out_dtype[o], out++, reg[pro.out_reg[o]]);
-  s << "    return T(" << reg[pro.out_reg[p.x_output]] << ");\n  }\n";
+  s << "    (void)e;\n    return T(" << reg[pro.out_reg[p.x_output]] << ");\n  }\n";
 
   // The epilogue: y's element into its register, the chain's results stored.
-  s << "  __device__ __forceinline__ void store(long long r, long long i, T v) const {\n";
-  write_epilogue(s, epi, p.y_input, p.epilogue_in(), ops::kFusedMaxConsts, p.y_stored ? long(p.y_out()) : -1,
-                 p.rstd_out() + 1);
-  s << "  }\n};\n"
-    << "extern \"C\" __global__ void __launch_bounds__(" << kNormRowBlock
+  write_epilogue(s, "y", "YIn", epi, p.y_input, p.epilogue_in(), ops::kFusedMaxConsts,
+                 p.y_stored ? long(p.y_out()) : -1, p.rstd_out() + 1);
+  s << "};\n"
+    << "extern \"C\" __global__ void __launch_bounds__(" << norm_forward_block(threads)
     << ") lucid_fused_norm(const __grid_constant__ Params p) {\n"
     << "  const Io io{p};\n"
     << "  const lucid::cuda::NormRowsArgs<T> a{" << in_or_null(p.norm.has_weight, p.weight_in()) << ", "
     << in_or_null(p.norm.has_bias, p.bias_in()) << ", "
     << (p.norm.rms ? std::string("nullptr") : std::string("(T*)p.out[") + std::to_string(p.mean_out()) + "]") << ", (T*)p.out["
     << p.rstd_out() << "], p.rows, p.n, p.eps, " << (p.norm.rms ? "true" : "false") << "};\n"
-    << "  lucid::cuda::norm_rows_forward<T, " << threads << ", true>(io, a);\n}\n";
+    << "  lucid::cuda::norm_rows_forward<T, " << threads << ", " << kept << ">(io, a);\n}\n";
   return s.str();
 }
 
@@ -222,10 +244,9 @@ std::string fused_rows_backward_source(const ops::FusedNormRowsBackward& p, int 
   const Dtype t = epi.in_dtype[p.dx_input];
   std::ostringstream s;
   if (!write_head(s, p.name(), t, {&epi})) return {};
-  s << "struct Io {\n  const Params& p;\n"
-    << "  __device__ __forceinline__ void store(long long r, long long i, T v) const {\n";
-  write_epilogue(s, epi, p.dx_input, p.epilogue_in(), 0, p.dx_stored ? 0 : -1, p.epilogue_out());
-  s << "  }\n};\n"
+  s << "struct Io {\n  const Params& p;\n";
+  write_epilogue(s, "dx", "DxIn", epi, p.dx_input, p.epilogue_in(), 0, p.dx_stored ? 0 : -1, p.epilogue_out());
+  s << "};\n"
     << "extern \"C\" __global__ void __launch_bounds__(" << kNormRowBlock
     << ") lucid_fused_norm_backward(const __grid_constant__ Params p) {\n"
     << "  const Io io{p};\n"
@@ -238,13 +259,15 @@ std::string fused_rows_backward_source(const ops::FusedNormRowsBackward& p, int 
 
 uint64_t fused_rows_variant(const FusedNormRows& p, int device) {
   if (compile_mode() == CompileMode::Off || !well_formed(p)) return 0;
-  if (norm_staging_bytes(p.norm.n, int64_t(dtype_size(p.prologue.out_dtype[p.x_output]))) == 0) return 0;
-  const int threads = norm_row_threads(p.norm.n);
+  // (rows read again at each pass stay unfused: the prologue would run, and write, thrice)
+  const NormForwardLayout layout = norm_forward_layout(p.norm.n, int64_t(dtype_size(p.prologue.out_dtype[p.x_output])));
+  if (layout.kept == kNormReread) return 0;
   std::string key = ops::fused_structure(p.prologue) + '|' + ops::fused_structure(p.epilogue);
   for (int v : {int(p.norm.rms), int(p.norm.has_weight), int(p.norm.has_bias), int(p.x_output), int(p.y_input),
-                int(p.x_stored), int(p.y_stored), threads})
+                int(p.x_stored), int(p.y_stored), layout.threads, layout.kept + 1})
     key += char(v);
-  return variant_of(std::move(key), [&] { return fused_rows_source(p, threads); }, "lucid_fused_norm", device);
+  return variant_of(std::move(key), [&] { return fused_rows_source(p, layout.threads, layout.kept); },
+                    "lucid_fused_norm", device, layout.kept == kNormStaged);
 }
 
 uint64_t fused_rows_backward_variant(const ops::FusedNormRowsBackward& p, int device) {
@@ -256,7 +279,7 @@ uint64_t fused_rows_backward_variant(const ops::FusedNormRowsBackward& p, int de
                 threads, cached})
     key += char(v);
   return variant_of(std::move(key), [&] { return fused_rows_backward_source(p, threads, cached); },
-                    "lucid_fused_norm_backward", device);
+                    "lucid_fused_norm_backward", device, false);
 }
 
 void fused_norm_rows_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs ins) {
@@ -270,10 +293,12 @@ void fused_norm_rows_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::
   const int device = rstd.device().index;
   DeviceGuard guard(device);
   Params params = params_of(outs, ins, p.prologue, &p.epilogue, rows, n, p.norm.eps);
-  const int64_t staging = norm_staging_bytes(n, int64_t(rstd.itemsize()));
+  const NormForwardLayout layout = norm_forward_layout(n, int64_t(rstd.itemsize()));
+  const int64_t staging = norm_forward_staging_bytes(n, int64_t(rstd.itemsize()));
   void* args[] = {&params};
-  LUCID_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(p.variant), dim3(norm_rows_grid(rows, n)),
-                                    dim3(kNormRowBlock), args, size_t(staging), stream(device)));
+  LUCID_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(p.variant), dim3(norm_forward_grid(rows, layout)),
+                                    dim3(norm_forward_block(layout.threads)), args, size_t(staging),
+                                    stream(device)));
   g_launches.fetch_add(1, std::memory_order_relaxed);
 }
 

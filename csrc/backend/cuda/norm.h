@@ -25,20 +25,40 @@ void group_norm_grad_coeffs_kernel(const ops::Primitive& p, ops::Outputs outs, o
 
 void norm_rows_kernel(const ops::Primitive& p, ops::Outputs outs, ops::Inputs ins);
 
-// How the rows kernels of layer_norm / rms_norm are launched (norm_rows_forward.cuh),
-// shared by the unfused kernel and the fused one (fused_rows.cpp). Threads a row: a
-// warp up to kNormWarpRowsUpTo elements (8 rows a block), the whole block beyond.
+// How the rows kernels of layer_norm / rms_norm are launched (norm_rows_forward.cuh,
+// norm_rows_backward.cuh), shared by the unfused kernels and the fused ones
+// (fused_rows.cpp).
+//
+// The forward's layout (Note [Forward rows in registers]): threads a row and the
+// elements each keeps in registers, or kNormStaged / kNormReread for longer rows.
+struct NormForwardLayout {
+  int threads, kept;
+};
+// Threads a block of the forward: 8 rows of a warp each, or one row of more threads.
+constexpr int norm_forward_block(int threads) { return threads == 32 ? kNormRowBlock : threads; }
+inline NormForwardLayout norm_forward_layout(int64_t n, int64_t itemsize) {
+  if (n <= 256) return {32, 8};
+  if (n <= 1024) return {128, 8};
+  if (n <= 2048) return {kNormRowBlock, 8};
+  if (n <= 4096) return {kNormRowBlock, 16};
+  // staged where the row fits the 48 KB a block may take without opting in
+  return {kNormRowBlock, n * itemsize <= (48 << 10) ? kNormStaged : kNormReread};
+}
+inline unsigned norm_forward_grid(int64_t rows, NormForwardLayout layout) {
+  const int64_t per_block = norm_forward_block(layout.threads) / layout.threads;
+  return unsigned(std::min<int64_t>((rows + per_block - 1) / per_block, int64_t(1) << 20));
+}
+// Dynamic shared memory of a forward block: the staged row's bytes, or 0.
+inline int64_t norm_forward_staging_bytes(int64_t n, int64_t itemsize) {
+  return norm_forward_layout(n, itemsize).kept == kNormStaged ? n * itemsize : 0;
+}
+
+// The backward's: a warp a row up to kNormWarpRowsUpTo elements (8 rows a block), the
+// whole block beyond.
 inline int norm_row_threads(int64_t n) { return n <= kNormWarpRowsUpTo ? 32 : kNormRowBlock; }
 inline unsigned norm_rows_grid(int64_t rows, int64_t n) {
   const int64_t per_block = kNormRowBlock / norm_row_threads(n);
   return unsigned(std::min<int64_t>((rows + per_block - 1) / per_block, int64_t(1) << 20));
-}
-// The forward stages a block's rows in shared memory where they fit the 48 KB a block
-// may take without opting in (rows of up to 1024 floats a warp, 12288 a block); this
-// many bytes, or 0 for rows read again at each pass.
-inline int64_t norm_staging_bytes(int64_t n, int64_t itemsize) {
-  const int64_t bytes = kNormRowBlock / norm_row_threads(n) * n * itemsize;
-  return bytes <= (48 << 10) ? bytes : 0;
 }
 // The backward keeps kCached elements of each thread's share of g and x in registers
 // (norm_rows_backward.cuh): 8 where the share is no longer (and for double, whose 32

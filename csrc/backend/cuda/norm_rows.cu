@@ -4,9 +4,9 @@
 // row in T, the row centred on the rounded mean before squaring.
 //
 // The forward is norm_rows_forward.cuh's template with plain loads and stores (the
-// fused kernels of fusion_rows.cpp are the same template with generated ones). The
-// backward gives one group of threads one row as the forward does (a warp up to
-// kWarpRowsUpTo elements, the block beyond), sums in double in a deterministic group
+// fused kernels of fusion_rows.cpp are the same template with generated ones), its
+// layout in Note [Forward rows in registers]. The backward gives one group of threads
+// one row (a warp up to kNormWarpRowsUpTo elements, the block beyond), sums in double in a deterministic group
 // sum (Note [Deterministic group sums]) and makes two passes; the row is read from
 // memory once (Note [Rows in registers]). d weight and d bias are sums over the rows, a
 // column reduction on the engine of reduce.cuh (deterministic, no atomics).
@@ -22,11 +22,24 @@
 //   threads * kCached reads its remainder at each pass. 57 us on an H200.
 // - The forward did the same at first and got slower (91 us against torch's 55, H200):
 //   ptxas gave it 176 registers for 32 cached floats (as many without the affine
-//   loads), so one block an SM and too few rows in flight. It
-//   stages the row in shared memory instead (40 registers, 7 blocks an SM): each thread
-//   reads back only what it wrote, so no barrier.
-// The sums run over each thread's elements in the same order as before, so the results
-// are the same bits.
+//   loads), so one block an SM and too few rows in flight. It then staged the row in
+//   shared memory, until Note [Forward rows in registers].
+//
+// Note [Forward rows in registers]
+// Staged, a warp made a row of 1024 (8 rows a block of 256, 7 blocks an SM): 71-78 us
+// over [16384, 1024] float32 on an H100 against torch eager's 59, and the fused
+// residual add, norm and cast took 66-69 us, at 38% of the memory's bandwidth. A lane
+// worked through 32 elements in series, and 16384 rows were 2.2 waves of resident
+// blocks, which loaded, summed and stored in step.
+// - So the forward spreads a row over more threads, each keeping 8 elements (16 for
+//   rows of 2049 to 4096) in registers, made once: a warp a row up to 256 elements (8
+//   rows a block), 128 threads a row up to 1024, 256 up to 4096 (a block a row), the
+//   staged row beyond (norm_forward_layout). 64 registers for 1024 floats.
+// - H100, 2026-12-06, one run: [16384, 1024] 56.6 us against torch eager's 58.8
+//   (0.96), forward + backward 202 against 223 (0.91); the fused forward of the big
+//   encoder step 98 us a call, was 139.
+// - A different number of threads a row sums in another order, so the bits differ from
+//   the staged layout's; fused and unfused kernels take the same layout, so they agree.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -49,24 +62,32 @@ using ops::Outputs;
 // The unfused forward: x and y as they are in memory.
 template <typename T>
 struct PlainRows {
+  struct Nothing {};
+  using XIn = T;
+  using YIn = Nothing;
   const T* x;
   T* y;
   long long n;
-  __device__ __forceinline__ T load(long long r, long long i) const { return x[r * n + i]; }
-  __device__ __forceinline__ void store(long long r, long long i, T v) const { y[r * n + i] = v; }
+  __device__ __forceinline__ T load_x(long long r, long long i) const { return x[r * n + i]; }
+  __device__ __forceinline__ T make_x(long long, long long, T v) const { return v; }
+  __device__ __forceinline__ YIn load_y(long long, long long) const { return {}; }
+  __device__ __forceinline__ void store_y(long long r, long long i, T v, YIn) const { y[r * n + i] = v; }
 };
 
-template <typename T, int kThreads, bool kStaged>
-__global__ void __launch_bounds__(kNormRowBlock) norm_rows_forward_dev(PlainRows<T> io, NormRowsArgs<T> a) {
-  norm_rows_forward<T, kThreads, kStaged>(io, a);
+template <typename T, int kThreads, int kKept>
+__global__ void __launch_bounds__(norm_forward_block(kThreads)) norm_rows_forward_dev(PlainRows<T> io,
+                                                                                      NormRowsArgs<T> a) {
+  norm_rows_forward<T, kThreads, kKept>(io, a);
 }
 
 // The unfused backward: dx as it is in memory.
 template <typename T>
 struct PlainDx {
+  struct DxIn {};
   T* dx;
   long long n;
-  __device__ __forceinline__ void store(long long r, long long i, T v) const { dx[r * n + i] = v; }
+  __device__ __forceinline__ DxIn load_dx(long long, long long) const { return {}; }
+  __device__ __forceinline__ void store_dx(long long r, long long i, T v, DxIn) const { dx[r * n + i] = v; }
 };
 
 template <typename T, int kThreads, int kCached>
@@ -115,21 +136,22 @@ struct ForwardArgs {
   NormRowsArgs<T> a;
 };
 
-template <typename T, int kThreads>
-struct ForwardLaunch {
-  static void run(const ForwardArgs<T>& f, unsigned grid, cudaStream_t s, int64_t n) {
-    if (const int64_t bytes = norm_staging_bytes(n, sizeof(T))) {
-      // as much shared memory as the SM has, not L1: the passes read the staged rows
-      static const cudaError_t set = cudaFuncSetAttribute(
-          norm_rows_forward_dev<T, kThreads, true>, cudaFuncAttributePreferredSharedMemoryCarveout,
-          int(cudaSharedmemCarveoutMaxShared));
-      LUCID_CUDA_CHECK(set);
-      norm_rows_forward_dev<T, kThreads, true><<<grid, kNormRowBlock, size_t(bytes), s>>>(f.io, f.a);
-    } else {
-      norm_rows_forward_dev<T, kThreads, false><<<grid, kNormRowBlock, 0, s>>>(f.io, f.a);
-    }
+// The forward of layout <kThreads, kKept> (norm_forward_layout).
+template <typename T, int kThreads, int kKept>
+void launch_forward(const ForwardArgs<T>& f, int64_t rows, cudaStream_t s) {
+  const int64_t n = f.a.n;
+  size_t staging = 0;
+  if constexpr (kKept == kNormStaged) {
+    // as much shared memory as the SM has, not L1: the passes read the staged rows
+    static const cudaError_t set = cudaFuncSetAttribute(norm_rows_forward_dev<T, kThreads, kKept>,
+                                                        cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                        int(cudaSharedmemCarveoutMaxShared));
+    LUCID_CUDA_CHECK(set);
+    staging = size_t(norm_forward_staging_bytes(n, sizeof(T)));
   }
-};
+  norm_rows_forward_dev<T, kThreads, kKept>
+      <<<norm_forward_grid(rows, {kThreads, kKept}), norm_forward_block(kThreads), staging, s>>>(f.io, f.a);
+}
 
 template <typename T>
 struct BackwardArgs {
@@ -153,13 +175,24 @@ void norm_rows_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::NormRows>(prim);
   const auto t = p.tensors(outs, ins);
   const int64_t rows = p.rows(ins);
+  if (rows == 0 || p.n == 0) return;
+  const int device = t.y->device().index;
+  DeviceGuard guard(device);
+  cudaStream_t s = stream(device);
   visit_float32_or_64(t.x->dtype(), [&](auto z) {
     using T = decltype(z);
     const ForwardArgs<T> f{{cdata<T>(t.x), mdata<T>(t.y), p.n},
                            {cdata<T>(t.weight), cdata<T>(t.bias), mdata<T>(t.mean), mdata<T>(t.rstd), rows, p.n, p.eps,
                             p.rms}};
-    launch_rows<ForwardLaunch, T>(f, rows, p.n, t.y->device().index);
+    const NormForwardLayout layout = norm_forward_layout(p.n, sizeof(T));
+    if (layout.threads == 32) launch_forward<T, 32, 8>(f, rows, s);
+    else if (layout.threads == 128) launch_forward<T, 128, 8>(f, rows, s);
+    else if (layout.kept == 8) launch_forward<T, kNormRowBlock, 8>(f, rows, s);
+    else if (layout.kept == 16) launch_forward<T, kNormRowBlock, 16>(f, rows, s);
+    else if (layout.kept == kNormStaged) launch_forward<T, kNormRowBlock, kNormStaged>(f, rows, s);
+    else launch_forward<T, kNormRowBlock, kNormReread>(f, rows, s);
   });
+  LUCID_CUDA_CHECK(cudaGetLastError());
 }
 
 void norm_rows_affine_grads(const TensorImpl* dy, const TensorImpl* x, const TensorImpl* mean, const TensorImpl* rstd,

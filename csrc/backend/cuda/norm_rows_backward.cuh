@@ -58,8 +58,9 @@ __device__ __forceinline__ void for_share(const T (&cache)[N][kCached], const T*
   }
 }
 
-// Rows of a.n elements, kThreads threads a row, blocks of kNormRowBlock threads.
-// Io: `void store(long long r, long long i, T dx) const` takes element i of row r of dx.
+// Rows of a.n elements, kThreads threads a row, blocks of kNormRowBlock threads. Io,
+// for element i of row r: `DxIn load_dx(r, i) const` reads what storing dx needs
+// besides it, and `void store_dx(r, i, T dx, const DxIn&) const` stores it.
 template <typename T, int kThreads, int kCached, class Io>
 __device__ __forceinline__ void norm_rows_backward(const Io& io, const NormRowsBackwardArgs<T>& a) {
   constexpr int kRowsPerBlock = kNormRowBlock / kThreads;
@@ -83,7 +84,7 @@ __device__ __forceinline__ void norm_rows_backward(const Io& io, const NormRowsB
     for_share<kThreads>(cache, gx, lane, n, [&](long long i, const T (&v)[2]) {
       const T gi = a.w ? v[0] * a.w[i] : v[0];
       const T xh = (v[1] - m) * rs;
-      io.store(r, i, rs * (gi - am - xh * bm));
+      io.store_dx(r, i, rs * (gi - am - xh * bm), io.load_dx(r, i));
     });
   }
 }

@@ -10,14 +10,24 @@
 // The arithmetic is the same text in both, compiled without contraction in both
 // (--fmad=false), so fused results are the unfused ones bit for bit.
 //
-// One group of threads per row: a warp for rows of up to kNormWarpRowsUpTo elements (8
-// rows a block), the whole block of kNormRowBlock beyond. The group's threads stride the
-// row, sum in double and meet in a deterministic group sum (Note [Deterministic group
-// sums]). Three passes over a row: mean, variance, result. With kStaged, the first
-// reads the row through the loader into shared memory and the later ones read it there
-// (Note [Rows in registers], norm_rows.cu); each thread reads back only the elements
-// it wrote, so no barrier. Without it every pass calls the loader (rows too long to
-// stage; the fused kernel, whose loader runs a chain, is only made for staged rows).
+// How a row is spread over threads is the layout (Note [Forward rows in registers],
+// norm_rows.cu; chosen by norm_forward_layout, norm.h): a group of kThreads threads a
+// row, each keeping its share, elements lane + k * kThreads, in registers for rows of
+// up to 4096 elements; longer rows are staged in shared memory (kNormStaged) or, too
+// long for that, read again at each pass (kNormReread). The group sums in double and
+// meets in a deterministic group sum (Note [Deterministic group sums]). Three passes
+// over a row: mean, variance, result.
+//
+// Note [Reads before writes]
+// The compiler may not move a load above a store that could write the same address,
+// and through generic pointers any store could. Made element by element (load, chain,
+// store), a fused prologue that stores x (autograd holds it) would make each element's
+// loads wait for the element before it to be stored. So the Io splits each side into a
+// read and a write (load_x / make_x, load_y / store_y; load_dx / store_dx in the
+// backward), and the forward issues a thread's reads (all its kept elements', or
+// kNormBatch elements' at a time) before the first of the writes that follow them.
+// (Measured alone, in the staged layout, it changed nothing: 69 us against 66 for the
+// fused forward of fused_norm.py, H100; the layout was what held it back.)
 #pragma once
 
 #include "backend/cuda/norm_group_sum.cuh"
@@ -26,9 +36,33 @@ namespace lucid::cuda {
 
 // (Also seen by the host code that launches the kernels, backend/cuda/norm.h.)
 constexpr int kNormRowBlock = 256;
-constexpr long long kNormWarpRowsUpTo = 1024;
+constexpr long long kNormWarpRowsUpTo = 1024;  // (the backward's layout)
+constexpr int kNormBatch = 8;                  // elements a thread reads before it writes any
+// A forward layout's elements a thread keeps in registers, or where the row is instead.
+constexpr int kNormStaged = 0, kNormReread = -1;
 
 #if defined(__CUDACC__)
+
+// For this lane's elements first, first + kThreads, ... < n, kNormBatch at a time:
+// read(i) for each of them, then write(i, what read(i) gave) for each (Note [Reads
+// before writes]).
+template <int kThreads, typename Read, typename Write>
+__device__ __forceinline__ void read_then_write(long long first, long long n, Read read, Write write) {
+  using Got = decltype(read(first));
+  for (long long base = first; base < n; base += (long long)kNormBatch * kThreads) {
+    Got got[kNormBatch];
+#pragma unroll
+    for (int k = 0; k < kNormBatch; ++k) {
+      const long long i = base + (long long)k * kThreads;
+      if (i < n) got[k] = read(i);
+    }
+#pragma unroll
+    for (int k = 0; k < kNormBatch; ++k) {
+      const long long i = base + (long long)k * kThreads;
+      if (i < n) write(i, got[k]);
+    }
+  }
+}
 
 // What the three passes need besides the row's elements; w and b may be null, and mean
 // is null for rms_norm (whose mean is not subtracted).
@@ -41,50 +75,105 @@ struct NormRowsArgs {
   bool rms;
 };
 
-// Rows of a.n elements, kThreads threads a row (32 or kNormRowBlock), run by blocks of
-// kNormRowBlock threads. Io: `T load(long long r, long long i) const` gives element i of
-// row r of x; `void store(long long r, long long i, T y) const` takes the result's.
-template <typename T, int kThreads, bool kStaged, class Io>
+// f(i, x_i) for this thread's elements of a row, in order: from `kept` when the
+// layout keeps them in registers (kKept > 0), else from x(i).
+template <int kThreads, int kKept, typename T, typename X, typename F>
+__device__ __forceinline__ void each_element(const T (&kept)[kKept > 0 ? kKept : 1], const X& x, int lane,
+                                             long long n, F f) {
+  if constexpr (kKept > 0) {
+#pragma unroll
+    for (int k = 0; k < kKept; ++k) {
+      const long long i = lane + (long long)k * kThreads;
+      if (i < n) f(i, kept[k]);
+    }
+  } else {
+    for (long long i = lane; i < n; i += kThreads) f(i, x(i));
+  }
+}
+
+// Rows of a.n elements, kThreads threads a row, in blocks of
+// norm_forward_block(kThreads); each thread keeps kKept elements of its share in
+// registers (kKept * kThreads >= n), or the row is staged (kNormStaged: n elements of
+// T in the dynamic shared memory) or read again at each pass (kNormReread). Io, for
+// element i of row r:
+//  - `XIn load_x(r, i) const` reads what x's element is made of, and
+//    `T make_x(r, i, const XIn&) const` makes it (and may write);
+//  - `YIn load_y(r, i) const` reads what storing the result needs besides it, and
+//    `void store_y(r, i, T y, const YIn&) const` stores it.
+template <typename T, int kThreads, int kKept, class Io>
 __device__ __forceinline__ void norm_rows_forward(const Io& io, const NormRowsArgs<T>& a) {
-  constexpr int kRowsPerBlock = kNormRowBlock / kThreads;
+  constexpr int kRowsPerBlock = kThreads == 32 ? kNormRowBlock / 32 : 1;  // (norm_forward_block, norm.h)
   __shared__ double scratch[kThreads / 32];
   extern __shared__ __align__(16) unsigned char norm_staging[];
   const int lane = int(threadIdx.x) % kThreads;
   const long long n = a.n;
-  T* staged = reinterpret_cast<T*>(norm_staging) + (long long)(threadIdx.x / kThreads) * n;
+  T* const staged = reinterpret_cast<T*>(norm_staging) + (long long)(threadIdx.x / kThreads) * n;
   for (long long r = (long long)blockIdx.x * kRowsPerBlock + threadIdx.x / kThreads; r < a.rows;
        r += (long long)gridDim.x * kRowsPerBlock) {
-    if constexpr (kStaged) {
-#pragma unroll 8
-      for (long long i = lane; i < n; i += kThreads) staged[i] = io.load(r, i);
+    // x's elements, made once: into registers (all reads first) or shared memory
+    T kept[kKept > 0 ? kKept : 1];
+    if constexpr (kKept > 0) {
+      typename Io::XIn in[kKept];
+#pragma unroll
+      for (int k = 0; k < kKept; ++k) {
+        const long long i = lane + (long long)k * kThreads;
+        if (i < n) in[k] = io.load_x(r, i);
+      }
+#pragma unroll
+      for (int k = 0; k < kKept; ++k) {
+        const long long i = lane + (long long)k * kThreads;
+        if (i < n) kept[k] = io.make_x(r, i, in[k]);
+      }
+    } else if constexpr (kKept == kNormStaged) {  // (a thread reads back only what it wrote: no barrier)
+      read_then_write<kThreads>(
+          lane, n, [&](long long i) { return io.load_x(r, i); },
+          [&](long long i, const typename Io::XIn& in) { staged[i] = io.make_x(r, i, in); });
     }
+    // x's element i (this thread's own), where it is
     auto x = [&](long long i) -> T {
-      if constexpr (kStaged) return staged[i];
-      else return io.load(r, i);
+      if constexpr (kKept == kNormStaged) return staged[i];
+      else return io.make_x(r, i, io.load_x(r, i));
     };
     T mt = 0;
     if (!a.rms) {
       double s[1] = {0.0};
-      for (long long i = lane; i < n; i += kThreads) s[0] += double(x(i));
+      each_element<kThreads, kKept>(kept, x, lane, n, [&](long long, T xi) { s[0] += double(xi); });
       group_sum<kThreads>(s, scratch);
       mt = T(s[0] / double(n));
     }
     double ss[1] = {0.0};
-    for (long long i = lane; i < n; i += kThreads) {
-      const T d = x(i) - mt;
+    each_element<kThreads, kKept>(kept, x, lane, n, [&](long long, T xi) {
+      const T d = xi - mt;
       ss[0] += double(d * d);
-    }
+    });
     group_sum<kThreads>(ss, scratch);
     const T rs = T(1.0 / sqrt(ss[0] / double(n) + a.eps));
     if (lane == 0) {
       if (a.mean) a.mean[r] = mt;
       a.rstd[r] = rs;
     }
-    for (long long i = lane; i < n; i += kThreads) {
-      T v = (x(i) - mt) * rs;
+    auto result = [&](long long i, T xi, const typename Io::YIn& in) {
+      T v = (xi - mt) * rs;
       if (a.w) v = v * a.w[i];
       if (a.b) v = v + a.b[i];
-      io.store(r, i, v);
+      io.store_y(r, i, v, in);
+    };
+    if constexpr (kKept > 0) {
+      typename Io::YIn in[kKept];
+#pragma unroll
+      for (int k = 0; k < kKept; ++k) {
+        const long long i = lane + (long long)k * kThreads;
+        if (i < n) in[k] = io.load_y(r, i);
+      }
+#pragma unroll
+      for (int k = 0; k < kKept; ++k) {
+        const long long i = lane + (long long)k * kThreads;
+        if (i < n) result(i, kept[k], in[k]);
+      }
+    } else {
+      read_then_write<kThreads>(
+          lane, n, [&](long long i) { return io.load_y(r, i); },
+          [&](long long i, const typename Io::YIn& in) { result(i, x(i), in); });
     }
   }
 }
