@@ -81,6 +81,15 @@ LUCID_VINLINE V tanh_core(V x) {
   return ax < 0.0004f ? x : r;
 }
 
+// c[0] u^(N-1) + ... + c[N-1] by Horner's rule (a multiply-add a step).
+template <typename V, size_t N>
+LUCID_VINLINE V horner(V u, const float (&c)[N]) {
+  V p = u * c[0] + c[1];
+#pragma GCC unroll 16
+  for (size_t k = 2; k < N; ++k) p = p * u + c[k];
+  return p;
+}
+
 // erf in float, without a division: below 0.921875, x + x Q(x^2), Q a degree-6 fit of
 // erf(x)/x - 1 (x added last, so the leading 2/sqrt(pi) is not rounded into a float
 // coefficient); from there to 3.9375, where erf has rounded to +-1, 1 - erfc(|x|) with
@@ -98,30 +107,16 @@ LUCID_VINLINE V tanh_core(V x) {
 template <bool kOnePlus, typename V, typename I>
 LUCID_VINLINE V erf_core(V x) {
   constexpr float kNear = 0.921875f, kFar = 3.9375f;
-  const V x2 = x * x;
-  V q = x2 * 8.438768418e-05f - 8.160783909e-04f;
-  q = q * x2 + 5.202835891e-03f;
-  q = q * x2 - 2.686024085e-02f;
-  q = q * x2 + 1.128371358e-01f;
-  q = q * x2 - 3.761263490e-01f;
-  q = q * x2 + 1.283791661e-01f;
-  const V near_zero = x * q + x;
+  static constexpr float kQ[] = {8.438768418e-05f, -8.160783909e-04f, 5.202835891e-03f, -2.686024085e-02f,
+                                 1.128371358e-01f,  -3.761263490e-01f, 1.283791661e-01f};
+  static constexpr float kR[] = {1.351342576e-07f, -5.221386914e-07f, 1.099626274e-06f, -4.355747933e-06f,
+                                 1.886026621e-05f, -6.832950021e-05f, 2.383326209e-04f, -8.171974914e-04f,
+                                 2.709280932e-03f, -8.648215793e-03f, 2.649793588e-02f, -7.756081969e-02f,
+                                 2.155524790e-01f};
+  const V near_zero = x * horner(x * x, kQ) + x;
   const V ax = x < 0.f ? -x : x, zero = V{};
   const V c = ax > kFar ? zero + kFar : ax;
-  const V u = c - 2.4375f;
-  V r = u * 1.351342576e-07f - 5.221386914e-07f;
-  r = r * u + 1.099626274e-06f;
-  r = r * u - 4.355747933e-06f;
-  r = r * u + 1.886026621e-05f;
-  r = r * u - 6.832950021e-05f;
-  r = r * u + 2.383326209e-04f;
-  r = r * u - 8.171974914e-04f;
-  r = r * u + 2.709280932e-03f;
-  r = r * u - 8.648215793e-03f;
-  r = r * u + 2.649793588e-02f;
-  r = r * u - 7.756081969e-02f;
-  r = r * u + 2.155524790e-01f;
-  const V erfc = exp_core<V, I>(-(c * c)) * r;  // of |x|
+  const V erfc = exp_core<V, I>(-(c * c)) * horner(c - 2.4375f, kR);  // of |x|
   if constexpr (kOnePlus) {
     V far = x < 0.f ? erfc : 2.f - erfc;
     far = ax >= kFar ? (x < 0.f ? zero : zero + 2.f) : far;

@@ -43,25 +43,32 @@ constexpr int kNormStaged = 0, kNormReread = -1;
 
 #if defined(__CUDACC__)
 
-// For this lane's elements first, first + kThreads, ... < n, kNormBatch at a time:
-// read(i) for each of them, then write(i, what read(i) gave) for each (Note [Reads
-// before writes]).
+// read(i) for a thread's elements i = first + k * kThreads < n, k < kCount, then
+// write(k, i, what read(i) gave) for each: every read before the first write (Note
+// [Reads before writes]); k is a constant once unrolled, so registers indexed by it
+// stay registers.
+template <int kThreads, int kCount, typename Read, typename Write>
+__device__ __forceinline__ void read_all_then_write(long long first, long long n, Read read, Write write) {
+  decltype(read(first)) got[kCount];
+#pragma unroll
+  for (int k = 0; k < kCount; ++k) {
+    const long long i = first + (long long)k * kThreads;
+    if (i < n) got[k] = read(i);
+  }
+#pragma unroll
+  for (int k = 0; k < kCount; ++k) {
+    const long long i = first + (long long)k * kThreads;
+    if (i < n) write(k, i, got[k]);
+  }
+}
+
+// The same over all of a thread's elements first, first + kThreads, ... < n, kNormBatch
+// at a time; write(i, got).
 template <int kThreads, typename Read, typename Write>
 __device__ __forceinline__ void read_then_write(long long first, long long n, Read read, Write write) {
   using Got = decltype(read(first));
-  for (long long base = first; base < n; base += (long long)kNormBatch * kThreads) {
-    Got got[kNormBatch];
-#pragma unroll
-    for (int k = 0; k < kNormBatch; ++k) {
-      const long long i = base + (long long)k * kThreads;
-      if (i < n) got[k] = read(i);
-    }
-#pragma unroll
-    for (int k = 0; k < kNormBatch; ++k) {
-      const long long i = base + (long long)k * kThreads;
-      if (i < n) write(i, got[k]);
-    }
-  }
+  for (long long base = first; base < n; base += (long long)kNormBatch * kThreads)
+    read_all_then_write<kThreads, kNormBatch>(base, n, read, [&](int, long long i, const Got& got) { write(i, got); });
 }
 
 // What the three passes need besides the row's elements; w and b may be null, and mean
@@ -113,17 +120,9 @@ __device__ __forceinline__ void norm_rows_forward(const Io& io, const NormRowsAr
     // x's elements, made once: into registers (all reads first) or shared memory
     T kept[kKept > 0 ? kKept : 1];
     if constexpr (kKept > 0) {
-      typename Io::XIn in[kKept];
-#pragma unroll
-      for (int k = 0; k < kKept; ++k) {
-        const long long i = lane + (long long)k * kThreads;
-        if (i < n) in[k] = io.load_x(r, i);
-      }
-#pragma unroll
-      for (int k = 0; k < kKept; ++k) {
-        const long long i = lane + (long long)k * kThreads;
-        if (i < n) kept[k] = io.make_x(r, i, in[k]);
-      }
+      read_all_then_write<kThreads, kKept>(
+          lane, n, [&](long long i) { return io.load_x(r, i); },
+          [&](int k, long long i, const typename Io::XIn& in) { kept[k] = io.make_x(r, i, in); });
     } else if constexpr (kKept == kNormStaged) {  // (a thread reads back only what it wrote: no barrier)
       read_then_write<kThreads>(
           lane, n, [&](long long i) { return io.load_x(r, i); },
@@ -159,17 +158,9 @@ __device__ __forceinline__ void norm_rows_forward(const Io& io, const NormRowsAr
       io.store_y(r, i, v, in);
     };
     if constexpr (kKept > 0) {
-      typename Io::YIn in[kKept];
-#pragma unroll
-      for (int k = 0; k < kKept; ++k) {
-        const long long i = lane + (long long)k * kThreads;
-        if (i < n) in[k] = io.load_y(r, i);
-      }
-#pragma unroll
-      for (int k = 0; k < kKept; ++k) {
-        const long long i = lane + (long long)k * kThreads;
-        if (i < n) result(i, kept[k], in[k]);
-      }
+      read_all_then_write<kThreads, kKept>(
+          lane, n, [&](long long i) { return io.load_y(r, i); },
+          [&](int k, long long i, const typename Io::YIn& in) { result(i, kept[k], in); });
     } else {
       read_then_write<kThreads>(
           lane, n, [&](long long i) { return io.load_y(r, i); },
