@@ -138,6 +138,8 @@ from . import fast  # noqa: E402,F401  (MLX's mx.fast: rms_norm, layer_norm, rop
 from . import compile  # noqa: E402,F401  (torch.compile; a callable module, as upstream's lucid.compile)
 from . import onnx  # noqa: E402,F401  (torch.onnx.export; writing files needs the onnx package)
 from . import compiler  # noqa: E402,F401  (torch.compiler: reset, is_compiling, disable)
+from . import func  # noqa: E402  (torch.func / upstream's lucid.func: grad, vjp, jvp, jacrev, vmap, ...)
+vmap = func.vmap  # (torch.vmap)
 from . import _sparse  # noqa: E402  (sparse tensors: sparse_coo_tensor, Tensor.to_sparse, layouts)
 _sparse.install(globals())
 from . import sparse  # noqa: E402,F401
