@@ -108,3 +108,10 @@ def test_log_normal_and_transformed_shapes(device):
     lucid.manual_seed(0)
     s = to_torch(LD.LogNormal(0.5, 0.25).sample((100_000,)).log())
     assert abs(float(s.mean()) - 0.5) < 0.01 and abs(float(s.std()) - 0.25) < 0.01
+
+
+def test_the_transforms_are_also_at_the_top_level_as_in_torch():
+    for name in LT.__all__:
+        if name[0].isupper():
+            assert getattr(LD, name) is getattr(LT, name)
+            assert hasattr(TD, name)  # (torch has each there too)

@@ -2,7 +2,7 @@
 (torch.distributions' counterpart): the Distribution base with torch's validation, Normal,
 Bernoulli, Uniform, Categorical, OneHotCategorical, Exponential, Laplace, Cauchy, Gumbel,
 HalfNormal, Geometric, Poisson, MultivariateNormal, Independent, TransformedDistribution
-(with the transforms) and LogNormal, kl_divergence and the constraints."""
+(with the transforms, here and in lucid.distributions.transforms) and LogNormal, kl_divergence and the constraints."""
 
 from . import constraints, transforms
 from .bernoulli import Bernoulli
@@ -15,8 +15,13 @@ from .more import Cauchy, Geometric, Gumbel, HalfNormal, OneHotCategorical
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .transformed_distribution import LogNormal, TransformedDistribution
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform,
+                         SigmoidTransform, TanhTransform, Transform)
 from .uniform import Uniform
 
 __all__ = ["Bernoulli", "Categorical", "Cauchy", "Distribution", "Exponential", "Geometric", "Gumbel", "HalfNormal",
            "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
-           "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms"]
+           "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
+           # the transforms, also at the top level as torch.distributions has them
+           "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
+           "SigmoidTransform", "TanhTransform", "Transform"]

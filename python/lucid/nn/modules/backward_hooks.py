@@ -8,6 +8,7 @@ the hooks hook(module, grad_input, grad_output), which may replace it.
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from . import module as _module  # (the hooks every module runs)
 
 
 class _State:
@@ -31,7 +32,7 @@ class _Identity(Function):
         state = ctx.state
         if not ctx.outputs_side:
             return (None, None) + tuple(_run_hooks(state, grads))
-        for hook in list(state.module._backward_pre_hooks.values()):
+        for hook in [*_module._global_backward_pre_hooks.values(), *state.module._backward_pre_hooks.values()]:
             result = hook(state.module, grads)
             if result is not None:
                 grads = tuple(result)
@@ -42,7 +43,7 @@ class _Identity(Function):
 
 
 def _run_hooks(state, grad_input):
-    for hook in list(state.module._backward_hooks.values()):
+    for hook in [*_module._global_backward_hooks.values(), *state.module._backward_hooks.values()]:
         result = hook(state.module, grad_input, state.grad_output)
         if result is not None:
             if len(result) != len(grad_input):

@@ -38,6 +38,28 @@ class _RemovableHandle:
         self.remove()
 
 
+# Hooks every module runs before its own (torch.nn.modules.module's register_module_*
+# functions, below the class).
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_with_kwargs = {}
+_global_forward_hooks_always_called = {}
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+_global_parameter_registration_hooks = OrderedDict()
+_global_buffer_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
+
+
+def _registered(hooks, module, name, value):
+    """value after the registration hooks in `hooks` (each may return a replacement)."""
+    for hook in list(hooks.values()):
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
+
+
 def _addindent(s, num_spaces):
     lines = s.split("\n")
     if len(lines) == 1:
@@ -102,7 +124,7 @@ class Module:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
                              "created explicitly. To express '{name}' as a function of another Tensor, compute the "
                              "value in the forward() method.")
-        self._parameters[name] = param
+        self._parameters[name] = _registered(_global_parameter_registration_hooks, self, name, param)
 
     def register_buffer(self, name, tensor, persistent=True):
         self._check_init("buffers")
@@ -112,7 +134,7 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
-        self._buffers[name] = tensor
+        self._buffers[name] = _registered(_global_buffer_registration_hooks, self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -124,7 +146,7 @@ class Module:
         self._check_name(name, "module", self._modules)
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
-        self._modules[name] = module
+        self._modules[name] = _registered(_global_module_registration_hooks, self, name, module)
 
     register_module = add_module
 
@@ -153,19 +175,19 @@ class Module:
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
-            modules[name] = value
+            modules[name] = _registered(_global_module_registration_hooks, self, name, value)
         elif self.__dict__.get("_modules") is not None and name in self._modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
-            self._modules[name] = value
+            self._modules[name] = _registered(_global_module_registration_hooks, self, name, value)
         elif isinstance(value, Buffer):
             self.register_buffer(name, value.data, value.persistent)
         elif self.__dict__.get("_buffers") is not None and name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(torch.Tensor or None expected)")
-            self._buffers[name] = value
+            self._buffers[name] = _registered(_global_buffer_registration_hooks, self, name, value)
         else:
             object.__setattr__(self, name, value)
 
@@ -521,7 +543,8 @@ class Module:
         forward = self.forward
         if forward is None:
             raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
-        for hook_id, hook in list(self._forward_pre_hooks.items()):
+        # the global hooks first, then the module's own (torch's order)
+        for hook_id, hook in [*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
@@ -533,13 +556,34 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        if self._backward_hooks or self._backward_pre_hooks:
-            from .backward_hooks import call_with_backward_hooks
-            output = call_with_backward_hooks(self, forward, args, kwargs)
-        else:
-            output = forward(*args, **kwargs)
-        for hook_id, hook in list(self._forward_hooks.items()):
-            if hook_id in self._forward_hooks_with_kwargs:
+        forward_hooks = [*_global_forward_hooks.items(), *self._forward_hooks.items()]
+        with_kwargs = (_global_forward_hooks_with_kwargs, self._forward_hooks_with_kwargs)
+        try:
+            if self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks or \
+                    _global_backward_pre_hooks:
+                from .backward_hooks import call_with_backward_hooks
+                output = call_with_backward_hooks(self, forward, args, kwargs)
+            else:
+                output = forward(*args, **kwargs)
+        except Exception:
+            # hooks registered with always_call run on a failed forward too, with None for
+            # its output; an error of theirs is a warning, the forward's error is raised
+            always = (_global_forward_hooks_always_called, self._forward_hooks_always_called)
+            for hook_id, hook in forward_hooks:
+                if any(hook_id in d for d in always):
+                    try:
+                        if any(hook_id in d for d in with_kwargs):
+                            hook(self, args, kwargs, None)
+                        else:
+                            hook(self, args, None)
+                    except Exception as e:
+                        import warnings
+
+                        warnings.warn("forward hook with ``always_call=True`` raised an exception that was silenced "
+                                      f"as another error was raised in forward: {e}")
+            raise
+        for hook_id, hook in forward_hooks:
+            if any(hook_id in d for d in with_kwargs):
                 result = hook(self, args, kwargs, output)
             else:
                 result = hook(self, args, output)
@@ -590,3 +634,47 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+
+
+# ---- hooks for every module (torch.nn.modules.module's functions) ------------------------------------
+def register_module_forward_pre_hook(hook):
+    """hook(module, args) before every module's forward, before the module's own pre-hooks;
+    it may return new args. Returns a handle whose remove() takes it away."""
+    return Module._add_hook(_global_forward_pre_hooks, hook, False)
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """hook(module, args, output) (hook(module, args, kwargs, output) with with_kwargs) after
+    every module's forward, before the module's own hooks; it may return a new output.
+    always_call: also when forward raises (output None)."""
+    return Module._add_hook(_global_forward_hooks, hook, False,
+                            [(_global_forward_hooks_with_kwargs, with_kwargs),
+                             (_global_forward_hooks_always_called, always_call)])
+
+
+def register_module_full_backward_pre_hook(hook):
+    """hook(module, grad_output) for every module, before its own backward pre-hooks."""
+    return Module._add_hook(_global_backward_pre_hooks, hook, False)
+
+
+def register_module_full_backward_hook(hook):
+    """hook(module, grad_input, grad_output) for every module, before its own backward hooks."""
+    return Module._add_hook(_global_backward_hooks, hook, False)
+
+
+def register_module_parameter_registration_hook(hook):
+    """hook(module, name, param) whenever a module registers a parameter; it may return a
+    replacement."""
+    return Module._add_hook(_global_parameter_registration_hooks, hook, False)
+
+
+def register_module_buffer_registration_hook(hook):
+    """hook(module, name, buffer) whenever a module registers a buffer; it may return a
+    replacement."""
+    return Module._add_hook(_global_buffer_registration_hooks, hook, False)
+
+
+def register_module_module_registration_hook(hook):
+    """hook(module, name, submodule) whenever a module registers a submodule; it may return
+    a replacement."""
+    return Module._add_hook(_global_module_registration_hooks, hook, False)
