@@ -31,10 +31,7 @@ MISSING = {
     "linear": {"LazyLinear"},
     "linear_cross_entropy_options": {"LinearCrossEntropyOptions"},
     "loss": {"LinearCrossEntropyLoss"},
-    "module": {"register_module_forward_pre_hook", "register_module_forward_hook",
-               "register_module_full_backward_pre_hook", "register_module_backward_hook",
-               "register_module_full_backward_hook", "register_module_buffer_registration_hook",
-               "register_module_module_registration_hook", "register_module_parameter_registration_hook"},
+    "module": {"register_module_backward_hook"},  # (torch's deprecated non-full form)
     "normalization": {"CrossMapLRN2d"},
     "pooling": {"FractionalMaxPool2d", "FractionalMaxPool3d"},
 }
