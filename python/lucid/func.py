@@ -22,6 +22,7 @@ Inputs and outputs may be pytrees: tensors in tuples, lists and dicts, as torch.
 import collections
 
 from ._tensor import Tensor
+from .autograd.functional import _autograd_grad, _fill_none, _grad_preprocess
 from .autograd.grad_mode import enable_grad
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
@@ -66,6 +67,19 @@ def _tensor_leaves(tree, fn_name, what):
     return leaves, rebuild
 
 
+def _matching_leaves(expected, tree, fn_name, what_expected, what):
+    """The tensor leaves of `tree`, checked to be as many as `expected` and shaped alike."""
+    leaves, _ = _tensor_leaves(tree, fn_name, what)
+    if len(leaves) != len(expected):
+        raise RuntimeError(f"{fn_name}: Expected {what_expected} and {what} to have the same python structure, "
+                           f"got {len(expected)} {what_expected} and {len(leaves)} {what}")
+    for e, t in zip(expected, leaves):
+        if tuple(e.shape) != tuple(t.shape):
+            raise RuntimeError(f"{fn_name}: Expected {what_expected} and {what} to have the same shape, got "
+                               f"{tuple(e.shape)} and {tuple(t.shape)}")
+    return leaves
+
+
 def _argnums_tuple(argnums, n_args, fn_name):
     single = isinstance(argnums, int)
     nums = (argnums,) if single else argnums
@@ -85,12 +99,6 @@ def _argnums_tuple(argnums, n_args, fn_name):
 # the reverse mode underneath
 
 
-def _as_leaf(t):
-    """A tensor the function's graph starts at: t itself when it already requires grad
-    (so the graph reaches an outer transform), else a fresh leaf."""
-    return t if t.requires_grad else t.detach().requires_grad_()
-
-
 def _zeros_like(t):
     from ._creation import zeros_like
 
@@ -104,13 +112,9 @@ def _ones_like(t):
 
 
 def _vjp_grads(outputs, inputs, cotangents, create_graph):
-    from .autograd import grad as autograd_grad
-
-    pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
-    grads = (None,) * len(inputs) if not pairs else autograd_grad(
-        [o for o, _ in pairs], inputs, [c for _, c in pairs], retain_graph=True, create_graph=create_graph,
-        allow_unused=True)
-    return [_zeros_like(i) if g is None else g for g, i in zip(grads, inputs)]
+    """d<outputs, cotangents>/d inputs, zeros where an input does not reach an output
+    (lucid.autograd.functional's pieces)."""
+    return list(_fill_none(_autograd_grad(outputs, inputs, cotangents, create_graph), inputs))
 
 
 def _split_aux(result, has_aux, fn_name):
@@ -128,9 +132,11 @@ def _detach_tree(tree):
 
 
 class _Prepared:
-    """The positional arguments with those at `argnums` made graph leaves: `args` to call
-    the function with, `leaves` (flat) to differentiate against, `rebuild(i, flat)` to give
-    argument i's structure back, and whether gradients must keep their graph."""
+    """The positional arguments with those at `argnums` made graph leaves (an input that
+    already requires grad is used as it is, so the graph reaches an outer transform):
+    `args` to call the function with, `leaves` (flat) to differentiate against,
+    `regroup(flat)` to give each such argument's structure back, and `create_graph`,
+    whether gradients must keep their graph."""
 
     def __init__(self, args, argnums, fn_name):
         self.args = list(args)
@@ -139,7 +145,7 @@ class _Prepared:
         for a in argnums:
             leaves, rebuild = _tensor_leaves(args[a], fn_name, "the inputs being differentiated")
             self.create_graph = self.create_graph or any(t.requires_grad for t in leaves)
-            made = [_as_leaf(t) for t in leaves]
+            made = list(_grad_preprocess(leaves, True))  # (an input in a graph stays in it)
             self.args[a] = rebuild(made)
             self.leaf_groups.append(made)
             self.rebuilds.append(rebuild)
@@ -211,14 +217,7 @@ def vjp(func, *primals, has_aux=False):
     create_graph = prep.create_graph
 
     def vjp_fn(cotangents):
-        cot_leaves, _ = _tensor_leaves(cotangents, "vjp_fn(cotangents)", "the cotangents")
-        if len(cot_leaves) != len(out_leaves):
-            raise RuntimeError(f"vjp_fn(cotangents): expected {len(out_leaves)} cotangents, as f has outputs, "
-                               f"but got {len(cot_leaves)}")
-        for o, c in zip(out_leaves, cot_leaves):
-            if tuple(o.shape) != tuple(c.shape):
-                raise RuntimeError(f"vjp_fn(cotangents): a cotangent of shape {tuple(c.shape)} for an output of "
-                                   f"shape {tuple(o.shape)}: they must be the same")
+        cot_leaves = _matching_leaves(out_leaves, cotangents, "vjp_fn(cotangents)", "outputs", "cotangents")
         with enable_grad():
             flat = _vjp_grads(out_leaves, prep.leaves, cot_leaves, create_graph or
                               any(c.requires_grad for c in cot_leaves))
@@ -252,15 +251,7 @@ def _linear_jvp(out_leaves, prep, keep_graph):
 
 def _check_tangents(primals, tangents, fn_name):
     p_leaves, _ = _tensor_leaves(primals, fn_name, "primals")
-    t_leaves, _ = _tensor_leaves(tangents, fn_name, "tangents")
-    if len(p_leaves) != len(t_leaves):
-        raise RuntimeError(f"{fn_name}: Expected primals and tangents to have the same python structure, "
-                           f"got {len(p_leaves)} primals and {len(t_leaves)} tangents")
-    for p, t in zip(p_leaves, t_leaves):
-        if tuple(p.shape) != tuple(t.shape):
-            raise RuntimeError(f"{fn_name}: Expected primals and tangents to have the same shape, got a primal "
-                               f"of shape {tuple(p.shape)} and a tangent of shape {tuple(t.shape)}")
-    return t_leaves
+    return _matching_leaves(p_leaves, tangents, fn_name, "primals", "tangents")
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
@@ -398,17 +389,14 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
     def wrapper(*args, **kwargs):
         fn_name = "vmap(f, in_dims=..., ...)(<inputs>)"
-        dims_tree = in_dims
-        if isinstance(in_dims, list):
-            dims_tree = tuple(in_dims)
         if not (in_dims is None or isinstance(in_dims, (int, tuple))):
             raise ValueError(f"{fn_name}: expected `in_dims` to be int or a (potentially nested) tuple matching "
                              f"the structure of inputs, got: {type(in_dims).__name__}.")
-        if isinstance(dims_tree, tuple) and len(dims_tree) != len(args):
+        if isinstance(in_dims, tuple) and len(in_dims) != len(args):
             raise ValueError(f"{fn_name}: in_dims is not compatible with the structure of `inputs`. in_dims has "
-                             f"structure of {len(dims_tree)} values but inputs has {len(args)}.")
+                             f"structure of {len(in_dims)} values but inputs has {len(args)}.")
         leaves, rebuild = _flatten(args)
-        dims = _broadcast_dims(dims_tree, args, fn_name, "in_dims")
+        dims = _broadcast_dims(in_dims, args, fn_name, "in_dims")
         size = None
         for leaf, d in zip(leaves, dims):
             if d is None:
@@ -455,8 +443,7 @@ def _stack(tensors, dim=0):
 
 def _stack_outputs(results, out_dims, fn_name):
     first, rebuild = _flatten(results[0])
-    dims = _broadcast_dims(out_dims if not isinstance(out_dims, list) else tuple(out_dims), results[0], fn_name,
-                           "out_dims")
+    dims = _broadcast_dims(out_dims, results[0], fn_name, "out_dims")
     columns = [_flatten(r)[0] for r in results]
     out = []
     for j, (leaf, d) in enumerate(zip(first, dims)):

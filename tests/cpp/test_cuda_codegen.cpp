@@ -201,7 +201,7 @@ TEST(CudaCodegen, FusedNormKernelsCompile) {
     p.y_input = side == 1 ? 0 : 1;
     p.y_stored = side == 0 && !rms;
     const auto layout = lucid::cuda::norm_forward_layout(n, int64_t(lucid::dtype_size(t)));
-    const std::string source = lucid::cuda::fused_rows_source(p, layout.threads, layout.kept);
+    const std::string source = lucid::cuda::fused_rows_source(p);
     ASSERT_FALSE(source.empty());
     EXPECT_NE(source.find("norm_rows_forward<T, " + std::to_string(layout.threads) + ", " + std::to_string(layout.kept) +
                           ">"),
@@ -227,14 +227,14 @@ TEST(CudaCodegen, FusedNormKernelsCompile) {
   long_rows.epilogue = cast_epilogue(Dtype::F32);
   long_rows.y_input = 1;
   EXPECT_EQ(lucid::cuda::norm_forward_layout(100000, 4).kept, lucid::cuda::kNormReread);
-  EXPECT_TRUE(lucid::cuda::fused_rows_source(long_rows, 256, lucid::cuda::kNormReread).empty());
+  EXPECT_TRUE(lucid::cuda::fused_rows_source(long_rows).empty());
   // a chain of another compute type than x's is not a fused norm this kernel runs
   FusedNormRows mixed;
   mixed.norm.n = 64;
   mixed.prologue = residual_prologue(Dtype::F32);
   mixed.x_output = 1;
   mixed.epilogue = identity_of(Dtype::F64);
-  EXPECT_TRUE(lucid::cuda::fused_rows_source(mixed, 32, 8).empty());
+  EXPECT_TRUE(lucid::cuda::fused_rows_source(mixed).empty());
 }
 
 // A norm's backward with the chain taking dx: the residual gradient's add (dx stored or

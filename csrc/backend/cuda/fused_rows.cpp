@@ -191,12 +191,13 @@ std::atomic<size_t> g_backward_launches{0};
 
 }  // namespace
 
-std::string fused_rows_source(const FusedNormRows& p, int threads, int kept) {
-  const bool known_layout = (threads == 32 && kept == 8) || (threads == 128 && kept == 8) ||
-                            (threads == kNormRowBlock && (kept == 8 || kept == 16 || kept == kNormStaged));
-  if (!well_formed(p) || !known_layout) return {};
+std::string fused_rows_source(const FusedNormRows& p) {
+  if (!well_formed(p)) return {};
   const FusedProgram &pro = p.prologue, &epi = p.epilogue;
   const Dtype t = pro.out_dtype[p.x_output];
+  // (rows read again at each pass stay unfused: the prologue would run, and write, thrice)
+  const NormForwardLayout layout = norm_forward_layout(p.norm.n, int64_t(dtype_size(t)));
+  if (layout.kept == kNormReread) return {};
   std::ostringstream s;
   if (!write_head(s, p.name(), t, {&pro, &epi})) return {};
   s << "struct Io {\n  const Params& p;\n";
@@ -227,14 +228,14 @@ std::string fused_rows_source(const FusedNormRows& p, int threads, int kept) {
   write_epilogue(s, "y", "YIn", epi, p.y_input, p.epilogue_in(), ops::kFusedMaxConsts,
                  p.y_stored ? long(p.y_out()) : -1, p.rstd_out() + 1);
   s << "};\n"
-    << "extern \"C\" __global__ void __launch_bounds__(" << norm_forward_block(threads)
+    << "extern \"C\" __global__ void __launch_bounds__(" << norm_forward_block(layout.threads)
     << ") lucid_fused_norm(const __grid_constant__ Params p) {\n"
     << "  const Io io{p};\n"
     << "  const lucid::cuda::NormRowsArgs<T> a{" << in_or_null(p.norm.has_weight, p.weight_in()) << ", "
     << in_or_null(p.norm.has_bias, p.bias_in()) << ", "
     << (p.norm.rms ? std::string("nullptr") : std::string("(T*)p.out[") + std::to_string(p.mean_out()) + "]") << ", (T*)p.out["
     << p.rstd_out() << "], p.rows, p.n, p.eps, " << (p.norm.rms ? "true" : "false") << "};\n"
-    << "  lucid::cuda::norm_rows_forward<T, " << threads << ", " << kept << ">(io, a);\n}\n";
+    << "  lucid::cuda::norm_rows_forward<T, " << layout.threads << ", " << layout.kept << ">(io, a);\n}\n";
   return s.str();
 }
 
@@ -259,15 +260,13 @@ std::string fused_rows_backward_source(const ops::FusedNormRowsBackward& p, int 
 
 uint64_t fused_rows_variant(const FusedNormRows& p, int device) {
   if (compile_mode() == CompileMode::Off || !well_formed(p)) return 0;
-  // (rows read again at each pass stay unfused: the prologue would run, and write, thrice)
   const NormForwardLayout layout = norm_forward_layout(p.norm.n, int64_t(dtype_size(p.prologue.out_dtype[p.x_output])));
-  if (layout.kept == kNormReread) return 0;
   std::string key = ops::fused_structure(p.prologue) + '|' + ops::fused_structure(p.epilogue);
   for (int v : {int(p.norm.rms), int(p.norm.has_weight), int(p.norm.has_bias), int(p.x_output), int(p.y_input),
                 int(p.x_stored), int(p.y_stored), layout.threads, layout.kept + 1})
     key += char(v);
-  return variant_of(std::move(key), [&] { return fused_rows_source(p, layout.threads, layout.kept); },
-                    "lucid_fused_norm", device, layout.kept == kNormStaged);
+  return variant_of(std::move(key), [&] { return fused_rows_source(p); }, "lucid_fused_norm", device,
+                    layout.kept == kNormStaged);
 }
 
 uint64_t fused_rows_backward_variant(const ops::FusedNormRowsBackward& p, int device) {

@@ -13,11 +13,10 @@
 namespace lucid::cuda {
 
 // The kernel's source, or "" when a chain has an op without a generated form.
-// The forward's layout, `threads` a row each keeping `kept` elements of it in
-// registers (or the row staged: kNormStaged), is one norm_forward_layout gives. The
-// backward's: `threads` a row (32 or 256, norm_row_threads), `cached` elements of a
-// thread's share in registers (8 or 32, norm_backward_cached).
-std::string fused_rows_source(const ops::FusedNormRows& p, int threads, int kept);
+// The forward takes the layout norm_forward_layout gives its rows ("" for rows read
+// again at each pass). The backward's: `threads` a row (32 or 256, norm_row_threads),
+// `cached` elements of a thread's share in registers (8 or 32, norm_backward_cached).
+std::string fused_rows_source(const ops::FusedNormRows& p);
 std::string fused_rows_backward_source(const ops::FusedNormRowsBackward& p, int threads, int cached);
 
 // The pass's FusedRowsVariant: the compiled kernel (a cudaKernel_t) for the call's
