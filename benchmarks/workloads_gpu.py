@@ -59,13 +59,13 @@ workload("GPU chain of 8 elementwise ops 16M float32 (effective bytes)", "gpu el
          ceiling="gpu_copy")
 
 
-def _compiledchain8():
+def _compiled(fn):
     compiled = None
 
-    def run(m, x):  # torch.compile'd on first use (the suite's warm-up pays the compile)
+    def run(m, *args):  # torch.compile'd on first use (the suite's warm-up pays the compile)
         nonlocal compiled
-        compiled = compiled or torch.compile(lambda t: chain8(torch, t))
-        return compiled(x)
+        compiled = compiled or torch.compile(lambda *a: fn(torch, *a))
+        return compiled(*args)
     return run
 
 
@@ -73,7 +73,7 @@ def _compiledchain8():
 # plain eager code, fused at its flushes)
 workload("GPU chain of 8 elementwise ops 16M float32 against torch.compile (effective bytes)", "gpu elementwise",
          inputs((4096, 4096), device="gpu"), chain8, nbytes=2 * (1 << 24) * F32, ops=8, device="gpu",
-         ceiling="gpu_copy", torch_fn=_compiledchain8())
+         ceiling="gpu_copy", torch_fn=_compiled(chain8))
 
 G = 1 << 24
 workload("GPU add of a row (x + bias) [4096, 4096]", "gpu elementwise",
@@ -108,6 +108,26 @@ for shape in ((4096, 4096), (64, 1000)):
              lambda m, x: m.softmax(x, 1), nbytes=nb, device="gpu", ceiling="gpu_copy")
     workload(f"GPU log_softmax {list(shape)}", "gpu softmax", inputs(shape, device="gpu"),
              lambda m, x: m.log_softmax(x, 1), nbytes=nb, device="gpu", ceiling="gpu_copy")
+
+
+# attention's probabilities under bfloat16 autocast, written out: the scores cast up and
+# scaled, the softmax, the cast down for the product with v; one kernel when fused (Note
+# [Fused norm rows]), reading 2 bytes an element and writing 2. Against torch eager and
+# torch.compile (one Triton kernel). 2 x 16 heads of 1024 x 1024 scores: past 1 GiB of
+# recorded intermediates (8 x 16) a flush would split the chain (kMaxPendingBytes).
+SM = (2 * 16 * 1024, 1024)
+
+
+def _scaled_softmax(m, s):
+    return m.softmax(s.float() * 0.125, -1).bfloat16()
+
+
+_SM_IN = inputs(SM, device="gpu", view=lambda s: (s.bfloat16(),))
+workload(f"GPU scaled softmax bfloat16 -> float32 -> bfloat16 {list(SM)}", "gpu softmax", _SM_IN, _scaled_softmax,
+         nbytes=4 * SM[0] * SM[1], device="gpu", ceiling="gpu_copy")
+workload(f"GPU scaled softmax bfloat16 -> float32 -> bfloat16 {list(SM)} against torch.compile", "gpu softmax",
+         _SM_IN, _scaled_softmax, nbytes=4 * SM[0] * SM[1], device="gpu", ceiling="gpu_copy",
+         torch_fn=_compiled(_scaled_softmax))
 
 # -- matrix products through cuBLASLt (issue 19's targets) --
 workload("GPU matmul float32 1024", "gpu matmul", inputs((1024, 1024), (1024, 1024), device="gpu"),

@@ -1,6 +1,8 @@
-"""The fused norm kernels (Note [Fused norm rows]) under compute-sanitizer: a residual add,
-layer_norm and cast forward and a scaled dx backward, both row layouts, fused and compiled
-at once. compute-sanitizer --tool memcheck python3 benchmarks/profiles/sanitize_fused_norm.py"""
+"""The fused norm and softmax kernels (Note [Fused norm rows]) under compute-sanitizer: a
+residual add, layer_norm and cast forward and a scaled dx backward, both row layouts; a
+scaled softmax / log_softmax with a cast down, rows in registers, staged and read again;
+fused and compiled at once.
+compute-sanitizer --tool memcheck python3 benchmarks/profiles/sanitize_fused_norm.py"""
 import lucid
 import lucid.nn.functional as F
 
@@ -13,5 +15,10 @@ for n in (1000, 2048):
     for _ in range(2):
         y = F.layer_norm(a * 2.0 + r, (n,), w, None).to(lucid.bfloat16)
         y.float().square().sum().backward()
+        lucid.gpu.synchronize()
+for n in (1000, 3000, 20000):
+    s = lucid.randn(7, n, device="gpu").to(lucid.bfloat16)
+    for f in (lucid.softmax, lucid.log_softmax):
+        y = f(s.float() * 0.5, -1).to(lucid.bfloat16)
         lucid.gpu.synchronize()
 print(lucid.gpu.generated_kernel_stats())

@@ -195,9 +195,10 @@ void init_gpu(nb::module_& m) {
     d["fused_launches"] = cuda::generated_fused_launches();
     d["fused_norm_launches"] = cuda::fused_rows_launches();
     d["fused_norm_backward_launches"] = cuda::fused_rows_backward_launches();
+    d["fused_softmax_launches"] = cuda::fused_softmax_launches();
 #else
     for (const char* k : {"compiled", "loaded", "failed", "compiling", "fused_launches", "fused_norm_launches",
-                          "fused_norm_backward_launches"})
+                          "fused_norm_backward_launches", "fused_softmax_launches"})
       d[k] = 0;
     d["last_error"] = "";
 #endif

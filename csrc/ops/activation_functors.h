@@ -21,10 +21,13 @@ inline constexpr double kNormalPdf = 0.39894228040143267794;   // 1 / sqrt(2 pi)
 inline constexpr double kGeluTanhBeta = 0.79788456080286535588;  // sqrt(2 / pi)
 inline constexpr double kGeluTanhKappa = 0.044715;
 
-// x Phi(x), Phi the standard normal's distribution function.
+// x Phi(x), Phi the standard normal's distribution function. ATen writes Phi as
+// (1 + erf(x / sqrt 2)) / 2, which cancels to 0 below x = -5.5 in float; erfc(-x / sqrt 2)
+// is the same function and keeps its relative accuracy in that tail (as the CPU's vector
+// path does, vec_exp.cpp).
 struct Gelu {
   template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
-  template <typename T> LUCID_HD T operator()(T x) const { return x * T(0.5) * (T(1) + std::erf(x * T(kSqrtHalf))); }
+  template <typename T> LUCID_HD T operator()(T x) const { return x * T(0.5) * std::erfc(-x * T(kSqrtHalf)); }
 };
 // gelu(x, approximate='tanh'): x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2.
 struct GeluTanh {
@@ -93,7 +96,7 @@ struct Mish {
 struct GeluBackward {
   template <typename T> static constexpr bool supports = std::is_floating_point_v<T>;
   template <typename T> LUCID_HD T operator()(T g, T x) const {
-    const T cdf = T(0.5) * (T(1) + std::erf(x * T(kSqrtHalf)));
+    const T cdf = T(0.5) * std::erfc(-x * T(kSqrtHalf));  // (as Gelu's)
     const T pdf = T(kNormalPdf) * std::exp(x * x * T(-0.5));
     return g * (cdf + x * pdf);
   }

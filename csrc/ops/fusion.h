@@ -37,10 +37,11 @@ namespace lucid::ops {
 void enable_elementwise_fusion();
 // The CUDA backend's choice among its kernels for a program (ops/prims/fused.h).
 void set_fused_variant(FusedVariant variant);
-// The CUDA backend's kernels for a norm, and a norm's backward, with their chains (Note
-// [Fused norm rows], ops/fusion_rows.cpp).
-void set_fused_rows_variants(FusedRowsVariant forward, FusedRowsBackwardVariant backward);
-// Whether the norm pass runs (lucid.gpu.set_norm_fusion; on unless LUCID_NORM_FUSION=0 at start).
+// The CUDA backend's kernels for a norm, a norm's backward and a softmax with their
+// chains (Note [Fused norm rows], ops/fusion_rows.cpp).
+void set_fused_rows_variants(const FusedRowsVariants& variants);
+// Whether the rows pass (norms and softmax) runs (lucid.gpu.set_norm_fusion; on unless
+// LUCID_NORM_FUSION=0 at start).
 bool norm_fusion_enabled();
 void set_norm_fusion_enabled(bool enabled);
 // The dtypes a fused program computes in (the float ones).

@@ -1,17 +1,21 @@
 // Note [Fused norm rows]
 // After the elementwise pass (Note [Elementwise fusion]), a GPU flush looks at each
-// layer_norm / rms_norm call (NormRows) and its neighbours in the list:
-//  - the call just before it becomes its prologue when that call computes the norm's
+// layer_norm / rms_norm call (NormRows), and each softmax / log_softmax over rows
+// (SoftmaxDim with inner == 1), and its neighbours in the list:
+//  - the call just before it becomes its prologue when that call computes the row op's
 //    input x: a fused program, or one fusable call (a residual add, autocast's cast);
-//  - the call just after it becomes its epilogue when that call reads the norm's result
-//    y: autocast's cast to bfloat16 for the next product, a scale, an activation.
-// The two or three calls become one FusedNormRows call (ops/prims/fused_rows.h) whose
-// kernel is the norm's own text with generated loads and stores
-// (backend/cuda/norm_rows_forward.cuh, fused_rows.cpp): the prologue runs as the row is
-// staged in shared memory, once per element, and the epilogue as each result is
-// stored. In a Transformer block under bfloat16 autocast, cast up, residual add, norm
-// and cast down are one kernel that reads 4 bytes an element and writes 2 (and x when
-// autograd holds it), where four kernels moved 36.
+//  - the call just after it becomes its epilogue when that call reads the row op's
+//    result y: autocast's cast to bfloat16 for the next product, a scale, an activation.
+// The two or three calls become one FusedNormRows (FusedSoftmaxRows) call
+// (ops/prims/fused_rows.h) whose kernel is the unfused kernel's own text with generated
+// loads and stores (backend/cuda/norm_rows_forward.cuh, softmax_rows_forward.cuh,
+// fused_rows.cpp): the prologue runs as the row is read into registers or shared
+// memory, once per element, and the epilogue as each result is stored. In a
+// Transformer block under bfloat16 autocast, cast up, residual add, norm and cast down
+// are one kernel that reads 4 bytes an element and writes 2 (and x when autograd holds
+// it), where four kernels moved 36. Attention written out by hand, softmax(q k^T *
+// scale + mask), reads the scores once and writes the probabilities (which autograd
+// holds) once; a softmax under autocast casts up as it reads.
 // - x is stored only when something besides these calls holds it (autograd does when
 //   training; x_stored), y likewise (y_stored); the chains' other results as the
 //   elementwise pass decided.
@@ -51,8 +55,7 @@ bool norm_fusion_at_start() {
   return !v || !(std::strcmp(v, "0") == 0 || std::strcmp(v, "false") == 0 || std::strcmp(v, "off") == 0);
 }
 std::atomic<bool> g_norm_fusion{norm_fusion_at_start()};
-std::atomic<FusedRowsVariant> g_forward_variant{nullptr};
-std::atomic<FusedRowsBackwardVariant> g_backward_variant{nullptr};
+std::atomic<const FusedRowsVariants*> g_variants{nullptr};
 
 bool same_place(const TensorImpl& a, const TensorImpl& b) {
   return bytes_of(a) == bytes_of(b) && a.storage_offset() == b.storage_offset() && a.dtype() == b.dtype() &&
@@ -168,38 +171,48 @@ void add_chain(std::vector<Operand>& all, const Built& b, int group, bool writes
   for (const TensorImpl* i : b.ins) all.push_back({i, group, false});
 }
 
-// The norm at list[k] with `pro` (list[k - 1]'s chain) and `epi` (list[k + 1]'s), where
-// given; nothing when their operands overlap (disjoint) or the backend has no kernel.
+// A row op's call as the pass fuses it: its input x, its result y, and its own other
+// operands (a norm's weight and bias; its mean and rstd), in the order its fused
+// primitive takes them.
+struct RowCall {
+  const TensorImpl *x, *y;
+  std::vector<const TensorImpl*> ins, outs;
+};
+
+// The row op at list[k] as the fused call `f` with `pro` (list[k - 1]'s chain) and
+// `epi` (list[k + 1]'s), where given; nothing when their operands overlap (disjoint)
+// or the backend has no kernel.
+template <class Fused, class Variant>
 std::optional<Replacement> assemble(std::vector<std::unique_ptr<pending::Work>>& list, size_t k,
-                                    std::optional<Built> pro, std::optional<Built> epi, const NormRows::Tensors& t,
-                                    int device, FusedRowsVariant variant) {
-  auto& norm_call = *list[k];
-  FusedNormRows f;
-  f.norm = prim_cast<NormRows>(static_cast<RecordedLaunch&>(norm_call).prim());
-  const TensorImpl &x = *t.x, &y = *t.y;
+                                    std::optional<Built> pro, std::optional<Built> epi, const RowCall& c, Fused f,
+                                    int device, Variant variant) {
+  auto& row_call = *list[k];
+  const TensorImpl &x = *c.x, &y = *c.y;
   const bool real_prologue = pro.has_value(), real_epilogue = epi.has_value();
   if (pro) {
     f.x_output = uint8_t(std::find_if(pro->outs.begin(), pro->outs.end(),
                                       [&](const TensorImpl* o) { return same_place(*o, x); }) -
                          pro->outs.begin());
     f.x_stored = storage_copies(x) > snapshots_holding(*list[k - 1], bytes_of(x)) +
-                                        snapshots_holding(norm_call, bytes_of(x));
+                                        snapshots_holding(row_call, bytes_of(x));
   } else {
-    pro = identity(t.x);
+    pro = identity(c.x);
   }
   if (epi) {
     f.y_input = uint8_t(input_reading(*epi, y));
-    f.y_stored = storage_copies(y) > snapshots_holding(norm_call, bytes_of(y)) +
+    f.y_stored = storage_copies(y) > snapshots_holding(row_call, bytes_of(y)) +
                                         snapshots_holding(*list[k + 1], bytes_of(y));
   } else {
-    epi = identity(t.y);
+    epi = identity(c.y);
   }
   std::vector<Operand> all;
   add_chain(all, *pro, 0, real_prologue);  // (the identity prologue writes nothing)
-  for (const TensorImpl* i : {t.x, t.weight, t.bias}) if (i) all.push_back({i, 1, false});
-  for (const TensorImpl* o : {t.y, t.mean, t.rstd}) if (o) all.push_back({o, 1, true});
+  all.push_back({c.x, 1, false});
+  for (const TensorImpl* i : c.ins) all.push_back({i, 1, false});
+  all.push_back({c.y, 1, true});
+  for (const TensorImpl* o : c.outs) all.push_back({o, 1, true});
   add_chain(all, *epi, 2, true);
-  if (!disjoint(all, {{t.x, 0}, {t.y, 1}})) return std::nullopt;
+  if (!disjoint(all, {{c.x, 0}, {c.y, 1}})) return std::nullopt;
   f.prologue = pro->program;
   f.epilogue = epi->program;
   if ((f.variant = variant(f, device)) == 0) return std::nullopt;
@@ -207,29 +220,26 @@ std::optional<Replacement> assemble(std::vector<std::unique_ptr<pending::Work>>&
   std::vector<const TensorImpl*> outs, ins = pro->ins;
   for (size_t o = 0; o < pro->outs.size(); ++o)
     if (o != f.x_output || f.x_stored) outs.push_back(pro->outs[o]);
-  if (f.y_stored) outs.push_back(t.y);
-  if (t.mean) outs.push_back(t.mean);
-  outs.push_back(t.rstd);
+  if (f.y_stored) outs.push_back(c.y);
+  outs.insert(outs.end(), c.outs.begin(), c.outs.end());
   outs.insert(outs.end(), epi->outs.begin(), epi->outs.end());
-  if (t.weight) ins.push_back(t.weight);
-  if (t.bias) ins.push_back(t.bias);
+  ins.insert(ins.end(), c.ins.begin(), c.ins.end());
   for (size_t i = 0; i < epi->ins.size(); ++i)
     if (i != f.y_input) ins.push_back(epi->ins[i]);
-  return replacement(f, Prim::FusedNormRows, outs, ins, real_prologue ? k - 1 : k,
+  return replacement(f, Fused::kKind, outs, ins, real_prologue ? k - 1 : k,
                      1 + (real_prologue ? 1 : 0) + (real_epilogue ? 1 : 0));
 }
 
-// The norm at list[k] with the call before it (when `before_free`) and the call after
-// it, or with one of them when the other overlaps; nothing when neither fits.
-std::optional<Replacement> fuse_forward_at(std::vector<std::unique_ptr<pending::Work>>& list, size_t k,
-                                           bool before_free, int device, FusedRowsVariant variant) {
-  auto& call = static_cast<RecordedLaunch&>(*list[k]);
-  const auto& norm = prim_cast<NormRows>(call.prim());
-  Operands ops(call);
-  const auto t = norm.tensors(ops.out_span(), ops.in_span());
-  const TensorImpl& x = *t.x;
-  if ((x.dtype() != Dtype::F32 && x.dtype() != Dtype::F64) || !x.is_contiguous() || !t.y->is_contiguous() ||
-      norm.n == 0 || x.numel() == 0)
+// The row op at list[k] with the call before it (when `before_free`) and the call after
+// it, or with one of them when the other overlaps; nothing when neither fits. x and y
+// are float32 or float64 and contiguous.
+template <class Fused, class Variant>
+std::optional<Replacement> fuse_row_at(std::vector<std::unique_ptr<pending::Work>>& list, size_t k,
+                                       bool before_free, const RowCall& c, const Fused& f, int device,
+                                       Variant variant) {
+  const TensorImpl& x = *c.x;
+  if ((x.dtype() != Dtype::F32 && x.dtype() != Dtype::F64) || !x.is_contiguous() || !c.y->is_contiguous() ||
+      x.numel() == 0)
     return std::nullopt;
   // The prologue: a chain with x among its results.
   std::optional<Built> pro;
@@ -237,18 +247,45 @@ std::optional<Replacement> fuse_forward_at(std::vector<std::unique_ptr<pending::
     if (!fits_rows(*pro, x) ||
         std::none_of(pro->outs.begin(), pro->outs.end(), [&](const TensorImpl* o) { return same_place(*o, x); }))
       pro.reset();
-  std::optional<Built> epi = epilogue_at(list, k, *t.y);
+  std::optional<Built> epi = epilogue_at(list, k, *c.y);
   if (pro && epi)
-    if (auto f = assemble(list, k, pro, epi, t, device, variant)) return f;
+    if (auto r = assemble(list, k, pro, epi, c, f, device, variant)) return r;
   if (epi)
-    if (auto f = assemble(list, k, std::nullopt, epi, t, device, variant)) return f;
-  if (pro) return assemble(list, k, pro, std::nullopt, t, device, variant);
+    if (auto r = assemble(list, k, std::nullopt, epi, c, f, device, variant)) return r;
+  if (pro) return assemble(list, k, pro, std::nullopt, c, f, device, variant);
   return std::nullopt;
+}
+
+// The norm at list[k] with its neighbours.
+std::optional<Replacement> fuse_norm_at(std::vector<std::unique_ptr<pending::Work>>& list, size_t k,
+                                        bool before_free, int device, const FusedRowsVariants& variants) {
+  auto& call = static_cast<RecordedLaunch&>(*list[k]);
+  FusedNormRows f;
+  f.norm = prim_cast<NormRows>(call.prim());
+  if (f.norm.n == 0) return std::nullopt;
+  Operands ops(call);
+  const auto t = f.norm.tensors(ops.out_span(), ops.in_span());
+  RowCall c{t.x, t.y, {}, {}};
+  for (const TensorImpl* i : {t.weight, t.bias}) if (i) c.ins.push_back(i);
+  for (const TensorImpl* o : {t.mean, t.rstd}) if (o) c.outs.push_back(o);
+  return fuse_row_at(list, k, before_free, c, f, device, variants.norm);
+}
+
+// The softmax / log_softmax over rows at list[k] with its neighbours.
+std::optional<Replacement> fuse_softmax_at(std::vector<std::unique_ptr<pending::Work>>& list, size_t k,
+                                           bool before_free, int device, const FusedRowsVariants& variants) {
+  auto& call = static_cast<RecordedLaunch&>(*list[k]);
+  FusedSoftmaxRows f;
+  f.softmax = prim_cast<SoftmaxDim>(call.prim());
+  if (f.softmax.inner != 1 || f.softmax.n == 0) return std::nullopt;
+  const RowCall c{call.inputs()[0].get(), call.outputs()[0].get(), {}, {}};
+  if (c.y->dtype() != c.x->dtype()) return std::nullopt;
+  return fuse_row_at(list, k, before_free, c, f, device, variants.softmax);
 }
 
 // The norm's backward at list[k] with the call after it, which takes dx.
 std::optional<Replacement> fuse_backward_at(std::vector<std::unique_ptr<pending::Work>>& list, size_t k, int device,
-                                            FusedRowsBackwardVariant variant) {
+                                            const FusedRowsVariants& variants) {
   auto& call = static_cast<RecordedLaunch&>(*list[k]);
   FusedNormRowsBackward f;
   f.norm = prim_cast<NormRowsBackward>(call.prim());
@@ -269,7 +306,7 @@ std::optional<Replacement> fuse_backward_at(std::vector<std::unique_ptr<pending:
   add_chain(all, *epi, 1, true);
   if (!disjoint(all, {{t.dx, 0}})) return std::nullopt;
   f.epilogue = epi->program;
-  if ((f.variant = variant(f, device)) == 0) return std::nullopt;
+  if ((f.variant = variants.norm_backward(f, device)) == 0) return std::nullopt;
 
   std::vector<const TensorImpl*> outs, ins{t.dy, t.x};
   if (f.dx_stored) outs.push_back(t.dx);
@@ -284,11 +321,8 @@ std::optional<Replacement> fuse_backward_at(std::vector<std::unique_ptr<pending:
 }  // namespace
 
 size_t fuse_norm_rows(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
-  const FusedRowsVariant forward = g_forward_variant.load(std::memory_order_acquire);
-  const FusedRowsBackwardVariant backward = g_backward_variant.load(std::memory_order_acquire);
-  if (!norm_fusion_enabled() || !forward || !backward || !kernel_of(Prim::FusedNormRows, DeviceType::GPU) ||
-      !kernel_of(Prim::FusedNormRowsBackward, DeviceType::GPU))
-    return 0;
+  const FusedRowsVariants* variants = g_variants.load(std::memory_order_acquire);
+  if (!norm_fusion_enabled() || !variants) return 0;
   try {
     std::vector<Replacement> replacements;
     size_t replaced = 0, free_from = 0;  // the calls before free_from are taken
@@ -296,8 +330,12 @@ size_t fuse_norm_rows(int device, std::vector<std::unique_ptr<pending::Work>>& l
       auto* r = dynamic_cast<RecordedLaunch*>(list[k].get());
       if (!r) continue;
       std::optional<Replacement> f;
-      if (r->prim().kind() == Prim::NormRows) f = fuse_forward_at(list, k, k > free_from, device, forward);
-      else if (r->prim().kind() == Prim::NormRowsBackward) f = fuse_backward_at(list, k, device, backward);
+      switch (r->prim().kind()) {
+        case Prim::NormRows: f = fuse_norm_at(list, k, k > free_from, device, *variants); break;
+        case Prim::NormRowsBackward: f = fuse_backward_at(list, k, device, *variants); break;
+        case Prim::SoftmaxDim: f = fuse_softmax_at(list, k, k > free_from, device, *variants); break;
+        default: break;
+      }
       if (!f) continue;
       replaced += f->count;
       free_from = f->first + f->count;
@@ -314,9 +352,9 @@ size_t fuse_norm_rows(int device, std::vector<std::unique_ptr<pending::Work>>& l
 bool norm_fusion_enabled() { return g_norm_fusion.load(std::memory_order_relaxed); }
 void set_norm_fusion_enabled(bool enabled) { g_norm_fusion.store(enabled, std::memory_order_relaxed); }
 
-void set_fused_rows_variants(FusedRowsVariant forward, FusedRowsBackwardVariant backward) {
-  g_forward_variant.store(forward, std::memory_order_release);
-  g_backward_variant.store(backward, std::memory_order_release);
+void set_fused_rows_variants(const FusedRowsVariants& variants) {
+  // (set at the backend's registration; never freed, as a pass may be reading it)
+  g_variants.store(new FusedRowsVariants(variants), std::memory_order_release);
 }
 
 }  // namespace lucid::ops

@@ -89,8 +89,9 @@ def set_fusion(enabled):
 
 
 def is_norm_fusion():
-    """True when a flush runs each layer_norm / rms_norm (and its backward) with the
-    elementwise calls around it as one generated kernel (results the same bit for bit).
+    """True when a flush runs each layer_norm / rms_norm (and its backward), and each
+    softmax / log_softmax over the last dim, with the elementwise calls around it as one
+    generated kernel (results the same bit for bit).
     On by default; LUCID_NORM_FUSION=0 in the environment switches it off at start."""
     return _C.gpu_norm_fusion()
 
@@ -119,9 +120,10 @@ def generated_kernel_stats():
     """The generated kernels of this process: {"compiled" (by NVRTC), "loaded" (from the
     disk cache), "failed" (sources that did not compile or load), "compiling" (queued or
     under way), "last_error" (the last failure's message), "fused_launches" (fused calls
-    run by generated kernels), "fused_norm_launches" and "fused_norm_backward_launches"
-    (layer_norm / rms_norm calls, and their backwards, run with their elementwise
-    neighbours as one kernel)}."""
+    run by generated kernels), "fused_norm_launches", "fused_norm_backward_launches" and
+    "fused_softmax_launches" (layer_norm / rms_norm calls, their backwards, and softmax /
+    log_softmax calls over the last dim, run with their elementwise neighbours as one
+    kernel)}."""
     return dict(_C.gpu_generated_kernel_stats())
 
 

@@ -237,6 +237,48 @@ TEST(CudaCodegen, FusedNormKernelsCompile) {
   EXPECT_TRUE(lucid::cuda::fused_rows_source(mixed).empty());
 }
 
+// A softmax / log_softmax with its chains (a prologue that adds and scales, an
+// epilogue that casts to bfloat16), in every forward layout and both dtypes.
+TEST(CudaCodegen, FusedSoftmaxKernelsCompile) {
+  if (!nvrtc_loads()) GTEST_SKIP() << "NVRTC cannot be loaded here";
+  using lucid::ops::FusedSoftmaxRows;
+  int compiled = 0;
+  auto compile = [&](Dtype t, int side, bool log, int64_t n) {
+    FusedSoftmaxRows p;
+    p.softmax.outer = 16, p.softmax.n = n, p.softmax.log = log;
+    p.prologue = side == 2 ? identity_of(t) : residual_prologue(t);
+    p.x_output = side == 2 ? 0 : 1;
+    p.x_stored = side == 0;
+    p.epilogue = side == 1 ? identity_of(t) : cast_epilogue(t);
+    p.y_input = side == 1 ? 0 : 1;
+    p.y_stored = side == 0;
+    const auto layout = lucid::cuda::softmax_forward_layout(n, int64_t(lucid::dtype_size(t)));
+    const std::string source = lucid::cuda::fused_softmax_source(p);
+    ASSERT_FALSE(source.empty());
+    EXPECT_NE(source.find("softmax_rows_forward<T, " + std::to_string(layout.threads) + ", " +
+                          std::to_string(layout.kept) + ">"),
+              std::string::npos);
+    std::string cubin;
+    EXPECT_NO_THROW(cubin = lucid::cuda::nvrtc::compile(source, "lucid_fused_softmax", 90,
+                                                        {"--fmad=false", "--std=c++17"}))
+        << source;
+    EXPECT_GT(cubin.size(), 0u);
+    ++compiled;
+  };
+  for (Dtype t : {Dtype::F32, Dtype::F64})
+    for (int side = 0; side < 3; ++side)
+      for (bool log : {false, true}) compile(t, side, log, 1024);
+  for (Dtype t : {Dtype::F32, Dtype::F64})
+    for (int64_t n : {100, 2048, 4000, 6000}) compile(t, 0, false, n);
+  EXPECT_EQ(compiled, 20);
+  FusedSoftmaxRows long_rows;  // (read again at each pass: never fused)
+  long_rows.softmax.n = 100000;
+  long_rows.prologue = residual_prologue(Dtype::F32);
+  long_rows.x_output = 1;
+  long_rows.epilogue = identity_of(Dtype::F32);
+  EXPECT_TRUE(lucid::cuda::fused_softmax_source(long_rows).empty());
+}
+
 // A norm's backward with the chain taking dx: the residual gradient's add (dx stored or
 // not), or the cast of dx to bfloat16 with a scale, in both row layouts, both register
 // caches and both dtypes.

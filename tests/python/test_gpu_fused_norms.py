@@ -1,7 +1,8 @@
-"""layer_norm / rms_norm fused with their elementwise neighbours at a GPU flush
-(csrc/ops/fusion_rows.cpp, Note [Fused norm rows]): the chain computing the norm's input
-runs as the row is read, the chain taking its result as it is written, in one generated
-kernel whose results are the unfused calls' bit for bit. Every test needs a GPU."""
+"""layer_norm / rms_norm, and softmax / log_softmax over the last dim, fused with their
+elementwise neighbours at a GPU flush (csrc/ops/fusion_rows.cpp, Note [Fused norm rows]):
+the chain computing the row op's input runs as the row is read, the chain taking its
+result as it is written, in one generated kernel whose results are the unfused calls'
+bit for bit. Every test needs a GPU."""
 
 import numpy as np
 import pytest
@@ -19,14 +20,21 @@ def fused_norms():
     return stats["fused_norm_launches"], stats["fused_norm_backward_launches"]
 
 
+def fused_softmaxes():
+    """Fused softmax launches, fused norm launches and calls replaced by fused kernels."""
+    stats = lucid.gpu.generated_kernel_stats()
+    return stats["fused_softmax_launches"], stats["fused_norm_launches"], lucid.gpu.pending_stats()["fused_calls"]
+
+
 def as_numpy(t):
     return t.float().cpu().numpy() if t.dtype in (lucid.float16, lucid.bfloat16) else t.cpu().numpy()
 
 
-def three_ways(fn):
+def three_ways(fn, counters=fused_norms):
     """fn() with fusion off, with fusion on but no generated kernels (the norms stay
     unfused), and with fusion and the generated kernels (compiled at once): the results
-    as NumPy arrays, which must agree bit for bit, and the fused norms of the last run."""
+    as NumPy arrays, which must agree bit for bit, and how much each of `counters`
+    (fused norms and norm backwards) rose in the last run."""
     lazy, was, mode = lucid.gpu.is_lazy(), lucid.gpu.is_fusion(), lucid.gpu.kernel_compile()
     norms = lucid.gpu.is_norm_fusion()
     lucid.gpu.set_lazy(True)
@@ -36,14 +44,15 @@ def three_ways(fn):
         for fusion, compiled in ((False, "off"), (True, "off"), (True, "sync")):
             lucid.gpu.set_fusion(fusion)
             lucid.gpu.set_kernel_compile(compiled)
-            before = fused_norms()
+            before = counters()
             got = fn()
+            lucid.gpu.flush()  # (fn's calls alone: the reads below record casts of their own)
             got = got if isinstance(got, (tuple, list)) else (got,)
             out.append([as_numpy(g) for g in got])
-            fused = tuple(a - b for a, b in zip(fused_norms(), before))
+            fused = tuple(a - b for a, b in zip(counters(), before))
         for other in out[1:]:
             assert_bitwise(out[0], other)
-        return out[2], fused[0], fused[1]
+        return (out[2], *fused)
     finally:
         lucid.gpu.set_kernel_compile(mode)
         lucid.gpu.set_norm_fusion(norms)
@@ -268,3 +277,101 @@ def test_backward_whose_dx_is_held_stores_it_too():
 
     (ga, gx), _, _ = three_ways(run)
     np.testing.assert_array_equal(ga, gx)
+
+
+# ---- softmax / log_softmax ------------------------------------------------------------
+
+
+@needs_gpu
+@pytest.mark.parametrize("n", [64, 1000, 1024, 2048, 3000, 6000])  # every softmax layout
+@pytest.mark.parametrize("log", [False, True])
+def test_autocast_softmax_casts_and_scale_are_one_kernel(n, log):
+    x = gpu(normal((96, n), 30, 3.0), lucid.bfloat16)
+
+    def run():
+        s = x.float() * 0.125  # (autocast's cast up, then the scale of attention's scores)
+        y = F.log_softmax(s, -1) if log else F.softmax(s, -1)
+        return y.to(lucid.bfloat16)  # (the cast for the next product)
+
+    (z,), fused, norms, calls = three_ways(run, fused_softmaxes)
+    # (cast and scale, one elementwise program; it, the softmax and the cast down, one kernel)
+    assert (fused, norms, calls) == (1, 0, 2 + 3)
+    ref = lucid.tensor(as_numpy(x)).float() * 0.125
+    ref = (lucid.log_softmax(ref, -1) if log else lucid.softmax(ref, -1)).to(lucid.bfloat16).float().numpy()
+    np.testing.assert_allclose(z, ref, rtol=1e-2, atol=1e-2)
+
+
+@needs_gpu
+def test_softmax_results_held_elsewhere_are_stored_and_match_the_cpu():
+    x0, m0 = normal((40, 700), 31), np.where(normal((40, 700), 32) > 1.0, -np.inf, 0.0)
+    x, m = gpu(x0), gpu(m0)
+
+    def run():
+        s = x * 0.5 + m  # (a full-shape mask; the caller keeps the scores and the probabilities)
+        y = F.softmax(s, dim=-1)
+        return s, y, y * 3.0
+
+    (s, y, z), fused, _, calls = three_ways(run, fused_softmaxes)
+    assert (fused, calls) == (1, 2 + 3)
+    ref = lucid.softmax(lucid.tensor(x0 * 0.5 + m0).float(), -1).numpy()
+    np.testing.assert_allclose(y, ref, rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(z, y * np.float32(3.0))
+
+
+@needs_gpu
+def test_float64_log_softmax_and_fully_masked_rows():
+    x0 = normal((8, 300), 33)
+    x0[3] = -np.inf  # (every element masked: NaNs, as torch gives)
+    x = gpu(x0, lucid.float64)
+
+    def run():
+        return F.log_softmax(x - 1.0, -1).exp()
+
+    (y,), fused, _, calls = three_ways(run, fused_softmaxes)
+    assert (fused, calls) == (1, 3)
+    assert np.isnan(y[3]).all() and np.isfinite(np.delete(y, 3, axis=0)).all()
+    ref = lucid.log_softmax(lucid.tensor(x0 - 1.0), -1).exp().numpy()
+    np.testing.assert_allclose(y, ref, rtol=1e-12, atol=1e-15)
+
+
+@needs_gpu
+def test_softmax_gradients_through_the_fused_kernel_are_bitwise():
+    x0, w0 = normal((64, 512), 34), normal((64, 512), 35)
+
+    def run():
+        x = gpu(x0).requires_grad_()
+        y = F.softmax(x * 0.5, -1)
+        loss = (y * gpu(w0)).sum()
+        loss.backward()
+        return loss, x.grad
+
+    _, fused, _, _ = three_ways(run, fused_softmaxes)
+    assert fused == 1
+
+
+@needs_gpu
+def test_softmax_over_other_dims_and_long_rows_stay_unfused():
+    x = gpu(normal((64, 32), 36))
+    long_rows = gpu(normal((2, 16384), 37))
+
+    def run():
+        return F.softmax(x * 2.0, 0) + 1.0, F.softmax(long_rows * 2.0, -1) + 1.0
+
+    _, fused, _, _ = three_ways(run, fused_softmaxes)
+    assert fused == 0
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [lucid.float16, lucid.bfloat16, lucid.float32, lucid.float64])
+@pytest.mark.parametrize("n", [1, 64, 1000, 3000, 6000, 20000])  # every layout, read-again rows too
+def test_unfused_softmax_rows_match_the_cpu(dtype, n):
+    x0 = normal((7, n), 38, 4.0)
+    x0[1, n // 2] = np.inf
+    x0[2, 0] = np.nan
+    x0[4] = -np.inf
+    for log in (False, True):
+        f = F.log_softmax if log else F.softmax
+        got = as_numpy(f(gpu(x0, dtype), -1))
+        want = as_numpy(f(lucid.tensor(x0).to(dtype), -1))
+        np.testing.assert_allclose(got, want, rtol=2e-6 if dtype == lucid.float32 else 1e-12 if dtype == lucid.float64
+                                   else 1e-2, atol=1e-7 if dtype != lucid.float64 else 1e-15, equal_nan=True)

@@ -58,7 +58,7 @@ const char* body_of(BinaryOp op) {
     case BinaryOp::ThresholdBackward: return "b <= C(0) ? C(0) : a";
     // (the activations' derivatives, as ops/activation_functors.h writes them: g = a, x = b)
     case BinaryOp::GeluBackward:
-      return "{ C cdf = C(0.5) * (C(1) + erf(b * C(0.70710678118654752440)));"
+      return "{ C cdf = C(0.5) * erfc(-b * C(0.70710678118654752440));"
              " C pdf = C(0.39894228040143267794) * exp(b * b * C(-0.5)); return a * (cdf + b * pdf); }";
     case BinaryOp::GeluTanhBackward:
       return "{ C x_sq = b * b; C t = tanh(C(0.79788456080286535588) * (b + C(0.044715) * (x_sq * b)));"
@@ -124,7 +124,7 @@ const char* body_of(UnaryOp op) {
     case UnaryOp::Frac: return "a - trunc(a)";
     case UnaryOp::Square: return "a * a";
     case UnaryOp::Relu: return "a < C(0) ? C(0) : a";
-    case UnaryOp::Gelu: return "a * C(0.5) * (C(1) + erf(a * C(0.70710678118654752440)))";
+    case UnaryOp::Gelu: return "a * C(0.5) * erfc(-a * C(0.70710678118654752440))";
     case UnaryOp::GeluTanh:
       return "C(0.5) * a * (C(1) + tanh(C(0.79788456080286535588) * (a + C(0.044715) * (a * a * a))))";
     case UnaryOp::Silu: return "a / (C(1) + exp(-a))";

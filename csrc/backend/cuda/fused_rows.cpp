@@ -51,15 +51,20 @@ bool chain_fits(const FusedProgram& q, Dtype t) {
   return true;
 }
 
-// Whether the call's shape is one the generated kernel handles: chains of x's compute
-// type, x (and y, dx) float32 or float64 and read element by element, the operand
-// counts within Params.
-bool well_formed(const FusedNormRows& p) {
+// Whether the chains are a shape the generated kernels handle: of x's compute type, x
+// (and y) float32 or float64 and read element by element.
+bool chains_well_formed(const ops::FusedRowChains& p) {
   const FusedProgram &pro = p.prologue, &epi = p.epilogue;
   if (p.x_output >= pro.n_outputs || p.y_input >= epi.n_inputs) return false;
   const Dtype t = pro.out_dtype[p.x_output];
   if ((t != Dtype::F32 && t != Dtype::F64) || epi.in_dtype[p.y_input] != t || epi.in_broadcast[p.y_input]) return false;
-  return chain_fits(pro, t) && chain_fits(epi, t) && p.out_count() <= size_t(kOuts) && p.in_count() <= size_t(kIns);
+  return chain_fits(pro, t) && chain_fits(epi, t);
+}
+
+// ... and the call's operand counts within Params.
+template <class Fused>
+bool well_formed(const Fused& p) {
+  return chains_well_formed(p) && p.out_count() <= size_t(kOuts) && p.in_count() <= size_t(kIns);
 }
 
 bool well_formed(const ops::FusedNormRowsBackward& p) {
@@ -126,6 +131,33 @@ void write_epilogue(std::ostringstream& s, const std::string& what, const std::s
   s << "  }\n";
 }
 
+// An Io's read and make of x (Note [Reads before writes], norm_rows_forward.cuh): x's
+// element from the prologue's inputs (p.in from 0) read by load_x; make_x runs the
+// chain with the constants from p.consts[0] and stores its other results (x too when
+// x_stored) as p.out from 0.
+void write_prologue(std::ostringstream& s, const ops::FusedRowChains& p) {
+  const FusedProgram& pro = p.prologue;
+  s << "  struct XIn {";
+  for (int k = 0; k < pro.n_inputs; ++k) s << " C u" << k << ";";
+  s << " };\n  __device__ __forceinline__ XIn load_x(long long r, long long i) const {\n"
+    << "    const long long e = r * p.n + i;\n    XIn in;\n";
+  for (int k = 0; k < pro.n_inputs; ++k) s << "    in.u" << k << " = " << load_of(pro, k, size_t(k)) << ";\n";
+  s << "    (void)e;\n    return in;\n  }\n"
+    << "  __device__ __forceinline__ T make_x(long long r, long long i, const XIn& in) const {\n"
+    << "    const long long e = r * p.n + i;\n";
+  std::string reg[ops::kFusedMaxRegs];
+  for (int c = 0; c < pro.n_consts; ++c) reg[pro.const_reg[c]] = std::string("C(p.consts[") + std::to_string(c) + "])";
+  for (int k = 0; k < pro.n_inputs; ++k) {
+    s << "    const C u" << k << " = in.u" << k << ";\n";
+    reg[pro.in_reg[k]] = std::string("u") + std::to_string(k);
+  }
+  write_steps(s, pro, reg, "a", "    ");
+  size_t out = 0;
+  for (int o = 0; o < pro.n_outputs; ++o)
+    if (o != p.x_output || p.x_stored) s << "    " << store_of(pro.out_dtype[o], out++, reg[pro.out_reg[o]]);
+  s << "    (void)e;\n    return T(" << reg[pro.out_reg[p.x_output]] << ");\n  }\n";
+}
+
 // What both kinds of source start with: the compute type's prelude, the chains' op
 // functions, the row templates, T and Params. False when an op has no generated form.
 bool write_head(std::ostringstream& s, const char* what, Dtype t, std::initializer_list<const FusedProgram*> chains) {
@@ -187,7 +219,29 @@ uint64_t variant_of(std::string key, Source source, const char* entry_name, int 
   return reinterpret_cast<uintptr_t>(kernel);
 }
 
-std::atomic<size_t> g_backward_launches{0};
+std::atomic<size_t> g_backward_launches{0}, g_softmax_launches{0};
+
+// A fused call's operands against what its primitive says.
+template <class Fused>
+void check_call(const Fused& p, ops::Outputs outs, ops::Inputs ins) {
+  LUCID_CHECK(p.variant != 0 && well_formed(p) && outs.size() == p.out_count() && ins.size() == p.in_count(),
+              RuntimeError, "internal: a ", p.name(), " given ", outs.size(), " outputs and ", ins.size(),
+              " inputs, or no kernel");
+}
+
+// A fused forward (norm or softmax) over `rows` rows of n elements of `itemsize`
+// bytes, in `layout`.
+void launch_forward(const ops::FusedRowChains& p, ops::Outputs outs, ops::Inputs ins, int64_t rows, int64_t n,
+                    double eps, int64_t itemsize, NormForwardLayout layout, int device) {
+  if (rows == 0 || n == 0) return;
+  DeviceGuard guard(device);
+  Params params = params_of(outs, ins, p.prologue, &p.epilogue, rows, n, eps);
+  const size_t staging = layout.kept == kNormStaged ? size_t(n * itemsize) : 0;
+  void* args[] = {&params};
+  LUCID_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(p.variant), dim3(norm_forward_grid(rows, layout)),
+                                    dim3(norm_forward_block(layout.threads)), args, staging, stream(device)));
+}
+
 
 }  // namespace
 
@@ -201,32 +255,9 @@ std::string fused_rows_source(const FusedNormRows& p) {
   std::ostringstream s;
   if (!write_head(s, p.name(), t, {&pro, &epi})) return {};
   s << "struct Io {\n  const Params& p;\n";
-
-  // The prologue: x's element from the chain's inputs read by load_x (Note [Reads
-  // before writes], norm_rows_forward.cuh); make_x stores its other results.
-  s << "  struct XIn {";
-  for (int k = 0; k < pro.n_inputs; ++k) s << " C u" << k << ";";
-  s << " };\n  __device__ __forceinline__ XIn load_x(long long r, long long i) const {\n"
-    << "    const long long e = r * p.n + i;\n    XIn in;\n";
-  for (int k = 0; k < pro.n_inputs; ++k) s << "    in.u" << k << " = " << load_of(pro, k, size_t(k)) << ";\n";
-  s << "    (void)e;\n    return in;\n  }\n"
-    << "  __device__ __forceinline__ T make_x(long long r, long long i, const XIn& in) const {\n"
-    << "    const long long e = r * p.n + i;\n";
-  std::string reg[ops::kFusedMaxRegs];
-  for (int c = 0; c < pro.n_consts; ++c) reg[pro.const_reg[c]] = std::string("C(p.consts[") + std::to_string(c) + "])";
-  for (int k = 0; k < pro.n_inputs; ++k) {
-    s << "    const C u" << k << " = in.u" << k << ";\n";
-    reg[pro.in_reg[k]] = std::string("u") + std::to_string(k);
-  }
-  write_steps(s, pro, reg, "a", "    ");
-  size_t out = 0;
-  for (int o = 0; o < pro.n_outputs; ++o)
-    if (o != p.x_output || p.x_stored) s << "    " << store_of(pro.out_dtype[o], out++, reg[pro.out_reg[o]]);
-  s << "    (void)e;\n    return T(" << reg[pro.out_reg[p.x_output]] << ");\n  }\n";
-
-  // The epilogue: y's element into its register, the chain's results stored.
+  write_prologue(s, p);
   write_epilogue(s, "y", "YIn", epi, p.y_input, p.epilogue_in(), ops::kFusedMaxConsts,
-                 p.y_stored ? long(p.y_out()) : -1, p.rstd_out() + 1);
+                 p.y_stored ? long(p.y_out()) : -1, p.epilogue_out());
   s << "};\n"
     << "extern \"C\" __global__ void __launch_bounds__(" << norm_forward_block(layout.threads)
     << ") lucid_fused_norm(const __grid_constant__ Params p) {\n"
@@ -236,6 +267,26 @@ std::string fused_rows_source(const FusedNormRows& p) {
     << (p.norm.rms ? std::string("nullptr") : std::string("(T*)p.out[") + std::to_string(p.mean_out()) + "]") << ", (T*)p.out["
     << p.rstd_out() << "], p.rows, p.n, p.eps, " << (p.norm.rms ? "true" : "false") << "};\n"
     << "  lucid::cuda::norm_rows_forward<T, " << layout.threads << ", " << layout.kept << ">(io, a);\n}\n";
+  return s.str();
+}
+
+std::string fused_softmax_source(const ops::FusedSoftmaxRows& p) {
+  if (!well_formed(p)) return {};
+  const FusedProgram &pro = p.prologue, &epi = p.epilogue;
+  const Dtype t = pro.out_dtype[p.x_output];
+  const NormForwardLayout layout = softmax_forward_layout(p.softmax.n, int64_t(dtype_size(t)));
+  if (layout.kept == kNormReread) return {};  // (as the norm's)
+  std::ostringstream s;
+  if (!write_head(s, p.name(), t, {&pro, &epi})) return {};
+  s << "struct Io {\n  const Params& p;\n";
+  write_prologue(s, p);
+  write_epilogue(s, "y", "YIn", epi, p.y_input, p.epilogue_in(), ops::kFusedMaxConsts,
+                 p.y_stored ? long(p.y_out()) : -1, p.epilogue_out());
+  s << "};\n"
+    << "extern \"C\" __global__ void __launch_bounds__(" << norm_forward_block(layout.threads)
+    << ") lucid_fused_softmax(const __grid_constant__ Params p) {\n"
+    << "  lucid::cuda::softmax_rows_forward<T, " << layout.threads << ", " << layout.kept << ">(Io{p}, p.rows, p.n, "
+    << (p.softmax.log ? "true" : "false") << ");\n}\n";
   return s.str();
 }
 
@@ -269,6 +320,18 @@ uint64_t fused_rows_variant(const FusedNormRows& p, int device) {
                     layout.kept == kNormStaged);
 }
 
+uint64_t fused_softmax_variant(const ops::FusedSoftmaxRows& p, int device) {
+  if (compile_mode() == CompileMode::Off || !well_formed(p)) return 0;
+  const NormForwardLayout layout =
+      softmax_forward_layout(p.softmax.n, int64_t(dtype_size(p.prologue.out_dtype[p.x_output])));
+  std::string key = "softmax|" + ops::fused_structure(p.prologue) + '|' + ops::fused_structure(p.epilogue);
+  for (int v : {int(p.softmax.log), int(p.x_output), int(p.y_input), int(p.x_stored), int(p.y_stored), layout.threads,
+                layout.kept + 1})
+    key += char(v);
+  return variant_of(std::move(key), [&] { return fused_softmax_source(p); }, "lucid_fused_softmax", device,
+                    layout.kept == kNormStaged);
+}
+
 uint64_t fused_rows_backward_variant(const ops::FusedNormRowsBackward& p, int device) {
   if (compile_mode() == CompileMode::Off || !well_formed(p)) return 0;
   const int threads = norm_row_threads(p.norm.n);
@@ -283,29 +346,26 @@ uint64_t fused_rows_backward_variant(const ops::FusedNormRowsBackward& p, int de
 
 void fused_norm_rows_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs ins) {
   const auto& p = ops::prim_cast<FusedNormRows>(prim);
-  LUCID_CHECK(p.variant != 0 && well_formed(p) && outs.size() == p.out_count() && ins.size() == p.in_count(),
-              RuntimeError, "internal: a fused ", p.name(), " given ", outs.size(), " outputs and ", ins.size(),
-              " inputs, or no kernel");
+  check_call(p, outs, ins);
   const TensorImpl& rstd = *outs[p.rstd_out()];
-  const int64_t rows = rstd.numel(), n = p.norm.n;
-  if (rows == 0 || n == 0) return;
-  const int device = rstd.device().index;
-  DeviceGuard guard(device);
-  Params params = params_of(outs, ins, p.prologue, &p.epilogue, rows, n, p.norm.eps);
-  const NormForwardLayout layout = norm_forward_layout(n, int64_t(rstd.itemsize()));
-  const int64_t staging = norm_forward_staging_bytes(n, int64_t(rstd.itemsize()));
-  void* args[] = {&params};
-  LUCID_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(p.variant), dim3(norm_forward_grid(rows, layout)),
-                                    dim3(norm_forward_block(layout.threads)), args, size_t(staging),
-                                    stream(device)));
+  const int64_t item = int64_t(rstd.itemsize());
+  launch_forward(p, outs, ins, rstd.numel(), p.norm.n, p.norm.eps, item, norm_forward_layout(p.norm.n, item),
+                 rstd.device().index);
   g_launches.fetch_add(1, std::memory_order_relaxed);
+}
+
+void fused_softmax_rows_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs ins) {
+  const auto& p = ops::prim_cast<ops::FusedSoftmaxRows>(prim);
+  check_call(p, outs, ins);
+  const int64_t item = int64_t(dtype_size(p.prologue.out_dtype[p.x_output]));
+  launch_forward(p, outs, ins, p.softmax.outer, p.softmax.n, 0.0, item, softmax_forward_layout(p.softmax.n, item),
+                 outs[0]->device().index);
+  g_softmax_launches.fetch_add(1, std::memory_order_relaxed);
 }
 
 void fused_norm_rows_backward_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs ins) {
   const auto& p = ops::prim_cast<ops::FusedNormRowsBackward>(prim);
-  LUCID_CHECK(p.variant != 0 && well_formed(p) && outs.size() == p.out_count() && ins.size() == p.in_count(),
-              RuntimeError, "internal: a ", p.name(), " given ", outs.size(), " outputs and ", ins.size(),
-              " inputs, or no kernel");
+  check_call(p, outs, ins);
   const TensorImpl &dy = *ins[0], &x = *ins[1], &rstd = *ins[p.rstd_in()];
   const int64_t rows = rstd.numel(), n = p.norm.n;
   if (rows == 0 || n == 0) return;
@@ -323,5 +383,6 @@ void fused_norm_rows_backward_kernel(const ops::Primitive& prim, ops::Outputs ou
 
 size_t fused_rows_launches() { return g_launches.load(std::memory_order_relaxed); }
 size_t fused_rows_backward_launches() { return g_backward_launches.load(std::memory_order_relaxed); }
+size_t fused_softmax_launches() { return g_softmax_launches.load(std::memory_order_relaxed); }
 
 }  // namespace lucid::cuda

@@ -1,7 +1,7 @@
-// The generated kernels of fused norms (Note [Fused norm rows], ops/fusion_rows.cpp):
-// norm_rows_forward.cuh's text with the prologue's chain in its loads and the
-// epilogue's in its stores, compiled with NVRTC and cached like the fused elementwise
-// kernels (Note [Generated kernels]).
+// The generated kernels of fused norms and softmax (Note [Fused norm rows],
+// ops/fusion_rows.cpp): norm_rows_forward.cuh's (softmax_rows_forward.cuh's) text with
+// the prologue's chain in its loads and the epilogue's in its stores, compiled with
+// NVRTC and cached like the fused elementwise kernels (Note [Generated kernels]).
 #pragma once
 
 #include <cstddef>
@@ -18,22 +18,28 @@ namespace lucid::cuda {
 // `cached` elements of a thread's share in registers (8 or 32, norm_backward_cached).
 std::string fused_rows_source(const ops::FusedNormRows& p);
 std::string fused_rows_backward_source(const ops::FusedNormRowsBackward& p, int threads, int cached);
+// The softmax's, in the norm forward's layout.
+std::string fused_softmax_source(const ops::FusedSoftmaxRows& p);
 
-// The pass's FusedRowsVariant: the compiled kernel (a cudaKernel_t) for the call's
+// The pass's FusedRowsVariants: the compiled kernel (a cudaKernel_t) for the call's
 // rows, or 0 while it compiles, when compiling is off, for rows too long to stage in
 // shared memory, or for a chain without a generated form. The first sight of a kernel
 // starts its compilation.
 uint64_t fused_rows_variant(const ops::FusedNormRows& p, int device);
 uint64_t fused_rows_backward_variant(const ops::FusedNormRowsBackward& p, int device);
+uint64_t fused_softmax_variant(const ops::FusedSoftmaxRows& p, int device);
 
-// The kernels of FusedNormRows and FusedNormRowsBackward calls (registered by
-// register_norm_kernels); the backward's runs the column sums of d weight and d bias
-// after the generated kernel.
+// The kernels of FusedNormRows, FusedNormRowsBackward and FusedSoftmaxRows calls
+// (registered by register_norm_kernels); the norm backward's runs the column sums of
+// d weight and d bias after the generated kernel.
 void fused_norm_rows_kernel(const ops::Primitive& p, ops::Outputs outs, ops::Inputs ins);
 void fused_norm_rows_backward_kernel(const ops::Primitive& p, ops::Outputs outs, ops::Inputs ins);
+void fused_softmax_rows_kernel(const ops::Primitive& p, ops::Outputs outs, ops::Inputs ins);
 
-// FusedNormRows / FusedNormRowsBackward calls run since the process started.
+// FusedNormRows / FusedNormRowsBackward / FusedSoftmaxRows calls run since the process
+// started.
 size_t fused_rows_launches();
 size_t fused_rows_backward_launches();
+size_t fused_softmax_launches();
 
 }  // namespace lucid::cuda

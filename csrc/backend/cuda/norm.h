@@ -24,10 +24,14 @@ void group_norm_stats_kernel(const ops::Primitive& p, ops::Outputs outs, ops::In
 void group_norm_grad_coeffs_kernel(const ops::Primitive& p, ops::Outputs outs, ops::Inputs ins);
 
 void norm_rows_kernel(const ops::Primitive& p, ops::Outputs outs, ops::Inputs ins);
+// softmax / log_softmax of rows of n contiguous elements of any floating dtype, in the
+// forward's layout below (softmax_rows.cu; SoftmaxDim's rows, and the text of the fused
+// softmax).
+void softmax_rows(const TensorImpl& x, TensorImpl& y, int64_t rows, int64_t n, bool log);
 
-// How the rows kernels of layer_norm / rms_norm are launched (norm_rows_forward.cuh,
-// norm_rows_backward.cuh), shared by the unfused kernels and the fused ones
-// (fused_rows.cpp).
+// How the rows kernels of layer_norm / rms_norm (norm_rows_forward.cuh,
+// norm_rows_backward.cuh) and of softmax (softmax_rows_forward.cuh) are launched, shared
+// by the unfused kernels and the fused ones (fused_rows.cpp).
 //
 // The forward's layout (Note [Forward rows in registers]): threads a row and the
 // elements each keeps in registers, or kNormStaged / kNormReread for longer rows.
@@ -48,9 +52,11 @@ inline unsigned norm_forward_grid(int64_t rows, NormForwardLayout layout) {
   const int64_t per_block = norm_forward_block(layout.threads) / layout.threads;
   return unsigned(std::min<int64_t>((rows + per_block - 1) / per_block, int64_t(1) << 20));
 }
-// Dynamic shared memory of a forward block: the staged row's bytes, or 0.
-inline int64_t norm_forward_staging_bytes(int64_t n, int64_t itemsize) {
-  return norm_forward_layout(n, itemsize).kept == kNormStaged ? n * itemsize : 0;
+// softmax's (Note [Softmax rows]): the norm's up to 2048 elements, then the row staged
+// where it fits.
+inline NormForwardLayout softmax_forward_layout(int64_t n, int64_t itemsize) {
+  if (n <= 2048) return norm_forward_layout(n, itemsize);
+  return {kNormRowBlock, n * itemsize <= (48 << 10) ? kNormStaged : kNormReread};
 }
 
 // The backward's: a warp a row up to kNormWarpRowsUpTo elements (8 rows a block), the

@@ -147,7 +147,7 @@ void launch_forward(const ForwardArgs<T>& f, int64_t rows, cudaStream_t s) {
                                                         cudaFuncAttributePreferredSharedMemoryCarveout,
                                                         int(cudaSharedmemCarveoutMaxShared));
     LUCID_CUDA_CHECK(set);
-    staging = size_t(norm_forward_staging_bytes(n, sizeof(T)));
+    staging = size_t(n) * sizeof(T);  // (the staged row)
   }
   norm_rows_forward_dev<T, kThreads, kKept>
       <<<norm_forward_grid(rows, {kThreads, kKept}), norm_forward_block(kThreads), staging, s>>>(f.io, f.a);

@@ -98,6 +98,54 @@ __device__ __forceinline__ void each_element(const T (&kept)[kKept > 0 ? kKept :
   }
 }
 
+// x's elements of row r, made once (Note [Reads before writes]): into this thread's
+// registers when the layout keeps them there (kKept > 0; all reads first), into the
+// row's staging in shared memory (kNormStaged; a thread reads back only what it wrote,
+// so no barrier), or nowhere (kNormReread: RowElement makes them again at each pass).
+template <int kThreads, int kKept, typename T, class Io>
+__device__ __forceinline__ void make_row(const Io& io, long long r, int lane, long long n,
+                                         T (&kept)[kKept > 0 ? kKept : 1], T* staged) {
+  if constexpr (kKept > 0) {
+    read_all_then_write<kThreads, kKept>(
+        lane, n, [&](long long i) { return io.load_x(r, i); },
+        [&](int k, long long i, const typename Io::XIn& in) { kept[k] = io.make_x(r, i, in); });
+  } else if constexpr (kKept == kNormStaged) {
+    read_then_write<kThreads>(
+        lane, n, [&](long long i) { return io.load_x(r, i); },
+        [&](long long i, const typename Io::XIn& in) { staged[i] = io.make_x(r, i, in); });
+  }
+}
+
+// x's element i of row r (this thread's own) where make_row left it, for layouts that
+// do not keep it in registers.
+template <typename T, int kKept, class Io>
+struct RowElement {
+  const Io& io;
+  long long r;
+  const T* staged;
+  __device__ __forceinline__ T operator()(long long i) const {
+    if constexpr (kKept == kNormStaged) return staged[i];
+    else return io.make_x(r, i, io.load_x(r, i));
+  }
+};
+
+// result(i, x_i, y_in) for this thread's elements of row r, y_in being what Io's
+// load_y read for the element; every read of a batch before its writes.
+template <int kThreads, int kKept, typename T, class Io, typename Result>
+__device__ __forceinline__ void write_row(const Io& io, long long r, int lane, long long n,
+                                          const T (&kept)[kKept > 0 ? kKept : 1], const RowElement<T, kKept, Io>& x,
+                                          Result result) {
+  if constexpr (kKept > 0) {
+    read_all_then_write<kThreads, kKept>(
+        lane, n, [&](long long i) { return io.load_y(r, i); },
+        [&](int k, long long i, const typename Io::YIn& in) { result(i, kept[k], in); });
+  } else {
+    read_then_write<kThreads>(
+        lane, n, [&](long long i) { return io.load_y(r, i); },
+        [&](long long i, const typename Io::YIn& in) { result(i, x(i), in); });
+  }
+}
+
 // Rows of a.n elements, kThreads threads a row, in blocks of
 // norm_forward_block(kThreads); each thread keeps kKept elements of its share in
 // registers (kKept * kThreads >= n), or the row is staged (kNormStaged: n elements of
@@ -117,22 +165,9 @@ __device__ __forceinline__ void norm_rows_forward(const Io& io, const NormRowsAr
   T* const staged = reinterpret_cast<T*>(norm_staging) + (long long)(threadIdx.x / kThreads) * n;
   for (long long r = (long long)blockIdx.x * kRowsPerBlock + threadIdx.x / kThreads; r < a.rows;
        r += (long long)gridDim.x * kRowsPerBlock) {
-    // x's elements, made once: into registers (all reads first) or shared memory
     T kept[kKept > 0 ? kKept : 1];
-    if constexpr (kKept > 0) {
-      read_all_then_write<kThreads, kKept>(
-          lane, n, [&](long long i) { return io.load_x(r, i); },
-          [&](int k, long long i, const typename Io::XIn& in) { kept[k] = io.make_x(r, i, in); });
-    } else if constexpr (kKept == kNormStaged) {  // (a thread reads back only what it wrote: no barrier)
-      read_then_write<kThreads>(
-          lane, n, [&](long long i) { return io.load_x(r, i); },
-          [&](long long i, const typename Io::XIn& in) { staged[i] = io.make_x(r, i, in); });
-    }
-    // x's element i (this thread's own), where it is
-    auto x = [&](long long i) -> T {
-      if constexpr (kKept == kNormStaged) return staged[i];
-      else return io.make_x(r, i, io.load_x(r, i));
-    };
+    make_row<kThreads, kKept>(io, r, lane, n, kept, staged);
+    const RowElement<T, kKept, Io> x{io, r, staged};
     T mt = 0;
     if (!a.rms) {
       double s[1] = {0.0};
@@ -151,21 +186,12 @@ __device__ __forceinline__ void norm_rows_forward(const Io& io, const NormRowsAr
       if (a.mean) a.mean[r] = mt;
       a.rstd[r] = rs;
     }
-    auto result = [&](long long i, T xi, const typename Io::YIn& in) {
+    write_row<kThreads, kKept>(io, r, lane, n, kept, x, [&](long long i, T xi, const typename Io::YIn& in) {
       T v = (xi - mt) * rs;
       if (a.w) v = v * a.w[i];
       if (a.b) v = v + a.b[i];
       io.store_y(r, i, v, in);
-    };
-    if constexpr (kKept > 0) {
-      read_all_then_write<kThreads, kKept>(
-          lane, n, [&](long long i) { return io.load_y(r, i); },
-          [&](int k, long long i, const typename Io::YIn& in) { result(i, kept[k], in); });
-    } else {
-      read_then_write<kThreads>(
-          lane, n, [&](long long i) { return io.load_y(r, i); },
-          [&](long long i, const typename Io::YIn& in) { result(i, x(i), in); });
-    }
+    });
   }
 }
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "backend/cuda/elementwise_launch.cuh"
+#include "backend/cuda/norm.h"
 #include "backend/cuda/reduce.cuh"
 #include "backend/cuda/register.h"
 #include "backend/cuda/tensor_data.h"
@@ -169,9 +170,9 @@ void all_any_rows_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
 
 // ---- softmax ----------------------------------------------------------------------
 
-// One block per row (inner == 1): the maximum, the sum of exponentials, then the
-// output, each pass a block-wide tree (deterministic).
-struct MaxOp {
+// Rows (inner == 1) are softmax_rows.cu's kernel, which a fused softmax shares;
+// blocks here.
+struct MaxOp {  // NaN wins
   __device__ double combine(double a, double b) const { return (a != a || a > b) ? a : b; }
 };
 struct AddOp {
@@ -189,31 +190,6 @@ template <>
 struct ComputeOf<double> {
   using type = double;
 };
-
-// Exponentials in C (float lanes for float32, as the CPU's vectorised kernel), the
-// sum of each row in double.
-template <typename T>
-__global__ void __launch_bounds__(kReduceThreads) softmax_rows_kernel(const T* x, T* y, int64_t outer, int64_t n,
-                                                                      bool log) {
-  using C = typename ComputeOf<T>::type;
-  __shared__ double s[kReduceThreads];
-  const int tid = threadIdx.x;
-  for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {
-    const T* row = x + o * n;
-    T* out = y + o * n;
-    double m = -INFINITY;
-    for (int64_t j = tid; j < n; j += kReduceThreads) m = MaxOp().combine(m, double(C(row[j])));
-    const C mt = C(block_tree(MaxOp(), s, m, tid, kReduceThreads));
-    double sum = 0;
-    for (int64_t j = tid; j < n; j += kReduceThreads) sum += double(exp(C(row[j]) - mt));
-    sum = block_tree(AddOp(), s, sum, tid, kReduceThreads);
-    const C lse = C(::log(sum)), inv = C(1.0 / sum);
-    for (int64_t j = tid; j < n; j += kReduceThreads) {
-      const C d = C(row[j]) - mt;
-      out[j] = T(log ? d - lse : exp(d) * inv);
-    }
-  }
-}
 
 // inner > 1: one thread per (o, i), walking n with stride inner (coalesced over i).
 template <typename T>
@@ -239,8 +215,7 @@ void softmax(const ops::SoftmaxDim& p, const TensorImpl& x, TensorImpl& y) {
   DeviceGuard guard(dev);
   cudaStream_t s = stream(dev);
   if (p.inner == 1) {
-    softmax_rows_kernel<T><<<unsigned(std::min<int64_t>(p.outer, 65535)), kReduceThreads, 0, s>>>(
-        cdata<T>(&x), mdata<T>(&y), p.outer, p.n, p.log);
+    softmax_rows(x, y, p.outer, p.n, p.log);
   } else {
     const int64_t cols = p.outer * p.inner;
     softmax_cols_kernel<T><<<unsigned(std::min<int64_t>((cols + 255) / 256, 65535)), 256, 0, s>>>(

@@ -18,7 +18,8 @@ void register_runtime() {
   pending::set_list_runner(&run_list_as_graph);  // Note [Flush graphs]
   pending::set_replay_runner(&replay_fixed);     // Note [Fixed replays]
   ops::set_fused_variant(fused_variant);          // Note [Elementwise fusion]
-  ops::set_fused_rows_variants(fused_rows_variant, fused_rows_backward_variant);  // Note [Fused norm rows]
+  // Note [Fused norm rows]
+  ops::set_fused_rows_variants({fused_rows_variant, fused_rows_backward_variant, fused_softmax_variant});
 }
 
 void register_kernels() {

@@ -19,6 +19,7 @@ void register_norm_kernels() {
   ops::register_kernel(Prim::NormRowsBackward, DeviceType::GPU, norm_rows_backward_kernel);
   ops::register_kernel(Prim::FusedNormRows, DeviceType::GPU, fused_norm_rows_kernel);  // Note [Fused norm rows]
   ops::register_kernel(Prim::FusedNormRowsBackward, DeviceType::GPU, fused_norm_rows_backward_kernel);
+  ops::register_kernel(Prim::FusedSoftmaxRows, DeviceType::GPU, fused_softmax_rows_kernel);
 }
 
 }  // namespace lucid::cuda

@@ -1,50 +1,77 @@
-// A layer_norm / rms_norm with the elementwise chains around it, run as one kernel: the
-// call a GPU flush makes of a NormRows call, the chain that computes its input (the
-// prologue) and the chain that takes its result (the epilogue). Note [Fused norm rows]
-// (ops/fusion_rows.cpp).
+// A layer_norm / rms_norm or a softmax / log_softmax with the elementwise chains around
+// it, run as one kernel: the call a GPU flush makes of a NormRows (or SoftmaxDim) call,
+// the chain that computes its input (the prologue) and the chain that takes its result
+// (the epilogue). Note [Fused norm rows] (ops/fusion_rows.cpp).
 #pragma once
 
 #include <cstdint>
 
 #include "ops/prims/fused.h"
+#include "ops/prims/reduce.h"
 #include "ops/prims/seq.h"
 
 namespace lucid::ops {
 
-// The prologue runs once per element of x (x[e] is its out_reg[x_output]); the epilogue
-// once per element of y, with y's value in in_reg[y_input] instead of a load. A side
-// without a chain is the identity program: one input, stored as its one output.
-// outs: {the prologue's outputs in order, x's only when x_stored; y when y_stored;
-//        [mean] (not rms); rstd; the epilogue's outputs in order};
-// ins:  {the prologue's inputs in order; [weight]; [bias]; the epilogue's inputs in
-//        order, but y}.
-// Every element operand is contiguous with x's element count, or one element (broadcast).
-struct FusedNormRows : PrimitiveOf<Prim::FusedNormRows, FusedNormRows> {
-  NormRows norm;
+// The chains around a row op x -> y. The prologue runs once per element of x (x[e] is
+// its out_reg[x_output]); the epilogue once per element of y, with y's value in
+// in_reg[y_input] instead of a load. A side without a chain is the identity program:
+// one input, stored as its one output. Every element operand is contiguous with x's
+// element count, or one element (broadcast).
+struct FusedRowChains {
   FusedProgram prologue, epilogue;
   uint8_t x_output = 0, y_input = 0;
   bool x_stored = false;  // something besides the fused calls reads x
   bool y_stored = false;  // ... or y (the identity epilogue stores y as its output)
   uint64_t variant = 0;   // the backend's kernel (FusedRowsVariant), never 0 once fused
-  const char* name() const override { return norm.rms ? "fused rms_norm" : "fused layer_norm"; }
-  uint64_t signature() const override {
+
+  // A hash of the chains' structure and the row op's own `fields` (Primitive::signature).
+  uint64_t chains_signature(std::initializer_list<uint64_t> fields) const {
     uint64_t h = 1469598103934665603ull ^ variant;
-    for (uint64_t v : {uint64_t(norm.rms), uint64_t(norm.has_weight), uint64_t(norm.has_bias), uint64_t(x_output),
-                       uint64_t(y_input), uint64_t(x_stored), uint64_t(y_stored)})
+    for (uint64_t v : fields) h = (h ^ v) * 1099511628211ull;
+    for (uint64_t v : {uint64_t(x_output), uint64_t(y_input), uint64_t(x_stored), uint64_t(y_stored)})
       h = (h ^ v) * 1099511628211ull;
     for (const FusedProgram* p : {&prologue, &epilogue})
       for (char c : fused_structure(*p)) h = (h ^ uint8_t(c)) * 1099511628211ull;
     return h;
   }
+  // Where y goes among outs (when y_stored), after the prologue's outputs.
+  size_t y_out() const { return prologue.n_outputs - (x_stored ? 0 : 1); }
+};
+
+// outs: {the prologue's outputs in order, x's only when x_stored; y when y_stored;
+//        [mean] (not rms); rstd; the epilogue's outputs in order};
+// ins:  {the prologue's inputs in order; [weight]; [bias]; the epilogue's inputs in
+//        order, but y}.
+struct FusedNormRows : PrimitiveOf<Prim::FusedNormRows, FusedNormRows>, FusedRowChains {
+  NormRows norm;
+  const char* name() const override { return norm.rms ? "fused rms_norm" : "fused layer_norm"; }
+  uint64_t signature() const override {
+    return chains_signature({uint64_t(norm.rms), uint64_t(norm.has_weight), uint64_t(norm.has_bias)});
+  }
 
   // The positions of the norm's own operands among outs and ins.
-  size_t y_out() const { return prologue.n_outputs - (x_stored ? 0 : 1); }  // (when y_stored)
-  size_t mean_out() const { return y_out() + (y_stored ? 1 : 0); }          // (when !norm.rms)
+  size_t mean_out() const { return y_out() + (y_stored ? 1 : 0); }  // (when !norm.rms)
   size_t rstd_out() const { return mean_out() + (norm.rms ? 0 : 1); }
   size_t weight_in() const { return prologue.n_inputs; }  // (when has_weight)
   size_t bias_in() const { return weight_in() + (norm.has_weight ? 1 : 0); }
   size_t epilogue_in() const { return bias_in() + (norm.has_bias ? 1 : 0); }
-  size_t out_count() const { return rstd_out() + 1 + epilogue.n_outputs; }
+  size_t epilogue_out() const { return rstd_out() + 1; }
+  size_t out_count() const { return epilogue_out() + epilogue.n_outputs; }
+  size_t in_count() const { return epilogue_in() + epilogue.n_inputs - 1; }
+};
+
+// A softmax / log_softmax over rows (softmax.inner == 1) with its chains.
+// outs: {the prologue's outputs in order, x's only when x_stored; y when y_stored; the
+//        epilogue's outputs in order};
+// ins:  {the prologue's inputs in order; the epilogue's inputs in order, but y}.
+struct FusedSoftmaxRows : PrimitiveOf<Prim::FusedSoftmaxRows, FusedSoftmaxRows>, FusedRowChains {
+  SoftmaxDim softmax;
+  const char* name() const override { return softmax.log ? "fused log_softmax" : "fused softmax"; }
+  uint64_t signature() const override { return chains_signature({uint64_t(softmax.log)}); }
+
+  size_t epilogue_in() const { return prologue.n_inputs; }
+  size_t epilogue_out() const { return y_out() + (y_stored ? 1 : 0); }
+  size_t out_count() const { return epilogue_out() + epilogue.n_outputs; }
   size_t in_count() const { return epilogue_in() + epilogue.n_inputs - 1; }
 };
 
@@ -79,10 +106,13 @@ struct FusedNormRowsBackward : PrimitiveOf<Prim::FusedNormRowsBackward, FusedNor
   size_t in_count() const { return epilogue_in() + epilogue.n_inputs - 1; }
 };
 
-// The backend's kernel for a fused norm or norm backward, chosen when the pass builds
-// the call: 0 while it compiles or where the backend has none for it (rows too long to
-// stage); the pass then leaves the calls unfused.
-using FusedRowsVariant = uint64_t (*)(const FusedNormRows& p, int device);
-using FusedRowsBackwardVariant = uint64_t (*)(const FusedNormRowsBackward& p, int device);
+// The backend's kernel for a fused norm, norm backward or softmax, chosen when the pass
+// builds the call: 0 while it compiles or where the backend has none for it (rows too
+// long to stage); the pass then leaves the calls unfused.
+struct FusedRowsVariants {
+  uint64_t (*norm)(const FusedNormRows& p, int device);
+  uint64_t (*norm_backward)(const FusedNormRowsBackward& p, int device);
+  uint64_t (*softmax)(const FusedSoftmaxRows& p, int device);
+};
 
 }  // namespace lucid::ops
