@@ -1,35 +1,21 @@
 """softmax over rows, alone and as attention's probabilities under bfloat16 autocast
 (scores cast up and scaled, softmax, cast down: Note [Fused norm rows]), timed in one
-process against torch eager and torch.compile. Per call, from 20 calls between
-synchronisations, the best of five; and what lucid fused (generated_kernel_stats,
-pending_stats' fused_calls: 5 a call when the cast and scale, the softmax and the cast
-down are one kernel).
+process against torch eager and torch.compile. Per call, from 50 calls between
+synchronisations, the best of five (fused_norm.per_call); and what lucid fused
+(generated_kernel_stats, pending_stats' fused_calls: 5 a call when the cast and scale,
+the softmax and the cast down are one kernel).
 
     python3 benchmarks/profiles/fused_softmax.py [--rows 32768] [--n 1024]
-For ncu: ncu --clock-control none -k regex:softmax -c 2 python3 benchmarks/profiles/fused_softmax.py --once
+For ncu: ncu --clock-control none -k regex:softmax -c 3 python3 benchmarks/profiles/fused_softmax.py --once
 """
 
 import argparse
-import time
 
 import numpy as np
 import torch
 
 import lucid
-
-
-def per_call(fn, sync, calls=20, repeats=5):
-    for _ in range(3):
-        fn()
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        best = min(best, (time.perf_counter() - start) / calls)
-    return best
+from fused_norm import per_call
 
 
 def counts():
@@ -83,7 +69,7 @@ def main():
     before = counts()
     fused = per_call(lucid_scaled, lucid.gpu.synchronize)
     after = counts()
-    calls = 3 + 5 * 20
+    calls = 3 + 5 * 50
     lucid.gpu.set_fusion(False)
     unfused = per_call(lucid_scaled, lucid.gpu.synchronize)
     lucid.gpu.set_fusion(True)

@@ -170,6 +170,19 @@ bool write_head(std::ostringstream& s, const char* what, Dtype t, std::initializ
   return true;
 }
 
+// The head and the Io of a fused forward (norm or softmax): x made by the prologue's
+// chain, y stored by the epilogue's. False when an op has no generated form.
+template <class Fused>
+bool write_forward_io(std::ostringstream& s, const Fused& p) {
+  if (!write_head(s, p.name(), p.prologue.out_dtype[p.x_output], {&p.prologue, &p.epilogue})) return false;
+  s << "struct Io {\n  const Params& p;\n";
+  write_prologue(s, p);
+  write_epilogue(s, "y", "YIn", p.epilogue, p.y_input, p.epilogue_in(), ops::kFusedMaxConsts,
+                 p.y_stored ? long(p.y_out()) : -1, p.epilogue_out());
+  s << "};\n";
+  return true;
+}
+
 std::string in_or_null(bool has, size_t k) {
   return has ? std::string("(const T*)p.in[") + std::to_string(k) + "]" : std::string("nullptr");
 }
@@ -247,19 +260,13 @@ void launch_forward(const ops::FusedRowChains& p, ops::Outputs outs, ops::Inputs
 
 std::string fused_rows_source(const FusedNormRows& p) {
   if (!well_formed(p)) return {};
-  const FusedProgram &pro = p.prologue, &epi = p.epilogue;
-  const Dtype t = pro.out_dtype[p.x_output];
   // (rows read again at each pass stay unfused: the prologue would run, and write, thrice)
-  const NormForwardLayout layout = norm_forward_layout(p.norm.n, int64_t(dtype_size(t)));
+  const NormForwardLayout layout =
+      norm_forward_layout(p.norm.n, int64_t(dtype_size(p.prologue.out_dtype[p.x_output])));
   if (layout.kept == kNormReread) return {};
   std::ostringstream s;
-  if (!write_head(s, p.name(), t, {&pro, &epi})) return {};
-  s << "struct Io {\n  const Params& p;\n";
-  write_prologue(s, p);
-  write_epilogue(s, "y", "YIn", epi, p.y_input, p.epilogue_in(), ops::kFusedMaxConsts,
-                 p.y_stored ? long(p.y_out()) : -1, p.epilogue_out());
-  s << "};\n"
-    << "extern \"C\" __global__ void __launch_bounds__(" << norm_forward_block(layout.threads)
+  if (!write_forward_io(s, p)) return {};
+  s << "extern \"C\" __global__ void __launch_bounds__(" << norm_forward_block(layout.threads)
     << ") lucid_fused_norm(const __grid_constant__ Params p) {\n"
     << "  const Io io{p};\n"
     << "  const lucid::cuda::NormRowsArgs<T> a{" << in_or_null(p.norm.has_weight, p.weight_in()) << ", "
@@ -272,18 +279,12 @@ std::string fused_rows_source(const FusedNormRows& p) {
 
 std::string fused_softmax_source(const ops::FusedSoftmaxRows& p) {
   if (!well_formed(p)) return {};
-  const FusedProgram &pro = p.prologue, &epi = p.epilogue;
-  const Dtype t = pro.out_dtype[p.x_output];
-  const NormForwardLayout layout = softmax_forward_layout(p.softmax.n, int64_t(dtype_size(t)));
+  const NormForwardLayout layout =
+      softmax_forward_layout(p.softmax.n, int64_t(dtype_size(p.prologue.out_dtype[p.x_output])));
   if (layout.kept == kNormReread) return {};  // (as the norm's)
   std::ostringstream s;
-  if (!write_head(s, p.name(), t, {&pro, &epi})) return {};
-  s << "struct Io {\n  const Params& p;\n";
-  write_prologue(s, p);
-  write_epilogue(s, "y", "YIn", epi, p.y_input, p.epilogue_in(), ops::kFusedMaxConsts,
-                 p.y_stored ? long(p.y_out()) : -1, p.epilogue_out());
-  s << "};\n"
-    << "extern \"C\" __global__ void __launch_bounds__(" << norm_forward_block(layout.threads)
+  if (!write_forward_io(s, p)) return {};
+  s << "extern \"C\" __global__ void __launch_bounds__(" << norm_forward_block(layout.threads)
     << ") lucid_fused_softmax(const __grid_constant__ Params p) {\n"
     << "  lucid::cuda::softmax_rows_forward<T, " << layout.threads << ", " << layout.kept << ">(Io{p}, p.rows, p.n, "
     << (p.softmax.log ? "true" : "false") << ");\n}\n";

@@ -59,23 +59,8 @@ namespace {
 using ops::Inputs;
 using ops::Outputs;
 
-// The unfused forward: x and y as they are in memory.
-template <typename T>
-struct PlainRows {
-  struct Nothing {};
-  using XIn = T;
-  using YIn = Nothing;
-  const T* x;
-  T* y;
-  long long n;
-  __device__ __forceinline__ T load_x(long long r, long long i) const { return x[r * n + i]; }
-  __device__ __forceinline__ T make_x(long long, long long, T v) const { return v; }
-  __device__ __forceinline__ YIn load_y(long long, long long) const { return {}; }
-  __device__ __forceinline__ void store_y(long long r, long long i, T v, YIn) const { y[r * n + i] = v; }
-};
-
 template <typename T, int kThreads, int kKept>
-__global__ void __launch_bounds__(norm_forward_block(kThreads)) norm_rows_forward_dev(PlainRows<T> io,
+__global__ void __launch_bounds__(norm_forward_block(kThreads)) norm_rows_forward_dev(PlainRows<T, T> io,
                                                                                       NormRowsArgs<T> a) {
   norm_rows_forward<T, kThreads, kKept>(io, a);
 }
@@ -132,7 +117,7 @@ void launch_rows(const Args& args, int64_t rows, int64_t n, int device) {
 
 template <typename T>
 struct ForwardArgs {
-  PlainRows<T> io;
+  PlainRows<T, T> io;
   NormRowsArgs<T> a;
 };
 

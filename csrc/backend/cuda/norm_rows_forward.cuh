@@ -71,6 +71,22 @@ __device__ __forceinline__ void read_then_write(long long first, long long n, Re
     read_all_then_write<kThreads, kNormBatch>(base, n, read, [&](int, long long i, const Got& got) { write(i, got); });
 }
 
+// The unfused kernels' Io (norm_rows.cu, softmax_rows.cu): x and y as they are in
+// memory, elements of storage type S computed in T.
+template <typename S, typename T>
+struct PlainRows {
+  struct Nothing {};
+  using XIn = T;
+  using YIn = Nothing;
+  const S* x;
+  S* y;
+  long long n;
+  __device__ __forceinline__ T load_x(long long r, long long i) const { return T(x[r * n + i]); }
+  __device__ __forceinline__ T make_x(long long, long long, T v) const { return v; }
+  __device__ __forceinline__ YIn load_y(long long, long long) const { return {}; }
+  __device__ __forceinline__ void store_y(long long r, long long i, T v, YIn) const { y[r * n + i] = S(v); }
+};
+
 // What the three passes need besides the row's elements; w and b may be null, and mean
 // is null for rms_norm (whose mean is not subtracted).
 template <typename T>

@@ -18,29 +18,14 @@ namespace lucid::cuda {
 
 namespace {
 
-// x and y as they are in memory, elements of storage type S computed in T.
-template <typename S, typename T>
-struct PlainSoftmaxRows {
-  struct Nothing {};
-  using XIn = T;
-  using YIn = Nothing;
-  const S* x;
-  S* y;
-  long long n;
-  __device__ __forceinline__ T load_x(long long r, long long i) const { return T(x[r * n + i]); }
-  __device__ __forceinline__ T make_x(long long, long long, T v) const { return v; }
-  __device__ __forceinline__ YIn load_y(long long, long long) const { return {}; }
-  __device__ __forceinline__ void store_y(long long r, long long i, T v, YIn) const { y[r * n + i] = S(v); }
-};
-
 template <typename S, typename T, int kThreads, int kKept>
 __global__ void __launch_bounds__(norm_forward_block(kThreads))
-    softmax_rows_dev(PlainSoftmaxRows<S, T> io, long long rows, bool log) {
+    softmax_rows_dev(PlainRows<S, T> io, long long rows, bool log) {
   softmax_rows_forward<T, kThreads, kKept>(io, rows, io.n, log);
 }
 
 template <typename S, typename T, int kThreads, int kKept>
-void launch(const PlainSoftmaxRows<S, T>& io, int64_t rows, bool log, cudaStream_t s) {
+void launch(const PlainRows<S, T>& io, int64_t rows, bool log, cudaStream_t s) {
   size_t staging = 0;
   if constexpr (kKept == kNormStaged) {
     // as much shared memory as the SM has, not L1: the passes read the staged rows
@@ -56,7 +41,7 @@ void launch(const PlainSoftmaxRows<S, T>& io, int64_t rows, bool log, cudaStream
 
 template <typename S, typename T>
 void softmax_rows_of(const TensorImpl& x, TensorImpl& y, int64_t rows, int64_t n, bool log, cudaStream_t s) {
-  const PlainSoftmaxRows<S, T> io{cdata<S>(&x), mdata<S>(&y), n};
+  const PlainRows<S, T> io{cdata<S>(&x), mdata<S>(&y), n};
   const NormForwardLayout layout = softmax_forward_layout(n, sizeof(T));
   if (layout.threads == 32) launch<S, T, 32, 8>(io, rows, log, s);
   else if (layout.threads == 128) launch<S, T, 128, 8>(io, rows, log, s);
