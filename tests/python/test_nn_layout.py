@@ -19,16 +19,11 @@ from conftest import TORCH_VERSION
 TORCH_FILES = sorted(i.name for i in pkgutil.iter_modules(torch.nn.modules.__path__) if not i.name.startswith("_"))
 
 # torch.nn.modules files lucid has no counterpart of (each name in them is missing too)
-MISSING_FILES = {"lazy", "linear_cross_entropy", "linear_cross_entropy_options"}
+MISSING_FILES = {"linear_cross_entropy", "linear_cross_entropy_options"}
 
 # names in torch.nn.modules.<file>.__all__ that lucid does not have (yet)
 MISSING = {
-    "batchnorm": {"LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "SyncBatchNorm"},
-    "conv": {"LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
-             "LazyConvTranspose3d"},
-    "instancenorm": {"LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"},
-    "lazy": {"LazyModuleMixin"},
-    "linear": {"LazyLinear"},
+    "batchnorm": {"SyncBatchNorm"},
     "linear_cross_entropy_options": {"LinearCrossEntropyOptions"},
     "loss": {"LinearCrossEntropyLoss"},
     "module": {"register_module_backward_hook"},  # (torch's deprecated non-full form)

@@ -1,7 +1,7 @@
 """lucid.nn: neural-network building blocks, as torch.nn."""
 
 from . import functional, init  # noqa: F401
-from .parameter import Parameter, Buffer  # noqa: F401
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
 from .modules import *  # noqa: F401,F403
 # the hooks every module runs: torch.nn.modules.module's functions, upstream Lucid's lucid.nn names
 from .modules.module import (register_module_buffer_registration_hook, register_module_forward_hook,  # noqa: F401

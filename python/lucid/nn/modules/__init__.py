@@ -5,7 +5,7 @@ pickles that name a layer by its torch path find it. `__all__` joins the files' 
 otherwise shadow nn.utils)."""
 
 from . import (activation, adaptive, batchnorm, channelshuffle, container, conv, distance, dropout, flatten, fold,
-               instancenorm, linear, loss, module, normalization, padding, pixelshuffle, pooling, rnn, sparse,
+               instancenorm, lazy, linear, loss, module, normalization, padding, pixelshuffle, pooling, rnn, sparse,
                transformer, upsampling, utils)
 from .activation import *  # noqa: F401,F403
 from .adaptive import *  # noqa: F401,F403

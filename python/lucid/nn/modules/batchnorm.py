@@ -1,12 +1,14 @@
-"""BatchNorm1d/2d/3d (torch.nn.modules.batchnorm), over nn/_functional_batchnorm.py, and the
-parameters and buffers every normalisation layer shares."""
+"""BatchNorm1d/2d/3d and their lazy forms (torch.nn.modules.batchnorm), over
+nn/_functional_batchnorm.py, and the parameters and buffers every normalisation layer
+shares."""
 
 from .. import _functional_batchnorm as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
 
 
 def register_affine(module, shape, affine, bias=True, device=None, dtype=None):
@@ -122,3 +124,61 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """What the lazy batch and instance norms share: built with no features, then
+    `weight` and `bias` (affine) and the running statistics (track_running_stats) as
+    placeholders until the first input's channel dim gives num_features."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
+                 bias=True):
+        from ... import long, tensor
+        super().__init__(0, eps, momentum, False, False, device, dtype)  # (placeholders follow)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = tensor(0, dtype=long, device=device)
+
+    def _feature_dim(self, input):
+        return 1
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        from ... import no_grad
+        if not self.has_uninitialized_params():
+            return
+        self._check_input_dim(input)
+        self.num_features = input.shape[self._feature_dim(input)]
+        with no_grad():
+            for t in (self.weight, self.bias, self.running_mean, self.running_var):
+                if t is not None:
+                    t.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm1d whose num_features is its first input's dim 1."""
+    cls_to_become = BatchNorm1d
+    _check_input_dim = BatchNorm1d._check_input_dim
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm2d whose num_features is its first input's dim 1."""
+    cls_to_become = BatchNorm2d
+    _check_input_dim = BatchNorm2d._check_input_dim
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm3d whose num_features is its first input's dim 1."""
+    cls_to_become = BatchNorm3d
+    _check_input_dim = BatchNorm3d._check_input_dim

@@ -1,12 +1,13 @@
-"""InstanceNorm1d/2d/3d (torch.nn.modules.instancenorm): per-sample, per-channel
-normalisation with batch norm's optional running statistics."""
+"""InstanceNorm1d/2d/3d and their lazy forms (torch.nn.modules.instancenorm): per-sample,
+per-channel normalisation with batch norm's optional running statistics."""
 
 import warnings
 
 from .. import _functional_batchnorm as F
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+           "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -51,4 +52,28 @@ class InstanceNorm2d(_InstanceNorm):
 
 class InstanceNorm3d(_InstanceNorm):
     """Instance normalisation of [N, C, D, H, W] or [C, D, H, W] inputs."""
+    _no_batch_dim = 4
+
+
+class _LazyInstanceNorm(_LazyNormBase, _InstanceNorm):
+    """An instance norm whose num_features is its first input's channel dim (dim 1, or
+    dim 0 unbatched). (affine and track_running_stats default to True, as torch's lazy
+    instance norms, unlike the eager ones.)"""
+
+    def _feature_dim(self, input):
+        return input.dim() - self._no_batch_dim
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm):
+    cls_to_become = InstanceNorm1d
+    _no_batch_dim = 2
+
+
+class LazyInstanceNorm2d(_LazyInstanceNorm):
+    cls_to_become = InstanceNorm2d
+    _no_batch_dim = 3
+
+
+class LazyInstanceNorm3d(_LazyInstanceNorm):
+    cls_to_become = InstanceNorm3d
     _no_batch_dim = 4

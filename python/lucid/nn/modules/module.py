@@ -11,7 +11,7 @@ from collections import OrderedDict, namedtuple
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, UninitializedBuffer, is_lazy
 
 __all__ = ["Module"]
 
@@ -183,6 +183,8 @@ class Module:
             self._modules[name] = _registered(_global_module_registration_hooks, self, name, value)
         elif isinstance(value, Buffer):
             self.register_buffer(name, value.data, value.persistent)
+        elif isinstance(value, UninitializedBuffer) and name not in (self.__dict__.get("_buffers") or ()):
+            self.register_buffer(name, value, UninitializedBuffer._persistent(value))
         elif self.__dict__.get("_buffers") is not None and name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
@@ -445,6 +447,11 @@ class Module:
                     missing_keys.append(key)
                 continue
             value = state_dict[key]
+            if is_lazy(value) and not is_lazy(param):  # (torch's message, from the placeholder's shape)
+                raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error usually "
+                                   "happens in `load_state_dict` when trying to load an uninitialized parameter into "
+                                   "an initialized one. Call `forward` to initialize the parameters before accessing "
+                                   "their attributes.")
             if not isinstance(value, Tensor):
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
                                   f"object from checkpoint but received {type(value)}")
