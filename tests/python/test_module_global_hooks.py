@@ -141,3 +141,61 @@ def test_the_functions_are_at_both_paths():
                  "register_module_module_registration_hook"):
         assert getattr(nn, name) is getattr(lucid_module, name)
         assert hasattr(torch_module, name)
+
+
+def test_load_state_dict_post_hooks_see_and_may_clear_the_incompatible_keys():
+    def run(lib, reg):
+        seen = []
+        net = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.Linear(3, 1))
+
+        def forgive(module, keys):
+            seen.append((type(module).__name__, sorted(keys.missing_keys), sorted(keys.unexpected_keys)))
+            keys.missing_keys[:] = [k for k in keys.missing_keys if not k.endswith("bias")]
+
+        net.register_load_state_dict_post_hook(forgive)
+        net[1].register_load_state_dict_post_hook(lambda m, keys: seen.append(("child", len(keys.missing_keys))))
+        sd = {k: v for k, v in net.state_dict().items() if not k.endswith("bias")}
+        result = net.load_state_dict(sd)  # (strict: passes, since the hook forgave the missing biases)
+        return seen, sorted(result.missing_keys)
+
+    t, lu = both(run)
+    assert t == lu
+    assert lu[0][0] == ("child", 2) and lu[0][1] == ("Sequential", ["0.bias", "1.bias"], [])
+
+
+def test_a_post_hook_that_returns_something_is_refused():
+    net = nn.Linear(2, 1)
+    net.register_load_state_dict_post_hook(lambda m, keys: keys)
+    with pytest.raises(RuntimeError, match="post hooks must return None"):
+        net.load_state_dict(net.state_dict())
+
+
+def test_the_global_load_state_dict_hooks_of_lucid_nn_hooks():
+    from lucid.nn import hooks
+    seen = []
+    net = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    pre = hooks.register_module_load_state_dict_pre_hook(
+        lambda m, sd, prefix, *rest: seen.append(("pre", type(m).__name__, prefix)))
+    post = hooks.register_module_load_state_dict_post_hook(lambda m, keys: seen.append(("post", type(m).__name__)))
+    try:
+        net.load_state_dict(net.state_dict())
+    finally:
+        pre.remove()
+        post.remove()
+    net.load_state_dict(net.state_dict())  # (removed)
+    assert seen == [("pre", "Sequential", ""), ("pre", "Linear", "0."), ("post", "Linear"), ("pre", "ReLU", "1."),
+                    ("post", "ReLU"), ("post", "Sequential")]
+    assert set(hooks.__all__) == {"RemovableHandle", "register_module_forward_hook", "register_module_forward_pre_hook",
+                                  "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
+                                  "register_module_load_state_dict_post_hook",
+                                  "register_module_load_state_dict_pre_hook"}
+
+
+def test_a_removable_handle_takes_its_key_out_of_every_set():
+    from lucid.nn.hooks import RemovableHandle
+    hooks, flags, marks = {"a": 1, "b": 2}, {"a": True}, {"a", "c"}
+    with RemovableHandle(hooks, "a", (flags, marks)) as h:
+        assert h.id == "a"
+    assert hooks == {"b": 2} and flags == {} and marks == {"c"}
+    fresh = RemovableHandle(hooks)
+    assert isinstance(fresh.id, int)

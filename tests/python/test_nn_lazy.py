@@ -193,3 +193,9 @@ def test_a_lazy_module_of_ones_own():
 
     with pytest.raises(RuntimeError, match="module Forgetful has not been fully initialized"):
         Forgetful()(lucid.ones(2))
+
+
+def test_making_a_lazy_layer_warns_as_torch_and_upstream_lucid_do():
+    with pytest.warns(nn.UninitializedParameterWarning, match="Lazy modules are a new feature"):
+        nn.LazyLinear(2)
+    assert issubclass(nn.UninitializedParameterWarning, UserWarning)

@@ -1,13 +1,14 @@
 """lucid.nn: neural-network building blocks, as torch.nn."""
 
 from . import functional, init  # noqa: F401
-from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
+from .parameter import (Buffer, Parameter, UninitializedBuffer, UninitializedParameter,  # noqa: F401
+                        UninitializedParameterWarning)
 from .modules import *  # noqa: F401,F403
 # the hooks every module runs: torch.nn.modules.module's functions, upstream Lucid's lucid.nn names
 from .modules.module import (register_module_buffer_registration_hook, register_module_forward_hook,  # noqa: F401
                              register_module_forward_pre_hook, register_module_full_backward_hook,
                              register_module_full_backward_pre_hook, register_module_module_registration_hook,
                              register_module_parameter_registration_hook)
-from . import utils  # noqa: F401
+from . import hooks, utils  # noqa: F401
 from . import parallel  # noqa: F401
 from .parallel import DataParallel  # noqa: F401

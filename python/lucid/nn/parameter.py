@@ -16,7 +16,7 @@ import weakref
 from .._tensor import Tensor
 
 __all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer", "UninitializedBuffer",
-           "UninitializedTensorMixin"]
+           "UninitializedTensorMixin", "UninitializedParameterWarning"]
 
 
 class _ParameterMeta(type):
@@ -48,6 +48,11 @@ class Buffer:
             raise TypeError(f"Buffer(): data must be a Tensor, not {type(data).__name__}")
         self.data = data
         self.persistent = persistent
+
+
+class UninitializedParameterWarning(UserWarning):
+    """The warning a lazy module gives when it is made (upstream Lucid's name; torch's is a
+    plain UserWarning, which this is too)."""
 
 
 # id(tensor) -> (weak reference, UninitializedParameter or UninitializedBuffer,

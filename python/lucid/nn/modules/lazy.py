@@ -9,7 +9,7 @@ to the loaded tensor's shape first."""
 import itertools
 import warnings
 
-from ..parameter import is_lazy
+from ..parameter import UninitializedParameterWarning, is_lazy
 
 __all__ = ["LazyModuleMixin"]
 
@@ -24,7 +24,7 @@ class LazyModuleMixin:
         self._load_hook = self.register_load_state_dict_pre_hook(LazyModuleMixin._lazy_load_hook)
         self._initialize_hook = self.register_forward_pre_hook(LazyModuleMixin._infer_parameters, with_kwargs=True)
         warnings.warn("Lazy modules are a new feature under heavy development so changes to the API or "
-                      "functionality can happen at any moment.")
+                      "functionality can happen at any moment.", UninitializedParameterWarning)
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         # (placeholders are saved as themselves, so that loading them keeps a module lazy)

@@ -18,18 +18,23 @@ __all__ = ["Module"]
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
-class _RemovableHandle:
-    """Removes a hook from the dict it was added to."""
+class RemovableHandle:
+    """A hook's handle (torch.utils.hooks', upstream Lucid's lucid.nn.hooks'): remove()
+    takes entry `key` (a fresh id by default) out of `hooks` and of each dict or set of
+    `extra_sets` (the flags kept beside it: with_kwargs, always_call)."""
 
     _next_id = itertools.count()
 
-    def __init__(self, *dicts):
-        self.id = next(self._next_id)
-        self._dicts = dicts
+    def __init__(self, hooks, key=None, extra_sets=()):
+        self.id = next(self._next_id) if key is None else key
+        self._dicts = (hooks, *extra_sets)
 
     def remove(self):
         for d in self._dicts:
-            d.pop(self.id, None)
+            if isinstance(d, dict):
+                d.pop(self.id, None)
+            else:
+                d.discard(self.id)
 
     def __enter__(self):
         return self
@@ -49,6 +54,8 @@ _global_backward_hooks = OrderedDict()
 _global_parameter_registration_hooks = OrderedDict()
 _global_buffer_registration_hooks = OrderedDict()
 _global_module_registration_hooks = OrderedDict()
+_global_load_state_dict_pre_hooks = OrderedDict()
+_global_load_state_dict_post_hooks = OrderedDict()
 
 
 def _registered(hooks, module, name, value):
@@ -92,6 +99,7 @@ class Module:
         object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_state_dict_hooks", OrderedDict())
         object.__setattr__(self, "_load_state_dict_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_load_state_dict_post_hooks", OrderedDict())
 
     forward = None  # set by subclasses
 
@@ -436,6 +444,8 @@ class Module:
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs, assign=False):
+        for hook in list(_global_load_state_dict_pre_hooks.values()):
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
@@ -492,6 +502,13 @@ class Module:
             for name, child in module._modules.items():
                 if child is not None:
                     load(child, prefix + name + ".")
+            # post-hooks see the keys so far and may clear them (torch's order: after the subtree)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in [*_global_load_state_dict_post_hooks.values(),
+                         *module.__dict__.get("_load_state_dict_post_hooks", {}).values()]:
+                if hook(module, keys) is not None:
+                    raise RuntimeError("load_state_dict post hooks must return None, as they change the "
+                                       "incompatible keys in place")
 
         load(self)
         if strict:
@@ -506,23 +523,29 @@ class Module:
         return _IncompatibleKeys(missing, unexpected)  # reported with strict=False too, as torch
 
     def register_state_dict_post_hook(self, hook):
-        handle = _RemovableHandle(self._state_dict_hooks)
+        handle = RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[handle.id] = hook
         return handle
 
     register_state_dict_hook = register_state_dict_post_hook
 
     def register_load_state_dict_pre_hook(self, hook):
-        handle = _RemovableHandle(self._load_state_dict_pre_hooks)
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
         self._load_state_dict_pre_hooks[handle.id] = lambda sd, prefix, *rest: hook(self, sd, prefix, *rest)
         return handle
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) after load_state_dict has loaded this module and
+        its children; it may remove keys from incompatible_keys' lists (then strict loading
+        does not report them) and must return None."""
+        return self._add_hook(self._load_state_dict_post_hooks, hook, False)
 
     # ---- calling and hooks ----------------------------------------------------------------------------
     @staticmethod
     def _add_hook(hooks, hook, prepend, flags=()):
         """Adds `hook` to the ordered dict `hooks`; `flags` are (dict, on) pairs that
         mark it (with_kwargs, always_call). The handle removes it from all of them."""
-        handle = _RemovableHandle(hooks, *(d for d, _ in flags))
+        handle = RemovableHandle(hooks, extra_sets=[d for d, _ in flags])
         hooks[handle.id] = hook
         for d, on in flags:
             if on:
@@ -685,3 +708,16 @@ def register_module_module_registration_hook(hook):
     """hook(module, name, submodule) whenever a module registers a submodule; it may return
     a replacement."""
     return Module._add_hook(_global_module_registration_hooks, hook, False)
+
+
+def register_module_load_state_dict_pre_hook(hook):
+    """hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+    unexpected_keys, error_msgs) as every module loads its part of a state dict, before the
+    module's own pre-hooks (upstream Lucid's lucid.nn.hooks)."""
+    return Module._add_hook(_global_load_state_dict_pre_hooks, hook, False)
+
+
+def register_module_load_state_dict_post_hook(hook):
+    """hook(module, incompatible_keys) after every module's load_state_dict part, before the
+    module's own post-hooks (upstream Lucid's lucid.nn.hooks)."""
+    return Module._add_hook(_global_load_state_dict_post_hooks, hook, False)

@@ -4,7 +4,7 @@
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ..modules.module import Module, _RemovableHandle
+from ..modules.module import Module, RemovableHandle
 from . import parametrize
 from ._orthogonal import orthogonal  # noqa: F401
 from .weight_norm import _weight_norm, norm_except_dim
@@ -35,7 +35,7 @@ def weight_norm(module, name="weight", dim=0):
             state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
             state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
 
-    handle = _RemovableHandle(module._load_state_dict_pre_hooks)
+    handle = RemovableHandle(module._load_state_dict_pre_hooks)
     module._load_state_dict_pre_hooks[handle.id] = compat_hook
     return module
 
