@@ -23,7 +23,6 @@ MISSING_FILES = {"linear_cross_entropy", "linear_cross_entropy_options"}
 
 # names in torch.nn.modules.<file>.__all__ that lucid does not have (yet)
 MISSING = {
-    "batchnorm": {"SyncBatchNorm"},
     "linear_cross_entropy_options": {"LinearCrossEntropyOptions"},
     "loss": {"LinearCrossEntropyLoss"},
     "module": {"register_module_backward_hook"},  # (torch's deprecated non-full form)

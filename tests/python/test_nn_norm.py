@@ -1,11 +1,12 @@
-"""BatchNorm / InstanceNorm / GroupNorm / LocalResponseNorm against torch: outputs,
-input and parameter gradients, running statistics after several training steps, eval
+"""BatchNorm / SyncBatchNorm / InstanceNorm / GroupNorm / LocalResponseNorm against torch:
+outputs, input and parameter gradients, running statistics after several training steps, eval
 mode, state_dict keys, float64 gradcheck / gradgradcheck, bad-input errors. Tests taking
 `device` run on the GPU too (the kernels of csrc/backend/cuda/norm_*.cu), against torch
 on "cuda"."""
 
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -361,3 +362,34 @@ def test_thread_independence():
     finally:
         lucid.set_num_threads(n)
     assert (a == b).all().item() and (a2 == b2).all().item()
+
+
+# ---- SyncBatchNorm ------------------------------------------------------------------------
+
+
+def test_sync_batch_norm_without_process_groups_is_the_batch_norm_of_its_input():
+    x0 = np.random.default_rng(7).standard_normal((4, 3, 5)).astype(np.float32)
+    x, tx = lucid.tensor(x0), torch.tensor(x0)
+    m, tm = lnn.SyncBatchNorm(3), torch.nn.SyncBatchNorm(3)
+    np.testing.assert_allclose(m(x).detach().numpy(), tm(tx).detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(m.running_var.numpy(), tm.running_var.numpy(), rtol=1e-6)
+    assert repr(m) == repr(tm)
+    with pytest.raises(ValueError, match="expected at least 2D input \\(got 1D input\\)"):
+        m(lucid.randn(3))
+    with pytest.raises(ValueError, match="number of input channels should be non-zero"):
+        lnn.SyncBatchNorm(0)(lucid.randn(2, 0))
+
+
+def test_convert_sync_batchnorm_replaces_every_batch_norm_sharing_its_state():
+    def build(lib):
+        return lib.nn.Sequential(lib.nn.Conv2d(2, 4, 3), lib.nn.BatchNorm2d(4), lib.nn.ReLU(),
+                                 lib.nn.Sequential(lib.nn.Flatten(), lib.nn.BatchNorm1d(4 * 3 * 3, affine=False)))
+    net = build(lucid)
+    net.eval()
+    bn = net[1]
+    out = lnn.SyncBatchNorm.convert_sync_batchnorm(net)
+    tout = torch.nn.SyncBatchNorm.convert_sync_batchnorm(build(torch))
+    assert [type(m).__name__ for m in out.modules()] == [type(m).__name__ for m in tout.modules()]
+    assert out[1].weight is bn.weight and out[1].running_mean is bn.running_mean and not out[1].training
+    assert out[3][1].weight is None and type(out[3][1]) is lnn.SyncBatchNorm
+    assert type(lnn.SyncBatchNorm.convert_sync_batchnorm(lnn.BatchNorm1d(2))) is lnn.SyncBatchNorm
