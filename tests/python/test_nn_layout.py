@@ -27,7 +27,6 @@ MISSING = {
     "loss": {"LinearCrossEntropyLoss"},
     "module": {"register_module_backward_hook"},  # (torch's deprecated non-full form)
     "normalization": {"CrossMapLRN2d"},
-    "pooling": {"FractionalMaxPool2d", "FractionalMaxPool3d"},
 }
 
 

@@ -271,3 +271,70 @@ def test_pool_bad_input():
                         output_size=[7, 7])
     with raises_by_sync(RuntimeError):
         LF.max_unpool2d(lucid.randn(1, 1, 2, 2), lucid.full((1, 1, 2, 2), 99, dtype=lucid.int64), 2)
+
+
+# ---- fractional max pooling --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("nsp, shape, kernel, out", [
+    (2, (2, 3, 10, 11), 3, (6, 7)), (2, (3, 10, 11), (2, 3), (5, 4)), (2, (2, 3, 9, 9), 2, (8, 8)),
+    (2, (1, 2, 7, 6), 3, 1), (3, (2, 3, 6, 7, 8), 2, (4, 5, 6)), (3, (3, 6, 7, 8), (2, 3, 2), (3, 3, 4))])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_fractional_max_pool_matches_torch(nsp, shape, kernel, out, dtype, device):
+    torch.manual_seed(0)
+    x = torch.randn(shape, dtype=dtype).requires_grad_()
+    batch = shape[0] if len(shape) == nsp + 2 else 1
+    samples = torch.rand(batch, shape[-nsp - 1], nsp, dtype=dtype)
+    tfn, lfn = (TF.fractional_max_pool2d, LF.fractional_max_pool2d) if nsp == 2 else \
+        (TF.fractional_max_pool3d, LF.fractional_max_pool3d)
+    tv, ti = tfn(x, kernel, output_size=out, return_indices=True, _random_samples=samples)
+    lx = leaf(x, device)
+    lv, li = lfn(lx, kernel, output_size=out, return_indices=True, _random_samples=to_lucid(samples, device))
+    same(lv, tv, 0)
+    assert to_torch(li).equal(ti)
+    g = torch.randn(tv.shape, dtype=dtype)
+    tv.backward(g)
+    lv.backward(to_lucid(g, device))
+    same(lx.grad, x.grad, 0)
+
+
+def test_fractional_max_pool_modules_and_ratios():
+    torch.manual_seed(1)
+    x = torch.randn(2, 3, 12, 10)
+    samples = torch.rand(2, 3, 2)
+    tm = torch.nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.75), _random_samples=samples)
+    lm = lnn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.75), _random_samples=to_lucid(samples))
+    same(lm(to_lucid(x)), tm(x), 0)
+    assert lm.output_size is None and lm.output_ratio == (0.5, 0.75) and lm.kernel_size == (3, 3)
+    assert repr(lm) == repr(tm) == "FractionalMaxPool2d()" and "_random_samples" in dict(lm.named_buffers())
+    m3 = lnn.FractionalMaxPool3d(2, output_size=3, return_indices=True)
+    v, i = m3(lucid.randn(1, 2, 5, 5, 5))
+    assert tuple(v.shape) == tuple(i.shape) == (1, 2, 3, 3, 3) and i.dtype == lucid.int64
+    # drawn samples: the output is the max of some window, so every value is one of the input's
+    lx = lucid.randn(1, 1, 9, 9)
+    got = LF.fractional_max_pool2d(lx, 2, output_ratio=0.5)
+    assert tuple(got.shape) == (1, 1, 4, 4) and set(got.flatten().tolist()) <= set(lx.flatten().tolist())
+    lucid.manual_seed(3)
+    a = LF.fractional_max_pool2d(lx, 2, output_size=5)
+    lucid.manual_seed(3)
+    assert LF.fractional_max_pool2d(lx, 2, output_size=5).equal(a)
+
+
+def test_fractional_max_pool_refuses_what_torch_refuses():
+    x = lucid.randn(2, 3, 10, 10)
+    with pytest.raises(ValueError, match="requires specifying either an output size, or a pooling ratio"):
+        lnn.FractionalMaxPool2d(3)
+    with pytest.raises(ValueError, match="only one of output_size and output_ratio may be specified"):
+        lnn.FractionalMaxPool2d(3, output_size=4, output_ratio=0.5)
+    with pytest.raises(ValueError, match="output_ratio must be between 0 and 1"):
+        lnn.FractionalMaxPool2d(3, output_ratio=1.5)
+    with pytest.raises(ValueError, match="requires specifying either an output_size or an output_ratio"):
+        LF.fractional_max_pool2d(x, 3)
+    with pytest.raises(RuntimeError, match="pool width 3 too large relative to input width 10"):
+        LF.fractional_max_pool2d(x, 3, output_size=(2, 9))
+    with pytest.raises(RuntimeError, match="pool height 3 too large relative to input height 10"):
+        LF.fractional_max_pool2d(x, 3, output_size=(9, 2))
+    with pytest.raises(RuntimeError, match="Expected 3D or 4D tensor"):
+        LF.fractional_max_pool2d(lucid.randn(3, 4), 2, output_size=2)
+    with pytest.raises(RuntimeError, match="expected _random_samples of shape \\[2, 3, 2\\]"):
+        LF.fractional_max_pool2d(x, 3, output_size=2, _random_samples=lucid.rand(2, 3, 3))

@@ -268,5 +268,7 @@ __all__ += _misc
 
 from ._functional_conv import *  # noqa: E402,F401,F403
 from ._functional_conv import __all__ as _conv  # noqa: E402
+from ._functional_fractional import *  # noqa: E402,F401,F403
+from ._functional_fractional import __all__ as _fractional  # noqa: E402
 
-__all__ += _conv
+__all__ += _conv + _fractional
