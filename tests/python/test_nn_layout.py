@@ -26,7 +26,6 @@ MISSING = {
     "linear_cross_entropy_options": {"LinearCrossEntropyOptions"},
     "loss": {"LinearCrossEntropyLoss"},
     "module": {"register_module_backward_hook"},  # (torch's deprecated non-full form)
-    "normalization": {"CrossMapLRN2d"},
 }
 
 

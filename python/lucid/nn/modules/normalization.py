@@ -1,12 +1,14 @@
-"""LayerNorm, RMSNorm, GroupNorm and LocalResponseNorm (torch.nn.modules.normalization).
-LayerNorm's and RMSNorm's numeric part is one fused engine op each."""
+"""LayerNorm, RMSNorm, GroupNorm, LocalResponseNorm and CrossMapLRN2d
+(torch.nn.modules.normalization). LayerNorm's and RMSNorm's numeric part is one fused
+engine op each."""
 
+from ...autograd import Function
 from .. import _functional_batchnorm as F
 from .._functional_seq import layer_norm, rms_norm
 from .batchnorm import register_affine, reset_affine
 from .module import Module
 
-__all__ = ["LocalResponseNorm", "LayerNorm", "GroupNorm", "RMSNorm"]
+__all__ = ["LocalResponseNorm", "CrossMapLRN2d", "LayerNorm", "GroupNorm", "RMSNorm"]
 
 
 class LocalResponseNorm(Module):
@@ -18,6 +20,75 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class _CrossMapLRN2dFunction(Function):
+    """torch's legacy CrossMapLRN2d (Lua Torch's), forward and backward as it writes them:
+    each channel's scale is a running sum of squares whose window it updates channel by
+    channel (asymmetric near the edges, so not LocalResponseNorm's), and its backward is
+    its own formula, not the forward's exact derivative."""
+
+    @staticmethod
+    def forward(ctx, input, size, alpha, beta, k):
+        from ... import stack, zeros_like
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        channels = input.shape[1]
+        square = input.pow(2)
+        pre_pad = int((size - 1) / 2 + 1)
+        scale = zeros_like(input[:, 0])
+        for c in range(min(pre_pad, channels)):
+            scale = scale + square[:, c]
+        scales = [scale]
+        for c in range(1, channels):
+            if c < channels - pre_pad + 1:
+                scale = scale + square[:, c + pre_pad - 1]
+            if c > pre_pad:
+                scale = scale - square[:, c - pre_pad]
+            scales.append(scale)
+        scale = stack(scales, 1) * (alpha / size) + k
+        output = scale.pow(-beta) * input
+        ctx.save_for_backward(input, output, scale)
+        ctx.size, ctx.alpha, ctx.beta = size, alpha, beta
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        from ... import stack, zeros, zeros_like
+        input, output, scale = ctx.saved_tensors
+        size, channels = ctx.size, input.shape[1]
+        if size < 2:  # (torch's formula reads past its buffer there, and raises)
+            raise RuntimeError("CrossMapLRN2d: the gradient needs size >= 2")
+        grad_input = scale.pow(-ctx.beta) * grad_output
+        ratio = grad_output * output / scale
+        padded = zeros(input.shape[0], channels + size - 1, *input.shape[2:], dtype=input.dtype, device=input.device)
+        inverse_pre_pad = int(size - (size - 1) / 2)
+        padded[:, inverse_pre_pad:inverse_pre_pad + channels] = ratio
+        accum = zeros_like(padded[:, 0])
+        for j in range(size - 1):
+            accum = accum + padded[:, j]
+        coefficient = -2 * ctx.alpha * ctx.beta / size
+        grads = []
+        for c in range(channels):
+            accum = accum + padded[:, c + size - 1]
+            grads.append(grad_input[:, c] + coefficient * input[:, c] * accum)
+            accum = accum - padded[:, c]
+        return stack(grads, 1), None, None, None, None
+
+
+class CrossMapLRN2d(Module):
+    """torch's legacy cross-channel LRN of [N, C, H, W] inputs (see _CrossMapLRN2dFunction);
+    LocalResponseNorm is the normalisation new code wants."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return _CrossMapLRN2dFunction.apply(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
