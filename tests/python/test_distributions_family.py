@@ -1,6 +1,8 @@
-"""lucid.distributions' Cauchy, Geometric, OneHotCategorical, Gumbel and HalfNormal against
-torch.distributions (float64): densities, cdfs, statistics and their gradients, samples,
-reprs and torch's validation errors."""
+"""lucid.distributions' Cauchy, Geometric, OneHotCategorical, Gumbel, HalfNormal,
+HalfCauchy, Pareto and Weibull against torch.distributions (float64): densities, cdfs,
+statistics and their gradients, samples, reprs and torch's validation errors."""
+
+import math
 
 import pytest
 import torch
@@ -28,6 +30,11 @@ CASES = [
     ("HalfNormal", {"scale": SCALE}, rand(2, 3, seed=7).abs(),
      ["log_prob", "cdf", "entropy", "mean", "variance", "mode"]),
     ("OneHotCategorical", {"probs": PROBS}, ONE_HOT, ["log_prob", "entropy", "mean", "variance", "mode"]),
+    ("HalfCauchy", {"scale": SCALE}, rand(2, 3, seed=8).abs(), ["log_prob", "cdf", "entropy", "mean", "mode"]),
+    ("Pareto", {"scale": SCALE, "alpha": SCALE + 2.5}, SCALE * (1 + rand(2, 3, seed=9).abs()),
+     ["log_prob", "cdf", "entropy", "mean", "variance", "mode"]),
+    ("Weibull", {"scale": SCALE, "concentration": SCALE + 1.0}, rand(2, 3, seed=10).abs() + 0.1,
+     ["log_prob", "cdf", "entropy", "mean", "variance", "mode"]),
 ]
 
 
@@ -72,6 +79,12 @@ def test_sample_statistics(device):
     oh = LD.OneHotCategorical(lucid.tensor([0.1, 0.6, 0.3], device=device)).sample((n,))
     assert torch.allclose(to_torch(oh.mean(0).cpu()), torch.tensor([0.1, 0.6, 0.3]), atol=0.01)
     assert LD.OneHotCategorical(lucid.tensor([0.5, 0.5])).enumerate_support().tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    hc = to_torch(LD.HalfCauchy(lucid.tensor(2.0, dtype=lucid.float64, device=device)).sample((n,)).cpu())
+    assert float(hc.min()) >= 0 and abs(float(hc.median()) - 2.0) < 0.05
+    p = LD.Pareto(lucid.tensor(1.0, dtype=lucid.float64, device=device), 3.0).sample((n,))
+    assert float(p.min()) >= 1.0 and abs(float(p.mean()) - 1.5) < 0.02
+    w = LD.Weibull(lucid.tensor(2.0, dtype=lucid.float64, device=device), 1.5).sample((n,))
+    assert abs(float(w.mean()) - 2 * math.gamma(1 + 1 / 1.5)) < 0.02
 
 
 @pytest.mark.parametrize("make", [
@@ -82,6 +95,10 @@ def test_sample_statistics(device):
     lambda m, t: m.HalfNormal(t([1.0])).log_prob(t([-1.0])),
     lambda m, t: m.OneHotCategorical(t([0.5, 0.5])).log_prob(t([1.0, 1.0])),
     lambda m, t: m.Gumbel(0.0, t([0.0])),
+    lambda m, t: m.HalfCauchy(t([-1.0])),
+    lambda m, t: m.Pareto(t([1.0]), t([0.0])),
+    lambda m, t: m.Pareto(t([2.0]), t([1.0])).log_prob(t([1.5])),
+    lambda m, t: m.Weibull(t([1.0]), t([-2.0])),
 ])
 def test_invalid_arguments_raise_as_torch(make):
     with pytest.raises(Exception) as theirs:

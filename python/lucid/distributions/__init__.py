@@ -1,14 +1,16 @@
 """lucid.distributions: probability distributions with sampling and log-densities
 (torch.distributions' counterpart): the Distribution base with torch's validation, Normal,
 Bernoulli, Uniform, Categorical, OneHotCategorical, Exponential, Laplace, Cauchy, Gumbel,
-HalfNormal, Geometric, Poisson, MultivariateNormal, Independent, TransformedDistribution
-(with the transforms, here and in lucid.distributions.transforms) and LogNormal, kl_divergence and the constraints."""
+HalfNormal, HalfCauchy, Pareto, Weibull, Geometric, Poisson, MultivariateNormal,
+Independent, TransformedDistribution (with the transforms, here and in
+lucid.distributions.transforms) and LogNormal, kl_divergence and the constraints."""
 
 from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
 from .exponential import Exponential, Laplace, Poisson
+from .half_line import HalfCauchy, Pareto, Weibull
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .more import Cauchy, Geometric, Gumbel, HalfNormal, OneHotCategorical
@@ -19,8 +21,9 @@ from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTra
                          SigmoidTransform, TanhTransform, Transform)
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Categorical", "Cauchy", "Distribution", "Exponential", "Geometric", "Gumbel", "HalfNormal",
-           "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
+__all__ = ["Bernoulli", "Categorical", "Cauchy", "Distribution", "Exponential", "Geometric", "Gumbel", "HalfCauchy",
+           "HalfNormal", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical",
+           "Pareto", "Poisson", "Weibull",
            "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
            # the transforms, also at the top level as torch.distributions has them
            "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",

@@ -36,8 +36,10 @@ class Distribution:
             self._validate_args = validate_args
         if self._validate_args:
             for param, constraint in self.arg_constraints.items():
-                if constraints.is_dependent(constraint) or param not in self.__dict__:
-                    continue  # (a parameter derived lazily from the one given)
+                if constraints.is_dependent(constraint):
+                    continue
+                if param not in self.__dict__ and isinstance(getattr(type(self), param, None), lazy_property):
+                    continue  # (a parameter derived lazily from the one given: probs from logits)
                 value = getattr(self, param)
                 if not bool(constraint.check(value).all()):
                     raise ValueError(f"Expected parameter {param} ({type(value).__name__} of shape "
