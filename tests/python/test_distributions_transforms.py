@@ -1,6 +1,7 @@
 """lucid.distributions.transforms, TransformedDistribution and LogNormal against torch's:
 each transform's value, inverse and log-det-Jacobian (and their gradients), compositions
-and inverses, the cache, and transformed densities, cdfs and samples (float64)."""
+and inverses, the cache, and transformed densities, cdfs and samples (float64); and
+biject_to / transform_to."""
 
 import pytest
 import torch
@@ -27,6 +28,12 @@ TRANSFORMS = [
     ("affine-event", lambda m, t: m.AffineTransform(0.0, t(SCALE), event_dim=1)),
     ("inverse-exp", lambda m, t: m.ExpTransform().inv),
     ("compose", lambda m, t: m.ComposeTransform([m.AffineTransform(0.5, 2.0), m.TanhTransform()])),
+    ("softplus", lambda m, t: m.SoftplusTransform()),
+    ("reshape", lambda m, t: m.ReshapeTransform((3,), (3, 1))),
+    ("independent", lambda m, t: m.IndependentTransform(m.SoftplusTransform(), 1)),
+    ("stick-breaking", lambda m, t: m.StickBreakingTransform()),
+    ("normal-cdf", lambda m, t: m.CumulativeDistributionTransform(
+        (TD if m is TT else LD).Normal(t(rand(3, seed=4)), t(SCALE)))),
 ]
 
 
@@ -48,6 +55,7 @@ def test_transforms_match_torch(name, make, device):
     assert lt.inv.inv is lt
     assert lt.bijective == tt.bijective and repr(lt.domain) == repr(tt.domain)
     assert lt.domain.event_dim == tt.domain.event_dim and lt.codomain.event_dim == tt.codomain.event_dim
+    assert tuple(lt.forward_shape((4, 3))) == tuple(tt.forward_shape((4, 3)))
 
 
 def test_cache_inverts_a_sample_without_computing():
@@ -115,3 +123,52 @@ def test_the_transforms_are_also_at_the_top_level_as_in_torch():
         if name[0].isupper():
             assert getattr(LD, name) is getattr(LT, name)
             assert hasattr(TD, name)  # (torch has each there too)
+
+
+def test_the_non_bijective_matrix_and_simplex_transforms_match_torch(device):
+    x = rand(2, 3, 3, seed=5)
+    for name in ("LowerCholeskyTransform", "PositiveDefiniteTransform", "SoftmaxTransform"):
+        tt, lt = getattr(TT, name)(), getattr(LT, name)()
+        ty, ly = tt(x), lt(to_lucid(x, device))
+        assert_close(ly, ty, rtol=1e-12, atol=1e-12)
+        assert_close(lt.inv(ly), tt.inv(ty), rtol=1e-9, atol=1e-9)
+        assert repr(lt.codomain) == repr(tt.codomain) and lt.bijective == tt.bijective
+    with pytest.raises(ValueError, match="different numbers of elements"):
+        LT.ReshapeTransform((3,), (2, 2))
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        LT.ReshapeTransform((3,), (3, 1)).forward_shape((4, 2))
+
+
+@pytest.mark.parametrize("make", [
+    lambda c: c.real, lambda c: c.positive, lambda c: c.nonnegative, lambda c: c.greater_than(1.5),
+    lambda c: c.less_than(-0.5), lambda c: c.unit_interval, lambda c: c.interval(-1.0, 3.0),
+    lambda c: c.simplex, lambda c: c.real_vector, lambda c: c.independent(c.positive, 1),
+    lambda c: c.lower_cholesky, lambda c: c.positive_definite])
+def test_biject_to_and_transform_to_give_torchs_transforms(make):
+    import torch.distributions.constraints as TC
+    import lucid.distributions.constraints as LC
+    x = rand(3, 3, seed=6)
+    for t_registry, l_registry in ((TD.biject_to, LD.biject_to), (TD.transform_to, LD.transform_to)):
+        try:
+            tt = t_registry(make(TC))
+        except NotImplementedError:
+            with pytest.raises(NotImplementedError):
+                l_registry(make(LC))
+            continue
+        lt = l_registry(make(LC))
+        assert repr(lt).replace("lucid.", "torch.") == repr(tt)
+        ty, ly = tt(x), lt(to_lucid(x))
+        assert_close(ly, ty, rtol=1e-12, atol=1e-12)
+        assert bool(make(LC).check(ly).all())
+
+
+def test_a_registry_takes_new_constraints():
+    import lucid.distributions.constraints as LC
+    from lucid.distributions.constraint_registry import ConstraintRegistry
+    registry = ConstraintRegistry()
+    registry.register(LC.positive, lambda c: LT.ExpTransform())
+    assert isinstance(registry(LC.greater_than(3.0)), LT.ExpTransform)  # (looked up by class)
+    with pytest.raises(NotImplementedError, match="Cannot transform _Simplex constraints"):
+        registry(LC.simplex)
+    with pytest.raises(TypeError, match="Expected constraint to be either a Constraint subclass or instance"):
+        registry.register(3, lambda c: None)

@@ -17,14 +17,20 @@ from .more import Cauchy, Geometric, Gumbel, HalfNormal, OneHotCategorical
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .transformed_distribution import LogNormal, TransformedDistribution
-from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform,
-                         SigmoidTransform, TanhTransform, Transform)
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, CumulativeDistributionTransform,
+                         ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+                         PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
+                         StickBreakingTransform, TanhTransform, Transform, identity_transform)
+from .constraint_registry import biject_to, transform_to
 from .uniform import Uniform
 
 __all__ = ["Bernoulli", "Categorical", "Cauchy", "Distribution", "Exponential", "Geometric", "Gumbel", "HalfCauchy",
            "HalfNormal", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical",
            "Pareto", "Poisson", "Weibull",
            "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
+           "biject_to", "transform_to",
            # the transforms, also at the top level as torch.distributions has them
-           "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
-           "SigmoidTransform", "TanhTransform", "Transform"]
+           "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
+           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
+           "TanhTransform", "Transform", "identity_transform"]

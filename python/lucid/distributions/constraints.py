@@ -52,9 +52,18 @@ class _Bound(Constraint):
     def __init__(self, *bounds):
         self.bounds = bounds
 
-    def __repr__(self):
+    def _named(self):
         names = ("lower_bound", "upper_bound") if len(self.bounds) == 2 else (self._bound_name,)
-        return type(self).__name__[1:] + "(" + ", ".join(f"{n}={b}" for n, b in zip(names, self.bounds)) + ")"
+        return dict(zip(names, self.bounds))
+
+    def __getattr__(self, name):  # (torch's lower_bound / upper_bound attributes)
+        named = self._named() if name in ("lower_bound", "upper_bound") and "bounds" in self.__dict__ else {}
+        if name in named:
+            return named[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __repr__(self):
+        return type(self).__name__[1:] + "(" + ", ".join(f"{n}={b}" for n, b in self._named().items()) + ")"
 
 
 class _GreaterThan(_Bound):

@@ -405,5 +405,11 @@ class AbsTransform(Transform):
 
 identity_transform = ComposeTransform([])
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
+from .transforms_more import (CumulativeDistributionTransform, IndependentTransform,  # noqa: E402
+                              LowerCholeskyTransform, PositiveDefiniteTransform, ReshapeTransform, SoftmaxTransform,
+                              SoftplusTransform, StickBreakingTransform)
+
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
+           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
            "TanhTransform", "Transform", "identity_transform"]
