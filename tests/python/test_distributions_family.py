@@ -1,6 +1,7 @@
 """lucid.distributions' Cauchy, Geometric, OneHotCategorical, Gumbel, HalfNormal,
-HalfCauchy, Pareto and Weibull against torch.distributions (float64): densities, cdfs,
-statistics and their gradients, samples, reprs and torch's validation errors."""
+HalfCauchy, Pareto, Weibull and the relaxed distributions against torch.distributions
+(float64): densities, cdfs, statistics and their gradients, samples, reprs and torch's
+validation errors."""
 
 import math
 
@@ -107,3 +108,45 @@ def test_invalid_arguments_raise_as_torch(make):
         make(LD, lambda v: lucid.tensor(v))
     head = str(theirs.value).split("found invalid values")[0].replace("torch.", "lucid.")
     assert str(ours.value).startswith(head), (str(ours.value), str(theirs.value))
+
+
+# ---- the relaxed (Concrete / Gumbel-softmax) distributions --------------------------------
+
+
+@pytest.mark.parametrize("name", ["RelaxedBernoulli", "RelaxedOneHotCategorical"])
+@pytest.mark.parametrize("param", ["logits", "probs"])
+def test_relaxed_distributions_match_torch(name, param, device):
+    logits = rand(2, 3, seed=11)
+    value = logits.sigmoid() if param == "probs" and name == "RelaxedBernoulli" else \
+        logits.softmax(-1) if param == "probs" else logits
+    t = torch.tensor(0.7, dtype=torch.float64)
+    tv = value.clone().requires_grad_()
+    lv = to_lucid(value, device).requires_grad_()
+    td = getattr(TD, name)(t, **{param: tv})
+    ld = getattr(LD, name)(to_lucid(t, device), **{param: lv})
+    x = td.sample((5,))
+    tl, ll = td.log_prob(x), ld.log_prob(to_lucid(x, device))
+    torch.testing.assert_close(to_torch(ll.detach().cpu()), tl.detach(), rtol=1e-10, atol=1e-10)
+    tl.sum().backward()
+    ll.sum().backward()
+    torch.testing.assert_close(to_torch(lv.grad.cpu()), tv.grad, rtol=1e-8, atol=1e-8)
+    assert repr(ld) == repr(td).replace("torch.", "lucid.")
+    s = ld.rsample((4,))
+    assert tuple(s.shape) == (4, 2, 3) and s.requires_grad and bool(ld.support.check(s).all())
+    assert tuple(ld.expand((7, 2, 3) if name == "RelaxedBernoulli" else (7, 2)).batch_shape) == \
+        ((7, 2, 3) if name == "RelaxedBernoulli" else (7, 2))
+
+
+def test_a_cold_relaxed_one_hot_sample_is_nearly_one_hot_and_straight_through_passes_gradients():
+    lucid.manual_seed(0)
+    logits = lucid.tensor([[2.0, 0.0, -1.0]], dtype=lucid.float64)
+    s = LD.RelaxedOneHotCategorical(lucid.tensor(0.01, dtype=lucid.float64), logits=logits).sample((400,))
+    # (nearly all: where two perturbed scores fall within the temperature of each other, the
+    # sample splits between them)
+    assert float((s.max(-1)[0] > 0.99).double().mean()) > 0.95
+    probs = lucid.tensor([0.2, 0.5, 0.3], dtype=lucid.float64).requires_grad_()
+    d = LD.OneHotCategoricalStraightThrough(probs=probs)
+    r = d.rsample((3,))
+    assert set(r.detach().sum(-1).tolist()) == {1.0} and set(r.detach().flatten().tolist()) <= {0.0, 1.0}
+    (r * lucid.tensor([1.0, 2.0, 3.0], dtype=lucid.float64)).sum().backward()
+    assert probs.grad is not None and float(probs.grad.abs().sum()) > 0

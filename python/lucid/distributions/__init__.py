@@ -1,9 +1,10 @@
 """lucid.distributions: probability distributions with sampling and log-densities
 (torch.distributions' counterpart): the Distribution base with torch's validation, Normal,
 Bernoulli, Uniform, Categorical, OneHotCategorical, Exponential, Laplace, Cauchy, Gumbel,
-HalfNormal, HalfCauchy, Pareto, Weibull, Geometric, Poisson, MultivariateNormal,
-Independent, TransformedDistribution (with the transforms, here and in
-lucid.distributions.transforms) and LogNormal, kl_divergence and the constraints."""
+HalfNormal, HalfCauchy, Pareto, Weibull, the relaxed (Gumbel-softmax) ones, Geometric,
+Poisson, MultivariateNormal, Independent, TransformedDistribution (with the transforms,
+here and in lucid.distributions.transforms, and biject_to / transform_to) and LogNormal,
+kl_divergence and the constraints."""
 
 from . import constraints, transforms
 from .bernoulli import Bernoulli
@@ -16,6 +17,8 @@ from .kl import kl_divergence, register_kl
 from .more import Cauchy, Geometric, Gumbel, HalfNormal, OneHotCategorical
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, OneHotCategoricalStraightThrough, RelaxedBernoulli,
+                      RelaxedOneHotCategorical)
 from .transformed_distribution import LogNormal, TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, CumulativeDistributionTransform,
                          ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
@@ -26,7 +29,8 @@ from .uniform import Uniform
 
 __all__ = ["Bernoulli", "Categorical", "Cauchy", "Distribution", "Exponential", "Geometric", "Gumbel", "HalfCauchy",
            "HalfNormal", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical",
-           "Pareto", "Poisson", "Weibull",
+           "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+           "Weibull",
            "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
            "biject_to", "transform_to",
            # the transforms, also at the top level as torch.distributions has them
