@@ -1,7 +1,7 @@
 """lucid.distributions' Cauchy, Geometric, OneHotCategorical, Gumbel, HalfNormal,
-HalfCauchy, Pareto, Weibull and the relaxed distributions against torch.distributions
-(float64): densities, cdfs, statistics and their gradients, samples, reprs and torch's
-validation errors."""
+HalfCauchy, Pareto, Weibull, the relaxed distributions, MixtureSameFamily and
+LogisticNormal against torch.distributions (float64): densities, cdfs, statistics and
+their gradients, samples, reprs and torch's validation errors."""
 
 import math
 
@@ -150,3 +150,52 @@ def test_a_cold_relaxed_one_hot_sample_is_nearly_one_hot_and_straight_through_pa
     assert set(r.detach().sum(-1).tolist()) == {1.0} and set(r.detach().flatten().tolist()) <= {0.0, 1.0}
     (r * lucid.tensor([1.0, 2.0, 3.0], dtype=lucid.float64)).sum().backward()
     assert probs.grad is not None and float(probs.grad.abs().sum()) > 0
+
+
+# ---- MixtureSameFamily and LogisticNormal ----------------------------------------------------
+
+
+@pytest.mark.parametrize("multivariate", [False, True])
+def test_mixture_same_family_matches_torch(multivariate, device):
+    logits, loc, scale = rand(2, 3, seed=12), rand(2, 3, seed=13), rand(2, 3, seed=14).exp()
+    targs = [v.clone().requires_grad_() for v in (logits, loc, scale)]
+    largs = [to_lucid(v, device).requires_grad_() for v in (logits, loc, scale)]
+
+    def build(m, lg, lc, sc):
+        if multivariate:  # (a mixture of 3 diagonal Gaussians over R^2)
+            return m.MixtureSameFamily(m.Categorical(logits=lg[0]), m.Independent(m.Normal(lc.T, sc.T), 1))
+        return m.MixtureSameFamily(m.Categorical(logits=lg), m.Normal(lc, sc))
+
+    td, ld = build(TD, *targs), build(LD, *largs)
+    x = td.sample((5,))
+    total_t = td.log_prob(x).sum() + td.mean.sum() + td.variance.sum()
+    total_l = ld.log_prob(to_lucid(x, device)).sum() + ld.mean.sum() + ld.variance.sum()
+    torch.testing.assert_close(to_torch(total_l.detach().cpu()), total_t.detach(), rtol=1e-10, atol=1e-10)
+    if not multivariate:
+        torch.testing.assert_close(to_torch(ld.cdf(to_lucid(x, device)).detach().cpu()), td.cdf(x).detach())
+    total_t.backward()
+    total_l.backward()
+    for t, lo in zip(targs, largs):
+        torch.testing.assert_close(to_torch(lo.grad.cpu()), t.grad, rtol=1e-8, atol=1e-8)
+    assert repr(ld) == repr(td).replace("torch.", "lucid.")
+    assert tuple(ld.sample((4,)).shape) == tuple(td.sample((4,)).shape)
+    assert tuple(ld.expand((7,) + tuple(ld.batch_shape)).batch_shape) == (7,) + tuple(td.batch_shape)
+
+
+def test_mixture_same_family_refuses_what_torch_refuses():
+    cat, normal = LD.Categorical(logits=lucid.zeros(3)), LD.Normal(lucid.zeros(4), lucid.ones(4))
+    with pytest.raises(ValueError, match="does not equal `component_distribution.batch_shape\\[-1\\]`"):
+        LD.MixtureSameFamily(cat, normal)
+    with pytest.raises(ValueError, match="needs to be an  instance of torch.distributions.Categorical"):
+        LD.MixtureSameFamily(normal, normal)
+
+
+def test_logistic_normal_matches_torch(device):
+    loc, scale = rand(2, 3, seed=15), rand(2, 3, seed=16).exp()
+    td, ld = TD.LogisticNormal(loc, scale), LD.LogisticNormal(to_lucid(loc, device), to_lucid(scale, device))
+    y = td.sample((4,))
+    torch.testing.assert_close(to_torch(ld.log_prob(to_lucid(y, device)).cpu()), td.log_prob(y), rtol=1e-10,
+                               atol=1e-10)
+    s = ld.rsample((4,))
+    assert tuple(s.shape) == (4, 2, 4) and bool(LD.constraints.simplex.check(s).all())
+    assert repr(ld) == repr(td).replace("torch.", "lucid.")

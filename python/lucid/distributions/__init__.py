@@ -2,7 +2,7 @@
 (torch.distributions' counterpart): the Distribution base with torch's validation, Normal,
 Bernoulli, Uniform, Categorical, OneHotCategorical, Exponential, Laplace, Cauchy, Gumbel,
 HalfNormal, HalfCauchy, Pareto, Weibull, the relaxed (Gumbel-softmax) ones, Geometric,
-Poisson, MultivariateNormal, Independent, TransformedDistribution (with the transforms,
+Poisson, MultivariateNormal, MixtureSameFamily, LogisticNormal, Independent, TransformedDistribution (with the transforms,
 here and in lucid.distributions.transforms, and biject_to / transform_to) and LogNormal,
 kl_divergence and the constraints."""
 
@@ -14,6 +14,7 @@ from .exponential import Exponential, Laplace, Poisson
 from .half_line import HalfCauchy, Pareto, Weibull
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .mixture import LogisticNormal, MixtureSameFamily
 from .more import Cauchy, Geometric, Gumbel, HalfNormal, OneHotCategorical
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
@@ -28,7 +29,8 @@ from .constraint_registry import biject_to, transform_to
 from .uniform import Uniform
 
 __all__ = ["Bernoulli", "Categorical", "Cauchy", "Distribution", "Exponential", "Geometric", "Gumbel", "HalfCauchy",
-           "HalfNormal", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical",
+           "HalfNormal", "Independent", "Laplace", "LogNormal", "LogisticNormal", "MixtureSameFamily",
+           "MultivariateNormal", "Normal", "OneHotCategorical",
            "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical",
            "Weibull",
            "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
