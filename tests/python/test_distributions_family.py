@@ -1,7 +1,7 @@
 """lucid.distributions' Cauchy, Geometric, OneHotCategorical, Gumbel, HalfNormal,
-HalfCauchy, Pareto, Weibull, the relaxed distributions, MixtureSameFamily and
-LogisticNormal against torch.distributions (float64): densities, cdfs, statistics and
-their gradients, samples, reprs and torch's validation errors."""
+HalfCauchy, Pareto, Weibull, Kumaraswamy, GeneralizedPareto, the relaxed distributions,
+MixtureSameFamily and LogisticNormal against torch.distributions (float64): densities,
+cdfs, statistics and their gradients, samples, reprs and torch's validation errors."""
 
 import math
 
@@ -36,6 +36,8 @@ CASES = [
      ["log_prob", "cdf", "entropy", "mean", "variance", "mode"]),
     ("Weibull", {"scale": SCALE, "concentration": SCALE + 1.0}, rand(2, 3, seed=10).abs() + 0.1,
      ["log_prob", "cdf", "entropy", "mean", "variance", "mode"]),
+    ("Kumaraswamy", {"concentration1": SCALE + 1.0, "concentration0": SCALE + 1.5}, torch.sigmoid(rand(2, 3, seed=17)),
+     ["log_prob", "cdf", "entropy", "mean", "variance"]),  # (torch's mode is NaN there, and lucid's)
 ]
 
 
@@ -100,6 +102,8 @@ def test_sample_statistics(device):
     lambda m, t: m.Pareto(t([1.0]), t([0.0])),
     lambda m, t: m.Pareto(t([2.0]), t([1.0])).log_prob(t([1.5])),
     lambda m, t: m.Weibull(t([1.0]), t([-2.0])),
+    lambda m, t: m.Kumaraswamy(t([1.0]), t([0.0])),
+    lambda m, t: m.GeneralizedPareto(t([0.0]), t([-1.0]), t([0.1])),
 ])
 def test_invalid_arguments_raise_as_torch(make):
     with pytest.raises(Exception) as theirs:
@@ -199,3 +203,20 @@ def test_logistic_normal_matches_torch(device):
     s = ld.rsample((4,))
     assert tuple(s.shape) == (4, 2, 4) and bool(LD.constraints.simplex.check(s).all())
     assert repr(ld) == repr(td).replace("torch.", "lucid.")
+
+
+def test_generalized_pareto_matches_torch():
+    # (float32: torch 2.15's GeneralizedPareto compares its concentration with a float32 zero)
+    loc, scale = rand(2, 3, seed=20).float(), rand(2, 3, seed=21).exp().float()
+    conc = torch.tensor([[0.0, 0.2, -0.3], [0.1, -0.1, 0.4]])
+    td = TD.GeneralizedPareto(loc, scale, conc)
+    ld = LD.GeneralizedPareto(to_lucid(loc), to_lucid(scale), to_lucid(conc))
+    x = td.sample((5,))
+    for what in ("log_prob", "cdf", "log_survival_function", "icdf"):
+        arg = td.cdf(x) if what == "icdf" else x
+        torch.testing.assert_close(to_torch(getattr(ld, what)(to_lucid(arg))), getattr(td, what)(arg), rtol=1e-5,
+                                   atol=1e-5)
+    for what in ("mean", "variance", "mode"):
+        torch.testing.assert_close(to_torch(getattr(ld, what)), getattr(td, what), equal_nan=True)
+    torch.testing.assert_close(to_torch(ld.entropy()), td.entropy())
+    assert tuple(ld.rsample((4,)).shape) == (4, 2, 3) and repr(ld) == repr(td).replace("torch.", "lucid.")

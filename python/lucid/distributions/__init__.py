@@ -1,9 +1,10 @@
 """lucid.distributions: probability distributions with sampling and log-densities
 (torch.distributions' counterpart): the Distribution base with torch's validation, Normal,
 Bernoulli, Uniform, Categorical, OneHotCategorical, Exponential, Laplace, Cauchy, Gumbel,
-HalfNormal, HalfCauchy, Pareto, Weibull, the relaxed (Gumbel-softmax) ones, Geometric,
-Poisson, MultivariateNormal, MixtureSameFamily, LogisticNormal, Independent, TransformedDistribution (with the transforms,
-here and in lucid.distributions.transforms, and biject_to / transform_to) and LogNormal,
+HalfNormal, HalfCauchy, Pareto, Weibull, GeneralizedPareto, Kumaraswamy, the relaxed
+(Gumbel-softmax) ones, Geometric, Poisson, MultivariateNormal, MixtureSameFamily,
+LogisticNormal, Independent, TransformedDistribution (with the transforms, here and in
+lucid.distributions.transforms, and biject_to / transform_to) and LogNormal,
 kl_divergence and the constraints."""
 
 from . import constraints, transforms
@@ -11,7 +12,8 @@ from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
 from .exponential import Exponential, Laplace, Poisson
-from .half_line import HalfCauchy, Pareto, Weibull
+from .half_line import GeneralizedPareto, HalfCauchy, Pareto, Weibull
+from .kumaraswamy import Kumaraswamy
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .mixture import LogisticNormal, MixtureSameFamily
@@ -28,7 +30,8 @@ from .transforms import (AbsTransform, AffineTransform, ComposeTransform, Cumula
 from .constraint_registry import biject_to, transform_to
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Categorical", "Cauchy", "Distribution", "Exponential", "Geometric", "Gumbel", "HalfCauchy",
+__all__ = ["Bernoulli", "Categorical", "Cauchy", "Distribution", "Exponential", "GeneralizedPareto", "Geometric",
+           "Gumbel", "HalfCauchy", "Kumaraswamy",
            "HalfNormal", "Independent", "Laplace", "LogNormal", "LogisticNormal", "MixtureSameFamily",
            "MultivariateNormal", "Normal", "OneHotCategorical",
            "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical",
