@@ -220,3 +220,24 @@ def test_generalized_pareto_matches_torch():
         torch.testing.assert_close(to_torch(getattr(ld, what)), getattr(td, what), equal_nan=True)
     torch.testing.assert_close(to_torch(ld.entropy()), td.entropy())
     assert tuple(ld.rsample((4,)).shape) == (4, 2, 3) and repr(ld) == repr(td).replace("torch.", "lucid.")
+
+
+def test_von_mises_matches_torch(device):
+    loc = torch.tensor([0.5, -2.0, 3.0], dtype=torch.float64)
+    kappa = torch.tensor([0.3, 2.0, 8.0], dtype=torch.float64)
+    tk, lk = kappa.clone().requires_grad_(), to_lucid(kappa, device).requires_grad_()
+    td, ld = TD.VonMises(loc, tk), LD.VonMises(to_lucid(loc, device), lk)
+    x = td.sample((5,))
+    tl, ll = td.log_prob(x), ld.log_prob(to_lucid(x, device))
+    torch.testing.assert_close(to_torch(ll.detach().cpu()), tl.detach(), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(to_torch(ld.variance.detach().cpu()), td.variance.detach(), rtol=1e-12, atol=1e-12)
+    tl.sum().backward()
+    ll.sum().backward()
+    torch.testing.assert_close(to_torch(lk.grad.cpu()), tk.grad, rtol=1e-10, atol=1e-10)
+    assert repr(ld) == repr(td).replace("torch.", "lucid.")
+    lucid.manual_seed(0)
+    s = to_torch(ld.sample((20000,)).cpu())
+    assert float(s.min()) >= -torch.pi and float(s.max()) < torch.pi
+    circular_mean = torch.atan2(s.sin().mean(0), s.cos().mean(0))
+    assert torch.allclose(circular_mean[1:], loc[1:], atol=0.05)  # (kappa 0.3 spreads too widely to say)
+    assert tuple(ld.expand((4, 3)).batch_shape) == (4, 3)

@@ -3,8 +3,8 @@
 Bernoulli, Uniform, Categorical, OneHotCategorical, Exponential, Laplace, Cauchy, Gumbel,
 HalfNormal, HalfCauchy, Pareto, Weibull, GeneralizedPareto, Kumaraswamy, the relaxed
 (Gumbel-softmax) ones, Geometric, Poisson, MultivariateNormal, MixtureSameFamily,
-LogisticNormal, Independent, TransformedDistribution (with the transforms, here and in
-lucid.distributions.transforms, and biject_to / transform_to) and LogNormal,
+LogisticNormal, VonMises, Independent, TransformedDistribution (with the transforms, here
+and in lucid.distributions.transforms, and biject_to / transform_to) and LogNormal,
 kl_divergence and the constraints."""
 
 from . import constraints, transforms
@@ -29,13 +29,14 @@ from .transforms import (AbsTransform, AffineTransform, ComposeTransform, Cumula
                          StickBreakingTransform, TanhTransform, Transform, identity_transform)
 from .constraint_registry import biject_to, transform_to
 from .uniform import Uniform
+from .von_mises import VonMises
 
 __all__ = ["Bernoulli", "Categorical", "Cauchy", "Distribution", "Exponential", "GeneralizedPareto", "Geometric",
            "Gumbel", "HalfCauchy", "Kumaraswamy",
            "HalfNormal", "Independent", "Laplace", "LogNormal", "LogisticNormal", "MixtureSameFamily",
            "MultivariateNormal", "Normal", "OneHotCategorical",
            "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-           "Weibull",
+           "VonMises", "Weibull",
            "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
            "biject_to", "transform_to",
            # the transforms, also at the top level as torch.distributions has them
