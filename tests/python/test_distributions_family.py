@@ -241,3 +241,28 @@ def test_von_mises_matches_torch(device):
     circular_mean = torch.atan2(s.sin().mean(0), s.cos().mean(0))
     assert torch.allclose(circular_mean[1:], loc[1:], atol=0.05)  # (kappa 0.3 spreads too widely to say)
     assert tuple(ld.expand((4, 3)).batch_shape) == (4, 3)
+
+
+@pytest.mark.parametrize("param", ["probs", "logits"])
+def test_continuous_bernoulli_matches_torch_on_both_sides_of_its_unstable_region(param, device):
+    # (0.4995 and 0.5 fall in the Taylor region around 1/2, the others in the closed forms)
+    value = torch.tensor([0.1, 0.4995, 0.5, 0.7, 0.95], dtype=torch.float64) if param == "probs" else \
+        torch.tensor([-3.0, -0.001, 0.0, 0.5, 4.0], dtype=torch.float64)
+    tv, lv = value.clone().requires_grad_(), to_lucid(value, device).requires_grad_()
+    td, ld = TD.ContinuousBernoulli(**{param: tv}), LD.ContinuousBernoulli(**{param: lv})
+    x = torch.tensor([0.2, 0.5, 0.01, 0.99, 0.7], dtype=torch.float64)
+    lx = to_lucid(x, device)
+    total_t = td.log_prob(x).sum() + td.cdf(x).sum() + td.icdf(x).sum() + td.mean.sum() + td.variance.sum() + \
+        td.entropy().sum()
+    total_l = ld.log_prob(lx).sum() + ld.cdf(lx).sum() + ld.icdf(lx).sum() + ld.mean.sum() + ld.variance.sum() + \
+        ld.entropy().sum()
+    torch.testing.assert_close(to_torch(total_l.detach().cpu()), total_t.detach(), rtol=1e-12, atol=1e-12)
+    total_t.backward()
+    total_l.backward()
+    torch.testing.assert_close(to_torch(lv.grad.cpu()), tv.grad, rtol=1e-9, atol=1e-9)
+    # the exponential family's entropy (natural parameters, autograd) agrees with the closed form
+    torch.testing.assert_close(to_torch(LD.ExponentialFamily.entropy(ld).detach().cpu()), td.entropy().detach(),
+                               rtol=1e-9, atol=1e-9)
+    assert repr(ld) == repr(td).replace("torch.", "lucid.")
+    s = ld.rsample((3,))
+    assert tuple(s.shape) == (3, 5) and s.requires_grad and bool(((s >= 0) & (s <= 1)).all())

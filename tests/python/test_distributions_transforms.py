@@ -172,3 +172,30 @@ def test_a_registry_takes_new_constraints():
         registry(LC.simplex)
     with pytest.raises(TypeError, match="Expected constraint to be either a Constraint subclass or instance"):
         registry.register(3, lambda c: None)
+
+
+@pytest.mark.parametrize("kind", ["cat", "cat-lengths", "stack"])
+def test_slice_by_slice_transforms_match_torch(kind, device):
+    def build(m):
+        if kind == "stack":
+            return m.StackTransform([m.ExpTransform(), m.SoftplusTransform(), m.AffineTransform(1.0, 2.0)], dim=1)
+        lengths = [2, 1] if kind == "cat-lengths" else None
+        parts = [m.ExpTransform(), m.SigmoidTransform()] if lengths else \
+            [m.ExpTransform(), m.SigmoidTransform(), m.AffineTransform(0.5, -3.0)]
+        return m.CatTransform(parts, dim=-1, lengths=lengths)
+
+    tt, lt = build(TT), build(LT)
+    x = rand(4, 3, seed=7)
+    tx, lx = x.clone().requires_grad_(), to_lucid(x, device).requires_grad_()
+    ty, ly = tt(tx), lt(lx)
+    assert_close(ly.detach(), ty.detach(), rtol=1e-12, atol=1e-12)
+    assert_close(lt.inv(ly).detach(), tt.inv(ty).detach(), rtol=1e-9, atol=1e-9)
+    tj, lj = tt.log_abs_det_jacobian(tx, ty), lt.log_abs_det_jacobian(lx, ly)
+    assert_close(lj.detach(), tj.detach(), rtol=1e-10, atol=1e-10)
+    (ty.sum() + tj.sum()).backward()
+    (ly.sum() + lj.sum()).backward()
+    assert_close(lx.grad, tx.grad, rtol=1e-9, atol=1e-9)
+    assert lt.bijective == tt.bijective
+    assert bool(lt.codomain.check(ly).all()) and lt.codomain.event_dim == tt.codomain.event_dim
+    with pytest.raises(ValueError, match="must equal"):
+        lt(to_lucid(rand(4, 5, seed=8), device))

@@ -2,10 +2,10 @@
 (torch.distributions.constraints): `check(value)` gives a bool tensor, one entry an event;
 their reprs are torch's, which the validation messages quote."""
 
-__all__ = ["Constraint", "boolean", "dependent", "greater_than", "greater_than_eq",
+__all__ = ["Constraint", "boolean", "cat", "dependent", "greater_than", "greater_than_eq",
            "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
            "lower_cholesky", "nonnegative", "nonnegative_integer", "positive", "positive_definite", "positive_integer",
-           "real", "real_vector", "simplex", "unit_interval"]
+           "real", "real_vector", "simplex", "stack", "unit_interval"]
 
 
 class Constraint:
@@ -169,6 +169,54 @@ class _LowerCholesky(Constraint):
         return lower & positive_diagonal
 
 
+class _Cat(Constraint):
+    """cseq[i] over the i-th slice (lengths[i] long) of dim `dim` (CatTransform's domains)."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        self.cseq = list(cseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise ValueError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        import lucid
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return lucid.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """cseq[i] over the i-th index of dim `dim` (StackTransform's domains)."""
+
+    def __init__(self, cseq, dim=0):
+        self.cseq, self.dim = list(cseq), dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        import lucid
+        slices = [value.select(self.dim, i) for i in range(value.shape[self.dim])]
+        return lucid.stack([c.check(v) for v, c in zip(slices, self.cseq)], self.dim)
+
+
 dependent = _Dependent()
 real = _Real()
 boolean = _Boolean()
@@ -188,3 +236,5 @@ independent = _IndependentConstraint
 real_vector = _IndependentConstraint(real, 1)
 positive_definite = _PositiveDefinite()
 lower_cholesky = _LowerCholesky()
+cat = _Cat
+stack = _Stack

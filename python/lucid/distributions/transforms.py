@@ -405,11 +405,12 @@ class AbsTransform(Transform):
 
 identity_transform = ComposeTransform([])
 
-from .transforms_more import (CumulativeDistributionTransform, IndependentTransform,  # noqa: E402
+from .transforms_more import (CatTransform, CumulativeDistributionTransform, IndependentTransform,  # noqa: E402
                               LowerCholeskyTransform, PositiveDefiniteTransform, ReshapeTransform, SoftmaxTransform,
-                              SoftplusTransform, StickBreakingTransform)
+                              SoftplusTransform, StackTransform, StickBreakingTransform)
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CumulativeDistributionTransform",
+           "ExpTransform",
            "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
-           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
-           "TanhTransform", "Transform", "identity_transform"]
+           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
+           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]

@@ -1,13 +1,14 @@
 """More of torch.distributions.transforms: softplus, reshape, independent, softmax,
-stick-breaking (the simplex's bijection), lower-Cholesky and positive-definite maps, and a
-distribution's cdf as a transform. Re-exported by lucid.distributions.transforms."""
+stick-breaking (the simplex's bijection), lower-Cholesky and positive-definite maps, a
+distribution's cdf as a transform, and transforms applied slice by slice (cat, stack).
+Re-exported by lucid.distributions.transforms."""
 
 from . import constraints
 from .distribution import _lucid
 from .transforms import Transform, _sum_rightmost
 
-__all__ = ["CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
-           "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform", "SoftplusTransform",
+__all__ = ["CatTransform", "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
            "StickBreakingTransform"]
 
 
@@ -253,3 +254,122 @@ class CumulativeDistributionTransform(Transform):
     def with_cache(self, cache_size=1):
         return self if self._cache_size == cache_size else CumulativeDistributionTransform(self.distribution,
                                                                                            cache_size=cache_size)
+
+
+def _check_dim(t, dim, size, what):
+    if not -t.dim() <= dim < t.dim():
+        raise ValueError(f"dim {dim} out of range for {what} with {t.dim()} dimensions")
+    if t.shape[dim] != size:
+        raise ValueError(f"{what}.size({dim}) = {t.shape[dim]} must equal {size}")
+
+
+class CatTransform(Transform):
+    """tseq[i] over the i-th slice (lengths[i] long, 1 by default) of dim `dim`, the
+    results concatenated again."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError(f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})")
+        self.dim = dim
+
+    @property
+    def event_dim(self):
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self):
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        return self if self._cache_size == cache_size else CatTransform(self.transforms, self.dim, self.lengths,
+                                                                        cache_size)
+
+    def _slices(self, t):
+        start = 0
+        for length in self.lengths:
+            yield t.narrow(self.dim, start, length)
+            start += length
+
+    def _call(self, x):
+        _check_dim(x, self.dim, self.length, "x")
+        return _lucid().cat([t(s) for t, s in zip(self.transforms, self._slices(x))], self.dim)
+
+    def _inverse(self, y):
+        _check_dim(y, self.dim, self.length, "y")
+        return _lucid().cat([t.inv(s) for t, s in zip(self.transforms, self._slices(y))], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_dim(x, self.dim, self.length, "x")
+        _check_dim(y, self.dim, self.length, "y")
+        terms = []
+        for t, xs, ys in zip(self.transforms, self._slices(x), self._slices(y)):
+            term = t.log_abs_det_jacobian(xs, ys)
+            if t.event_dim < self.event_dim:
+                term = _sum_rightmost(term, self.event_dim - t.event_dim)
+            terms.append(term)
+        dim = (self.dim - x.dim() if self.dim >= 0 else self.dim) + self.event_dim
+        if dim < 0:
+            return _lucid().cat(terms, dim)
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        return total
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """tseq[i] over the i-th index of dim `dim`, the results stacked again."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms, self.dim = list(tseq), dim
+
+    def with_cache(self, cache_size=1):
+        return self if self._cache_size == cache_size else StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slices(self, z):
+        return [z.select(self.dim, i) for i in range(z.shape[self.dim])]
+
+    def _call(self, x):
+        _check_dim(x, self.dim, len(self.transforms), "x")
+        return _lucid().stack([t(s) for s, t in zip(self._slices(x), self.transforms)], self.dim)
+
+    def _inverse(self, y):
+        _check_dim(y, self.dim, len(self.transforms), "y")
+        return _lucid().stack([t.inv(s) for s, t in zip(self._slices(y), self.transforms)], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_dim(x, self.dim, len(self.transforms), "x")
+        _check_dim(y, self.dim, len(self.transforms), "y")
+        return _lucid().stack([t.log_abs_det_jacobian(xs, ys)
+                               for xs, ys, t in zip(self._slices(x), self._slices(y), self.transforms)], self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
