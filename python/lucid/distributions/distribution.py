@@ -211,6 +211,16 @@ class _BinaryProbs:
         return logits_to_probs(self.logits, is_binary=True)
 
 
+def _expand_probs_or_logits(source, new, batch_shape):
+    """new's probs and logits: source's (those it has computed so far) expanded to
+    batch_shape, the one it was given as new's _param (the binary relaxed and continuous
+    Bernoullis' expand)."""
+    for name in ("probs", "logits"):
+        if name in source.__dict__:
+            setattr(new, name, getattr(source, name).expand(tuple(batch_shape)))
+            new._param = getattr(new, name)
+
+
 def broadcast_all(*values):
     """The values as tensors of one broadcast shape: numbers become tensors of the first
     tensor's dtype and device (the default float dtype when there is none)."""

@@ -9,8 +9,8 @@ import math
 
 from .._size import Size
 from . import constraints
-from .distribution import (Distribution, _lucid, broadcast_all, clamp_probs, lazy_property, logits_to_probs,
-                           probs_to_logits)
+from .distribution import (Distribution, _expand_probs_or_logits, _lucid, broadcast_all, clamp_probs, lazy_property,
+                           logits_to_probs, probs_to_logits)
 
 __all__ = ["ContinuousBernoulli", "ExponentialFamily"]
 
@@ -67,10 +67,7 @@ class ContinuousBernoulli(ExponentialFamily):
         new = self._get_checked_instance(ContinuousBernoulli, _instance)
         new._lims = self._lims
         batch_shape = Size(batch_shape)
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(tuple(batch_shape)))
-                new._param = getattr(new, name)
+        _expand_probs_or_logits(self, new, batch_shape)
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

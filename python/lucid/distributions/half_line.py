@@ -10,61 +10,28 @@ from . import constraints
 from .._size import Size
 from .distribution import Distribution, _lucid, broadcast_all
 from .exponential import Exponential
-from .more import Cauchy
+from .more import Cauchy, _Folded
 from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform
+from .transforms import AffineTransform, ExpTransform, PowerTransform
 
 __all__ = ["GeneralizedPareto", "HalfCauchy", "Pareto", "Weibull"]
 
 _EULER = 0.57721566490153286060
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(_Folded):
     """|X| for X ~ Cauchy(0, scale)."""
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
     def __init__(self, scale, validate_args=None):
-        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(HalfCauchy, _instance))
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
+        super().__init__(Cauchy(0, scale, validate_args=False), validate_args=validate_args)
 
     @property
     def mean(self):
         return self.scale.new_full(self._extended_shape(), math.inf)
 
     @property
-    def mode(self):
-        return self.scale * 0
-
-    @property
     def variance(self):
         return self.base_dist.variance
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        value = _lucid().as_tensor(value, dtype=self.base_dist.scale.dtype, device=self.base_dist.scale.device)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return _lucid().where(value >= 0, log_prob, -math.inf)
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
 
 
 class Pareto(TransformedDistribution):

@@ -231,36 +231,32 @@ class Gumbel(TransformedDistribution):
         return self.scale.log() + (1 + _EULER)
 
 
-class HalfNormal(TransformedDistribution):
+class _Folded(TransformedDistribution):
+    """|X| of a distribution symmetric about 0 with a `scale` (HalfNormal's, HalfCauchy's):
+    twice its density on [0, inf), its cdf and icdf folded likewise."""
+
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
 
-    def __init__(self, scale, validate_args=None):
-        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
+    def __init__(self, base, validate_args=None):
+        super().__init__(base, AbsTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(HalfNormal, _instance))
+        return super().expand(batch_shape, _instance=self._get_checked_instance(type(self), _instance))
 
     @property
     def scale(self):
         return self.base_dist.scale
 
     @property
-    def mean(self):
-        return self.scale * math.sqrt(2 / math.pi)
-
-    @property
     def mode(self):
         return self.scale * 0
-
-    @property
-    def variance(self):
-        return self.scale.pow(2) * (1 - 2 / math.pi)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
+        value = _lucid().as_tensor(value, dtype=self.scale.dtype, device=self.scale.device)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         return _lucid().where(value >= 0, log_prob, -math.inf)
 
@@ -274,3 +270,16 @@ class HalfNormal(TransformedDistribution):
 
     def entropy(self):
         return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_Folded):
+    def __init__(self, scale, validate_args=None):
+        super().__init__(Normal(0, scale, validate_args=False), validate_args=validate_args)
+
+    @property
+    def mean(self):
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def variance(self):
+        return self.scale.pow(2) * (1 - 2 / math.pi)

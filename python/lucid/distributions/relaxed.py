@@ -7,7 +7,7 @@ through (Bengio et al. 2013). As torch writes them."""
 from .._size import Size
 from . import constraints
 from .categorical import Categorical
-from .distribution import Distribution, _BinaryProbs, _lucid, broadcast_all, clamp_probs
+from .distribution import Distribution, _BinaryProbs, _expand_probs_or_logits, _lucid, broadcast_all, clamp_probs
 from .more import OneHotCategorical
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
@@ -39,10 +39,7 @@ class LogitRelaxedBernoulli(_BinaryProbs, Distribution):
         new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
         batch_shape = Size(batch_shape)
         new.temperature = self.temperature
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(tuple(batch_shape)))
-                new._param = getattr(new, name)
+        _expand_probs_or_logits(self, new, batch_shape)
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
@@ -65,20 +62,13 @@ class LogitRelaxedBernoulli(_BinaryProbs, Distribution):
         return _lucid().as_tensor(self.temperature).log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """sigmoid of a LogitRelaxedBernoulli: a sample in (0, 1) that nears {0, 1} as the
-    temperature falls."""
+class _Relaxed(TransformedDistribution):
+    """A relaxed distribution: its base's temperature, logits and probs."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
     has_rsample = True
 
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform(),
-                         validate_args=validate_args)
-
     def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(RelaxedBernoulli, _instance))
+        return super().expand(batch_shape, _instance=self._get_checked_instance(type(self), _instance))
 
     @property
     def temperature(self):
@@ -91,6 +81,18 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self):
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(_Relaxed):
+    """sigmoid of a LogitRelaxedBernoulli: a sample in (0, 1) that nears {0, 1} as the
+    temperature falls."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform(),
+                         validate_args=validate_args)
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -145,32 +147,16 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed):
     """exp of an ExpRelaxedCategorical: a point of the simplex that nears a one-hot vector as
     the temperature falls (Gumbel-softmax)."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex
-    has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         super().__init__(ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args),
                          ExpTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(RelaxedOneHotCategorical, _instance))
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
 
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):
