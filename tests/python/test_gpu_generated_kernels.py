@@ -54,7 +54,7 @@ def test_the_compile_switch():
     finally:
         lucid.gpu.set_kernel_compile(was)
     assert set(stats()) == {"compiled", "loaded", "failed", "compiling", "last_error", "fused_launches",
-                            "fused_norm_launches", "fused_norm_backward_launches"}
+                            "fused_norm_launches", "fused_norm_backward_launches", "fused_softmax_launches"}
 
 
 @needs_gpu
