@@ -295,7 +295,8 @@ def test_fractional_max_pool_matches_torch(nsp, shape, kernel, out, dtype, devic
     g = torch.randn(tv.shape, dtype=dtype)
     tv.backward(g)
     lv.backward(to_lucid(g, device))
-    same(lx.grad, x.grad, 0)
+    # (overlapping windows add into one element: the GPU adds in another order than the CPU)
+    same(lx.grad, x.grad, 0 if device == "cpu" else 1e-6 if dtype == torch.float32 else 1e-13)
 
 
 def test_fractional_max_pool_modules_and_ratios():
