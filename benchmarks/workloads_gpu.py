@@ -91,6 +91,22 @@ workload("GPU where [4096, 4096]", "gpu elementwise",
          inputs((4096, 4096), (4096, 4096), device="gpu"), lambda m, a, b: m.where(a > 0, a, b),
          nbytes=G * (4 * F32 + 2), ops=1, device="gpu", ceiling="gpu_copy")
 
+
+
+# a chain with operands broadcast over the batch: a bias row and a [B, 1] column, read
+# through their views inside one fused kernel (Note [Elementwise fusion], "Operands");
+# effective bytes: x read once, the result written once
+def _bias_chain(m, x, b, s):
+    return m.tanh(x + b) * s + x
+
+
+_BC_IN = inputs((8192, 4096), (4096,), (8192, 1), device="gpu")
+workload("GPU chain with a broadcast row and column [8192, 4096] (effective bytes)", "gpu elementwise", _BC_IN,
+         _bias_chain, nbytes=2 * 2 * G * F32, ops=4, device="gpu", ceiling="gpu_copy")
+workload("GPU chain with a broadcast row and column [8192, 4096] against torch.compile (effective bytes)",
+         "gpu elementwise", _BC_IN, _bias_chain, nbytes=2 * 2 * G * F32, ops=4, device="gpu", ceiling="gpu_copy",
+         torch_fn=_compiled(_bias_chain))
+
 # -- reductions and softmax (issue 19's targets) --
 R = 8192
 RB = R * R * F32
@@ -128,6 +144,23 @@ workload(f"GPU scaled softmax bfloat16 -> float32 -> bfloat16 {list(SM)}", "gpu 
 workload(f"GPU scaled softmax bfloat16 -> float32 -> bfloat16 {list(SM)} against torch.compile", "gpu softmax",
          _SM_IN, _scaled_softmax, nbytes=4 * SM[0] * SM[1], device="gpu", ceiling="gpu_copy",
          torch_fn=_compiled(_scaled_softmax))
+
+# attention's scores scaled and masked by a causal [T, T] mask broadcast over batch and
+# heads, then the softmax: one kernel when fused, the mask read through its view (Note
+# [Fused norm rows]); effective bytes: the scores read once, the probabilities written once
+MS = (2, 16, 1024, 1024)
+
+
+def _masked_softmax(m, s, mask):
+    return m.softmax(s * 0.125 + mask, -1)
+
+
+_MS_IN = inputs(MS, MS[-2:], device="gpu")
+workload(f"GPU masked scaled softmax {list(MS)}, mask {list(MS[-2:])}", "gpu softmax", _MS_IN, _masked_softmax,
+         nbytes=2 * 4 * MS[0] * MS[1] * MS[2] * MS[3], device="gpu", ceiling="gpu_copy")
+workload(f"GPU masked scaled softmax {list(MS)}, mask {list(MS[-2:])} against torch.compile", "gpu softmax",
+         _MS_IN, _masked_softmax, nbytes=2 * 4 * MS[0] * MS[1] * MS[2] * MS[3], device="gpu", ceiling="gpu_copy",
+         torch_fn=_compiled(_masked_softmax))
 
 # -- matrix products through cuBLASLt (issue 19's targets) --
 workload("GPU matmul float32 1024", "gpu matmul", inputs((1024, 1024), (1024, 1024), device="gpu"),

@@ -1,7 +1,8 @@
 """The fused norm and softmax kernels (Note [Fused norm rows]) under compute-sanitizer: a
 residual add, layer_norm and cast forward and a scaled dx backward, both row layouts; a
 scaled softmax / log_softmax with a cast down, rows in registers, staged and read again;
-fused and compiled at once.
+a softmax whose prologue reads a causal mask and a key mask through their views and
+whose epilogue reads a per-head gate; fused and compiled at once.
 compute-sanitizer --tool memcheck python3 benchmarks/profiles/sanitize_fused_norm.py"""
 import lucid
 import lucid.nn.functional as F
@@ -21,4 +22,11 @@ for n in (1000, 3000, 20000):
     for f in (lucid.softmax, lucid.log_softmax):
         y = f(s.float() * 0.5, -1).to(lucid.bfloat16)
         lucid.gpu.synchronize()
+for t in (37, 1000):
+    x = lucid.randn(2, 3, t, t, device="gpu")
+    causal = lucid.triu(lucid.full((t, t), float("-inf"), device="gpu"), 1)
+    keys = lucid.zeros(2, 1, 1, t, device="gpu")
+    gate = lucid.randn(1, 3, 1, 1, device="gpu")
+    y = F.softmax(x * 0.125 + causal + keys, -1) * gate
+    lucid.gpu.synchronize()
 print(lucid.gpu.generated_kernel_stats())

@@ -59,29 +59,69 @@ const std::byte* bytes_of(const TensorImpl& t) { return storage_base(t.storage()
 
 namespace {
 
-// Note [Compiled CPU chains]: when `t` (of out's shape) is a contiguous row repeated
-// along the leading dimensions with stride 0 (a bias expanded over a batch), the row's
-// length; else 0.
-int64_t row_length(const TensorImpl& t, const TensorImpl& out) {
-  if (t.shape() != out.shape() || t.is_contiguous()) return 0;
-  const int64_t row = repeated_block_len(t.shape(), t.stride(), t.itemsize());
-  return row < t.numel() ? row : 0;
+// How a program reads `t`, a view of a call's shape that is neither contiguous nor one
+// element (FusedView): the runs of its dimensions, innermost first, each a term unless
+// its stride is 0; nothing when it takes more than kFusedMaxTerms terms (or a stride is
+// not a whole number of elements).
+std::optional<FusedView> view_of(const TensorImpl& t) {
+  const Shape& shape = t.shape();
+  const Stride& stride = t.stride();
+  const int64_t itemsize = t.itemsize();
+  FusedView v;
+  int64_t div = 1, run_size = 1, run_stride = 0;
+  auto close_run = [&] {
+    if (run_stride != 0) {
+      if (v.terms == kFusedMaxTerms) return false;
+      v.div[v.terms] = div, v.size[v.terms] = run_size, v.stride[v.terms] = run_stride;
+      ++v.terms;
+    }
+    div *= run_size;
+    return true;
+  };
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] == 1) continue;
+    if (stride[d] % itemsize != 0) return std::nullopt;
+    const int64_t s = stride[d] / itemsize;
+    if (s == run_stride * run_size) {  // (the run goes on: the same steps, or 0 after 0)
+      run_size *= shape[d];
+      continue;
+    }
+    if (!close_run()) return std::nullopt;
+    run_size = shape[d], run_stride = s;
+  }
+  if (!close_run()) return std::nullopt;
+  return v;
 }
 
+bool same_view(const FusedView& a, const FusedView& b) {
+  if (a.terms != b.terms) return false;
+  for (int t = 0; t < a.terms; ++t)
+    if (a.div[t] != b.div[t] || a.size[t] != b.size[t] || a.stride[t] != b.stride[t]) return false;
+  return true;
+}
+
+// Whether `v` is a contiguous row repeated along the leading dimensions (Note
+// [Compiled CPU chains]: the only views the CPU's programs read).
+bool repeats_a_row(const FusedView& v) { return v.terms == 1 && v.div[0] == 1 && v.stride[0] == 1; }
+
 // Whether a tensor operand of dtype `want` (Bool: a condition or a cast's source of
-// any dtype of the program's compute type or bool) may be read by the program: its
-// elements in order, one element for all, or (rows_ok) a repeated row.
-bool readable(const TensorImpl& t, const TensorImpl& out, Dtype want, bool rows_ok) {
+// any dtype of the program's compute type or bool) may be read by a program: its
+// elements in order, one element for all, or a view of the call's shape that `views`
+// allows.
+bool readable(const TensorImpl& t, const TensorImpl& out, Dtype want, Views views) {
   if (t.dtype() != want) return false;
-  return t.is_contiguous() || t.numel() == 1 || (rows_ok && row_length(t, out) > 0);
+  if (t.is_contiguous() || t.numel() == 1) return true;
+  if (t.shape() != out.shape()) return false;
+  const std::optional<FusedView> v = view_of(t);
+  return v && (views == Views::Any || repeats_a_row(*v));
 }
 
 // The step a call would be in a program, if it is a fusable one: the operands as the
 // primitive and the tensors say (the fusion pass's calls, and launch's question whether
 // a CPU call is worth recording). `out` and `ins` point into the call's outputs and
-// inputs. Operands that repeat a row count only when `rows_ok` (the CPU's programs).
+// inputs; `views`: which views of the call's shape its operands may be.
 std::optional<Call> step_of(const Primitive& p, size_t n_outs, const TensorImpl* out, size_t n_ins,
-                            const TensorImpl* const* ins, bool rows_ok) {
+                            const TensorImpl* const* ins, Views views) {
   if (n_outs != 1) return std::nullopt;
   Call c{nullptr, FusedKind::Unary, 0, out->dtype(), out, 0, {nullptr, nullptr, nullptr}, {}};
   // Operand k is a tensor of ins, in order, unless `number` holds it.
@@ -112,41 +152,42 @@ std::optional<Call> step_of(const Primitive& p, size_t n_outs, const TensorImpl*
     c.kind = FusedKind::Where;
     c.n_operands = 3;
     if (n_ins < 1 || !take(0, std::nullopt) || !take(1, w.lhs) || !take(2, w.rhs)) return std::nullopt;
-    if (!readable(*c.operand[0], *out, Dtype::Bool, rows_ok)) return std::nullopt;
+    if (!readable(*c.operand[0], *out, Dtype::Bool, views)) return std::nullopt;
   } else {
     return std::nullopt;
   }
   if (next != n_ins && c.kind != FusedKind::Unary) return std::nullopt;
   if (!fusable_dtype(c.dtype) || c.out->dtype() != c.dtype || !c.out->is_contiguous()) return std::nullopt;
   for (int k = c.kind == FusedKind::Where ? 1 : 0; k < c.n_operands; ++k)
-    if (c.operand[k] && !readable(*c.operand[k], *c.out, c.dtype, rows_ok)) return std::nullopt;
+    if (c.operand[k] && !readable(*c.operand[k], *c.out, c.dtype, views)) return std::nullopt;
   return c;
 }
 
-// A recorded copy (a cast when the dtypes differ) as a step: between contiguous
-// tensors of one element count (or from one element), to a float dtype of the source's
-// compute type, or from bool.
-std::optional<Call> copy_step(pending::Work& w) {
+// A recorded copy (a cast when the dtypes differ) as a step: to a contiguous tensor,
+// from one of its element count, one element or (views) a view of its shape, to a float
+// dtype of the source's compute type, or from bool.
+std::optional<Call> copy_step(pending::Work& w, Views views) {
   const TensorImpl *dst = nullptr, *src = nullptr;
   if (!w.copy_operands(&dst, &src)) return std::nullopt;
   const Dtype to = dst->dtype(), from = src->dtype();
   if (!fusable_dtype(to) || !dst->is_contiguous() || dst->numel() == 0) return std::nullopt;
   if (from != Dtype::Bool && (!fusable_dtype(from) || fused_compute(from) != fused_compute(to))) return std::nullopt;
-  if (!(src->numel() == dst->numel() && src->is_contiguous()) && src->numel() != 1) return std::nullopt;
+  if (src->numel() != dst->numel() && src->numel() != 1) return std::nullopt;
+  if (!readable(*src, *dst, src->dtype(), views)) return std::nullopt;
   Call c{&w, FusedKind::Cast, 0, to, dst, 1, {src, nullptr, nullptr}, {}};
   return c;
 }
 
 }  // namespace
 
-std::optional<Call> as_call(pending::Work& w, bool rows_ok) {
+std::optional<Call> as_call(pending::Work& w, Views views) {
   auto* r = dynamic_cast<RecordedLaunch*>(&w);
-  if (!r) return copy_step(w);
+  if (!r) return copy_step(w, views);
   auto ins = r->inputs();
   const TensorImpl* in[3] = {};
   if (ins.size() > 3) return std::nullopt;
   for (size_t k = 0; k < ins.size(); ++k) in[k] = ins[k].get();
-  std::optional<Call> c = step_of(r->prim(), r->outputs().size(), r->outputs()[0].get(), ins.size(), in, rows_ok);
+  std::optional<Call> c = step_of(r->prim(), r->outputs().size(), r->outputs()[0].get(), ins.size(), in, views);
   if (c) c->work = r;
   return c;
 }
@@ -249,13 +290,12 @@ void drop_dead_steps(Built& b) {
   n = 0;
   for (int k = 0; k < p.n_inputs; ++k) {
     if (!live[p.in_reg[k]]) continue;
-    p.in_reg[n] = p.in_reg[k], p.in_broadcast[n] = p.in_broadcast[k], p.in_dtype[n] = p.in_dtype[k];
-    b.ins[n] = b.ins[k], b.in_rows[n] = b.in_rows[k];
+    p.in_reg[n] = p.in_reg[k], p.in_read[n] = p.in_read[k], p.in_view[n] = p.in_view[k], p.in_dtype[n] = p.in_dtype[k];
+    b.ins[n] = b.ins[k];
     ++n;
   }
   p.n_inputs = uint8_t(n);
   b.ins.resize(n);
-  b.in_rows.resize(n);
   n = 0;
   for (int c = 0; c < p.n_consts; ++c) {
     if (!live[p.const_reg[c]]) continue;
@@ -282,17 +322,17 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t&
   struct Value {
     const std::byte* bytes;
     int64_t offset;
-    bool broadcast;
-    int64_t row;  // a repeated row's length (CPU programs), else 0
+    FusedRead read;
+    FusedView view;  // (View reads)
     const TensorImpl* tensor;
     int reg;
     bool written;
   };
-  std::vector<Value> values;  // by (storage, offset, broadcast, row): the register holding it now
+  std::vector<Value> values;  // by (storage, offset, read, view): the register holding it now
   int regs = 0;
-  auto find = [&](const TensorImpl* t, bool broadcast, int64_t row) -> Value* {
+  auto find = [&](const TensorImpl* t, FusedRead read, const FusedView& view) -> Value* {
     for (Value& v : values)
-      if (v.bytes == bytes_of(*t) && v.offset == t->storage_offset() && v.broadcast == broadcast && v.row == row)
+      if (v.bytes == bytes_of(*t) && v.offset == t->storage_offset() && v.read == read && same_view(v.view, view))
         return &v;
     return nullptr;
   };
@@ -306,20 +346,29 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t&
     uint8_t operand_reg[3] = {0, 0, 0};
     for (int k = 0; k < c.n_operands; ++k) {
       if (const TensorImpl* t = c.operand[k]) {
-        const bool broadcast = t->numel() == 1 && n != 1;
-        if (!broadcast && t->numel() != n) return stop_at(s);
-        // (step_of let a non-contiguous operand through only as a repeated row)
-        const int64_t row = broadcast || t->is_contiguous() ? 0 : row_length(*t, *c.out);
-        Value* v = find(t, broadcast, row);
+        // (step_of let a non-contiguous operand through only as a view view_of takes)
+        FusedRead read = FusedRead::Elements;
+        FusedView view;
+        if (t->numel() == 1 && n != 1) {
+          read = FusedRead::One;
+        } else if (!t->is_contiguous()) {
+          const std::optional<FusedView> v = view_of(*t);
+          if (!v) return stop_at(s);
+          read = v->terms == 0 ? FusedRead::One : FusedRead::View;  // (no term: one element expanded)
+          if (read == FusedRead::View) view = *v;
+        } else if (t->numel() != n) {
+          return stop_at(s);
+        }
+        Value* v = find(t, read, view);
         if (v && v->tensor->dtype() != t->dtype()) return stop_at(s);  // (one place read as two dtypes)
         if (!v) {
           if (p.n_inputs == kFusedMaxInputs) return stop_at(s);
-          values.push_back({bytes_of(*t), t->storage_offset(), broadcast, row, t, regs, false});
+          values.push_back({bytes_of(*t), t->storage_offset(), read, view, t, regs, false});
           p.in_reg[p.n_inputs] = uint8_t(regs);
           p.in_dtype[p.n_inputs] = t->dtype();
-          p.in_broadcast[p.n_inputs++] = broadcast;
+          p.in_view[p.n_inputs] = view;
+          p.in_read[p.n_inputs++] = read;
           b.ins.push_back(t);
-          b.in_rows.push_back(row);
           v = &values.back();
           ++regs;
         }
@@ -346,13 +395,13 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t&
     instr.c = operand_reg[c.n_operands > 2 ? 2 : 0];
     instr.dst = uint8_t(regs++);
     p.instrs[p.n_instrs++] = instr;
-    if (Value* v = find(c.out, false, 0)) {
+    if (Value* v = find(c.out, FusedRead::Elements, FusedView{})) {
       if (v->tensor->dtype() != c.out->dtype()) return stop_at(s);
       v->reg = instr.dst;  // an in-place step: later reads see the new value
       v->written = true;
       v->tensor = c.out;
     } else {
-      values.push_back({bytes_of(*c.out), c.out->storage_offset(), false, 0, c.out, instr.dst, true});
+      values.push_back({bytes_of(*c.out), c.out->storage_offset(), FusedRead::Elements, FusedView{}, c.out, instr.dst, true});
     }
   }
   // Two views of one storage at different places: one thread's element of one may be
@@ -404,7 +453,7 @@ size_t fuse_elementwise(int device, std::vector<std::unique_ptr<pending::Work>>&
     for (size_t i = 0; i < list.size();) {
       std::vector<Call> run;
       for (size_t j = i; j < list.size() && run.size() < size_t(kFusedMaxInstrs); ++j) {
-        std::optional<Call> c = as_call(*list[j], device == pending::kCpu);
+        std::optional<Call> c = as_call(*list[j], device == pending::kCpu ? Views::Rows : Views::Any);
         // (the CPU runs programs of one dtype; a GPU program's dtypes share a compute type)
         const bool fits = c && (run.empty() || (device == pending::kCpu ? c->dtype == run[0].dtype
                                                                         : fused_compute(c->dtype) ==
@@ -428,7 +477,6 @@ size_t fuse_elementwise(int device, std::vector<std::unique_ptr<pending::Work>>&
       if (built->program.n_outputs > 0) {
         FusedElementwise prim;
         prim.program = built->program;
-        std::copy(built->in_rows.begin(), built->in_rows.end(), prim.in_row);
         if (const FusedVariant variant = g_variant.load(std::memory_order_acquire); variant && device != pending::kCpu)
           prim.variant = variant(prim.program, run[0].out->numel(), device);
         std::vector<TensorImpl*> outs;
@@ -463,7 +511,7 @@ bool record_on_cpu(const Primitive& p, Outputs outs, Inputs ins) {
   // (Bytes something outside lucid may write at any time run at the call, as in eager mode.)
   for (const TensorImpl* t : outs) if (!t->is_cpu_storage() || t->reached_outside()) return false;
   for (const TensorImpl* t : ins) if (!t || !t->is_cpu_storage() || t->reached_outside()) return false;
-  return step_of(p, outs.size(), outs[0], ins.size(), ins.data(), true).has_value();
+  return step_of(p, outs.size(), outs[0], ins.size(), ins.data(), Views::Rows).has_value();
 }
 
 }  // namespace lucid::ops

@@ -10,10 +10,18 @@
 //    rounds), and bool comes in as a where's condition or a cast's source (0 or 1). The
 //    CPU's programs have one dtype (its calls record no copies).
 //  - Operands: contiguous tensors of the run's element count, one-element tensors read
-//    for every element, and numbers (constants of the program, in the compute type, so
-//    a new learning rate is a new constant, not a new kernel).
-//  - In place and aliasing: operands are matched by (storage, offset); a step writing a
-//    storage makes later steps read its register. Two different places of one storage,
+//    for every element, numbers (constants of the program, in the compute type, so
+//    a new learning rate is a new constant, not a new kernel), and views of a call's
+//    shape (ops::FusedRead::View): a bias row or a [B, 1] column expanded over a
+//    batch, an attention mask over batch and heads, a transposed or sliced tensor,
+//    read in place at an offset of up to kFusedMaxTerms terms (i / div % size * stride:
+//    one per run of dimensions that steps evenly through memory). The terms' count is
+//    the program's structure and their sizes its parameters, so a new batch size is not
+//    a new kernel. The GPU's programs (and the norm pass's chains, Note [Fused norm
+//    rows]) read any such view; the CPU's only contiguous rows repeated along the
+//    leading dimensions (Note [Compiled CPU chains]).
+//  - In place and aliasing: operands are matched by (storage, offset, view); a step
+//    writing a storage makes later steps read its register. Two different places of one storage,
 //    one of them written, stop the program (threads would race on the overlap).
 //  - Outputs: a written storage is stored only if something besides the run's own calls
 //    holds it (the user, autograd, a later call of the list); an intermediate that

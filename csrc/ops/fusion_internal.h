@@ -24,15 +24,18 @@ struct Call {
   std::optional<Scalar> number[3];
 };
 
-// The recorded call as a fusable step, if it is one (rows_ok: the CPU's programs, whose
-// operands may repeat a row).
-std::optional<Call> as_call(pending::Work& w, bool rows_ok);
+// Which views of a call's shape its operands may be (besides contiguous tensors and one
+// element, which every program reads): contiguous rows repeated along the leading
+// dimensions (the CPU's programs), or any view whose FusedView fits (the GPU's).
+enum class Views { Rows, Any };
+
+// The recorded call as a fusable step, if it is one.
+std::optional<Call> as_call(pending::Work& w, Views views);
 
 // A program and the tensors it stores and reads, in order.
 struct Built {
   FusedProgram program;
   std::vector<const TensorImpl*> outs, ins;
-  std::vector<int64_t> in_rows;  // FusedElementwise::in_row of each input
 };
 
 // The program of calls[0, count), or nothing when it does not fit the limits or two of

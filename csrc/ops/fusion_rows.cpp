@@ -72,7 +72,7 @@ std::optional<Built> program_of(pending::Work& w) {
     for (const TensorPtr& t : r->inputs()) b.ins.push_back(t.get());
     return b;
   }
-  std::optional<Call> c = as_call(w, false);
+  std::optional<Call> c = as_call(w, Views::Any);
   if (!c) return std::nullopt;
   size_t fits = 0;
   return build({*c}, 1, fits);
@@ -124,7 +124,7 @@ struct Operands {
 // The input of a chain that reads `place` element by element, or -1.
 int input_reading(const Built& chain, const TensorImpl& place) {
   for (int i = 0; i < chain.program.n_inputs; ++i)
-    if (!chain.program.in_broadcast[i] && same_place(*chain.ins[size_t(i)], place)) return i;
+    if (chain.program.in_read[i] == FusedRead::Elements && same_place(*chain.ins[size_t(i)], place)) return i;
   return -1;
 }
 
@@ -189,6 +189,7 @@ std::optional<Replacement> assemble(std::vector<std::unique_ptr<pending::Work>>&
   auto& row_call = *list[k];
   const TensorImpl &x = *c.x, &y = *c.y;
   const bool real_prologue = pro.has_value(), real_epilogue = epi.has_value();
+  f.elements = x.numel();
   if (pro) {
     f.x_output = uint8_t(std::find_if(pro->outs.begin(), pro->outs.end(),
                                       [&](const TensorImpl* o) { return same_place(*o, x); }) -

@@ -21,6 +21,7 @@ using lucid::ops::BinaryOp;
 using lucid::ops::FusedInstr;
 using lucid::ops::FusedKind;
 using lucid::ops::FusedProgram;
+using lucid::ops::FusedRead;
 using lucid::ops::UnaryOp;
 
 bool nvrtc_loads() {
@@ -51,7 +52,7 @@ std::vector<FusedInstr> fusable_instrs() {
 FusedProgram program_of(Dtype dtype, const std::vector<FusedInstr>& instrs) {
   FusedProgram p;
   p.dtype = dtype;
-  p.n_inputs = 2, p.in_reg[0] = 0, p.in_reg[1] = 1, p.in_broadcast[1] = true;
+  p.n_inputs = 2, p.in_reg[0] = 0, p.in_reg[1] = 1, p.in_read[1] = FusedRead::One;
   p.in_dtype[0] = p.in_dtype[1] = p.out_dtype[0] = p.out_dtype[1] = dtype;
   p.n_consts = 1, p.const_reg[0] = 7, p.consts[0] = 0.5;
   int last = 0;
@@ -102,6 +103,39 @@ TEST(CudaCodegen, ProgramsWithoutAGeneratedFormAreLeftToTheInterpreter) {
   EXPECT_TRUE(lucid::cuda::fused_kernel_source(ints, true).empty());
 }
 
+// Inputs read through views (ops::FusedView): a bias row (one term), a [B, 1] column
+// (one term divided by the row length) and a key mask [B, 1, 1, T] over [B, H, T, T]
+// (two terms), in both index widths; a view's sizes are parameters, not the source's.
+TEST(CudaCodegen, ViewInputsCompileAndTheirSizesAreParameters) {
+  if (!nvrtc_loads()) GTEST_SKIP() << "NVRTC cannot be loaded here";
+  FusedInstr add{FusedKind::Binary, uint8_t(BinaryOp::Add), 0, 0, 1};
+  FusedProgram p = program_of(Dtype::F32, {add, add});
+  p.n_inputs = 3, p.in_reg[2] = 6, p.in_dtype[2] = Dtype::BF16;
+  p.in_read[0] = FusedRead::View, p.in_view[0].terms = 2;
+  p.in_view[0].div[0] = 1, p.in_view[0].size[0] = 16, p.in_view[0].stride[0] = 1;
+  p.in_view[0].div[1] = 4096, p.in_view[0].size[1] = 8, p.in_view[0].stride[1] = 16;
+  p.in_read[1] = FusedRead::Elements;
+  p.in_read[2] = FusedRead::View, p.in_view[2].terms = 1;
+  p.in_view[2].div[0] = 64, p.in_view[2].size[0] = 512, p.in_view[2].stride[0] = 1;
+  p.instrs[1].b = 6;
+  for (bool index32 : {true, false}) {
+    const std::string source = lucid::cuda::fused_kernel_source(p, index32);
+    ASSERT_NE(source.find("view_term(p.view[0][1], i)"), std::string::npos) << source;
+    ASSERT_NE(source.find("view_term(p.view[2][0], i)"), std::string::npos) << source;
+    std::string cubin;
+    EXPECT_NO_THROW(cubin = lucid::cuda::nvrtc::compile(source, "lucid_fused", 90, {"--fmad=false", "--std=c++17"}))
+        << source;
+    EXPECT_GT(cubin.size(), 0u);
+    FusedProgram other = p;
+    other.in_view[0].size[0] = 32, other.in_view[2].div[0] = 3;
+    EXPECT_EQ(lucid::cuda::fused_kernel_source(other, index32), source);
+    EXPECT_EQ(lucid::ops::fused_structure(other), lucid::ops::fused_structure(p));
+  }
+  FusedProgram fewer = p;
+  fewer.in_view[0].terms = 1;
+  EXPECT_NE(lucid::ops::fused_structure(fewer), lucid::ops::fused_structure(p));
+}
+
 // A program of several dtypes: a bfloat16 input cast to float32, scaled, selected by a
 // bool condition against a float16 input cast up, and stored as float16 and float32.
 TEST(CudaCodegen, WhereAndCastsCompileAcrossTheFloatDtypes) {
@@ -111,7 +145,7 @@ TEST(CudaCodegen, WhereAndCastsCompileAcrossTheFloatDtypes) {
   p.n_inputs = 3;
   p.in_reg[0] = 0, p.in_dtype[0] = Dtype::BF16;
   p.in_reg[1] = 1, p.in_dtype[1] = Dtype::Bool;
-  p.in_reg[2] = 2, p.in_dtype[2] = Dtype::F16, p.in_broadcast[2] = true;
+  p.in_reg[2] = 2, p.in_dtype[2] = Dtype::F16, p.in_read[2] = FusedRead::One;
   p.n_consts = 1, p.const_reg[0] = 3, p.consts[0] = 0.5;
   p.instrs[0] = {FusedKind::Cast, 0, 4, 0, 0, 0, Dtype::F32};
   p.instrs[1] = {FusedKind::Binary, uint8_t(BinaryOp::Mul), 4, 4, 3, 0, Dtype::F32};
@@ -161,7 +195,7 @@ FusedProgram cast_epilogue(Dtype t) {
   FusedProgram p;
   p.dtype = t;
   p.n_inputs = 2;
-  p.in_reg[0] = 0, p.in_dtype[0] = Dtype::F16, p.in_broadcast[0] = true;
+  p.in_reg[0] = 0, p.in_dtype[0] = Dtype::F16, p.in_read[0] = FusedRead::One;
   p.in_reg[1] = 1, p.in_dtype[1] = t;
   p.n_consts = 1, p.const_reg[0] = 2, p.consts[0] = 0.5;
   p.instrs[0] = {FusedKind::Binary, uint8_t(BinaryOp::Mul), 3, 1, 2, 0, t};
@@ -277,6 +311,45 @@ TEST(CudaCodegen, FusedSoftmaxKernelsCompile) {
   long_rows.x_output = 1;
   long_rows.epilogue = identity_of(Dtype::F32);
   EXPECT_TRUE(lucid::cuda::fused_softmax_source(long_rows).empty());
+}
+
+// A masked softmax: the prologue adds a mask broadcast over batch and heads (a view of
+// one term), the epilogue reads a view of two terms; views are indexed in 32 bits, so
+// such chains over more than 2^30 elements have no kernel, nor do views in a backward's.
+TEST(CudaCodegen, FusedSoftmaxKernelsReadViews) {
+  if (!nvrtc_loads()) GTEST_SKIP() << "NVRTC cannot be loaded here";
+  using lucid::ops::FusedSoftmaxRows;
+  FusedSoftmaxRows p;
+  p.softmax.outer = 4 * 8 * 128, p.softmax.n = 128;
+  p.elements = p.softmax.outer * p.softmax.n;
+  FusedProgram& pro = p.prologue;
+  pro.dtype = Dtype::F32;
+  pro.n_inputs = 2;
+  pro.in_reg[0] = 0, pro.in_dtype[0] = Dtype::F32;
+  pro.in_reg[1] = 1, pro.in_dtype[1] = Dtype::F32, pro.in_read[1] = FusedRead::View;
+  pro.in_view[1].terms = 1, pro.in_view[1].div[0] = 1, pro.in_view[1].size[0] = 128 * 128, pro.in_view[1].stride[0] = 1;
+  pro.n_consts = 1, pro.const_reg[0] = 2, pro.consts[0] = 0.125;
+  pro.instrs[0] = {FusedKind::Binary, uint8_t(BinaryOp::Mul), 3, 0, 2, 0, Dtype::F32};
+  pro.instrs[1] = {FusedKind::Binary, uint8_t(BinaryOp::Add), 3, 3, 1, 0, Dtype::F32};
+  pro.n_instrs = 2;
+  pro.n_outputs = 1, pro.out_reg[0] = 3, pro.out_dtype[0] = Dtype::F32;
+  p.epilogue = cast_epilogue(Dtype::F32);
+  p.epilogue.in_reg[0] = 0, p.epilogue.in_read[0] = FusedRead::View, p.epilogue.in_view[0].terms = 2;
+  for (int t = 0; t < 2; ++t)
+    p.epilogue.in_view[0].div[t] = t ? 8 * 128 * 128 : 1, p.epilogue.in_view[0].size[t] = t ? 4 : 128,
+    p.epilogue.in_view[0].stride[t] = t ? 128 : 1;
+  p.y_input = 1;
+  const std::string source = lucid::cuda::fused_softmax_source(p);
+  ASSERT_FALSE(source.empty());
+  EXPECT_NE(source.find("p.view[1][0], unsigned(e)"), std::string::npos) << source;  // (the prologue's mask)
+  EXPECT_NE(source.find("p.view[2][1], unsigned(e)"), std::string::npos) << source;  // (the epilogue's, after x's)
+  std::string cubin;
+  EXPECT_NO_THROW(cubin = lucid::cuda::nvrtc::compile(source, "lucid_fused_softmax", 90, {"--fmad=false", "--std=c++17"}))
+      << source;
+  EXPECT_GT(cubin.size(), 0u);
+  FusedSoftmaxRows huge = p;
+  huge.elements = (int64_t(1) << 30) + 128;
+  EXPECT_TRUE(lucid::cuda::fused_softmax_source(huge).empty());
 }
 
 // A norm's backward with the chain taking dx: the residual gradient's add (dx stored or

@@ -18,6 +18,7 @@ namespace {
 
 using ops::BinaryOp;
 using ops::FusedKind;
+using ops::FusedRead;
 using ops::UnaryOp;
 
 // Every operand and step of `p` of dtype `d` (the programs the CPU runs have one dtype).
@@ -136,7 +137,7 @@ TEST(Fused, ABroadcastInputIsReadForEveryElement) {
   p.n_inputs = 2;
   p.in_reg[0] = 0;
   p.in_reg[1] = 1;
-  p.in_broadcast[1] = true;
+  p.in_read[1] = FusedRead::One;
   p.instrs[0] = {FusedKind::Binary, uint8_t(BinaryOp::Maximum), 2, 0, 1};
   p.n_instrs = 1;
   p.n_outputs = 1;

@@ -319,6 +319,30 @@ def test_softmax_results_held_elsewhere_are_stored_and_match_the_cpu():
 
 
 @needs_gpu
+@pytest.mark.parametrize("t", [48, 1000])
+def test_masks_broadcast_over_batch_and_heads_fuse_into_the_softmax(t):
+    """Attention's masks as written: a causal [T, T] mask over batch and heads and a key
+    padding mask [B, 1, 1, T] are read through their views in the prologue, a per-head
+    gate [1, H, 1, 1] in the epilogue: scores in, probabilities out, one kernel."""
+    b, h = 2, 3
+    x0 = normal((b, h, t, t), 36)
+    causal0 = np.triu(np.full((t, t), -np.inf), 1)
+    keys0 = np.zeros((b, 1, 1, t))
+    keys0[1, ..., t // 2:] = -np.inf  # (the second sequence is padded: its later keys masked)
+    gate0 = normal((1, h, 1, 1), 37)
+    x, causal, keys, gate = gpu(x0), gpu(causal0), gpu(keys0), gpu(gate0)
+
+    def run():
+        s = x * 0.125 + causal + keys  # (one elementwise program reading two views)
+        return F.softmax(s, dim=-1) * gate
+
+    (y,), fused, _, calls = three_ways(run, fused_softmaxes)
+    assert (fused, calls) == (1, 3 + 3)
+    ref = lucid.softmax(lucid.tensor(x0 * 0.125 + causal0 + keys0).float(), -1).numpy() * gate0.astype(np.float32)
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-7)
+
+
+@needs_gpu
 def test_float64_log_softmax_and_fully_masked_rows():
     x0 = normal((8, 300), 33)
     x0[3] = -np.inf  # (every element masked: NaNs, as torch gives)

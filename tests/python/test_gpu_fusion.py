@@ -44,7 +44,8 @@ def both_ways(fn):
 def assert_bitwise(a, b):
     for x, y in zip(a, b):
         assert x.dtype == y.dtype and x.shape == y.shape
-        np.testing.assert_array_equal(x.view(np.uint8), y.view(np.uint8))
+        # (a result may keep a transposed input's layout: its bytes compared in order)
+        np.testing.assert_array_equal(np.ascontiguousarray(x).view(np.uint8), np.ascontiguousarray(y).view(np.uint8))
 
 
 def data(dtype, n=1 << 16, seed=0):
@@ -215,6 +216,93 @@ def test_half_precision_rounds_every_step_as_stored():
     plain, fused, n = both_ways(run)
     assert n >= 5
     assert_bitwise(plain, fused)
+
+
+def mat(dtype, *shape, seed=0):
+    n = int(np.prod(shape))
+    return data(dtype, n=n, seed=seed).reshape(*shape)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_broadcast_operands_join_the_chain_as_views(dtype):
+    """Operands expanded over a batch (a bias row, a [B, 1] column, a channel vector over
+    [N, C, H, W], an attention mask over batch and heads, a key mask [B, 1, 1, T]) are read
+    through their views (ops::FusedView): every call of the chain is fused. The sizes are
+    not powers of two, so the generated kernels' divisions by multiplying are checked
+    against the interpreter's and the unfused ops' integer division."""
+    d = getattr(lucid, dtype)
+    x, bias, col = mat(d, 37, 129, seed=1), mat(d, 129, seed=2), mat(d, 37, 1, seed=3)
+    img, chan = mat(d, 5, 3, 7, 9, seed=4), mat(d, 1, 3, 1, 1, seed=5)
+    scores, mask, keys = mat(d, 3, 5, 11, 11, seed=6), mat(d, 11, 11, seed=7), mat(d, 3, 1, 1, 11, seed=8)
+
+    def run():
+        a = ((x + bias) * col).tanh() - bias  # 4 calls, bias read twice
+        b = (img * chan + chan).relu() * 0.5  # 4 calls
+        c = (scores * 0.125 + mask + keys).exp()  # 4 calls
+        return a, b, c
+
+    plain, fused, n = both_ways(run)
+    assert n == 12
+    assert_bitwise(plain, fused)
+
+
+@needs_gpu
+def test_transposed_sliced_and_cast_views_are_read_in_place():
+    x = mat(lucid.float32, 300, 70, seed=11)
+    y = mat(lucid.float32, 70, 300, seed=12)
+    z = mat(lucid.float16, 70, 600, seed=13)
+
+    def run():
+        a = (y * 2.0 + x.t()).sin()  # a transposed operand: two terms
+        b = (z[:, ::2].float() - y) * 3.0  # a cast from a strided slice
+        c = lucid.where(y.t() > 0, x, -x) + 1.0  # a transposed condition (y.t() > 0 keeps y.t()'s layout)
+        d = x.t() * 2.0  # (keeps x.t()'s layout, as torch: a result that is not contiguous is not fused)
+        return a, b, c, d
+
+    plain, fused, n = both_ways(run)
+    assert n == 9
+    assert_bitwise(plain, fused)
+
+
+@needs_gpu
+def test_views_beyond_three_terms_and_overlapping_writes_stay_unfused_and_exact():
+    base = mat(lucid.float32, 4, 1, 6, 1, 8, seed=14)
+    wide = base.expand(4, 5, 6, 7, 8)  # (broadcast dims between read ones: three terms, fused)
+    odd = mat(lucid.float32, 4, 5, 6, 7, 8, seed=15).permute(4, 2, 0, 3, 1)  # (five terms: not fused)
+
+    def run():
+        a = (wide * 2.0 + 1.0).exp() - wide
+        b = (odd * 0.5 - 1.0).abs() + odd
+        x = lucid.arange(4096.0, device="gpu") * 1.0
+        x.add_(x.flip(0) * 1.0)  # (flip copies: still exact)
+        m = x.reshape(64, 64)
+        m.mul_(m.t() + 1.0)  # a transposed read of the storage written in place: not fused together
+        return a, b, m
+
+    plain, fused, n = both_ways(run)
+    assert n >= 3
+    assert_bitwise(plain, fused)
+
+
+@needs_gpu
+def test_a_new_batch_size_reuses_the_views_kernel():
+    """A view's sizes and strides are the kernel's parameters, not its source: the same
+    chain over another batch compiles nothing new."""
+    lazy, compile_mode = lucid.gpu.is_lazy(), lucid.gpu.kernel_compile()
+    lucid.gpu.set_lazy(True)
+    lucid.gpu.set_kernel_compile("sync")
+    try:
+        bias = mat(lucid.float32, 96, seed=16)
+        got = []
+        for batch in (7, 19, 7 * 19):
+            x = mat(lucid.float32, batch, 96, seed=batch)
+            ((x + bias).tanh() * bias).cpu()
+            got.append(lucid.gpu.generated_kernel_stats()["compiled"] + lucid.gpu.generated_kernel_stats()["loaded"])
+        assert got[1] == got[0] and got[2] == got[0]
+    finally:
+        lucid.gpu.set_kernel_compile(compile_mode)
+        lucid.gpu.set_lazy(lazy)
 
 
 # Every op a program may hold (ops/prims/fused.h, fusable()): the elementwise table's float

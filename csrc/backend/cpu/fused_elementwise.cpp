@@ -3,9 +3,8 @@
 // a select (where: its bool condition read as 0 or 1) or the op's own row kernel (RowKernels, elementwise.h: the SIMD loop or vector math its
 // eager kernel runs) over rows that stay in cache, so the chain reads its inputs and
 // writes its outputs once, and every element gets the bits the unfused ops give it (the
-// row kernels compute each element on its own, wherever a row starts). An input that
-// repeats a row (a bias, FusedElementwise::in_row) is copied into its register a block
-// at a time.
+// row kernels compute each element on its own, wherever a row starts). A View input,
+// which on the CPU repeats a row (a bias), is copied into its register a block at a time.
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -34,7 +33,12 @@ struct Step {
 // (the fusion pass gives the CPU programs of one dtype, bool inputs aside, without casts).
 void steps_of(const ops::FusedProgram& p, Step* steps) {
   bool one_dtype = true;
-  for (int k = 0; k < p.n_inputs; ++k) one_dtype = one_dtype && (p.in_dtype[k] == p.dtype || p.in_dtype[k] == Dtype::Bool);
+  for (int k = 0; k < p.n_inputs; ++k) {
+    one_dtype = one_dtype && (p.in_dtype[k] == p.dtype || p.in_dtype[k] == Dtype::Bool);
+    const ops::FusedView& v = p.in_view[k];
+    LUCID_CHECK(p.in_read[k] != ops::FusedRead::View || (v.terms == 1 && v.div[0] == 1 && v.stride[0] == 1),
+                RuntimeError, "internal: a CPU fused elementwise program reads a view that does not repeat a row");
+  }
   for (int o = 0; o < p.n_outputs; ++o) one_dtype = one_dtype && p.out_dtype[o] == p.dtype;
   for (int s = 0; s < p.n_instrs; ++s) one_dtype = one_dtype && p.instrs[s].dtype == p.dtype;
   LUCID_CHECK(one_dtype, RuntimeError, "internal: a CPU fused elementwise program of several dtypes");
@@ -57,7 +61,7 @@ void steps_of(const ops::FusedProgram& p, Step* steps) {
 }
 
 template <typename T>
-void run_program(const ops::FusedProgram& p, const int64_t* in_row, const Step* steps, const void* const* in_bytes,
+void run_program(const ops::FusedProgram& p, const Step* steps, const void* const* in_bytes,
                  T* const* out, int64_t n) {
   // Typed inputs; a bool input (a where's condition) is read as 0 or 1 of T.
   const T* in[ops::kFusedMaxInputs] = {};
@@ -71,7 +75,7 @@ void run_program(const ops::FusedProgram& p, const int64_t* in_row, const Step* 
   T value[ops::kFusedMaxRegs] = {};
   for (int c = 0; c < p.n_consts; ++c) value[p.const_reg[c]] = T(p.consts[c]);  // (exactly the compute type's value)
   for (int k = 0; k < p.n_inputs; ++k)
-    if (p.in_broadcast[k]) value[p.in_reg[k]] = in_bool[k] ? T(in_bool[k][0] ? 1.0f : 0.0f) : in[k][0];
+    if (p.in_read[k] == ops::FusedRead::One) value[p.in_reg[k]] = in_bool[k] ? T(in_bool[k][0] ? 1.0f : 0.0f) : in[k][0];
   // A step that gives an output its final value writes it there directly, unless an
   // output is also an input (in place): then every read of the block comes first.
   int direct[ops::kFusedMaxInstrs];
@@ -101,10 +105,11 @@ void run_program(const ops::FusedProgram& p, const int64_t* in_row, const Step* 
       }
       for (int k = 0; k < p.n_inputs; ++k) {
         const int r = p.in_reg[k];
-        one_value[r] = p.in_broadcast[k];
-        if (p.in_broadcast[k]) {
+        one_value[r] = p.in_read[k] == ops::FusedRead::One;
+        if (one_value[r]) {
           src[r] = &value[r];
-        } else if (const int64_t row = in_row[k]) {  // a repeated row: the block's stretch of it, copied
+        } else if (p.in_read[k] == ops::FusedRead::View) {  // a repeated row: the block's stretch of it, copied
+          const int64_t row = p.in_view[k].size[0];
           for (int64_t j = 0; j < m;) {
             const int64_t at = (b0 + j) % row, len = std::min(row - at, m - j);
             if (in_bool[k])
@@ -177,7 +182,7 @@ void fused_elementwise_kernel(const ops::Primitive& prim, ops::Outputs outs, ops
     T* out[ops::kFusedMaxOutputs] = {};
     for (size_t k = 0; k < ins.size(); ++k) in[k] = ins[k]->host_ptr();
     for (size_t o = 0; o < outs.size(); ++o) out[o] = reinterpret_cast<T*>(outs[o]->host_ptr());
-    run_program<T>(p, fused.in_row, steps, in, out, outs[0]->numel());
+    run_program<T>(p, steps, in, out, outs[0]->numel());
   };
   switch (p.dtype) {
     case Dtype::F16: return run.operator()<Half>();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
@@ -159,12 +160,14 @@ std::string round_expr(Dtype d, const std::string& v) {
   return v;
 }
 
-// The kernel's parameter, as the generated source declares it.
+// The kernel's parameter, as the generated source declares it (view only when the
+// program has a View input: a kernel reads the prefix of the parameter it declares).
 struct Params {
   const void* in[ops::kFusedMaxInputs];
   void* out[ops::kFusedMaxOutputs];
   double consts[ops::kFusedMaxConsts];
   long long n;
+  ViewTerm view[ops::kFusedMaxInputs][ops::kFusedMaxTerms];
 };
 
 std::atomic<size_t> g_launches{0};
@@ -177,7 +180,62 @@ std::string var(char kind, int index) {
   return v;
 }
 
+// The magic numbers of unsigned division by d (1 <= d <= 2^31): n / d is
+// (umulhi(n, mul) + n) >> shift for every n < 2^31.
+void divide_by(int64_t d, unsigned& mul, unsigned& shift) {
+  shift = 0;
+  while ((uint64_t(1) << shift) < uint64_t(d)) ++shift;
+  mul = unsigned(((uint64_t(1) << 32) * ((uint64_t(1) << shift) - uint64_t(d))) / uint64_t(d) + 1);
+}
+
 }  // namespace
+
+int64_t view_reach(const FusedProgram& p) {
+  int64_t reach = 0;
+  for (int k = 0; k < p.n_inputs; ++k) {
+    if (p.in_read[k] != ops::FusedRead::View) continue;
+    int64_t r = 0;
+    for (int t = 0; t < p.in_view[k].terms; ++t) r += (p.in_view[k].size[t] - 1) * std::abs(p.in_view[k].stride[t]);
+    reach = std::max(reach, r);
+  }
+  return reach;
+}
+
+bool has_views(const FusedProgram& p) {
+  return std::any_of(p.in_read, p.in_read + p.n_inputs, [](ops::FusedRead r) { return r == ops::FusedRead::View; });
+}
+
+std::string view_functions(bool index32) {
+  std::string s =
+      "struct ViewTerm { long long div, size, stride; unsigned div_mul, div_shift, size_mul, size_shift; };\n";
+  if (index32)
+    s += "__device__ __forceinline__ unsigned udiv(unsigned n, unsigned mul, unsigned shift) {"
+         " return (__umulhi(n, mul) + n) >> shift; }\n"
+         "__device__ __forceinline__ int view_term(const ViewTerm& t, unsigned i) {"
+         " const unsigned q = udiv(i, t.div_mul, t.div_shift);"
+         " return int(q - udiv(q, t.size_mul, t.size_shift) * unsigned(t.size)) * int(t.stride); }\n";
+  else
+    s += "__device__ __forceinline__ long long view_term(const ViewTerm& t, long long i) {"
+         " return i / t.div % t.size * t.stride; }\n";
+  return s;
+}
+
+std::string view_element(const ops::FusedView& v, const std::string& slot, const std::string& index) {
+  std::string at;
+  for (int t = 0; t < v.terms; ++t)
+    at += std::string(t ? " + " : "") + "view_term(" + slot + "[" + std::to_string(t) + "], " + index + ")";
+  return at.empty() ? std::string("0") : at;
+}
+
+void fill_view(const ops::FusedView& v, ViewTerm* terms) {
+  for (int t = 0; t < v.terms && t < ops::kFusedMaxTerms; ++t) {
+    ViewTerm& term = terms[t];
+    term.div = v.div[t], term.size = v.size[t], term.stride = v.stride[t];
+    // (the magic numbers serve 32-bit kernels, whose sizes are below 2^30)
+    divide_by(std::min<int64_t>(v.div[t], int64_t(1) << 31), term.div_mul, term.div_shift);
+    divide_by(std::min<int64_t>(v.size[t], int64_t(1) << 31), term.size_mul, term.size_shift);
+  }
+}
 
 const char* storage_type(Dtype d) {
   switch (d) {
@@ -284,8 +342,12 @@ std::string fused_kernel_source(const FusedProgram& p, bool index32) {
   for (int i = 0; i < p.n_instrs; ++i)
     if (!float_dtype(p.instrs[i].dtype)) return {};
   if (!write_op_functions(s, {&p})) return {};
+  const bool views = has_views(p);
+  if (views) s << view_functions(index32);
   s << "struct Params { const void* in[" << ops::kFusedMaxInputs << "]; void* out[" << ops::kFusedMaxOutputs
-    << "]; double consts[" << ops::kFusedMaxConsts << "]; long long n; };\n"
+    << "]; double consts[" << ops::kFusedMaxConsts << "]; long long n;";
+  if (views) s << " ViewTerm view[" << ops::kFusedMaxInputs << "][" << ops::kFusedMaxTerms << "];";
+  s << " };\n"
     << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ") lucid_fused(const Params p) {\n"
     << "  const I n = I(p.n);\n";
   auto in_ptr = [&](int k) {
@@ -297,22 +359,29 @@ std::string fused_kernel_source(const FusedProgram& p, bool index32) {
     s << "  const C k" << c << " = C(p.consts[" << c << "]);\n";
     reg[p.const_reg[c]] = var('k', c);
   }
+  // The element of input k that the chain's element i reads (ops::FusedRead).
+  auto element = [&](int k) {
+    if (p.in_read[k] == ops::FusedRead::Elements) return std::string("i");
+    return view_element(p.in_view[k], "p.view[" + std::to_string(k) + "]", "i");
+  };
+  auto one = [&](int k) { return p.in_read[k] == ops::FusedRead::One; };
   for (int i = 0; i < p.n_inputs; ++i)
-    if (p.in_broadcast[i]) s << "  const C b" << i << " = " << load_expr(p.in_dtype[i], in_ptr(i) + "[0]") << ";\n";
+    if (one(i)) s << "  const C b" << i << " = " << load_expr(p.in_dtype[i], in_ptr(i) + "[0]") << ";\n";
   s << "  for (I base = I(blockIdx.x) * " << kThreads * v << "; base < n; base += I(gridDim.x) * " << kThreads * v
     << ") {\n";
   // All loads first (an output may be an input's storage: in-place steps).
   for (int i = 0; i < p.n_inputs; ++i)
-    if (!p.in_broadcast[i]) s << "    C x" << i << "[" << v << "];\n";
+    if (!one(i)) s << "    C x" << i << "[" << v << "];\n";
   s << "#pragma unroll\n    for (int j = 0; j < " << v << "; ++j) {\n"
     << "      const I i = base + I(threadIdx.x) + j * " << kThreads << ";\n";
   for (int i = 0; i < p.n_inputs; ++i)
-    if (!p.in_broadcast[i])
-      s << "      x" << i << "[j] = i < n ? " << load_expr(p.in_dtype[i], in_ptr(i) + "[i]") << " : C(0);\n";
+    if (!one(i))
+      s << "      x" << i << "[j] = i < n ? " << load_expr(p.in_dtype[i], in_ptr(i) + "[" + element(i) + "]")
+        << " : C(0);\n";
   s << "    }\n#pragma unroll\n    for (int j = 0; j < " << v << "; ++j) {\n"
     << "      const I i = base + I(threadIdx.x) + j * " << kThreads << ";\n";
   for (int i = 0; i < p.n_inputs; ++i)
-    reg[p.in_reg[i]] = p.in_broadcast[i] ? var('b', i) : var('x', i) + "[j]";
+    reg[p.in_reg[i]] = one(i) ? var('b', i) : var('x', i) + "[j]";
   write_steps(s, p, reg, "t", "      ");
   s << "      if (i < n) {\n";
   for (int o = 0; o < p.n_outputs; ++o)
@@ -324,7 +393,7 @@ std::string fused_kernel_source(const FusedProgram& p, bool index32) {
 
 uint64_t fused_variant(const FusedProgram& p, int64_t n, int device) {
   if (compile_mode() == CompileMode::Off) return 0;
-  const bool index32 = n <= (int64_t(1) << 30);
+  const bool index32 = std::max(n, view_reach(p) + 1) <= (int64_t(1) << 30);
   // Programs seen, by structure: their cache entry, or null when they have no generated form.
   static std::mutex mu;
   static auto* known = new std::unordered_map<std::string, GeneratedKernel*>;
@@ -354,6 +423,8 @@ void launch_generated_fused(const FusedProgram& p, const void* kernel, ops::Outp
   for (size_t o = 0; o < outs.size(); ++o) params.out[o] = outs[o]->data_ptr();
   std::copy(p.consts, p.consts + p.n_consts, params.consts);
   params.n = n;
+  for (int k = 0; k < p.n_inputs; ++k)
+    if (p.in_read[k] == ops::FusedRead::View) fill_view(p.in_view[k], params.view[k]);
   // Enough blocks of 256 threads for every SM's 2,048, looping over the rest.
   const int64_t tile = int64_t(kThreads) * width_of(p.dtype);
   const int64_t fill = int64_t(multiprocessor_count(device)) * 8;

@@ -50,4 +50,27 @@ const char* storage_type(Dtype d);
 std::string load_expr(Dtype d, const std::string& v);
 std::string store_expr(Dtype d, const std::string& v);
 
+// View inputs (ops::FusedRead::View) in generated code. A kernel takes each View
+// input's terms as ViewTerms in its parameter; with 32-bit indices it divides by
+// multiplying with the magic numbers (div_mul, div_shift; size_mul, size_shift) of
+// unsigned division by div and size, valid for dividends below 2^31: about 3
+// instructions where a division by a number known only at run time takes about 20
+// (PyTorch's IntDivider does the same).
+struct ViewTerm {
+  long long div, size, stride;
+  unsigned div_mul, div_shift, size_mul, size_shift;
+};
+// The elements the program's View inputs reach past their first (an upper bound: the
+// index width must hold it as it holds the element count).
+int64_t view_reach(const ops::FusedProgram& p);
+bool has_views(const ops::FusedProgram& p);
+// The generated code's ViewTerm and view_term(term, i), a term's part of an offset: for
+// `index32` kernels (i unsigned, below 2^31: magic numbers) or 64-bit ones (i long long).
+std::string view_functions(bool index32);
+// The offset a view reads for element `index`, as C: the sum of its terms, whose
+// ViewTerms are `slot`[0], [1], ...
+std::string view_element(const ops::FusedView& v, const std::string& slot, const std::string& index);
+// A view's ViewTerms for a kernel's parameter.
+void fill_view(const ops::FusedView& v, ViewTerm* terms);
+
 }  // namespace lucid::cuda

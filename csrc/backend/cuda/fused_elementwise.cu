@@ -63,6 +63,15 @@ __device__ __forceinline__ void store_as(void* p, int64_t i, Dtype d, C v) {
   }
 }
 
+// The element of input k that the chain's element i reads (ops::FusedRead).
+__device__ __forceinline__ int64_t element_of(const FusedProgram& p, int k, int64_t i) {
+  switch (p.in_read[k]) {
+    case ops::FusedRead::Elements: return i;
+    case ops::FusedRead::One: return 0;
+    default: return ops::fused_view_offset(p.in_view[k], i);
+  }
+}
+
 // C: the program's compute type (float, or double for float64 programs).
 template <typename C>
 __global__ void __launch_bounds__(kFusedThreads) fused_kernel(FusedArgs args, int64_t n) {
@@ -83,7 +92,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_kernel(FusedArgs args, in
       for (int j = 0; j < V; ++j) {
         const int64_t i = base + t + j * kFusedThreads;
         regs[p.in_reg[k]][t + j * kFusedThreads] =
-            i < n ? load_as<C>(a.in[k], p.in_broadcast[k] ? 0 : i, p.in_dtype[k]) : C(0);
+            i < n ? load_as<C>(a.in[k], element_of(p, k, i), p.in_dtype[k]) : C(0);
       }
     for (int s = 0; s < p.n_instrs; ++s) {
       const ops::FusedInstr in = p.instrs[s];
@@ -111,9 +120,6 @@ void fused_elementwise_kernel(const ops::Primitive& prim, Outputs outs, Inputs i
   LUCID_CHECK(ops::fused_program_valid(p) && outs.size() == p.n_outputs && ins.size() == p.n_inputs && !outs.empty(),
               RuntimeError,
               "internal: a fused elementwise program given ", outs.size(), " outputs and ", ins.size(), " inputs");
-  // (Repeated-row inputs are the CPU's programs' alone: these kernels index inputs flat.)
-  LUCID_CHECK(std::all_of(std::begin(fused.in_row), std::end(fused.in_row), [](int64_t r) { return r == 0; }),
-              RuntimeError, "internal: a fused elementwise program with a repeated-row input on the GPU");
   const int64_t n = outs[0]->numel();
   if (n == 0) return;
   const int device = outs[0]->device().index;

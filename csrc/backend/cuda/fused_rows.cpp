@@ -25,7 +25,9 @@ using ops::FusedNormRows;
 using ops::FusedProgram;
 
 // The kernel's parameter, as the generated source declares it: the call's operands in
-// its order (ops/prims/fused_rows.h) and both chains' constants.
+// its order (ops/prims/fused_rows.h), both chains' constants, and the terms of the
+// inputs its chains read through views (declared only by kernels that have such: a
+// kernel reads the prefix of the parameter it declares).
 constexpr int kIns = 2 * ops::kFusedMaxInputs + 2, kOuts = 2 * ops::kFusedMaxOutputs + 3;
 struct Params {
   const void* in[kIns];
@@ -33,7 +35,11 @@ struct Params {
   double consts[2 * ops::kFusedMaxConsts];
   long long rows, n;
   double eps;
+  ViewTerm view[kIns][ops::kFusedMaxTerms];
 };
+// The row kernels index elements in long long and views in 32 bits (view_functions):
+// chains that read views are fused over at most this many elements.
+constexpr int64_t kMaxViewElements = int64_t(1) << 30;
 
 std::atomic<size_t> g_launches{0};
 
@@ -42,9 +48,12 @@ bool float_or_bool(Dtype d) {
 }
 
 // Whether a chain computes in x's dtype `t` (float32 or float64) over float or bool
-// operands, the shape the generated code handles.
-bool chain_fits(const FusedProgram& q, Dtype t) {
+// operands, the shape the generated code handles: over `elements` elements, when it
+// reads views (0: it may not).
+bool chain_fits(const FusedProgram& q, Dtype t, int64_t elements) {
   if (!ops::fused_program_valid(q) || ops::fused_compute(q.dtype) != t) return false;
+  if (has_views(q) && (elements > kMaxViewElements || elements <= 0 || view_reach(q) >= kMaxViewElements))
+    return false;
   for (int k = 0; k < q.n_inputs; ++k) if (!float_or_bool(q.in_dtype[k])) return false;
   for (int o = 0; o < q.n_outputs; ++o) if (!float_or_bool(q.out_dtype[o]) || q.out_dtype[o] == Dtype::Bool) return false;
   for (int s = 0; s < q.n_instrs; ++s) if (!float_or_bool(q.instrs[s].dtype)) return false;
@@ -57,8 +66,10 @@ bool chains_well_formed(const ops::FusedRowChains& p) {
   const FusedProgram &pro = p.prologue, &epi = p.epilogue;
   if (p.x_output >= pro.n_outputs || p.y_input >= epi.n_inputs) return false;
   const Dtype t = pro.out_dtype[p.x_output];
-  if ((t != Dtype::F32 && t != Dtype::F64) || epi.in_dtype[p.y_input] != t || epi.in_broadcast[p.y_input]) return false;
-  return chain_fits(pro, t) && chain_fits(epi, t);
+  if ((t != Dtype::F32 && t != Dtype::F64) || epi.in_dtype[p.y_input] != t ||
+      epi.in_read[p.y_input] != ops::FusedRead::Elements)
+    return false;
+  return chain_fits(pro, t, p.elements) && chain_fits(epi, t, p.elements);
 }
 
 // ... and the call's operand counts within Params.
@@ -71,27 +82,42 @@ bool well_formed(const ops::FusedNormRowsBackward& p) {
   const FusedProgram& epi = p.epilogue;
   if (p.dx_input >= epi.n_inputs || epi.n_outputs == 0) return false;
   const Dtype t = epi.in_dtype[p.dx_input];
-  if ((t != Dtype::F32 && t != Dtype::F64) || epi.in_broadcast[p.dx_input]) return false;
-  return chain_fits(epi, t) && p.out_count() <= size_t(kOuts) && p.in_count() <= size_t(kIns);
+  if ((t != Dtype::F32 && t != Dtype::F64) || epi.in_read[p.dx_input] != ops::FusedRead::Elements) return false;
+  return chain_fits(epi, t, 0) && p.out_count() <= size_t(kOuts) && p.in_count() <= size_t(kIns);
 }
 
-// The kernel's parameter for a call's operands, in their order, and its chains' constants.
-Params params_of(ops::Outputs outs, ops::Inputs ins, const FusedProgram& first, const FusedProgram* second,
-                 int64_t rows, int64_t n, double eps) {
+// The call's input index of a chain's input k: the chain's inputs are the call's from
+// `base` on, but `skipped` (the epilogue's y, the norm's result: -1 for none).
+size_t input_index(int k, size_t base, int skipped) { return base + size_t(skipped >= 0 && k > skipped ? k - 1 : k); }
+
+// The kernel's parameter for a call's operands, in their order.
+Params params_of(ops::Outputs outs, ops::Inputs ins, int64_t rows, int64_t n, double eps) {
   Params params{};
   for (size_t k = 0; k < ins.size(); ++k) params.in[k] = ins[k]->data_ptr();
   for (size_t o = 0; o < outs.size(); ++o) params.out[o] = outs[o]->data_ptr();
-  std::copy(first.consts, first.consts + first.n_consts, params.consts);
-  if (second) std::copy(second->consts, second->consts + second->n_consts, params.consts + ops::kFusedMaxConsts);
   params.rows = rows, params.n = n, params.eps = eps;
   return params;
 }
 
-// `pointer[e]` of operand k of a chain, as C (a broadcast input's one element: [0]).
+// A chain's constants (from p.consts[const_base]) and its views' terms into a kernel's
+// parameter: its inputs are the call's from in_base on, but `skipped`.
+void add_chain(Params& params, const FusedProgram& q, size_t const_base, size_t in_base, int skipped) {
+  std::copy(q.consts, q.consts + q.n_consts, params.consts + const_base);
+  for (int k = 0; k < q.n_inputs; ++k)
+    if (k != skipped && q.in_read[k] == ops::FusedRead::View)
+      fill_view(q.in_view[k], params.view[input_index(k, in_base, skipped)]);
+}
+
+// `pointer[e]` of operand k of a chain, as C (a broadcast input's one element: [0]; a
+// view's element: its terms, in 32 bits).
 std::string load_of(const FusedProgram& q, int k, size_t in_index) {
   const std::string ptr =
       std::string("((const ") + storage_type(q.in_dtype[k]) + "*)p.in[" + std::to_string(in_index) + "])";
-  return load_expr(q.in_dtype[k], ptr + (q.in_broadcast[k] ? "[0]" : "[e]"));
+  std::string at = "e";
+  if (q.in_read[k] == ops::FusedRead::One) at = "0";
+  if (q.in_read[k] == ops::FusedRead::View)
+    at = view_element(q.in_view[k], "p.view[" + std::to_string(in_index) + "]", "unsigned(e)");
+  return load_expr(q.in_dtype[k], ptr + "[" + at + "]");
 }
 
 std::string store_of(Dtype d, size_t out_index, const std::string& value) {
@@ -114,7 +140,7 @@ void write_epilogue(std::ostringstream& s, const std::string& what, const std::s
   s << " };\n  __device__ __forceinline__ " << what_in << " load_" << what << "(long long r, long long i) const {\n"
     << "    const long long e = r * p.n + i;\n    " << what_in << " in;\n";
   for (int k = 0; k < epi.n_inputs; ++k)
-    if (k != v_input) s << "    in.v" << k << " = " << load_of(epi, k, in_base + size_t(k < v_input ? k : k - 1)) << ";\n";
+    if (k != v_input) s << "    in.v" << k << " = " << load_of(epi, k, input_index(k, in_base, v_input)) << ";\n";
   s << "    (void)e;\n    return in;\n  }\n"
     << "  __device__ __forceinline__ void store_" << what << "(long long r, long long i, T v, const " << what_in
     << "& in) const {\n    const long long e = r * p.n + i;\n";
@@ -164,9 +190,13 @@ bool write_head(std::ostringstream& s, const char* what, Dtype t, std::initializ
   s << "// A " << what << " with its elementwise chains, generated by lucid (backend/cuda/fused_rows.cpp)\n"
     << fused_prelude(t);
   if (!write_op_functions(s, chains)) return false;
+  const bool views = std::any_of(chains.begin(), chains.end(), [](const FusedProgram* q) { return has_views(*q); });
+  if (views) s << view_functions(true);
   s << kNormRowsSource << "typedef " << storage_type(t) << " T;\n"
     << "struct Params { const void* in[" << kIns << "]; void* out[" << kOuts << "]; double consts["
-    << 2 * ops::kFusedMaxConsts << "]; long long rows, n; double eps; };\n";
+    << 2 * ops::kFusedMaxConsts << "]; long long rows, n; double eps;";
+  if (views) s << " ViewTerm view[" << kIns << "][" << ops::kFusedMaxTerms << "];";
+  s << " };\n";
   return true;
 }
 
@@ -244,11 +274,14 @@ void check_call(const Fused& p, ops::Outputs outs, ops::Inputs ins) {
 
 // A fused forward (norm or softmax) over `rows` rows of n elements of `itemsize`
 // bytes, in `layout`.
-void launch_forward(const ops::FusedRowChains& p, ops::Outputs outs, ops::Inputs ins, int64_t rows, int64_t n,
-                    double eps, int64_t itemsize, NormForwardLayout layout, int device) {
+template <class Fused>
+void launch_forward(const Fused& p, ops::Outputs outs, ops::Inputs ins, int64_t rows, int64_t n, double eps,
+                    int64_t itemsize, NormForwardLayout layout, int device) {
   if (rows == 0 || n == 0) return;
   DeviceGuard guard(device);
-  Params params = params_of(outs, ins, p.prologue, &p.epilogue, rows, n, eps);
+  Params params = params_of(outs, ins, rows, n, eps);
+  add_chain(params, p.prologue, 0, 0, -1);
+  add_chain(params, p.epilogue, ops::kFusedMaxConsts, p.epilogue_in(), p.y_input);
   const size_t staging = layout.kept == kNormStaged ? size_t(n * itemsize) : 0;
   void* args[] = {&params};
   LUCID_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(p.variant), dim3(norm_forward_grid(rows, layout)),
@@ -372,7 +405,8 @@ void fused_norm_rows_backward_kernel(const ops::Primitive& prim, ops::Outputs ou
   if (rows == 0 || n == 0) return;
   const int device = x.device().index;
   DeviceGuard guard(device);
-  Params params = params_of(outs, ins, p.epilogue, nullptr, rows, n, 0.0);
+  Params params = params_of(outs, ins, rows, n, 0.0);
+  add_chain(params, p.epilogue, 0, p.epilogue_in(), p.dx_input);
   void* args[] = {&params};
   LUCID_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(p.variant), dim3(norm_rows_grid(rows, n)),
                                     dim3(kNormRowBlock), args, 0, stream(device)));

@@ -20,6 +20,7 @@ inline constexpr int kFusedMaxInputs = 6;
 inline constexpr int kFusedMaxOutputs = 4;
 inline constexpr int kFusedMaxConsts = 8;
 inline constexpr int kFusedMaxRegs = 8;  // values live at once: inputs, constants, results
+inline constexpr int kFusedMaxTerms = 3;  // a View input's terms (FusedView)
 
 // What a step computes. Each result is rounded to the step's dtype, as the unfused
 // call stores it.
@@ -44,17 +45,42 @@ struct FusedInstr {
 // bool (a where's condition, a cast's source) loads as 0 or 1 into either.
 constexpr Dtype fused_compute(Dtype d) { return d == Dtype::F64 ? Dtype::F64 : Dtype::F32; }
 
-// Every operand has `numel` elements in order (contiguous), except broadcast inputs,
-// whose one element is read for every element. The program runs per element: load the
-// inputs (each of its dtype) and constants into their registers, run the instructions,
-// store the outputs (each of its dtype). `dtype`: the first call's; the program's
-// compute type is fused_compute(dtype). The CPU runs only programs of one dtype
-// (bool inputs aside) and no casts: its calls never record copies.
+// How a program reads input k for the chain's element i (element i of each call's
+// result: the calls' results are contiguous, of one element count).
+enum class FusedRead : uint8_t {
+  Elements,  // its element i: a contiguous tensor of the chain's element count
+  One,       // its element 0 for every i: a one-element tensor, or one expanded
+  View,      // a view of a call's shape (a bias or mask expanded over a batch, a
+             // transposed or sliced tensor): its element fused_view_offset(in_view[k], i)
+};
+
+// A View input's elements as a sum of terms, one per run of the view's dimensions that
+// steps through memory evenly (dimensions of size 1 and merged runs aside; runs of
+// stride 0, its broadcast dimensions, make no term but divide the ones outside them):
+// term t adds (i / div[t] % size[t]) * stride[t], in elements.
+struct FusedView {
+  uint8_t terms = 0;
+  int64_t div[kFusedMaxTerms] = {}, size[kFusedMaxTerms] = {}, stride[kFusedMaxTerms] = {};
+};
+
+LUCID_HD inline int64_t fused_view_offset(const FusedView& v, int64_t i) {
+  int64_t at = 0;
+  for (int t = 0; t < v.terms && t < kFusedMaxTerms; ++t) at += i / v.div[t] % v.size[t] * v.stride[t];
+  return at;
+}
+
+// The program runs per element: load the inputs (each of its dtype, read as in_read
+// says) and constants into their registers, run the instructions, store the outputs
+// (each of its dtype, contiguous). `dtype`: the first call's; the program's compute
+// type is fused_compute(dtype). The CPU runs only programs of one dtype (bool inputs
+// aside) and no casts (its calls never record copies), whose View inputs repeat a
+// contiguous row (one term of div 1 and stride 1: a bias added to a batch).
 struct FusedProgram {
   Dtype dtype = Dtype::F32;
   uint8_t n_inputs = 0, n_outputs = 0, n_consts = 0, n_instrs = 0;
   uint8_t in_reg[kFusedMaxInputs] = {};
-  bool in_broadcast[kFusedMaxInputs] = {};
+  FusedRead in_read[kFusedMaxInputs] = {};
+  FusedView in_view[kFusedMaxInputs] = {};  // (View inputs)
   Dtype in_dtype[kFusedMaxInputs] = {};
   uint8_t const_reg[kFusedMaxConsts] = {};
   double consts[kFusedMaxConsts] = {};  // each exactly a value of the compute type
@@ -68,7 +94,11 @@ struct FusedProgram {
 inline bool fused_program_valid(const FusedProgram& p) {
   bool ok = p.n_inputs <= kFusedMaxInputs && p.n_outputs <= kFusedMaxOutputs && p.n_consts <= kFusedMaxConsts &&
             p.n_instrs <= kFusedMaxInstrs;
-  for (int k = 0; ok && k < p.n_inputs; ++k) ok = p.in_reg[k] < kFusedMaxRegs;
+  for (int k = 0; ok && k < p.n_inputs; ++k) {
+    const FusedView& v = p.in_view[k];
+    ok = p.in_reg[k] < kFusedMaxRegs && (p.in_read[k] != FusedRead::View || v.terms <= kFusedMaxTerms);
+    for (int t = 0; ok && p.in_read[k] == FusedRead::View && t < v.terms; ++t) ok = v.div[t] > 0 && v.size[t] > 0;
+  }
   for (int c = 0; ok && c < p.n_consts; ++c) ok = p.const_reg[c] < kFusedMaxRegs;
   for (int o = 0; ok && o < p.n_outputs; ++o) ok = p.out_reg[o] < kFusedMaxRegs;
   for (int s = 0; ok && s < p.n_instrs; ++s)
@@ -77,13 +107,14 @@ inline bool fused_program_valid(const FusedProgram& p) {
   return ok;
 }
 
-// What decides a program's kernel: everything but its constants' values (which a
-// kernel takes as parameters, so that a new learning rate is not a new kernel).
+// What decides a program's kernel: everything but its constants' values and its views'
+// sizes and strides (which a kernel takes as parameters, so that a new learning rate or
+// batch size is not a new kernel).
 inline std::string fused_structure(const FusedProgram& p) {
   std::string k;
   auto put = [&](int v) { k.push_back(char(v)); };
   put(int(p.dtype)), put(p.n_inputs), put(p.n_outputs), put(p.n_consts), put(p.n_instrs);
-  for (int i = 0; i < p.n_inputs; ++i) put(p.in_reg[i]), put(p.in_broadcast[i]), put(int(p.in_dtype[i]));
+  for (int i = 0; i < p.n_inputs; ++i) put(p.in_reg[i]), put(int(p.in_read[i])), put(p.in_view[i].terms), put(int(p.in_dtype[i]));
   for (int c = 0; c < p.n_consts; ++c) put(p.const_reg[c]);
   for (int o = 0; o < p.n_outputs; ++o) put(p.out_reg[o]), put(int(p.out_dtype[o]));
   for (int s = 0; s < p.n_instrs; ++s) {
@@ -104,10 +135,6 @@ using FusedVariant = uint64_t (*)(const FusedProgram& p, int64_t numel, int devi
 struct FusedElementwise : PrimitiveOf<Prim::FusedElementwise, FusedElementwise> {
   FusedProgram program;
   uint64_t variant = 0;  // the backend's FusedVariant for this call (0: interpret)
-  // CPU programs only (Note [Compiled CPU chains]): input k is a row of in_row[k]
-  // elements repeated along the leading dimensions (a bias added to a batch), given as
-  // the expanded view; 0: an input as the program says.
-  int64_t in_row[kFusedMaxInputs] = {};
   const char* name() const override { return "fused elementwise"; }
   uint64_t signature() const override {
     uint64_t h = 1469598103934665603ull ^ variant;

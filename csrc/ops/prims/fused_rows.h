@@ -23,6 +23,7 @@ struct FusedRowChains {
   bool x_stored = false;  // something besides the fused calls reads x
   bool y_stored = false;  // ... or y (the identity epilogue stores y as its output)
   uint64_t variant = 0;   // the backend's kernel (FusedRowsVariant), never 0 once fused
+  int64_t elements = 0;   // x's element count (a backend may index views narrower)
 
   // A hash of the chains' structure and the row op's own `fields` (Primitive::signature).
   uint64_t chains_signature(std::initializer_list<uint64_t> fields) const {
