@@ -45,6 +45,12 @@ void init_random(nb::module_& m) {
     return ops::bernoulli(probs, p, g);
   });
   m.def("poisson", [](const TensorPtr& rates, Generator& g) { return ops::poisson(rates, g); });
+  m.def("standard_gamma", [](const TensorPtr& alpha, Generator& g) { return ops::standard_gamma(alpha, g); });
+  m.def("standard_gamma_grad", &ops::standard_gamma_grad);
+  m.def("binomial", [](const TensorPtr& count, const TensorPtr& prob, Generator& g) {
+    return ops::binomial(count, prob, g);
+  });
+  m.def("dirichlet_grad", &ops::dirichlet_grad);
   m.def("normal_tensor", [](const TensorPtr& mean, const TensorPtr& std, std::vector<int64_t> shape, int dtype,
                             int device, Generator& g) {
     return ops::normal(mean, std, shape, dtype_from_code(dtype), device_from_code(device), g);

@@ -20,6 +20,24 @@ constexpr DtypeInfo kInfo[kNumDtypes] = {
 
 size_t dtype_size(Dtype d) { return kInfo[int(d)].size; }
 std::string_view dtype_name(Dtype d) { return kInfo[int(d)].name; }
+
+const char* scalar_type_name(Dtype d) {
+  switch (d) {
+    case Dtype::Bool: return "Bool";
+    case Dtype::U8: return "Byte";
+    case Dtype::I8: return "Char";
+    case Dtype::I16: return "Short";
+    case Dtype::I32: return "Int";
+    case Dtype::I64: return "Long";
+    case Dtype::F16: return "Half";
+    case Dtype::BF16: return "BFloat16";
+    case Dtype::F32: return "Float";
+    case Dtype::F64: return "Double";
+    case Dtype::C64: return "ComplexFloat";
+    case Dtype::C128: return "ComplexDouble";
+  }
+  return "?";
+}
 DtypeKind dtype_kind(Dtype d) { return kInfo[int(d)].kind; }
 
 Dtype dtype_from_code(int code) {

@@ -26,6 +26,7 @@ enum class DtypeKind : uint8_t { Bool, Integer, Floating, Complex };
 
 size_t dtype_size(Dtype d);
 std::string_view dtype_name(Dtype d);  // "float32", as PyTorch spells it
+const char* scalar_type_name(Dtype d);  // "Float": PyTorch's ScalarType name, which some of its messages use
 DtypeKind dtype_kind(Dtype d);
 inline bool is_floating(Dtype d) { return dtype_kind(d) == DtypeKind::Floating; }
 inline bool is_complex(Dtype d) { return dtype_kind(d) == DtypeKind::Complex; }

@@ -23,25 +23,6 @@ using autograd::Grads;
 
 // ---- checks ------------------------------------------------------------------------
 
-// PyTorch's ScalarType names, which its matrix-product messages use.
-const char* scalar_type_name(Dtype d) {
-  switch (d) {
-    case Dtype::Bool: return "Bool";
-    case Dtype::U8: return "Byte";
-    case Dtype::I8: return "Char";
-    case Dtype::I16: return "Short";
-    case Dtype::I32: return "Int";
-    case Dtype::I64: return "Long";
-    case Dtype::F16: return "Half";
-    case Dtype::BF16: return "BFloat16";
-    case Dtype::F32: return "Float";
-    case Dtype::F64: return "Double";
-    case Dtype::C64: return "ComplexFloat";
-    case Dtype::C128: return "ComplexDouble";
-  }
-  return "?";
-}
-
 // The checks every product makes on its two matrix operands.
 void check_operands(const char* op, const char* kernel, const TensorPtr& a, const TensorPtr& b) {
   op_device(op, {a.get(), b.get()});

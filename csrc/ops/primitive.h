@@ -54,7 +54,7 @@ namespace lucid::ops {
 
 #define LUCID_RANDOM_PRIMITIVES(X)                                                                         \
   X(RandomUniform) X(RandomNormal) X(RandomIntegers) X(RandomBernoulli) X(RandomPermutation) X(RandomCheck) \
-  X(RandomPoisson)
+  X(RandomPerElement) X(ReparamGrad)
 
 #define LUCID_PRIMITIVES(X) \
   LUCID_ELEMENTWISE_PRIMITIVES(X) \

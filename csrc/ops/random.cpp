@@ -4,8 +4,10 @@
 
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "core/error.h"
+#include "ops/elementwise.h"  // (broadcast_shapes)
 #include "ops/prims/random.h"
 #include "ops/views.h"
 
@@ -233,14 +235,81 @@ TensorPtr bernoulli(const TensorPtr& probs, std::optional<double> prob, Generato
 
 TensorPtr poisson(const TensorPtr& rates, Generator& gen) {
   LUCID_CHECK(is_floating(rates->dtype()), NotImplementedError, "\"poisson_cpu\" not implemented for '",
-              dtype_name(rates->dtype()), "'");
+              scalar_type_name(rates->dtype()), "'");
   TensorPtr r = rates->clone();  // contiguous
   RandomCheck check;
   check.what = RandomArgument::PoissonRates;
   launch(check, {}, {r.get()});
   TensorPtr t = TensorImpl::empty(r->shape(), r->dtype(), r->device());
-  launch(drawn(RandomPoisson{}, gen, poisson_words()), {t.get()}, {r.get()});
+  launch(drawn(RandomPerElement{}, gen, element_stream_words()), {t.get()}, {r.get()});
   return t;
+}
+
+TensorPtr standard_gamma(const TensorPtr& alpha, Generator& gen) {
+  LUCID_CHECK(is_floating(alpha->dtype()), NotImplementedError, "\"_standard_gamma\" not implemented for '",
+              scalar_type_name(alpha->dtype()), "'");
+  TensorPtr a = alpha->clone();  // contiguous
+  TensorPtr t = TensorImpl::empty(a->shape(), a->dtype(), a->device());
+  RandomPerElement gamma;
+  gamma.law = ElementLaw::Gamma;
+  launch(drawn(gamma, gen, element_stream_words()), {t.get()}, {a.get()});
+  return t;
+}
+
+TensorPtr binomial(const TensorPtr& count, const TensorPtr& prob, Generator& gen) {
+  LUCID_CHECK(is_floating(count->dtype()), ValueError, "binomial only supports floating-point dtypes for count, got: ",
+              scalar_type_name(count->dtype()));
+  LUCID_CHECK(prob->dtype() == count->dtype(), RuntimeError, "Found dtype ", scalar_type_name(prob->dtype()),
+              " but expected ", scalar_type_name(count->dtype()));
+  LUCID_CHECK(prob->device() == count->device(), RuntimeError,
+              "Expected all tensors to be on the same device, but found at least two devices, ",
+              count->device().str(), " and ", prob->device().str(), "!");
+  const Shape shape = broadcast_shapes(count->shape(), prob->shape());
+  TensorPtr n = expand(count, shape)->clone(), p = expand(prob, shape)->clone();  // contiguous
+  TensorPtr t = TensorImpl::empty(shape, count->dtype(), count->device());
+  RandomPerElement binomial;
+  binomial.law = ElementLaw::Binomial;
+  launch(drawn(binomial, gen, element_stream_words()), {t.get()}, {n.get(), p.get()});
+  return t;
+}
+
+namespace {
+
+// ReparamGrad over `ins` broadcast together, in their promoted (floating) dtype.
+TensorPtr reparam_grad(std::initializer_list<TensorPtr> ins, bool dirichlet) {
+  const char* name = dirichlet ? "_dirichlet_grad" : "_standard_gamma_grad";
+  const TensorPtr& first = *ins.begin();
+  Dtype dtype = first->dtype();
+  Shape shape = first->shape();
+  for (const TensorPtr& t : ins) {
+    LUCID_CHECK(is_floating(t->dtype()), NotImplementedError, "\"", name, "\" not implemented for '",
+                scalar_type_name(t->dtype()), "'");
+    LUCID_CHECK(t->device() == first->device(), RuntimeError,
+                "Expected all tensors to be on the same device, but found at least two devices, ",
+                first->device().str(), " and ", t->device().str(), "!");
+    dtype = promote_types(dtype, t->dtype());
+    shape = broadcast_shapes(shape, t->shape());
+  }
+  std::vector<TensorPtr> dense;
+  std::vector<const TensorImpl*> raw;
+  for (const TensorPtr& t : ins) {
+    dense.push_back(expand(t, shape)->clone(dtype, first->device()));
+    raw.push_back(dense.back().get());
+  }
+  TensorPtr g = TensorImpl::empty(shape, dtype, first->device());
+  ReparamGrad prim;
+  prim.dirichlet = dirichlet;
+  TensorImpl* out = g.get();
+  launch(prim, Outputs(&out, 1), Inputs(raw.data(), raw.size()));
+  return g;
+}
+
+}  // namespace
+
+TensorPtr standard_gamma_grad(const TensorPtr& alpha, const TensorPtr& x) { return reparam_grad({alpha, x}, false); }
+
+TensorPtr dirichlet_grad(const TensorPtr& x, const TensorPtr& alpha, const TensorPtr& total) {
+  return reparam_grad({x, alpha, total}, true);
 }
 
 TensorPtr normal(const TensorPtr& mean, const TensorPtr& std, const Shape& shape, Dtype dtype, Device device,

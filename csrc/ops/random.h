@@ -30,6 +30,16 @@ TensorPtr integers(const Shape& shape, Dtype dtype, Device device, int64_t low, 
 TensorPtr bernoulli(const TensorPtr& probs, std::optional<double> p, Generator& gen);
 // torch.poisson: a Poisson(rate) count per element, of rates' dtype (floating) and shape.
 TensorPtr poisson(const TensorPtr& rates, Generator& gen);
+// torch._standard_gamma: a Gamma(alpha, 1) sample per element, of alpha's dtype
+// (floating) and shape (Note [Element streams]).
+TensorPtr standard_gamma(const TensorPtr& alpha, Generator& gen);
+// torch.binomial: a Binomial(count, prob) sample per element of their broadcast shape,
+// of count's (floating) dtype, which prob's must be.
+TensorPtr binomial(const TensorPtr& count, const TensorPtr& prob, Generator& gen);
+// torch._standard_gamma_grad / _dirichlet_grad: the samples' pathwise derivatives
+// (ops/prims/random.h, ReparamGrad), over the operands broadcast, in their promoted dtype.
+TensorPtr standard_gamma_grad(const TensorPtr& alpha, const TensorPtr& x);
+TensorPtr dirichlet_grad(const TensorPtr& x, const TensorPtr& alpha, const TensorPtr& total);
 // torch.normal(Tensor mean, Tensor std): mean + std * z with z ~ N(0, 1), mean and std
 // broadcast to `shape`, computed in float64, then cast to `dtype`.
 TensorPtr normal(const TensorPtr& mean, const TensorPtr& std, const Shape& shape, Dtype dtype, Device device,

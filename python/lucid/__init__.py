@@ -124,6 +124,8 @@ from . import _ops_more  # noqa: E402  (deg2rad, cross, dist, renorm, trapezoid,
 _ops_more.install(globals())
 from . import _gamma  # noqa: E402  (polygamma, mvlgamma)
 _gamma.install(globals())
+from ._gamma_samplers import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,  # noqa: E402,F401
+                              _standard_gamma_grad)
 from . import special  # noqa: E402,F401
 from ._complex import *  # noqa: E402,F401,F403
 from . import linalg  # noqa: E402,F401

@@ -16,7 +16,7 @@ from ._tensor import Tensor
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
     "set_rng_state", "rand", "rand_like", "randn", "randn_like", "randint", "randint_like",
-    "randperm", "normal", "bernoulli", "poisson",
+    "randperm", "normal", "bernoulli", "poisson", "binomial",
 ]
 
 
@@ -255,6 +255,16 @@ def poisson(input, generator=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"poisson(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     return _C.poisson(input, _gen(generator))
+
+
+def binomial(count, prob, generator=None):
+    """A Binomial(count[i], prob[i]) sample per element of their broadcast shape, in
+    count's (floating) dtype, which prob's must be; no gradient, as torch's."""
+    for position, (name, value) in enumerate((("count", count), ("prob", prob)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"binomial(): argument '{name}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}")
+    return _C.binomial(count, prob, _gen(generator))
 
 
 def _random_bounds(dtype, from_, to):

@@ -9,6 +9,7 @@
 #include "core/generator.h"
 #include "core/half.h"
 #include "core/philox.h"
+#include "ops/prims/random.h"  // (ElementLaw)
 
 namespace lucid::backend {
 
@@ -44,13 +45,16 @@ LUCID_HD void normal_pair(Acc u1, Acc u2, Acc mean, Acc stdv, Acc& z0, Acc& z1) 
   z1 = r * std::sin(theta) + mean;
 }
 
-// Note [Poisson streams]
-// A Poisson sample takes as many uniforms as its rejection loop needs, so element i
-// reads a stream of its own: Philox blocks with counter (offset + j, i + 1) in words
-// (0..1, 2..3), j = 0, 1, ... (subsequence i + 1: never the fills' subsequence 0). A
-// call reserves kPoissonBlocks (ops/prims/random.h) values of j; a sample needs about
-// rate + 1 uniforms below rate 10 and two or three above, so no stream runs into the
-// next call's. Both devices walk the same stream with the same double arithmetic.
+// Note [Element streams]
+// A Poisson, gamma or binomial sample takes as many uniforms as its rejection loop needs, so
+// element i reads a stream of its own: Philox blocks with counter (offset + j, i + 1)
+// in words (0..1, 2..3), j = 0, 1, ... (subsequence i + 1: never the fills' subsequence
+// 0). A call reserves kElementStreamBlocks (ops/prims/random.h) values of j, 512
+// uniforms; a Poisson sample needs about rate + 1 uniforms below rate 10 and two or
+// three above, a gamma sample three a round (a normal's two and one), with rounds
+// accepted at least 95% of the time, a binomial one n p + 1 by inversion (n p < 10) or
+// two a round of BTRS, so no stream runs into the next call's. Both
+// devices walk the same stream with the same double arithmetic.
 struct ElementStream {
   uint64_t seed, offset, subsequence;
   uint64_t block = 0;
@@ -93,6 +97,95 @@ LUCID_HD inline double poisson_sample(const PhiloxDraw& draw, uint64_t i, double
     if (us >= 0.07 && v <= vr) return k;
     if (k < 0.0 || (us < 0.013 && v > us)) continue;
     if (log(v) + log(invalpha) - log(a / (us * us) + b) <= -rate + k * loglam - lgamma(k + 1.0)) return k;
+  }
+}
+
+// One Gamma(alpha, 1) sample of element i of the draw: Marsaglia and Tsang's
+// squeeze-and-reject (2000), which numpy and torch use, its normal from two uniforms
+// (Box-Muller's first); below alpha 1, a sample for alpha + 1 scaled by u^(1 / alpha).
+// alpha <= 0 or NaN gives 0, infinity infinity (torch's results, once clamped).
+LUCID_HD inline double gamma_sample(const PhiloxDraw& draw, uint64_t i, double alpha) {
+  if (!(alpha > 0.0)) return 0.0;
+  if (alpha == INFINITY) return alpha;
+  ElementStream s{draw.seed, draw.offset, i + 1};
+  double scale = 1.0;
+  if (alpha < 1.0) {
+    scale = pow(1.0 - s.next(), 1.0 / alpha);
+    alpha += 1.0;
+  }
+  const double d = alpha - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+  while (true) {
+    double x, y;
+    do {
+      const double u1 = s.next(), u2 = s.next();
+      x = sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586476925 * u2);
+      y = 1.0 + c * x;
+    } while (y <= 0.0);
+    const double v = y * y * y, u = 1.0 - s.next(), xx = x * x;
+    if (u < 1.0 - 0.0331 * xx * xx || log(u) < 0.5 * xx + d * (1.0 - v + log(v))) return scale * d * v;
+  }
+}
+
+// One Binomial(n, p) sample of element i of the draw, p at most 1/2: below n p = 10 by
+// inversion (counting geometric waiting times until they pass n), above by Hormann's
+// transformed rejection with squeeze (BTRS, 1993), as torch (after TensorFlow).
+LUCID_HD inline double binomial_below_half(ElementStream& s, double n, double p) {
+  if (n * p < 10.0) {
+    const double log_q = log1p(-p);
+    double waited = 0.0, successes = 0.0;
+    while (true) {
+      waited += ceil(log(s.next()) / log_q);
+      if (waited > n) return successes;
+      successes += 1.0;
+    }
+  }
+  const double spq = sqrt(n * p * (1.0 - p));
+  const double b = 1.15 + 2.53 * spq, a = -0.0873 + 0.0248 * b + 0.01 * p, c = n * p + 0.5;
+  const double v_r = 0.92 - 4.2 / b, alpha = (2.83 + 5.1 / b) * spq;
+  const double log_r = log(p / (1.0 - p)), m = floor((n + 1.0) * p);
+  const double h = lgamma(m + 1.0) + lgamma(n - m + 1.0);
+  while (true) {
+    const double u = s.next() - 0.5, v = s.next();
+    const double us = 0.5 - fabs(u);
+    const double k = floor((2.0 * a / us + b) * u + c);
+    if (k < 0.0 || k > n) continue;
+    if (us >= 0.07 && v <= v_r) return k;
+    // log f(k) / f(m) against the hat's log v
+    if (log(v * alpha / (a / (us * us) + b)) <= h - lgamma(k + 1.0) - lgamma(n - k + 1.0) + (k - m) * log_r) return k;
+  }
+}
+
+// torch.binomial's element: NaN for a NaN count or probability (torch's loop never ends
+// on a NaN count), 0 for a count or probability at most 0, n for a probability at least
+// 1; above 1/2, n less a sample of 1 - p.
+LUCID_HD inline double binomial_sample(const PhiloxDraw& draw, uint64_t i, double n, double p) {
+  if (n != n || p != p) return n + p;
+  if (n <= 0.0 || p <= 0.0) return 0.0;
+  if (p >= 1.0) return n;
+  ElementStream s{draw.seed, draw.offset, i + 1};
+  return p > 0.5 ? n - binomial_below_half(s, n, 1.0 - p) : binomial_below_half(s, n, p);
+}
+
+// The smallest normal number of T, the least gamma sample torch gives.
+template <typename T>
+LUCID_HD T smallest_normal() {
+  if constexpr (std::is_same_v<T, double>) return T(2.2250738585072014e-308);
+  else if constexpr (std::is_same_v<T, Half>) return T(6.103515625e-05f);
+  else return T(1.17549435082228751e-38f);  // (float and bfloat16: one exponent range)
+}
+
+// Element i of a RandomPerElement draw (ops/prims/random.h) of `law` with its element's
+// parameters (the rate; the concentration; the count and the probability), in T.
+template <typename T>
+LUCID_HD T element_sample(ops::ElementLaw law, const PhiloxDraw& draw, uint64_t i, double a, double b) {
+  switch (law) {
+    case ops::ElementLaw::Poisson: return cast_to<T>(poisson_sample(draw, i, a));
+    case ops::ElementLaw::Binomial: return cast_to<T>(binomial_sample(draw, i, a, b));
+    default: {
+      const T v = cast_to<T>(gamma_sample(draw, i, a));
+      const T least = smallest_normal<T>();
+      return to_double(v) < to_double(least) ? least : v;
+    }
   }
 }
 

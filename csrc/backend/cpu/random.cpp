@@ -1,5 +1,6 @@
 #include "backend/cpu/random.h"
 
+#include "backend/common/gamma_grads.h"
 #include "backend/common/random_values.h"
 
 #include <algorithm>
@@ -205,13 +206,31 @@ void check_poisson_rates(const TensorImpl& rates) {
   });
 }
 
-void poisson_fill(TensorImpl& t, const TensorImpl& rates, const PhiloxDraw& draw) {
-  std::byte* out = host_data(t, "poisson");
-  with_floating(rates, [&]<typename P>(const P* rp) {
+void element_fill(TensorImpl& t, ops::Inputs params, ops::ElementLaw law, const PhiloxDraw& draw) {
+  std::byte* out = host_data(t, "random");
+  with_floating(*params[0], [&]<typename P>(const P* a) {
+    const P* b = params.size() > 1 ? reinterpret_cast<const P*>(host_data(*params[1], "random")) : nullptr;
     P* op = reinterpret_cast<P*>(out);
     parallel_for(t.numel(), 1024, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i)
-        op[i] = cast_to<P>(backend::poisson_sample(draw, uint64_t(i), to_double(rp[i])));
+        op[i] = backend::element_sample<P>(law, draw, uint64_t(i), to_double(a[i]), b ? to_double(b[i]) : 0.0);
+    });
+  });
+}
+
+void reparam_grad(TensorImpl& g, const TensorImpl* const* ins, bool dirichlet) {
+  const char* name = dirichlet ? "_dirichlet_grad" : "_standard_gamma_grad";
+  std::byte* out = host_data(g, name);
+  const std::byte* in[3] = {};
+  for (int k = 0; k < (dirichlet ? 3 : 2); ++k) in[k] = host_data(*ins[k], name);
+  with_floating(g, [&]<typename P>(const P*) {
+    const P *a = reinterpret_cast<const P*>(in[0]), *b = reinterpret_cast<const P*>(in[1]),
+            *c = reinterpret_cast<const P*>(in[2]);
+    P* op = reinterpret_cast<P*>(out);
+    parallel_for(g.numel(), 1024, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i)
+        op[i] = cast_to<P>(dirichlet ? backend::dirichlet_grad(to_double(a[i]), to_double(b[i]), to_double(c[i]))
+                                     : backend::standard_gamma_grad(to_double(a[i]), to_double(b[i])));
     });
   });
 }

@@ -13,6 +13,7 @@
 
 #include "core/generator.h"
 #include "core/tensor_impl.h"
+#include "ops/prims/random.h"  // (ElementLaw, Inputs)
 
 namespace lucid::cpu {
 
@@ -44,8 +45,11 @@ void randperm_fill(TensorImpl& t, const PhiloxDraw& draw);
 void check_probabilities(const TensorImpl& probs);
 void check_standard_deviations(const TensorImpl& std);
 void check_poisson_rates(const TensorImpl& rates);
-// t[i] = a Poisson(rates[i]) sample (Note [Poisson streams]); t and rates floating, of one
-// dtype and numel, contiguous.
-void poisson_fill(TensorImpl& t, const TensorImpl& rates, const PhiloxDraw& draw);
+// t[i] = a sample of `law` with the params' element i (RandomPerElement, Note [Element
+// streams]); t and params floating, of one dtype and numel, contiguous.
+void element_fill(TensorImpl& t, ops::Inputs params, ops::ElementLaw law, const PhiloxDraw& draw);
+// g = ReparamGrad's gradient (ops/prims/random.h) of ins {alpha, x}, or (dirichlet)
+// {x, alpha, total}.
+void reparam_grad(TensorImpl& g, const TensorImpl* const* ins, bool dirichlet);
 
 }  // namespace lucid::cpu

@@ -38,8 +38,13 @@ void permutation_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
   randperm_fill(*outs[0], prim_cast<ops::RandomPermutation>(prim).draw);
 }
 
-void poisson_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
-  poisson_fill(*outs[0], *ins[0], prim_cast<ops::RandomPoisson>(prim).draw);
+void per_element_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = prim_cast<ops::RandomPerElement>(prim);
+  element_fill(*outs[0], ins, p.law, p.draw);
+}
+
+void reparam_grad_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  reparam_grad(*outs[0], ins.data(), prim_cast<ops::ReparamGrad>(prim).dirichlet);
 }
 
 void check_kernel(const ops::Primitive& prim, Outputs, Inputs ins) {
@@ -60,7 +65,8 @@ void register_random_kernels() {
   ops::register_kernel(Prim::RandomBernoulli, DeviceType::CPU, bernoulli_kernel);
   ops::register_kernel(Prim::RandomPermutation, DeviceType::CPU, permutation_kernel);
   ops::register_kernel(Prim::RandomCheck, DeviceType::CPU, check_kernel);
-  ops::register_kernel(Prim::RandomPoisson, DeviceType::CPU, poisson_kernel);
+  ops::register_kernel(Prim::RandomPerElement, DeviceType::CPU, per_element_kernel);
+  ops::register_kernel(Prim::ReparamGrad, DeviceType::CPU, reparam_grad_kernel);
 }
 
 }  // namespace lucid::cpu

@@ -4,6 +4,7 @@
 // to values (backend/cpu/random.cpp): the same seed gives the same uniform, integer,
 // bernoulli and permutation values on both devices, and normal values that differ
 // only by the last bits of CUDA's log/cos/sin.
+#include "backend/common/gamma_grads.h"
 #include "backend/common/random_values.h"
 #include "backend/cuda/elementwise_launch.cuh"
 #include "backend/cuda/register.h"
@@ -201,21 +202,45 @@ void permutation_kernel(const ops::Primitive& prim, Outputs outs, Inputs) {
 }
 
 template <typename P>
-__global__ void poisson_kernel_(P* out, const P* rates, int64_t n, PhiloxDraw draw) {
+__global__ void per_element_kernel_(P* out, const P* a, const P* b, int64_t n, ops::ElementLaw law, PhiloxDraw draw) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    out[i] = cast_to<P>(backend::poisson_sample(draw, uint64_t(i), to_double(rates[i])));
+    out[i] = backend::element_sample<P>(law, draw, uint64_t(i), to_double(a[i]), b ? to_double(b[i]) : 0.0);
 }
 
-void poisson_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+void per_element_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   TensorImpl& t = *outs[0];
-  const PhiloxDraw draw = prim_cast<ops::RandomPoisson>(prim).draw;
+  const auto& p = prim_cast<ops::RandomPerElement>(prim);
   if (t.numel() == 0) return;
   const int device = t.device().index;
   DeviceGuard guard(device);
   visit_dtype(t.dtype(), [&]<typename P>() {
     if constexpr (kIsRealFloat<P>)
-      poisson_kernel_<P><<<ew_grid(t.numel()), kEwThreads, 0, stream(device)>>>(
-          out_data<P>(&t), reinterpret_cast<const P*>(ins[0]->data_ptr()), t.numel(), draw);
+      per_element_kernel_<P><<<ew_grid(t.numel()), kEwThreads, 0, stream(device)>>>(
+          out_data<P>(&t), reinterpret_cast<const P*>(ins[0]->data_ptr()),
+          ins.size() > 1 ? reinterpret_cast<const P*>(ins[1]->data_ptr()) : nullptr, t.numel(), p.law, p.draw);
+  });
+  LUCID_CUDA_CHECK(cudaGetLastError());
+}
+
+template <typename P>
+__global__ void reparam_grad_kernel_(P* g, const P* a, const P* b, const P* c, int64_t n, bool dirichlet) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    g[i] = cast_to<P>(dirichlet ? backend::dirichlet_grad(to_double(a[i]), to_double(b[i]), to_double(c[i]))
+                                : backend::standard_gamma_grad(to_double(a[i]), to_double(b[i])));
+}
+
+void reparam_grad_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  TensorImpl& g = *outs[0];
+  const bool dirichlet = prim_cast<ops::ReparamGrad>(prim).dirichlet;
+  if (g.numel() == 0) return;
+  const int device = g.device().index;
+  DeviceGuard guard(device);
+  visit_dtype(g.dtype(), [&]<typename P>() {
+    if constexpr (kIsRealFloat<P>) {
+      auto in = [&](size_t k) { return k < ins.size() ? reinterpret_cast<const P*>(ins[k]->data_ptr()) : nullptr; };
+      reparam_grad_kernel_<P><<<ew_grid(g.numel()), kEwThreads, 0, stream(device)>>>(out_data<P>(&g), in(0), in(1),
+                                                                                      in(2), g.numel(), dirichlet);
+    }
   });
   LUCID_CUDA_CHECK(cudaGetLastError());
 }
@@ -275,7 +300,8 @@ void register_random_kernels() {
   ops::register_kernel(Prim::RandomBernoulli, DeviceType::GPU, bernoulli_kernel);
   ops::register_kernel(Prim::RandomPermutation, DeviceType::GPU, permutation_kernel);
   ops::register_kernel(Prim::RandomCheck, DeviceType::GPU, check_kernel);
-  ops::register_kernel(Prim::RandomPoisson, DeviceType::GPU, poisson_kernel);
+  ops::register_kernel(Prim::RandomPerElement, DeviceType::GPU, per_element_kernel);
+  ops::register_kernel(Prim::ReparamGrad, DeviceType::GPU, reparam_grad_kernel);
 }
 
 }  // namespace lucid::cuda

@@ -31,10 +31,10 @@ inline uint64_t philox_words(RandomFill fill, Dtype dtype, int64_t numel) {
 }
 // randperm: one 64-bit word per Fisher-Yates step, n - 1 steps.
 inline uint64_t permutation_words(int64_t n) { return n > 1 ? uint64_t(n - 1) * 2 : 0; }
-// poisson: element i reads its own stream (Note [Poisson streams], random_values.h), of
-// which a call reserves kPoissonBlocks blocks.
-inline constexpr uint64_t kPoissonBlocks = 256;
-inline uint64_t poisson_words() { return kPoissonBlocks * 4; }
+// poisson and _standard_gamma: element i reads its own stream (Note [Element streams],
+// random_values.h), of which a call reserves kElementStreamBlocks blocks.
+inline constexpr uint64_t kElementStreamBlocks = 256;
+inline uint64_t element_stream_words() { return kElementStreamBlocks * 4; }
 
 // Uniform in [from, to). outs: {t} (floating or complex64, contiguous).
 struct RandomUniform : PrimitiveOf<Prim::RandomUniform, RandomUniform> {
@@ -74,11 +74,30 @@ struct RandomPermutation : PrimitiveOf<Prim::RandomPermutation, RandomPermutatio
   const char* name() const override { return "randperm"; }
 };
 
-// Samples of Poisson(rate): a count per element (torch.poisson). outs: {t} (floating,
-// contiguous); ins: {rates} (t's dtype and numel, contiguous, none negative).
-struct RandomPoisson : PrimitiveOf<Prim::RandomPoisson, RandomPoisson> {
+// Samples whose element i follows a law with element i of its parameter tensors, each
+// from its own stream (Note [Element streams]): Poisson(rate), a count (torch.poisson;
+// no rate negative), Gamma(alpha, 1) (torch._standard_gamma; at least the dtype's
+// smallest normal number, as torch's), or Binomial(count, prob) (torch.binomial).
+// outs: {t} (floating, contiguous); ins: {rates}, {alphas} or {counts, probs} (t's
+// dtype and numel, contiguous).
+enum class ElementLaw { Poisson, Gamma, Binomial };
+struct RandomPerElement : PrimitiveOf<Prim::RandomPerElement, RandomPerElement> {
+  ElementLaw law = ElementLaw::Poisson;
   PhiloxDraw draw{};
-  const char* name() const override { return "poisson"; }
+  const char* name() const override {
+    return law == ElementLaw::Poisson ? "poisson" : law == ElementLaw::Gamma ? "_standard_gamma" : "binomial";
+  }
+};
+
+// The reparameterized gradients of the gamma family's samples (pathwise derivatives,
+// backend/common/gamma_grads.h), elementwise: d x / d alpha of a standard Gamma(alpha)
+// sample x (torch._standard_gamma_grad), ins {alpha, x}; or (dirichlet) that of a
+// Beta(alpha, total - alpha) sample x over 1 - x, the piece a Dirichlet's gradient is
+// made of (torch._dirichlet_grad), ins {x, alpha, total}. outs: {g}; every operand
+// floating, of one dtype and numel, contiguous.
+struct ReparamGrad : PrimitiveOf<Prim::ReparamGrad, ReparamGrad> {
+  bool dirichlet = false;
+  const char* name() const override { return dirichlet ? "_dirichlet_grad" : "_standard_gamma_grad"; }
 };
 
 // The checks of a tensor argument's values, run before the op draws, so a bad value

@@ -1,8 +1,10 @@
 """lucid.distributions: probability distributions with sampling and log-densities
 (torch.distributions' counterpart): the Distribution base with torch's validation, Normal,
 Bernoulli, ContinuousBernoulli, Uniform, Categorical, OneHotCategorical, Exponential,
-Laplace, Cauchy, Gumbel, HalfNormal, HalfCauchy, Pareto, Weibull, GeneralizedPareto,
-Kumaraswamy, the relaxed (Gumbel-softmax) ones, Geometric, Poisson, MultivariateNormal,
+Laplace, Cauchy, Gumbel, HalfNormal, HalfCauchy, Pareto, Weibull, GeneralizedPareto, the
+gamma family (Gamma, Chi2, InverseGamma, Beta, Dirichlet, StudentT, FisherSnedecor,
+NegativeBinomial), Binomial, Multinomial,
+Kumaraswamy, the relaxed (Gumbel-softmax) ones, Geometric, Poisson, MultivariateNormal, LowRankMultivariateNormal,
 MixtureSameFamily, LogisticNormal, VonMises, Independent, TransformedDistribution (with
 the transforms, here and in lucid.distributions.transforms, and biject_to /
 transform_to), LogNormal and the ExponentialFamily base, kl_divergence and the
@@ -10,14 +12,17 @@ constraints."""
 
 from . import constraints, transforms
 from .bernoulli import Bernoulli
+from .binomial import Binomial, Multinomial
 from .categorical import Categorical
 from .distribution import Distribution
 from .exp_family import ContinuousBernoulli, ExponentialFamily
 from .exponential import Exponential, Laplace, Poisson
+from .gamma import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, InverseGamma, NegativeBinomial, StudentT
 from .half_line import GeneralizedPareto, HalfCauchy, Pareto, Weibull
 from .kumaraswamy import Kumaraswamy
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture import LogisticNormal, MixtureSameFamily
 from .more import Cauchy, Geometric, Gumbel, HalfNormal, OneHotCategorical
 from .multivariate_normal import MultivariateNormal
@@ -34,8 +39,9 @@ from .constraint_registry import biject_to, transform_to
 from .uniform import Uniform
 from .von_mises import VonMises
 
-__all__ = ["Bernoulli", "Categorical", "Cauchy", "ContinuousBernoulli", "Distribution", "Exponential",
-           "ExponentialFamily", "GeneralizedPareto", "Geometric",
+__all__ = ["Bernoulli", "Beta", "Binomial", "Multinomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet", "Distribution",
+           "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric",
+           "InverseGamma", "LowRankMultivariateNormal", "NegativeBinomial", "StudentT",
            "Gumbel", "HalfCauchy", "Kumaraswamy",
            "HalfNormal", "Independent", "Laplace", "LogNormal", "LogisticNormal", "MixtureSameFamily",
            "MultivariateNormal", "Normal", "OneHotCategorical",
@@ -49,3 +55,39 @@ __all__ = ["Bernoulli", "Categorical", "Cauchy", "ContinuousBernoulli", "Distrib
            "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
            "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
            "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
+
+
+def _torch_module_aliases():
+    """torch.distributions keeps each distribution in a module of its own
+    (torch.distributions.cauchy, ...); lucid groups some. These aliases make
+    `from lucid.distributions.cauchy import Cauchy` (and lucid.distributions.cauchy.Cauchy)
+    run as the torch spelling does."""
+    import sys
+    import types
+    from . import distribution as _distribution
+    modules = {
+        "beta": ["Beta"], "cauchy": ["Cauchy"], "chi2": ["Chi2"], "continuous_bernoulli": ["ContinuousBernoulli"],
+        "dirichlet": ["Dirichlet"], "fishersnedecor": ["FisherSnedecor"], "generalized_pareto": ["GeneralizedPareto"],
+        "geometric": ["Geometric"], "gumbel": ["Gumbel"], "half_cauchy": ["HalfCauchy"], "half_normal": ["HalfNormal"],
+        "inverse_gamma": ["InverseGamma"], "laplace": ["Laplace"], "log_normal": ["LogNormal"],
+        "logistic_normal": ["LogisticNormal"], "mixture_same_family": ["MixtureSameFamily"],
+        "multinomial": ["Multinomial"], "negative_binomial": ["NegativeBinomial"],
+        "one_hot_categorical": ["OneHotCategorical", "OneHotCategoricalStraightThrough"], "pareto": ["Pareto"],
+        "poisson": ["Poisson"], "relaxed_bernoulli": ["LogitRelaxedBernoulli", "RelaxedBernoulli"],
+        "relaxed_categorical": ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"], "studentT": ["StudentT"],
+        "weibull": ["Weibull"]}
+    namespace = globals()
+    for name, members in modules.items():
+        module = types.ModuleType(f"{__name__}.{name}")
+        for member in members:
+            setattr(module, member, namespace[member])
+        module.__all__ = members
+        sys.modules[module.__name__] = namespace[name] = module
+    utils = types.ModuleType(f"{__name__}.utils")
+    for member in ("broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"):
+        setattr(utils, member, getattr(_distribution, member))
+    utils.euler_constant = 0.57721566490153286060  # (Euler-Mascheroni, as torch's utils names it)
+    sys.modules[utils.__name__] = namespace["utils"] = utils
+
+
+_torch_module_aliases()

@@ -4,7 +4,8 @@ their reprs are torch's, which the validation messages quote."""
 
 __all__ = ["Constraint", "boolean", "cat", "dependent", "greater_than", "greater_than_eq",
            "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
-           "lower_cholesky", "nonnegative", "nonnegative_integer", "positive", "positive_definite", "positive_integer",
+           "lower_cholesky", "multinomial", "nonnegative", "nonnegative_integer", "positive", "positive_definite",
+           "positive_integer",
            "real", "real_vector", "simplex", "stack", "unit_interval"]
 
 
@@ -117,6 +118,18 @@ class _Simplex(Constraint):
 
     def check(self, value):
         return (value >= 0).all(dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+
+
+class _Multinomial(Constraint):
+    """Vectors of nonnegative counts summing to at most upper_bound (Multinomial's support)."""
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
 
 
 class _IndependentConstraint(Constraint):
@@ -232,6 +245,7 @@ less_than = _LessThan
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 integer_interval = _IntegerInterval
+multinomial = _Multinomial
 independent = _IndependentConstraint
 real_vector = _IndependentConstraint(real, 1)
 positive_definite = _PositiveDefinite()

@@ -4,8 +4,10 @@ pairs lucid's distributions form, looked up by the most specific registered pair
 import math
 
 from .bernoulli import Bernoulli
+from .binomial import Binomial
 from .categorical import Categorical
 from .exponential import Exponential, Laplace, Poisson
+from .gamma import Beta, Dirichlet, Gamma
 from .independent import Independent
 from .multivariate_normal import MultivariateNormal, _mahalanobis
 from .normal import Normal
@@ -115,3 +117,44 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     term2 = lucid.linalg.solve_triangular(qL.expand(batch), pL.expand(batch), upper=False).pow(2).sum((-2, -1))
     term3 = _mahalanobis(qL, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    import lucid
+    t1 = q.concentration * lucid.log(p.rate / q.rate)
+    t2 = lucid.lgamma(q.concentration) - lucid.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * lucid.digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    import lucid
+    total_p, total_q = p.concentration1 + p.concentration0, q.concentration1 + q.concentration0
+    t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + total_p.lgamma()
+    t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + total_q.lgamma()
+    t3 = (p.concentration1 - q.concentration1) * lucid.digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * lucid.digamma(p.concentration0)
+    t5 = (total_q - total_p) * lucid.digamma(total_p)
+    return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    total_p, total_q = p.concentration.sum(-1), q.concentration.sum(-1)
+    t1 = total_p.lgamma() - total_q.lgamma()
+    t2 = (p.concentration.lgamma() - q.concentration.lgamma()).sum(-1)
+    t3 = p.concentration - q.concentration
+    t4 = p.concentration.digamma() - total_p.digamma().unsqueeze(-1)
+    return t1 - t2 + (t3 * t4).sum(-1)
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    import lucid
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+    return lucid.where(p.total_count > q.total_count, math.inf, kl)
