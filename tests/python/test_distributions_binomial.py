@@ -139,10 +139,10 @@ def test_kl_and_validation(device):
 
 def test_torchs_module_layout_is_importable():
     """torch.distributions.<module>.<Class> for each of torch's modules and the
-    distributions they define (bar the ones lucid lacks)."""
+    distributions they define."""
     import importlib
     import types
-    lacking = {"lkj_cholesky", "wishart"}
+    lacking = set()
     for name in dir(TD):
         module = getattr(TD, name)
         if not isinstance(module, types.ModuleType) or name in lacking:

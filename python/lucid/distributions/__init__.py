@@ -3,7 +3,7 @@
 Bernoulli, ContinuousBernoulli, Uniform, Categorical, OneHotCategorical, Exponential,
 Laplace, Cauchy, Gumbel, HalfNormal, HalfCauchy, Pareto, Weibull, GeneralizedPareto, the
 gamma family (Gamma, Chi2, InverseGamma, Beta, Dirichlet, StudentT, FisherSnedecor,
-NegativeBinomial), Binomial, Multinomial,
+NegativeBinomial), Binomial, Multinomial, Wishart, LKJCholesky,
 Kumaraswamy, the relaxed (Gumbel-softmax) ones, Geometric, Poisson, MultivariateNormal, LowRankMultivariateNormal,
 MixtureSameFamily, LogisticNormal, VonMises, Independent, TransformedDistribution (with
 the transforms, here and in lucid.distributions.transforms, and biject_to /
@@ -20,6 +20,7 @@ from .exponential import Exponential, Laplace, Poisson
 from .gamma import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, InverseGamma, NegativeBinomial, StudentT
 from .half_line import GeneralizedPareto, HalfCauchy, Pareto, Weibull
 from .kumaraswamy import Kumaraswamy
+from .lkj_cholesky import LKJCholesky
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -30,7 +31,7 @@ from .normal import Normal
 from .relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, OneHotCategoricalStraightThrough, RelaxedBernoulli,
                       RelaxedOneHotCategorical)
 from .transformed_distribution import LogNormal, TransformedDistribution
-from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
                          CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
                          PositiveDefiniteTransform, PowerTransform, ReshapeTransform, SigmoidTransform,
                          SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
@@ -38,10 +39,11 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
 from .constraint_registry import biject_to, transform_to
 from .uniform import Uniform
 from .von_mises import VonMises
+from .wishart import Wishart
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Multinomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet", "Distribution",
            "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric",
-           "InverseGamma", "LowRankMultivariateNormal", "NegativeBinomial", "StudentT",
+           "InverseGamma", "LKJCholesky", "LowRankMultivariateNormal", "Wishart", "NegativeBinomial", "StudentT",
            "Gumbel", "HalfCauchy", "Kumaraswamy",
            "HalfNormal", "Independent", "Laplace", "LogNormal", "LogisticNormal", "MixtureSameFamily",
            "MultivariateNormal", "Normal", "OneHotCategorical",
@@ -50,7 +52,8 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Multinomial", "Categorical", "Cauch
            "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
            "biject_to", "transform_to",
            # the transforms, also at the top level as torch.distributions has them
-           "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CumulativeDistributionTransform",
+           "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform",
            "ExpTransform",
            "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
            "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
@@ -84,7 +87,8 @@ def _torch_module_aliases():
         module.__all__ = members
         sys.modules[module.__name__] = namespace[name] = module
     utils = types.ModuleType(f"{__name__}.utils")
-    for member in ("broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"):
+    for member in ("broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits",
+                   "tril_matrix_to_vec", "vec_to_tril_matrix"):
         setattr(utils, member, getattr(_distribution, member))
     utils.euler_constant = 0.57721566490153286060  # (Euler-Mascheroni, as torch's utils names it)
     sys.modules[utils.__name__] = namespace["utils"] = utils

@@ -95,6 +95,11 @@ def _transform_to_simplex(constraint):
     return transforms.SoftmaxTransform()
 
 
+@_both(constraints.corr_cholesky)
+def _to_corr_cholesky(constraint):
+    return transforms.CorrCholeskyTransform()
+
+
 @transform_to.register(constraints.lower_cholesky)
 def _transform_to_lower_cholesky(constraint):
     return transforms.LowerCholeskyTransform()

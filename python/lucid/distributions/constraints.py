@@ -2,11 +2,10 @@
 (torch.distributions.constraints): `check(value)` gives a bool tensor, one entry an event;
 their reprs are torch's, which the validation messages quote."""
 
-__all__ = ["Constraint", "boolean", "cat", "dependent", "greater_than", "greater_than_eq",
+__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "greater_than", "greater_than_eq",
            "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
            "lower_cholesky", "multinomial", "nonnegative", "nonnegative_integer", "positive", "positive_definite",
-           "positive_integer",
-           "real", "real_vector", "simplex", "stack", "unit_interval"]
+           "positive_integer", "real", "real_vector", "simplex", "stack", "unit_interval"]
 
 
 class Constraint:
@@ -182,6 +181,17 @@ class _LowerCholesky(Constraint):
         return lower & positive_diagonal
 
 
+class _CorrCholesky(Constraint):
+    """Lower-triangular factors of correlation matrices: lower Cholesky with rows of norm 1."""
+    event_dim = 2
+
+    def check(self, value):
+        import lucid
+        tol = lucid.finfo(value.dtype).eps * value.size(-1) * 10  # (torch's fudge factor)
+        row_norm = lucid.linalg.norm(value.detach(), dim=-1)
+        return _LowerCholesky().check(value) & (row_norm - 1.0).abs().le(tol).all(dim=-1)
+
+
 class _Cat(Constraint):
     """cseq[i] over the i-th slice (lengths[i] long) of dim `dim` (CatTransform's domains)."""
 
@@ -250,5 +260,6 @@ independent = _IndependentConstraint
 real_vector = _IndependentConstraint(real, 1)
 positive_definite = _PositiveDefinite()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 cat = _Cat
 stack = _Stack

@@ -251,6 +251,34 @@ def probs_to_logits(probs, is_binary=False):
     return ps.log() - (-ps).log1p() if is_binary else ps.log()
 
 
+def _tril_mask(n, diag, device):
+    arange = _lucid().arange(n, device=device)
+    return arange < arange.view(-1, 1) + (diag + 1)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The entries of mat's lower triangle (below diagonal `diag`), row by row."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat[..., _tril_mask(n, diag, mat.device)]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """tril_matrix_to_vec's inverse: the D x D matrix whose lower triangle (below diagonal
+    `diag`) holds vec, zeros elsewhere."""
+    # D: the positive root of D^2 + (1 + 2 diag) D - |diag| (diag + 1) - 2 len(vec) = 0
+    b = 1 + 2 * diag
+    n = (-b + (b ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > _lucid().finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as the lower "
+                         "triangular part of a square D x D matrix.")
+    n = round(n)
+    mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
+    mat[..., _tril_mask(n, diag, vec.device)] = vec
+    return mat
+
+
 def _standard_normal(shape, like):
     return _lucid().randn(tuple(shape), dtype=like.dtype, device=like.device)
 

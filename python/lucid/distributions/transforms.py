@@ -405,11 +405,13 @@ class AbsTransform(Transform):
 
 identity_transform = ComposeTransform([])
 
-from .transforms_more import (CatTransform, CumulativeDistributionTransform, IndependentTransform,  # noqa: E402
+from .transforms_more import (CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,  # noqa: E402
+                              IndependentTransform,
                               LowerCholeskyTransform, PositiveDefiniteTransform, ReshapeTransform, SoftmaxTransform,
                               SoftplusTransform, StackTransform, StickBreakingTransform)
 
-__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CumulativeDistributionTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform",
            "ExpTransform",
            "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
            "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",

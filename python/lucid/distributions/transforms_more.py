@@ -4,10 +4,12 @@ distribution's cdf as a transform, and transforms applied slice by slice (cat, s
 Re-exported by lucid.distributions.transforms."""
 
 from . import constraints
-from .distribution import _lucid
+import math
+
+from .distribution import _lucid, tril_matrix_to_vec, vec_to_tril_matrix
 from .transforms import Transform, _sum_rightmost
 
-__all__ = ["CatTransform", "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
+__all__ = ["CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
            "StickBreakingTransform"]
 
@@ -213,6 +215,56 @@ class LowerCholeskyTransform(Transform):
 
     def _inverse(self, y):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class CorrCholeskyTransform(Transform):
+    """A vector of D (D - 1) / 2 reals onto the Cholesky factor of a D x D correlation
+    matrix: tanh into (-1, 1), then stick-breaking on the squares row by row, so each row
+    has norm 1 (Stan's parameterisation, as torch's)."""
+    domain, codomain, bijective = constraints.real_vector, constraints.corr_cholesky, True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    def _call(self, x):
+        lucid = _lucid()
+        eps = lucid.finfo(x.dtype).eps
+        r = vec_to_tril_matrix(lucid.tanh(x).clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        # y = r * sqrt(prod of (1 - r^2) to its left): the remaining length of each row
+        z1m_cumprod_sqrt = (1 - r ** 2).sqrt().cumprod(-1)
+        r = r + lucid.eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        return r * lucid.nn.functional.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        lucid = _lucid()
+        y_cumsum = 1 - lucid.cumsum(y * y, dim=-1)
+        shifted = lucid.nn.functional.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(shifted, diag=-1).sqrt()
+        return (t.log1p() - t.neg().log1p()) / 2  # (atanh)
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        # (of x and the strict lower triangle of y: the spaces differ in dimension)
+        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
+        stick_breaking_logdet = 0.5 * tril_matrix_to_vec(y1m_cumsum, diag=-2).log().sum(-1)
+        tanh_logdet = -2 * (x + _softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattend lower-diagonal number")
+        return tuple(shape[:-1]) + (d, d)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return tuple(shape[:-2]) + (d * (d - 1) // 2,)
 
 
 class PositiveDefiniteTransform(Transform):
