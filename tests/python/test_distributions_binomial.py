@@ -96,7 +96,9 @@ def test_densities_statistics_and_gradients_match_torch(name, args, value, devic
             t, lo = t(value), lo(to_lucid(value, device))
         elif callable(t):
             t, lo = t(), lo()
-        assert_close(lo.detach(), t.detach(), rtol=1e-10, atol=1e-10)
+        # (torch 2.11's Multinomial entropy takes lgamma(n + 1) of an integer tensor: in float32)
+        tol = 1e-6 if (name, what) == ("Multinomial", "entropy") else 1e-10
+        assert_close(lo.detach(), t.detach(), rtol=tol, atol=tol)
         total_t, total_l = total_t + (t * t).sum(), total_l + (lo * lo).sum()
     total_t.backward()
     total_l.backward()

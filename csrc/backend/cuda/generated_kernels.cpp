@@ -54,6 +54,17 @@ struct GeneratedKernel {
 namespace {
 
 // Leaked on purpose: the background thread may still hold them while the process exits.
+//
+// Note [The compiler thread at exit]
+// A process may exit while the background thread compiles (a short script whose last
+// chain was first seen at its end). Left running, that thread would go on into NVRTC,
+// the CUDA runtime's teardown and statics already destroyed, and crash the exit (seen
+// on the H100: "free(): invalid size", a segfault). So when it starts it registers
+// finish_at_exit with std::atexit, which runs before the CUDA runtime's teardown
+// (registered earlier, at CUDA's first use) and before the destructors of statics made
+// earlier: it stops the thread after the job in hand (one kernel: at most a few
+// hundred milliseconds). Statics the thread reads that might be made after it starts
+// (cache_folder) are never destroyed.
 struct Cache {
   std::mutex mu;
   std::unordered_map<std::string, std::unique_ptr<GeneratedKernel>> entries;
@@ -65,6 +76,10 @@ struct Cache {
   std::deque<Job> queue;
   std::condition_variable wake;
   bool worker_started = false;
+  bool stopping = false;  // (exit: finish_at_exit)
+  pid_t worker_pid = 0;   // the process the thread runs in (a forked child has none)
+  bool busy = false;      // the thread is building a job
+  std::condition_variable idle;
   size_t compiled = 0, loaded = 0, failed = 0, compiling = 0;
   std::string last_error;
 };
@@ -77,7 +92,7 @@ Cache& cache() {
 
 // The folder for CUBINs, made on first use; "" when there is none to write.
 const std::string& cache_folder() {
-  static const std::string folder = [] {
+  static const std::string* folder = new std::string([] {  // (never destroyed: Note [The compiler thread at exit])
     std::string root;
     if (const char* d = std::getenv("LUCID_CACHE_DIR")) root = d;
     else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) root = std::string(x) + "/lucid";
@@ -89,8 +104,8 @@ const std::string& cache_folder() {
     struct stat st {};
     return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ::access(dir.c_str(), W_OK) == 0 ? dir
                                                                                                  : std::string();
-  }();
-  return folder;
+  }());
+  return *folder;
 }
 
 uint64_t fnv1a(const std::string& s) {
@@ -232,16 +247,30 @@ const void* ready_kernel(Slot& s, int device) {
 
 void worker() {
   Cache& c = cache();
+  std::unique_lock<std::mutex> lock(c.mu);
   for (;;) {
-    std::unique_lock<std::mutex> lock(c.mu);
-    c.wake.wait(lock, [&] { return !c.queue.empty(); });
+    c.wake.wait(lock, [&] { return c.stopping || !c.queue.empty(); });
+    if (c.stopping) return;
     const Cache::Job job = c.queue.front();
     c.queue.pop_front();
+    c.busy = true;
     lock.unlock();
     build(*job.kernel, *job.slot, job.device);
     lock.lock();
     --c.compiling;
+    c.busy = false;
+    c.idle.notify_all();
   }
+}
+
+// Note [The compiler thread at exit]: stops the thread once its job in hand is built.
+void finish_at_exit() {
+  Cache& c = cache();
+  if (::getpid() != c.worker_pid) return;  // (a forked child: no thread, and the lock may be held for good)
+  std::unique_lock<std::mutex> lock(c.mu);
+  c.stopping = true;
+  c.wake.notify_all();
+  c.idle.wait(lock, [&] { return !c.busy; });
 }
 
 }  // namespace
@@ -314,6 +343,8 @@ const void* kernel_for(GeneratedKernel& k, int device) {
       ++c.compiling;
       c.queue.push_back({&k, slot, device});
       if (!c.worker_started) {
+        c.worker_pid = ::getpid();
+        std::atexit(finish_at_exit);  // (before the thread exists: it never outlives the handler)
         std::thread(worker).detach();
         c.worker_started = true;
       }
