@@ -495,3 +495,20 @@ def test_import_does_not_pull_torch_or_numpy():
     code = ("import sys, lucid.optim.lr_scheduler; "
             "assert 'torch' not in sys.modules and 'numpy' not in sys.modules, sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_upstream_lucid_names():
+    """Upstream Lucid keeps the schedulers at lucid.optim and names Noam's NoamScheduler
+    (d_model, warmup_steps): the same classes and schedule."""
+    for name in lsched.__all__:
+        assert getattr(lucid.optim, name) is getattr(lsched, name)
+    lopt, _ = make_opts("SGD", (1.0,))
+    ls = lucid.optim.NoamScheduler(lopt, d_model=256, warmup_steps=6, verbose=False)
+    lrs = []
+    for _ in range(10):
+        lopt.step()
+        ls.step()
+        lrs.append(ls.get_last_lr()[0])
+    want = [256 ** -0.5 * min(s ** -0.5, s * 6 ** -1.5) for s in range(2, 12)]
+    assert lrs == pytest.approx(want, rel=REL)
+    assert isinstance(ls, lsched.NoamLR) and ls.d_model == 256

@@ -272,3 +272,8 @@ from ._functional_fractional import *  # noqa: E402,F401,F403
 from ._functional_fractional import __all__ as _fractional  # noqa: E402
 
 __all__ += _conv + _fractional
+
+from ._functional_upstream import *  # noqa: E402,F401,F403
+from ._functional_upstream import __all__ as _upstream  # noqa: E402
+
+__all__ += _upstream

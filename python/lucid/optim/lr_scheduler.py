@@ -23,7 +23,7 @@ from .optimizer import Optimizer
 
 __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
            "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR",
-           "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR", "NoamLR", "LRScheduler"]
+           "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR", "NoamLR", "NoamScheduler", "LRScheduler"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being "
@@ -910,3 +910,13 @@ class NoamLR(LRScheduler):
             raise ValueError(f"NoamLR counts steps from 1, but got epoch {self.last_epoch} (step {step})")
         lr = self.factor * self.model_size ** -0.5 * min(step ** -0.5, step * self.warmup_steps ** -1.5)
         return [lr] * len(self.optimizer.param_groups)
+
+
+class NoamScheduler(NoamLR):
+    """Upstream Lucid's name and signature for NoamLR: d_model is model_size, and the
+    factor is 1 (the lr is absolute, as NoamLR's). `verbose` is accepted and ignored, as
+    torch's deprecated argument."""
+
+    def __init__(self, optimizer, d_model, warmup_steps, last_epoch=-1, verbose="deprecated"):
+        super().__init__(optimizer, model_size=d_model, warmup_steps=warmup_steps, last_epoch=last_epoch)
+        self.d_model = d_model
