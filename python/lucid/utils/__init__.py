@@ -4,9 +4,11 @@
 `lucid.data`); `lucid.utils.datasets` the image datasets read from IDX files (MNIST,
 Fashion-MNIST); `lucid.utils.transforms` torchvision's image transforms for tensors;
 make_grid and save_image are torchvision.utils'; `lucid.utils.models` torchvision.models'
-ResNet and VGG networks.
+ResNet and VGG networks; `lucid.utils.checkpoint` activation checkpointing (a module, as
+torch's, that can also be called, as upstream Lucid's function).
 """
 
+from . import checkpoint  # noqa: F401
 from . import data  # noqa: F401
 from . import datasets  # noqa: F401
 from . import models  # noqa: F401
