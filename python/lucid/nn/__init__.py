@@ -7,8 +7,11 @@ from .modules import *  # noqa: F401,F403
 # the hooks every module runs: torch.nn.modules.module's functions, upstream Lucid's lucid.nn names
 from .modules.module import (register_module_buffer_registration_hook, register_module_forward_hook,  # noqa: F401
                              register_module_forward_pre_hook, register_module_full_backward_hook,
-                             register_module_full_backward_pre_hook, register_module_module_registration_hook,
+                             register_module_full_backward_pre_hook, register_module_load_state_dict_post_hook,
+                             register_module_load_state_dict_pre_hook, register_module_module_registration_hook,
                              register_module_parameter_registration_hook)
 from . import hooks, utils  # noqa: F401
+from .hooks import RemovableHandle  # noqa: F401  (upstream Lucid's place)
+MultilabelMarginLoss = MultiLabelMarginLoss  # noqa: F405  (upstream Lucid's spelling)
 from . import parallel  # noqa: F401
 from .parallel import DataParallel  # noqa: F401
