@@ -378,8 +378,9 @@ class _TensorAPI:
 
     def __deepcopy__(self, memo):
         """copy.deepcopy (and so deepcopy of a Module): a new leaf with its own copy of
-        the data and of .grad, keeping requires_grad and the Parameter flag. As in
-        torch, a tensor inside an autograd graph cannot be deep-copied."""
+        the data and of .grad, keeping requires_grad, the Parameter flag and a lazy
+        module's placeholder mark (nn.parameter). As in torch, a tensor inside an
+        autograd graph cannot be deep-copied."""
         if not self.is_leaf:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
                                "protocol at the moment")
@@ -391,6 +392,8 @@ class _TensorAPI:
         new._is_param = self._is_param
         if self.grad is not None:
             new.grad = copy.deepcopy(self.grad, memo)
+        from .nn import parameter
+        parameter._copy_placeholder_mark(self, new)
         memo[id(self)] = new
         return new
 

@@ -250,3 +250,17 @@ def test_multivariate_normal_samples_and_errors(device):
             make(LD, lambda x: to_lucid(x.double(), device))
         head = str(theirs.value).split("found invalid values")[0].replace("torch.", "lucid.")
         assert str(ours.value).startswith(head), (str(ours.value), str(theirs.value))
+
+
+@pytest.mark.parametrize("name,args", [("Exponential", (1.0,)), ("HalfNormal", (1.0,)), ("Binomial", (3, 0.5)),
+                                       ("RelaxedBernoulli", (0.5, 0.3))])
+def test_subclasses_with_their_own_init_must_define_expand(name, args):
+    """torch's rule, kept where lucid's classes share one expand: a subclass that changes
+    __init__ must say how to expand; one that does not inherits expand."""
+    for module in (TD, LD):
+        base = getattr(module, name)
+        custom = type("Custom", (base,), {"__init__": lambda self, *a: base.__init__(self, *a)})
+        with pytest.raises(NotImplementedError, match="Subclass Custom of " + name):
+            custom(*args).expand((2,))
+        plain = type("Plain", (base,), {})
+        assert type(plain(*args).expand((2,))) is plain

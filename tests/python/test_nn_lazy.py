@@ -199,3 +199,15 @@ def test_making_a_lazy_layer_warns_as_torch_and_upstream_lucid_do():
     with pytest.warns(nn.UninitializedParameterWarning, match="Lazy modules are a new feature"):
         nn.LazyLinear(2)
     assert issubclass(nn.UninitializedParameterWarning, UserWarning)
+
+
+def test_a_deep_copy_before_the_first_call_is_lazy_too():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = nn.Sequential(nn.LazyLinear(3), nn.ReLU(), nn.LazyLinear(2))
+    import copy
+    twin = copy.deepcopy(model)
+    assert is_lazy(twin[0].weight) and is_lazy(twin[2].bias)
+    assert tuple(twin(lucid.randn(4, 7)).shape) == (4, 2) and type(twin[0]) is nn.Linear
+    assert is_lazy(model[0].weight)  # (the original is still to be called, and takes another width)
+    assert tuple(model(lucid.randn(4, 5)).shape) == (4, 2) and tuple(model[0].weight.shape) == (3, 5)

@@ -31,7 +31,7 @@ class _CountedTrials(_BinaryProbs, Distribution):
         super().__init__(param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(type(self), _instance)
+        new = self._get_checked_instance(self._library_class(), _instance)
         batch_shape = Size(batch_shape)
         new.total_count = self.total_count.expand(tuple(batch_shape))
         for name in ("probs", "logits"):

@@ -109,6 +109,15 @@ class Distribution:
     def _extended_shape(self, sample_shape=Size()):
         return Size(tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape))
 
+    def _library_class(self):
+        """The nearest public class of lucid.distributions' own in self's MRO: the class
+        whose expand a shared base implements (torch's classes each name themselves), so a
+        user subclass with its own __init__ and no expand gets torch's error."""
+        for c in type(self).__mro__:
+            if c.__module__.startswith("lucid.distributions") and not c.__name__.startswith("_"):
+                return c
+        return type(self)
+
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(f"Subclass {type(self).__name__} of {cls.__name__} that defines a custom "
@@ -173,7 +182,7 @@ class _Located(Distribution):
         super().__init__(_batch_of(values, tensors), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(type(self), _instance)
+        new = self._get_checked_instance(self._library_class(), _instance)
         batch_shape = Size(batch_shape)
         for name in self._params:
             setattr(new, name, getattr(self, name).expand(batch_shape))

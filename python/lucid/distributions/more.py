@@ -243,7 +243,7 @@ class _Folded(TransformedDistribution):
         super().__init__(base, AbsTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(type(self), _instance))
+        return super().expand(batch_shape, _instance=self._get_checked_instance(self._library_class(), _instance))
 
     @property
     def scale(self):

@@ -68,7 +68,7 @@ class _Relaxed(TransformedDistribution):
     has_rsample = True
 
     def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(type(self), _instance))
+        return super().expand(batch_shape, _instance=self._get_checked_instance(self._library_class(), _instance))
 
     @property
     def temperature(self):

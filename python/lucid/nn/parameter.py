@@ -76,6 +76,13 @@ def _mark_uninitialized(t, kind, persistent=True):
     return t
 
 
+def _copy_placeholder_mark(source, copy):
+    """A deep copy of a placeholder is a placeholder (Tensor.__deepcopy__)."""
+    entry = _lazy_entry(source)
+    if entry is not None:
+        _mark_uninitialized(copy, entry[1], entry[2])
+
+
 class _UninitializedMeta(type):
     def __instancecheck__(cls, obj):
         kind = _lazy_kind(obj)
