@@ -23,6 +23,7 @@ from .kumaraswamy import Kumaraswamy
 from .lkj_cholesky import LKJCholesky
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from . import kl_more  # noqa: F401,E402  (registers the rest of torch's KL pairs)
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture import LogisticNormal, MixtureSameFamily
 from .more import Cauchy, Geometric, Gumbel, HalfNormal, OneHotCategorical
