@@ -153,6 +153,7 @@ _upstream.install(globals())
 from . import _typing  # noqa: E402  (upstream's typing names: TensorLike, DTypeLike, HasShape, ...)
 _typing.install(globals())
 from . import dtypes  # noqa: E402,F401  (upstream's module of the dtype objects)
+from . import einops  # noqa: E402,F401  (upstream's lucid.einops: rearrange, reduce, repeat, einsum)
 from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: E402,F401
 del _out
 
