@@ -93,3 +93,12 @@ def test_dtypes_module():
     for name in dtypes.__all__:
         assert getattr(dtypes, name) is (lucid.bool if name == "bool_" else getattr(lucid, name))
     assert lucid.zeros(2, dtype=lucid.dtypes.int16).dtype is lucid.int16 and isinstance(dtypes.half, dtypes.dtype)
+
+
+def test_upstream_nn_spellings():
+    import lucid.nn as nn
+    assert nn.MultilabelMarginLoss is nn.MultiLabelMarginLoss is nn.modules.MultilabelMarginLoss
+    assert nn.RemovableHandle is nn.hooks.RemovableHandle
+    assert nn.utils.pad_sequence is nn.utils.rnn.pad_sequence and nn.utils.PackedSequence is nn.utils.rnn.PackedSequence
+    handle = nn.register_module_load_state_dict_pre_hook(lambda *args: None)
+    handle.remove()

@@ -12,6 +12,6 @@ from .modules.module import (register_module_buffer_registration_hook, register_
                              register_module_parameter_registration_hook)
 from . import hooks, utils  # noqa: F401
 from .hooks import RemovableHandle  # noqa: F401  (upstream Lucid's place)
-MultilabelMarginLoss = MultiLabelMarginLoss  # noqa: F405  (upstream Lucid's spelling)
+from .modules import MultilabelMarginLoss  # noqa: F401,E402  (upstream Lucid's spelling)
 from . import parallel  # noqa: F401
 from .parallel import DataParallel  # noqa: F401

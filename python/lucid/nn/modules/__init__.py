@@ -34,3 +34,5 @@ __all__ = [name for file in (module, activation, adaptive, batchnorm, channelshu
                              dropout, flatten, fold, instancenorm, linear, loss, normalization, padding,
                              pixelshuffle, pooling, rnn, sparse, transformer, upsampling)
            for name in file.__all__]
+
+MultilabelMarginLoss = loss.MultiLabelMarginLoss  # (upstream Lucid's spelling; also at lucid.nn)
