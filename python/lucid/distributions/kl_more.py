@@ -13,7 +13,8 @@ from .exponential import Exponential, Laplace, Poisson
 from .gamma import Beta, Gamma
 from .half_line import Pareto
 from .kl import _kl_categorical_categorical, _kl_normal_normal, kl_divergence, register_kl
-from .lowrank_multivariate_normal import LowRankMultivariateNormal, _lowrank_logdet, _lowrank_mahalanobis
+from .lowrank_multivariate_normal import (LowRankMultivariateNormal, _lowrank_logdet, _lowrank_mahalanobis,
+                                          _woodbury_factor)
 from .more import Cauchy, Geometric, Gumbel, HalfNormal, OneHotCategorical
 from .multivariate_normal import MultivariateNormal, _mahalanobis
 from .normal import Normal
@@ -116,13 +117,12 @@ def _check_events(p, q):
 
 @register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
 def _kl_lowrank_lowrank(p, q):
-    lucid = _lucid()
     _check_events(p, q)
     qW, qD, pW, pD = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, p._unbroadcasted_cov_factor, \
         p._unbroadcasted_cov_diag
     term1 = _lowrank_logdet(qD, q._capacitance_tril) - _lowrank_logdet(pD, p._capacitance_tril)
     term3 = _lowrank_mahalanobis(qW, qD, q.loc - p.loc, q._capacitance_tril)
-    A = lucid.linalg.solve_triangular(q._capacitance_tril, qW.mT / qD.unsqueeze(-2), upper=False)
+    A = _woodbury_factor(q)
     term2 = ((pD / qD).sum(-1) + _trace_xxt(pW * qD.rsqrt().unsqueeze(-1)) - _trace_xxt(A * pD.sqrt().unsqueeze(-2))
              - _trace_xxt(A @ pW))
     return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
@@ -130,12 +130,11 @@ def _kl_lowrank_lowrank(p, q):
 
 @register_kl(MultivariateNormal, LowRankMultivariateNormal)
 def _kl_multivariatenormal_lowrank(p, q):
-    lucid = _lucid()
     _check_events(p, q)
     qW, qD, pL = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, p._unbroadcasted_scale_tril
     term1 = _lowrank_logdet(qD, q._capacitance_tril) - 2 * pL.diagonal(dim1=-2, dim2=-1).log().sum(-1)
     term3 = _lowrank_mahalanobis(qW, qD, q.loc - p.loc, q._capacitance_tril)
-    A = lucid.linalg.solve_triangular(q._capacitance_tril, qW.mT / qD.unsqueeze(-2), upper=False)
+    A = _woodbury_factor(q)
     term2 = _trace_xxt(pL * qD.rsqrt().unsqueeze(-1)) - _trace_xxt(A @ pL)
     return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
 

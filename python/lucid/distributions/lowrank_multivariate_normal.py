@@ -35,6 +35,13 @@ def _lowrank_mahalanobis(W, D, x, capacitance_tril):
     return (x.pow(2) / D).sum(-1) - _mahalanobis(capacitance_tril, wt_dinv_x)
 
 
+def _woodbury_factor(d):
+    """C^-1 W^T D^-1 of a low-rank normal (C its capacitance factor): precision =
+    D^-1 - A^T A (Woodbury's identity)."""
+    W, D = d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag
+    return _lucid().linalg.solve_triangular(d._capacitance_tril, W.mT / D.unsqueeze(-2), upper=False)
+
+
 class LowRankMultivariateNormal(Distribution):
     arg_constraints = {"loc": constraints.real_vector, "cov_factor": constraints.independent(constraints.real, 2),
                        "cov_diag": constraints.independent(constraints.positive, 1)}
@@ -104,10 +111,8 @@ class LowRankMultivariateNormal(Distribution):
 
     @lazy_property
     def precision_matrix(self):
-        lucid = _lucid()
-        wt_dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
-        A = lucid.linalg.solve_triangular(self._capacitance_tril, wt_dinv, upper=False)
-        return self._full(lucid.diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT @ A, 2)
+        A = _woodbury_factor(self)
+        return self._full(_lucid().diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT @ A, 2)
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

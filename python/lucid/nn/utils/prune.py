@@ -211,6 +211,15 @@ def _channel_mask(t, dim, channels):
     return mask
 
 
+def _unstructured_mask(default_mask, amount, scores, largest):
+    """default_mask with the `amount` entries of largest (or smallest) score zeroed."""
+    count = _count_to_prune(amount, scores.numel())
+    mask = default_mask.clone()
+    if count:
+        mask.view(-1)[scores.reshape(-1).topk(count, largest=largest).indices] = 0
+    return mask
+
+
 class RandomUnstructured(BasePruningMethod):
     """Prunes `amount` entries chosen uniformly at random."""
     PRUNING_TYPE = "unstructured"
@@ -220,12 +229,7 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        count = _count_to_prune(self.amount, t.numel())
-        mask = default_mask.clone()
-        if count:
-            drawn = _lucid().rand_like(t).reshape(-1).topk(count).indices
-            mask.view(-1)[drawn] = 0
-        return mask
+        return _unstructured_mask(default_mask, self.amount, _lucid().rand_like(t), largest=True)
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -241,12 +245,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        count = _count_to_prune(self.amount, t.numel())
-        mask = default_mask.clone()
-        if count:
-            smallest = t.abs().reshape(-1).topk(count, largest=False).indices
-            mask.view(-1)[smallest] = 0
-        return mask
+        return _unstructured_mask(default_mask, self.amount, t.abs(), largest=False)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
