@@ -162,6 +162,23 @@ workload(f"GPU masked scaled softmax {list(MS)}, mask {list(MS[-2:])} against to
          _MS_IN, _masked_softmax, nbytes=2 * 4 * MS[0] * MS[1] * MS[2] * MS[3], device="gpu", ceiling="gpu_copy",
          torch_fn=_compiled(_masked_softmax))
 
+# the hand-written RMS statistic of LLaMA-style code over bfloat16 activations: cast up,
+# square, mean over the last dim; one kernel when fused (Note [Fused norm rows], "Row
+# reductions"); effective bytes: x read once in 16 bits
+RS = (16384, 4096)
+
+
+def _rms_statistic(m, x):
+    return (x.float() ** 2).mean(-1, keepdim=True)
+
+
+_RS_IN = inputs(RS, device="gpu", view=lambda x: (x.bfloat16(),))
+workload(f"GPU RMS statistic (x.float() ** 2).mean(-1) bfloat16 {list(RS)}", "gpu reduce", _RS_IN, _rms_statistic,
+         nbytes=2 * RS[0] * RS[1], device="gpu", ceiling="gpu_copy")
+workload(f"GPU RMS statistic (x.float() ** 2).mean(-1) bfloat16 {list(RS)} against torch.compile", "gpu reduce",
+         _RS_IN, _rms_statistic, nbytes=2 * RS[0] * RS[1], device="gpu", ceiling="gpu_copy",
+         torch_fn=_compiled(_rms_statistic))
+
 # -- matrix products through cuBLASLt (issue 19's targets) --
 workload("GPU matmul float32 1024", "gpu matmul", inputs((1024, 1024), (1024, 1024), device="gpu"),
          lambda m, a, b: a @ b, flops=2 * 1024 ** 3, device="gpu", ceiling="none")

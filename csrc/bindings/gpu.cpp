@@ -174,6 +174,12 @@ void init_gpu(nb::module_& m) {
 #endif
     return "off";
   });
+  m.def("gpu_stop_compiler", [] {
+#ifdef LUCID_WITH_CUDA
+    nb::gil_scoped_release unlocked;  // (the thread never takes the GIL; other Python threads may want it)
+    cuda::stop_compiler_thread();
+#endif
+  });
   m.def("gpu_set_kernel_compile", [](const std::string& mode) {
     LUCID_CHECK(mode == "background" || mode == "sync" || mode == "off", ValueError,
                 "set_kernel_compile: mode must be 'background', 'sync' or 'off', got '", mode, "'");
@@ -196,9 +202,10 @@ void init_gpu(nb::module_& m) {
     d["fused_norm_launches"] = cuda::fused_rows_launches();
     d["fused_norm_backward_launches"] = cuda::fused_rows_backward_launches();
     d["fused_softmax_launches"] = cuda::fused_softmax_launches();
+    d["fused_reduce_launches"] = cuda::fused_reduce_launches();
 #else
     for (const char* k : {"compiled", "loaded", "failed", "compiling", "fused_launches", "fused_norm_launches",
-                          "fused_norm_backward_launches", "fused_softmax_launches"})
+                          "fused_norm_backward_launches", "fused_softmax_launches", "fused_reduce_launches"})
       d[k] = 0;
     d["last_error"] = "";
 #endif

@@ -29,6 +29,13 @@
 // - Until the backend's kernel is compiled (in the background, Note [Generated
 //   kernels]), and for rows too long to stage, the calls stay unfused.
 // - lucid.gpu.set_norm_fusion / LUCID_NORM_FUSION=0 switch it off (on by default).
+// Row reductions (sums, means, sums of magnitudes: MomentBlock; values-only max and
+// min: ExtremumBlock; inner == 1) take the call before them as their prologue likewise
+// (FusedReduceRows): the hand-written RMS statistic `(x.float() ** 2).mean(-1)` and a
+// loss's `(a - b).abs().sum(-1)` read x's inputs once and write one value a row. Their
+// kernel walks a row in the unfused reduction's order (reduce_rows_walk.cuh), so the
+// bits are the same; reductions the unfused kernel splits over several blocks (few,
+// long rows) stay unfused.
 // The backward (NormRowsBackward) takes the call after it as dx's epilogue likewise
 // (FusedNormRowsBackward: norm_rows_backward.cuh's text with a generated store), dx
 // stored when something else holds it (dx_stored); its affine gradients stay the
@@ -231,6 +238,26 @@ std::optional<Replacement> assemble(std::vector<std::unique_ptr<pending::Work>>&
                      1 + (real_prologue ? 1 : 0) + (real_epilogue ? 1 : 0));
 }
 
+// Whether the row op's x and y are what the fused kernels take: float32 or float64,
+// contiguous, x not empty.
+bool rows_fusable(const RowCall& c) {
+  const TensorImpl& x = *c.x;
+  return (x.dtype() == Dtype::F32 || x.dtype() == Dtype::F64) && x.is_contiguous() && c.y->is_contiguous() &&
+         x.numel() != 0;
+}
+
+// The chain of list[k - 1] (when `before_free`: not taken by a fusion before) when it
+// computes x among its results and fits x's rows: a row op's prologue.
+std::optional<Built> prologue_at(std::vector<std::unique_ptr<pending::Work>>& list, size_t k, bool before_free,
+                                 const TensorImpl& x) {
+  std::optional<Built> pro;
+  if (before_free && k > 0 && (pro = program_of(*list[k - 1])))
+    if (!fits_rows(*pro, x) ||
+        std::none_of(pro->outs.begin(), pro->outs.end(), [&](const TensorImpl* o) { return same_place(*o, x); }))
+      pro.reset();
+  return pro;
+}
+
 // The row op at list[k] with the call before it (when `before_free`) and the call after
 // it, or with one of them when the other overlaps; nothing when neither fits. x and y
 // are float32 or float64 and contiguous.
@@ -238,16 +265,8 @@ template <class Fused, class Variant>
 std::optional<Replacement> fuse_row_at(std::vector<std::unique_ptr<pending::Work>>& list, size_t k,
                                        bool before_free, const RowCall& c, const Fused& f, int device,
                                        Variant variant) {
-  const TensorImpl& x = *c.x;
-  if ((x.dtype() != Dtype::F32 && x.dtype() != Dtype::F64) || !x.is_contiguous() || !c.y->is_contiguous() ||
-      x.numel() == 0)
-    return std::nullopt;
-  // The prologue: a chain with x among its results.
-  std::optional<Built> pro;
-  if (before_free && k > 0 && (pro = program_of(*list[k - 1])))
-    if (!fits_rows(*pro, x) ||
-        std::none_of(pro->outs.begin(), pro->outs.end(), [&](const TensorImpl* o) { return same_place(*o, x); }))
-      pro.reset();
+  if (!rows_fusable(c)) return std::nullopt;
+  std::optional<Built> pro = prologue_at(list, k, before_free, *c.x);
   std::optional<Built> epi = epilogue_at(list, k, *c.y);
   if (pro && epi)
     if (auto r = assemble(list, k, pro, epi, c, f, device, variant)) return r;
@@ -282,6 +301,39 @@ std::optional<Replacement> fuse_softmax_at(std::vector<std::unique_ptr<pending::
   const RowCall c{call.inputs()[0].get(), call.outputs()[0].get(), {}, {}};
   if (c.y->dtype() != c.x->dtype()) return std::nullopt;
   return fuse_row_at(list, k, before_free, c, f, device, variants.softmax);
+}
+
+// The row reduction at list[k] (a sum, mean or sum of magnitudes: MomentBlock; a
+// values-only max or min: ExtremumBlock; over rows) with the chain before it, which
+// computes its input. x starts its storage, as a result of the chain always does, so
+// the unfused reduction reads it 16 bytes a load where its rows allow (the backend's
+// kernel reads in the same groups: reduce_rows_walk.cuh).
+std::optional<Replacement> fuse_reduce_at(std::vector<std::unique_ptr<pending::Work>>& list, size_t k,
+                                          bool before_free, int device, const FusedRowsVariants& variants) {
+  auto& call = static_cast<RecordedLaunch&>(*list[k]);
+  FusedReduceRows f;
+  int64_t inner = 1;
+  if (call.prim().kind() == Prim::MomentBlock) {
+    const auto& m = prim_cast<MomentBlock>(call.prim());
+    f.outer = m.outer, f.n = m.n, inner = m.inner;
+    switch (m.moment) {
+      case BlockMoment::Sum: f.reduce = RowReduce::Sum; break;
+      case BlockMoment::Mean: f.reduce = RowReduce::Mean; break;
+      case BlockMoment::Norm1: f.reduce = RowReduce::AbsSum; break;
+      default: return std::nullopt;  // (two passes, or a square root after the sum)
+    }
+  } else {
+    const auto& e = prim_cast<ExtremumBlock>(call.prim());
+    if (!e.values || e.indices) return std::nullopt;
+    f.outer = e.outer, f.n = e.n, inner = e.inner;
+    f.reduce = e.is_max ? RowReduce::Max : RowReduce::Min;
+  }
+  if (inner != 1 || f.n == 0) return std::nullopt;
+  const RowCall c{call.inputs()[0].get(), call.outputs()[0].get(), {}, {}};
+  if (!rows_fusable(c) || c.y->dtype() != c.x->dtype() || c.x->storage_offset() != 0) return std::nullopt;
+  std::optional<Built> pro = prologue_at(list, k, before_free, *c.x);
+  if (!pro) return std::nullopt;
+  return assemble(list, k, pro, std::nullopt, c, f, device, variants.reduce);
 }
 
 // The norm's backward at list[k] with the call after it, which takes dx.
@@ -335,6 +387,8 @@ size_t fuse_norm_rows(int device, std::vector<std::unique_ptr<pending::Work>>& l
         case Prim::NormRows: f = fuse_norm_at(list, k, k > free_from, device, *variants); break;
         case Prim::NormRowsBackward: f = fuse_backward_at(list, k, device, *variants); break;
         case Prim::SoftmaxDim: f = fuse_softmax_at(list, k, k > free_from, device, *variants); break;
+        case Prim::MomentBlock:
+        case Prim::ExtremumBlock: f = fuse_reduce_at(list, k, k > free_from, device, *variants); break;
         default: break;
       }
       if (!f) continue;

@@ -45,8 +45,8 @@ namespace lucid::ops {
   X(GroupNormStats) X(GroupNormGradCoeffs)
 
 #define LUCID_SEQ_PRIMITIVES(X)                                                                        \
-  X(NormRows) X(NormRowsBackward) X(FusedNormRows) X(FusedNormRowsBackward) X(FusedSoftmaxRows) X(LstmCell)  \
-  X(LstmCellBackward) X(GruCell) X(GruCellBackward)                                                    \
+  X(NormRows) X(NormRowsBackward) X(FusedNormRows) X(FusedNormRowsBackward) X(FusedSoftmaxRows)        \
+  X(FusedReduceRows) X(LstmCell) X(LstmCellBackward) X(GruCell) X(GruCellBackward)                     \
   X(LstmLayer) X(LstmLayerBackward) X(GruLayer) X(GruLayerBackward) X(CtcLoss) X(CtcLossBackward)       \
   X(AttentionForward) X(AttentionBackward) X(Rope) X(CustomKernel)
 

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import atexit
+
 from . import _C
 from ._device import _resolve as _resolve_device
+
+# The background kernel compiler stops (after the kernel in hand) while the interpreter
+# still stands: at the C library's exit it would be torn down mid-compile (Note [The
+# compiler thread at exit], csrc/backend/cuda/generated_kernels.cpp).
+atexit.register(_C.gpu_stop_compiler)
 
 __all__ = ["is_available", "device_count", "synchronize", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "memory_stats", "reset_peak_memory_stats",
@@ -120,10 +127,10 @@ def generated_kernel_stats():
     """The generated kernels of this process: {"compiled" (by NVRTC), "loaded" (from the
     disk cache), "failed" (sources that did not compile or load), "compiling" (queued or
     under way), "last_error" (the last failure's message), "fused_launches" (fused calls
-    run by generated kernels), "fused_norm_launches", "fused_norm_backward_launches" and
-    "fused_softmax_launches" (layer_norm / rms_norm calls, their backwards, and softmax /
-    log_softmax calls over the last dim, run with their elementwise neighbours as one
-    kernel)}."""
+    run by generated kernels), "fused_norm_launches", "fused_norm_backward_launches",
+    "fused_softmax_launches" and "fused_reduce_launches" (layer_norm / rms_norm calls, their
+    backwards, softmax / log_softmax calls over the last dim, and sums / means over it,
+    run with their elementwise neighbours as one kernel)}."""
     return dict(_C.gpu_generated_kernel_stats())
 
 

@@ -313,6 +313,53 @@ TEST(CudaCodegen, FusedSoftmaxKernelsCompile) {
   EXPECT_TRUE(lucid::cuda::fused_softmax_source(long_rows).empty());
 }
 
+// A row reduction (sum, mean, sum of magnitudes, max, min) with the chain computing its
+// input, x stored or not, in both dtypes and both walks (16-byte groups where the
+// unfused reduction's loads take them, single elements where n is not a multiple of
+// the group); reductions the unfused kernel would split over several blocks have no
+// fused kernel, nor has one with an epilogue.
+TEST(CudaCodegen, FusedRowReductionKernelsCompile) {
+  if (!nvrtc_loads()) GTEST_SKIP() << "NVRTC cannot be loaded here";
+  using lucid::ops::FusedReduceRows;
+  using lucid::ops::RowReduce;
+  int compiled = 0;
+  for (Dtype t : {Dtype::F32, Dtype::F64})
+    for (RowReduce r : {RowReduce::Sum, RowReduce::Mean, RowReduce::AbsSum, RowReduce::Max, RowReduce::Min})
+      for (int64_t n : {1024, 1001}) {
+        FusedReduceRows p;
+        p.reduce = r, p.outer = 4096, p.n = n;
+        p.prologue = residual_prologue(t);
+        p.x_output = 1;
+        p.x_stored = n == 1024;
+        p.epilogue = identity_of(t);
+        const std::string source = lucid::cuda::fused_reduce_source(p);
+        ASSERT_FALSE(source.empty());
+        const int group = n % (t == Dtype::F32 ? 4 : 2) == 0 ? (t == Dtype::F32 ? 4 : 2) : 1;
+        EXPECT_NE(source.find("reduce_rows_fused<T, " + std::to_string(group) + ", lucid::cuda::Row"),
+                  std::string::npos)
+            << source;
+        std::string cubin;
+        EXPECT_NO_THROW(cubin = lucid::cuda::nvrtc::compile(source, "lucid_fused_reduce", 90,
+                                                            {"--fmad=false", "--std=c++17"}))
+            << source;
+        EXPECT_GT(cubin.size(), 0u);
+        ++compiled;
+      }
+  EXPECT_EQ(compiled, 20);
+  FusedReduceRows split;  // 16 rows of 100,000: the unfused reduction splits each row
+  split.outer = 16, split.n = 100000;
+  split.prologue = residual_prologue(Dtype::F32);
+  split.x_output = 1;
+  split.epilogue = identity_of(Dtype::F32);
+  EXPECT_TRUE(lucid::cuda::fused_reduce_source(split).empty());
+  split.outer = 528;  // enough rows for the memory: one block a row
+  EXPECT_FALSE(lucid::cuda::fused_reduce_source(split).empty());
+  FusedReduceRows with_epilogue = split;  // (a row reduction takes no epilogue)
+  with_epilogue.epilogue = cast_epilogue(Dtype::F32);
+  with_epilogue.y_input = 1;
+  EXPECT_TRUE(lucid::cuda::fused_reduce_source(with_epilogue).empty());
+}
+
 // A masked softmax: the prologue adds a mask broadcast over batch and heads (a view of
 // one term), the epilogue reads a view of two terms; views are indexed in 32 bits, so
 // such chains over more than 2^30 elements have no kernel, nor do views in a backward's.

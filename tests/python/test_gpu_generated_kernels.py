@@ -23,6 +23,13 @@ def stats():
     return lucid.gpu.generated_kernel_stats()
 
 
+def fused_launches():
+    """Calls run by generated kernels: fused chains, and chains fused into a row reduction
+    (a sum of a chain's result is one kernel)."""
+    s = stats()
+    return s["fused_launches"] + s["fused_reduce_launches"]
+
+
 class compile_mode:
     """Lazy mode with fusion, and kernel_compile() set to `mode`, for a with-block."""
 
@@ -54,7 +61,8 @@ def test_the_compile_switch():
     finally:
         lucid.gpu.set_kernel_compile(was)
     assert set(stats()) == {"compiled", "loaded", "failed", "compiling", "last_error", "fused_launches",
-                            "fused_norm_launches", "fused_norm_backward_launches", "fused_softmax_launches"}
+                            "fused_norm_launches", "fused_norm_backward_launches", "fused_softmax_launches",
+                            "fused_reduce_launches"}
 
 
 @needs_gpu
@@ -115,7 +123,7 @@ CHILD = textwrap.dedent("""
     total = float(y.sum().item())
     s = lucid.gpu.generated_kernel_stats()
     print(json.dumps({"compiled": s["compiled"], "loaded": s["loaded"], "failed": s["failed"],
-                      "launches": s["fused_launches"], "total": total}))
+                      "launches": s["fused_launches"] + s["fused_reduce_launches"], "total": total}))
 """)
 
 
@@ -180,11 +188,35 @@ def test_a_repeated_flush_replays_as_a_graph_again_once_its_kernels_are_compiled
             deadline = time.monotonic() + 60
             while stats()["compiling"] and time.monotonic() < deadline:
                 time.sleep(0.01)
-            before, launches = lucid.gpu.pending_stats()["graph_runs"], stats()["fused_launches"]
+            before, launches = lucid.gpu.pending_stats()["graph_runs"], fused_launches()
             for _ in range(6):
                 assert step() == expected
             # a new signature (the generated kernel): run once directly, then as a graph
             assert lucid.gpu.pending_stats()["graph_runs"] - before >= 5
-            assert stats()["fused_launches"] - launches >= 5
+            assert fused_launches() - launches >= 5
     finally:
         lucid.gpu.set_graph_replay(replay)
+
+
+# A process that exits while the background compiler is still at work on its last
+# chains (Note [The compiler thread at exit]): before the atexit stop, the exit tore down
+# statics and the CUDA runtime under the compiling thread (`free(): invalid size`, or a
+# segfault). Fresh chains of float64 dirichlet gradients, each a new kernel to compile.
+EXITING_CHILD = textwrap.dedent("""
+    import lucid
+    lucid.gpu.set_kernel_compile("background")
+    for n in (1, 7, 5000):
+        a = lucid.arange(n, device="gpu").double() + 1.0
+        g = lucid._dirichlet_grad(a / 40, a + 0.1, a * 2 + 1)
+        h = ((g * 1.5 - a).tanh() + n).exp2()
+        h.sum().item()
+""")
+
+
+@needs_gpu
+def test_a_process_exits_cleanly_while_a_kernel_compiles_in_the_background(tmp_path):
+    for attempt in range(3):  # an empty cache each time, so every chain compiles
+        env = dict(os.environ, LUCID_CACHE_DIR=str(tmp_path / str(attempt)), LUCID_LAZY="1", LUCID_FUSION="1")
+        done = subprocess.run([sys.executable, "-c", EXITING_CHILD], env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]

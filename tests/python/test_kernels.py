@@ -12,7 +12,7 @@ def _kernels(device):
 
 
 # Primitives that run code only a GPU can: a user's CUDA source (lucid.fast.cuda_kernel).
-GPU_ONLY = {"CustomKernel", "FusedNormRows", "FusedNormRowsBackward", "FusedSoftmaxRows"}
+GPU_ONLY = {"CustomKernel", "FusedNormRows", "FusedNormRowsBackward", "FusedSoftmaxRows", "FusedReduceRows"}
 
 
 def test_every_primitive_has_a_cpu_kernel():

@@ -20,6 +20,8 @@ std::string fused_rows_source(const ops::FusedNormRows& p);
 std::string fused_rows_backward_source(const ops::FusedNormRowsBackward& p, int threads, int cached);
 // The softmax's, in the norm forward's layout.
 std::string fused_softmax_source(const ops::FusedSoftmaxRows& p);
+// The row sum's, walking rows as the unfused sum does ("" for sums it splits).
+std::string fused_reduce_source(const ops::FusedReduceRows& p);
 
 // The pass's FusedRowsVariants: the compiled kernel (a cudaKernel_t) for the call's
 // rows, or 0 while it compiles, when compiling is off, for rows too long to stage in
@@ -28,18 +30,22 @@ std::string fused_softmax_source(const ops::FusedSoftmaxRows& p);
 uint64_t fused_rows_variant(const ops::FusedNormRows& p, int device);
 uint64_t fused_rows_backward_variant(const ops::FusedNormRowsBackward& p, int device);
 uint64_t fused_softmax_variant(const ops::FusedSoftmaxRows& p, int device);
+uint64_t fused_reduce_variant(const ops::FusedReduceRows& p, int device);
 
-// The kernels of FusedNormRows, FusedNormRowsBackward and FusedSoftmaxRows calls
+// The kernels of FusedNormRows, FusedNormRowsBackward, FusedSoftmaxRows and
+// FusedReduceRows calls
 // (registered by register_norm_kernels); the norm backward's runs the column sums of
 // d weight and d bias after the generated kernel.
 void fused_norm_rows_kernel(const ops::Primitive& p, ops::Outputs outs, ops::Inputs ins);
 void fused_norm_rows_backward_kernel(const ops::Primitive& p, ops::Outputs outs, ops::Inputs ins);
 void fused_softmax_rows_kernel(const ops::Primitive& p, ops::Outputs outs, ops::Inputs ins);
+void fused_reduce_rows_kernel(const ops::Primitive& p, ops::Outputs outs, ops::Inputs ins);
 
-// FusedNormRows / FusedNormRowsBackward / FusedSoftmaxRows calls run since the process
-// started.
+// FusedNormRows / FusedNormRowsBackward / FusedSoftmaxRows / FusedReduceRows calls run
+// since the process started.
 size_t fused_rows_launches();
 size_t fused_rows_backward_launches();
 size_t fused_softmax_launches();
+size_t fused_reduce_launches();
 
 }  // namespace lucid::cuda

@@ -59,12 +59,21 @@ namespace {
 // A process may exit while the background thread compiles (a short script whose last
 // chain was first seen at its end). Left running, that thread would go on into NVRTC,
 // the CUDA runtime's teardown and statics already destroyed, and crash the exit (seen
-// on the H100: "free(): invalid size", a segfault). So when it starts it registers
-// finish_at_exit with std::atexit, which runs before the CUDA runtime's teardown
-// (registered earlier, at CUDA's first use) and before the destructors of statics made
-// earlier: it stops the thread after the job in hand (one kernel: at most a few
-// hundred milliseconds). Statics the thread reads that might be made after it starts
-// (cache_folder) are never destroyed.
+// on the H100: "free(): invalid size", a segfault). stop_compiler_thread stops the
+// thread after the job in hand (one kernel: at most a few hundred milliseconds) and
+// joins it, and must run before anything the thread uses is torn down:
+// - lucid.gpu registers it with Python's atexit, whose handlers run first, while the
+//   interpreter still stands. A C handler is too late: NVRTC makes function-local
+//   statics as it compiles, in the thread, and their destructors, registered after any
+//   handler of ours, run before it. A std::atexit handler registered as the thread
+//   started stopped it only after those destructors, and the exit still segfaulted
+//   inside nvrtcCompileProgram (H100, 2026-12-06, 3 runs in 4).
+// - For other hosts (the C++ tests), a std::atexit handler registered as the thread
+//   starts, after the CUDA runtime's (at CUDA's first use), does it at exit().
+// The join, not just the stop, matters too: the thread loads what it builds, so it
+// holds the CUDA runtime's thread-local state, whose destructors run as it ends.
+// Statics the thread reads that might be made after it starts (cache_folder) are
+// never destroyed.
 struct Cache {
   std::mutex mu;
   std::unordered_map<std::string, std::unique_ptr<GeneratedKernel>> entries;
@@ -75,11 +84,9 @@ struct Cache {
   };
   std::deque<Job> queue;
   std::condition_variable wake;
-  bool worker_started = false;
-  bool stopping = false;  // (exit: finish_at_exit)
-  pid_t worker_pid = 0;   // the process the thread runs in (a forked child has none)
-  bool busy = false;      // the thread is building a job
-  std::condition_variable idle;
+  std::thread thread;      // the compiler thread (joinable once started)
+  bool stopping = false;   // (exit: finish_at_exit)
+  pid_t worker_pid = 0;    // the process the thread runs in (a forked child has none)
   size_t compiled = 0, loaded = 0, failed = 0, compiling = 0;
   std::string last_error;
 };
@@ -253,27 +260,27 @@ void worker() {
     if (c.stopping) return;
     const Cache::Job job = c.queue.front();
     c.queue.pop_front();
-    c.busy = true;
     lock.unlock();
     build(*job.kernel, *job.slot, job.device);
     lock.lock();
     --c.compiling;
-    c.busy = false;
-    c.idle.notify_all();
   }
 }
 
-// Note [The compiler thread at exit]: stops the thread once its job in hand is built.
-void finish_at_exit() {
-  Cache& c = cache();
-  if (::getpid() != c.worker_pid) return;  // (a forked child: no thread, and the lock may be held for good)
-  std::unique_lock<std::mutex> lock(c.mu);
-  c.stopping = true;
-  c.wake.notify_all();
-  c.idle.wait(lock, [&] { return !c.busy; });
-}
+void finish_at_exit() { stop_compiler_thread(); }
 
 }  // namespace
+
+void stop_compiler_thread() {
+  Cache& c = cache();
+  if (::getpid() != c.worker_pid) return;  // (none started, or a forked child: no thread, the lock may be held)
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.stopping = true;
+    c.wake.notify_all();
+  }
+  if (c.thread.joinable()) c.thread.join();
+}
 
 CompileMode compile_mode() { return g_mode.load(std::memory_order_relaxed); }
 void set_compile_mode(CompileMode mode) { g_mode.store(mode, std::memory_order_relaxed); }
@@ -337,16 +344,16 @@ const void* kernel_for(GeneratedKernel& k, int device) {
   {
     std::lock_guard<std::mutex> lock(c.mu);
     if (slot_of(k, arch)) return nullptr;  // another thread claimed it meanwhile
+    if (mode == CompileMode::Background && c.stopping) return nullptr;  // (exiting: interpreted)
     slot = claim_slot(k, arch);
     if (!slot) return nullptr;  // (more architectures than slots: interpreted there)
     if (mode == CompileMode::Background) {
       ++c.compiling;
       c.queue.push_back({&k, slot, device});
-      if (!c.worker_started) {
+      if (!c.thread.joinable()) {
         c.worker_pid = ::getpid();
         std::atexit(finish_at_exit);  // (before the thread exists: it never outlives the handler)
-        std::thread(worker).detach();
-        c.worker_started = true;
+        c.thread = std::thread(worker);
       }
       c.wake.notify_one();
       return nullptr;

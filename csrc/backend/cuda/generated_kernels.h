@@ -51,6 +51,11 @@ const void* kernel_for(GeneratedKernel& kernel, int device);
 // RuntimeError with the compiler's message when it does not compile or load.
 const void* compile_now(GeneratedKernel& kernel, int device);
 
+// Stops the background compiler thread after the kernel in hand and waits until it has
+// ended; later first sights stay interpreted (Note [The compiler thread at exit],
+// generated_kernels.cpp: lucid.gpu calls it at interpreter exit).
+void stop_compiler_thread();
+
 struct GeneratedStats {
   size_t compiled = 0;   // by NVRTC in this process
   size_t loaded = 0;     // from the disk cache

@@ -28,6 +28,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
 #include "backend/cuda/elementwise_loop.cuh"
+#include "backend/cuda/reduce_rows_walk.cuh"
 #include "backend/cuda/stream.h"
 #include "core/tensor_impl.h"
 
@@ -35,21 +36,18 @@ namespace lucid::cuda {
 
 inline constexpr int kReduceThreads = 256;
 
-#if defined(__CUDACC__)
-
-// Tree reduction of one Acc per thread in shared memory; thread 0 gets the result.
-template <class R, typename Acc>
-__device__ Acc block_tree(const R& r, Acc* s, Acc a, int tid, int count) {
-  s[tid] = a;
-  __syncthreads();
-  for (int stride = count / 2; stride > 0; stride /= 2) {
-    if (tid < stride) s[tid] = r.combine(s[tid], s[tid + stride]);
-    __syncthreads();
-  }
-  Acc out = s[0];
-  __syncthreads();
-  return out;
+// How many blocks reduce_block splits each output's n elements over (1: none), given
+// the blocks it takes unsplit. About four blocks per multiprocessor (132 on an H200)
+// keep the memory busy; long reductions with fewer blocks than that are split, a row's
+// part at least 4096 long, a column block's (32 * V columns wide) at least 1024 rows.
+inline int64_t reduce_splits(int64_t blocks, int64_t n, bool columns) {
+  constexpr int64_t kWantBlocks = 528;
+  const int64_t min_part = columns ? 1024 : 4096;
+  if (blocks >= kWantBlocks || n <= min_part) return 1;
+  return std::min<int64_t>({(kWantBlocks + blocks - 1) / blocks, (n + min_part - 1) / min_part, 1024});
 }
+
+#if defined(__CUDACC__)
 
 // A reducer whose elements the rows kernel may read 16 bytes at a time.
 template <class R>
@@ -61,11 +59,8 @@ __device__ __forceinline__ int64_t split_chunk(int64_t n, int splits) {
   return ((n + splits - 1) / splits + 15) / 16 * 16;
 }
 
-// inner == 1: block (o, split) reduces its part of row o with 256 threads.
-//
-// Four accumulators, each over its own quarter of a thread's elements, keep four loads
-// and four independent combine chains in flight (a reducer with branches, max with
-// indices, is latency-bound on one chain). With VectorRows, aligned rows are read 16
+// inner == 1: block (o, split) reduces its part of row o with 256 threads, walking it
+// as walk_row does (reduce_rows_walk.cuh): with VectorRows, aligned rows are read 16
 // bytes a load. The split is fixed by the shape: deterministic.
 template <class R>
 __global__ void __launch_bounds__(kReduceThreads) reduce_rows_kernel(R r, int64_t outer, int64_t n, int splits,
@@ -77,40 +72,28 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_rows_kernel(R r, int64_
   const int64_t chunk = split_chunk(n, splits);
   const int64_t j0 = int64_t(blockIdx.y) * chunk, j1 = j0 + chunk < n ? j0 + chunk : n;
   for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {
-    Acc a0 = r.init(), a1 = r.init(), a2 = r.init(), a3 = r.init();
+    const int64_t base = o * n;
+    Acc a;
     bool scalar = true;
     if constexpr (VectorRows<R>) {
       using E = std::remove_cvref_t<decltype(r.x[0])>;
       constexpr int V = ew_vec_width<E>();
       if (V > 1 && reinterpret_cast<uintptr_t>(r.x) % 16 == 0 && n % V == 0) {
         scalar = false;
-        const int64_t base = o * n;
-        auto vec = [&](int64_t j) { return *reinterpret_cast<const EwVec<E, V>*>(r.x + base + j); };
-        auto fold = [&](Acc a, const EwVec<E, V>& v, int64_t j) {
+        auto read = [&](int64_t j) { return *reinterpret_cast<const EwVec<E, V>*>(r.x + base + j); };
+        auto fold = [&](Acc acc, const EwVec<E, V>& v, int64_t j) {
 #pragma unroll
-          for (int k = 0; k < V; ++k) a = r.combine(a, r.lift(v.v[k], base + j + k, j + k));
-          return a;
+          for (int k = 0; k < V; ++k) acc = r.combine(acc, r.lift(v.v[k], base + j + k, j + k));
+          return acc;
         };
-        int64_t j = j0 + int64_t(tid) * V;
-        for (; j + 3 * T * V < j1; j += 4 * T * V) {
-          const EwVec<E, V> v0 = vec(j), v1 = vec(j + T * V), v2 = vec(j + 2 * T * V), v3 = vec(j + 3 * T * V);
-          a0 = fold(a0, v0, j), a1 = fold(a1, v1, j + T * V);
-          a2 = fold(a2, v2, j + 2 * T * V), a3 = fold(a3, v3, j + 3 * T * V);
-        }
-        for (; j < j1; j += T * V) a0 = fold(a0, vec(j), j);  // j1 is a multiple of V
+        a = walk_row<T, V>(r.init(), j0, j1, tid, read, fold, r);  // (j0 and j1 are multiples of V)
       }
     }
     if (scalar) {
-      int64_t j = j0 + tid;
-      for (; j + 3 * T < j1; j += 4 * T) {
-        // The loads first: the compiler does not move them above a branchy combine.
-        const Acc v0 = r.load(o * n + j, j), v1 = r.load(o * n + j + T, j + T);
-        const Acc v2 = r.load(o * n + j + 2 * T, j + 2 * T), v3 = r.load(o * n + j + 3 * T, j + 3 * T);
-        a0 = r.combine(a0, v0), a1 = r.combine(a1, v1), a2 = r.combine(a2, v2), a3 = r.combine(a3, v3);
-      }
-      for (; j < j1; j += T) a0 = r.combine(a0, r.load(o * n + j, j));
+      auto read = [&](int64_t j) { return r.load(base + j, j); };
+      auto fold = [&](Acc acc, const Acc& v, int64_t) { return r.combine(acc, v); };
+      a = walk_row<T, 1>(r.init(), j0, j1, tid, read, fold, r);
     }
-    Acc a = r.combine(r.combine(a0, a1), r.combine(a2, a3));
     a = block_tree(r, s, a, tid, T);
     if (tid == 0) {
       if (splits == 1) r.store(o, a);
@@ -246,16 +229,9 @@ void reduce_block(const R& r, int64_t outer, int64_t n, int64_t inner, int devic
   if (outputs == 0) return;
   DeviceGuard guard(device);
   cudaStream_t stream = cuda::stream(device);
-  // About four blocks per multiprocessor (132 on an H200) keep the memory busy; long
-  // reductions with fewer blocks than that are split, a row's part at least 4096
-  // long, a column block's (32 * V columns wide) at least 1024 rows.
-  constexpr int64_t kWantBlocks = 528;
   const int vec = inner > 1 ? cols_vector_width(r, inner) : 1;
   const int64_t blocks = inner > 1 ? (inner / vec + 31) / 32 * outer : outer;
-  const int64_t min_part = inner > 1 ? 1024 : 4096;
-  int64_t splits = 1;
-  if (blocks < kWantBlocks && n > min_part)
-    splits = std::min<int64_t>({(kWantBlocks + blocks - 1) / blocks, (n + min_part - 1) / min_part, 1024});
+  const int64_t splits = reduce_splits(blocks, n, inner > 1);
   TensorPtr scratch;
   Acc* partial = nullptr;
   if (splits > 1) {

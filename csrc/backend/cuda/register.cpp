@@ -19,7 +19,8 @@ void register_runtime() {
   pending::set_replay_runner(&replay_fixed);     // Note [Fixed replays]
   ops::set_fused_variant(fused_variant);          // Note [Elementwise fusion]
   // Note [Fused norm rows]
-  ops::set_fused_rows_variants({fused_rows_variant, fused_rows_backward_variant, fused_softmax_variant});
+  ops::set_fused_rows_variants(
+      {fused_rows_variant, fused_rows_backward_variant, fused_softmax_variant, fused_reduce_variant});
 }
 
 void register_kernels() {

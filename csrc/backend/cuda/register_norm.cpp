@@ -20,6 +20,7 @@ void register_norm_kernels() {
   ops::register_kernel(Prim::FusedNormRows, DeviceType::GPU, fused_norm_rows_kernel);  // Note [Fused norm rows]
   ops::register_kernel(Prim::FusedNormRowsBackward, DeviceType::GPU, fused_norm_rows_backward_kernel);
   ops::register_kernel(Prim::FusedSoftmaxRows, DeviceType::GPU, fused_softmax_rows_kernel);
+  ops::register_kernel(Prim::FusedReduceRows, DeviceType::GPU, fused_reduce_rows_kernel);
 }
 
 }  // namespace lucid::cuda

@@ -76,6 +76,29 @@ struct FusedSoftmaxRows : PrimitiveOf<Prim::FusedSoftmaxRows, FusedSoftmaxRows>,
   size_t in_count() const { return epilogue_in() + epilogue.n_inputs - 1; }
 };
 
+// What a fused row reduction computes: MomentBlock's Sum, Mean and Norm1 (a sum of
+// magnitudes), and ExtremumBlock's values-only max and min, over rows (inner == 1).
+enum class RowReduce : uint8_t { Sum, Mean, AbsSum, Max, Min };
+
+// A row reduction with the chain computing its input; no epilogue (the identity
+// program: y is one element a row). outer rows of n > 0 elements.
+// outs: {the prologue's outputs in order, x's only when x_stored; y};
+// ins:  {the prologue's inputs in order}.
+struct FusedReduceRows : PrimitiveOf<Prim::FusedReduceRows, FusedReduceRows>, FusedRowChains {
+  RowReduce reduce = RowReduce::Sum;
+  int64_t outer = 0, n = 0;
+  const char* name() const override {
+    static constexpr const char* kNames[] = {"fused sum", "fused mean", "fused norm", "fused amax", "fused amin"};
+    return kNames[int(reduce)];
+  }
+  uint64_t signature() const override { return chains_signature({uint64_t(reduce)}); }
+
+  size_t epilogue_in() const { return prologue.n_inputs; }
+  size_t epilogue_out() const { return y_out(); }  // (y, the identity epilogue's output)
+  size_t out_count() const { return epilogue_out() + 1; }
+  size_t in_count() const { return epilogue_in(); }
+};
+
 // A norm's backward with the chain that takes dx (its epilogue), run as one kernel for
 // dx and the chain, then the column sums of d weight and d bias.
 // outs: {dx when dx_stored, [dweight], [dbias], the epilogue's outputs in order};
@@ -107,13 +130,14 @@ struct FusedNormRowsBackward : PrimitiveOf<Prim::FusedNormRowsBackward, FusedNor
   size_t in_count() const { return epilogue_in() + epilogue.n_inputs - 1; }
 };
 
-// The backend's kernel for a fused norm, norm backward or softmax, chosen when the pass
-// builds the call: 0 while it compiles or where the backend has none for it (rows too
-// long to stage); the pass then leaves the calls unfused.
+// The backend's kernel for a fused norm, norm backward, softmax or row sum, chosen when
+// the pass builds the call: 0 while it compiles or where the backend has none for it
+// (rows too long to stage, sums it would split); the pass then leaves the calls unfused.
 struct FusedRowsVariants {
   uint64_t (*norm)(const FusedNormRows& p, int device);
   uint64_t (*norm_backward)(const FusedNormRowsBackward& p, int device);
   uint64_t (*softmax)(const FusedSoftmaxRows& p, int device);
+  uint64_t (*reduce)(const FusedReduceRows& p, int device);
 };
 
 }  // namespace lucid::ops
