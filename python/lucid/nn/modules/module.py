@@ -13,6 +13,8 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ..parameter import Buffer, Parameter, UninitializedBuffer, is_lazy
 
+_EXTRA_STATE_KEY = "_extra_state"  # (torch's name for it in a state dict)
+
 __all__ = ["Module"]
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -343,11 +345,12 @@ class Module:
         fn(self)
         return self
 
-    def _apply(self, fn):
+    def _apply(self, fn, recurse=True):
         """Replaces every parameter and buffer t by fn(t), keeping Parameters Parameters
-        (and their gradients converted the same way)."""
-        for m in self.children():
-            m._apply(fn)
+        (and their gradients converted the same way); the children's too when `recurse`."""
+        if recurse:
+            for m in self.children():
+                m._apply(fn)
         for key, param in self._parameters.items():
             if param is None:
                 continue
@@ -387,6 +390,13 @@ class Module:
             return out
         return self._apply(convert)
 
+    def to_empty(self, *, device, recurse=True):
+        """Moves the parameters and buffers to `device` without copying their values: each
+        becomes an uninitialized tensor of its shape and dtype there (for a model about to
+        load a checkpoint or initialise its weights there)."""
+        from ..._creation import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
     def cpu(self):
         return self._apply(lambda t: t.cpu())
 
@@ -415,6 +425,22 @@ class Module:
         return self._float_apply("bfloat16")
 
     # ---- state dicts ---------------------------------------------------------------------------
+    # A module with state that is neither a parameter nor a buffer (a vocabulary, a config)
+    # overrides get_extra_state and set_extra_state: its state dict then holds that state
+    # under "<prefix>_extra_state", and loading hands it back (torch's protocol).
+    def get_extra_state(self):
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. "
+                           "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
+                           "bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. "
+                           "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
+                           "bug-report.yml to report this bug.")
+
+    def _has_extra_state(self, method):
+        return getattr(type(self), method) is not getattr(Module, method)
+
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, param in self._parameters.items():
             if param is not None:
@@ -422,6 +448,8 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if self._has_extra_state("get_extra_state"):
+            destination[prefix + _EXTRA_STATE_KEY] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         if args:  # torch's positional (destination, prefix, keep_vars)
@@ -483,12 +511,18 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
                                   f"{param.shape} and whose dimensions in the checkpoint are {value.shape}, an "
                                   f"exception occurred : {e.args}.")
+        extra = self._has_extra_state("set_extra_state")
+        if extra:
+            if prefix + _EXTRA_STATE_KEY in state_dict:
+                self.set_extra_state(state_dict[prefix + _EXTRA_STATE_KEY])
+            elif strict:
+                missing_keys.append(prefix + _EXTRA_STATE_KEY)
         if strict:
             for key in state_dict:
                 if key.startswith(prefix):
                     rest = key[len(prefix):]
                     name = rest.split(".", 1)[0]
-                    if name not in self._modules and name not in local:
+                    if name not in self._modules and name not in local and not (extra and rest == _EXTRA_STATE_KEY):
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
@@ -568,6 +602,18 @@ class Module:
 
     def register_full_backward_hook(self, hook, prepend=False):
         return self._add_hook(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """torch's deprecated form, run as a full backward hook: grad_output is the same,
+        but grad_input holds the gradients of the module's inputs, where torch's non-full
+        hook gets those of the inputs of the last operation its forward ran (a Linear's
+        bias gradient first), which a warning says."""
+        import warnings
+        warnings.warn(f"{type(self).__name__}.register_backward_hook: lucid runs it as a full backward hook "
+                      "(register_full_backward_hook): grad_input holds the gradients of the module's inputs, not "
+                      "those of its last operation's inputs as torch's deprecated hooks do", UserWarning,
+                      stacklevel=2)
+        return self.register_full_backward_hook(hook)
 
     def _call_impl(self, *args, **kwargs):
         forward = self.forward
