@@ -49,7 +49,8 @@ fi
 # DataLoader workers therefore run in a process of their own after the others, without
 # threads that allocate on their own: no pytest-xdist (its execnet thread allocates at
 # any time), one compute thread for lucid and torch (OMP_NUM_THREADS) and for OpenBLAS.
-forking=(tests/python/test_data.py tests/python/test_transforms.py tests/python/test_examples.py)
+forking=(tests/python/test_data.py tests/python/test_data_mix.py tests/python/test_transforms.py
+         tests/python/test_examples.py)
 parallel=() serial=()
 for t in "${tests[@]}"; do
   case " ${forking[*]} " in *" ${t%/} "*) serial+=("${t%/}") ;; *) parallel+=("$t") ;; esac

@@ -54,7 +54,7 @@ from . import distributions  # noqa: F401
 from . import optim  # noqa: F401
 from . import accelerator, backends  # noqa: F401
 from .backends._global import *  # noqa: F401,F403  (use_deterministic_algorithms, ...)
-from .serialization import load, load_safetensors, save, save_safetensors  # noqa: F401
+from .serialization import load, load_safetensors, load_sharded, save, save_safetensors, save_sharded  # noqa: F401
 
 cuda = gpu
 _sys.modules[__name__ + ".cuda"] = gpu

@@ -295,3 +295,8 @@ def _safetensors_tensors(specs, read, where):
         t = frombuffer(buffer, dtype=spec.dtype).reshape(spec.shape)
         tensors[spec.name] = t if target.type == "cpu" else t.to(target)
     return tensors
+
+
+from ._sharded import load_sharded, save_sharded  # noqa: E402  (upstream Lucid's; uses save and load above)
+
+__all__ += ["save_sharded", "load_sharded"]

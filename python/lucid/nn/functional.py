@@ -277,3 +277,12 @@ from ._functional_upstream import *  # noqa: E402,F401,F403
 from ._functional_upstream import __all__ as _upstream  # noqa: E402
 
 __all__ += _upstream
+
+# upstream Lucid's own functions: positional tables and rotary embedding; noisy linear,
+# vector quantization
+from ._functional_positional import *  # noqa: E402,F401,F403
+from ._functional_positional import __all__ as _positional  # noqa: E402
+from ._functional_lucid_layers import *  # noqa: E402,F401,F403
+from ._functional_lucid_layers import __all__ as _lucid_layers  # noqa: E402
+
+__all__ += _positional + _lucid_layers
