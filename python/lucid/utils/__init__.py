@@ -8,6 +8,7 @@ ResNet and VGG networks; `lucid.utils.checkpoint` activation checkpointing (a mo
 torch's, that can also be called, as upstream Lucid's function).
 """
 
+from . import cache  # noqa: F401
 from . import checkpoint  # noqa: F401
 from . import data  # noqa: F401
 from . import datasets  # noqa: F401
