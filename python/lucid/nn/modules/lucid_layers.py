@@ -13,6 +13,7 @@ from typing import NamedTuple
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .linear import Linear
 from .module import Module
 
 __all__ = ["FusedLinear", "NoisyLinear", "VectorQuantizer", "VectorQuantizerOutput"]
@@ -230,12 +231,7 @@ class FusedLinear(Module):
             self.register_parameter("bias", None)
         self.reset_parameters()
 
-    def reset_parameters(self):
-        """nn.Linear's: Kaiming-uniform with a = sqrt(5), bias U(-1/sqrt(in), 1/sqrt(in))."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features)
-            init.uniform_(self.bias, -bound, bound)
+    reset_parameters = Linear.reset_parameters  # (the same draws as a Linear's)
 
     def forward(self, input):
         y = F.linear(input, self.weight, self.bias)

@@ -170,7 +170,33 @@ def _cutmix(images, targets, alpha):
 
 # ---- the collators ------------------------------------------------------------------------
 
-class MixupCollator:
+class _BatchMix:
+    """What MixupCollator and CutMixCollator share: their arguments, the p gate, the
+    collate and one-hot steps; `_mix(images, targets, alpha)` is the mixing itself, and
+    `_image_dims` the fewest dims an image may have."""
+
+    _image_dims = 1
+
+    def __init__(self, alpha, num_classes, p):
+        owner = type(self).__name__
+        self.alpha = _check_alpha(alpha, "alpha", owner)
+        self.num_classes = _check_num_classes(num_classes, owner)
+        self.p = _check_probability(p, "p", owner)
+
+    def __call__(self, batch):
+        owner = type(self).__name__
+        images, labels = _collate_pairs(batch, owner, self._image_dims)
+        targets = _one_hot(labels, self.num_classes, owner)
+        if _uniform() >= self.p:
+            return images, targets
+        return self._mix(images, targets, self.alpha)
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(alpha={self.alpha}, num_classes={self.num_classes}, "
+                f"p={self.p})")
+
+
+class MixupCollator(_BatchMix):
     """Mixup (Zhang et al., 2018) as a collate_fn: with probability p, a batch (x, y) with
     one-hot y becomes (lam * x + (1 - lam) * x[perm], lam * y + (1 - lam) * y[perm]) for
     lam ~ Beta(alpha, alpha) and perm a random permutation of the batch; otherwise
@@ -180,26 +206,13 @@ class MixupCollator:
     num_classes: the width of the targets; labels must lie in [0, num_classes).
     p: the probability that a batch is mixed."""
 
+    _mix = staticmethod(_mixup)
+
     def __init__(self, alpha=0.2, *, num_classes, p=1.0):
-        owner = type(self).__name__
-        self.alpha = _check_alpha(alpha, "alpha", owner)
-        self.num_classes = _check_num_classes(num_classes, owner)
-        self.p = _check_probability(p, "p", owner)
-
-    def __call__(self, batch):
-        owner = type(self).__name__
-        images, labels = _collate_pairs(batch, owner, 1)
-        targets = _one_hot(labels, self.num_classes, owner)
-        if _uniform() >= self.p:
-            return images, targets
-        return _mixup(images, targets, self.alpha)
-
-    def __repr__(self):
-        return (f"{type(self).__name__}(alpha={self.alpha}, num_classes={self.num_classes}, "
-                f"p={self.p})")
+        super().__init__(alpha, num_classes, p)
 
 
-class CutMixCollator:
+class CutMixCollator(_BatchMix):
     """CutMix (Yun et al., 2019) as a collate_fn: with probability p, draw
     lam ~ Beta(alpha, alpha) and a box of about (1 - lam) of the image (sides
     sqrt(1 - lam) * H and W, centred uniformly, clipped to the image), and paste that box
@@ -211,23 +224,11 @@ class CutMixCollator:
     num_classes: the width of the targets; labels must lie in [0, num_classes).
     p: the probability that a batch is mixed."""
 
+    _mix = staticmethod(_cutmix)
+    _image_dims = 3
+
     def __init__(self, alpha=1.0, *, num_classes, p=1.0):
-        owner = type(self).__name__
-        self.alpha = _check_alpha(alpha, "alpha", owner)
-        self.num_classes = _check_num_classes(num_classes, owner)
-        self.p = _check_probability(p, "p", owner)
-
-    def __call__(self, batch):
-        owner = type(self).__name__
-        images, labels = _collate_pairs(batch, owner, 3)
-        targets = _one_hot(labels, self.num_classes, owner)
-        if _uniform() >= self.p:
-            return images, targets
-        return _cutmix(images, targets, self.alpha)
-
-    def __repr__(self):
-        return (f"{type(self).__name__}(alpha={self.alpha}, num_classes={self.num_classes}, "
-                f"p={self.p})")
+        super().__init__(alpha, num_classes, p)
 
 
 class RandomMixupCutMixCollator:
