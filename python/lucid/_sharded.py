@@ -29,35 +29,42 @@ _INDEX = "index.pt"
 _FORMAT = "lucid-sharded"
 
 
-def _strip(obj, tensors):
-    """obj with each tensor in dicts, lists and tuples replaced by its marker; the
-    tensors collected in `tensors` (key -> tensor), a tensor seen twice keyed once."""
-    if isinstance(obj, Tensor):
-        key = tensors.setdefault(id(obj), (str(len(tensors)), obj))[0]
-        return (_MARK, key)
-    if isinstance(obj, dict):
-        out = copy.copy(obj)  # (the same kind of dict: an OrderedDict, a state dict's metadata)
-        for k, v in obj.items():
-            out[k] = _strip(v, tensors)
-        return out
-    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
-        return type(obj)(_strip(v, tensors) for v in obj)
-    return obj
-
-
-def _fill(obj, values):
-    if isinstance(obj, tuple) and len(obj) == 2 and obj[0] == _MARK and isinstance(obj[1], str):
-        if obj[1] not in values:
-            raise RuntimeError(f"lucid.load_sharded: tensor {obj[1]!r} of the index is in none of its shards")
-        return values[obj[1]]
+def _map_leaves(obj, leaf):
+    """obj rebuilt through its dicts (the same kind of dict: an OrderedDict, a state
+    dict's metadata), lists and tuples, with leaf(x) for each x that leaf takes (it
+    returns the replacement, or obj itself to keep x as it is)."""
+    done = leaf(obj)
+    if done is not obj:
+        return done
     if isinstance(obj, dict):
         out = copy.copy(obj)
         for k, v in obj.items():
-            out[k] = _fill(v, values)
+            out[k] = _map_leaves(v, leaf)
         return out
-    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
-        return type(obj)(_fill(v, values) for v in obj)
+    if type(obj) in (list, tuple):
+        return type(obj)(_map_leaves(v, leaf) for v in obj)
     return obj
+
+
+def _strip(obj, tensors):
+    """obj with each tensor in dicts, lists and tuples replaced by its marker; the
+    tensors collected in `tensors` (id -> (key, tensor)), a tensor seen twice keyed once."""
+    def marker(x):
+        if not isinstance(x, Tensor):
+            return x
+        return (_MARK, tensors.setdefault(id(x), (str(len(tensors)), x))[0])
+    return _map_leaves(obj, marker)
+
+
+def _fill(obj, values):
+    """The skeleton `obj` with each marker replaced by its tensor from `values`."""
+    def tensor(x):
+        if not (type(x) is tuple and len(x) == 2 and x[0] == _MARK and isinstance(x[1], str)):
+            return x
+        if x[1] not in values:
+            raise RuntimeError(f"lucid.load_sharded: tensor {x[1]!r} of the index is in none of its shards")
+        return values[x[1]]
+    return _map_leaves(obj, tensor)
 
 
 def _shards(tensors, limit):

@@ -11,7 +11,8 @@ sin, should they require grad)."""
 
 import math
 import numbers
-import operator
+
+from ._arg_checks import int_arg as _int_arg
 
 __all__ = ["apply_rotary_emb", "sinusoidal_embedding", "sinusoidal_embedding_2d"]
 
@@ -22,20 +23,6 @@ def _lucid():
 
 
 # ---- argument checks -------------------------------------------------------------------
-
-def _int_arg(fn, name, value, *, minimum):
-    """value as an int (any integral type but bool), at least `minimum` (0 or 1)."""
-    if isinstance(value, bool):
-        raise TypeError(f"{fn}: {name} must be an int, got bool")
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{fn}: {name} must be an int, got {type(value).__name__}") from None
-    if value < minimum:
-        kind = "positive" if minimum > 0 else "non-negative"
-        raise ValueError(f"{fn}: {name} must be {kind}, got {value}")
-    return value
-
 
 def _base_arg(fn, base):
     if isinstance(base, bool) or not isinstance(base, numbers.Real):

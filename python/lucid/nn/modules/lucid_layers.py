@@ -7,30 +7,16 @@ other two as upstream's own tests and VQ-VAE model use them), so programs writte
 
 import math
 import numbers
-import operator
 from typing import NamedTuple
 
 from .. import functional as F
 from .. import init
+from .._arg_checks import int_arg
 from ..parameter import Parameter
 from .linear import Linear
 from .module import Module
 
 __all__ = ["FusedLinear", "NoisyLinear", "VectorQuantizer", "VectorQuantizerOutput"]
-
-
-def _positive_int(owner, name, value):
-    """value, checked to be a positive int: a zero or negative size would build an empty or
-    impossible layer that fails only later, far from the constructor call."""
-    if isinstance(value, bool):
-        raise TypeError(f"{owner}: {name} must be an int, got a bool")
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{owner}: {name} must be an int, got {type(value).__name__}") from None
-    if value <= 0:
-        raise ValueError(f"{owner}: {name} must be positive, got {value}")
-    return value
 
 
 def _real(value):
@@ -60,8 +46,8 @@ class NoisyLinear(Module):
 
     def __init__(self, in_features, out_features, bias=True, sigma_zero=0.5, device=None, dtype=None):
         super().__init__()
-        self.in_features = _positive_int("NoisyLinear", "in_features", in_features)
-        self.out_features = _positive_int("NoisyLinear", "out_features", out_features)
+        self.in_features = int_arg("NoisyLinear", "in_features", in_features, minimum=1)
+        self.out_features = int_arg("NoisyLinear", "out_features", out_features, minimum=1)
         if not _real(sigma_zero) or not sigma_zero > 0:
             raise ValueError(f"NoisyLinear: sigma_zero must be a positive number, got {sigma_zero!r}")
         self.sigma_zero = float(sigma_zero)
@@ -151,8 +137,8 @@ class VectorQuantizer(Module):
 
     def __init__(self, num_embeddings, embedding_dim, commitment_cost=0.25, device=None, dtype=None):
         super().__init__()
-        self.num_embeddings = _positive_int("VectorQuantizer", "num_embeddings", num_embeddings)
-        self.embedding_dim = _positive_int("VectorQuantizer", "embedding_dim", embedding_dim)
+        self.num_embeddings = int_arg("VectorQuantizer", "num_embeddings", num_embeddings, minimum=1)
+        self.embedding_dim = int_arg("VectorQuantizer", "embedding_dim", embedding_dim, minimum=1)
         if not _real(commitment_cost) or not commitment_cost >= 0:
             raise ValueError(f"VectorQuantizer: commitment_cost must be a number >= 0, got {commitment_cost!r}")
         self.commitment_cost = float(commitment_cost)
@@ -221,8 +207,8 @@ class FusedLinear(Module):
         if activation not in self._ACTIVATIONS:
             raise ValueError(f"FusedLinear: unsupported activation {activation!r}; "
                              f"choose from {list(self._ACTIVATIONS)}")
-        self.in_features = _positive_int("FusedLinear", "in_features", in_features)
-        self.out_features = _positive_int("FusedLinear", "out_features", out_features)
+        self.in_features = int_arg("FusedLinear", "in_features", in_features, minimum=1)
+        self.out_features = int_arg("FusedLinear", "out_features", out_features, minimum=1)
         self.activation = activation
         self.weight = Parameter(_empty(self.out_features, self.in_features, device=device, dtype=dtype))
         if bias:

@@ -8,6 +8,7 @@ layers are its only parameters, under upstream's (and diffusers') names linear_1
 import math
 
 from .. import _functional_positional as P
+from .._arg_checks import int_arg
 from .activation import SiLU
 from .linear import Linear
 from .module import Module
@@ -102,7 +103,7 @@ class TimestepEmbedding(Module):
         super().__init__()
         fn = type(self).__name__
         self.in_dim = P._even_dim(fn, "in_dim", in_dim)
-        self.out_dim = P._int_arg(fn, "out_dim", out_dim, minimum=1)
+        self.out_dim = int_arg(fn, "out_dim", out_dim, minimum=1)
         self.base = P._base_arg(fn, base)
         self.flip_sin_to_cos = bool(flip_sin_to_cos)
         self.linear_1 = Linear(self.in_dim, self.out_dim)

@@ -81,29 +81,6 @@ def int_list(values, name):
     raise TypeError(f"{name} must be a lucid.Tensor or a list of ints, but got {type(values).__name__}")
 
 
-def select_rows(cache, indices, name):
-    """Reindex the batch of every layer of a cache of key_cache / value_cache lists (a
-    tensor or a list of row numbers, checked against the batch before anything moves)."""
-    import lucid
-    if not cache.key_cache:
-        return
-    batch = cache.key_cache[0].shape[0]
-    rows = int_list(indices, name)
-    bad = [i for i in rows if not 0 <= i < batch]
-    if bad:
-        raise IndexError(f"{name} holds {bad[0]}, out of range for the cached batch of {batch}")
-    rows = lucid.tensor(rows, dtype=lucid.int64, device=cache.key_cache[0].device)
-    cache.key_cache = [k.index_select(0, rows.to(k.device)) for k in cache.key_cache]
-    cache.value_cache = [v.index_select(0, rows.to(v.device)) for v in cache.value_cache]
-
-
-def repeat_rows(cache, repeats):
-    """Repeat every batch row of every layer `repeats` times in a row."""
-    check_int(repeats, "repeats", minimum=1)
-    cache.key_cache = [k.repeat_interleave(repeats, dim=0) for k in cache.key_cache]
-    cache.value_cache = [v.repeat_interleave(repeats, dim=0) for v in cache.value_cache]
-
-
 class Cache(abc.ABC):
     """The interface of a key/value cache (transformers' Cache): what attention calls,
     whatever the storage.
@@ -144,3 +121,61 @@ class Cache(abc.ABC):
         if max_length is not None and previous + new_seq_length > max_length:
             return max_length - new_seq_length
         return previous
+
+
+class LayerCache(Cache):
+    """What DynamicCache and StaticCache share: per-layer key_cache / value_cache lists of
+    (batch, heads, seq, head_dim) tensors, the count of tokens layer 0 has been given
+    (seen_tokens), layer access, and the batch reindexing beam and assisted search need."""
+
+    def __init__(self):
+        self.key_cache = []
+        self.value_cache = []
+        self._seen_tokens = 0
+
+    @property
+    def seen_tokens(self):
+        return self._seen_tokens
+
+    def __len__(self):
+        return len(self.key_cache)
+
+    def __getitem__(self, layer_idx):
+        """(keys, values) of one layer (a StaticCache's whole buffers); a KeyError for a
+        layer the cache does not hold."""
+        check_held(self, layer_idx)
+        return self.key_cache[layer_idx], self.value_cache[layer_idx]
+
+    def __iter__(self):
+        for layer_idx in range(len(self)):
+            yield self.key_cache[layer_idx], self.value_cache[layer_idx]
+
+    def reorder_cache(self, beam_idx):
+        """Beam search: row i of every layer becomes the old row beam_idx[i]."""
+        self._select_rows(beam_idx, "beam_idx")
+
+    def batch_select_indices(self, indices):
+        """Keep the batch rows `indices` (contrastive search and assisted decoding)."""
+        self._select_rows(indices, "indices")
+
+    def batch_repeat_interleave(self, repeats):
+        """Repeat every batch row `repeats` times in a row, as one prompt expands into its
+        beams or candidates."""
+        check_int(repeats, "repeats", minimum=1)
+        self.key_cache = [k.repeat_interleave(repeats, dim=0) for k in self.key_cache]
+        self.value_cache = [v.repeat_interleave(repeats, dim=0) for v in self.value_cache]
+
+    def _select_rows(self, indices, name):
+        """Reindex the batch of every layer (a tensor or a list of row numbers, checked
+        against the batch before anything moves)."""
+        import lucid
+        if not self.key_cache:
+            return
+        batch = self.key_cache[0].shape[0]
+        rows = int_list(indices, name)
+        bad = [i for i in rows if not 0 <= i < batch]
+        if bad:
+            raise IndexError(f"{name} holds {bad[0]}, out of range for the cached batch of {batch}")
+        rows = lucid.tensor(rows, dtype=lucid.int64, device=self.key_cache[0].device)
+        self.key_cache = [k.index_select(0, rows.to(k.device)) for k in self.key_cache]
+        self.value_cache = [v.index_select(0, rows.to(v.device)) for v in self.value_cache]

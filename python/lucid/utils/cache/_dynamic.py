@@ -11,38 +11,16 @@ index."""
 
 import lucid
 
-from ._base import (SEQ_DIM, Cache, check_extends, check_held, check_int, check_layer_idx, check_states,
-                    repeat_rows, select_rows)
+from ._base import SEQ_DIM, LayerCache, check_extends, check_int, check_layer_idx, check_states
 
 __all__ = ["DynamicCache"]
 
 
-class DynamicCache(Cache):
+class DynamicCache(LayerCache):
     """Per-layer keys and values that grow by concatenation (transformers' DynamicCache).
 
     key_cache and value_cache are lists with one (batch, heads, seq, head_dim) tensor per
     layer; seen_tokens counts the tokens layer 0 has been given (crop rewinds it)."""
-
-    def __init__(self):
-        self._seen_tokens = 0
-        self.key_cache = []
-        self.value_cache = []
-
-    @property
-    def seen_tokens(self):
-        return self._seen_tokens
-
-    def __len__(self):
-        return len(self.key_cache)
-
-    def __getitem__(self, layer_idx):
-        """(keys, values) of one layer; a KeyError for a layer the cache does not hold."""
-        check_held(self, layer_idx)
-        return self.key_cache[layer_idx], self.value_cache[layer_idx]
-
-    def __iter__(self):
-        for layer_idx in range(len(self)):
-            yield self.key_cache[layer_idx], self.value_cache[layer_idx]
 
     def __repr__(self):
         return f"DynamicCache(layers={len(self)}, seq_length={self.get_seq_length()})"
@@ -76,19 +54,6 @@ class DynamicCache(Cache):
 
     def get_max_cache_shape(self):
         return None
-
-    def reorder_cache(self, beam_idx):
-        """Beam search: row i of every layer becomes the old row beam_idx[i]."""
-        select_rows(self, beam_idx, "beam_idx")
-
-    def batch_select_indices(self, indices):
-        """Keep the batch rows `indices` (contrastive search and assisted decoding)."""
-        select_rows(self, indices, "indices")
-
-    def batch_repeat_interleave(self, repeats):
-        """Repeat every batch row `repeats` times in a row, as one prompt expands into its
-        beams or candidates."""
-        repeat_rows(self, repeats)
 
     def crop(self, max_length):
         """Keep the first max_length tokens of every layer; a negative max_length drops that

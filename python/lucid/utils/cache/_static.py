@@ -13,13 +13,12 @@ opt-in), so attention over the filled prefix needs no mask."""
 
 import lucid
 
-from ._base import (SEQ_DIM, Cache, check_extends, check_held, check_int, check_layer_idx, check_states,
-                    int_list, repeat_rows, select_rows)
+from ._base import SEQ_DIM, LayerCache, check_extends, check_int, check_layer_idx, check_states, int_list
 
 __all__ = ["StaticCache"]
 
 
-class StaticCache(Cache):
+class StaticCache(LayerCache):
     """Per-layer (batch, heads, max_cache_len, head_dim) key and value buffers.
 
     get_seq_length(layer_idx) is a per-layer count of the positions filled (the buffer's
@@ -27,27 +26,9 @@ class StaticCache(Cache):
     written; seen_tokens counts the tokens layer 0 has been given."""
 
     def __init__(self, max_cache_len):
+        super().__init__()
         self.max_cache_len = check_int(max_cache_len, "max_cache_len", minimum=1)
-        self.key_cache = []
-        self.value_cache = []
         self._cumulative_length = []
-        self._seen_tokens = 0
-
-    @property
-    def seen_tokens(self):
-        return self._seen_tokens
-
-    def __len__(self):
-        return len(self.key_cache)
-
-    def __getitem__(self, layer_idx):
-        """The whole (keys, values) buffers of one layer."""
-        check_held(self, layer_idx)
-        return self.key_cache[layer_idx], self.value_cache[layer_idx]
-
-    def __iter__(self):
-        for layer_idx in range(len(self)):
-            yield self.key_cache[layer_idx], self.value_cache[layer_idx]
 
     def __repr__(self):
         return (f"StaticCache(max_cache_len={self.max_cache_len}, layers={len(self)}, "
@@ -93,18 +74,6 @@ class StaticCache(Cache):
 
     def get_max_cache_shape(self):
         return self.max_cache_len
-
-    def reorder_cache(self, beam_idx):
-        """Beam search: row i of every layer becomes the old row beam_idx[i]."""
-        select_rows(self, beam_idx, "beam_idx")
-
-    def batch_select_indices(self, indices):
-        """Keep the batch rows `indices`."""
-        select_rows(self, indices, "indices")
-
-    def batch_repeat_interleave(self, repeats):
-        """Repeat every batch row `repeats` times in a row."""
-        repeat_rows(self, repeats)
 
     def crop(self, max_length):
         """Keep the first max_length positions (a negative max_length drops that many off

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from ..._random import Generator, randperm
+from .distributed import epoch_order, replica_slice
 from .sampler import Sampler
 
 __all__ = ["RASampler"]
@@ -71,18 +71,9 @@ class RASampler(Sampler):
         return self.num_samples * self.num_replicas
 
     def __iter__(self):
-        n = len(self.dataset)
-        if self.shuffle:
-            g = Generator().manual_seed(self.seed + self.epoch)
-            order = randperm(n, generator=g).tolist()
-        else:
-            order = list(range(n))
+        order = epoch_order(len(self.dataset), self.shuffle, self.seed, self.epoch)
         indices = [i for i in order for _ in range(self.num_repeats)]
-        total_size = self.total_size
-        if total_size > len(indices):  # (never for an empty dataset: total_size is 0)
-            padding = total_size - len(indices)
-            indices += (indices * math.ceil(padding / len(indices)))[:padding]
-        return iter(indices[self.rank:total_size:self.num_replicas])
+        return iter(replica_slice(indices, self.total_size, self.rank, self.num_replicas))
 
     def __len__(self):
         return self.num_samples

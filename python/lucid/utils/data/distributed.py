@@ -13,6 +13,23 @@ from .sampler import Sampler
 __all__ = ["DistributedSampler"]
 
 
+def epoch_order(n, shuffle, seed, epoch):
+    """0 .. n - 1 in this epoch's order: a permutation drawn from seed + epoch (the same on
+    every replica) when shuffle, else in order."""
+    if not shuffle:
+        return list(range(n))
+    return randperm(n, generator=Generator().manual_seed(seed + epoch)).tolist()
+
+
+def replica_slice(indices, total_size, rank, num_replicas):
+    """Replica `rank`'s share of `indices` padded to total_size by repeating its start:
+    positions rank, rank + num_replicas, ... (disjoint across replicas)."""
+    if total_size > len(indices):  # (never for an empty order: total_size is 0)
+        padding = total_size - len(indices)
+        indices = indices + (indices * math.ceil(padding / len(indices)))[:padding]
+    return indices[rank:total_size:num_replicas]
+
+
 class DistributedSampler(Sampler):
     """Indices rank, rank + num_replicas, rank + 2 * num_replicas, ... of one order of the
     dataset (a permutation from seed + epoch when shuffle), so the replicas' slices are
@@ -56,18 +73,10 @@ class DistributedSampler(Sampler):
         self.seed = seed
 
     def __iter__(self):
-        n = len(self.dataset)
-        if self.shuffle:
-            g = Generator().manual_seed(self.seed + self.epoch)
-            indices = randperm(n, generator=g).tolist()
-        else:
-            indices = list(range(n))
+        indices = epoch_order(len(self.dataset), self.shuffle, self.seed, self.epoch)
         if self.drop_last:
             indices = indices[:self.total_size]
-        elif self.total_size > len(indices):  # (never for an empty dataset: total_size is 0)
-            padding = self.total_size - len(indices)
-            indices += (indices * math.ceil(padding / len(indices)))[:padding]
-        return iter(indices[self.rank:self.total_size:self.num_replicas])
+        return iter(replica_slice(indices, self.total_size, self.rank, self.num_replicas))
 
     def __len__(self):
         return self.num_samples
