@@ -6,6 +6,7 @@
 
 #include "autograd/anomaly.h"
 #include "autograd/grad_mode.h"
+#include "autograd/record.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "ops/copy_ops.h"
@@ -101,19 +102,67 @@ TensorPtr Node::saved(size_t i) const {
   return saved_tensors[i].unpack(*this);
 }
 
+// Note [Saved tensor hooks]
+// torch.autograd.graph.saved_tensors_hooks(pack, unpack) (and save_on_cpu, built on
+// it) lets a program choose how tensors saved for backward are kept: pack runs when a
+// node saves a tensor, unpack each time backward reads it. The packers form a stack
+// per thread (the innermost applies), as torch's do. A SavedTensor made under one
+// keeps the unpacker instead of the tensor, and the tensor's place in the graph:
+// backward through the unpacked tensor (create_graph) must reach the same grad_fn, or
+// the same leaf's AccumulateGrad. The unpacked tensor is a new handle on the hook's
+// result carrying that history. Releasing the node (backward without retain_graph)
+// drops the unpacker and whatever pack returned.
+namespace {
+thread_local std::vector<SavedTensorPacker> t_packers;
+thread_local std::optional<std::string> t_hooks_disabled;
+}  // namespace
+
+void push_saved_tensor_hooks(SavedTensorPacker pack) {
+  if (t_hooks_disabled) fail<RuntimeError>(*t_hooks_disabled);
+  t_packers.push_back(std::move(pack));
+}
+
+void pop_saved_tensor_hooks() {
+  LUCID_CHECK(!t_packers.empty(), RuntimeError, "saved tensor hooks popped more often than pushed");
+  t_packers.pop_back();
+}
+
+std::optional<std::string> set_saved_tensor_hooks_disabled(std::optional<std::string> message) {
+  if (message && !t_packers.empty()) fail<RuntimeError>(*message);  // (torch's rule: hooks are in use)
+  std::swap(message, t_hooks_disabled);
+  return message;
+}
+
 SavedTensor::SavedTensor(const TensorPtr& t, bool is_output)
     : version_(t ? t->version() : 0), is_output_(is_output), requires_grad_(t && t->requires_grad()) {
   if (!t) return;  // custom Functions may save None
   if (is_output) {
-    data_ = alias_without_history(*t);
     grad_fn_ = t->grad_fn();
     output_nr_ = t->output_nr();
-  } else {
-    data_ = t;
   }
+  if (!t_packers.empty()) {
+    if (requires_grad_ && !is_output) {
+      producer_ = t->grad_fn() ? t->grad_fn() : autograd::grad_accumulator(t);
+      output_nr_ = t->output_nr();
+    }
+    // Without grad mode, the hook's own ops record nothing, so they save nothing and
+    // cannot re-enter it. (A copy: the hook may push or pop hooks.)
+    SavedTensorPacker pack = t_packers.back();
+    {
+      autograd::GradModeGuard no_grad(false);
+      unpacker_ = pack(t);
+    }
+    LUCID_CHECK(t->version() == version_, RuntimeError,
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook "
+                "can not be modified by in-place operations as this can lead to unexpected side-effects. Please "
+                "open an issue if you need to perform in-place operations on the input to a pack hook.");
+    return;
+  }
+  data_ = is_output ? alias_without_history(*t) : t;
 }
 
 TensorPtr SavedTensor::unpack(const Node& saved_by) const {
+  if (unpacker_) return with_history(unpacker_());
   if (!data_) return nullptr;
   if (data_->version() != version_) {
     const std::shared_ptr<Node>& producer = is_output_ ? grad_fn_.lock() : data_->grad_fn();
@@ -127,11 +176,22 @@ TensorPtr SavedTensor::unpack(const Node& saved_by) const {
                        "; look for an in-place op on that tensor after the forward call.");
   }
   if (!is_output_) return data_;
-  std::shared_ptr<Node> fn = grad_fn_.lock();
-  if (!fn || !requires_grad_) return data_;
-  // The output with its history back, so create_graph can differentiate through it.
-  TensorPtr out = alias_without_history(*data_);
+  return with_history(data_);
+}
+
+// t (the saved bytes) with the saved tensor's history: its grad_fn and output slot,
+// or, for a leaf saved under hooks, the leaf's AccumulateGrad.
+TensorPtr SavedTensor::with_history(const TensorPtr& t) const {
+  LUCID_CHECK(t, RuntimeError, "internal: a saved tensor unpacked to nothing");
+  std::shared_ptr<Node> fn = is_output_ ? grad_fn_.lock() : producer_;
+  if (!fn || !requires_grad_) return unpacker_ ? alias_without_history(*t) : t;
+  // (create_graph differentiates through it)
+  TensorPtr out = alias_without_history(*t);
   out->set_requires_grad(true);
+  if (dynamic_cast<AccumulateGrad*>(fn.get())) {
+    out->autograd_meta()->grad_accumulator = std::move(fn);
+    return out;
+  }
   out->set_leaf(false);
   out->set_grad_fn(std::move(fn));
   out->set_output_nr(output_nr_);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,11 +30,25 @@ struct TensorSpec {
   static TensorSpec of(const TensorImpl& t) { return {t.shape(), t.dtype(), t.device()}; }
 };
 
+// Saved tensor hooks (torch.autograd.graph.saved_tensors_hooks): while a packer is
+// pushed on this thread, each tensor saved for backward is handed to it, and what it
+// returns, the unpacker, is kept in the tensor's place. Note [Saved tensor hooks].
+using SavedTensorUnpacker = std::function<TensorPtr()>;
+using SavedTensorPacker = std::function<SavedTensorUnpacker(const TensorPtr&)>;
+void push_saved_tensor_hooks(SavedTensorPacker pack);  // RuntimeError while disabled
+void pop_saved_tensor_hooks();
+// While a message is set, pushing hooks raises it (a feature that cannot work with
+// hooks, torch's disable_saved_tensors_hooks); setting one while hooks are pushed raises
+// it too. Returns the previous one.
+std::optional<std::string> set_saved_tensor_hooks_disabled(std::optional<std::string> message);
+
 // A tensor kept for backward, with the version its storage had when it was saved:
 // unpacking it after an in-place write raises, naming the op and both versions.
 // A saved *output* of the saving node is stored without its history (the output
 // owns the node, so a strong reference back would be a cycle) and gets its history
-// back on unpack while the node lives.
+// back on unpack while the node lives. A tensor saved under hooks is kept as its
+// unpacker and the history to give back, without a version check (torch's rule: the
+// hooks may keep anything).
 class SavedTensor {
  public:
   SavedTensor(const TensorPtr& t, bool is_output);
@@ -41,7 +56,11 @@ class SavedTensor {
   TensorPtr take() { return std::move(data_); }  // for ~Node
 
  private:
+  TensorPtr with_history(const TensorPtr& t) const;
+
   TensorPtr data_;
+  SavedTensorUnpacker unpacker_;  // saved under hooks (then no data_)
+  std::shared_ptr<Node> producer_;  // under hooks: an input's grad_fn, or a leaf's AccumulateGrad
   std::weak_ptr<Node> grad_fn_;  // outputs only
   uint64_t version_ = 0;
   uint32_t output_nr_ = 0;

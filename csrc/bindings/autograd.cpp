@@ -2,6 +2,7 @@
 // hooks, grad modes, the engine entry point, and the node behind
 // lucid.autograd.Function (python/lucid/autograd/function.py).
 #include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -105,6 +106,32 @@ struct PyFunctionNode final : Node {
   std::string name_;
   nb::object backward_;
 };
+
+// A Python object held from C++ state that may be dropped without the GIL (a node
+// released by backward): its last reference is let go with the GIL held.
+std::shared_ptr<nb::object> gil_safe(nb::object o) {
+  return std::shared_ptr<nb::object>(new nb::object(std::move(o)), [](nb::object* p) {
+    nb::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+// saved_tensors_hooks' pair as the engine's packer (Note [Saved tensor hooks]): pack's
+// result is kept until the node is released; unpack must give a Tensor.
+SavedTensorPacker python_saved_tensor_hooks(nb::object pack_hook, nb::object unpack_hook) {
+  return [pack = gil_safe(std::move(pack_hook)), unpack = gil_safe(std::move(unpack_hook))](
+             const TensorPtr& t) -> SavedTensorUnpacker {
+    nb::gil_scoped_acquire gil;
+    std::shared_ptr<nb::object> packed = gil_safe((*pack)(t));
+    return [packed, unpack]() -> TensorPtr {
+      nb::gil_scoped_acquire gil;
+      nb::object r = (*unpack)(*packed);
+      LUCID_CHECK(is_tensor(r), TypeError, "Output of saved tensor unpack_hook expected to be a Tensor but got result "
+                  "of type ", type_name_of(r));
+      return nb::cast<TensorPtr>(r);
+    };
+  };
+}
 
 // Note [Hook cycles]
 // `x.register_hook(lambda g: ... x ...)` makes a cycle Python cannot see: the
@@ -240,6 +267,11 @@ void init_autograd(nb::module_& m, TensorClass& cls) {
   m.def("is_anomaly_check_nan_enabled", &autograd::anomaly_check_nan);
   m.def("_set_anomaly_enabled", &autograd::set_anomaly, nb::arg("enabled"), nb::arg("check_nan") = true);
   autograd::set_anomaly_hooks({python_stack, warn_forward_stack});
+  m.def("_push_saved_tensors_hooks", [](nb::object pack_hook, nb::object unpack_hook) {
+    push_saved_tensor_hooks(python_saved_tensor_hooks(std::move(pack_hook), std::move(unpack_hook)));
+  });
+  m.def("_pop_saved_tensors_hooks", &pop_saved_tensor_hooks);
+  m.def("_set_saved_tensors_hooks_disabled", &set_saved_tensor_hooks_disabled, nb::arg("message").none());
   m.def("is_inference_mode_enabled", &autograd::inference_mode_enabled);
   m.def("_set_inference_mode", &autograd::set_inference_mode);
 

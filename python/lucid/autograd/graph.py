@@ -1,8 +1,11 @@
-"""The graph as Python sees it: grad_fn nodes (the engine's Node class) and hook handles."""
+"""The graph as Python sees it: grad_fn nodes (the engine's Node class), hook handles,
+and hooks on the tensors the graph saves for backward (saved_tensors_hooks, save_on_cpu)."""
+
+import contextlib
 
 from .. import _C
 
-__all__ = ["Node", "RemovableHandle"]
+__all__ = ["Node", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
 
 Node = _C.Node
 
@@ -37,3 +40,61 @@ def _node_register_prehook(self, fn):
 Node.register_hook = _node_register_hook
 Node.register_prehook = _node_register_prehook
 Node.__module__ = "lucid.autograd.graph"
+
+
+class saved_tensors_hooks:
+    """Within this context, each tensor an op saves for backward is given to
+    pack_hook(tensor), whose result is kept instead of the tensor; backward calls
+    unpack_hook(packed) each time it reads it, which must return a Tensor equal to the
+    original. As in torch: the hooks are per thread and nest (the innermost applies);
+    a tensor saved under them is not version-checked (the hooks decide what is kept);
+    pack_hook must not modify its input in place; pack_hook runs without grad mode."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("saved_tensors_hooks expects two callables (pack_hook, unpack_hook), got "
+                            f"{type(pack_hook).__name__} and {type(unpack_hook).__name__}")
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        _C._push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
+        return self
+
+    def __exit__(self, *exc):
+        _C._pop_saved_tensors_hooks()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors go to the CPU in the forward pass and come back to their device
+    when backward reads them: GPU memory traded for copies. pin_memory copies into
+    page-locked memory (the copies back can then overlap other work). device_type is
+    accepted for torch's signature; lucid's one GPU type is "cuda"/"gpu"."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        if device_type not in ("cuda", "gpu", "cpu"):
+            raise ValueError(f"save_on_cpu: device_type must be 'cuda' (or 'gpu'), got {device_type!r}")
+        pin = bool(pin_memory)
+
+        def pack_to_cpu(tensor):
+            packed = tensor.cpu()
+            if pin and tensor.device.type != "cpu":
+                packed = packed.pin_memory()
+            return (tensor.device, packed)
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device, non_blocking=pin)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message):
+    """Within this context no saved tensor hooks apply, and entering saved_tensors_hooks
+    raises RuntimeError(error_message): for features that cannot work with them."""
+    previous = _C._set_saved_tensors_hooks_disabled(str(error_message))
+    try:
+        yield
+    finally:
+        _C._set_saved_tensors_hooks_disabled(previous)
