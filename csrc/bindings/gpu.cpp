@@ -75,8 +75,40 @@ void init_gpu(nb::module_& m) {
     d["allocated"] = s.allocated;
     d["max_allocated"] = s.max_allocated;
     d["reserved"] = s.reserved;
+    d["max_reserved"] = s.max_reserved;
     return d;
   });
+  m.def("gpu_device_properties", [](int device) {
+    DeviceProperties p = gpu_runtime(device).properties(device);
+    nb::dict d;
+    d["name"] = p.name;
+    d["uuid"] = p.uuid;
+    d["major"] = p.major;
+    d["minor"] = p.minor;
+    d["total_memory"] = p.total_memory;
+    d["multi_processor_count"] = p.multi_processor_count;
+    d["max_threads_per_multi_processor"] = p.max_threads_per_multi_processor;
+    d["warp_size"] = p.warp_size;
+    d["regs_per_multiprocessor"] = p.regs_per_multiprocessor;
+    d["L2_cache_size"] = p.l2_cache_size;
+    d["is_integrated"] = p.is_integrated;
+    d["is_multi_gpu_board"] = p.is_multi_gpu_board;
+    return d;
+  });
+  m.def("gpu_memory_info", [](int device) { return gpu_runtime(device).memory_info(device); });
+  m.def("gpu_set_memory_fraction", [](double fraction, int device) {
+    gpu_runtime(device).set_memory_fraction(fraction, device);
+  });
+  m.def("gpu_memory_fraction", [](int device) { return gpu_runtime(device).memory_fraction(device); });
+  m.def("gpu_arch_list", [] {
+    GpuRuntime* rt = gpu_runtime_or_null();
+    return rt ? rt->arch_list() : std::vector<std::string>{};
+  });
+  m.def("gpu_nvtx_range_push", [](const std::string& msg) { return gpu_runtime().nvtx_range_push(msg); });
+  m.def("gpu_nvtx_range_pop", [] { return gpu_runtime().nvtx_range_pop(); });
+  m.def("gpu_nvtx_range_start", [](const std::string& msg) { return gpu_runtime().nvtx_range_start(msg); });
+  m.def("gpu_nvtx_range_end", [](uint64_t id) { gpu_runtime().nvtx_range_end(id); });
+  m.def("gpu_nvtx_mark", [](const std::string& msg) { gpu_runtime().nvtx_mark(msg); });
   // Note [Lazy GPU execution] (core/pending.h).
   m.def("gpu_lazy", [] { return pending::lazy_enabled(); });
   m.def("gpu_set_lazy", [](bool enabled) {

@@ -6,6 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/dtype.h"
 #include "core/shape.h"
@@ -19,6 +22,16 @@ struct MemoryStats {
   size_t allocated = 0;      // bytes handed to live tensors
   size_t max_allocated = 0;  // peak of `allocated` since start or reset
   size_t reserved = 0;       // bytes held from the driver, cached ones included
+  size_t max_reserved = 0;   // peak of `reserved` since start or reset
+};
+
+// What torch.cuda.get_device_properties reports of a GPU.
+struct DeviceProperties {
+  std::string name, uuid;
+  int major = 0, minor = 0;
+  int multi_processor_count = 0, max_threads_per_multi_processor = 0, warp_size = 0, regs_per_multiprocessor = 0;
+  size_t total_memory = 0, l2_cache_size = 0;
+  bool is_integrated = false, is_multi_gpu_board = false;
 };
 
 class GpuRuntime {
@@ -68,6 +81,26 @@ class GpuRuntime {
   virtual MemoryStats memory_stats(int device) = 0;
   virtual void reset_peak_memory_stats(int device) = 0;
   virtual void empty_cache() = 0;
+  virtual DeviceProperties properties(int device) = 0;
+  // The device's free and total memory, as the driver counts them (cudaMemGetInfo).
+  virtual std::pair<size_t, size_t> memory_info(int device) = 0;
+  // A cap on what the caching allocator holds from the driver for `device`, as a
+  // fraction of its total memory (torch.cuda.set_per_process_memory_fraction): a request
+  // past it raises OutOfMemoryError. 1 (the default) is no cap beyond the device's.
+  virtual void set_memory_fraction(double fraction, int device) = 0;
+  virtual double memory_fraction(int device) = 0;
+  // The GPU architectures this build carries code for: "sm_90" (machine code) and
+  // "compute_90" (PTX the driver compiles for newer GPUs).
+  virtual std::vector<std::string> arch_list() = 0;
+  // NVTX annotations for profilers (Nsight Systems; nothing without one attached):
+  // ranges nest per thread; push returns the depth before it, pop the depth after
+  // (-1: no open range), as nvtxRangePushA / nvtxRangePop do.
+  virtual int nvtx_range_push(const std::string& message) = 0;
+  virtual int nvtx_range_pop() = 0;
+  // A range that need not nest or end on the thread that started it (nvtxRangeStartA).
+  virtual uint64_t nvtx_range_start(const std::string& message) = 0;
+  virtual void nvtx_range_end(uint64_t id) = 0;
+  virtual void nvtx_mark(const std::string& message) = 0;
 };
 
 void register_gpu_runtime(GpuRuntime* runtime);

@@ -4,6 +4,8 @@ programs run unchanged on an NVIDIA GPU."""
 
 from __future__ import annotations
 
+import threading as _threading
+
 __all__ = ["device"]
 
 _ALIASES = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu", "metal": "gpu"}
@@ -44,8 +46,11 @@ class device:
 
     @property
     def _code(self):
-        """The engine's device code: -1 for the CPU, the index for a GPU."""
-        return -1 if self.type == "cpu" else (self.index or 0)
+        """The engine's device code: -1 for the CPU, the index for a GPU (the current
+        GPU, lucid.cuda.set_device's, for "gpu" without one)."""
+        if self.type == "cpu":
+            return -1
+        return getattr(_CURRENT_GPU, "index", 0) if self.index is None else self.index
 
     def __eq__(self, other):
         if isinstance(other, str):
@@ -84,6 +89,9 @@ class device:
 
 
 _CPU = device("cpu")
+# The GPU of "gpu" without an index (lucid.cuda.set_device): per thread, as CUDA's
+# current device is (a new thread starts on gpu:0).
+_CURRENT_GPU = _threading.local()
 _DEFAULT = [None]  # set_default_device's device; None: the CPU
 _ENTERED = []      # the defaults that enclosing `with device(...)` blocks replaced
 

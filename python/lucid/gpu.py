@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 import atexit
+import sys
 
 from . import _C
+from . import _device
+from . import _nvtx as nvtx
+from . import _random
 from ._device import _resolve as _resolve_device
+from ._gpu_info import (  # noqa: F401  (device properties, memory summary and cap)
+    get_arch_list, get_device_capability, get_device_name, get_device_properties, get_gencode_flags,
+    get_per_process_memory_fraction, is_bf16_supported, is_tf32_supported, max_memory_cached, max_memory_reserved,
+    mem_get_info, memory_cached, memory_summary, reset_accumulated_memory_stats, reset_max_memory_cached,
+    set_per_process_memory_fraction)
+from ._gpu_info import __all__ as _info_names
+
+# importable as lucid.gpu.nvtx and lucid.cuda.nvtx (torch.cuda.nvtx)
+sys.modules[__name__ + ".nvtx"] = sys.modules["lucid.cuda.nvtx"] = nvtx
 
 # The background kernel compiler stops (after the kernel in hand) while the interpreter
 # still stands: at the C library's exit it would be torn down mid-compile (Note [The
@@ -18,7 +31,10 @@ __all__ = ["is_available", "device_count", "synchronize", "memory_allocated",
            "OutOfMemoryError", "is_lazy", "set_lazy", "flush", "pending_stats",
            "is_graph_replay", "set_graph_replay", "is_fusion", "set_fusion", "is_norm_fusion",
            "set_norm_fusion", "kernel_compile",
-           "set_kernel_compile", "generated_kernel_stats"]
+           "set_kernel_compile", "generated_kernel_stats", "set_device", "device", "device_of", "is_initialized",
+           "init", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state",
+           "set_rng_state", "get_rng_state_all", "set_rng_state_all", "default_stream", "set_stream", "stream",
+           "StreamContext", "is_current_stream_capturing", "nvtx"] + list(_info_names)
 
 # A device allocation that failed after lucid released its cache and tried again: a
 # RuntimeError, as torch.cuda.OutOfMemoryError (also lucid.OutOfMemoryError).
@@ -35,18 +51,108 @@ def device_count():
 
 
 def current_device():
-    return 0
+    """The index of this thread's current GPU: where "gpu" / "cuda" without an index goes."""
+    return getattr(_device._CURRENT_GPU, "index", 0)
 
 
 def _index(device):
     if device is None:
-        return 0
-    if isinstance(device, int):
+        return current_device()
+    if isinstance(device, int) and not isinstance(device, bool):
         return device
     d = _resolve_device(device)
     if d.type != "gpu":
         raise ValueError(f"Expected a gpu device, but got: {d}")
-    return d.index or 0
+    return current_device() if d.index is None else d.index
+
+
+def set_device(device):
+    """Makes `device` (an index, "gpu:N" / "cuda:N" or a device) this thread's current
+    GPU: tensors made on "gpu" without an index go there. A negative index is ignored,
+    as in torch."""
+    index = _index(device)
+    if index < 0:
+        return
+    if not 0 <= index < device_count():
+        raise RuntimeError(f"set_device: gpu:{index} does not exist (lucid sees {device_count()} GPU(s))")
+    _device._CURRENT_GPU.index = index
+
+
+class device:
+    """`with lucid.cuda.device(1):` makes gpu:1 current inside the block (torch.cuda.device);
+    None or a negative index leaves the current GPU alone."""
+
+    def __init__(self, device):
+        self.idx = -1 if device is None else _index(device)
+        self.prev_idx = -1
+
+    def __enter__(self):
+        self.prev_idx = current_device()
+        if self.idx >= 0 and self.idx != self.prev_idx:
+            set_device(self.idx)
+        return self
+
+    def __exit__(self, *exc):
+        _device._CURRENT_GPU.index = self.prev_idx
+        return False
+
+
+class device_of(device):
+    """`with lucid.cuda.device_of(t):` makes t's GPU current (a CPU tensor: no change)."""
+
+    def __init__(self, obj):
+        super().__init__((obj.device.index or 0) if obj.device.type == "gpu" else None)
+
+
+def is_initialized():
+    """True once lucid's GPU runtime is there (it starts with lucid when a GPU is present)."""
+    return is_available()
+
+
+def init():
+    """torch.cuda.init(): lucid's GPU runtime starts at import; this checks there is one."""
+    if not is_available():
+        raise RuntimeError("lucid.cuda.init(): lucid has no GPU here (no CUDA build, driver or device)")
+
+
+# Random numbers: lucid draws a GPU tensor's values from the same generator as a CPU
+# tensor's (lucid._random: counter-based Philox on the host, uploaded), so the GPU's
+# seed and state are the default generator's. Seeding "the GPU" seeds it.
+def manual_seed(seed):
+    _random.manual_seed(seed)
+
+
+manual_seed_all = manual_seed
+
+
+def seed():
+    _random.seed()
+
+
+seed_all = seed
+
+
+def initial_seed():
+    return _random.initial_seed()
+
+
+def get_rng_state(device="cuda"):
+    _index(device)
+    return _random.get_rng_state()
+
+
+def set_rng_state(new_state, device="cuda"):
+    _index(device)
+    _random.set_rng_state(new_state)
+
+
+def get_rng_state_all():
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states):
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
 
 
 def synchronize(device=None):
@@ -185,10 +291,26 @@ def empty_cache():
 
 class Stream:
     """The one stream lucid queues a GPU's work on (lucid has no side streams): what
-    torch.cuda.current_stream() gives, for code that records events or synchronises on it."""
+    torch.cuda.current_stream() gives, for code that records events or synchronises on it.
+    Stream() is that stream too, so code written for side streams runs its work in order
+    on the one stream: the same results, without the overlap (priority is accepted and
+    has no effect)."""
 
-    def __init__(self, device=None):
+    def __init__(self, device=None, priority=0, **kwargs):
         self.device_index = _index(device)
+        self.priority = int(priority)
+
+    def query(self):
+        """True when all work queued on the stream has finished."""
+        e = Event()
+        e.record(self)
+        return e.query()
+
+    def wait_stream(self, stream):
+        """Later work on this stream starts after the work queued so far on `stream`: the
+        same stream already runs in order; another GPU's is waited for with an event."""
+        if stream.device_index != self.device_index:
+            self.wait_event(stream.record_event())
 
     @property
     def cuda_stream(self):
@@ -217,6 +339,48 @@ class Stream:
 
 def current_stream(device=None):
     return Stream(device)
+
+
+def default_stream(device=None):
+    return Stream(device)
+
+
+def set_stream(stream):
+    """Makes `stream` current: it is lucid's one stream of its GPU, so this makes its GPU current."""
+    if not isinstance(stream, Stream):
+        raise TypeError(f"set_stream expects a lucid.cuda.Stream, got {type(stream).__name__}")
+    set_device(stream.device_index)
+
+
+class StreamContext:
+    """`with lucid.cuda.stream(s):` runs the block with s current (its GPU current; its
+    work queues on lucid's one stream of that GPU). None leaves everything as it is."""
+
+    def __init__(self, stream):
+        if stream is not None and not isinstance(stream, Stream):
+            raise TypeError(f"stream() expects a lucid.cuda.Stream or None, got {type(stream).__name__}")
+        self.stream = stream
+        self._prev = None
+
+    def __enter__(self):
+        if self.stream is not None:
+            self._prev = current_device()
+            set_device(self.stream.device_index)
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self._prev is not None:
+            _device._CURRENT_GPU.index = self._prev
+        return False
+
+
+def stream(stream):
+    return StreamContext(stream)
+
+
+def is_current_stream_capturing():
+    """False: lucid captures CUDA graphs itself, at flushes, never while Python code runs."""
+    return False
 
 
 class Event:

@@ -63,6 +63,14 @@ std::byte* CachingAllocator::take_cached_locked(DeviceState& st, size_t size,
 
 std::byte* CachingAllocator::malloc_locked(int device, size_t size, size_t requested) {
   DeviceGuard guard(device);
+  {
+    DeviceState& st = devices_[static_cast<size_t>(device)];
+    if (st.reserved + size > st.limit) release_cached_locked(device);
+    if (st.reserved + size > st.limit)
+      fail<OutOfMemoryError>("GPU out of memory: tried to allocate ", requested, " bytes on gpu:", device, " (",
+                             st.allocated, " bytes allocated by lucid, ", st.reserved, " bytes reserved, and this "
+                             "process is limited to ", st.limit, " bytes by set_per_process_memory_fraction)");
+  }
   void* p = nullptr;
   cudaError_t err = cudaMalloc(&p, size);
   if (err == cudaErrorMemoryAllocation) {
@@ -108,6 +116,7 @@ GpuStorage CachingAllocator::allocate(size_t nbytes, int device) {
       p = malloc_locked(device, size, nbytes);
       block = size;
       st.reserved += size;
+      st.max_reserved = std::max(st.max_reserved, st.reserved);
     }
     st.allocated += block;
     st.max_allocated = std::max(st.max_allocated, st.allocated);
@@ -171,6 +180,7 @@ MemoryStats CachingAllocator::stats(int device) {
   out.allocated = st.allocated;
   out.max_allocated = st.max_allocated;
   out.reserved = st.reserved;
+  out.max_reserved = st.max_reserved;
   return out;
 }
 
@@ -179,6 +189,13 @@ void CachingAllocator::reset_peak(int device) {
   std::lock_guard<std::mutex> lock(mu_);
   DeviceState& st = state_locked(device);
   st.max_allocated = st.allocated;
+  st.max_reserved = st.reserved;
+}
+
+void CachingAllocator::set_limit(size_t bytes, int device) {
+  check_device(device);
+  std::lock_guard<std::mutex> lock(mu_);
+  state_locked(device).limit = bytes;
 }
 
 void CachingAllocator::empty_cache() {

@@ -16,11 +16,14 @@
 //   Only handing memory back to the driver needs a stream synchronisation.
 // - Out of memory: the device's cache is released and cudaMalloc retried once; then
 //   a RuntimeError "GPU out of memory: ..." is thrown and the allocator stays usable.
-// - Statistics per device: allocated (bytes of live blocks, rounded sizes), its
-//   resettable peak, and reserved (bytes held from the driver, cached ones included).
+// - Statistics per device: allocated (bytes of live blocks, rounded sizes) and reserved
+//   (bytes held from the driver, cached ones included), each with a resettable peak.
+// - A cap per device (set_limit, torch.cuda.set_per_process_memory_fraction): a block
+//   that would take reserved past it is out of memory, after the cache is released.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -40,6 +43,7 @@ class CachingAllocator {
   GpuStorage allocate(size_t nbytes, int device);
   MemoryStats stats(int device);
   void reset_peak(int device);
+  void set_limit(size_t bytes, int device);  // SIZE_MAX: none
   // Returns every cached (free) block of every device to the driver.
   void empty_cache();
 
@@ -57,6 +61,8 @@ class CachingAllocator {
     size_t allocated = 0;
     size_t max_allocated = 0;
     size_t reserved = 0;
+    size_t max_reserved = 0;
+    size_t limit = SIZE_MAX;
   };
   struct BlockDeleter;
 

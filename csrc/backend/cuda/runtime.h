@@ -34,6 +34,17 @@ class CudaRuntime final : public GpuRuntime {
   MemoryStats memory_stats(int device) override;
   void reset_peak_memory_stats(int device) override;
   void empty_cache() override;
+  // device_info.cpp
+  DeviceProperties properties(int device) override;
+  std::pair<size_t, size_t> memory_info(int device) override;
+  void set_memory_fraction(double fraction, int device) override;
+  double memory_fraction(int device) override;
+  std::vector<std::string> arch_list() override;
+  int nvtx_range_push(const std::string& message) override;
+  int nvtx_range_pop() override;
+  uint64_t nvtx_range_start(const std::string& message) override;
+  void nvtx_range_end(uint64_t id) override;
+  void nvtx_mark(const std::string& message) override;
 };
 
 }  // namespace lucid::cuda
