@@ -160,3 +160,12 @@ del _out
 # Data loading and datasets (python/lucid/utils/); `lucid.data` is lucid.utils.data.
 from . import utils  # noqa: E402
 from .utils import data  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # upstream's lucid.diffeq (ODE solvers) and lucid.profiler load on first use: most
+    # programs use neither, and they would add to every `import lucid`.
+    if name in ("diffeq", "profiler"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -89,3 +89,10 @@ def checkpoint(function, *args, **kwargs):
     """Upstream Lucid's place for activation checkpointing: lucid.utils.checkpoint.checkpoint."""
     from ..utils.checkpoint import checkpoint as run
     return run(function, *args, **kwargs)
+
+
+def __getattr__(name):
+    if name == "profiler":  # (loads lucid.profiler on first use)
+        import importlib
+        return importlib.import_module(f"{__name__}.profiler")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
