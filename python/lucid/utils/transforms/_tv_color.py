@@ -1,15 +1,17 @@
 """Colour transforms, as torchvision: rgb_to_grayscale / to_grayscale, adjust_brightness,
 adjust_contrast, adjust_saturation, adjust_hue and Grayscale, RandomGrayscale, ColorJitter.
-A PIL image goes through PIL (ImageEnhance, HSV conversion: _transforms_pil.py); a tensor
+A PIL image goes through PIL (ImageEnhance, HSV conversion: _pil.py); a tensor
 [..., 1 or 3, H, W] through torchvision's tensor formulas, written with lucid ops (part of
-lucid.utils.transforms, which imports this file)."""
+lucid.utils.transforms, whose __init__ imports this file)."""
 
 import numbers
 
 import lucid
-from ..nn import Module
-from . import _transforms_pil as _pil
-from .transforms import _assert_image_tensor, _check_p, _uniform, convert_image_dtype, get_dimensions
+from ...nn import Module
+from . import _pil
+from ._base import MISSING, factor_argument
+from ._twins import TwinMeta, images_of, is_typed_sample
+from . import _assert_image_tensor, _check_p, _uniform, convert_image_dtype, get_dimensions
 
 
 def _assert_rgb_or_gray(img, where):
@@ -22,9 +24,13 @@ def _assert_rgb_or_gray(img, where):
                         f"{img.shape[-3]}")
 
 
-def rgb_to_grayscale(img, num_output_channels=1):
+def rgb_to_grayscale(img, num_output_channels=1, *, keep_channels=None):
     """Luma 0.2989 R + 0.587 G + 0.114 B (in img's dtype, truncating for integers, as
-    torchvision), as 1 channel or repeated over 3; a PIL image through PIL's convert('L')."""
+    torchvision), as 1 channel or repeated over 3; a PIL image through PIL's convert('L').
+    keep_channels (upstream's name): True for 3 channels, False for 1 (upstream's default is
+    3 channels; called without it, this is torchvision's function, 1 channel)."""
+    if keep_channels is not None:
+        num_output_channels = 3 if keep_channels else 1
     if num_output_channels not in (1, 3):
         raise ValueError(f"rgb_to_grayscale: num_output_channels should be either 1 or 3, got "
                          f"{num_output_channels!r}")
@@ -59,8 +65,10 @@ def _check_factor(factor, name, where):
         raise ValueError(f"{where}: {name} ({factor}) is not non-negative.")
 
 
-def adjust_brightness(img, brightness_factor):
-    """Scales the values by brightness_factor (0: black, 1: the image)."""
+def adjust_brightness(img, brightness_factor=MISSING, *, factor=MISSING):
+    """Scales the values by brightness_factor (0: black, 1: the image). factor=
+    is upstream Lucid's name for the factor."""
+    brightness_factor = factor_argument(brightness_factor, factor, "brightness_factor", "adjust_brightness")
     if _pil.is_pil_image(img):
         return _pil.adjust_brightness(img, brightness_factor)
     _check_factor(brightness_factor, "brightness_factor", "adjust_brightness")
@@ -68,8 +76,10 @@ def adjust_brightness(img, brightness_factor):
     return _blend(img, lucid.zeros_like(img), float(brightness_factor))
 
 
-def adjust_contrast(img, contrast_factor):
-    """Blends with the mean grey level (0: flat grey, 1: the image)."""
+def adjust_contrast(img, contrast_factor=MISSING, *, factor=MISSING):
+    """Blends with the mean grey level (0: flat grey, 1: the image). factor=
+    is upstream Lucid's name for the factor."""
+    contrast_factor = factor_argument(contrast_factor, factor, "contrast_factor", "adjust_contrast")
     if _pil.is_pil_image(img):
         return _pil.adjust_contrast(img, contrast_factor)
     _check_factor(contrast_factor, "contrast_factor", "adjust_contrast")
@@ -80,8 +90,10 @@ def adjust_contrast(img, contrast_factor):
     return _blend(img, mean, float(contrast_factor))
 
 
-def adjust_saturation(img, saturation_factor):
-    """Blends with the grayscale image (0: grey, 1: the image); one channel is left as is."""
+def adjust_saturation(img, saturation_factor=MISSING, *, factor=MISSING):
+    """Blends with the grayscale image (0: grey, 1: the image); one channel is left as is. factor=
+    is upstream Lucid's name for the factor."""
+    saturation_factor = factor_argument(saturation_factor, factor, "saturation_factor", "adjust_saturation")
     if _pil.is_pil_image(img):
         return _pil.adjust_saturation(img, saturation_factor)
     _check_factor(saturation_factor, "saturation_factor", "adjust_saturation")
@@ -127,8 +139,10 @@ def _hsv2rgb(img):
     return (mask.unsqueeze(-4) * lucid.stack((a1, a2, a3), -4)).sum(-3)
 
 
-def adjust_hue(img, hue_factor):
-    """Turns the hue by hue_factor (in [-0.5, 0.5]) of a full circle; one channel is left as is."""
+def adjust_hue(img, hue_factor=MISSING, *, factor=MISSING):
+    """Turns the hue by hue_factor (in [-0.5, 0.5]) of a full circle; one channel is left as is. factor=
+    is upstream Lucid's name for the factor."""
+    hue_factor = factor_argument(hue_factor, factor, "hue_factor", "adjust_hue")
     if not isinstance(hue_factor, numbers.Real) or isinstance(hue_factor, bool):
         raise TypeError(f"adjust_hue: hue_factor should be a number, got {hue_factor!r}")
     if not -0.5 <= hue_factor <= 0.5:
@@ -193,8 +207,19 @@ def _jitter_range(value, name, center=1.0, bound=(0.0, float("inf")), clip_first
     return None if value[0] == value[1] == center else tuple(value)
 
 
-class ColorJitter(Module):
-    """Random brightness, contrast, saturation and hue changes, applied in a random order."""
+class ColorJitter(Module, metaclass=TwinMeta):
+    """Random brightness, contrast, saturation and hue changes, applied in a random order.
+
+    Two forms: torchvision's ColorJitter(brightness=0, contrast=0, saturation=0, hue=0)
+    (always applied; on a typed sample it changes the images only), and upstream Lucid's
+    ColorJitter(brightness=0.2, contrast=0.2, saturation=0.2, hue=0.2, p=0.5), chosen by
+    passing p (as a keyword or fifth argument): applied with probability p, with upstream's
+    defaults for the factors not given.
+    """
+
+    @staticmethod
+    def _upstream_call(args, kwargs):
+        return "p" in kwargs or len(args) >= 5
 
     def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
         super().__init__()
@@ -212,11 +237,15 @@ class ColorJitter(Module):
 
     def forward(self, img):
         fn_idx, *factors = self.get_params(self.brightness, self.contrast, self.saturation, self.hue)
-        adjust = (adjust_brightness, adjust_contrast, adjust_saturation, adjust_hue)
-        for fn_id in fn_idx.tolist():
-            if factors[fn_id] is not None:
-                img = adjust[fn_id](img, factors[fn_id])
-        return img
+
+        def jitter(x):
+            adjust = (adjust_brightness, adjust_contrast, adjust_saturation, adjust_hue)
+            for fn_id in fn_idx.tolist():
+                if factors[fn_id] is not None:
+                    x = adjust[fn_id](x, factors[fn_id])
+            return x
+        # A typed sample's images all get the one draw.
+        return images_of(img, jitter) if is_typed_sample(img) else jitter(img)
 
     def __repr__(self):
         return (f"{self.__class__.__name__}(brightness={self.brightness}, contrast={self.contrast}, "

@@ -2,7 +2,7 @@
 
 An image is a tensor [..., C, H, W] (or [H, W]) or a PIL image; the transforms keep
 torchvision's names, arguments, defaults, semantics and __repr__. A PIL image in gives a PIL
-image out, computed by the same PIL calls torchvision makes (_transforms_pil.py); Pillow is
+image out, computed by the same PIL calls torchvision makes (_pil.py); Pillow is
 imported only once a PIL image is seen or made. The functional forms are module-level
 functions, also grouped as `lucid.utils.transforms.functional` (importable like
 torchvision.transforms.functional).
@@ -22,6 +22,17 @@ Differences from torchvision:
     when a side's padding exceeds what the mode can mirror.
 Random draws come from lucid's global generator (lucid.rand / lucid.randint), so
 lucid.manual_seed repeats them, and DataLoader workers (seeded per worker) differ.
+
+The module also carries upstream Lucid's (Albumentations-style) transforms: typed targets
+(Image, Mask, BoundingBoxes, Keypoints) that geometric transforms move together, a
+probability p on every transform, composition (Compose with BboxParams, OneOf, SomeOf,
+OneOrOther, Sequential, ReplayCompose), geometric, photometric, blur, noise and dropout
+families, AutoAugment / RandAugment / TrivialAugmentWide, and task presets (see _base.py for
+the design, the other modules for each family). Where a name is both torchvision's and
+upstream's (Compose, Lambda, Resize, CenterCrop, RandomCrop, RandomResizedCrop, Normalize,
+ColorJitter, RandomErasing, and functional pad, center_crop, normalize, adjust_*,
+rgb_to_grayscale, posterize), torchvision's calls behave as torchvision's and upstream's
+signature selects upstream's behaviour; each docstring says how.
 """
 
 import enum
@@ -32,10 +43,13 @@ import types
 from collections.abc import Sequence
 
 import lucid
-from ..nn import functional as _F
-from ..nn import Module
-from . import _transforms_pil as _pil
-from ._transforms_pil import PILToTensor, ToPILImage, ToTensor, pil_to_tensor, to_pil_image, to_tensor
+from ...nn import functional as _F
+from ...nn import Module
+from . import _pil
+from ._pil import PILToTensor, ToPILImage, ToTensor, pil_to_tensor, to_pil_image, to_tensor
+from ._base import MISSING, factor_argument
+from ._composition import Compose, Lambda
+from ._twins import TwinMeta, images_of, is_int, is_plain_number, reject_typed_sample
 
 __all__ = ["InterpolationMode", "Compose", "Lambda", "ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtype",
            "Normalize", "Resize", "CenterCrop", "RandomCrop", "RandomResizedCrop", "FiveCrop", "TenCrop", "Pad",
@@ -218,11 +232,38 @@ def _pad_index(n, lo, hi, mode):
     return [source(i) for i in range(-lo, n + hi)]
 
 
-def pad(img, padding, fill=0, padding_mode="constant"):
+_UPSTREAM_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _upstream_pad(img, padding, mode, value):
+    """upstream Lucid's pad: padding an int or (left, right, top, bottom), mode one of
+    lucid.nn.functional.pad's."""
+    _assert_image_tensor(img, "pad")
+    if is_int(padding):
+        padding = (padding,) * 4
+    if not isinstance(padding, (tuple, list)) or len(padding) != 4 or not all(is_int(p) for p in padding):
+        raise TypeError(f"pad: with mode= / value=, padding should be an int or (left, right, top, bottom) ints, "
+                        f"got {padding!r}")
+    if mode not in _UPSTREAM_PAD_MODES:
+        raise ValueError(f"pad: mode should be one of {_UPSTREAM_PAD_MODES}, got {mode!r}")
+    if not is_plain_number(value):
+        raise TypeError(f"pad: value should be a number, got {value!r}")
+    return _F.pad(img, list(padding), mode=mode, value=float(value))
+
+
+def pad(img, padding, fill=0, padding_mode="constant", *, mode=None, value=None):
     """Pads the last two dims. padding: int, or (left/right, top/bottom), or (left, top,
     right, bottom); a negative value crops. padding_mode: constant (fill), edge, reflect
     (without repeating the edge: a side at most size - 1), symmetric (repeating it: at most
-    size). A PIL image's fill may be a value per band."""
+    size). A PIL image's fill may be a value per band.
+
+    Upstream Lucid's form pad(img, padding, *, mode="constant", value=0.0) is chosen by
+    passing mode= or value=: then a 4-tuple padding is (left, right, top, bottom) (as
+    lucid.nn.functional.pad) and mode is constant, reflect, replicate or circular."""
+    if mode is not None or value is not None:
+        if fill != 0 or padding_mode != "constant":
+            raise TypeError("pad: give torchvision's fill / padding_mode or upstream's mode / value, not both")
+        return _upstream_pad(img, padding, "constant" if mode is None else mode, 0.0 if value is None else value)
     if _pil.is_pil_image(img):
         _check_padding(padding, fill, padding_mode, "pad", tensor=False)
         return _pil.pad(img, padding, fill, padding_mode, pad)
@@ -273,9 +314,11 @@ def crop(img, top, left, height, width):
     return img[..., top:bottom, left:right]
 
 
-def center_crop(img, output_size):
+def center_crop(img, output_size=MISSING, *, size=MISSING):
     """The central (h, w) window; an image smaller than it is zero-padded first (the odd
-    pixel of padding going right / bottom), as torchvision."""
+    pixel of padding going right / bottom), as torchvision. size= is upstream Lucid's name
+    for output_size."""
+    output_size = factor_argument(output_size, size, "output_size", "center_crop", "size")
     if not _pil.is_pil_image(img):
         _assert_image_tensor(img, "center_crop")
     crop_height, crop_width = _setup_size(output_size, "center_crop")
@@ -502,8 +545,12 @@ def convert_image_dtype(image, dtype=lucid.float32):
     return image.to(dtype) * factor
 
 
-def normalize(tensor, mean, std, inplace=False):
-    """(tensor - mean) / std per channel of a float tensor [..., C, H, W]."""
+def normalize(tensor=MISSING, mean=MISSING, std=MISSING, inplace=False, *, img=MISSING):
+    """(tensor - mean) / std per channel of a float tensor [..., C, H, W]. img= is upstream
+    Lucid's name for tensor."""
+    tensor = factor_argument(tensor, img, "tensor", "normalize", "img")
+    if mean is MISSING or std is MISSING:
+        raise TypeError("normalize: missing the mean and std arguments")
     if not isinstance(tensor, lucid.Tensor):
         raise TypeError(f"normalize: img should be a lucid Tensor image. Got {type(tensor).__name__}")
     if not tensor.is_floating_point():
@@ -529,38 +576,6 @@ def normalize(tensor, mean, std, inplace=False):
 
 
 # ---- transforms ----------------------------------------------------------------------------------------
-class Compose:
-    """Applies transforms in order."""
-
-    def __init__(self, transforms):
-        if not isinstance(transforms, Sequence) or not all(callable(t) for t in transforms):
-            raise TypeError(f"Compose: transforms should be a list of callables, got {transforms!r}")
-        self.transforms = transforms
-
-    def __call__(self, img):
-        for t in self.transforms:
-            img = t(img)
-        return img
-
-    def __repr__(self):
-        return self.__class__.__name__ + "(" + "".join(f"\n    {t}" for t in self.transforms) + "\n)"
-
-
-class Lambda:
-    """Applies a user function as a transform."""
-
-    def __init__(self, lambd):
-        if not callable(lambd):
-            raise TypeError(f"Argument lambd should be callable, got {repr(type(lambd).__name__)}")
-        self.lambd = lambd
-
-    def __call__(self, img):
-        return self.lambd(img)
-
-    def __repr__(self):
-        return f"{self.__class__.__name__}()"
-
-
 class ConvertImageDtype(Module):
     """convert_image_dtype to dtype, rescaling the values."""
 
@@ -577,8 +592,20 @@ class ConvertImageDtype(Module):
         return f"{self.__class__.__name__}()"
 
 
-class Normalize(Module):
-    """normalize: (x - mean) / std per channel of a float [..., C, H, W] tensor."""
+class Normalize(Module, metaclass=TwinMeta):
+    """normalize: (x - mean) / std per channel of a float [..., C, H, W] tensor.
+
+    Two forms: torchvision's Normalize(mean, std, inplace=False) (on a typed sample it
+    normalizes the images), and upstream Lucid's Normalize(mean, std, max_pixel_value=255.0,
+    p=1.0), i.e. (x - mean * max_pixel_value) / (std * max_pixel_value), chosen by passing
+    max_pixel_value or p (keyword, or a number as third argument). Normalize(mean, std)
+    alone is torchvision's, which equals upstream's with max_pixel_value=1.
+    """
+
+    @staticmethod
+    def _upstream_call(args, kwargs):
+        return bool({"max_pixel_value", "p"} & set(kwargs)) or (len(args) >= 3 and is_plain_number(args[2])) \
+            or len(args) >= 4
 
     def __init__(self, mean, std, inplace=False):
         super().__init__()
@@ -587,14 +614,28 @@ class Normalize(Module):
         self.inplace = inplace
 
     def forward(self, tensor):
+        if not isinstance(tensor, lucid.Tensor) and not _pil.is_pil_image(tensor):
+            return images_of(tensor, self.forward)
         return normalize(tensor, self.mean, self.std, self.inplace)
 
     def __repr__(self):
         return f"{self.__class__.__name__}(mean={self.mean}, std={self.std})"
 
 
-class Resize(Module):
-    """resize to size ((h, w), or an int: the smaller edge)."""
+class Resize(Module, metaclass=TwinMeta):
+    """resize to size ((h, w), or an int: the smaller edge).
+
+    Two forms: torchvision's Resize(size, interpolation, max_size, antialias), and upstream
+    Lucid's Resize(height, width, interpolation=1, p=1.0), which moves masks / boxes /
+    keypoints too. The upstream form is chosen by height= / width= / p=, or by two ints
+    whose second is not a Pillow filter code torchvision takes as interpolation (0, 2, 3):
+    Resize(224, 224) is upstream's, Resize(224, 2) torchvision's (bilinear).
+    """
+
+    @staticmethod
+    def _upstream_call(args, kwargs):
+        return bool({"height", "width", "p"} & set(kwargs)) or (
+            len(args) >= 2 and is_int(args[0]) and is_int(args[1]) and args[1] not in _PIL_FILTER_MODES)
 
     def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
         super().__init__()
@@ -605,6 +646,7 @@ class Resize(Module):
         self.antialias = antialias
 
     def forward(self, img):
+        reject_typed_sample(img, "Resize", "Resize(height, width, ...)")
         return resize(img, self.size, self.interpolation, self.max_size, self.antialias)
 
     def __repr__(self):
@@ -612,14 +654,25 @@ class Resize(Module):
                 f"max_size={self.max_size}, antialias={self.antialias})")
 
 
-class CenterCrop(Module):
-    """center_crop to size ((h, w) or an int for a square)."""
+class CenterCrop(Module, metaclass=TwinMeta):
+    """center_crop to size ((h, w) or an int for a square).
+
+    Two forms: torchvision's CenterCrop(size), and upstream Lucid's CenterCrop(height, width,
+    p=1.0) (chosen by two arguments or height= / width= / p=), which moves masks / boxes /
+    keypoints too, puts the window at ((H - h) // 2, (W - w) // 2) and refuses windows
+    larger than the image (torchvision rounds the offsets and pads).
+    """
+
+    @staticmethod
+    def _upstream_call(args, kwargs):
+        return bool({"height", "width", "p"} & set(kwargs)) or len(args) >= 2
 
     def __init__(self, size):
         super().__init__()
         self.size = _setup_size(size, "CenterCrop")
 
     def forward(self, img):
+        reject_typed_sample(img, "CenterCrop", "CenterCrop(height, width, p)")
         return center_crop(img, self.size)
 
     def __repr__(self):
@@ -643,9 +696,19 @@ class Pad(Module):
         return f"{self.__class__.__name__}(padding={self.padding}, fill={self.fill}, padding_mode={self.padding_mode})"
 
 
-class RandomCrop(Module):
+class RandomCrop(Module, metaclass=TwinMeta):
     """A crop of size at a random place, after optional padding; pad_if_needed pads an
-    image smaller than size (by the shortfall on each side, as torchvision)."""
+    image smaller than size (by the shortfall on each side, as torchvision).
+
+    Two forms: torchvision's RandomCrop(size, padding, pad_if_needed, fill, padding_mode),
+    and upstream Lucid's RandomCrop(height, width, p=1.0), which moves masks / boxes /
+    keypoints too. RandomCrop(a, b) is torchvision's (size a, padding b); the upstream form
+    needs height= / width= / p=, or a number as third argument (RandomCrop(h, w, 1.0)).
+    """
+
+    @staticmethod
+    def _upstream_call(args, kwargs):
+        return bool({"height", "width", "p"} & set(kwargs)) or (len(args) >= 3 and is_plain_number(args[2]))
 
     def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
         super().__init__()
@@ -670,6 +733,7 @@ class RandomCrop(Module):
         return i, j, th, tw
 
     def forward(self, img):
+        reject_typed_sample(img, "RandomCrop", "RandomCrop(height=..., width=..., p=...)")
         if self.padding is not None:
             img = pad(img, self.padding, self.fill, self.padding_mode)
         _, height, width = get_dimensions(img)
@@ -776,10 +840,65 @@ class RandomRotation(Module):
 
 # The crops that pick their own windows and the colour transforms live in their own files;
 # they build on the functions above, so they are imported only now.
-from ._transforms_crops import (FiveCrop, RandomResizedCrop, TenCrop, five_crop,  # noqa: E402
+from ._tv_crops import (FiveCrop, RandomResizedCrop, TenCrop, five_crop,  # noqa: E402
                                 resized_crop, ten_crop)
-from ._transforms_color import (ColorJitter, Grayscale, RandomGrayscale, adjust_brightness,  # noqa: E402
+from ._tv_color import (ColorJitter, Grayscale, RandomGrayscale, adjust_brightness,  # noqa: E402
                                 adjust_contrast, adjust_hue, adjust_saturation, rgb_to_grayscale, to_grayscale)
+
+# Upstream Lucid's (Albumentations-style) transforms: typed targets, composition, and the
+# geometric / photometric families. The names torchvision also has (Resize, CenterCrop,
+# RandomCrop, RandomResizedCrop, Normalize, ColorJitter) stay torchvision's classes above, which
+# build these upstream forms when called in upstream's form (see _twins.py).
+from ._base import (BboxParams, GeometricTransform, Interpolation, PhotometricTransform,  # noqa: E402
+                    Transform)
+from ._targets import BoundingBoxes, Image, Keypoints, Mask  # noqa: E402
+from ._composition import OneOf, OneOrOther, ReplayCompose, Sequential, SomeOf  # noqa: E402
+from . import _geometric, _photometric  # noqa: E402
+from ._geometric import (D4, Crop, CropAndPad, Flip, HorizontalFlip, LongestMaxSize, PadIfNeeded,  # noqa: E402
+                         RandomGridShuffle, RandomRotate90, RandomScale, RandomSizedCrop, ResizeShortestEdge,
+                         SmallestMaxSize, Transpose, VerticalFlip)
+from ._warps import (Affine, ElasticTransform, GridDistortion, GridElasticDeform, OpticalDistortion,  # noqa: E402
+                     Perspective, Rotate, SafeRotate, ShiftScaleRotate)
+from ._bbox_crops import (BBoxSafeRandomCrop, MaskDropout, RandomCropNearBBox,  # noqa: E402
+                          RandomSizedBBoxSafeCrop)
+from ._photometric import (CLAHE, ChannelDropout, ChannelShuffle, Equalize, FancyPCA, FromFloat,  # noqa: E402
+                           HueSaturationValue, InvertImg, Posterize, RandomBrightness, RandomBrightnessContrast,
+                           RandomContrast, RandomGamma, RandomToneCurve, RGBShift, Solarize, ToFloat, ToGray,
+                           ToSepia)
+from ._filters import (Blur, Defocus, Downscale, Emboss, GaussianBlur, MedianBlur, MotionBlur,  # noqa: E402
+                       RingingOvershoot, Sharpen, UnsharpMask, ZoomBlur)
+from ._noise_dropout import (CoarseDropout, GaussNoise, GridDropout, ISONoise,  # noqa: E402
+                             MultiplicativeNoise, PixelDropout, RandomErasing, XYMasking)
+from ._autoaugment import AutoAugment, RandAugment, TrivialAugmentWide  # noqa: E402
+from ._presets import (AutoTransformsPreset, Detection, ImageClassification,  # noqa: E402
+                       ImageClassificationAugment, Pose, Segmentation, TransformsPreset)
+from ._functional_warp import (affine_matrix, affine_points, affine_theta, depthwise_conv2d,  # noqa: E402
+                               gaussian_blur, perspective_matrix, remap, resize_target, rotation_matrix,
+                               sample_field_at_points, warp_affine)
+from ._functional_color import (adjust_hsv, adjust_sharpness, autocontrast, clahe, equalize,  # noqa: E402
+                                hsv_to_rgb, invert, posterize, rescale, rgb_to_hsv, solarize)
+
+for _tv, _twin in ((Resize, _geometric.Resize), (CenterCrop, _geometric.CenterCrop),
+                   (RandomCrop, _geometric.RandomCrop), (RandomResizedCrop, _geometric.RandomResizedCrop),
+                   (Normalize, _photometric.Normalize), (ColorJitter, _photometric.ColorJitter)):
+    _tv._upstream_twin = _twin
+del _tv, _twin
+
+__all__ += ["Transform", "GeometricTransform", "PhotometricTransform", "Interpolation", "BboxParams", "Image", "Mask",
+            "BoundingBoxes", "Keypoints", "OneOf", "SomeOf", "OneOrOther", "Sequential", "ReplayCompose",
+            "HorizontalFlip", "VerticalFlip", "Flip", "Transpose", "RandomRotate90", "D4", "Crop", "CropAndPad",
+            "PadIfNeeded", "RandomSizedCrop", "LongestMaxSize", "SmallestMaxSize", "ResizeShortestEdge",
+            "RandomScale", "RandomGridShuffle", "Rotate", "SafeRotate", "ShiftScaleRotate", "Affine", "Perspective",
+            "ElasticTransform", "GridDistortion", "OpticalDistortion", "GridElasticDeform", "BBoxSafeRandomCrop",
+            "RandomSizedBBoxSafeCrop", "RandomCropNearBBox", "MaskDropout", "RandomBrightnessContrast",
+            "RandomBrightness", "RandomContrast", "RandomGamma", "HueSaturationValue", "RGBShift", "ChannelShuffle",
+            "ChannelDropout", "Equalize", "CLAHE", "Solarize", "Posterize", "InvertImg", "ToGray", "ToSepia",
+            "ToFloat", "FromFloat", "FancyPCA", "RandomToneCurve", "Blur", "MedianBlur", "MotionBlur", "GaussianBlur",
+            "Defocus", "ZoomBlur", "Downscale", "Sharpen", "Emboss", "UnsharpMask", "RingingOvershoot", "GaussNoise",
+            "MultiplicativeNoise", "ISONoise", "CoarseDropout", "GridDropout", "PixelDropout", "XYMasking",
+            "RandomErasing", "AutoAugment", "RandAugment", "TrivialAugmentWide", "TransformsPreset",
+            "AutoTransformsPreset", "ImageClassification", "ImageClassificationAugment", "Detection", "Segmentation",
+            "Pose"]
 
 # torchvision.transforms.functional's counterpart: the functional forms as a module, so that
 # both `from lucid.utils.transforms import functional as F` and
@@ -788,8 +907,13 @@ functional = types.ModuleType(__name__ + ".functional", "The functional forms of
 for _f in (hflip, vflip, pad, crop, center_crop, resize, rotate, normalize, to_tensor, convert_image_dtype,
            get_dimensions, get_image_size, get_image_num_channels, pil_to_tensor, to_pil_image, resized_crop,
            five_crop, ten_crop, rgb_to_grayscale, to_grayscale, adjust_brightness, adjust_contrast,
-           adjust_saturation, adjust_hue):
+           adjust_saturation, adjust_hue,
+           # upstream Lucid's functional names
+           adjust_hsv, adjust_sharpness, autocontrast, clahe, equalize, hsv_to_rgb, invert, posterize, rescale,
+           rgb_to_hsv, solarize, affine_matrix, affine_points, affine_theta, depthwise_conv2d, gaussian_blur,
+           perspective_matrix, remap, resize_target, rotation_matrix, sample_field_at_points, warp_affine):
     setattr(functional, _f.__name__, _f)
 functional.InterpolationMode = InterpolationMode
+functional.Interpolation = Interpolation
 sys.modules[functional.__name__] = functional
 del _f

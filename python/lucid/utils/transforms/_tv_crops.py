@@ -9,8 +9,9 @@ import warnings
 from collections.abc import Sequence
 
 import lucid
-from ..nn import Module
-from .transforms import (InterpolationMode, _ALL_MODES, _interpolation, _setup_size, _uniform, center_crop, crop,
+from ...nn import Module
+from ._twins import TwinMeta, is_int, reject_typed_sample
+from . import (InterpolationMode, _ALL_MODES, _interpolation, _setup_size, _uniform, center_crop, crop,
                          get_dimensions, hflip, resize, vflip)
 
 
@@ -40,9 +41,19 @@ def ten_crop(img, size, vertical_flip=False):
     return five_crop(img, size) + five_crop(vflip(img) if vertical_flip else hflip(img), size)
 
 
-class RandomResizedCrop(Module):
+class RandomResizedCrop(Module, metaclass=TwinMeta):
     """A crop of random area (scale: the share of the image) and aspect ratio (ratio, drawn
-    log-uniformly), resized to size."""
+    log-uniformly), resized to size.
+
+    Two forms: torchvision's RandomResizedCrop(size, scale, ratio, interpolation, antialias)
+    and upstream Lucid's RandomResizedCrop(height, width, scale, ratio, interpolation, p),
+    which moves masks / boxes / keypoints too; the upstream form is chosen by height= /
+    width= / p= or by an int second argument (torchvision's second argument is scale).
+    """
+
+    @staticmethod
+    def _upstream_call(args, kwargs):
+        return bool({"height", "width", "p"} & set(kwargs)) or (len(args) >= 2 and is_int(args[1]))
 
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation=InterpolationMode.BILINEAR,
                  antialias=True):
@@ -87,6 +98,7 @@ class RandomResizedCrop(Module):
         return (height - h) // 2, (width - w) // 2, h, w
 
     def forward(self, img):
+        reject_typed_sample(img, "RandomResizedCrop", "RandomResizedCrop(height, width, ...)")
         i, j, h, w = self.get_params(img, self.scale, self.ratio)
         return resized_crop(img, i, j, h, w, self.size, self.interpolation, antialias=self.antialias)
 
