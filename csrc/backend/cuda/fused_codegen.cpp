@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
@@ -417,7 +416,7 @@ uint64_t fused_variant(const FusedProgram& p, int64_t n, int device) {
 }
 
 void launch_generated_fused(const FusedProgram& p, const void* kernel, ops::Outputs outs, ops::Inputs ins, int64_t n,
-                            int device, cudaStream_t stream) {
+                            cudaStream_t stream) {
   Params params{};
   for (size_t k = 0; k < ins.size(); ++k) params.in[k] = ins[k]->data_ptr();
   for (size_t o = 0; o < outs.size(); ++o) params.out[o] = outs[o]->data_ptr();
@@ -425,10 +424,12 @@ void launch_generated_fused(const FusedProgram& p, const void* kernel, ops::Outp
   params.n = n;
   for (int k = 0; k < p.n_inputs; ++k)
     if (p.in_read[k] == ops::FusedRead::View) fill_view(p.in_view[k], params.view[k]);
-  // Enough blocks of 256 threads for every SM's 2,048, looping over the rest.
+  // A block per tile (up to 2^20 blocks, looping beyond). Enough blocks to fill the SMs
+  // once (8 an SM), each looping over 16 tiles, measured 11% slower on the chain of 8
+  // (H100, 16M float32: 7.85 us an op against 7.0): a chain of transcendental ops is
+  // bound by issue slots, and blocks that end as they go keep more warps resident.
   const int64_t tile = int64_t(kThreads) * width_of(p.dtype);
-  const int64_t fill = int64_t(multiprocessor_count(device)) * 8;
-  const unsigned grid = unsigned(std::clamp<int64_t>((n + tile - 1) / tile, 1, fill));
+  const unsigned grid = unsigned(std::clamp<int64_t>((n + tile - 1) / tile, 1, int64_t(1) << 20));
   void* args[] = {&params};
   LUCID_CUDA_CHECK(cudaLaunchKernel(kernel, dim3(grid), dim3(kThreads), args, 0, stream));
   g_launches.fetch_add(1, std::memory_order_relaxed);

@@ -28,7 +28,7 @@ uint64_t fused_variant(const ops::FusedProgram& p, int64_t numel, int device);
 
 // Runs the program with `kernel`, the generated kernel fused_variant gave for it.
 void launch_generated_fused(const ops::FusedProgram& p, const void* kernel, ops::Outputs outs, ops::Inputs ins,
-                            int64_t n, int device, cudaStream_t stream);
+                            int64_t n, cudaStream_t stream);
 
 // Fused calls run by generated kernels since the process started.
 size_t generated_fused_launches();

@@ -125,7 +125,7 @@ void fused_elementwise_kernel(const ops::Primitive& prim, Outputs outs, Inputs i
   const int device = outs[0]->device().index;
   DeviceGuard guard(device);
   if (fused.variant) {  // the program's generated kernel (fused_variant, Note [Generated kernels])
-    launch_generated_fused(p, reinterpret_cast<const void*>(fused.variant), outs, ins, n, device, stream(device));
+    launch_generated_fused(p, reinterpret_cast<const void*>(fused.variant), outs, ins, n, stream(device));
     return;
   }
   FusedArgs args{};
