@@ -77,6 +77,7 @@ int64_t Node::next_hook_id() {
 
 void Node::remove_hook(int64_t id) {
   std::erase_if(tensor_hooks, [id](const TensorHookEntry& h) { return h.id == id; });
+  std::erase_if(post_accumulate_hooks, [id](const TensorHookEntry& h) { return h.id == id; });
   std::erase_if(pre_hooks, [id](const auto& h) { return h.first == id; });
   std::erase_if(post_hooks, [id](const auto& h) { return h.first == id; });
 }
@@ -205,7 +206,12 @@ AccumulateGrad::AccumulateGrad(const TensorPtr& leaf) : variable_(leaf) {
 }
 
 std::vector<TensorPtr> AccumulateGrad::apply(const std::vector<TensorPtr>& grads) {
-  if (TensorPtr leaf = variable_.lock(); leaf && grads[0]) accumulate_grad(*leaf, grads[0]);
+  TensorPtr leaf = variable_.lock();
+  if (!leaf || !grads[0]) return {};
+  accumulate_grad(*leaf, grads[0]);
+  // (a copy: a hook may remove itself)
+  if (!post_accumulate_hooks.empty())
+    for (const TensorHookEntry& h : std::vector<TensorHookEntry>(post_accumulate_hooks)) h.fn(leaf);
   return {};
 }
 

@@ -114,6 +114,9 @@ struct Node : std::enable_shared_from_this<Node> {
     void* py_object = nullptr;  // the Python callable fn holds (borrowed), for GC traversal
   };
   std::vector<TensorHookEntry> tensor_hooks;
+  // A leaf's AccumulateGrad only: hooks that get the leaf after its .grad is updated
+  // (Tensor.register_post_accumulate_grad_hook); slot is unused, fn's result ignored.
+  std::vector<TensorHookEntry> post_accumulate_hooks;
   std::vector<std::pair<uint32_t, std::weak_ptr<TensorImpl>>> retained;
   std::vector<std::pair<int64_t, NodePreHook>> pre_hooks;
   std::vector<std::pair<int64_t, NodeHook>> post_hooks;

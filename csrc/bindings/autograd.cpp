@@ -139,7 +139,9 @@ SavedTensorPacker python_saved_tensor_hooks(nb::object pack_hook, nb::object unp
 // which refers to the tensor object. So the Tensor type takes part in cyclic GC:
 // it reports the hooks it owns *exclusively* (nobody else in C++ holds the
 // TensorImpl or its hook node; otherwise the references are not its own to report)
-// and, when the collector finds such a cycle unreachable, clears them.
+// and, when the collector finds such a cycle unreachable, clears them. A leaf's
+// post-accumulate-grad hooks likewise: torch's recipe for optimizer steps inside
+// backward keeps an optimizer per parameter in its hooks, and so the parameters.
 Node* exclusive_hook_node(PyObject* self) {
   if (!nb::inst_ready(self)) return nullptr;
   TensorImpl* t = nb::inst_ptr<TensorImpl>(self);
@@ -151,15 +153,16 @@ Node* exclusive_hook_node(PyObject* self) {
 int tensor_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(Py_TYPE(self));
   if (Node* node = exclusive_hook_node(self))
-    for (const Node::TensorHookEntry& h : node->tensor_hooks)
-      Py_VISIT(static_cast<PyObject*>(h.py_object));
+    for (const auto* hooks : {&node->tensor_hooks, &node->post_accumulate_hooks})
+      for (const Node::TensorHookEntry& h : *hooks) Py_VISIT(static_cast<PyObject*>(h.py_object));
   return 0;
 }
 
 int tensor_clear(PyObject* self) {
   if (Node* node = exclusive_hook_node(self)) {
-    std::vector<Node::TensorHookEntry> dropped;  // destroyed after the node is consistent again
+    std::vector<Node::TensorHookEntry> dropped, dropped_after;  // destroyed after the node is consistent again
     dropped.swap(node->tensor_hooks);
+    dropped_after.swap(node->post_accumulate_hooks);
   }
   return 0;
 }
@@ -235,6 +238,21 @@ void init_autograd(nb::module_& m, TensorClass& cls) {
         PyObject* callable = fn.ptr();
         e.fn->tensor_hooks.push_back({id, e.input_nr, python_tensor_hook(std::move(fn)), callable});
         return HookHandle{e.fn, id};
+      })
+      // fn(tensor) after backward adds into the leaf's .grad; the leaf's AccumulateGrad
+      // keeps it (and reports it to the cyclic GC, Note [Hook cycles]).
+      .def("_register_post_accumulate_grad_hook", [](const TensorPtr& t, nb::object fn) -> HookHandle {
+        LUCID_CHECK(t->requires_grad(), RuntimeError, "cannot register a hook on a tensor that doesn't require gradient");
+        LUCID_CHECK(!t->grad_fn(), RuntimeError, "post accumulate grad hooks cannot be registered on non-leaf tensors");
+        std::shared_ptr<Node> acc = autograd::grad_accumulator(t);
+        int64_t id = Node::next_hook_id();
+        PyObject* callable = fn.ptr();
+        acc->post_accumulate_hooks.push_back({id, 0, [fn = std::move(fn)](const TensorPtr& leaf) -> TensorPtr {
+          nb::gil_scoped_acquire gil;
+          LUCID_CHECK(fn(leaf).is_none(), RuntimeError, "post accumulate grad hooks should return None.");
+          return nullptr;
+        }, callable});
+        return HookHandle{acc, id};
       })
       .def("retain_grad", [](const TensorPtr& t) {
         LUCID_CHECK(t->requires_grad(), RuntimeError, "can't retain_grad on Tensor that has requires_grad=False");

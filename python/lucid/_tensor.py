@@ -166,6 +166,14 @@ class _TensorAPI:
         from .autograd.graph import RemovableHandle
         return RemovableHandle(self._register_hook(hook))
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) runs after backward has added into this leaf's .grad (torch's hook
+        for optimizer steps inside backward); it must return None."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        from .autograd.graph import RemovableHandle
+        return RemovableHandle(self._register_post_accumulate_grad_hook(hook))
+
     # ---- reading out -------------------------------------------------------------------
     def item(self):
         return self._item()

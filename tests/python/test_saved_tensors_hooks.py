@@ -317,3 +317,80 @@ def test_disable_saved_tensors_hooks(device):
 def test_torch_and_lucid_name_the_same_api():
     for name in ("saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"):
         assert hasattr(torch.autograd.graph, name) and hasattr(lucid.autograd.graph, name)
+
+
+# ---- Tensor.register_post_accumulate_grad_hook --------------------------------------------
+
+def _accumulations(m, device=None):
+    w = (m.tensor([1.0, -2.0, 0.5], requires_grad=True) if m is torch
+         else lucid.tensor([1.0, -2.0, 0.5], device=device, requires_grad=True))
+    seen = []
+    handle = w.register_post_accumulate_grad_hook(lambda t: seen.append((t is w, t.grad.tolist())))
+    (w * 3).sum().backward()
+    (w * w).sum().backward()
+    m.autograd.grad((w * 2).sum(), w)  # grad() accumulates nothing: no call
+    handle.remove()
+    (w * 3).sum().backward()  # removed: no call
+    return seen
+
+
+def test_post_accumulate_grad_hooks_see_the_accumulated_grad_as_torch(device):
+    assert _accumulations(lucid, device) == _accumulations(torch)
+
+
+def test_post_accumulate_grad_hook_steps_an_optimizer_inside_backward(device):
+    # torch's recipe: each parameter is updated as soon as its gradient is ready
+    def train(m, make):
+        model = make()
+        opts = {p: m.optim.SGD([p], lr=0.1) for p in model.parameters()}
+        for p in model.parameters():
+            def step(t):
+                opts[t].step()
+                opts[t].zero_grad()
+            p.register_post_accumulate_grad_hook(step)
+        x = m.arange(12, dtype=m.float64).reshape(4, 3) / 10
+        for _ in range(3):
+            model(x).pow(2).sum().backward()
+        return [p.detach() for p in model.parameters()]
+
+    torch.manual_seed(0)
+    ref = torch.nn.Linear(3, 2).double()
+    state = {k: v.clone() for k, v in ref.state_dict().items()}
+
+    def make_torch():
+        net = torch.nn.Linear(3, 2).double()
+        net.load_state_dict(state)
+        return net
+
+    def make_lucid():
+        net = lucid.nn.Linear(3, 2).double().to(device)
+        net.load_state_dict({k: to_lucid(v, device) for k, v in state.items()})
+        return net
+
+    for got, want in zip(train(lucid, make_lucid), train(torch, make_torch)):
+        assert_close(got.cpu() if hasattr(got, "cpu") else got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_post_accumulate_grad_hook_errors():
+    with pytest.raises(RuntimeError, match="doesn't require gradient"):
+        lucid.ones(2).register_post_accumulate_grad_hook(lambda t: None)
+    w = lucid.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="non-leaf"):
+        (w * 2).register_post_accumulate_grad_hook(lambda t: None)
+    w.register_post_accumulate_grad_hook(lambda t: 1)
+    with pytest.raises(RuntimeError, match="should return None"):
+        w.sum().backward()
+
+
+def test_post_accumulate_grad_hook_cycles_are_collected():
+    # the optimizer-in-backward recipe: each parameter's hook holds its optimizer, which
+    # holds the parameter
+    w = lucid.ones(3, requires_grad=True)
+    opt = lucid.optim.SGD([w], lr=0.1)
+    w.register_post_accumulate_grad_hook(lambda t: opt.step())
+    (w * 2).sum().backward()
+    assert w.tolist() == pytest.approx([0.8, 0.8, 0.8])
+    alive = weakref.ref(w)
+    del w, opt
+    gc.collect()
+    assert alive() is None
