@@ -1,6 +1,7 @@
 #include "autograd/engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -25,7 +26,9 @@ namespace lucid::autograd {
 // 4. Each result is reduced to its input's shape (broadcasting) and cast to its
 //    dtype before it travels on, so VJPs need not do either.
 // With `inputs`, only nodes from which an input is reachable run, and the gradients
-// reaching the inputs' edges are captured there (after the tensors' hooks).
+// reaching the inputs' edges are captured there (after the tensors' hooks). Tensor
+// hooks run at the nodes that run and at those capture points, as in PyTorch: a
+// tensor whose gradient this backward does not need sees no call.
 // Grad mode during the walk is create_graph: VJPs are written with ops, so their
 // results carry history exactly when the user asked for it.
 
@@ -95,6 +98,28 @@ TensorPtr seed_for(const TensorPtr& output, TensorPtr grad, size_t i) {
 }
 
 // Runs the tensor hooks and retain_grad targets of every slot of `node`.
+// The backwards running on this thread, innermost last (a hook may run a backward).
+struct GraphTask {
+  int64_t id;
+  const std::unordered_set<const Node*>* in_graph;
+  const std::unordered_set<const Node*>* execute;  // empty: every node in the graph
+  const std::unordered_set<const Node*>* captures;
+};
+thread_local std::vector<GraphTask> t_tasks;
+std::atomic<int64_t> g_next_task_id{0};
+
+struct TaskScope {
+  explicit TaskScope(GraphTask task) { t_tasks.push_back(task); }
+  ~TaskScope() { t_tasks.pop_back(); }
+  TaskScope(const TaskScope&) = delete;
+  TaskScope& operator=(const TaskScope&) = delete;
+};
+
+bool runs_in(const GraphTask& task, const Node* node) {
+  return task.in_graph->count(node) &&
+         (task.execute->empty() || task.execute->count(node) || task.captures->count(node));
+}
+
 void run_tensor_hooks(Node& node, std::vector<TensorPtr>& grads) {
   for (size_t i = 0; i < node.tensor_hooks.size(); ++i) {  // by index: a hook may add hooks
     uint32_t slot = node.tensor_hooks[i].slot;
@@ -166,8 +191,8 @@ std::vector<TensorPtr> run_backward(const std::vector<TensorPtr>& outputs, std::
   // Dependency counts, and a post-order (every node after the nodes it leads to).
   std::unordered_map<const Node*, int> deps;
   std::vector<Node*> post_order;
+  std::unordered_set<const Node*> seen{root.get()};
   {
-    std::unordered_set<const Node*> seen{root.get()};
     std::vector<std::pair<Node*, size_t>> stack{{root.get(), 0}};  // node, next edge to visit
     while (!stack.empty()) {
       auto& [n, next] = stack.back();
@@ -199,6 +224,10 @@ std::vector<TensorPtr> run_backward(const std::vector<TensorPtr>& outputs, std::
         if (dynamic_cast<AccumulateGrad*>(e.fn.get())) execute.insert(e.fn.get());
   }
 
+  std::unordered_set<const Node*> capture_nodes;
+  for (const Edge& e : input_edges) capture_nodes.insert(e.fn.get());
+  TaskScope task({g_next_task_id.fetch_add(1), &seen, &execute, &capture_nodes});
+
   GradModeGuard grad_mode(options.create_graph);
   std::vector<TensorPtr> captured(inputs.size());
   std::unordered_map<const Node*, std::vector<TensorPtr>> buffers;
@@ -213,13 +242,15 @@ std::vector<TensorPtr> run_backward(const std::vector<TensorPtr>& outputs, std::
       buffers.erase(it);
     }
     grads.resize(node->outputs.size());
-    if (node != root.get()) run_tensor_hooks(*node, grads);
+    const bool run = node == root.get() || execute.empty() || execute.count(node);
+    // A node that does not run gets no hooks (PyTorch's rule), unless an input's
+    // gradient is captured there: hooks see it first.
+    if (node != root.get() && (run || capture_nodes.count(node))) run_tensor_hooks(*node, grads);
     if (!captures.empty())
       for (uint32_t slot = 0; slot < grads.size(); ++slot)
         if (auto it = captures.find({node, slot}); it != captures.end())
           for (size_t i : it->second) captured[i] = grads[slot];
 
-    bool run = node == root.get() || execute.empty() || execute.count(node);
     bool any = std::any_of(grads.begin(), grads.end(), [](const TensorPtr& g) { return bool(g); });
     std::vector<TensorPtr> results;
     if (run && (any || node == root.get())) {
@@ -278,6 +309,14 @@ std::vector<TensorPtr> run_backward(const std::vector<TensorPtr>& outputs, std::
                 "One of the differentiated Tensors appears to not have been used in the graph. Set "
                 "allow_unused=True if this is the desired behavior.");
   return captured;
+}
+
+int64_t current_graph_task_id() { return t_tasks.empty() ? -1 : t_tasks.back().id; }
+
+bool will_execute(const Node& node) {
+  LUCID_CHECK(!t_tasks.empty(), RuntimeError,
+              "_will_engine_execute_node should only be called during the backward pass");
+  return runs_in(t_tasks.back(), &node);
 }
 
 }  // namespace lucid::autograd

@@ -2,6 +2,7 @@
 // counts (Note [Engine] in engine.cpp).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "autograd/node.h"
@@ -21,5 +22,12 @@ struct BackwardOptions {
 // accumulate=false returns one gradient per input (nullptr: unused).
 std::vector<TensorPtr> run_backward(const std::vector<TensorPtr>& outputs, std::vector<TensorPtr> grad_outputs,
                                     const std::vector<TensorPtr>& inputs, const BackwardOptions& options);
+
+// While a backward runs on this thread (in its hooks): its id, distinct for every
+// backward of the process (-1 outside one), and whether `node` runs in it (is in its
+// graph and, with inputs, leads to one or captures one's gradient). For
+// register_multi_grad_hook, which waits for the gradients this backward will compute.
+int64_t current_graph_task_id();
+bool will_execute(const Node& node);  // RuntimeError outside a backward
 
 }  // namespace lucid::autograd

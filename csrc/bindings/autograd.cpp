@@ -169,6 +169,10 @@ int tensor_clear(PyObject* self) {
 
 }  // namespace
 
+struct WeakGradientNode {
+  std::weak_ptr<Node> node;
+};
+
 // What register_hook returns: the node held weakly, so a kept handle does not keep
 // a graph (or a hook cycle, Note [Hook cycles]) alive.
 struct HookHandle {
@@ -289,6 +293,24 @@ void init_autograd(nb::module_& m, TensorClass& cls) {
     push_saved_tensor_hooks(python_saved_tensor_hooks(std::move(pack_hook), std::move(unpack_hook)));
   });
   m.def("_pop_saved_tensors_hooks", &pop_saved_tensor_hooks);
+  // torch.autograd.graph.register_multi_grad_hook's questions, asked from inside hooks.
+  m.def("_current_graph_task_id", &autograd::current_graph_task_id);
+  m.def("_will_engine_execute_node", [](const std::shared_ptr<Node>& node) { return autograd::will_execute(*node); });
+  // Where t's gradient arrives (its grad_fn, or a leaf's AccumulateGrad, made on first
+  // use), held weakly: the multi-grad hook that asks about it is kept by that node's own
+  // hooks, and a strong reference would be a cycle through C++ (Note [Hook cycles]).
+  nb::class_<WeakGradientNode>(m, "_WeakGradientNode")
+      .def("will_execute", [](const WeakGradientNode& w) {
+        std::shared_ptr<Node> node = w.node.lock();
+        return node && autograd::will_execute(*node);  // (a freed node is in no graph)
+      });
+  m.def("_weak_gradient_node", [](const TensorPtr& t) {
+    Edge e = autograd::gradient_edge(t);
+    LUCID_CHECK(e.valid(), RuntimeError, "It is not possible to get the gradient edge for a Tensor that does not "
+                "require gradients");
+    return WeakGradientNode{e.fn};
+  });
+  m.def("_increment_version", [](const TensorPtr& t) { t->bump_version(); });
   m.def("_set_saved_tensors_hooks_disabled", &set_saved_tensor_hooks_disabled, nb::arg("message").none());
   m.def("is_inference_mode_enabled", &autograd::inference_mode_enabled);
   m.def("_set_inference_mode", &autograd::set_inference_mode);

@@ -2,10 +2,12 @@
 and hooks on the tensors the graph saves for backward (saved_tensors_hooks, save_on_cpu)."""
 
 import contextlib
+import threading
 
 from .. import _C
 
-__all__ = ["Node", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
+__all__ = ["Node", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
+           "register_multi_grad_hook", "increment_version"]
 
 Node = _C.Node
 
@@ -98,3 +100,80 @@ def disable_saved_tensors_hooks(error_message):
         yield
     finally:
         _C._set_saved_tensors_hooks_disabled(previous)
+
+
+class _MultiHandle:
+    """The handle register_multi_grad_hook returns: remove() takes off every tensor's hook."""
+
+    def __init__(self, handles):
+        self.handles = tuple(handles)
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """mode "all": fn(grads) runs once a backward has computed the gradient of every tensor
+    in `tensors` that it will compute (a tensor outside this backward's graph, or not
+    needed for its `inputs`, is not waited for: None in its place). mode "any": fn(grad)
+    runs with the first of them a backward computes. Once per backward either way."""
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = list(tensors)
+    lock = threading.Lock()
+
+    def task_id():
+        tid = _C._current_graph_task_id()
+        if tid == -1:
+            raise AssertionError("expected this hook to be called inside a backward call")
+        return tid
+
+    if mode == "any":
+        fired = set()
+
+        def first(grad):
+            tid = task_id()
+            with lock:
+                if tid in fired:
+                    return
+                fired.add(tid)
+            fn(grad)
+
+        return _MultiHandle(t.register_hook(first) for t in tensors if t.requires_grad)
+
+    nodes = [_C._weak_gradient_node(t) for t in tensors]
+    waiting = {}  # backward id -> [gradients so far, how many are still to come]
+
+    def hook_for(index):
+        def arrived(grad):
+            tid = task_id()
+            with lock:
+                if tid not in waiting:  # the first of this backward: how many will come
+                    waiting[tid] = [[None] * len(tensors), sum(n.will_execute() for n in nodes)]
+                entry = waiting[tid]
+                entry[0][index] = grad
+                entry[1] -= 1
+                done = entry[1] == 0
+                if done:
+                    del waiting[tid]
+            if done:
+                fn(entry[0])
+        return arrived
+
+    return _MultiHandle(t.register_hook(hook_for(i)) for i, t in enumerate(tensors))
+
+
+def increment_version(tensor):
+    """Bumps the version of `tensor` (or of each tensor of an iterable): for code that
+    writes a tensor's memory behind autograd's back (a custom kernel through data_ptr),
+    so that a backward that saved it raises as after an in-place op."""
+    from .._tensor import Tensor
+    for t in ((tensor,) if isinstance(tensor, Tensor) else tensor):
+        _C._increment_version(t)
