@@ -10,7 +10,7 @@ from .modules.module import (register_module_buffer_registration_hook, register_
                              register_module_full_backward_pre_hook, register_module_load_state_dict_post_hook,
                              register_module_load_state_dict_pre_hook, register_module_module_registration_hook,
                              register_module_parameter_registration_hook)
-from . import hooks, utils  # noqa: F401
+from . import attention, hooks, utils  # noqa: F401
 from .hooks import RemovableHandle  # noqa: F401  (upstream Lucid's place)
 from .modules import MultilabelMarginLoss  # noqa: F401,E402  (upstream Lucid's spelling)
 from . import parallel  # noqa: F401

@@ -84,8 +84,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     L, S = query.shape[-2], key.shape[-2]
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    if 0.0 <= dropout_p < 1.0 and query.ndim == key.ndim == value.ndim and query.ndim in (3, 4) and \
-            (attn_mask is None or not attn_mask.requires_grad):
+    fused_allowed, math_allowed = _allowed_kernels(query)
+    if fused_allowed and 0.0 <= dropout_p < 1.0 and query.ndim == key.ndim == value.ndim and \
+            query.ndim in (3, 4) and (attn_mask is None or not attn_mask.requires_grad):
         # [N, L, E] as one batch of N heads (MultiheadAttention's [batch * heads, L, head_dim])
         q4, k4, v4 = (t.unsqueeze(0) if t.ndim == 3 else t for t in (query, key, value))
         # (a mask is laid out for the kernel only where one may run: 16-bit on the GPU)
@@ -95,6 +96,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                 _fusable(q4, k4, v4, enable_gqa, is_causal, mask4, dropout_p):
             out = _fused(q4, k4, v4, float(s), bool(is_causal), mask4, float(dropout_p))
             return out.squeeze(0) if query.ndim == 3 else out
+    if not math_allowed:
+        raise RuntimeError("No available kernel. Aborting execution. (scaled_dot_product_attention: the math "
+                           "kernel is switched off (sdpa_kernel / lucid.backends.cuda.enable_math_sdp) and lucid's "
+                           "fused kernel, cuDNN's flash attention, "
+                           + ("is switched off too)" if not fused_allowed else
+                              "does not take these inputs: it needs float16 or bfloat16 [B, H, L, E] operands "
+                              "of one batch and a mask that takes no gradient)"))
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         hq, hk = query.shape[-3], key.shape[-3]
         if hq % hk or hq % value.shape[-3]:
@@ -124,6 +132,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return attn.matmul(value)
+
+
+def _allowed_kernels(query):
+    """(fused, math): which of lucid's attention kernels the switches allow for `query`'s
+    device (sdpa_kernel / lucid.backends.cuda.enable_*_sdp). They select GPU kernels:
+    the CPU's one form always runs."""
+    if query.device.type == "cpu":
+        return True, True
+    from ..backends.cuda import _sdp
+    return (_sdp["flash"] or _sdp["mem_efficient"] or _sdp["cudnn"]), _sdp["math"]
 
 
 def _fused_mask(attn_mask, q, k):
