@@ -468,6 +468,16 @@ class _TensorAPI:
         out.copy_(self)
         return out
 
+    def is_shared(self):
+        """False: lucid tensors cross to other processes by value (lucid.multiprocessing)."""
+        return False
+
+    def share_memory_(self):
+        raise NotImplementedError(
+            "share_memory_: lucid tensors cannot live in memory shared between processes; they reach other "
+            "processes by value (pickled copies), so children's writes would not come back. Run the training in "
+            "one process, or communicate results explicitly (a Queue, lucid.distributed).")
+
     def eval(self):
         """Runs the GPU's recorded ops and waits until every write to this tensor is done
         (MLX's eval); returns the tensor. A no-op on the CPU."""

@@ -397,6 +397,11 @@ class Module:
         from ..._creation import empty_like
         return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
+    def share_memory(self):
+        """torch's Hogwild step: lucid cannot share parameters between processes, so this
+        raises (Tensor.share_memory_ says why) rather than let workers train copies."""
+        return self._apply(lambda t: t.share_memory_())
+
     def cpu(self):
         return self._apply(lambda t: t.cpu())
 
