@@ -461,6 +461,15 @@ class _TensorAPI:
             device = f"gpu:{device}"
         return self.gpu(device)
 
+    def metal(self):
+        """upstream Lucid's .metal(): to the GPU ("metal" is lucid's other name for it)."""
+        return self.gpu()
+
+    @property
+    def is_metal(self):
+        """upstream Lucid's: whether the tensor is on the GPU."""
+        return self.device.type == "gpu"
+
     def pin_memory(self):
         if self.is_pinned():
             return self

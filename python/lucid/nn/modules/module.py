@@ -411,6 +411,10 @@ class Module:
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device))
 
+    def metal(self):
+        """upstream Lucid's: the module to the GPU ("metal" is lucid's other name for it)."""
+        return self._apply(lambda t: t.gpu())
+
     def type(self, dst_type):
         return self._apply(lambda t: t.type(dst_type))
 
