@@ -124,6 +124,11 @@ class Optimizer:
                 else:
                     p.grad.zero_()
 
+    # upstream Lucid's switch (a class or instance attribute): True makes the end of
+    # step() wait until the update has run on the device, a synchronisation point, as
+    # its MLX eval after the step; by default the update only starts.
+    AUTO_EVAL_AFTER_STEP = False
+
     def step(self, closure=None):
         raise NotImplementedError(f"{type(self).__name__} does not implement step()")
 
@@ -136,7 +141,11 @@ class Optimizer:
             @functools.wraps(step)
             def flushing_step(self, *args, **kwargs):
                 out = step(self, *args, **kwargs)
-                _C.gpu_boundary_flush()
+                if self.AUTO_EVAL_AFTER_STEP:
+                    from .._upstream import eval as wait_for
+                    wait_for([p for g in self.param_groups for p in g["params"]])
+                else:
+                    _C.gpu_boundary_flush()
                 return out
             flushing_step._flushes = True
             cls.step = flushing_step

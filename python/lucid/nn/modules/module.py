@@ -298,6 +298,12 @@ class Module:
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
+    def has_uninitialized_parameters(self, recurse=True):
+        """upstream Lucid's: whether a lazy layer's parameters are still placeholders
+        (UninitializedParameter, before the first call shapes them)."""
+        from ..parameter import UninitializedParameter
+        return any(isinstance(p, UninitializedParameter) for p in self.parameters(recurse=recurse))
+
     def parameters(self, recurse=True):
         for _, p in self.named_parameters(recurse=recurse):
             yield p
