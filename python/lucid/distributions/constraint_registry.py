@@ -77,7 +77,7 @@ def _to_less_than(constraint):
                                         transforms.AffineTransform(constraint.upper_bound, -1)])
 
 
-@_both(constraints.interval, constraints.half_open_interval)
+@_both(constraints.interval, constraints.half_open_interval, constraints.open_interval)
 def _to_interval(constraint):
     lower, upper = constraint.lower_bound, constraint.upper_bound
     if isinstance(lower, Number) and lower == 0 and isinstance(upper, Number) and upper == 1:

@@ -4,8 +4,9 @@ their reprs are torch's, which the validation messages quote."""
 
 __all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "greater_than", "greater_than_eq",
            "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
-           "lower_cholesky", "multinomial", "nonnegative", "nonnegative_integer", "positive", "positive_definite",
-           "positive_integer", "real", "real_vector", "simplex", "stack", "unit_interval"]
+           "lower_cholesky", "multinomial", "nonnegative", "nonnegative_integer", "open_interval",
+           "open_unit_interval", "positive", "positive_definite", "positive_integer", "real", "real_vector",
+           "simplex", "stack", "unit_interval"]
 
 
 class Constraint:
@@ -95,6 +96,13 @@ class _Interval(_Bound):
 class _HalfOpenInterval(_Bound):
     def check(self, value):
         return (self.bounds[0] <= value) & (value < self.bounds[1])
+
+
+class _OpenInterval(_Bound):
+    """lower < value < upper (upstream Lucid's; torch has no open interval)."""
+
+    def check(self, value):
+        return (self.bounds[0] < value) & (value < self.bounds[1])
 
 
 class _IntegerInterval(_Bound):
@@ -246,6 +254,7 @@ boolean = _Boolean()
 positive = _GreaterThan(0.0)
 nonnegative = _GreaterThanEq(0.0)
 unit_interval = _Interval(0.0, 1.0)
+open_unit_interval = _OpenInterval(0.0, 1.0)
 simplex = _Simplex()
 nonnegative_integer = _IntegerGreaterThan(0)
 positive_integer = _IntegerGreaterThan(1)
@@ -254,6 +263,7 @@ greater_than_eq = _GreaterThanEq
 less_than = _LessThan
 interval = _Interval
 half_open_interval = _HalfOpenInterval
+open_interval = _OpenInterval
 integer_interval = _IntegerInterval
 multinomial = _Multinomial
 independent = _IndependentConstraint

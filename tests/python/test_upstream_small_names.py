@@ -1,4 +1,5 @@
-"""upstream Lucid's Module.has_uninitialized_parameters and Optimizer.AUTO_EVAL_AFTER_STEP."""
+"""upstream Lucid's smaller names: Module.has_uninitialized_parameters,
+Optimizer.AUTO_EVAL_AFTER_STEP, distributions.constraints.open_unit_interval."""
 
 import warnings
 
@@ -29,3 +30,17 @@ def test_auto_eval_after_step_gives_the_same_update(device, auto_eval):
         (w * w).sum().backward()
         opt.step()
     assert w.tolist() == pytest.approx([0.7015863060951233, -1.7006233930587769], rel=1e-6)  # torch's Adam
+
+
+def test_open_unit_interval_excludes_its_ends():
+    from lucid.distributions import biject_to, constraints, transform_to
+    x = lucid.tensor([0.0, 1e-6, 0.5, 1.0, -0.1])
+    assert constraints.open_unit_interval.check(x).tolist() == [False, True, True, False, False]
+    assert constraints.unit_interval.check(x).tolist() == [True, True, True, True, False]
+    assert constraints.open_interval(-1.0, 2.0).check(lucid.tensor([-1.0, 0.0, 2.0])).tolist() == \
+        [False, True, False]
+    assert repr(constraints.open_unit_interval) == "OpenInterval(lower_bound=0.0, upper_bound=1.0)"
+    # the transforms onto it are the closed interval's (sigmoid, then an affine map)
+    y = transform_to(constraints.open_interval(-1.0, 2.0))(lucid.tensor([-3.0, 0.0, 3.0]))
+    assert all(-1.0 < v < 2.0 for v in y.tolist()) and y[1].item() == pytest.approx(0.5)
+    assert type(biject_to(constraints.open_unit_interval)).__name__ == "SigmoidTransform"
