@@ -101,3 +101,28 @@ def test_increment_version_makes_a_saved_tensor_stale(device):
     a, b = lucid.rand(2), lucid.rand(2)
     lucid.autograd.graph.increment_version([a, b])
     assert a._version == 1 and b._version == 1
+
+
+def _mutated_after_save(m, device=None):
+    x = (lucid.tensor([0.3, -1.2, 2.0], device=device) if m is lucid else torch.tensor([0.3, -1.2, 2.0]))
+    x.requires_grad_()
+    with m.autograd.graph.allow_mutation_on_saved_tensors():
+        y = x * 1
+        z = y.sin()  # saves y
+        with m.no_grad():
+            y.add_(1.0)  # written after it was saved
+        z.sum().backward()
+    return x.grad.tolist(), y.tolist()
+
+
+def test_allow_mutation_on_saved_tensors_uses_the_saved_values(device):
+    got, want = _mutated_after_save(lucid, device), _mutated_after_save(torch)
+    assert got[0] == pytest.approx(want[0]) and got[1] == pytest.approx(want[1])
+    # outside the context the same program is an error, in both
+    x = lucid.tensor([0.3], device=device, requires_grad=True)
+    y = x * 1
+    z = y.sin()
+    with lucid.no_grad():
+        y.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()

@@ -7,7 +7,7 @@ import threading
 from .. import _C
 
 __all__ = ["Node", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
-           "register_multi_grad_hook", "increment_version"]
+           "register_multi_grad_hook", "increment_version", "allow_mutation_on_saved_tensors"]
 
 Node = _C.Node
 
@@ -89,6 +89,16 @@ class save_on_cpu(saved_tensors_hooks):
             return tensor.to(device, non_blocking=pin)
 
         super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Inside, a tensor saved for backward may be written in place: backward uses the
+    values it had when saved. lucid keeps a copy of every tensor saved inside the context
+    (torch copies only those later written, so lucid uses more memory here), and the
+    graph may be differentiated after the context ends too (torch refuses that)."""
+    with saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t):
+        yield
 
 
 @contextlib.contextmanager
