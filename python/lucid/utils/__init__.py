@@ -21,7 +21,7 @@ from ._image_grid import make_grid, save_image  # noqa: F401
 
 
 def __getattr__(name):
-    if name in ("tokenizer", "rollout", "transforms"):
+    if name in ("tokenizer", "rollout", "transforms", "tensorboard"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
