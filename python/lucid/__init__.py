@@ -163,10 +163,10 @@ from .utils import data  # noqa: E402,F401
 
 
 def __getattr__(name):
-    # upstream's lucid.diffeq (ODE solvers), lucid.profiler and lucid.metal, and torch's
-    # jit and multiprocessing names, load on first use: most programs use none of them,
-    # and they would add to every `import lucid`.
-    if name in ("diffeq", "profiler", "jit", "multiprocessing", "metal"):
+    # upstream's lucid.diffeq (ODE solvers), lucid.profiler, lucid.quantization and
+    # lucid.metal, and torch's jit and multiprocessing names, load on first use: most
+    # programs use none of them, and they would add to every `import lucid`.
+    if name in ("diffeq", "profiler", "jit", "multiprocessing", "quantization", "metal"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,3 +15,12 @@ from .hooks import RemovableHandle  # noqa: F401  (upstream Lucid's place)
 from .modules import MultilabelMarginLoss  # noqa: F401,E402  (upstream Lucid's spelling)
 from . import parallel  # noqa: F401
 from .parallel import DataParallel  # noqa: F401
+
+
+def __getattr__(name):
+    # upstream's quantization layers (lucid.nn.quantized / qat / intrinsic) load on first
+    # use, so `import lucid` does not pay for them.
+    if name in ("quantized", "qat", "intrinsic"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
