@@ -13,8 +13,9 @@ use_reentrant=True is torch's reentrant variant: without an input that requires 
 result records nothing (with torch's warning), and keyword arguments are refused.
 use_reentrant=False records the node whenever grad is enabled, so a first layer fed
 plain data still trains its parameters, and takes keyword arguments. Unlike torch's
-non-reentrant variant, which recomputes lazily through saved-tensor hooks (lucid has
-none), the closed-over tensors' gradients reach .grad and not lucid.autograd.grad's
+non-reentrant variant, which recomputes lazily through saved-tensor hooks (which lucid
+now has too, lucid.autograd.graph.saved_tensors_hooks, but this variant does not use
+yet), the closed-over tensors' gradients reach .grad and not lucid.autograd.grad's
 `inputs`, and the whole function is recomputed at once."""
 
 import contextlib
