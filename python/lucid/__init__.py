@@ -156,6 +156,13 @@ from . import dtypes  # noqa: E402,F401  (upstream's module of the dtype objects
 from . import einops  # noqa: E402,F401  (upstream's lucid.einops: rearrange, reduce, repeat, einsum)
 from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: E402,F401
 del _out
+# torch's other top-level names (conv2d, batch_norm, ..., the *_copy functions, sin_, ...,
+# gradient, range, cond) and Tensor methods (new, apply_, dim_order, ...). lucid.range
+# shadows the builtin inside this module from here on, as lucid.max does.
+from . import _toplevel_nn, _toplevel_copies, _toplevel_misc, _tensor_extras  # noqa: E402
+for _m in (_toplevel_nn, _toplevel_copies, _toplevel_misc, _tensor_extras):
+    _m.install(globals())
+del _m
 
 # Data loading and datasets (python/lucid/utils/); `lucid.data` is lucid.utils.data.
 from . import utils  # noqa: E402
@@ -164,9 +171,11 @@ from .utils import data  # noqa: E402,F401
 
 def __getattr__(name):
     # upstream's lucid.diffeq (ODE solvers), lucid.profiler, lucid.quantization and
-    # lucid.metal, and torch's jit and multiprocessing names, load on first use: most
-    # programs use none of them, and they would add to every `import lucid`.
-    if name in ("diffeq", "profiler", "jit", "multiprocessing", "quantization", "metal"):
+    # lucid.metal, and torch's jit, multiprocessing, random and testing, load on first
+    # use: most programs use none of them, and they would add to every `import lucid`
+    # (random and testing, loaded, would also let `from lucid import *` replace the
+    # standard library's random in a script).
+    if name in ("diffeq", "profiler", "jit", "multiprocessing", "quantization", "metal", "random", "testing"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
