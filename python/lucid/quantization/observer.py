@@ -86,7 +86,23 @@ def _seed_range(module):
     module.register_buffer("max_val", lucid.tensor(float("-inf")))
 
 
-class MinMaxObserver(ObserverBase):
+class _RangeObserver(ObserverBase):
+    """An observer that keeps a running min_val / max_val (per tensor or per channel) and
+    derives its qparams from them."""
+
+    def calculate_qparams(self):
+        self._require_calibrated()
+        return self._qparams_after_observing()
+
+    def _qparams_after_observing(self):
+        # FakeQuantize calls this right after forward, when the range is known to be set.
+        return calculate_qparams(self.min_val, self.max_val, self.qscheme, self.qdtype, self.eps)
+
+    def reset_min_max_vals(self):
+        _seed_range(self)
+
+
+class MinMaxObserver(_RangeObserver):
     """Per-tensor cumulative min / max."""
 
     def __init__(self, qscheme=per_tensor_affine, qdtype=quint8, eps=1e-8):
@@ -108,16 +124,6 @@ class MinMaxObserver(ObserverBase):
         self.max_val = lucid.maximum(self.max_val, hi)
         return x
 
-    def calculate_qparams(self):
-        self._require_calibrated()
-        return self._qparams_after_observing()
-
-    def _qparams_after_observing(self):
-        # FakeQuantize calls this right after forward, when the range is known to be set.
-        return calculate_qparams(self.min_val, self.max_val, self.qscheme, self.qdtype, self.eps)
-
-    def reset_min_max_vals(self):
-        _seed_range(self)
 
 
 def _check_averaging_constant(c, name):
@@ -146,7 +152,7 @@ class MovingAverageMinMaxObserver(MinMaxObserver):
         return x
 
 
-class PerChannelMinMaxObserver(ObserverBase):
+class PerChannelMinMaxObserver(_RangeObserver):
     """Cumulative min / max of each slice along ch_axis (weights: ch_axis=0)."""
 
     def __init__(self, ch_axis=0, qscheme=per_channel_symmetric, qdtype=qint8, eps=1e-8):
@@ -179,16 +185,6 @@ class PerChannelMinMaxObserver(ObserverBase):
         self.max_val = lucid.maximum(self.max_val, hi)
         return x
 
-    def calculate_qparams(self):
-        self._require_calibrated()
-        return self._qparams_after_observing()
-
-    def _qparams_after_observing(self):
-        # FakeQuantize calls this right after forward, when the range is known to be set.
-        return calculate_qparams(self.min_val, self.max_val, self.qscheme, self.qdtype, self.eps)
-
-    def reset_min_max_vals(self):
-        _seed_range(self)
 
 
 class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):

@@ -66,3 +66,13 @@ def check_positive_int(value, name, where):
     if not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
         raise ValueError(f"{where}: {name} must be a positive int, got {value!r}")
     return value
+
+
+def check_conv_channels(mod, in_channels, out_channels, groups, name):
+    """A quantized (transposed) convolution's channel counts, set on mod after checking."""
+    mod.in_channels = check_positive_int(in_channels, "in_channels", name)
+    mod.out_channels = check_positive_int(out_channels, "out_channels", name)
+    mod.groups = check_positive_int(groups, "groups", name)
+    if in_channels % groups or out_channels % groups:
+        raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels ({out_channels}) "
+                         f"must be divisible by groups ({groups})")

@@ -3,7 +3,7 @@
 import lucid.nn as nn
 import lucid.nn.functional as F
 
-from ._utils import check_positive_int
+from ._utils import check_conv_channels
 from ._weighted import QuantizedWeighted
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d"]
@@ -41,12 +41,7 @@ class _QuantizedConvNd(QuantizedWeighted):
                  groups=1, bias=True, padding_mode="zeros"):
         super().__init__()
         name, n = type(self).__name__, self._rank
-        self.in_channels = check_positive_int(in_channels, "in_channels", name)
-        self.out_channels = check_positive_int(out_channels, "out_channels", name)
-        self.groups = check_positive_int(groups, "groups", name)
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels ({out_channels}) "
-                             f"must be divisible by groups ({groups})")
+        check_conv_channels(self, in_channels, out_channels, groups, name)
         self.kernel_size = _tuple(kernel_size, n, "kernel_size", name)
         self.stride = _tuple(stride, n, "stride", name)
         self.dilation = _tuple(dilation, n, "dilation", name)

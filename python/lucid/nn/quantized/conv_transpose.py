@@ -5,7 +5,7 @@ per out/groups slice, shared by the groups), as upstream does."""
 import lucid.nn as nn
 import lucid.nn.functional as F
 
-from ._utils import check_positive_int
+from ._utils import check_conv_channels
 from ._weighted import QuantizedWeighted
 from .conv import _tuple
 
@@ -22,12 +22,7 @@ class _QuantizedConvTransposeNd(QuantizedWeighted):
                  dilation=1, groups=1, bias=True):
         super().__init__()
         name, n = type(self).__name__, self._rank
-        self.in_channels = check_positive_int(in_channels, "in_channels", name)
-        self.out_channels = check_positive_int(out_channels, "out_channels", name)
-        self.groups = check_positive_int(groups, "groups", name)
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels ({out_channels}) "
-                             f"must be divisible by groups ({groups})")
+        check_conv_channels(self, in_channels, out_channels, groups, name)
         self.kernel_size = _tuple(kernel_size, n, "kernel_size", name)
         self.stride = _tuple(stride, n, "stride", name)
         self.padding = _tuple(padding, n, "padding", name)
