@@ -2,8 +2,8 @@
 intermediates, and run it again in backward to get them. Memory falls from the
 function's activations to its inputs, for one more forward in backward.
 
-checkpoint(function, *args, use_reentrant=...) runs `function` under no_grad and records
-one node; its backward restores the random state and the autocast state the forward ran
+With use_reentrant=True, checkpoint(function, *args) runs `function` under no_grad and
+records one node; its backward restores the random state and the autocast state the forward ran
 with, runs `function` again with grad enabled on detached copies of the inputs, and
 backpropagates through it: the inputs get their gradients through the node, and the
 tensors the function closes over (a module's parameters) accumulate theirs into .grad,
@@ -11,12 +11,16 @@ as in torch's reentrant variant.
 
 use_reentrant=True is torch's reentrant variant: without an input that requires grad the
 result records nothing (with torch's warning), and keyword arguments are refused.
-use_reentrant=False records the node whenever grad is enabled, so a first layer fed
-plain data still trains its parameters, and takes keyword arguments. Unlike torch's
-non-reentrant variant, which recomputes lazily through saved-tensor hooks (which lucid
-now has too, lucid.autograd.graph.saved_tensors_hooks, but this variant does not use
-yet), the closed-over tensors' gradients reach .grad and not lucid.autograd.grad's
-`inputs`, and the whole function is recomputed at once."""
+
+use_reentrant=False is torch's non-reentrant variant (Note [Checkpoint through saved
+tensor hooks]): the function runs with grad enabled, so its graph is recorded as usual,
+but under saved-tensor hooks that keep an index instead of each tensor saved for
+backward. The first time a backward reads one, the function runs again (on detached
+inputs that require grad as the originals did, with the forward's random and autocast
+state) and the tensors it saves, in the same order, stand in for the dropped ones. So
+gradients reach every tensor of the graph, lucid.autograd.grad's `inputs` included, and
+keyword arguments are taken.
+"""
 
 import contextlib
 import sys
@@ -57,7 +61,7 @@ def _make_function():
 
     class CheckpointFunction(Function):
         @staticmethod
-        def forward(ctx, run, preserve_rng_state, recompute_context, kwargs, anchor, *args):
+        def forward(ctx, run, preserve_rng_state, recompute_context, kwargs, *args):
             lucid = _lucid()
             ctx.run, ctx.kwargs, ctx.recompute_context = run, kwargs, recompute_context
             ctx.rng_state = lucid.get_rng_state() if preserve_rng_state else None
@@ -88,9 +92,89 @@ def _make_function():
             if not pairs:
                 raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
             lucid.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
-            return (None, None, None, None, None) + tuple(a.grad if isinstance(a, Tensor) else None for a in args)
+            return (None, None, None, None) + tuple(a.grad if isinstance(a, Tensor) else None for a in args)
 
     return CheckpointFunction
+
+
+# Note [Checkpoint through saved tensor hooks]
+# A non-reentrant checkpoint is one _Recomputation. Its pack hook numbers the tensors the
+# forward saves and drops them; its unpack hook, at the first read of a backward (told
+# apart by the engine's graph-task id), runs the function again under a hook that only
+# collects what it saves, and answers each read by number. The recomputation must save
+# the same tensors in the same order (determinism_check="default" compares their count,
+# shapes and dtypes); it sees the same random state and autocast regions, and inputs
+# that require grad exactly as the forward's did, since which tensors an op saves
+# depends on that. A checkpoint inside another pushes its own hooks, innermost, in the
+# forward and in the outer one's recomputation alike, so both see the same sequence.
+class _Recomputation:
+    def __init__(self, function, args, kwargs, preserve_rng_state, recompute_context, check):
+        lucid = _lucid()
+        self.function, self.args, self.kwargs = function, args, kwargs
+        self.rng_state = lucid.get_rng_state() if preserve_rng_state else None
+        self.autocast = _autocast_state()
+        self.recompute_context = recompute_context
+        self.check = check
+        self.saved_meta = []  # (shape, dtype, device) of each tensor the forward saved
+        self.values = {}      # the backward's id -> the recomputed tensors, by number
+
+    def pack(self, tensor):
+        self.saved_meta.append((tuple(tensor.shape), tensor.dtype, tensor.device))
+        return len(self.saved_meta) - 1
+
+    def unpack(self, index):
+        backward_id = _lucid()._C._current_graph_task_id()
+        if backward_id not in self.values:
+            self.values = {backward_id: self._recompute()}  # (an earlier backward's are dropped)
+        values = self.values[backward_id]
+        if index >= len(values):  # (possible only with determinism_check="none")
+            raise RuntimeError(f"lucid.utils.checkpoint: the recomputation saved {len(values)} tensors where the "
+                               f"forward saved {len(self.saved_meta)}: the function did not run the same way again")
+        return values[index]
+
+    def _recompute(self):
+        lucid = _lucid()
+        from .._tensor import Tensor
+        from ..autograd.graph import saved_tensors_hooks
+        args = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a for a in self.args]
+        saved = []
+
+        def collect(tensor):
+            saved.append(tensor.detach())  # (without its history: the recomputed graph is not kept)
+
+        after = lucid.get_rng_state()
+        try:
+            if self.rng_state is not None:
+                lucid.set_rng_state(self.rng_state)
+            with lucid.enable_grad(), _replaying(self.autocast), self.recompute_context, \
+                    saved_tensors_hooks(collect, lambda _: None):
+                self.function(*args, **self.kwargs)
+        finally:
+            lucid.set_rng_state(after)
+        if self.check:
+            self._check_same(saved)
+        return saved
+
+    def _check_same(self, saved):
+        if len(saved) != len(self.saved_meta):
+            raise RuntimeError("lucid.utils.checkpoint: A different number of tensors was saved during the original "
+                               f"forward and recomputation.\nNumber of tensors saved during forward: "
+                               f"{len(self.saved_meta)}\nNumber of tensors saved during recomputation: {len(saved)}")
+        for i, (t, (shape, dtype, device)) in enumerate(zip(saved, self.saved_meta)):
+            if (tuple(t.shape), t.dtype, t.device) != (shape, dtype, device):
+                raise RuntimeError("lucid.utils.checkpoint: Recomputed values for the following tensors have different "
+                                   f"metadata than during the forward pass.\ntensor at position {i}:\nsaved metadata: "
+                                   f"{{'shape': {shape}, 'dtype': {dtype}, 'device': {device}}}\nrecomputed metadata: "
+                                   f"{{'shape': {tuple(t.shape)}, 'dtype': {t.dtype}, 'device': {t.device}}}")
+
+
+def _checkpoint_without_reentrant(function, args, kwargs, preserve_rng_state, context_fn, determinism_check):
+    from ..autograd.graph import saved_tensors_hooks
+    forward_context, recompute_context = context_fn()
+    frame = _Recomputation(function, args, kwargs, preserve_rng_state, recompute_context,
+                           determinism_check == "default")
+    with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
+        return function(*args, **kwargs)
 
 
 _FUNCTION = None
@@ -116,16 +200,17 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
             raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
-    forward_context, recompute_context = context_fn()
+    if not use_reentrant:
+        if not lucid.is_grad_enabled():
+            with context_fn()[0]:
+                return function(*args, **kwargs)
+        return _checkpoint_without_reentrant(function, args, kwargs, preserve_rng_state, context_fn,
+                                             determinism_check)
     from .._tensor import Tensor
-    if use_reentrant and lucid.is_grad_enabled() and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+    if lucid.is_grad_enabled() and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
     _FUNCTION = _FUNCTION or _make_function()
-    # (the non-reentrant variant records its node whenever grad is enabled: an anchor
-    # that requires grad stands in for inputs that do not)
-    anchor = lucid.empty(0, requires_grad=True) if not use_reentrant and lucid.is_grad_enabled() else None
-    with forward_context:
-        return _FUNCTION.apply(function, preserve_rng_state, recompute_context, kwargs, anchor, *args)
+    return _FUNCTION.apply(function, preserve_rng_state, contextlib.nullcontext(), kwargs, *args)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
