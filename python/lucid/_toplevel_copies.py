@@ -26,18 +26,22 @@ def _check_input(name, input):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
 
 
+def _into_out(name, result, out):
+    """result, or result written into out= as the engine's out= ops write (exact dtype)."""
+    if out is None:
+        return result
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    _C._write_out(name, out, result, True)
+    return out
+
+
 def _with_out(name, fn):
     """fn with out=: one tensor, written as the engine's out= ops write (exact dtype)."""
     @functools.wraps(fn)
     def wrapper(input, *args, out=None, **kwargs):
         _check_input(name, input)
-        result = fn(input, *args, **kwargs)
-        if out is None:
-            return result
-        if not isinstance(out, Tensor):
-            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-        _C._write_out(name, out, result, True)
-        return out
+        return _into_out(name, fn(input, *args, **kwargs), out)
     return wrapper
 
 
@@ -185,13 +189,7 @@ def _with_sparse_out(name, fn):
     # (a sparse tensor is not a lucid.Tensor: the input check is the member method's own)
     @functools.wraps(fn)
     def wrapper(input, *, out=None):
-        result = fn(input)
-        if out is None:
-            return result
-        if not isinstance(out, Tensor):
-            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-        _C._write_out(name, out, result, True)
-        return out
+        return _into_out(name, fn(input), out)
     return wrapper
 
 
