@@ -38,10 +38,8 @@ void bind_alpha_op(nb::module_& m, TensorClass& cls, const char* name, const cha
     return ops::add_alpha(op, {self, {}}, operand(b, name, "other"), number_arg(alpha, name, "alpha"));
   }, nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
   cls.def(iname, [iname, op](nb::handle self_h, nb::handle b, nb::handle alpha) {
-    TensorPtr self = nb::cast<TensorPtr>(self_h);
-    Operand other = operand(b, iname, "other");
-    other = ops::alpha_operand(op, {self, {}}, other, number_arg(alpha, iname, "alpha"));
-    ops::binary_inplace(op, self, other);
+    ops::add_alpha_inplace(op, nb::cast<TensorPtr>(self_h), operand(b, iname, "other"),
+                           number_arg(alpha, iname, "alpha"));
     return nb::borrow(self_h);
   }, nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
 }

@@ -65,6 +65,11 @@ PyObject* binary_slot(ops::BinaryOp op, PyObject* a, PyObject* b) {
     if (!(ta || is_number(a)) || !(tb || is_number(b))) return nb::borrow(Py_NotImplemented).release().ptr();
     ops::Operand x = ta ? ops::Operand{held_tensor(a), {}} : ops::Operand{nullptr, scalar_from_python(a)};
     ops::Operand y = tb ? ops::Operand{held_tensor(b), {}} : ops::Operand{nullptr, scalar_from_python(b)};
+    // number / tensor is torch's Tensor.__rtruediv__: tensor.reciprocal() * number (its
+    // bits, which a division by each element does not always give)
+    if (op == ops::BinaryOp::Div && !ta)
+      return nb::cast(ops::binary(ops::BinaryOp::Mul, {ops::unary(ops::UnaryOp::Reciprocal, y.tensor), {}}, x))
+          .release().ptr();
     return nb::cast(ops::binary(op, x, y)).release().ptr();
   });
 }

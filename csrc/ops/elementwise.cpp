@@ -63,9 +63,11 @@ Device op_device(const char* name, std::initializer_list<const TensorImpl*> ts) 
   return lead->device();
 }
 
-std::optional<Scalar> number_param(const Operand& o, Dtype dtype, const Device& device) {
+std::optional<Scalar> number_param(const Operand& o, Dtype dtype, const Device& device, Dtype compute) {
   if (!o.tensor) return number_as(o.number, dtype);
   if (o.tensor->device() != device) return o.tensor->clone(dtype)->item();
+  if (dtype != compute && device.is_cpu() && o.tensor->ndim() == 0 && o.tensor->dtype() != compute)
+    return o.tensor->clone(dtype)->item();
   return std::nullopt;
 }
 
@@ -174,8 +176,9 @@ void run_binary(BinaryOp op, const BinaryPlan& plan, TensorImpl& out, const Oper
   Binary p;
   p.op = op;
   p.compute = plan.compute;
-  p.lhs = number_param(a, plan.compute, plan.device);
-  p.rhs = number_param(b, plan.compute, plan.device);
+  const Dtype numbers = number_dtype(op, plan.compute);
+  p.lhs = number_param(a, numbers, plan.device, plan.compute);
+  p.rhs = number_param(b, numbers, plan.device, plan.compute);
   // A number divisor of zero raises here, at once, on every device (RuntimeError
   // "ZeroDivisionError", as torch's CPU); the kernels check tensor divisors.
   using B = BinaryOp;

@@ -24,8 +24,10 @@ Device op_device(const char* name, std::initializer_list<const TensorImpl*> ts);
 // The number an operand stands for, as a kernel parameter in `dtype` (converted as
 // torch converts wrapped numbers): a Python number always; a 0-d CPU tensor when the op
 // runs on another device (PyTorch lets it join, and a GPU kernel takes it by value, not
-// as a one-element upload); nullopt for a tensor the kernel reads.
-std::optional<Scalar> number_param(const Operand& o, Dtype dtype, const Device& device);
+// as a one-element upload), or on the CPU when `dtype` is wider than the op's (torch's
+// CPU kernels read such a tensor's own value, Note [Numbers in opmath]); nullopt for a
+// tensor the kernel reads.
+std::optional<Scalar> number_param(const Operand& o, Dtype dtype, const Device& device, Dtype compute);
 
 Shape broadcast_shapes(const Shape& a, const Shape& b);  // RuntimeError when incompatible
 

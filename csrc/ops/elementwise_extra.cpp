@@ -50,6 +50,42 @@ TensorPtr fused(const char* name, const std::vector<TensorPtr>& inputs, const st
   return out;
 }
 
+bool is_float_dtype(Dtype d) { return d == Dtype::F16 || d == Dtype::BF16 || d == Dtype::F32 || d == Dtype::F64; }
+
+// A real number as a double; nullopt for a complex one.
+std::optional<double> real_number(const Scalar& s) {
+  return std::visit([](auto v) -> std::optional<double> {
+    if constexpr (std::is_same_v<decltype(v), std::complex<double>>) return std::nullopt;
+    else return double(v);
+  }, s);
+}
+
+// The Pointwise primitive (Note [One rounding]) over x, y and z (a tensor, or the
+// number z_number), each cast to `dtype` (a float dtype) and broadcast together. No
+// autograd: callers record.
+TensorPtr pointwise(PointwiseOp op, Dtype dtype, const TensorPtr& x, const TensorPtr& y, const TensorPtr& z,
+                    std::optional<double> z_number, double value) {
+  Pointwise p;
+  p.op = op;
+  p.compute = dtype;
+  p.z = z ? std::nullopt : z_number;
+  p.value = value;
+  Device device = op_device(p.name(), {x.get(), y.get(), z.get()});
+  Shape shape = broadcast_shapes(x->shape(), y->shape());
+  if (z) shape = broadcast_shapes(shape, z->shape());
+  // (a 0-d CPU tensor joining a GPU op moves, one element, before it is broadcast)
+  auto ready = [&](const TensorPtr& t) {
+    TensorPtr c = t->dtype() == dtype && t->device() == device ? t : t->clone(dtype, device);
+    return c->shape() == shape ? c : expand(c, shape);
+  };
+  TensorPtr in[3] = {ready(x), ready(y), z ? ready(z) : nullptr};
+  TensorPtr out = TensorImpl::empty(shape, dtype, device);
+  const TensorImpl* ins[3] = {in[0].get(), in[1].get(), in[2].get()};
+  TensorImpl* outs[1] = {out.get()};
+  launch(p, outs, Inputs(ins, z ? 3 : 2));
+  return out;
+}
+
 // Reduced on the tensor's device; only the one answer is read by the host.
 bool all_true(const TensorPtr& t) { return std::get<bool>(all(t, {}, false)->item()); }
 
@@ -133,8 +169,8 @@ TensorPtr where(const TensorPtr& cond, const Operand& a, const Operand& b) {
     TensorPtr c = cond->device() == device ? cond : cond->clone(std::nullopt, device);
     if (c->shape() != shape) c = expand(c, shape);
     Where p;
-    p.lhs = number_param(a, dtype, device);
-    p.rhs = number_param(b, dtype, device);
+    p.lhs = number_param(a, dtype, device, dtype);
+    p.rhs = number_param(b, dtype, device, dtype);
     TensorPtr x = p.lhs ? nullptr : as_tensor(a, dtype, shape), y = p.rhs ? nullptr : as_tensor(b, dtype, shape);
     out = TensorImpl::empty(shape, dtype, device);
     const TensorImpl* ins[3] = {c.get()};
@@ -300,7 +336,21 @@ Operand alpha_operand(BinaryOp op, const Operand& a, const Operand& b, const Sca
 }
 
 TensorPtr add_alpha(BinaryOp op, const Operand& a, const Operand& b, const Scalar& alpha) {
-  return binary(op, a, alpha_operand(op, a, b, alpha));
+  const Dtype d = a.tensor && b.tensor ? result_type({&a, &b}) : Dtype::Bool;
+  if (!is_float_dtype(d) || is_one(alpha)) return binary(op, a, alpha_operand(op, a, b, alpha));
+  check_alpha(a, b, alpha);
+  const double scale = *real_number(alpha) * (op == BinaryOp::Sub ? -1.0 : 1.0);  // (real: check_alpha)
+  return fused(op == BinaryOp::Add ? "AddBackward0" : "SubBackward0", {a.tensor, b.tensor}, [&] {
+    return pointwise(PointwiseOp::AddScaled, d, a.tensor, b.tensor, nullptr, scale, 1.0);
+  }, [scale](const Node&, const Grads& g) { return Grads{g[0], mul(g[0], Scalar(scale))}; });
+}
+
+void add_alpha_inplace(BinaryOp op, const TensorPtr& self, const Operand& other, const Scalar& alpha) {
+  const Operand a = ten(self);
+  if (other.tensor && !is_one(alpha) && is_float_dtype(result_type({&a, &other})))
+    return inplace_via(op_name(op), self, other.tensor,
+                       [&](const TensorPtr& x) { return add_alpha(op, ten(x), other, alpha); });
+  binary_inplace(op, self, alpha_operand(op, a, other, alpha));
 }
 
 BinaryOp div_op(const std::optional<std::string>& mode) {
@@ -308,6 +358,16 @@ BinaryOp div_op(const std::optional<std::string>& mode) {
   if (*mode == "trunc") return BinaryOp::DivTrunc;
   if (*mode == "floor") return BinaryOp::FloorDivide;
   fail<RuntimeError>("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
+}
+
+const char* Pointwise::name() const {
+  switch (op) {
+    case PointwiseOp::AddScaled: return "add";
+    case PointwiseOp::Lerp: return "lerp";
+    case PointwiseOp::Addcmul: return "addcmul";
+    case PointwiseOp::Addcdiv: return "addcdiv";
+  }
+  return "pointwise";
 }
 
 namespace {
@@ -319,6 +379,9 @@ TensorPtr lerp_value(const TensorPtr& start, const TensorPtr& end, const Operand
               dtype_name(start->dtype()), " for `weight` but got dtype ", dtype_name(weight.tensor->dtype()));
   LUCID_CHECK(is_floating(start->dtype()) || is_complex(start->dtype()), NotImplementedError,
               "lerp is not implemented for dtype ", dtype_name(start->dtype()));
+  const std::optional<double> w_number = weight.tensor ? std::nullopt : real_number(weight.number);
+  if (is_float_dtype(start->dtype()) && (weight.tensor || w_number))
+    return pointwise(PointwiseOp::Lerp, start->dtype(), start, end, weight.tensor, w_number, 1.0);
   TensorPtr diff = sub(end, start);
   // torch's two-sided formula: exact at weight 0 and 1.
   if (!weight.tensor) {
@@ -363,7 +426,10 @@ Scalar value_for(Dtype d, const Scalar& v) {
 TensorPtr addcmul(const TensorPtr& input, const TensorPtr& t1, const TensorPtr& t2, const Scalar& value) {
   Operand a = ten(input), b = ten(t1), c = ten(t2);
   Scalar v = value_for(result_type({&a, &b, &c}), value);
+  const Dtype d = result_type({&a, &b, &c});
+  const std::optional<double> real_v = real_number(v);
   return fused("AddcmulBackward0", {input, t1, t2}, [&] {
+    if (is_float_dtype(d) && real_v) return pointwise(PointwiseOp::Addcmul, d, input, t1, t2, std::nullopt, *real_v);
     TensorPtr prod = mul(t1, t2);
     return add(input, is_one(v) ? prod : mul(prod, v));
   }, [v](const Node& n, const Grads& g) {
@@ -377,7 +443,11 @@ TensorPtr addcdiv(const TensorPtr& input, const TensorPtr& t1, const TensorPtr& 
               "Integer division with addcdiv is no longer supported, and in a future release addcdiv will "
               "perform a true division of tensor1 and tensor2. Use addcmul(input, tensor1, tensor2 / divisor) "
               "instead.");
+  Operand a = ten(input), b = ten(t1), c = ten(t2);
+  const Dtype d = result_type({&a, &b, &c});
+  const std::optional<double> real_v = real_number(value);
   return fused("AddcdivBackward0", {input, t1, t2}, [&] {
+    if (is_float_dtype(d) && real_v) return pointwise(PointwiseOp::Addcdiv, d, input, t1, t2, std::nullopt, *real_v);
     TensorPtr q = div(t1, t2);
     return add(input, is_one(value) ? q : mul(q, value));
   }, [value](const Node& n, const Grads& g) {

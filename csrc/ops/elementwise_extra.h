@@ -23,6 +23,8 @@ TensorPtr clamp(const TensorPtr& x, const std::optional<Operand>& min, const std
 TensorPtr hardtanh(const TensorPtr& x, const Scalar& min, const Scalar& max);
 // add(a, b, alpha=) / sub(a, b, alpha=): a + alpha * b (op is Add or Sub).
 TensorPtr add_alpha(BinaryOp op, const Operand& a, const Operand& b, const Scalar& alpha);
+// self.add_(other, alpha=) / self.sub_(other, alpha=).
+void add_alpha_inplace(BinaryOp op, const TensorPtr& self, const Operand& other, const Scalar& alpha);
 // alpha * b, after torch's checks: what add_alpha adds to (or takes from) a.
 Operand alpha_operand(BinaryOp op, const Operand& a, const Operand& b, const Scalar& alpha);
 // Checks alpha against the result dtype of a and b (torch's alpha_check).

@@ -25,7 +25,7 @@ namespace lucid::ops {
 // Every kernel-level computation, listed once: the enum, the names, the coverage list
 // of lucid._C._kernels(). One block per family; the parameter structs are in
 // ops/prims/<family>.h.
-#define LUCID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(ComplexAbs) X(Where) X(FusedElementwise)
+#define LUCID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(ComplexAbs) X(Where) X(Pointwise) X(FusedElementwise)
 #define LUCID_REDUCE_PRIMITIVES(X) X(SumLastDims) X(MomentBlock) X(ExtremumBlock) X(ExtremumRows) \
   X(AllAnyRows) X(ProdRows) X(RowStat) X(ScanDim) X(SoftmaxDim) X(SoftmaxBackwardDim) \
   X(CrossEntropy) X(CrossEntropyBackward) X(SortRows) X(SearchSorted)

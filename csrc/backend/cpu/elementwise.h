@@ -7,9 +7,11 @@
 // none is slow to compile; `binary_unit` / `unary_unit` say which unit has an op.
 #pragma once
 
+#include "core/copy.h"
 #include "core/tensor_impl.h"
 #include "backend/common/elementwise_units.h"
 #include "ops/elementwise_table.h"
+#include "ops/primitive.h"
 
 namespace lucid::cpu {
 
@@ -75,8 +77,9 @@ inline void unary(ops::UnaryOp op, TensorImpl& out, const TensorImpl& a) {
 struct RowKernels {
   void (*unary)(const void* in, void* out, int64_t n) = nullptr;             // out = op(in)
   void (*rows)(void* out, const void* a, const void* b, int64_t n) = nullptr;       // out = op(a, b)
-  void (*row_value)(void* out, const void* a, const void* b, int64_t n) = nullptr;  // b: one value
-  void (*value_row)(void* out, const void* a, const void* b, int64_t n) = nullptr;  // a: one value
+  // b (a): one value, of the dtype's opmath type (float for the 16-bit floats)
+  void (*row_value)(void* out, const void* a, const void* b, int64_t n) = nullptr;
+  void (*value_row)(void* out, const void* a, const void* b, int64_t n) = nullptr;
 };
 // Each kernel unit's (kernel_unit.h), for the units holding fusable ops (ops/prims/fused.h).
 RowKernels binary_arith_rows(ops::BinaryOp op, Dtype dtype);
@@ -111,6 +114,16 @@ inline RowKernels unary_rows(ops::UnaryOp op, Dtype dtype) {
     case Unit::Activation: return unary_activation_rows(op, dtype);
     default: return {};
   }
+}
+
+// The Pointwise primitive's kernel (pointwise.cpp, Note [One rounding]).
+void pointwise_kernel(const ops::Primitive& prim, ops::Outputs outs, ops::Inputs ins);
+
+// Writes `dense` (contiguous, out's shape and dtype) into `out` as it lies: how a
+// kernel that runs on dense rows serves a strided output.
+inline void write_dense_into(TensorImpl& out, const TensorImpl& dense) {
+  host_strided_copy(out.host_ptr(), out.stride(), out.dtype(), dense.host_ptr(), dense.stride(), dense.dtype(),
+                    out.shape());
 }
 
 // where(cond, a, b): cond bool, a and b of out's dtype, all broadcast to out's shape

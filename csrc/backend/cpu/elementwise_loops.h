@@ -52,12 +52,12 @@ inline constexpr bool kSimdClone = std::is_same_v<T, float> || std::is_same_v<T,
                         F f) {                                                                              \
     for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i], b[i]));                               \
   }                                                                                                         \
-  template <typename TOut, typename TIn, typename F>                                                       \
-  ATTR void scalar_b##SFX(TOut* __restrict o, const TIn* __restrict a, const TIn b, int64_t n, F f) {      \
+  template <typename TOut, typename TIn, typename TV, typename F>                                          \
+  ATTR void scalar_b##SFX(TOut* __restrict o, const TIn* __restrict a, const TV b, int64_t n, F f) {       \
     for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i], b));                                  \
   }                                                                                                         \
-  template <typename TOut, typename TIn, typename F>                                                       \
-  ATTR void scalar_a##SFX(TOut* __restrict o, const TIn a, const TIn* __restrict b, int64_t n, F f) {      \
+  template <typename TOut, typename TIn, typename TV, typename F>                                          \
+  ATTR void scalar_a##SFX(TOut* __restrict o, const TV a, const TIn* __restrict b, int64_t n, F f) {       \
     for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a, b[i]));                                  \
   }
 
@@ -87,10 +87,11 @@ template <typename TOut, typename TIn, typename F>
 void dense1(TOut* o, const TIn* a, int64_t n, F f) { LUCID_DISPATCH_CALL(dense1, TIn, o, a, n, f); }
 template <typename TOut, typename TIn, typename F>
 void dense2(TOut* o, const TIn* a, const TIn* b, int64_t n, F f) { LUCID_DISPATCH_CALL(dense2, TIn, o, a, b, n, f); }
-template <typename TOut, typename TIn, typename F>
-void scalar_b(TOut* o, const TIn* a, TIn b, int64_t n, F f) { LUCID_DISPATCH_CALL(scalar_b, TIn, o, a, b, n, f); }
-template <typename TOut, typename TIn, typename F>
-void scalar_a(TOut* o, TIn a, const TIn* b, int64_t n, F f) { scalar_a_base(o, a, b, n, f); }  // rare (2 - t)
+// (The one value, TV, is TIn or TIn's opmath type: Note [Numbers in opmath].)
+template <typename TOut, typename TIn, typename TV, typename F>
+void scalar_b(TOut* o, const TIn* a, TV b, int64_t n, F f) { LUCID_DISPATCH_CALL(scalar_b, TIn, o, a, b, n, f); }
+template <typename TOut, typename TIn, typename TV, typename F>
+void scalar_a(TOut* o, TV a, const TIn* b, int64_t n, F f) { scalar_a_base(o, a, b, n, f); }  // rare (2 - t)
 #undef LUCID_DISPATCH_CALL
 
 // Elements per thread piece of a unary op: the float functions (exp, tanh, ...)
@@ -319,7 +320,9 @@ namespace lucid::cpu {
 template <typename Op, typename T>
 struct BinaryFn {
   using C = opmath_t<T>;
-  auto operator()(T x, T y) const { return Op()(C(x), C(y)); }
+  // (x or y may already be a C: a number kept in opmath, Note [Numbers in opmath])
+  template <typename X, typename Y>
+  auto operator()(X x, Y y) const { return Op()(C(x), C(y)); }
 };
 template <typename Op, typename T>
 struct UnaryFn {

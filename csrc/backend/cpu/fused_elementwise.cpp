@@ -72,10 +72,20 @@ void run_program(const ops::FusedProgram& p, const Step* steps, const void* cons
   }
   // A register is a row of the block (a step's result), a row of an input read where
   // it lies, or one value (a constant, a broadcast input): the same for every block.
+  // The row kernels take such a value in T's opmath type C (kernel_unit.h): `wide`. A
+  // constant is a float32 (or double) value; T's own only for the where's selects.
+  using C = std::conditional_t<sizeof(T) == 2, float, T>;  // (Half, BFloat16: float)
   T value[ops::kFusedMaxRegs] = {};
-  for (int c = 0; c < p.n_consts; ++c) value[p.const_reg[c]] = T(p.consts[c]);  // (exactly the compute type's value)
+  C wide[ops::kFusedMaxRegs] = {};
+  for (int c = 0; c < p.n_consts; ++c) {
+    value[p.const_reg[c]] = T(p.consts[c]);
+    wide[p.const_reg[c]] = C(p.consts[c]);
+  }
   for (int k = 0; k < p.n_inputs; ++k)
-    if (p.in_read[k] == ops::FusedRead::One) value[p.in_reg[k]] = in_bool[k] ? T(in_bool[k][0] ? 1.0f : 0.0f) : in[k][0];
+    if (p.in_read[k] == ops::FusedRead::One) {
+      value[p.in_reg[k]] = in_bool[k] ? T(in_bool[k][0] ? 1.0f : 0.0f) : in[k][0];
+      wide[p.in_reg[k]] = C(value[p.in_reg[k]]);
+    }
   // A step that gives an output its final value writes it there directly, unless an
   // output is also an input (in place): then every read of the block comes first.
   int direct[ops::kFusedMaxInstrs];
@@ -146,11 +156,11 @@ void run_program(const ops::FusedProgram& p, const Step* steps, const void* cons
           k.unary(src[ins.a], dst, m);
         } else if (one_value[ins.a] && one_value[ins.b]) {
           as_row(ins.a);
-          k.row_value(dst, src[ins.a], src[ins.b], m);
+          k.row_value(dst, src[ins.a], &wide[ins.b], m);
         } else if (one_value[ins.b]) {
-          k.row_value(dst, src[ins.a], src[ins.b], m);
+          k.row_value(dst, src[ins.a], &wide[ins.b], m);
         } else if (one_value[ins.a]) {
-          k.value_row(dst, src[ins.a], src[ins.b], m);
+          k.value_row(dst, &wide[ins.a], src[ins.b], m);
         } else {
           k.rows(dst, src[ins.a], src[ins.b], m);
         }

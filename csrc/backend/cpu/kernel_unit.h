@@ -56,7 +56,9 @@ RowKernels for_float_dtype(Dtype dtype, Fn&& fn) {
 
 // The dense loops run_binary runs for op on T: both operands rows (its vector kernel, or
 // dense2), or one of them a broadcast value (scalar_b, scalar_a), with the same functor,
-// hence the same code.
+// hence the same code. The one value is given as T's opmath type C (float for the
+// 16-bit floats): a number an op keeps in opmath (Note [Numbers in opmath]) is one, and
+// any other value of T widens to C exactly, so the functor sees what it would have.
 template <typename Op, typename T>
 RowKernels binary_rows_of(ops::BinaryOp op, Dtype dtype) {
   using C = opmath_t<T>;
@@ -72,10 +74,10 @@ RowKernels binary_rows_of(ops::BinaryOp op, Dtype dtype) {
         dense2(static_cast<T*>(o), static_cast<const T*>(a), static_cast<const T*>(b), n, BinaryFn<Op, T>());
       };
     r.row_value = [](void* o, const void* a, const void* b, int64_t n) {
-      scalar_b(static_cast<T*>(o), static_cast<const T*>(a), *static_cast<const T*>(b), n, BinaryFn<Op, T>());
+      scalar_b(static_cast<T*>(o), static_cast<const T*>(a), *static_cast<const C*>(b), n, BinaryFn<Op, T>());
     };
     r.value_row = [](void* o, const void* a, const void* b, int64_t n) {
-      scalar_a(static_cast<T*>(o), *static_cast<const T*>(a), static_cast<const T*>(b), n, BinaryFn<Op, T>());
+      scalar_a(static_cast<T*>(o), *static_cast<const C*>(a), static_cast<const T*>(b), n, BinaryFn<Op, T>());
     };
     return r;
   }

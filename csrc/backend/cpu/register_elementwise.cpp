@@ -42,9 +42,11 @@ bool dense_with_number(const ops::Binary& p, TensorImpl& out, Inputs ins) {
     return false;
   const RowKernels rows = binary_rows(p.op, p.compute);
   if (!rows.row_value) return false;
-  // (the number is already a value of the compute dtype, ops::number_param: exact in it)
+  // The number as the row kernels take it, in the compute dtype's opmath type: exact,
+  // since ops::number_param made it a value of the compute dtype or of float32.
+  const Dtype opmath = p.compute == Dtype::F16 || p.compute == Dtype::BF16 ? Dtype::F32 : p.compute;
   alignas(16) std::byte value[16];
-  scalar_to_bytes(p.lhs ? *p.lhs : *p.rhs, p.compute, value);
+  scalar_to_bytes(p.lhs ? *p.lhs : *p.rhs, opmath, value);
   std::byte* o = out.host_ptr();
   const std::byte* t = ins[0]->host_ptr();
   const int64_t item = int64_t(out.itemsize());
@@ -56,10 +58,24 @@ bool dense_with_number(const ops::Binary& p, TensorImpl& out, Inputs ins) {
   return true;
 }
 
+// A number kept in opmath (Note [Numbers in opmath]) with a tensor as it does not lie
+// for dense_with_number (strided, broadcast): the tensor made dense, and the dense
+// result copied into place. (The general loop below reads numbers in the compute dtype.)
+void strided_with_opmath_number(const ops::Binary& p, TensorImpl& out, const TensorImpl& in) {
+  TensorPtr x = in.clone();
+  TensorPtr dense = TensorImpl::empty(out.shape(), out.dtype(), Device::cpu());
+  const TensorImpl* dense_in[1] = {x.get()};
+  LUCID_CHECK(dense_with_number(p, *dense, Inputs(dense_in, 1)), RuntimeError,
+              "internal: ", ops::op_name(p.op), " has no row kernel for ", dtype_name(p.compute));
+  write_dense_into(out, *dense);
+}
+
 void binary_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::Binary>(prim);
   TensorImpl& out = *outs[0];
   if (dense_with_number(p, out, ins)) return;
+  if (ops::number_in_opmath(p.op, p.compute) && bool(p.lhs) != bool(p.rhs))
+    return strided_with_opmath_number(p, out, *ins[0]);
   TensorPtr lhs = p.lhs ? number_view(*p.lhs, p.compute, out.shape()) : nullptr;
   TensorPtr rhs = p.rhs ? number_view(*p.rhs, p.compute, out.shape()) : nullptr;
   const TensorImpl& x = lhs ? *lhs : *ins[0];
@@ -88,6 +104,7 @@ void register_elementwise_kernels() {
   ops::register_kernel(Prim::Binary, DeviceType::CPU, binary_kernel);
   ops::register_kernel(Prim::ComplexAbs, DeviceType::CPU, complex_abs_kernel);
   ops::register_kernel(Prim::Where, DeviceType::CPU, where_kernel);
+  ops::register_kernel(Prim::Pointwise, DeviceType::CPU, pointwise_kernel);
 }
 
 }  // namespace lucid::cpu

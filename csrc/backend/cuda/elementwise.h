@@ -9,6 +9,10 @@
 #include "core/tensor_impl.h"
 #include "ops/elementwise_table.h"
 
+namespace lucid::ops {
+struct Pointwise;
+}
+
 namespace lucid::cuda {
 
 // One elementwise launch, planned on the host: the output, up to three inputs (a null
@@ -57,5 +61,7 @@ void binary_activation(ops::BinaryOp op, const EwCall& call);  // binary_activat
 // where(cond, x, y) moves bytes: one kernel per item size (where.cu).
 void where(const EwCall& call);
 void complex_abs(const EwCall& call);
+// The Pointwise primitive over a call of three operands (pointwise.cu).
+void pointwise(const ops::Pointwise& p, const EwCall& call);
 
 }  // namespace lucid::cuda

@@ -116,6 +116,16 @@ void where_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   with_plan(call, [](const EwCall& c) { where(c); });
 }
 
+void pointwise_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
+  const auto& p = ops::prim_cast<ops::Pointwise>(prim);
+  EwCall call = make_call(outs[0], p.compute);
+  call.n_in = 3;
+  call.in[0] = ins[0], call.in[1] = ins[1];
+  if (p.z) call.number[2] = Scalar(*p.z);
+  else call.in[2] = ins[2];
+  with_plan(call, [&p](const EwCall& c) { pointwise(p, c); });
+}
+
 // masked_fill is where(mask, value, out) written into out: each element reads only
 // itself, so the in-place form is safe.
 void masked_fill_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
@@ -135,6 +145,7 @@ void register_elementwise_kernels() {
   ops::register_kernel(Prim::Binary, DeviceType::GPU, binary_kernel);
   ops::register_kernel(Prim::ComplexAbs, DeviceType::GPU, complex_abs_kernel);
   ops::register_kernel(Prim::Where, DeviceType::GPU, where_kernel);
+  ops::register_kernel(Prim::Pointwise, DeviceType::GPU, pointwise_kernel);
   ops::register_kernel(Prim::MaskedFill, DeviceType::GPU, masked_fill_kernel);
 }
 

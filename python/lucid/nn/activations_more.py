@@ -177,7 +177,11 @@ def tanhshrink(input):
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _inplace(input, lambda x: _where(x <= threshold, value, x), inplace)
+    def select(x):
+        # torch compares a float16 / bfloat16 input with the threshold in float32
+        wide = x.float() if x.dtype.is_floating_point and x.dtype.itemsize == 2 else x
+        return _where(wide <= threshold, value, x)
+    return _inplace(input, select, inplace)
 
 
 def logsigmoid(input):
