@@ -81,6 +81,8 @@ struct PyFunctionNode final : Node {
     nb::list args;
     args.append(nb::cast(std::static_pointer_cast<Node>(shared_from_this())));
     for (const TensorPtr& g : grads) args.append(tensor_or_none(g));
+    LUCID_CHECK(backward_.is_valid(), RuntimeError, name_,
+                ": its backward was dropped by the garbage collector (Note [Hook cycles])");
     nb::object r = backward_(*nb::tuple(args));
     std::vector<TensorPtr> out;
     if (nb::isinstance<nb::tuple>(r) || nb::isinstance<nb::list>(r)) {
@@ -101,6 +103,11 @@ struct PyFunctionNode final : Node {
                 ")");
     return out;  // the engine checks each gradient's shape against its input
   }
+
+  // (Note [Hook cycles]: the backward closes over the Function's class, hence its
+  // module's globals, which often hold the outputs.)
+  PyObject* backward_object() const { return backward_.ptr(); }
+  void drop_backward() { nb::object dropped = std::move(backward_); }
 
  private:
   std::string name_;
@@ -141,7 +148,9 @@ SavedTensorPacker python_saved_tensor_hooks(nb::object pack_hook, nb::object unp
 // TensorImpl or its hook node; otherwise the references are not its own to report)
 // and, when the collector finds such a cycle unreachable, clears them. A leaf's
 // post-accumulate-grad hooks likewise: torch's recipe for optimizer steps inside
-// backward keeps an optimizer per parameter in its hooks, and so the parameters.
+// backward keeps an optimizer per parameter in its hooks, and so the parameters. And an
+// autograd.Function's output: its node holds the Function's backward, whose globals
+// (the module defining the Function) often hold the output.
 Node* exclusive_hook_node(PyObject* self) {
   if (!nb::inst_ready(self)) return nullptr;
   TensorImpl* t = nb::inst_ptr<TensorImpl>(self);
@@ -152,9 +161,11 @@ Node* exclusive_hook_node(PyObject* self) {
 
 int tensor_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(Py_TYPE(self));
-  if (Node* node = exclusive_hook_node(self))
+  if (Node* node = exclusive_hook_node(self)) {
     for (const auto* hooks : {&node->tensor_hooks, &node->post_accumulate_hooks})
       for (const Node::TensorHookEntry& h : *hooks) Py_VISIT(static_cast<PyObject*>(h.py_object));
+    if (const auto* function = dynamic_cast<const PyFunctionNode*>(node)) Py_VISIT(function->backward_object());
+  }
   return 0;
 }
 
@@ -163,6 +174,7 @@ int tensor_clear(PyObject* self) {
     std::vector<Node::TensorHookEntry> dropped, dropped_after;  // destroyed after the node is consistent again
     dropped.swap(node->tensor_hooks);
     dropped_after.swap(node->post_accumulate_hooks);
+    if (auto* function = dynamic_cast<PyFunctionNode*>(node)) function->drop_backward();
   }
   return 0;
 }

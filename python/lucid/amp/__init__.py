@@ -12,6 +12,8 @@ losses in float32; everything else in its inputs' dtypes.
 """
 
 from ._autocast import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled
+from ._custom import custom_bwd, custom_fwd
 from ._grad_scaler import GradScaler
 
-__all__ = ["autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype"]
+__all__ = ["autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype",
+           "custom_fwd", "custom_bwd"]

@@ -38,6 +38,18 @@ class cuda_GradScaler(_GradScaler):
         super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
 
 
+def cuda_custom_fwd(fwd=None, *, cast_inputs=None):
+    """torch.cuda.amp.custom_fwd: custom_fwd for device_type "cuda"."""
+    from ._custom import custom_fwd
+    return custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def cuda_custom_bwd(bwd):
+    """torch.cuda.amp.custom_bwd: custom_bwd for device_type "cuda"."""
+    from ._custom import custom_bwd
+    return custom_bwd(bwd, device_type="cuda")
+
+
 def _module(name, **attrs):
     m = types.ModuleType(name)
     m.__dict__.update(attrs)
@@ -47,6 +59,7 @@ def _module(name, **attrs):
 
 def install(lucid):
     """lucid.gpu.amp (also lucid.cuda.amp) and the lucid.cpu module with its amp; returns lucid.cpu."""
-    lucid.gpu.amp = _module("lucid.gpu.amp", autocast=cuda_autocast, GradScaler=cuda_GradScaler)
+    lucid.gpu.amp = _module("lucid.gpu.amp", autocast=cuda_autocast, GradScaler=cuda_GradScaler,
+                            custom_fwd=cuda_custom_fwd, custom_bwd=cuda_custom_bwd)
     sys.modules["lucid.cuda.amp"] = lucid.gpu.amp
     return _module("lucid.cpu", amp=_module("lucid.cpu.amp", autocast=cpu_autocast))

@@ -17,6 +17,7 @@ from . import functional, graph  # noqa: F401
 # upstream Lucid's names: torch.autograd.functional's transforms and graph's handle here too
 from .functional import hessian, jacobian, jvp, vjp  # noqa: F401,E402
 from .graph import RemovableHandle  # noqa: F401,E402
+from .variable import Variable  # noqa: F401,E402
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "gradcheck", "gradgradcheck", "functional", "graph", "once_differentiable",
