@@ -7,7 +7,8 @@
 - Note [One rounding]: add / sub with alpha, lerp, addcmul and addcdiv of float tensors
   are torch's one expression, rounded once, in every float dtype (as compositions they
   rounded after each step: a bfloat16 lerp three times).
-- number / tensor is torch's reciprocal-then-multiply.
+- number / tensor is torch's reciprocal-then-multiply; elu, selu and celu are torch's
+  expression (16-bit inputs in float32, rounded once).
 
 Each case is compared with torch on the matching device (CUDA for the GPU leg) by
 value, exactly; the gradients with torch's, and by float64 numerical differences."""
@@ -119,6 +120,17 @@ def test_threshold_compares_in_float32(dtype, device):
     lx, tx = _pair(dtype, (4096,), 4, device)
     for s in NUMBERS:
         _same_bits(lucid.nn.functional.threshold(lx, s, 3 * s), torch.nn.functional.threshold(tx, s, 3 * s))
+
+
+@pytest.mark.parametrize("dtype", ["float32"] + HALVES)
+def test_exp_linear_units(dtype, device):
+    # elu / selu / celu: torch's one coefficient on the negative side; 16-bit in float32
+    lx, tx = _pair(dtype, (4096,), 5, device, scale=3.0)
+    F, TF = lucid.nn.functional, torch.nn.functional
+    _same_bits(F.elu(lx, 1.3), TF.elu(tx, 1.3))
+    _same_bits(F.selu(lx), TF.selu(tx))
+    _same_bits(F.celu(lx, 0.7), TF.celu(tx, 0.7))
+    _same_bits(F.elu(lx.clone(), 1.3, inplace=True), TF.elu(tx.clone(), 1.3, inplace=True))
 
 
 # ---- Note [One rounding] -------------------------------------------------------------------

@@ -8,6 +8,8 @@ input takes the same side as in PyTorch, and a side that is not taken gets a zer
 gradient, never 0 * inf. A side computed on inputs it does not apply to is kept
 finite there (elu's exp on x clamped to <= 0)."""
 
+import struct as _struct
+
 from .. import _C
 from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
 
@@ -95,10 +97,20 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-def _exp_linear(input, alpha, input_scale=1.0):
-    """x for x > 0 (and NaN), alpha (exp(x * input_scale) - 1) for x <= 0."""
-    negative = alpha * (_where(input <= 0, input, 0.0) * input_scale).expm1()
-    return _where(input <= 0, negative, input)
+def _float32(x):
+    return _struct.unpack("f", _struct.pack("f", x))[0]
+
+
+def _exp_linear(input, alpha, input_scale=1.0, scale=1.0):
+    """scale x for x > 0 (and NaN), scale alpha (exp(x input_scale) - 1) for x <= 0: torch's
+    elu kernel, whose negative side multiplies by one coefficient, alpha * scale in float32.
+    A float16 / bfloat16 input is computed in float32 and rounded once, as torch's kernels
+    do (each step rounded to 16 bits differed from torch in most elements)."""
+    if input.dtype.is_floating_point and input.dtype.itemsize == 2:
+        return _exp_linear(input.float(), alpha, input_scale, scale).to(input.dtype)
+    coefficient = alpha * scale if input.dtype.itemsize == 8 else _float32(_float32(alpha) * _float32(scale))
+    negative = coefficient * (_where(input <= 0, input, 0.0) * input_scale).expm1()
+    return _where(input <= 0, negative, input if scale == 1 else input * scale)
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -107,7 +119,7 @@ def elu(input, alpha=1.0, inplace=False):
 
 def selu(input, inplace=False):
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    return _inplace(input, lambda x: scale * _exp_linear(x, alpha), inplace, "")
+    return _inplace(input, lambda x: _exp_linear(x, alpha, scale=scale), inplace, "")
 
 
 def celu(input, alpha=1.0, inplace=False):
