@@ -176,7 +176,7 @@ void run_binary(BinaryOp op, const BinaryPlan& plan, TensorImpl& out, const Oper
   Binary p;
   p.op = op;
   p.compute = plan.compute;
-  const Dtype numbers = number_dtype(op, plan.compute);
+  const Dtype numbers = number_dtype(op, plan.compute, plan.device.type);
   p.lhs = number_param(a, numbers, plan.device, plan.compute);
   p.rhs = number_param(b, numbers, plan.device, plan.compute);
   // A number divisor of zero raises here, at once, on every device (RuntimeError

@@ -25,7 +25,10 @@ def test_sgn_(values, dtype, device):
     t = torch.tensor(values, dtype=getattr(torch, dtype))
     lt = to_lucid(t, device)
     assert lt.sgn_() is lt
-    assert_same(lt.cpu(), t.clone().sgn_())
+    if device == "gpu" and dtype == "complex64":  # z / |z|: the GPU's |z| may differ in the last bit
+        torch.testing.assert_close(torch.tensor(lt.cpu().tolist(), dtype=t.dtype), t.clone().sgn_())
+    else:
+        assert_same(lt.cpu(), t.clone().sgn_())
 
 
 def test_sgn_keeps_graph():

@@ -74,7 +74,7 @@ void binary_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::Binary>(prim);
   TensorImpl& out = *outs[0];
   if (dense_with_number(p, out, ins)) return;
-  if (ops::number_in_opmath(p.op, p.compute) && bool(p.lhs) != bool(p.rhs))
+  if (ops::number_in_opmath(p.op, p.compute, DeviceType::CPU) && bool(p.lhs) != bool(p.rhs))
     return strided_with_opmath_number(p, out, *ins[0]);
   TensorPtr lhs = p.lhs ? number_view(*p.lhs, p.compute, out.shape()) : nullptr;
   TensorPtr rhs = p.rhs ? number_view(*p.rhs, p.compute, out.shape()) : nullptr;

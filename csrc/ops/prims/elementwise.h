@@ -26,18 +26,22 @@ struct Unary : PrimitiveOf<Prim::Unary, Unary> {
 // A Python number joining a float16 / bfloat16 product or quotient stays a float32 (the
 // type such ops compute in, torch's opmath type), as in torch: bf16(1000) * 0.998 is
 // bf16(1000 * 0.998f) = 1000, where rounding the number first would give
-// 1000 * bf16(0.998) = 996, and x.mul_(0.999) would multiply by 1; leaky_relu's slope
-// likewise. The other ops take the number in the tensor's dtype, as torch's CPU kernels
-// do (its pow, fmod, atan2, add convert it first). The kernels read such a number as their opmath value: the CPU's row kernels take one
-// value in opmath_t (kernel_unit.h), the GPU's functors always did (elementwise_launch.cuh).
-constexpr bool number_in_opmath(BinaryOp op, Dtype compute) {
-  return (compute == Dtype::F16 || compute == Dtype::BF16) &&
-         (op == BinaryOp::Mul || op == BinaryOp::Div || op == BinaryOp::FloorDivide || op == BinaryOp::LeakyRelu);
+// 1000 * bf16(0.998) = 996, and x.mul_(0.99) took 7 to 6.90625, not 6.9375; leaky_relu's
+// slope likewise. torch's CUDA kernels keep an added or subtracted number so too, its
+// CPU kernels convert it to the tensor's dtype first, and each device here does as
+// torch's does. The other ops take the number in the tensor's dtype (torch's pow, fmod,
+// atan2 convert it). The kernels read such a number as their opmath value: the CPU's row
+// kernels take one value in opmath_t (kernel_unit.h), the GPU's functors always did
+// (elementwise_launch.cuh).
+constexpr bool number_in_opmath(BinaryOp op, Dtype compute, DeviceType device) {
+  if (compute != Dtype::F16 && compute != Dtype::BF16) return false;
+  if (op == BinaryOp::Add || op == BinaryOp::Sub) return device == DeviceType::GPU;
+  return op == BinaryOp::Mul || op == BinaryOp::Div || op == BinaryOp::FloorDivide || op == BinaryOp::LeakyRelu;
 }
 // The dtype a number operand of `op` is carried in: float32 where it stays in opmath,
 // else the compute dtype.
-constexpr Dtype number_dtype(BinaryOp op, Dtype compute) {
-  return number_in_opmath(op, compute) ? Dtype::F32 : compute;
+constexpr Dtype number_dtype(BinaryOp op, Dtype compute, DeviceType device) {
+  return number_in_opmath(op, compute, device) ? Dtype::F32 : compute;
 }
 
 // out = op(x, y). ins: the tensor operands in order (one when the other is a number).
@@ -45,7 +49,7 @@ constexpr Dtype number_dtype(BinaryOp op, Dtype compute) {
 struct Binary : PrimitiveOf<Prim::Binary, Binary> {
   BinaryOp op{};
   Dtype compute = Dtype::F32;   // the dtype the kernel computes in (out is bool for comparisons)
-  std::optional<Scalar> lhs;    // x when it is a number (a value of number_dtype(op, compute))
+  std::optional<Scalar> lhs;    // x when it is a number (a value of number_dtype(op, compute, device))
   std::optional<Scalar> rhs;    // y when it is a number
   const char* name() const override { return op_name(op); }
 };

@@ -190,8 +190,9 @@ def tanhshrink(input):
 
 def threshold(input, threshold, value, inplace=False):
     def select(x):
-        # torch compares a float16 / bfloat16 input with the threshold in float32
-        wide = x.float() if x.dtype.is_floating_point and x.dtype.itemsize == 2 else x
+        # torch's CPU kernel compares a float16 / bfloat16 input with the threshold in
+        # float32 (its CUDA kernel in the input's dtype)
+        wide = x.float() if x.dtype.is_floating_point and x.dtype.itemsize == 2 and x.device.type == "cpu" else x
         return _where(wide <= threshold, value, x)
     return _inplace(input, select, inplace)
 
