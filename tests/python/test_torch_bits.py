@@ -167,7 +167,7 @@ def test_lerp(dtype, device):
     for w in (0.1, 0.4999, 0.5, 0.9, -0.3, 1.7):
         _same_bits(lucid.lerp(la, lb, w), torch.lerp(ta, tb, w))
         _same_bits(la.clone().lerp_(lb, w), ta.clone().lerp_(tb, w))
-    lw, tw = lw / 6, tw / 6  # weights around 1/2, both sides
+    lw, tw = _pair(dtype, (4096,), 13, device, scale=0.5)  # weights around 1/2, both sides
     _same_bits(lucid.lerp(la, lb, lw), torch.lerp(ta, tb, tw))
 
 
