@@ -179,6 +179,18 @@ void run_binary(BinaryOp op, const BinaryPlan& plan, TensorImpl& out, const Oper
   const Dtype numbers = number_dtype(op, plan.compute, plan.device.type);
   p.lhs = number_param(a, numbers, plan.device, plan.compute);
   p.rhs = number_param(b, numbers, plan.device, plan.compute);
+  // torch's CUDA kernels divide by a number as a product with its reciprocal, taken in
+  // double and rounded to the compute type (measured on an H100: x / 1.3333333 differed
+  // from torch's in 70% of float32 elements as a division)
+  if (op == BinaryOp::Div && p.rhs && plan.device.type == DeviceType::GPU && is_floating(plan.compute)) {
+    const Scalar divisor = b.tensor ? b.tensor->item() : b.number;
+    const double d = std::visit([](auto v) -> double {
+      if constexpr (std::is_same_v<decltype(v), std::complex<double>>) return v.real();
+      else return double(v);
+    }, divisor);
+    p.op = BinaryOp::Mul;
+    p.rhs = number_as(Scalar(1.0 / d), number_dtype(BinaryOp::Mul, plan.compute, plan.device.type));
+  }
   // A number divisor of zero raises here, at once, on every device (RuntimeError
   // "ZeroDivisionError", as torch's CPU); the kernels check tensor divisors.
   using B = BinaryOp;

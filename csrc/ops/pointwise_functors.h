@@ -40,11 +40,12 @@ struct Lerp {
 };
 
 // input + value * t1 * t2. torch's CPU kernel computes (value * t1) * t2 + input with
-// one fused multiply-add; its CUDA kernel input + value * (t1 * t2), contracted.
+// one fused multiply-add; its CUDA kernel input + value * (t1 * t2), contracted, and
+// input + t1 * t2 as one fused multiply-add for value 1 (measured on an H100).
 struct Addcmul {
   template <typename C> LUCID_HD C operator()(C a, C t1, C t2, C value) const {
 #ifdef __CUDA_ARCH__
-    return fused_multiply_add(value, t1 * t2, a);
+    return value == C(1) ? fused_multiply_add(t1, t2, a) : fused_multiply_add(value, t1 * t2, a);
 #else
     return fused_multiply_add(value * t1, t2, a);
 #endif
