@@ -30,36 +30,27 @@ def test_variable_is_a_tensor():
         Variable([1.0, 2.0])
 
 
-class _Double(lucid.autograd.Function):
-    seen = []
+def _double_function(m):
+    """A Function doubling its input under custom_fwd / custom_bwd, for lucid or torch (m),
+    that records the dtype and autocast state its forward and backward see."""
+    class Double(m.autograd.Function):
+        seen = []
 
-    @staticmethod
-    @lucid.amp.custom_fwd(device_type="cpu", cast_inputs=lucid.float32)
-    def forward(ctx, x):
-        _Double.seen.append(("forward", x.dtype, lucid.is_autocast_enabled("cpu")))
-        return x * 2
+        @staticmethod
+        @m.amp.custom_fwd(device_type="cpu", cast_inputs=m.float32)
+        def forward(ctx, x):
+            Double.seen.append(("forward", x.dtype, m.is_autocast_enabled("cpu")))
+            return x * 2
 
-    @staticmethod
-    @lucid.amp.custom_bwd(device_type="cpu")
-    def backward(ctx, g):
-        _Double.seen.append(("backward", lucid.is_autocast_enabled("cpu")))
-        return g * 2
+        @staticmethod
+        @m.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            Double.seen.append(("backward", m.is_autocast_enabled("cpu")))
+            return g * 2
+    return Double
 
 
-class _TorchDouble(torch.autograd.Function):
-    seen = []
-
-    @staticmethod
-    @torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float32)
-    def forward(ctx, x):
-        _TorchDouble.seen.append(("forward", x.dtype, torch.is_autocast_enabled("cpu")))
-        return x * 2
-
-    @staticmethod
-    @torch.amp.custom_bwd(device_type="cpu")
-    def backward(ctx, g):
-        _TorchDouble.seen.append(("backward", torch.is_autocast_enabled("cpu")))
-        return g * 2
+_Double, _TorchDouble = _double_function(lucid), _double_function(torch)
 
 
 def _names(seen):
