@@ -1,6 +1,6 @@
 """lucid.func: function transforms, torch.func's names (and upstream Lucid's lucid.func):
-grad, grad_and_value, vjp, jvp, linearize, jacrev, jacfwd, hessian, vmap and
-functional_call.
+grad, grad_and_value, vjp, jvp, linearize, jacrev, jacfwd, hessian, vmap,
+functional_call and stack_module_state.
 
 They are built on the engine's reverse mode (lucid.autograd), not on a second tracing
 engine as torch.func's are:
@@ -26,7 +26,7 @@ from .autograd.functional import _autograd_grad, _fill_none, _grad_preprocess
 from .autograd.grad_mode import enable_grad
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
-           "functional_call"]
+           "functional_call", "stack_module_state"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -516,3 +516,31 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     finally:
         for store, leaf, original in reversed(swapped):
             store[leaf] = original
+
+
+def _stacked_leaf(tensors, name):
+    requiring = [t.requires_grad for t in tensors]
+    if any(requiring) and not all(requiring):
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    from . import stack
+    stacked = stack([t.detach() for t in tensors])
+    return stacked.requires_grad_() if all(requiring) else stacked
+
+
+def stack_module_state(models):
+    """(params, buffers): each of the models' parameters and buffers, by name, stacked along
+    a new first dimension, for an ensemble run as vmap(functional_call) over the models.
+    The stacked parameters are new leaves that require grad (the models' own are left
+    alone). The models must be of one class and all in training or all in eval mode."""
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) > 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if len({type(m) for m in models}) > 1:
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(named):
+        each = [dict(named(m)) for m in models]
+        return {name: _stacked_leaf([d[name] for d in each], name) for name in each[0]}
+    return stacked(lambda m: m.named_parameters()), stacked(lambda m: m.named_buffers())

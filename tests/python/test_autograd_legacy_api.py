@@ -1,6 +1,6 @@
 """torch.autograd.Variable, torch.amp.custom_fwd / custom_bwd (and torch.cuda.amp's),
-and autograd.Function outputs kept in a script's globals leaving nothing behind at exit
-(Note [Hook cycles])."""
+autograd.Function outputs kept in a script's globals leaving nothing behind at exit
+(Note [Hook cycles]), and torch.func.stack_module_state (with nn.utils.stateless)."""
 
 import os
 import subprocess
@@ -122,3 +122,35 @@ def test_function_outputs_in_globals_leave_nothing_at_exit():
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "leaked" not in run.stderr, run.stderr
+
+
+def test_stack_module_state_ensembles_as_torch():
+    torch.manual_seed(0)
+    tmodels = [torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3)) for _ in range(3)]
+    lmodels = [lucid.nn.Sequential(lucid.nn.Linear(4, 3), lucid.nn.BatchNorm1d(3)) for _ in range(3)]
+    for lm, tm in zip(lmodels, tmodels):
+        lm.load_state_dict({k: lucid.tensor(v.tolist()) for k, v in tm.state_dict().items()})
+    tparams, tbuffers = torch.func.stack_module_state(tmodels)
+    lparams, lbuffers = lucid.func.stack_module_state(lmodels)
+    assert sorted(lparams) == sorted(tparams) and sorted(lbuffers) == sorted(tbuffers)
+    for name, t in list(tparams.items()) + list(tbuffers.items()):
+        lt = lparams.get(name, lbuffers.get(name))
+        assert tuple(lt.shape) == tuple(t.shape) and lt.requires_grad == t.requires_grad and lt.is_leaf
+        torch.testing.assert_close(torch.tensor(lt.tolist(), dtype=t.dtype), t.detach())
+    x = torch.randn(2, 4)
+    for m in tmodels + lmodels:
+        m.eval()
+    tout = torch.func.vmap(lambda p, b, x: torch.func.functional_call(tmodels[0], (p, b), (x,)),
+                           in_dims=(0, 0, None))(tparams, tbuffers, x)
+    lout = lucid.func.vmap(lambda p, b, x: lucid.func.functional_call(lmodels[0], (p, b), (x,)),
+                           in_dims=(0, 0, None))(lparams, lbuffers, lucid.tensor(x.tolist()))
+    torch.testing.assert_close(torch.tensor(lout.tolist()), tout.detach())
+    lout.sum().backward()
+    assert lparams["0.weight"].grad is not None and lmodels[0][0].weight.grad is None
+    with pytest.raises(RuntimeError, match="same class"):
+        lucid.func.stack_module_state([lucid.nn.Linear(2, 2), lucid.nn.Conv1d(2, 2, 1)])
+    with pytest.raises(RuntimeError, match="training/eval"):
+        lucid.func.stack_module_state([lucid.nn.Linear(2, 2), lucid.nn.Linear(2, 2).eval()])
+    with pytest.raises(RuntimeError, match="at least one"):
+        lucid.func.stack_module_state([])
+    assert lucid.nn.utils.stateless.functional_call is lucid.func.functional_call

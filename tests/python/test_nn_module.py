@@ -293,3 +293,12 @@ def test_deepcopy_of_a_non_leaf_raises_as_torch():
     x = lucid.ones(2, requires_grad=True) * 2
     with pytest.raises(RuntimeError, match="graph leaves"):
         copy.deepcopy(x)
+
+
+def test_load_state_dict_result_prints_as_torch():
+    lm, tm = lucid.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    assert repr(lm.load_state_dict(lm.state_dict())) == repr(tm.load_state_dict(tm.state_dict()))
+    assert repr(lm.load_state_dict({"weight": lm.weight}, strict=False)) == \
+        repr(tm.load_state_dict({"weight": tm.weight}, strict=False))
+    missing, unexpected = lm.load_state_dict(lm.state_dict())
+    assert missing == [] and unexpected == []

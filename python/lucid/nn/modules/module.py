@@ -17,7 +17,16 @@ _EXTRA_STATE_KEY = "_extra_state"  # (torch's name for it in a state dict)
 
 __all__ = ["Module"]
 
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict returns; prints as torch's does when every key matched."""
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 class RemovableHandle:
