@@ -50,8 +50,6 @@ TensorPtr fused(const char* name, const std::vector<TensorPtr>& inputs, const st
   return out;
 }
 
-bool is_float_dtype(Dtype d) { return d == Dtype::F16 || d == Dtype::BF16 || d == Dtype::F32 || d == Dtype::F64; }
-
 // A real number as a double; nullopt for a complex one.
 std::optional<double> real_number(const Scalar& s) {
   return std::visit([](auto v) -> std::optional<double> {
@@ -337,7 +335,7 @@ Operand alpha_operand(BinaryOp op, const Operand& a, const Operand& b, const Sca
 
 TensorPtr add_alpha(BinaryOp op, const Operand& a, const Operand& b, const Scalar& alpha) {
   const Dtype d = a.tensor && b.tensor ? result_type({&a, &b}) : Dtype::Bool;
-  if (!is_float_dtype(d) || is_one(alpha)) return binary(op, a, alpha_operand(op, a, b, alpha));
+  if (!is_floating(d) || is_one(alpha)) return binary(op, a, alpha_operand(op, a, b, alpha));
   check_alpha(a, b, alpha);
   const double scale = *real_number(alpha) * (op == BinaryOp::Sub ? -1.0 : 1.0);  // (real: check_alpha)
   return fused(op == BinaryOp::Add ? "AddBackward0" : "SubBackward0", {a.tensor, b.tensor}, [&] {
@@ -347,7 +345,7 @@ TensorPtr add_alpha(BinaryOp op, const Operand& a, const Operand& b, const Scala
 
 void add_alpha_inplace(BinaryOp op, const TensorPtr& self, const Operand& other, const Scalar& alpha) {
   const Operand a = ten(self);
-  if (other.tensor && !is_one(alpha) && is_float_dtype(result_type({&a, &other})))
+  if (other.tensor && !is_one(alpha) && is_floating(result_type({&a, &other})))
     return inplace_via(op_name(op), self, other.tensor,
                        [&](const TensorPtr& x) { return add_alpha(op, ten(x), other, alpha); });
   binary_inplace(op, self, alpha_operand(op, a, other, alpha));
@@ -380,7 +378,7 @@ TensorPtr lerp_value(const TensorPtr& start, const TensorPtr& end, const Operand
   LUCID_CHECK(is_floating(start->dtype()) || is_complex(start->dtype()), NotImplementedError,
               "lerp is not implemented for dtype ", dtype_name(start->dtype()));
   const std::optional<double> w_number = weight.tensor ? std::nullopt : real_number(weight.number);
-  if (is_float_dtype(start->dtype()) && (weight.tensor || w_number))
+  if (is_floating(start->dtype()) && (weight.tensor || w_number))
     return pointwise(PointwiseOp::Lerp, start->dtype(), start, end, weight.tensor, w_number, 1.0);
   TensorPtr diff = sub(end, start);
   // torch's two-sided formula: exact at weight 0 and 1.
@@ -429,7 +427,7 @@ TensorPtr addcmul(const TensorPtr& input, const TensorPtr& t1, const TensorPtr& 
   const Dtype d = result_type({&a, &b, &c});
   const std::optional<double> real_v = real_number(v);
   return fused("AddcmulBackward0", {input, t1, t2}, [&] {
-    if (is_float_dtype(d) && real_v) return pointwise(PointwiseOp::Addcmul, d, input, t1, t2, std::nullopt, *real_v);
+    if (is_floating(d) && real_v) return pointwise(PointwiseOp::Addcmul, d, input, t1, t2, std::nullopt, *real_v);
     TensorPtr prod = mul(t1, t2);
     return add(input, is_one(v) ? prod : mul(prod, v));
   }, [v](const Node& n, const Grads& g) {
@@ -447,7 +445,7 @@ TensorPtr addcdiv(const TensorPtr& input, const TensorPtr& t1, const TensorPtr& 
   const Dtype d = result_type({&a, &b, &c});
   const std::optional<double> real_v = real_number(value);
   return fused("AddcdivBackward0", {input, t1, t2}, [&] {
-    if (is_float_dtype(d) && real_v) return pointwise(PointwiseOp::Addcdiv, d, input, t1, t2, std::nullopt, *real_v);
+    if (is_floating(d) && real_v) return pointwise(PointwiseOp::Addcdiv, d, input, t1, t2, std::nullopt, *real_v);
     TensorPtr q = div(t1, t2);
     return add(input, is_one(value) ? q : mul(q, value));
   }, [value](const Node& n, const Grads& g) {
