@@ -5,14 +5,9 @@
 #include <vector>
 #include <type_traits>
 
-#include "core/isa.h"
+#include "core/half_rows.h"
 #include "core/parallel.h"
 #include "core/transpose.h"
-
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-#include <immintrin.h>
-#define LUCID_HAVE_F16C_PATH 1
-#endif
 
 namespace lucid {
 
@@ -57,30 +52,6 @@ inline void copy_one(std::byte* dp, const std::byte* sp) {
   std::memcpy(dp, &w, sizeof w);
 }
 
-#if LUCID_HAVE_F16C_PATH
-// float <-> half with the F16C instructions, which round to nearest even and keep
-// infinities, NaNs and subnormals exactly as Half's scalar conversion does (the
-// scalar bit manipulation does not vectorise and is ~8x slower).
-bool has_f16c() {
-  static const bool yes = cpu::cpu_isa() >= cpu::Isa::Avx2 && __builtin_cpu_supports("f16c");
-  return yes;
-}
-
-__attribute__((target("avx2,f16c"))) void f32_to_f16(const float* s, Half* d, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i),
-                     _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
-  for (; i < n; ++i) d[i] = Half(s[i]);
-}
-
-__attribute__((target("avx2,f16c"))) void f16_to_f32(const Half* s, float* d, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
-  for (; i < n; ++i) d[i] = float(s[i]);
-}
-#endif
 
 // One row of `n` elements.
 template <typename To, typename From>
@@ -88,12 +59,10 @@ void copy_row(std::byte* dp, int64_t dstep, const std::byte* sp, int64_t sstep, 
   if (dstep == sizeof(To) && sstep == sizeof(From)) {
     To* __restrict d = reinterpret_cast<To*>(dp);
     const From* __restrict s = reinterpret_cast<const From*>(sp);
-#if LUCID_HAVE_F16C_PATH
-    if constexpr (std::is_same_v<To, Half> && std::is_same_v<From, float>)
-      if (has_f16c()) return f32_to_f16(s, d, n);
-    if constexpr (std::is_same_v<To, float> && std::is_same_v<From, Half>)
-      if (has_f16c()) return f16_to_f32(s, d, n);
-#endif
+    // float <-> float16 / bfloat16: a vector instruction per 8 or 16 elements where the
+    // scalar bit manipulation does not vectorise (core/half_rows.h)
+    if constexpr (std::is_same_v<From, float> && kIsHalfFloat<To>) return cpu::narrow_rows(d, s, n);
+    if constexpr (std::is_same_v<To, float> && kIsHalfFloat<From>) return cpu::widen_rows(d, s, n);
     if constexpr (std::is_same_v<To, From>) std::memcpy(d, s, size_t(n) * sizeof(To));
     else for (int64_t i = 0; i < n; ++i) d[i] = cast_value<To>(s[i]);  // vectorised
   } else if (dstep == sizeof(To) && sstep == 0) {  // a broadcast value: fill_, expand

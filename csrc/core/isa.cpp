@@ -11,8 +11,8 @@ Isa cpu_isa() {
     Isa best = Isa::Baseline;
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) best = Isa::Avx2;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) best = Isa::Avx2;
+    if (best == Isa::Avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
       best = Isa::Avx512;
 #endif

@@ -109,11 +109,11 @@ TensorPtr sgn_of(const TensorPtr& x) {
   return div(x, where(eq(r, Scalar(0.0)), Operand{nullptr, Scalar(1.0)}, Operand{r, {}}));
 }
 
-// float32/64 var/std or 1-/2-norm straight from a's memory when its reduced dims form
-// one block (MomentBlock); null otherwise.
+// var/std or 1-/2-norm of a float tensor straight from a's memory when its reduced dims
+// form one block (MomentBlock); null otherwise.
 TensorPtr fast_moment(const TensorPtr& a, const ReducePlan& plan, bool keepdim, BlockMoment moment,
                       double correction) {
-  if (!block_reduce_dtype(a->dtype())) return nullptr;
+  if (!block_moment_dtype(a->dtype())) return nullptr;
   std::optional<DimPlan> b = contiguous_block(*a, plan);
   if (!b) return nullptr;
   TensorPtr out = TensorImpl::empty(plan.kept_shape, a->dtype(), a->device());

@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "backend/cpu/simd.h"
+#include "core/isa.h"
 #include "backend/cpu/vec_math.h"
 
 namespace lucid::cpu {

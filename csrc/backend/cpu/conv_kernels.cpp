@@ -20,7 +20,7 @@
 #include "backend/cpu/conv_winograd.h"
 #include "backend/cpu/conv_scratch.h"
 #include "core/parallel.h"
-#include "backend/cpu/simd.h"
+#include "core/isa.h"
 
 
 namespace lucid::cpu {

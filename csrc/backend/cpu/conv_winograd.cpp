@@ -39,7 +39,7 @@
 #include "backend/cpu/conv_direct.h"
 #include "backend/cpu/conv_scratch.h"
 #include "backend/cpu/sgemm.h"
-#include "backend/cpu/simd.h"
+#include "core/isa.h"
 #include "core/parallel.h"
 
 #if LUCID_X86_DISPATCH
@@ -202,8 +202,8 @@ LUCID_TARGET_AVX512 bool input_transform(const float* img, int64_t c, int64_t t0
       row_transform(img, iy, 2 * j0 + 32, g, e_next, o_next, bad);
       for (int k = 0; k < 4; ++k) {
         const __m512 s0 = e[k], s1 = o[k];
-        const __m512 s2 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(e_next[k]), _mm512_castps_si512(s0), 1));
-        const __m512 s3 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(o_next[k]), _mm512_castps_si512(s1), 1));
+        const __m512 s2 = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(__mmask16(0xffff), _mm512_castps_si512(e_next[k]), _mm512_castps_si512(s0), 1));
+        const __m512 s3 = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(__mmask16(0xffff), _mm512_castps_si512(o_next[k]), _mm512_castps_si512(s1), 1));
         float* row = v + (4 * k) * xi_step + c * kTileCols;
         store_tiles(row, panel_step, t, n, _mm512_sub_ps(s0, s2));
         store_tiles(row + xi_step, panel_step, t, n, _mm512_add_ps(s1, s2));

@@ -6,8 +6,9 @@
 // Note [Fast elementwise]
 // - SIMD: the dense loops are compiled three times (baseline x86-64, AVX2,
 //   AVX-512) through GCC target attributes, and cpu_isa() picks one at run time,
-//   so the build needs no -march. Only float and double get the extra copies,
-//   which keeps the kernel units quick to compile.
+//   so the build needs no -march. Only the float types get the extra copies, which
+//   keeps the kernel units quick to compile; float16 / bfloat16 rows convert a block
+//   at a time (Note [16-bit rows], half_rows.h).
 // - Threads: past 2 * grain elements the flat index range is split over the pool
 //   (parallel.h); each piece starts from its own N-d position. Below that the loop
 //   runs inline with no allocation beyond today's (the collapsed strides).
@@ -21,8 +22,9 @@
 #include <vector>
 
 #include "backend/cpu/bytes.h"
+#include "core/half_rows.h"
 #include "core/parallel.h"
-#include "backend/cpu/simd.h"
+#include "core/isa.h"
 #include "backend/cpu/vec_math.h"
 #include "core/copy.h"
 #include "core/dtype.h"
@@ -35,30 +37,78 @@ namespace lucid::cpu {
 template <typename T>
 using opmath_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
 
-// Dtypes whose dense loops get AVX2 / AVX-512 copies.
-// (float and double only: the integer copies added compile time to the kernel
-// units for ops that are memory-bound where SIMD width would matter.)
+// Dtypes whose dense loops get AVX2 / AVX-512 copies: the floats. (The integer copies
+// added compile time to the kernel units for ops that are memory-bound where SIMD
+// width would matter.)
 template <typename T>
-inline constexpr bool kSimdClone = std::is_same_v<T, float> || std::is_same_v<T, double>;
+inline constexpr bool kSimdClone = kIsRealFloat<T>;
 
-// The four dense row kernels, defined once per instruction set.
+// A dense loop whose operands and result are all one 16-bit float type runs block
+// by block through float buffers (Note [16-bit rows]).
+template <typename TOut, typename TIn>
+inline constexpr bool kHalfRows = kIsHalfFloat<TIn> && std::is_same_v<TOut, TIn>;
+
+// The four dense row kernels, defined once per instruction set. In the 16-bit form,
+// `value` (a broadcast operand) is passed through as it is: a TIn widens in the
+// functor as it would have, and a float is already the opmath value.
 #define LUCID_DENSE_LOOPS(ATTR, SFX)                                                                        \
   template <typename TOut, typename TIn, typename F>                                                       \
   ATTR void dense1##SFX(TOut* __restrict o, const TIn* __restrict a, int64_t n, F f) {                     \
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i]));                                     \
+    if constexpr (kHalfRows<TOut, TIn>) {                                                                  \
+      alignas(64) float fa[kHalfBlock], fo[kHalfBlock];                                                    \
+      for (int64_t i = 0; i < n; i += kHalfBlock) {                                                        \
+        const int64_t m = std::min(kHalfBlock, n - i);                                                     \
+        widen##SFX(fa, a + i, m);                                                                          \
+        for (int64_t j = 0; j < m; ++j) fo[j] = static_cast<float>(f(fa[j]));                             \
+        narrow##SFX(o + i, fo, m);                                                                         \
+      }                                                                                                     \
+    } else {                                                                                                \
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i]));                                   \
+    }                                                                                                       \
   }                                                                                                         \
   template <typename TOut, typename TIn, typename F>                                                       \
   ATTR void dense2##SFX(TOut* __restrict o, const TIn* __restrict a, const TIn* __restrict b, int64_t n,    \
                         F f) {                                                                              \
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i], b[i]));                               \
+    if constexpr (kHalfRows<TOut, TIn>) {                                                                  \
+      alignas(64) float fa[kHalfBlock], fb[kHalfBlock], fo[kHalfBlock];                                    \
+      for (int64_t i = 0; i < n; i += kHalfBlock) {                                                        \
+        const int64_t m = std::min(kHalfBlock, n - i);                                                     \
+        widen##SFX(fa, a + i, m);                                                                          \
+        widen##SFX(fb, b + i, m);                                                                          \
+        for (int64_t j = 0; j < m; ++j) fo[j] = static_cast<float>(f(fa[j], fb[j]));                       \
+        narrow##SFX(o + i, fo, m);                                                                         \
+      }                                                                                                     \
+    } else {                                                                                                \
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i], b[i]));                             \
+    }                                                                                                       \
   }                                                                                                         \
   template <typename TOut, typename TIn, typename TV, typename F>                                          \
   ATTR void scalar_b##SFX(TOut* __restrict o, const TIn* __restrict a, const TV b, int64_t n, F f) {       \
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i], b));                                  \
+    if constexpr (kHalfRows<TOut, TIn>) {                                                                  \
+      alignas(64) float fa[kHalfBlock], fo[kHalfBlock];                                                    \
+      for (int64_t i = 0; i < n; i += kHalfBlock) {                                                        \
+        const int64_t m = std::min(kHalfBlock, n - i);                                                     \
+        widen##SFX(fa, a + i, m);                                                                          \
+        for (int64_t j = 0; j < m; ++j) fo[j] = static_cast<float>(f(fa[j], b));                           \
+        narrow##SFX(o + i, fo, m);                                                                         \
+      }                                                                                                     \
+    } else {                                                                                                \
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i], b));                               \
+    }                                                                                                       \
   }                                                                                                         \
   template <typename TOut, typename TIn, typename TV, typename F>                                          \
   ATTR void scalar_a##SFX(TOut* __restrict o, const TV a, const TIn* __restrict b, int64_t n, F f) {       \
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a, b[i]));                                  \
+    if constexpr (kHalfRows<TOut, TIn>) {                                                                  \
+      alignas(64) float fb[kHalfBlock], fo[kHalfBlock];                                                    \
+      for (int64_t i = 0; i < n; i += kHalfBlock) {                                                        \
+        const int64_t m = std::min(kHalfBlock, n - i);                                                     \
+        widen##SFX(fb, b + i, m);                                                                          \
+        for (int64_t j = 0; j < m; ++j) fo[j] = static_cast<float>(f(a, fb[j]));                           \
+        narrow##SFX(o + i, fo, m);                                                                         \
+      }                                                                                                     \
+    } else {                                                                                                \
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a, b[i]));                                \
+    }                                                                                                       \
   }
 
 LUCID_DENSE_LOOPS(, _base)
@@ -327,7 +377,9 @@ struct BinaryFn {
 template <typename Op, typename T>
 struct UnaryFn {
   using C = opmath_t<T>;
-  auto operator()(T x) const { return Op()(C(x)); }
+  // (x is a C in the 16-bit rows: Note [16-bit rows])
+  template <typename X>
+  auto operator()(X x) const { return Op()(C(x)); }
 };
 
 // Runs a binary functor over host operands that share one dtype; `out` is bool for

@@ -9,7 +9,6 @@
 
 #include <type_traits>
 
-#include "backend/cpu/simd.h"
 #include "core/isa.h"
 #include "core/parallel.h"
 

@@ -3,7 +3,7 @@
 #include <type_traits>
 
 #include "backend/cpu/elementwise.h"
-#include "backend/cpu/simd.h"
+#include "core/isa.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "ops/pointwise_functors.h"

@@ -17,8 +17,10 @@
 #include <cmath>
 #include <vector>
 
-#include "core/parallel.h"
+#include "core/half_rows.h"
 #include "backend/cpu/reduce_simd.h"
+#include "core/error.h"
+#include "core/parallel.h"
 
 namespace lucid::cpu {
 
@@ -180,6 +182,30 @@ LUCID_CLONES void col_tile(Moment m, double* acc, const double* x, int64_t rows,
   col_tile_any(m, acc, x, rows, stride, len, mean);
 }
 
+// float16 / bfloat16 (Note [16-bit rows]): each row block, or four rows of a column
+// tile, widened into a float buffer (exact), then the float32 loops. The buffer is the
+// thread's: a row block is up to kRowBlock floats, four tile rows 4 * kColChunk.
+float* widen_buffer(int64_t n) {
+  static thread_local std::vector<float> buf;
+  if (buf.size() < size_t(n)) buf.resize(size_t(n));
+  return buf.data();
+}
+template <typename T>
+double row_block(Moment m, const T* x, int64_t len, double mean) {
+  float* f = widen_buffer(len);
+  widen_rows(f, x, len);
+  return row_block(m, static_cast<const float*>(f), len, mean);
+}
+template <typename T>
+void col_tile(Moment m, double* acc, const T* x, int64_t rows, int64_t stride, int64_t len, const double* mean) {
+  float* f = widen_buffer(4 * len);
+  for (int64_t k = 0; k < rows; k += 4) {
+    const int64_t r = std::min<int64_t>(4, rows - k);
+    for (int64_t j = 0; j < r; ++j) widen_rows(f + j * len, x + (k + j) * stride, len);
+    col_tile(m, acc, static_cast<const float*>(f), r, len, len, mean);
+  }
+}
+
 template <typename T>
 void moments(const T* x, int64_t outer, int64_t n, int64_t inner, Moment m, const double* mean, double* out) {
   if (outer * inner == 0) return;  // no outputs
@@ -231,7 +257,13 @@ void moments(const T* x, int64_t outer, int64_t n, int64_t inner, Moment m, cons
 }  // namespace
 
 void store_scaled(Dtype d, const double* x, int64_t count, double scale, std::byte* y) {
-  if (d == Dtype::F32) {
+  if (d == Dtype::F16 || d == Dtype::BF16) {  // (float(x * scale), then rounded once more: SumLastDims' bits)
+    for (int64_t i = 0; i < count; ++i) {
+      const float v = float(x[i] * scale);
+      if (d == Dtype::F16) reinterpret_cast<Half*>(y)[i] = Half(v);
+      else reinterpret_cast<BFloat16*>(y)[i] = BFloat16(v);
+    }
+  } else if (d == Dtype::F32) {
     auto* o = reinterpret_cast<float*>(y);
     for (int64_t i = 0; i < count; ++i) o[i] = float(x[i] * scale);
   } else {
@@ -242,8 +274,13 @@ void store_scaled(Dtype d, const double* x, int64_t count, double scale, std::by
 
 void moment_reduce(Dtype d, const std::byte* x, int64_t outer, int64_t n, int64_t inner, Moment m,
                    const double* mean, double* out) {
-  if (d == Dtype::F32) moments(reinterpret_cast<const float*>(x), outer, n, inner, m, mean, out);
-  else moments(reinterpret_cast<const double*>(x), outer, n, inner, m, mean, out);
+  switch (d) {
+    case Dtype::F32: return moments(reinterpret_cast<const float*>(x), outer, n, inner, m, mean, out);
+    case Dtype::F64: return moments(reinterpret_cast<const double*>(x), outer, n, inner, m, mean, out);
+    case Dtype::F16: return moments(reinterpret_cast<const Half*>(x), outer, n, inner, m, mean, out);
+    case Dtype::BF16: return moments(reinterpret_cast<const BFloat16*>(x), outer, n, inner, m, mean, out);
+    default: LUCID_CHECK(false, RuntimeError, "internal: moment_reduce given ", dtype_name(d));
+  }
 }
 
 }  // namespace lucid::cpu

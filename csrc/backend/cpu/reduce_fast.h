@@ -1,4 +1,4 @@
-// Fast float32/float64 reductions over a contiguous block viewed as [outer, n, inner]
+// Fast float reductions over a contiguous block viewed as [outer, n, inner]
 // (n reduced; inner == 1 is a reduction of rows, inner > 1 of columns, streamed a
 // row at a time). Vectorised (reduce_simd.h) and split over the thread pool in
 // pieces whose boundaries depend on the shape only, combined in a fixed order:
@@ -10,13 +10,11 @@
 
 namespace lucid::cpu {
 
-inline bool fast_reduce_dtype(Dtype d) { return d == Dtype::F32 || d == Dtype::F64; }
-
 // What is summed per element, in double lanes.
 enum class Moment { Sum, SqDev, Abs, Sq };
 
 // out[o * inner + i] = sum_k f(x[o, k, i]) in double, with f from `m`; SqDev uses
-// mean[o * inner + i]. d is F32 or F64.
+// mean[o * inner + i]. d is a float dtype (F16, BF16, F32 or F64).
 void moment_reduce(Dtype d, const std::byte* x, int64_t outer, int64_t n, int64_t inner, Moment m,
                    const double* mean, double* out);
 
@@ -43,7 +41,7 @@ void cross_entropy_backward(const ops::CrossEntropyParams& p, const T* x, const 
 void scan_float(Dtype d, const std::byte* in, std::byte* out, int64_t outer, int64_t n, int64_t inner,
                 bool is_prod);
 
-// y[i] = x[i] * scale as d (F32 or F64).
+// y[i] = x[i] * scale as d (a float dtype).
 void store_scaled(Dtype d, const double* x, int64_t count, double scale, std::byte* y);
 
 }  // namespace lucid::cpu

@@ -6,7 +6,7 @@
 #include <memory>
 #include <new>
 
-#include "backend/cpu/simd.h"
+#include "core/isa.h"
 #include "core/parallel.h"
 
 #if LUCID_X86_DISPATCH

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "backend/cpu/simd.h"
+#include "core/isa.h"
 #include "backend/cpu/vec_math.h"
 #include "ops/activation_functors.h"
 

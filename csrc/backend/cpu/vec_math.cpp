@@ -3,10 +3,12 @@
 // the templates below run it over an array, the last partial vector masked.
 #include "backend/cpu/vec_math.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "backend/cpu/simd.h"
+#include "core/half_rows.h"
+#include "core/isa.h"
 
 #if LUCID_X86_DISPATCH
 #include <immintrin.h>
@@ -185,9 +187,40 @@ VecUnaryFn pick(Dtype dtype, Isa isa) {
   return f32 ? &f32_avx2<K> : &f64_avx2<K>;
 }
 
+// A float16 / bfloat16 op through its float32 vector kernel, a block at a time (Note
+// [16-bit rows]): the bits of torch's CPU kernels, which map their float vectors too.
+template <ops::UnaryOp Op, typename T>
+void via_float(const void* in, void* out, int64_t n) {
+  static const VecUnaryFn f32 = vec_unary(Op, Dtype::F32);
+  const T* x = static_cast<const T*>(in);
+  T* y = static_cast<T*>(out);
+  alignas(64) float buf[kHalfBlock];
+  for (int64_t i = 0; i < n; i += kHalfBlock) {
+    const int64_t m = std::min(kHalfBlock, n - i);
+    widen_rows(buf, x + i, m);
+    f32(buf, buf, m);
+    narrow_rows(y + i, buf, m);
+  }
+}
+
+template <typename T>
+VecUnaryFn via_float_kernel(ops::UnaryOp op) {
+  switch (op) {
+#define LUCID_CASE(name, Fn, rule) \
+  case ops::UnaryOp::Fn: return &via_float<ops::UnaryOp::Fn, T>;
+    LUCID_UNARY_OPS(LUCID_CASE)
+#undef LUCID_CASE
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 VecUnaryFn vec_unary(ops::UnaryOp op, Dtype dtype) {
+  if (dtype == Dtype::F16 || dtype == Dtype::BF16) {
+    if (!vec_unary(op, Dtype::F32)) return nullptr;
+    return dtype == Dtype::F16 ? via_float_kernel<Half>(op) : via_float_kernel<BFloat16>(op);
+  }
   if (dtype != Dtype::F32 && dtype != Dtype::F64) return nullptr;
   const Isa isa = cpu_isa();
   if (isa == Isa::Baseline) return nullptr;

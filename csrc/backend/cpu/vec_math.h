@@ -18,7 +18,8 @@ namespace lucid::cpu {
 using VecUnaryFn = void (*)(const void* in, void* out, int64_t n);
 
 // The vector kernel of `op` for `dtype` on this CPU, or nullptr (other dtypes,
-// ops without one, no SLEEF, or a CPU without AVX2).
+// ops without one, no SLEEF, or a CPU without AVX2). float16 and bfloat16 run the
+// float32 kernel on blocks widened to float (Note [16-bit rows]).
 VecUnaryFn vec_unary(ops::UnaryOp op, Dtype dtype);
 
 // out[i] = op(a[i], b[i]) for i < n, over dense arrays of one dtype (out first, as

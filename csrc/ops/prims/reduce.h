@@ -15,19 +15,17 @@
 
 namespace lucid::ops {
 
-// The dtypes MomentBlock, ExtremumBlock and ScanDim (with a separate output) read
-// as they are: float32 and float64. Other dtypes go through a copy in an accumulate
-// dtype first (rows, or a block scanned in place).
+// The dtypes ExtremumBlock and ScanDim (with a separate output) read as they are:
+// float32 and float64. Other dtypes go through a copy in an accumulate dtype first
+// (rows, or a block scanned in place).
 inline bool block_reduce_dtype(Dtype d) { return d == Dtype::F32 || d == Dtype::F64; }
 
-// ... and the dtypes of a sum or mean through MomentBlock on x's device: the GPU's
-// kernel also reads float16/bfloat16 (in double, as SumLastDims sums), so that the bias
-// gradient of a 16-bit [batch, features] activation is read where it lies rather than
-// transposed into rows first (a copy of the whole activation, 4 a Transformer layer).
-inline bool block_sum_dtype(const TensorImpl& x) {
-  const Dtype d = x.dtype();
-  return block_reduce_dtype(d) || (x.device().is_gpu() && (d == Dtype::F16 || d == Dtype::BF16));
-}
+// ... and the dtypes MomentBlock reads as they are: every float dtype, float16 and
+// bfloat16 too (widened as they are read, in double on the GPU, through float blocks on
+// the CPU: Note [16-bit rows]), so that a 16-bit sum runs vectorised and threaded, and
+// the bias gradient of a 16-bit [batch, features] activation is read where it lies rather
+// than transposed into rows first (a copy of the whole activation, 4 a Transformer layer).
+inline bool block_moment_dtype(Dtype d) { return block_reduce_dtype(d) || d == Dtype::F16 || d == Dtype::BF16; }
 
 // out = the sum of x over its last `reduced` dims (divided by their element count for
 // the mean: NaN when there are none). x is a view with any strides whose leading dims
@@ -44,8 +42,8 @@ struct SumLastDims : PrimitiveOf<Prim::SumLastDims, SumLastDims> {
 // Norm2 (sqrt(sum x^2)).
 enum class BlockMoment : uint8_t { Sum, Mean, Var, Std, Norm1, Norm2 };
 
-// A moment of each [o, :, i] of a float32/64 block (a sum or mean: block_sum_dtype);
-// out has x's dtype. ins: {x}.
+// A moment of each [o, :, i] of a block of a float dtype (block_moment_dtype); out has
+// x's dtype. ins: {x}.
 struct MomentBlock : PrimitiveOf<Prim::MomentBlock, MomentBlock> {
   BlockMoment moment = BlockMoment::Sum;
   int64_t outer = 1, n = 1, inner = 1;

@@ -1,0 +1,142 @@
+"""float16 / bfloat16 on the CPU a block at a time (Note [16-bit rows], core/half_rows.h):
+the elementwise loops, vector math, sums and casts widen 16-bit data to float with vector
+instructions, compute in float, and round back once. These tests hold them to the bits
+the element-by-element rules give: torch's for the arithmetic and the casts, the float32
+kernel's rounded once for the vector math, the float64 sum's rounded for the sums; in
+every layout the loops special-case, at sizes that take the vector bodies, the tails and
+the thread split. Each instruction-set version is also run (LUCID_CPU_ISA) in a
+subprocess."""
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import lucid
+from conftest import to_lucid, to_torch
+
+HALVES = ["float16", "bfloat16"]
+N = 65536 + 13  # a partial vector and a partial block at the end, and two thread pieces
+
+
+def _data(dtype, n=N, seed=0, positive=False):
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(n, generator=g, dtype=torch.float64) * 4
+    if positive:
+        t = t.abs() + 0.01
+    return t.to(getattr(torch, dtype))
+
+
+def _bits(t):
+    return t.contiguous().view(torch.int16)
+
+
+def _same_bits(got, want):
+    got = to_torch(got)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    nan = want.isnan()
+    assert torch.equal(got.isnan(), nan), "NaN in different places"
+    diff = (_bits(got) != _bits(want)) & ~nan
+    assert not diff.any(), f"{int(diff.sum())} of {want.numel()} elements differ, first at {diff.nonzero()[0].tolist()}"
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "maximum", "minimum"])
+def test_binary_bits_in_every_layout(op, dtype):
+    a, b = _data(dtype), _data(dtype, seed=1)
+    la, lb = to_lucid(a), to_lucid(b)
+    f, tf = getattr(lucid, op), getattr(torch, op)
+    _same_bits(f(la, lb), tf(a, b))                                  # dense
+    _same_bits(f(la, lb[7:8]), tf(a, b[7:8]))                        # one broadcast value
+    _same_bits(f(la[7:8], lb), tf(a[7:8], b))
+    m, tm = la[: 512 * 128].reshape(512, 128), a[: 512 * 128].reshape(512, 128)
+    _same_bits(f(m, lb[:128]), tf(tm, b[:128]))                      # a row repeated
+    _same_bits(f(m.t(), lb[:512]), tf(tm.t(), b[:512]))              # a transposed operand
+    _same_bits(f(m[:, ::3], m[:, 1::3]), tf(tm[:, ::3], tm[:, 1::3]))  # strided rows
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+def test_numbers_and_in_place_bits(dtype):
+    # A number stays a float32 in a product (Note [Numbers in opmath]); the in-place forms
+    # write through the same loops.
+    a = _data(dtype)
+    la = to_lucid(a)
+    _same_bits(la * 0.998, a * 0.998)
+    _same_bits(la + 0.1, a + 0.1)
+    _same_bits(2.5 - la, 2.5 - a)
+    la.mul_(0.999), a.mul_(0.999)
+    _same_bits(la, a)
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+@pytest.mark.parametrize("op", ["neg", "abs", "relu", "sqrt", "reciprocal", "floor", "sign"])
+def test_exact_unary_bits(op, dtype):
+    a = _data(dtype, positive=op in ("sqrt",))
+    la = to_lucid(a)
+    _same_bits(getattr(lucid, op)(la), getattr(torch, op)(a))
+    _same_bits(getattr(lucid, op)(la[1::2]), getattr(torch, op)(a[1::2]))
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+@pytest.mark.parametrize("op", ["exp", "log", "tanh", "sigmoid", "sin", "erf", "expm1", "log1p"])
+def test_vector_math_is_the_float32_kernel_rounded_once(op, dtype):
+    # A dense 16-bit row runs the float32 vector kernel on the widened block: exactly the
+    # float32 op's result rounded once, as torch's CPU kernels map their float vectors.
+    a = _data(dtype, positive=op in ("log", "log1p"))
+    la = to_lucid(a)
+    f = getattr(lucid, op)
+    got = f(la)
+    _same_bits(got, to_torch(f(la.float())).to(a.dtype))
+    torch.testing.assert_close(to_torch(got), getattr(torch, op)(a), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+@pytest.mark.parametrize("shape,dim", [((N,), None), ((257, 301), 1), ((257, 301), 0), ((3, 4099, 33), 1),
+                                       ((5, 40000), -1), ((64, 3, 7), (0, 2))])
+def test_sums_are_the_float64_sum_rounded(shape, dim, dtype):
+    # MomentBlock reads 16-bit blocks through float buffers (exact) and accumulates in
+    # double: the float64 sum of the same values, rounded (to float, then to 16 bits).
+    n = 1
+    for s in shape:
+        n *= s
+    t = _data(dtype, n, seed=3).reshape(shape)
+    lt = to_lucid(t)
+    kw = {} if dim is None else {"dim": dim}
+    for name in ("sum", "mean"):
+        got = getattr(lucid, name)(lt, **kw)
+        want = getattr(torch, name)(t.double(), **kw).float().to(t.dtype)
+        _same_bits(got, want)
+        torch.testing.assert_close(to_torch(got), getattr(torch, name)(t, **kw), rtol=2e-2, atol=2e-2)
+    for name, tkw in (("var", {}), ("std", {"correction": 0}), ("norm", None)):
+        got = lucid.norm(lt, **kw) if tkw is None else getattr(lucid, name)(lt, **kw, **tkw)
+        want = torch.norm(t.double(), **kw) if tkw is None else getattr(torch, name)(t.double(), **kw, **tkw)
+        torch.testing.assert_close(to_torch(got).double(), want, rtol=1e-2, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+def test_casts_round_as_torch(dtype):
+    # float32 -> 16 bits: to nearest even, ties, overflow to inf, subnormals, NaN, -0.
+    special = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), 65504.0, 65520.0, 65519.0,
+                            1e-8, 6e-8, -3e-5, 3.0e38, 1.0 + 2 ** -8, 1.0 + 3 * 2 ** -8, 1.0 + 2 ** -11,
+                            1.0 + 3 * 2 ** -11, 1.17e-38, 1e-40])
+    g = torch.Generator().manual_seed(5)
+    x = torch.cat([special, torch.randn(N, generator=g) * 1000, torch.randn(N, generator=g) * 1e-6])
+    lx = to_lucid(x)
+    td = getattr(torch, dtype)
+    got = lx.to(getattr(lucid, dtype))
+    _same_bits(got, x.to(td))
+    back = to_torch(got.float())
+    want = x.to(td).float()
+    assert torch.equal(back.isnan(), want.isnan())
+    assert torch.equal(back[~want.isnan()], want[~want.isnan()])
+
+
+@pytest.mark.parametrize("isa", ["baseline", "avx2"])
+def test_each_instruction_set(isa):
+    # The vector versions picked at start-up: rerun this file's tests capped at `isa`.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(lucid.__file__)))
+    env = dict(os.environ, LUCID_CPU_ISA=isa, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
+                        "not instruction_set"], env=env, capture_output=True, text=True, cwd=os.path.dirname(__file__))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
