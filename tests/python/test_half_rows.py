@@ -115,6 +115,30 @@ def test_sums_are_the_float64_sum_rounded(shape, dim, dtype):
 
 
 @pytest.mark.parametrize("dtype", HALVES)
+@pytest.mark.parametrize("shape", [(70000,), (257, 301), (3, 4099, 33), (64, 3, 7), (40, 2000)])
+def test_extrema_and_indices_as_torch(shape, dtype):
+    # ExtremumBlock walks 16-bit blocks (rows, or 16-row groups of a column tile) in float
+    # and merges the groups in row order: torch's values and first indices, with ties
+    # (repeated values) and a NaN, which wins.
+    n = 1
+    for s in shape:
+        n *= s
+    t = _data(dtype, n, seed=4).reshape(shape)
+    t.view(-1)[::97] = t.view(-1)[5]
+    if len(shape) > 1:
+        t.view(-1)[1234 % n] = float("nan")
+    lt = to_lucid(t)
+    for d in range(len(shape)):
+        for f in ("max", "min"):
+            want, got = getattr(torch, f)(t, d), getattr(lucid, f)(lt, d)
+            _same_bits(got[0], want.values)
+            assert torch.equal(to_torch(got[1]), want.indices), (f, d)
+            _same_bits(getattr(lucid, "a" + f)(lt, d), getattr(torch, "a" + f)(t, d))
+            assert torch.equal(to_torch(getattr(lucid, "arg" + f)(lt, d)), getattr(torch, "arg" + f)(t, d))
+    _same_bits(lt.max(), t.max())
+
+
+@pytest.mark.parametrize("dtype", HALVES)
 def test_casts_round_as_torch(dtype):
     # float32 -> 16 bits: to nearest even, ties, overflow to inf, subnormals, NaN, -0.
     special = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), 65504.0, 65520.0, 65519.0,

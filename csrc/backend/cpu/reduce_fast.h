@@ -19,7 +19,7 @@ void moment_reduce(Dtype d, const std::byte* x, int64_t outer, int64_t n, int64_
                    const double* mean, double* out);
 
 // Extremum (and first index along n) of each [o, :, i]; a NaN wins (its first
-// occurrence), as in PyTorch. d is F32 or F64; either output may be null. n >= 1.
+// occurrence), as in PyTorch. d is a float dtype; either output may be null. n >= 1.
 void extremum_reduce(Dtype d, const std::byte* x, int64_t outer, int64_t n, int64_t inner, bool is_max,
                      std::byte* values, int64_t* indices);
 

@@ -1,4 +1,4 @@
-// Vectorised max/min/argmax/argmin of float32/float64 (Note [Fast reductions] in
+// Vectorised max/min/argmax/argmin of the float dtypes (Note [Fast reductions] in
 // reduce_fast.cpp). Each lane keeps its best value and that value's first index;
 // a lane that meets a NaN keeps it (and its index). Lanes, blocks and tiles are
 // then combined with the same rule: NaN first, then the better value, then the
@@ -7,9 +7,11 @@
 #include <cstring>
 #include <vector>
 
-#include "core/parallel.h"
 #include "backend/cpu/reduce_fast.h"
 #include "backend/cpu/reduce_simd.h"
+#include "core/error.h"
+#include "core/half_rows.h"
+#include "core/parallel.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -271,6 +273,64 @@ bool better_rt(bool is_max, T v, int64_t i, T rv, int64_t ri) {
   return is_max ? better<true>(v, i, rv, ri) : better<false>(v, i, rv, ri);
 }
 
+// float16 / bfloat16 (Note [16-bit rows]): a row block, or kHalfGroup rows of a column
+// tile at a time, widened into a float buffer (exact, and so is the order of the values)
+// and walked by the float kernels; the groups' results merge in row order, the earlier
+// row winning a tie, as one walk would.
+constexpr int64_t kHalfGroup = 16;
+template <typename E>
+E* thread_buffer(int64_t n) {
+  static thread_local std::vector<E> buf;
+  if (buf.size() < size_t(n)) buf.resize(size_t(n));
+  return buf.data();
+}
+template <typename T>
+  requires kIsHalfFloat<T>
+Best<T> row_block(bool is_max, const T* x, int64_t len, bool need_index = true) {
+  float* f = thread_buffer<float>(len);
+  widen_rows(f, x, len);
+  const Best<float> r = row_block(is_max, static_cast<const float*>(f), len, need_index);
+  return {T(r.v), r.i};
+}
+// The tile's best of each column (indices: bi) into bv, through float groups; a null bi
+// walks the values alone.
+template <typename T, typename IT>
+  requires kIsHalfFloat<T>
+void half_col_tile(bool is_max, T* bv, IT* bi, const T* x, int64_t rows, int64_t stride, int64_t len) {
+  float* f = thread_buffer<float>((kHalfGroup + 2) * len);
+  float *best = f + kHalfGroup * len, *group = best + len;
+  IT* idx = bi ? thread_buffer<IT>(2 * len) : nullptr;
+  IT* group_idx = bi ? idx + len : nullptr;
+  for (int64_t k0 = 0; k0 < rows; k0 += kHalfGroup) {
+    const int64_t g = std::min(kHalfGroup, rows - k0);
+    for (int64_t j = 0; j < g; ++j) widen_rows(f + j * len, x + (k0 + j) * stride, len);
+    float* gv = k0 == 0 ? best : group;
+    IT* gi = k0 == 0 ? idx : group_idx;
+    if (bi) col_tile(is_max, gv, gi, static_cast<const float*>(f), g, len, len);
+    else col_values(is_max, gv, static_cast<const float*>(f), g, len, len);
+    if (k0 == 0) continue;
+    for (int64_t i = 0; i < len; ++i) {
+      const int64_t at = bi ? int64_t(gi[i]) + k0 : 1, current = bi ? int64_t(idx[i]) : 0;
+      if (better_rt(is_max, gv[i], at, best[i], current)) {
+        best[i] = gv[i];
+        if (bi) idx[i] = IT(at);
+      }
+    }
+  }
+  narrow_rows(bv, best, len);
+  if (bi) std::copy(idx, idx + len, bi);
+}
+template <typename T, typename IT>
+  requires kIsHalfFloat<T>
+void col_tile(bool is_max, T* bv, IT* bi, const T* x, int64_t rows, int64_t stride, int64_t len) {
+  half_col_tile(is_max, bv, bi, x, rows, stride, len);
+}
+template <typename T>
+  requires kIsHalfFloat<T>
+void col_values(bool is_max, T* bv, const T* x, int64_t rows, int64_t stride, int64_t len) {
+  half_col_tile(is_max, bv, static_cast<int32_t*>(nullptr), x, rows, stride, len);
+}
+
 template <typename T>
 void extremum(const T* x, int64_t outer, int64_t n, int64_t inner, bool is_max, T* values, int64_t* indices) {
   if (outer * inner == 0 || n == 0) return;  // no outputs (n == 0 is an error upstream)
@@ -298,7 +358,7 @@ void extremum(const T* x, int64_t outer, int64_t n, int64_t inner, bool is_max, 
     }
     return;
   }
-  using IT = std::conditional_t<std::is_same_v<T, float>, int32_t, int64_t>;
+  using IT = std::conditional_t<std::is_same_v<T, double>, int64_t, int32_t>;
   const int64_t chunk = std::min(inner, kColChunk), nch = ceil_div(inner, chunk);
   // At most kMaxRowTiles tiles down a column, so that their partials and the serial
   // pass that combines them stay small.
@@ -336,11 +396,16 @@ void extremum(const T* x, int64_t outer, int64_t n, int64_t inner, bool is_max, 
 
 void extremum_reduce(Dtype d, const std::byte* x, int64_t outer, int64_t n, int64_t inner, bool is_max,
                      std::byte* values, int64_t* indices) {
-  if (d == Dtype::F32)
-    extremum(reinterpret_cast<const float*>(x), outer, n, inner, is_max, reinterpret_cast<float*>(values), indices);
-  else
-    extremum(reinterpret_cast<const double*>(x), outer, n, inner, is_max, reinterpret_cast<double*>(values),
-             indices);
+  auto run = [&]<typename T>() {
+    extremum(reinterpret_cast<const T*>(x), outer, n, inner, is_max, reinterpret_cast<T*>(values), indices);
+  };
+  switch (d) {
+    case Dtype::F32: return run.template operator()<float>();
+    case Dtype::F64: return run.template operator()<double>();
+    case Dtype::F16: return run.template operator()<Half>();
+    case Dtype::BF16: return run.template operator()<BFloat16>();
+    default: LUCID_CHECK(false, RuntimeError, "internal: extremum_reduce given ", dtype_name(d));
+  }
 }
 
 }  // namespace lucid::cpu

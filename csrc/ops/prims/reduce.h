@@ -15,17 +15,19 @@
 
 namespace lucid::ops {
 
-// The dtypes ExtremumBlock and ScanDim (with a separate output) read as they are:
-// float32 and float64. Other dtypes go through a copy in an accumulate dtype first
-// (rows, or a block scanned in place).
-inline bool block_reduce_dtype(Dtype d) { return d == Dtype::F32 || d == Dtype::F64; }
+// The dtypes ScanDim (with a separate output) reads as they are: float32 and float64.
+// Other dtypes are scanned in place in a copy of an accumulate dtype.
+inline bool block_scan_dtype(Dtype d) { return d == Dtype::F32 || d == Dtype::F64; }
 
-// ... and the dtypes MomentBlock reads as they are: every float dtype, float16 and
-// bfloat16 too (widened as they are read, in double on the GPU, through float blocks on
-// the CPU: Note [16-bit rows]), so that a 16-bit sum runs vectorised and threaded, and
-// the bias gradient of a 16-bit [batch, features] activation is read where it lies rather
-// than transposed into rows first (a copy of the whole activation, 4 a Transformer layer).
-inline bool block_moment_dtype(Dtype d) { return block_reduce_dtype(d) || d == Dtype::F16 || d == Dtype::BF16; }
+// The dtypes MomentBlock and ExtremumBlock read as they are: every float dtype, float16
+// and bfloat16 too (widened as they are read: in double on the GPU, through float
+// blocks on the CPU, Note [16-bit rows]), so that a 16-bit sum or max runs vectorised
+// and threaded, and the bias gradient of a 16-bit [batch, features] activation is read
+// where it lies rather than transposed into rows first (a copy of the whole activation,
+// 4 a Transformer layer). Other dtypes go through rows in an accumulate dtype.
+inline bool block_float_dtype(Dtype d) {
+  return d == Dtype::F32 || d == Dtype::F64 || d == Dtype::F16 || d == Dtype::BF16;
+}
 
 // out = the sum of x over its last `reduced` dims (divided by their element count for
 // the mean: NaN when there are none). x is a view with any strides whose leading dims
@@ -42,7 +44,7 @@ struct SumLastDims : PrimitiveOf<Prim::SumLastDims, SumLastDims> {
 // Norm2 (sqrt(sum x^2)).
 enum class BlockMoment : uint8_t { Sum, Mean, Var, Std, Norm1, Norm2 };
 
-// A moment of each [o, :, i] of a block of a float dtype (block_moment_dtype); out has
+// A moment of each [o, :, i] of a block of a float dtype (block_float_dtype); out has
 // x's dtype. ins: {x}.
 struct MomentBlock : PrimitiveOf<Prim::MomentBlock, MomentBlock> {
   BlockMoment moment = BlockMoment::Sum;
@@ -51,8 +53,8 @@ struct MomentBlock : PrimitiveOf<Prim::MomentBlock, MomentBlock> {
   const char* name() const override;
 };
 
-// The largest (is_max) or smallest element of each [o, :, i] of a float32/64 block
-// and/or its first index along n; a NaN wins (its first occurrence), as in PyTorch.
+// The largest (is_max) or smallest element of each [o, :, i] of a block of a float
+// dtype (block_float_dtype) and/or its first index along n; a NaN wins (its first occurrence), as in PyTorch.
 // n >= 1. outs: {values (x's dtype)} if values, then {indices (int64)} if indices.
 // ins: {x}.
 struct ExtremumBlock : PrimitiveOf<Prim::ExtremumBlock, ExtremumBlock> {
