@@ -227,6 +227,14 @@ TensorPtr binary(BinaryOp op, const Operand& a, const Operand& b) {
   return out;
 }
 
+TensorPtr read_apart(const TensorPtr& self, const TensorPtr& other) {
+  const bool overlaps = other->storage_is_shared() &&
+                        storage_base(other->storage()).data == storage_base(self->storage()).data &&
+                        !(other->storage_offset() == self->storage_offset() && other->shape() == self->shape() &&
+                          other->stride() == self->stride());
+  return overlaps ? other->clone() : other;
+}
+
 void binary_inplace(BinaryOp op, const TensorPtr& self, const Operand& other) {
   const char* name = op_name(op);
   check_inplace_target(name, self, other.tensor);
@@ -240,14 +248,8 @@ void binary_inplace(BinaryOp op, const TensorPtr& self, const Operand& other) {
     write_inplace_result(self, binary(op, {copy_with_history(self), {}}, other));
     return;
   }
-  // Read other from a copy when it shares self's bytes in another arrangement
-  // (a += a.t() must read the old values, not ones this loop already wrote).
   Operand src = other;
-  if (src.tensor && src.tensor->storage_is_shared() &&
-      storage_base(src.tensor->storage()).data == storage_base(self->storage()).data &&
-      !(src.tensor->storage_offset() == self->storage_offset() && src.tensor->shape() == self->shape() &&
-        src.tensor->stride() == self->stride()))
-    src.tensor = src.tensor->clone();
+  if (src.tensor) src.tensor = read_apart(self, src.tensor);
   if (plan.out != self->dtype()) {
     write_inplace_result(self, binary(op, {self, {}}, src));
     return;

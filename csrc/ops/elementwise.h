@@ -54,6 +54,11 @@ LUCID_BINARY_OPS(LUCID_SHORTHAND)
 LUCID_UNARY_OPS(LUCID_SHORTHAND)
 #undef LUCID_SHORTHAND
 
+// The tensor an in-place op on self reads for `other`: other, or a copy of it when it
+// shares self's bytes in another arrangement (a += a.t() must read the old values, not
+// ones the loop already wrote).
+TensorPtr read_apart(const TensorPtr& self, const TensorPtr& other);
+
 // An in-place op made from an out-of-place one: self = f(self), checked (shape,
 // dtype cast) and recorded like the table's in-place ops. `source` is the other
 // tensor read (for the in-place checks); may be null.

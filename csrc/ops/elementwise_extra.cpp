@@ -59,10 +59,11 @@ std::optional<double> real_number(const Scalar& s) {
 }
 
 // The Pointwise primitive (Note [One rounding]) over x, y and z (a tensor, or the
-// number z_number), each cast to `dtype` (a float dtype) and broadcast together. No
-// autograd: callers record.
+// number z_number), each cast to `dtype` (a float dtype) and broadcast together, into a
+// new tensor or `into` (of that dtype and shape, on their device: an in-place op's self).
+// No autograd: callers record.
 TensorPtr pointwise(PointwiseOp op, Dtype dtype, const TensorPtr& x, const TensorPtr& y, const TensorPtr& z,
-                    std::optional<double> z_number, double value) {
+                    std::optional<double> z_number, double value, const TensorPtr& into = nullptr) {
   Pointwise p;
   p.op = op;
   p.compute = dtype;
@@ -77,7 +78,7 @@ TensorPtr pointwise(PointwiseOp op, Dtype dtype, const TensorPtr& x, const Tenso
     return c->shape() == shape ? c : expand(c, shape);
   };
   TensorPtr in[3] = {ready(x), ready(y), z ? ready(z) : nullptr};
-  TensorPtr out = TensorImpl::empty(shape, dtype, device);
+  TensorPtr out = into ? into : TensorImpl::empty(shape, dtype, device);
   const TensorImpl* ins[3] = {in[0].get(), in[1].get(), in[2].get()};
   TensorImpl* outs[1] = {out.get()};
   launch(p, outs, Inputs(ins, z ? 3 : 2));
@@ -345,10 +346,21 @@ TensorPtr add_alpha(BinaryOp op, const Operand& a, const Operand& b, const Scala
 
 void add_alpha_inplace(BinaryOp op, const TensorPtr& self, const Operand& other, const Scalar& alpha) {
   const Operand a = ten(self);
-  if (other.tensor && !is_one(alpha) && is_floating(result_type({&a, &other})))
-    return inplace_via(op_name(op), self, other.tensor,
-                       [&](const TensorPtr& x) { return add_alpha(op, ten(x), other, alpha); });
-  binary_inplace(op, self, alpha_operand(op, a, other, alpha));
+  const Dtype d = other.tensor ? result_type({&a, &other}) : Dtype::Bool;
+  if (!other.tensor || is_one(alpha) || !is_floating(d))
+    return binary_inplace(op, self, alpha_operand(op, a, other, alpha));
+  const char* name = op_name(op);
+  check_inplace_target(name, self, other.tensor);
+  // One pass written into self (w.add_(g, alpha=-lr)), unless autograd records, the
+  // write goes through a view, or the result is cast: then the out-of-place op's result
+  // is written back, as every in-place op does then.
+  if (d != self->dtype() || broadcast_shapes(self->shape(), other.tensor->shape()) != self->shape() ||
+      autograd::needs_grad({&self, &other.tensor}) || writes_through_view(self, other.tensor))
+    return inplace_via(name, self, other.tensor, [&](const TensorPtr& x) { return add_alpha(op, ten(x), other, alpha); });
+  check_alpha(a, other, alpha);
+  const double scale = *real_number(alpha) * (op == BinaryOp::Sub ? -1.0 : 1.0);
+  pointwise(PointwiseOp::AddScaled, d, self, read_apart(self, other.tensor), nullptr, scale, 1.0, self);
+  self->bump_version();
 }
 
 BinaryOp div_op(const std::optional<std::string>& mode) {

@@ -162,6 +162,30 @@ def test_add_sub_alpha(dtype, device):
             _same_bits(getattr(la.clone(), op + "_")(lb, alpha=s), getattr(ta.clone(), op + "_")(tb, alpha=s))
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32", "float64"])
+def test_add_alpha_in_place_writes_self_once(dtype, device):
+    # add_ / sub_ with alpha write the one-rounding result straight into self: the
+    # out-of-place op's bits and a version bump, through a strided self, and with self
+    # read in another arrangement (a.add_(a.t()), which torch refuses) from the old values.
+    (la, ta), (lb, tb), _ = _three(dtype, device, shapes=((64, 64), (64, 64), (1,)))
+    for op in ("add", "sub"):
+        f = getattr(lucid, op)
+        x = la.clone()
+        v = x._version
+        getattr(x, op + "_")(lb, alpha=0.37)
+        assert x._version == v + 1
+        _same_bits(x, _as_torch(f(la, lb, alpha=0.37)))
+        x = la.clone()
+        getattr(x[:, ::2], op + "_")(lb[:, ::2], alpha=-2.5)
+        _same_bits(x[:, ::2], _as_torch(f(la[:, ::2], lb[:, ::2], alpha=-2.5)))
+        _same_bits(x[:, 1::2], ta[:, 1::2])
+        x = la.clone()
+        getattr(x, op + "_")(x.t(), alpha=2)
+        _same_bits(x, _as_torch(f(la, la.t(), alpha=2)))
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        la[0].clone().add_(lb, alpha=2)
+
+
 def test_add_alpha_promotes_before_it_scales(device):
     # float64 + alpha * bfloat16: the product is float64's, not a bfloat16 one
     (la, ta), (lb, tb), _ = _three("bfloat16", device)
