@@ -6,9 +6,9 @@
 // Note [Fast elementwise]
 // - SIMD: the dense loops are compiled three times (baseline x86-64, AVX2,
 //   AVX-512) through GCC target attributes, and cpu_isa() picks one at run time,
-//   so the build needs no -march. Only the float types get the extra copies, which
+//   so the build needs no -march. Only float and double get the extra copies, which
 //   keeps the kernel units quick to compile; float16 / bfloat16 rows convert a block
-//   at a time (Note [16-bit rows], half_rows.h).
+//   at a time with the CPU's vector conversions (Note [16-bit rows], half_rows.h).
 // - Threads: past 2 * grain elements the flat index range is split over the pool
 //   (parallel.h); each piece starts from its own N-d position. Below that the loop
 //   runs inline with no allocation beyond today's (the collapsed strides).
@@ -37,78 +37,32 @@ namespace lucid::cpu {
 template <typename T>
 using opmath_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
 
-// Dtypes whose dense loops get AVX2 / AVX-512 copies: the floats. (The integer copies
-// added compile time to the kernel units for ops that are memory-bound where SIMD
-// width would matter.)
+// Dtypes whose dense loops get AVX2 / AVX-512 copies: float and double. (The integer
+// copies added compile time to the kernel units for ops that are memory-bound where
+// SIMD width would matter. The 16-bit floats' loops spend their time converting, which
+// half_rows.h's converters do with the CPU's own instructions from the baseline copy:
+// their AVX copies added half the kernel units' compile time for little.)
 template <typename T>
-inline constexpr bool kSimdClone = kIsRealFloat<T>;
+inline constexpr bool kSimdClone = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
-// A dense loop whose operands and result are all one 16-bit float type runs block
-// by block through float buffers (Note [16-bit rows]).
-template <typename TOut, typename TIn>
-inline constexpr bool kHalfRows = kIsHalfFloat<TIn> && std::is_same_v<TOut, TIn>;
-
-// The four dense row kernels, defined once per instruction set. In the 16-bit form,
-// `value` (a broadcast operand) is passed through as it is: a TIn widens in the
-// functor as it would have, and a float is already the opmath value.
+// The four dense row kernels, defined once per instruction set.
 #define LUCID_DENSE_LOOPS(ATTR, SFX)                                                                        \
   template <typename TOut, typename TIn, typename F>                                                       \
   ATTR void dense1##SFX(TOut* __restrict o, const TIn* __restrict a, int64_t n, F f) {                     \
-    if constexpr (kHalfRows<TOut, TIn>) {                                                                  \
-      alignas(64) float fa[kHalfBlock], fo[kHalfBlock];                                                    \
-      for (int64_t i = 0; i < n; i += kHalfBlock) {                                                        \
-        const int64_t m = std::min(kHalfBlock, n - i);                                                     \
-        widen##SFX(fa, a + i, m);                                                                          \
-        for (int64_t j = 0; j < m; ++j) fo[j] = static_cast<float>(f(fa[j]));                             \
-        narrow##SFX(o + i, fo, m);                                                                         \
-      }                                                                                                     \
-    } else {                                                                                                \
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i]));                                   \
-    }                                                                                                       \
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i]));                                     \
   }                                                                                                         \
   template <typename TOut, typename TIn, typename F>                                                       \
   ATTR void dense2##SFX(TOut* __restrict o, const TIn* __restrict a, const TIn* __restrict b, int64_t n,    \
                         F f) {                                                                              \
-    if constexpr (kHalfRows<TOut, TIn>) {                                                                  \
-      alignas(64) float fa[kHalfBlock], fb[kHalfBlock], fo[kHalfBlock];                                    \
-      for (int64_t i = 0; i < n; i += kHalfBlock) {                                                        \
-        const int64_t m = std::min(kHalfBlock, n - i);                                                     \
-        widen##SFX(fa, a + i, m);                                                                          \
-        widen##SFX(fb, b + i, m);                                                                          \
-        for (int64_t j = 0; j < m; ++j) fo[j] = static_cast<float>(f(fa[j], fb[j]));                       \
-        narrow##SFX(o + i, fo, m);                                                                         \
-      }                                                                                                     \
-    } else {                                                                                                \
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i], b[i]));                             \
-    }                                                                                                       \
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i], b[i]));                               \
   }                                                                                                         \
   template <typename TOut, typename TIn, typename TV, typename F>                                          \
   ATTR void scalar_b##SFX(TOut* __restrict o, const TIn* __restrict a, const TV b, int64_t n, F f) {       \
-    if constexpr (kHalfRows<TOut, TIn>) {                                                                  \
-      alignas(64) float fa[kHalfBlock], fo[kHalfBlock];                                                    \
-      for (int64_t i = 0; i < n; i += kHalfBlock) {                                                        \
-        const int64_t m = std::min(kHalfBlock, n - i);                                                     \
-        widen##SFX(fa, a + i, m);                                                                          \
-        for (int64_t j = 0; j < m; ++j) fo[j] = static_cast<float>(f(fa[j], b));                           \
-        narrow##SFX(o + i, fo, m);                                                                         \
-      }                                                                                                     \
-    } else {                                                                                                \
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i], b));                               \
-    }                                                                                                       \
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a[i], b));                                  \
   }                                                                                                         \
   template <typename TOut, typename TIn, typename TV, typename F>                                          \
   ATTR void scalar_a##SFX(TOut* __restrict o, const TV a, const TIn* __restrict b, int64_t n, F f) {       \
-    if constexpr (kHalfRows<TOut, TIn>) {                                                                  \
-      alignas(64) float fb[kHalfBlock], fo[kHalfBlock];                                                    \
-      for (int64_t i = 0; i < n; i += kHalfBlock) {                                                        \
-        const int64_t m = std::min(kHalfBlock, n - i);                                                     \
-        widen##SFX(fb, b + i, m);                                                                          \
-        for (int64_t j = 0; j < m; ++j) fo[j] = static_cast<float>(f(a, fb[j]));                           \
-        narrow##SFX(o + i, fo, m);                                                                         \
-      }                                                                                                     \
-    } else {                                                                                                \
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a, b[i]));                                \
-    }                                                                                                       \
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(a, b[i]));                                  \
   }
 
 LUCID_DENSE_LOOPS(, _base)
@@ -133,15 +87,96 @@ LUCID_DENSE_LOOPS(LUCID_TARGET_AVX512, _avx512)
 #define LUCID_DISPATCH_CALL(kernel, TIn, ...) return kernel##_base(__VA_ARGS__)
 #endif
 
+// Note [16-bit rows] in the dense loops: a row whose operands and result are all one
+// 16-bit float type runs a block at a time: its operands widened into float buffers
+// (half_rows.h's vector conversions), the op's float loop over them, the result narrowed
+// once. The float loop is the float dtype's own (the functor's `Wide`: the same float
+// arithmetic, whose SIMD copies the float dtype has already), or, for a functor without
+// one, the plain loop. The 16-bit types get no SIMD copies of their own: they would
+// add half the kernel units' compile time for the same float loop.
+template <typename TOut, typename TIn>
+inline constexpr bool kHalfRows = kIsHalfFloat<TIn> && std::is_same_v<TOut, TIn>;
+
+// Three buffers of a block, placed so that no two start a multiple of 4 KiB apart (a
+// load from one and a store to another at the same offset would then falsely alias).
+struct HalfBuffers {
+  static constexpr int64_t kStride = kHalfBlock + 32;
+  alignas(64) float data[3 * kStride];
+  float* operator[](int k) { return data + k * kStride; }
+};
+
 template <typename TOut, typename TIn, typename F>
-void dense1(TOut* o, const TIn* a, int64_t n, F f) { LUCID_DISPATCH_CALL(dense1, TIn, o, a, n, f); }
+void dense1(TOut* o, const TIn* a, int64_t n, F f);
 template <typename TOut, typename TIn, typename F>
-void dense2(TOut* o, const TIn* a, const TIn* b, int64_t n, F f) { LUCID_DISPATCH_CALL(dense2, TIn, o, a, b, n, f); }
-// (The one value, TV, is TIn or TIn's opmath type: Note [Numbers in opmath].)
+void dense2(TOut* o, const TIn* a, const TIn* b, int64_t n, F f);
 template <typename TOut, typename TIn, typename TV, typename F>
-void scalar_b(TOut* o, const TIn* a, TV b, int64_t n, F f) { LUCID_DISPATCH_CALL(scalar_b, TIn, o, a, b, n, f); }
+void scalar_b(TOut* o, const TIn* a, TV b, int64_t n, F f);
 template <typename TOut, typename TIn, typename TV, typename F>
-void scalar_a(TOut* o, TV a, const TIn* b, int64_t n, F f) { scalar_a_base(o, a, b, n, f); }  // rare (2 - t)
+void scalar_a(TOut* o, TV a, const TIn* b, int64_t n, F f);
+
+// The 16-bit row through float blocks; `rows(out, x, y, m)` runs the float loop.
+template <typename T, typename Rows>
+void half_rows(T* o, const T* a, const T* b, int64_t n, Rows rows) {
+  HalfBuffers buf;
+  for (int64_t i = 0; i < n; i += kHalfBlock) {
+    const int64_t m = std::min(kHalfBlock, n - i);
+    if (a) widen_rows(buf[0], a + i, m);
+    if (b) widen_rows(buf[1], b + i, m);
+    rows(buf[2], buf[0], buf[1], m);
+    narrow_rows(o + i, buf[2], m);
+  }
+}
+template <typename F>
+concept HasWide = requires { typename F::Wide; };
+
+template <typename TOut, typename TIn, typename F>
+void dense1(TOut* o, const TIn* a, int64_t n, F f) {
+  if constexpr (kHalfRows<TOut, TIn>) {
+    return half_rows(o, a, static_cast<const TIn*>(nullptr), n, [f](float* y, const float* x, const float*, int64_t m) {
+      if constexpr (HasWide<F>) dense1(y, x, m, typename F::Wide());
+      else dense1_base(y, x, m, f);
+    });
+  } else {
+    LUCID_DISPATCH_CALL(dense1, TIn, o, a, n, f);
+  }
+}
+template <typename TOut, typename TIn, typename F>
+void dense2(TOut* o, const TIn* a, const TIn* b, int64_t n, F f) {
+  if constexpr (kHalfRows<TOut, TIn>) {
+    return half_rows(o, a, b, n, [f](float* y, const float* x, const float* z, int64_t m) {
+      if constexpr (HasWide<F>) dense2(y, x, z, m, typename F::Wide());
+      else dense2_base(y, x, z, m, f);
+    });
+  } else {
+    LUCID_DISPATCH_CALL(dense2, TIn, o, a, b, n, f);
+  }
+}
+// (The one value, TV, is TIn or TIn's opmath type: Note [Numbers in opmath]. A 16-bit
+// row takes it as a float, which either widens to exactly.)
+template <typename TOut, typename TIn, typename TV, typename F>
+void scalar_b(TOut* o, const TIn* a, TV b, int64_t n, F f) {
+  if constexpr (kHalfRows<TOut, TIn>) {
+    const float v = float(b);
+    return half_rows(o, a, static_cast<const TIn*>(nullptr), n, [f, v](float* y, const float* x, const float*, int64_t m) {
+      if constexpr (HasWide<F>) scalar_b(y, x, v, m, typename F::Wide());
+      else scalar_b_base(y, x, v, m, f);
+    });
+  } else {
+    LUCID_DISPATCH_CALL(scalar_b, TIn, o, a, b, n, f);
+  }
+}
+template <typename TOut, typename TIn, typename TV, typename F>
+void scalar_a(TOut* o, TV a, const TIn* b, int64_t n, F f) {  // rare (2 - t): no SIMD copies
+  if constexpr (kHalfRows<TOut, TIn>) {
+    const float v = float(a);
+    return half_rows(o, static_cast<const TIn*>(nullptr), b, n, [f, v](float* y, const float*, const float* z, int64_t m) {
+      if constexpr (HasWide<F>) scalar_a_base(y, v, z, m, typename F::Wide());
+      else scalar_a_base(y, v, z, m, f);
+    });
+  } else {
+    scalar_a_base(o, a, b, n, f);
+  }
+}
 #undef LUCID_DISPATCH_CALL
 
 // Elements per thread piece of a unary op: the float functions (exp, tanh, ...)
@@ -370,6 +405,7 @@ namespace lucid::cpu {
 template <typename Op, typename T>
 struct BinaryFn {
   using C = opmath_t<T>;
+  using Wide = BinaryFn<Op, C>;  // the same arithmetic on C rows (Note [16-bit rows])
   // (x or y may already be a C: a number kept in opmath, Note [Numbers in opmath])
   template <typename X, typename Y>
   auto operator()(X x, Y y) const { return Op()(C(x), C(y)); }
@@ -377,6 +413,7 @@ struct BinaryFn {
 template <typename Op, typename T>
 struct UnaryFn {
   using C = opmath_t<T>;
+  using Wide = UnaryFn<Op, C>;
   // (x is a C in the 16-bit rows: Note [16-bit rows])
   template <typename X>
   auto operator()(X x) const { return Op()(C(x)); }
