@@ -39,9 +39,8 @@ using opmath_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T,
 
 // Dtypes whose dense loops get AVX2 / AVX-512 copies: float and double. (The integer
 // copies added compile time to the kernel units for ops that are memory-bound where
-// SIMD width would matter. The 16-bit floats' loops spend their time converting, which
-// half_rows.h's converters do with the CPU's own instructions from the baseline copy:
-// their AVX copies added half the kernel units' compile time for little.)
+// SIMD width would matter. The 16-bit floats run the float loops between vector
+// conversions: Note [16-bit rows] below.)
 template <typename T>
 inline constexpr bool kSimdClone = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
@@ -413,10 +412,8 @@ struct BinaryFn {
 template <typename Op, typename T>
 struct UnaryFn {
   using C = opmath_t<T>;
-  using Wide = UnaryFn<Op, C>;
-  // (x is a C in the 16-bit rows: Note [16-bit rows])
-  template <typename X>
-  auto operator()(X x) const { return Op()(C(x)); }
+  using Wide = UnaryFn<Op, C>;  // the same arithmetic on C rows (Note [16-bit rows])
+  auto operator()(T x) const { return Op()(C(x)); }
 };
 
 // Runs a binary functor over host operands that share one dtype; `out` is bool for
