@@ -27,7 +27,7 @@ ValuesIndices extremum(const TensorPtr& a, const ReducePlan& plan, bool is_max, 
   if (values) out_list[n_outs++] = (r.values = TensorImpl::empty(plan.kept_shape, a->dtype(), a->device())).get();
   if (indices) out_list[n_outs++] = (r.indices = TensorImpl::empty(plan.kept_shape, Dtype::I64, a->device())).get();
   const Outputs outs(out_list, n_outs);
-  if (plan.outer > 0 && block_float_dtype(a->dtype())) {
+  if (plan.outer > 0 && block_float_dtype(*a)) {
     if (std::optional<DimPlan> b = contiguous_block(*a, plan)) {  // in place, vectorised, threaded
       ExtremumBlock p;
       p.outer = b->outer, p.n = b->n, p.inner = b->inner;

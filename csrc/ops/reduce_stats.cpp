@@ -113,7 +113,7 @@ TensorPtr sgn_of(const TensorPtr& x) {
 // form one block (MomentBlock); null otherwise.
 TensorPtr fast_moment(const TensorPtr& a, const ReducePlan& plan, bool keepdim, BlockMoment moment,
                       double correction) {
-  if (!block_float_dtype(a->dtype())) return nullptr;
+  if (!block_float_dtype(*a)) return nullptr;
   std::optional<DimPlan> b = contiguous_block(*a, plan);
   if (!b) return nullptr;
   TensorPtr out = TensorImpl::empty(plan.kept_shape, a->dtype(), a->device());
