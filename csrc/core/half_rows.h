@@ -14,7 +14,9 @@
 // keeps the payload's top bits where half.h writes the canonical one).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "core/half.h"
 #include "core/isa.h"
@@ -106,6 +108,36 @@ void narrow_rows(T* dst, const float* src, int64_t n) {
   if (isa == Isa::Avx2) return narrow_avx2(dst, src, n);
 #endif
   narrow_base(dst, src, n);
+}
+
+// A buffer of n elements that the calling thread keeps (and reuses) for widened rows.
+template <typename E>
+E* thread_buffer(int64_t n) {
+  static thread_local std::vector<E> buf;
+  if (buf.size() < size_t(n)) buf.resize(size_t(n));
+  return buf.data();
+}
+
+// Three buffers of a block, placed so that no two start a multiple of 4 KiB apart (a
+// load from one and a store to another at the same offset would then falsely alias).
+struct HalfBuffers {
+  static constexpr int64_t kStride = kHalfBlock + 32;
+  alignas(64) float data[3 * kStride];
+  float* operator[](int k) { return data + k * kStride; }
+};
+
+// A 16-bit row through float blocks: a and b (either may be null) widened, then
+// `rows(out, x, y, m)` runs the float loop, and its result is narrowed into o once.
+template <typename T, typename Rows>
+void half_rows(T* o, const T* a, const T* b, int64_t n, Rows rows) {
+  HalfBuffers buf;
+  for (int64_t i = 0; i < n; i += kHalfBlock) {
+    const int64_t m = std::min(kHalfBlock, n - i);
+    if (a) widen_rows(buf[0], a + i, m);
+    if (b) widen_rows(buf[1], b + i, m);
+    rows(buf[2], buf[0], buf[1], m);
+    narrow_rows(o + i, buf[2], m);
+  }
 }
 
 }  // namespace lucid::cpu

@@ -96,14 +96,6 @@ LUCID_DENSE_LOOPS(LUCID_TARGET_AVX512, _avx512)
 template <typename TOut, typename TIn>
 inline constexpr bool kHalfRows = kIsHalfFloat<TIn> && std::is_same_v<TOut, TIn>;
 
-// Three buffers of a block, placed so that no two start a multiple of 4 KiB apart (a
-// load from one and a store to another at the same offset would then falsely alias).
-struct HalfBuffers {
-  static constexpr int64_t kStride = kHalfBlock + 32;
-  alignas(64) float data[3 * kStride];
-  float* operator[](int k) { return data + k * kStride; }
-};
-
 template <typename TOut, typename TIn, typename F>
 void dense1(TOut* o, const TIn* a, int64_t n, F f);
 template <typename TOut, typename TIn, typename F>
@@ -113,18 +105,6 @@ void scalar_b(TOut* o, const TIn* a, TV b, int64_t n, F f);
 template <typename TOut, typename TIn, typename TV, typename F>
 void scalar_a(TOut* o, TV a, const TIn* b, int64_t n, F f);
 
-// The 16-bit row through float blocks; `rows(out, x, y, m)` runs the float loop.
-template <typename T, typename Rows>
-void half_rows(T* o, const T* a, const T* b, int64_t n, Rows rows) {
-  HalfBuffers buf;
-  for (int64_t i = 0; i < n; i += kHalfBlock) {
-    const int64_t m = std::min(kHalfBlock, n - i);
-    if (a) widen_rows(buf[0], a + i, m);
-    if (b) widen_rows(buf[1], b + i, m);
-    rows(buf[2], buf[0], buf[1], m);
-    narrow_rows(o + i, buf[2], m);
-  }
-}
 template <typename F>
 concept HasWide = requires { typename F::Wide; };
 

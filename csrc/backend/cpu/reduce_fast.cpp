@@ -185,20 +185,15 @@ LUCID_CLONES void col_tile(Moment m, double* acc, const double* x, int64_t rows,
 // float16 / bfloat16 (Note [16-bit rows]): each row block, or four rows of a column
 // tile, widened into a float buffer (exact), then the float32 loops. The buffer is the
 // thread's: a row block is up to kRowBlock floats, four tile rows 4 * kColChunk.
-float* widen_buffer(int64_t n) {
-  static thread_local std::vector<float> buf;
-  if (buf.size() < size_t(n)) buf.resize(size_t(n));
-  return buf.data();
-}
 template <typename T>
 double row_block(Moment m, const T* x, int64_t len, double mean) {
-  float* f = widen_buffer(len);
+  float* f = thread_buffer<float>(len);
   widen_rows(f, x, len);
   return row_block(m, static_cast<const float*>(f), len, mean);
 }
 template <typename T>
 void col_tile(Moment m, double* acc, const T* x, int64_t rows, int64_t stride, int64_t len, const double* mean) {
-  float* f = widen_buffer(4 * len);
+  float* f = thread_buffer<float>(4 * len);
   for (int64_t k = 0; k < rows; k += 4) {
     const int64_t r = std::min<int64_t>(4, rows - k);
     for (int64_t j = 0; j < r; ++j) widen_rows(f + j * len, x + (k + j) * stride, len);

@@ -278,12 +278,6 @@ bool better_rt(bool is_max, T v, int64_t i, T rv, int64_t ri) {
 // and walked by the float kernels; the groups' results merge in row order, the earlier
 // row winning a tie, as one walk would.
 constexpr int64_t kHalfGroup = 16;
-template <typename E>
-E* thread_buffer(int64_t n) {
-  static thread_local std::vector<E> buf;
-  if (buf.size() < size_t(n)) buf.resize(size_t(n));
-  return buf.data();
-}
 template <typename T>
   requires kIsHalfFloat<T>
 Best<T> row_block(bool is_max, const T* x, int64_t len, bool need_index = true) {

@@ -3,7 +3,6 @@
 // the templates below run it over an array, the last partial vector masked.
 #include "backend/cpu/vec_math.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -192,15 +191,8 @@ VecUnaryFn pick(Dtype dtype, Isa isa) {
 template <ops::UnaryOp Op, typename T>
 void via_float(const void* in, void* out, int64_t n) {
   static const VecUnaryFn f32 = vec_unary(Op, Dtype::F32);
-  const T* x = static_cast<const T*>(in);
-  T* y = static_cast<T*>(out);
-  alignas(64) float buf[kHalfBlock];
-  for (int64_t i = 0; i < n; i += kHalfBlock) {
-    const int64_t m = std::min(kHalfBlock, n - i);
-    widen_rows(buf, x + i, m);
-    f32(buf, buf, m);
-    narrow_rows(y + i, buf, m);
-  }
+  half_rows(static_cast<T*>(out), static_cast<const T*>(in), static_cast<const T*>(nullptr), n,
+            [](float* y, const float* x, const float*, int64_t m) { f32(x, y, m); });
 }
 
 template <typename T>
