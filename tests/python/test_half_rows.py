@@ -79,6 +79,24 @@ def test_exact_unary_bits(op, dtype):
 
 
 @pytest.mark.parametrize("dtype", HALVES)
+def test_neg_and_abs_change_only_the_sign_bit(dtype):
+    # Every 16-bit pattern, NaNs, infinities and zeros included: on dense rows neg flips
+    # bit 15 and abs clears it, as torch's vector kernels do. (Strided rows go through
+    # float, which keeps everything but a NaN's payload, as torch's scalar loop does.)
+    bits = lucid.arange(-32768, 32768, dtype=lucid.int32).to(lucid.int16)
+    x = bits.view(getattr(lucid, dtype))
+    flipped = [b ^ -32768 if b >= 0 else b & 0x7FFF for b in range(-32768, 32768)]
+    cleared = [b & 0x7FFF for b in range(-32768, 32768)]
+    assert (-x).view(lucid.int16).tolist() == flipped
+    assert x.abs().view(lucid.int16).tolist() == cleared
+    numbers = [i for i, nan in enumerate(x[1::2].isnan().tolist()) if not nan]
+    strided = lucid.neg(x[1::2]).view(lucid.int16).tolist()
+    assert [strided[i] for i in numbers] == [flipped[1::2][i] for i in numbers]
+    tx = torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16).view(getattr(torch, dtype))
+    assert (-tx).view(torch.int16).tolist() == flipped
+
+
+@pytest.mark.parametrize("dtype", HALVES)
 @pytest.mark.parametrize("op", ["exp", "log", "tanh", "sigmoid", "sin", "erf", "expm1", "log1p"])
 def test_vector_math_is_the_float32_kernel_rounded_once(op, dtype):
     # A dense 16-bit row runs the float32 vector kernel on the widened block: exactly the
