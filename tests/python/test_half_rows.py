@@ -113,8 +113,9 @@ def test_vector_math_is_the_float32_kernel_rounded_once(op, dtype):
 @pytest.mark.parametrize("shape,dim", [((N,), None), ((257, 301), 1), ((257, 301), 0), ((3, 4099, 33), 1),
                                        ((5, 40000), -1), ((64, 3, 7), (0, 2))])
 def test_sums_are_the_float64_sum_rounded(shape, dim, dtype):
-    # MomentBlock reads 16-bit blocks through float buffers (exact) and accumulates in
-    # double: the float64 sum of the same values, rounded (to float, then to 16 bits).
+    # MomentBlock reads 16-bit rows through float windows (exact) and accumulates in
+    # double: the float64 sum of the same values, rounded (to float, then to 16 bits),
+    # and the float32 cast's own result in the same lanes and order, rounded.
     n = 1
     for s in shape:
         n *= s
@@ -125,6 +126,7 @@ def test_sums_are_the_float64_sum_rounded(shape, dim, dtype):
         got = getattr(lucid, name)(lt, **kw)
         want = getattr(torch, name)(t.double(), **kw).float().to(t.dtype)
         _same_bits(got, want)
+        _same_bits(got, to_torch(getattr(lucid, name)(lt.float(), **kw)).to(t.dtype))
         torch.testing.assert_close(to_torch(got), getattr(torch, name)(t, **kw), rtol=2e-2, atol=2e-2)
     for name, tkw in (("var", {}), ("std", {"correction": 0}), ("norm", None)):
         got = lucid.norm(lt, **kw) if tkw is None else getattr(lucid, name)(lt, **kw, **tkw)

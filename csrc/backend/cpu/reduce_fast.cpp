@@ -54,21 +54,52 @@ LUCID_INLINE double apply1(double v, double m) {
   else return (v - m) * (v - m);
 }
 
+// Where the row loops read a block's elements: the row itself, or, for a 16-bit row (Note
+// [16-bit rows]), a window of kWindow elements widened (exactly) into a stack buffer that
+// stays in L1. (Widening a whole 16K-element block first and reading it back from L2 ran
+// sums at half torch's speed.) The loops ask for runs that start at a multiple of their
+// step, a divisor of kWindow, and stop before the next: a run never crosses a window.
+constexpr int64_t kWindow = 2048;
+template <typename T>
+struct RowSource {
+  const T* x;
+  RowSource(const T* row, int64_t) : x(row) {}
+  LUCID_INLINE const T* at(int64_t k) { return x + k; }
+};
+template <typename T>
+  requires kIsHalfFloat<T>
+struct RowSource<T> {
+  const T* x;
+  int64_t len, base = -kWindow;
+  alignas(64) float buf[kWindow];
+  RowSource(const T* row, int64_t n) : x(row), len(n) {}
+  LUCID_INLINE const float* at(int64_t k) {  // k only grows
+    if (k - base >= kWindow) {
+      base = k / kWindow * kWindow;
+      widen_rows(buf, x + base, std::min(kWindow, len - base));
+    }
+    return buf + (k - base);
+  }
+};
+
 // float rows: each float lane adds up to 4 values of a 256-element chunk (exact to a few
 // ulp of that small partial), then the chunk's lanes move into double lanes. Twice
 // the throughput of converting every element, with double-like precision.
 // (16 float lanes kept as two 8-lane halves, lo and hi: the same lanes and additions, but
 // GCC 12 spills 64-byte accumulators through the stack and general registers in the
 // AVX2 clone, which ran this loop at half the memory's speed.)
-template <Moment M>
-LUCID_INLINE double row_block_f32(const float* x, int64_t len, double mean) {
+// (A 16-bit row gives the same floats, so its float32 cast's bits.)
+template <Moment M, typename T>
+LUCID_INLINE double row_block_f32(const T* row, int64_t len, double mean) {
+  RowSource<T> src(row, len);
   vd8 d0{}, d1{};
   const vf8 mv = vf8{} + float(mean);
   int64_t k = 0;
   while (k + 64 <= len) {
     const int64_t chunk = std::min<int64_t>(256, (len - k) / 64 * 64);
+    const float* x = src.at(k);
     vf8 lo[4] = {}, hi[4] = {};
-    for (int64_t j = k; j < k + chunk; j += 64)
+    for (int64_t j = 0; j < chunk; j += 64)
       for (int q = 0; q < 4; ++q) {
         lo[q] += apply<M>(load<vf8>(x + j + 16 * q), mv);
         hi[q] += apply<M>(load<vf8>(x + j + 16 * q + 8), mv);
@@ -79,6 +110,7 @@ LUCID_INLINE double row_block_f32(const float* x, int64_t len, double mean) {
     k += chunk;
   }
   const vd8 md = vd8{} + mean;
+  const float* x = src.at(k) - k;  // the tail, under 64 elements from a multiple of 64
   for (; k + 8 <= len; k += 8) d0 += apply<M>(load_d8(x + k), md);
   double r = hsum(d0 + d1);
   for (; k < len; ++k) r += apply1<M>(double(x[k]), mean);
@@ -94,15 +126,19 @@ LUCID_INLINE vd4 load_d4(const double* p) { return load<vd4>(p); }
 // in row_block_f32: the same lanes and additions, so the same bits (float64 sums ran at
 // half torch's speed with 64-byte accumulators spilled through the stack).
 template <Moment M, typename T>
-LUCID_INLINE double row_block_t(const T* x, int64_t len, double mean) {
-  if constexpr (std::is_same_v<T, float>)
-    if (M != Moment::SqDev) return row_block_f32<M>(x, len, mean);  // (deviations stay in double)
+LUCID_INLINE double row_block_t(const T* row, int64_t len, double mean) {
+  if constexpr (std::is_same_v<T, float> || kIsHalfFloat<T>)
+    if (M != Moment::SqDev) return row_block_f32<M>(row, len, mean);  // (deviations stay in double)
+  RowSource<T> src(row, len);
   vd4 a[4][2] = {};
   const vd4 mv = vd4{} + mean;
   int64_t k = 0;
-  for (; k + 32 <= len; k += 32)
+  for (; k + 32 <= len; k += 32) {
+    const auto* x = src.at(k);
     for (int q = 0; q < 4; ++q)
-      for (int h = 0; h < 2; ++h) a[q][h] += apply<M>(load_d4(x + k + 8 * q + 4 * h), mv);
+      for (int h = 0; h < 2; ++h) a[q][h] += apply<M>(load_d4(x + 8 * q + 4 * h), mv);
+  }
+  const auto* x = src.at(k) - k;  // the tail, under 32 elements from a multiple of 32
   for (; k + 8 <= len; k += 8)
     for (int h = 0; h < 2; ++h) a[0][h] += apply<M>(load_d4(x + k + 4 * h), mv);
   vd8 sum;
@@ -173,6 +209,12 @@ LUCID_CLONES double row_block(Moment m, const float* x, int64_t len, double mean
 LUCID_CLONES double row_block(Moment m, const double* x, int64_t len, double mean) {
   return row_block_any(m, x, len, mean);
 }
+LUCID_CLONES double row_block(Moment m, const Half* x, int64_t len, double mean) {
+  return row_block_any(m, x, len, mean);
+}
+LUCID_CLONES double row_block(Moment m, const BFloat16* x, int64_t len, double mean) {
+  return row_block_any(m, x, len, mean);
+}
 LUCID_CLONES void col_tile(Moment m, double* acc, const float* x, int64_t rows, int64_t stride, int64_t len,
                            const double* mean) {
   col_tile_any(m, acc, x, rows, stride, len, mean);
@@ -182,15 +224,9 @@ LUCID_CLONES void col_tile(Moment m, double* acc, const double* x, int64_t rows,
   col_tile_any(m, acc, x, rows, stride, len, mean);
 }
 
-// float16 / bfloat16 (Note [16-bit rows]): each row block, or four rows of a column
-// tile, widened into a float buffer (exact), then the float32 loops. The buffer is the
-// thread's: a row block is up to kRowBlock floats, four tile rows 4 * kColChunk.
-template <typename T>
-double row_block(Moment m, const T* x, int64_t len, double mean) {
-  float* f = thread_buffer<float>(len);
-  widen_rows(f, x, len);
-  return row_block(m, static_cast<const float*>(f), len, mean);
-}
+// float16 / bfloat16 columns (Note [16-bit rows]): four rows of a tile at a time widened
+// into a float buffer (exact), then the float32 loop. The buffer is the thread's, four
+// tile rows of up to kColChunk floats.
 template <typename T>
 void col_tile(Moment m, double* acc, const T* x, int64_t rows, int64_t stride, int64_t len, const double* mean) {
   float* f = thread_buffer<float>(4 * len);
