@@ -60,11 +60,18 @@ def test_binary_bits_in_every_layout(op, dtype):
 def test_numbers_and_in_place_bits(dtype):
     # A number stays a float32 in a product (Note [Numbers in opmath]); the in-place forms
     # write through the same loops.
+    # Dense rows with a number convert in registers (Note [16-bit arithmetic in
+    # registers]): overflow to inf, subnormal results and a NaN as the blocks give them.
     a = _data(dtype)
+    a[5], a[77] = float("nan"), float("inf")
     la = to_lucid(a)
     _same_bits(la * 0.998, a * 0.998)
     _same_bits(la + 0.1, a + 0.1)
     _same_bits(2.5 - la, 2.5 - a)
+    _same_bits(la / 3.0, a / 3.0)
+    _same_bits(la * 3e4, a * 3e4)
+    _same_bits(la * 1e-6, a * 1e-6)
+    _same_bits(la[:20] * 0.998, a[:20] * 0.998)  # shorter than a vector
     la.mul_(0.999), a.mul_(0.999)
     _same_bits(la, a)
 
@@ -79,16 +86,20 @@ def test_exact_unary_bits(op, dtype):
 
 
 @pytest.mark.parametrize("dtype", HALVES)
-def test_neg_and_abs_change_only_the_sign_bit(dtype):
+def test_neg_abs_and_relu_on_the_bits(dtype):
     # Every 16-bit pattern, NaNs, infinities and zeros included: on dense rows neg flips
-    # bit 15 and abs clears it, as torch's vector kernels do. (Strided rows go through
-    # float, which keeps everything but a NaN's payload, as torch's scalar loop does.)
+    # bit 15 and abs clears it, as torch's vector kernels do, and relu zeroes exactly
+    # the numbers below zero (-0 and NaNs stay). (Strided rows go through float, which
+    # keeps everything but a NaN's payload, as torch's scalar loop does.)
     bits = lucid.arange(-32768, 32768, dtype=lucid.int32).to(lucid.int16)
     x = bits.view(getattr(lucid, dtype))
     flipped = [b ^ -32768 if b >= 0 else b & 0x7FFF for b in range(-32768, 32768)]
     cleared = [b & 0x7FFF for b in range(-32768, 32768)]
     assert (-x).view(lucid.int16).tolist() == flipped
     assert x.abs().view(lucid.int16).tolist() == cleared
+    values = x.float().tolist()
+    want = [0 if v < 0 else b for v, b in zip(values, range(-32768, 32768))]
+    assert x.relu().view(lucid.int16).tolist() == want
     numbers = [i for i, nan in enumerate(x[1::2].isnan().tolist()) if not nan]
     strided = lucid.neg(x[1::2]).view(lucid.int16).tolist()
     assert [strided[i] for i in numbers] == [flipped[1::2][i] for i in numbers]

@@ -73,12 +73,16 @@ RowKernels binary_rows_of(ops::BinaryOp op, Dtype dtype) {
       r.rows = [](void* o, const void* a, const void* b, int64_t n) {
         dense2(static_cast<T*>(o), static_cast<const T*>(a), static_cast<const T*>(b), n, BinaryFn<Op, T>());
       };
-    r.row_value = [](void* o, const void* a, const void* b, int64_t n) {
-      scalar_b(static_cast<T*>(o), static_cast<const T*>(a), *static_cast<const C*>(b), n, BinaryFn<Op, T>());
-    };
-    r.value_row = [](void* o, const void* a, const void* b, int64_t n) {
-      scalar_a(static_cast<T*>(o), *static_cast<const C*>(a), static_cast<const T*>(b), n, BinaryFn<Op, T>());
-    };
+    r.row_value = vec_half_arith(op, dtype, Operands::RowValue);
+    if (!r.row_value)
+      r.row_value = [](void* o, const void* a, const void* b, int64_t n) {
+        scalar_b(static_cast<T*>(o), static_cast<const T*>(a), *static_cast<const C*>(b), n, BinaryFn<Op, T>());
+      };
+    r.value_row = vec_half_arith(op, dtype, Operands::ValueRow);
+    if (!r.value_row)
+      r.value_row = [](void* o, const void* a, const void* b, int64_t n) {
+        scalar_a(static_cast<T*>(o), *static_cast<const C*>(a), static_cast<const T*>(b), n, BinaryFn<Op, T>());
+      };
     return r;
   }
 }

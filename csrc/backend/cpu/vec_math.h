@@ -25,9 +25,17 @@ VecUnaryFn vec_unary(ops::UnaryOp op, Dtype dtype);
 // out[i] = op(a[i], b[i]) for i < n, over dense arrays of one dtype (out first, as
 // RowKernels' rows).
 using VecBinaryFn = void (*)(void* out, const void* a, const void* b, int64_t n);
-// The vector kernel of binary `op` for `dtype` on this CPU, or nullptr: only the fused
-// activations' derivatives (float32) have one; the arithmetic vectorises as plain loops.
+// The vector kernel of binary `op` for `dtype` on this CPU, or nullptr: the fused
+// activations' derivatives (float32) and the 16-bit arithmetic (vec_half_arith) have one;
+// the other arithmetic vectorises as plain loops.
 VecBinaryFn vec_binary(ops::BinaryOp op, Dtype dtype);
+
+// float16 / bfloat16 +, -, * and / converted in registers (vec_half.cpp, Note [16-bit
+// arithmetic in registers]), or nullptr (other ops or dtypes, a CPU without AVX2). The
+// operands are two rows, or a row and one number (a float, the op's opmath type), passed
+// as RowKernels' row_value / value_row pass them.
+enum class Operands { Rows, RowValue, ValueRow };
+VecBinaryFn vec_half_arith(ops::BinaryOp op, Dtype dtype, Operands form);
 
 // float32 exp, tanh, sigmoid, erf, gelu and silu in lucid's own vector code (vec_exp.cpp, used with or
 // without SLEEF), or nullptr.
