@@ -29,7 +29,7 @@ TensorPtr scan(const TensorPtr& a, int64_t dim, std::optional<Dtype> dtype, bool
   ScanDim prim;
   prim.outer = p.outer, prim.n = p.n, prim.inner = p.inner, prim.is_prod = is_prod;
   TensorPtr out;
-  if (a->dtype() == out_dtype && block_scan_dtype(out_dtype)) {  // float: no double copy, threaded
+  if (a->dtype() == out_dtype && block_scan_dtype(out_dtype, a->device())) {  // float: no double copy, threaded
     TensorPtr x = contiguous_as(a, out_dtype);
     out = TensorImpl::empty(a->shape(), out_dtype, a->device());
     if (a->numel() > 0) launch(prim, {out.get()}, {x.get()});

@@ -146,6 +146,26 @@ def test_sums_are_the_float64_sum_rounded(shape, dim, dtype):
 
 
 @pytest.mark.parametrize("dtype", HALVES)
+@pytest.mark.parametrize("shape,dim", [((300000,), 0), ((2, 5003), 1), ((300, 2051), 0), ((3, 40, 5), 1)])
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_scans_are_the_float32_scans_rounded(shape, dim, op, dtype):
+    # ScanDim reads 16-bit rows and columns through float windows (Note [16-bit rows]):
+    # the float32 cast's scan (totals in double), rounded to 16 bits, long rows cut into
+    # blocks (300000) included; and close to torch's, which accumulates in float.
+    n = 1
+    for s in shape:
+        n *= s
+    t = _data(dtype, n, seed=4).reshape(shape)
+    if op == "cumprod":
+        t = (1 + t.float() / 4000).to(t.dtype)
+    lt = to_lucid(t)
+    got = getattr(lucid, op)(lt, dim)
+    _same_bits(got, to_torch(getattr(lucid, op)(lt.float(), dim)).to(t.dtype))
+    want = getattr(torch, op)(t.double(), dim)
+    torch.testing.assert_close(to_torch(got).double(), want, rtol=1e-2, atol=0.25)
+
+
+@pytest.mark.parametrize("dtype", HALVES)
 @pytest.mark.parametrize("shape", [(70000,), (257, 301), (3, 4099, 33), (64, 3, 7), (40, 2000)])
 def test_extrema_and_indices_as_torch(shape, dtype):
     # ExtremumBlock walks 16-bit blocks (rows, or 16-row groups of a column tile) in float

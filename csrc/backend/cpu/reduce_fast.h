@@ -36,8 +36,9 @@ template <typename T>
 void cross_entropy_backward(const ops::CrossEntropyParams& p, const T* x, const int64_t* t, const T* w, const T* lse,
                             const T* stats, const T* g, T* gx);
 
-// scan.cpp: cumsum / cumprod of float32/64 along n of a contiguous [outer, n, inner]
-// block, from `in` to `out` (same dtype), with running totals in double.
+// scan.cpp: cumsum / cumprod of a float dtype (float32/64, float16, bfloat16) along n of
+// a contiguous [outer, n, inner] block, from `in` to `out` (same dtype), with running
+// totals in double.
 void scan_float(Dtype d, const std::byte* in, std::byte* out, int64_t outer, int64_t n, int64_t inner,
                 bool is_prod);
 

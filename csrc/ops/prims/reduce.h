@@ -15,9 +15,13 @@
 
 namespace lucid::ops {
 
-// The dtypes ScanDim (with a separate output) reads as they are: float32 and float64.
-// Other dtypes are scanned in place in a copy of an accumulate dtype.
-inline bool block_scan_dtype(Dtype d) { return d == Dtype::F32 || d == Dtype::F64; }
+// The dtypes ScanDim (with a separate output) reads as they are: float32 and float64,
+// and on the CPU float16 and bfloat16 (through float windows, Note [16-bit rows]). Other
+// dtypes, and 16-bit ones on the GPU, are scanned in place in a copy of an accumulate
+// dtype.
+inline bool block_scan_dtype(Dtype d, const Device& device) {
+  return d == Dtype::F32 || d == Dtype::F64 || ((d == Dtype::F16 || d == Dtype::BF16) && device.is_cpu());
+}
 
 // The dtypes MomentBlock and ExtremumBlock read as they are: float32 and float64, and
 // float16 and bfloat16 (widened as they are read: in double on the GPU, through float
