@@ -14,15 +14,15 @@ namespace {
 
 using autograd::Grads;
 
-// What SoftmaxDim and SoftmaxBackwardDim compute dtype `d` on `device` in: float32 in
-// float lanes (vectorised exp), float64 in double, float16 and bfloat16 as float32
-// rounded once (as torch): on the GPU natively, the kernel reading and writing 16 bits
-// (a float32 copy in and out would be 5x the traffic of the kernel, at an attention's
-// [B, H, L, S] weights several GiB), elsewhere on float32 copies.
-Dtype compute_dtype(Dtype d, Device device) {
-  const bool half = d == Dtype::F16 || d == Dtype::BF16;
-  if (half && device.type == DeviceType::GPU) return d;
-  return d == Dtype::F64 ? Dtype::F64 : Dtype::F32;
+// What SoftmaxDim and SoftmaxBackwardDim compute dtype `d` in: float32 in float lanes
+// (vectorised exp), float64 in double, float16 and bfloat16 as float32 rounded once (as
+// torch), the kernels reading and writing 16 bits (float32 copies of the whole tensor
+// in and out would be several times the traffic of the kernel, at an attention's [B, H,
+// L, S] weights several GiB): on the GPU natively, on the CPU through float copies of a
+// row or column chunk at a time (Note [16-bit softmax on the CPU]).
+Dtype compute_dtype(Dtype d) {
+  if (d == Dtype::F16 || d == Dtype::BF16 || d == Dtype::F64) return d;
+  return Dtype::F32;
 }
 
 // The gradient through softmax (log: log_softmax) along `dim` from its output y:
@@ -30,7 +30,7 @@ Dtype compute_dtype(Dtype d, Device device) {
 // composite form is four elementwise passes and a reduction, each 16-bit one rounded).
 TensorPtr softmax_backward(const TensorPtr& y, const TensorPtr& g, int64_t dim, bool log) {
   const DimPlan p = plan_dim(*y, dim);
-  const Dtype compute = compute_dtype(y->dtype(), y->device());
+  const Dtype compute = compute_dtype(y->dtype());
   TensorPtr yc = contiguous_as(y, compute), gc = contiguous_as(g, compute);
   TensorPtr gx = TensorImpl::empty(y->shape(), compute, y->device());
   SoftmaxBackwardDim sb;
@@ -47,7 +47,7 @@ TensorPtr softmax_impl(const TensorPtr& a, int64_t dim, std::optional<Dtype> dty
   if (a->numel() == 0) return TensorImpl::empty(a->shape(), a->dtype(), a->device());
   LUCID_CHECK(is_floating(a->dtype()), NotImplementedError, name, "(): not implemented for dtype ",
               dtype_name(a->dtype()), " (floating dtypes only; pass dtype= to compute in one)");
-  const Dtype compute = compute_dtype(a->dtype(), a->device());
+  const Dtype compute = compute_dtype(a->dtype());
   TensorPtr x = contiguous_as(a, compute);
   TensorPtr y = TensorImpl::empty(a->shape(), compute, a->device());
   SoftmaxDim sm;

@@ -166,6 +166,30 @@ def test_scans_are_the_float32_scans_rounded(shape, dim, op, dtype):
 
 
 @pytest.mark.parametrize("dtype", HALVES)
+@pytest.mark.parametrize("shape,dim", [((37, 1000), 1), ((3, 5000), -1), ((4, 300, 1100), 1), ((5, 7, 9), 0)])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_is_the_float32_softmax_rounded(shape, dim, log, dtype):
+    # SoftmaxDim runs the float32 kernels on float copies of a row or a [n, 512] column
+    # chunk (Note [16-bit softmax on the CPU]): the float32 softmax of the widened input,
+    # rounded once; and its gradient within 16-bit rounding of torch's 16-bit one.
+    n = 1
+    for s in shape:
+        n *= s
+    t = _data(dtype, n, seed=5).reshape(shape)
+    lt = to_lucid(t).requires_grad_()
+    f = lucid.log_softmax if log else lucid.softmax
+    tf = torch.log_softmax if log else torch.softmax
+    y = f(lt, dim)
+    _same_bits(y, to_torch(f(to_lucid(t).float(), dim)).to(t.dtype))
+    g = _data(dtype, n, seed=6).reshape(shape)
+    y.backward(to_lucid(g))
+    tt = t.clone().requires_grad_()  # torch's own 16-bit gradient, from its 16-bit output
+    tf(tt, dim).backward(g)
+    scale = float(tt.grad.double().abs().max())
+    torch.testing.assert_close(to_torch(lt.grad).double(), tt.grad.double(), rtol=2e-2, atol=1e-2 * scale)
+
+
+@pytest.mark.parametrize("dtype", HALVES)
 @pytest.mark.parametrize("shape", [(70000,), (257, 301), (3, 4099, 33), (64, 3, 7), (40, 2000)])
 def test_extrema_and_indices_as_torch(shape, dtype):
     # ExtremumBlock walks 16-bit blocks (rows, or 16-row groups of a column tile) in float

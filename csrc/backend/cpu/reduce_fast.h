@@ -23,9 +23,11 @@ void moment_reduce(Dtype d, const std::byte* x, int64_t outer, int64_t n, int64_
 void extremum_reduce(Dtype d, const std::byte* x, int64_t outer, int64_t n, int64_t inner, bool is_max,
                      std::byte* values, int64_t* indices);
 
-// softmax.cpp: softmax / log-softmax of float32 along n of a contiguous
-// [outer, n, inner] block, with a vectorised exp (max-subtracted, like the double one).
-void softmax_dim_f32(const float* in, float* out, int64_t outer, int64_t n, int64_t inner, bool log);
+// softmax.cpp: softmax / log-softmax of float32 (or float16 / bfloat16, on float
+// copies: Note [16-bit softmax on the CPU]) along n of a contiguous [outer, n, inner]
+// block, with a vectorised exp (max-subtracted, like the double one).
+template <typename T>
+void softmax_dim_f32(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool log);
 
 // cross_entropy.cpp: the CrossEntropy primitives on T = float or double logits (their
 // weights, loss, lse, stats and gradients in T; partial null for Reduction::None).

@@ -139,20 +139,23 @@ void scan_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
 
 void softmax_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::SoftmaxDim>(prim);
-  if (ins[0]->dtype() == Dtype::F32)  // float lanes, vectorised exp
-    softmax_dim_f32(data<float>(ins[0]), data<float>(outs[0]), p.outer, p.n, p.inner, p.log);
-  else
-    softmax_dim(data<double>(ins[0]), data<double>(outs[0]), p.outer, p.n, p.inner, p.log);
+  switch (ins[0]->dtype()) {  // float lanes, vectorised exp (16-bit: Note [16-bit softmax on the CPU])
+    case Dtype::F32: return softmax_dim_f32(data<float>(ins[0]), data<float>(outs[0]), p.outer, p.n, p.inner, p.log);
+    case Dtype::F16: return softmax_dim_f32(data<Half>(ins[0]), data<Half>(outs[0]), p.outer, p.n, p.inner, p.log);
+    case Dtype::BF16:
+      return softmax_dim_f32(data<BFloat16>(ins[0]), data<BFloat16>(outs[0]), p.outer, p.n, p.inner, p.log);
+    default: softmax_dim(data<double>(ins[0]), data<double>(outs[0]), p.outer, p.n, p.inner, p.log);
+  }
 }
 
 void softmax_backward_dim_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::SoftmaxBackwardDim>(prim);
-  if (ins[0]->dtype() == Dtype::F32)
-    softmax_backward_dim(data<float>(ins[0]), data<float>(ins[1]), data<float>(outs[0]), p.outer, p.n, p.inner,
-                         p.log);
-  else
-    softmax_backward_dim(data<double>(ins[0]), data<double>(ins[1]), data<double>(outs[0]), p.outer, p.n, p.inner,
-                         p.log);
+  visit_dtype(ins[0]->dtype(), [&]<typename T>() {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || kIsHalfFloat<T>)
+      softmax_backward_dim(data<T>(ins[0]), data<T>(ins[1]), data<T>(outs[0]), p.outer, p.n, p.inner, p.log);
+    else
+      fail<RuntimeError>("internal: softmax backward on ", dtype_name(ins[0]->dtype()));
+  });
 }
 
 template <typename T>
