@@ -77,12 +77,14 @@ void copy_row(std::byte* dp, int64_t dstep, const std::byte* sp, int64_t sstep, 
 // A 2-d block where the source is contiguous along the outer dimension and the
 // destination along the inner one (a transpose): walking tiles keeps both the rows
 // read and the rows written in cache, instead of one cache line per element read.
-// 4-byte elements into contiguous rows go through transpose_4byte (AVX2, AVX-512).
+// 1-, 2- and 4-byte elements into contiguous rows go through transpose_elements
+// (AVX-512; 4 bytes on AVX2 too).
 template <typename To, typename From>
 void copy_tiled(std::byte* dst, int64_t d0, int64_t d1, const std::byte* src, int64_t s0,
                 int64_t s1, int64_t n0, int64_t n1, bool stream) {
-  if constexpr (std::is_same_v<To, From> && sizeof(To) == 4) {
-    if (d1 == 4 && transpose_4byte(dst, d0, src, s1, n0, n1, stream)) return;
+  if constexpr (std::is_same_v<To, From> && sizeof(To) <= 4) {
+    constexpr int64_t e = sizeof(To);
+    if (d1 == e && transpose_elements(e, dst, d0, src, s1, n0, n1, stream)) return;
   }
   constexpr int64_t kTile = 32;
   for (int64_t i0 = 0; i0 < n0; i0 += kTile) {

@@ -19,12 +19,37 @@ namespace lucid {
 namespace {
 
 // Rows of dst are taken 64 at a time: each source row then gives 256 contiguous
-// bytes (four whole cache lines) per pass, and the next 16 source rows are
+// bytes (four whole cache lines; 2-byte elements two, 1-byte one) per pass, and the next 16 source rows are
 // prefetched while this block is transposed: a miss per line in flight, instead of
 // the hardware prefetcher, which does not follow a column walk.
 constexpr int64_t kRowsPerPass = 64;
 
-template <bool kStream>
+// 16 elements of E bytes as the 32-bit lanes of a vector (zero-extended), and back
+// (truncated): narrower elements ride through the same 16 x 16 transpose.
+template <int E>
+LUCID_TARGET_TRANSPOSE16 [[gnu::always_inline]] inline __m512 load16(const std::byte* p) {
+  if constexpr (E == 4) return _mm512_loadu_ps(reinterpret_cast<const float*>(p));
+  else if constexpr (E == 2)
+    return _mm512_castsi512_ps(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))));
+  else return _mm512_castsi512_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+template <int E, bool kStream>
+LUCID_TARGET_TRANSPOSE16 [[gnu::always_inline]] inline void store16(std::byte* p, __m512 v) {
+  if constexpr (E == 4) {
+    if constexpr (kStream) _mm512_stream_ps(reinterpret_cast<float*>(p), v);
+    else _mm512_storeu_ps(reinterpret_cast<float*>(p), v);
+  } else if constexpr (E == 2) {
+    const __m256i w = _mm512_cvtepi32_epi16(_mm512_castps_si512(v));
+    if constexpr (kStream) _mm256_stream_si256(reinterpret_cast<__m256i*>(p), w);
+    else _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), w);
+  } else {
+    const __m128i w = _mm512_cvtepi32_epi8(_mm512_castps_si512(v));
+    if constexpr (kStream) _mm_stream_si128(reinterpret_cast<__m128i*>(p), w);
+    else _mm_storeu_si128(reinterpret_cast<__m128i*>(p), w);
+  }
+}
+
+template <int E, bool kStream>
 LUCID_TARGET_TRANSPOSE16 void transpose_blocks(std::byte* dst, int64_t drs, const std::byte* src, int64_t srs, int64_t rows,
                                    int64_t cols) {
   const int64_t rows16 = rows / 16 * 16, cols16 = cols / 16 * 16;
@@ -33,18 +58,14 @@ LUCID_TARGET_TRANSPOSE16 void transpose_blocks(std::byte* dst, int64_t drs, cons
     for (int64_t c0 = 0; c0 < cols16; c0 += 16) {
       if (c0 + 16 < cols16)
         for (int q = 0; q < 16; ++q)
-          for (int64_t b = r0 * 4; b < r1 * 4; b += 64) _mm_prefetch(reinterpret_cast<const char*>(src + (c0 + 16 + q) * srs + b), _MM_HINT_T0);
+          for (int64_t b = r0 * E; b < r1 * E; b += 64) _mm_prefetch(reinterpret_cast<const char*>(src + (c0 + 16 + q) * srs + b), _MM_HINT_T0);
       for (int64_t r = r0; r < r1; r += 16) {
         __m512 v[16];
 #pragma GCC unroll 16
-        for (int q = 0; q < 16; ++q) v[q] = _mm512_loadu_ps(reinterpret_cast<const float*>(src + (c0 + q) * srs) + r);
+        for (int q = 0; q < 16; ++q) v[q] = load16<E>(src + (c0 + q) * srs + r * E);
         transpose16(v);
 #pragma GCC unroll 16
-        for (int q = 0; q < 16; ++q) {
-          float* d = reinterpret_cast<float*>(dst + (r + q) * drs) + c0;
-          if constexpr (kStream) _mm512_stream_ps(d, v[q]);
-          else _mm512_storeu_ps(d, v[q]);
-        }
+        for (int q = 0; q < 16; ++q) store16<E, kStream>(dst + (r + q) * drs + c0 * E, v[q]);
       }
     }
   }
@@ -100,23 +121,29 @@ __attribute__((target("avx2"))) void transpose_blocks8(std::byte* dst, int64_t d
 }  // namespace
 #endif
 
-bool transpose_4byte(std::byte* dst, int64_t drs, const std::byte* src, int64_t srs, int64_t rows, int64_t cols,
-                     bool stream) {
+bool transpose_elements(int64_t elem, std::byte* dst, int64_t drs, const std::byte* src, int64_t srs, int64_t rows,
+                        int64_t cols, bool stream) {
 #if LUCID_TRANSPOSE_X86
   const cpu::Isa isa = cpu::cpu_isa();
-  if (isa != cpu::Isa::Avx512 && isa != cpu::Isa::Avx2) return false;
+  if (elem != 4 && elem != 2 && elem != 1) return false;
+  if (isa != cpu::Isa::Avx512 && (isa != cpu::Isa::Avx2 || elem != 4)) return false;
   const int64_t block = isa == cpu::Isa::Avx512 ? 16 : 8;
-  // Streamed stores need rows aligned to the vector's bytes.
-  stream = stream && reinterpret_cast<uintptr_t>(dst) % (block * 4) == 0 && drs % (block * 4) == 0;
+  // Streamed stores need rows aligned to the stored vector's bytes.
+  stream = stream && reinterpret_cast<uintptr_t>(dst) % (block * elem) == 0 && drs % (block * elem) == 0;
   if (isa == cpu::Isa::Avx512) {
-    if (stream) transpose_blocks<true>(dst, drs, src, srs, rows, cols);
-    else transpose_blocks<false>(dst, drs, src, srs, rows, cols);
+    auto run = [&]<int E>() {
+      if (stream) transpose_blocks<E, true>(dst, drs, src, srs, rows, cols);
+      else transpose_blocks<E, false>(dst, drs, src, srs, rows, cols);
+    };
+    if (elem == 4) run.template operator()<4>();
+    else if (elem == 2) run.template operator()<2>();
+    else run.template operator()<1>();
   } else {
     if (stream) transpose_blocks8<true>(dst, drs, src, srs, rows, cols);
     else transpose_blocks8<false>(dst, drs, src, srs, rows, cols);
   }
   // The edges the blocks left: the last rows % block rows and cols % block columns.
-  auto one = [&](int64_t r, int64_t c) { std::memcpy(dst + r * drs + c * 4, src + c * srs + r * 4, 4); };
+  auto one = [&](int64_t r, int64_t c) { std::memcpy(dst + r * drs + c * elem, src + c * srs + r * elem, size_t(elem)); };
   const int64_t rows_b = rows / block * block, cols_b = cols / block * block;
   for (int64_t r = 0; r < rows_b; ++r)
     for (int64_t c = cols_b; c < cols; ++c) one(r, c);
@@ -124,7 +151,7 @@ bool transpose_4byte(std::byte* dst, int64_t drs, const std::byte* src, int64_t 
     for (int64_t r = rows_b; r < rows; ++r) one(r, c);
   return true;
 #else
-  (void)dst, (void)drs, (void)src, (void)srs, (void)rows, (void)cols, (void)stream;
+  (void)elem, (void)dst, (void)drs, (void)src, (void)srs, (void)rows, (void)cols, (void)stream;
   return false;
 #endif
 }

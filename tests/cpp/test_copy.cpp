@@ -371,28 +371,34 @@ TEST(Fill, ComplexScalarKeepsDoublePrecision) {
   EXPECT_EQ(v[1], 0.1) << std::hexfloat << v[1];
 }
 
-// transpose_4byte's vector blocks (16 x 16 on AVX-512, 8 x 8 on AVX2) and their edges
-// give the plain transpose, for ragged sizes, padded rows and streamed stores.
-TEST(Transpose4Byte, MatchesThePlainTranspose) {
+// transpose_elements' vector blocks (16 x 16 on AVX-512, 8 x 8 on AVX2) and their
+// edges give the plain transpose, for 4-, 2- and 1-byte elements, ragged sizes, padded
+// rows and streamed stores.
+template <typename E>
+void expect_plain_transpose() {
+  const E pad = E(0xdeadbeefu);
   for (int64_t rows : {1, 7, 8, 9, 16, 17, 31, 64, 65, 130})
     for (int64_t cols : {1, 5, 8, 15, 16, 33, 100}) {
       for (bool stream : {false, true}) {
-        const int64_t srs = rows + 3, drs = cols + (stream ? 16 : 5);  // (row lengths in elements)
-        std::vector<uint32_t> src(size_t(cols * srs)), dst(size_t(rows * drs) + 16, 0xdeadbeefu);
-        for (size_t i = 0; i < src.size(); ++i) src[i] = uint32_t(i * 2654435761u);
+        const int64_t srs = rows + 3, drs = stream ? (cols + 63) / 64 * 64 : cols + 5;  // (in elements)
+        std::vector<E> src(size_t(cols * srs)), dst(size_t(rows * drs) + 64, pad);
+        for (size_t i = 0; i < src.size(); ++i) src[i] = E(i * 2654435761u);
         // (an aligned destination when streaming: the function streams only then)
-        uint32_t* d = dst.data() + (stream ? (16 - reinterpret_cast<uintptr_t>(dst.data()) / 4 % 16) % 16 : 0);
-        if (!transpose_4byte(reinterpret_cast<std::byte*>(d), drs * 4, reinterpret_cast<const std::byte*>(src.data()),
-                             srs * 4, rows, cols, stream))
-          GTEST_SKIP() << "no AVX2 on this CPU";
+        E* d = dst.data() + (stream ? (64 - reinterpret_cast<uintptr_t>(dst.data()) % 64) % 64 / sizeof(E) : 0);
+        if (!transpose_elements(sizeof(E), reinterpret_cast<std::byte*>(d), drs * sizeof(E),
+                                reinterpret_cast<const std::byte*>(src.data()), srs * sizeof(E), rows, cols, stream))
+          GTEST_SKIP() << "no vector transpose of " << sizeof(E) << "-byte elements on this CPU";
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t c = 0; c < cols; ++c)
             ASSERT_EQ(d[r * drs + c], src[size_t(c * srs + r)]) << rows << "x" << cols << " at " << r << "," << c;
         for (int64_t r = 0; r < rows; ++r)  // the padding between rows is never written
           for (int64_t c = cols; c < drs && r * drs + c < int64_t(dst.size()) - (d - dst.data()); ++c)
-            ASSERT_EQ(d[r * drs + c], 0xdeadbeefu) << rows << "x" << cols;
+            ASSERT_EQ(d[r * drs + c], pad) << rows << "x" << cols;
       }
     }
 }
+TEST(TransposeElements, FourBytesMatchThePlainTranspose) { expect_plain_transpose<uint32_t>(); }
+TEST(TransposeElements, TwoBytesMatchThePlainTranspose) { expect_plain_transpose<uint16_t>(); }
+TEST(TransposeElements, OneByteMatchesThePlainTranspose) { expect_plain_transpose<uint8_t>(); }
 
 }  // namespace

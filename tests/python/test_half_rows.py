@@ -239,3 +239,18 @@ def test_each_instruction_set(isa):
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
                         "not instruction_set"], env=env, capture_output=True, text=True, cwd=os.path.dirname(__file__))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int16", "int8", "uint8", "bool"])
+@pytest.mark.parametrize("shape", [(67, 130), (1000, 1030)])
+def test_transposes_of_narrow_elements(shape, dtype):
+    # 1- and 2-byte elements go through the 16 x 16 vector transpose as 32-bit lanes
+    # (core/transpose.cpp: zero-extended, transposed, truncated), in copies and in an
+    # elementwise op that reads one operand across its memory order.
+    g = torch.Generator().manual_seed(7)
+    t = (torch.randn(shape, generator=g) * 50).to(getattr(torch, dtype))
+    u = (torch.randn(shape[::-1], generator=g) * 50).to(getattr(torch, dtype))
+    lt, lu = to_lucid(t), to_lucid(u)
+    assert torch.equal(to_torch(lt.t().contiguous()), t.t().contiguous())
+    if dtype != "bool":
+        assert torch.equal(to_torch(lucid.maximum(lt.t(), lu)), torch.maximum(t.t(), u))

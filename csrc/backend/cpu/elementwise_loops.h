@@ -305,9 +305,9 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
             for (int64_t c0 = 0; c0 < inner; c0 += kGatherCols) {
               const int64_t len = std::min(kGatherCols, inner - c0);
               const std::byte* src = pb[k] + c0 * cs + r0 * rs;
-              const bool fast = sizeof(TIn) == 4 && rs == 4 &&
-                                transpose_4byte(strip_bytes.data(), kGatherCols * 4, src, cs,
-                                                r1 - r0, len, false);
+              constexpr int64_t e = sizeof(TIn);
+              const bool fast = rs == e && transpose_elements(e, strip_bytes.data(), kGatherCols * e, src, cs,
+                                                              r1 - r0, len, false);
               if (!fast)
                 for (int64_t c = 0; c < len; ++c)  // down the operand's contiguous columns
                   for (int64_t r = 0; r < r1 - r0; ++r) strip[size_t(r * kGatherCols + c)] = load<TIn>(src + c * cs + r * rs);
