@@ -72,6 +72,12 @@ def test_numbers_and_in_place_bits(dtype):
     _same_bits(la * 3e4, a * 3e4)
     _same_bits(la * 1e-6, a * 1e-6)
     _same_bits(la[:20] * 0.998, a[:20] * 0.998)  # shorter than a vector
+    _same_bits(la.clamp(-1.5, 2.0), a.clamp(-1.5, 2.0))  # maximum, then minimum: a NaN wins
+    b = _data(dtype, seed=2)
+    b[9], b[77] = float("nan"), float("-inf")
+    lb = to_lucid(b)
+    _same_bits(lucid.maximum(la, lb), torch.maximum(a, b))
+    _same_bits(lucid.minimum(la, lb), torch.minimum(a, b))
     la.mul_(0.999), a.mul_(0.999)
     _same_bits(la, a)
 

@@ -1,4 +1,5 @@
-// float16 / bfloat16 +, -, *, / converted in registers (vec_math.h's vec_half_arith).
+// float16 / bfloat16 +, -, *, /, maximum and minimum converted in registers (vec_math.h's
+// vec_half_arith).
 //
 // Note [16-bit arithmetic in registers]
 // Note [16-bit rows]'s blocks (widen a block into a stack buffer, the float loop, narrow
@@ -6,10 +7,11 @@
 // from L3 or memory, a float16 `x * 0.998` ran at half the memory speed of a loop that
 // converts in registers (1.5x torch's time on 4M elements; at L2 sizes the two are
 // equal). The arithmetic that most 16-bit programs spend their elementwise time in, +, -,
-// * and / of two rows or of a row and a number, is therefore converted in registers: load
-// 8 or 16 values, widen, the functor's float op, narrow, store. The same float op and the
-// same rounding (to nearest even, IEEE overflow and subnormals) as the blocks, so the
-// same bits; the tails use core/half.h's scalar conversions, which agree.
+// *, / (and maximum / minimum: clamp) of two rows or of a row and a number, is therefore
+// converted in registers: load 8 or 16 values, widen, the functor's float op, narrow,
+// store. The same float op and the same rounding (to nearest even, IEEE overflow and
+// subnormals) as the blocks, so the same bits; the tails use core/half.h's scalar
+// conversions, which agree.
 #include "backend/cpu/vec_math.h"
 #include "core/half.h"
 #include "core/isa.h"
@@ -31,6 +33,10 @@ struct Avx512 {
   using V = __m512;
   static constexpr int kLanes = 16;
   LUCID_TARGET_AVX512 static V set1(float v) { return _mm512_set1_ps(v); }
+  LUCID_TARGET_AVX512 static V pick(__mmask16 take_x, V x, V y) { return _mm512_mask_blend_ps(take_x, y, x); }
+  LUCID_TARGET_AVX512 static __mmask16 gt(V x, V y) { return _mm512_cmp_ps_mask(x, y, _CMP_GT_OQ); }
+  LUCID_TARGET_AVX512 static __mmask16 lt(V x, V y) { return _mm512_cmp_ps_mask(x, y, _CMP_LT_OQ); }
+  LUCID_TARGET_AVX512 static __mmask16 nan(V x) { return _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q); }
   LUCID_TARGET_AVX512 static V load(const Half* p) {
     return _mm512_maskz_cvtph_ps(__mmask16(0xffff), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
@@ -58,6 +64,10 @@ struct Avx2 {
   using V = __m256;
   static constexpr int kLanes = 8;
   LUCID_TARGET_AVX2 static V set1(float v) { return _mm256_set1_ps(v); }
+  LUCID_TARGET_AVX2 static V pick(V take_x, V x, V y) { return _mm256_blendv_ps(y, x, take_x); }
+  LUCID_TARGET_AVX2 static V gt(V x, V y) { return _mm256_cmp_ps(x, y, _CMP_GT_OQ); }
+  LUCID_TARGET_AVX2 static V lt(V x, V y) { return _mm256_cmp_ps(x, y, _CMP_LT_OQ); }
+  LUCID_TARGET_AVX2 static V nan(V x) { return _mm256_cmp_ps(x, x, _CMP_UNORD_Q); }
   LUCID_TARGET_AVX2 static V load(const Half* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
@@ -83,13 +93,29 @@ struct Avx2 {
   }
 };
 
-// The functor applied to floats and to vectors of floats alike (GCC's vector operators).
-template <ops::BinaryOp Op, typename V>
+// A scalar stand-in for the vector structs, for the tails.
+struct Scalar {
+  static float pick(bool take_x, float x, float y) { return take_x ? x : y; }
+  static bool gt(float x, float y) { return x > y; }
+  static bool lt(float x, float y) { return x < y; }
+  static bool nan(float x) { return x != x; }
+};
+
+// The functor applied to floats and to vectors of floats alike (GCC's vector operators;
+// the comparisons through each ISA's masks: GCC 12 compiles a lane-wise ?: of 64-byte
+// vectors one lane at a time). maximum / minimum are ops::fn::Extremum's: a NaN in x
+// wins, then one in y (which the comparison already picks), else the larger / smaller.
+template <ops::BinaryOp Op, typename I, typename V>
 __attribute__((always_inline)) inline V arith(V x, V y) {
-  if constexpr (Op == ops::BinaryOp::Add) return x + y;
-  else if constexpr (Op == ops::BinaryOp::Sub) return x - y;
-  else if constexpr (Op == ops::BinaryOp::Mul) return x * y;
-  else return x / y;
+  using B = ops::BinaryOp;
+  if constexpr (Op == B::Add) return x + y;
+  else if constexpr (Op == B::Sub) return x - y;
+  else if constexpr (Op == B::Mul) return x * y;
+  else if constexpr (Op == B::Div) return x / y;
+  else {
+    const V r = I::pick(Op == B::Maximum ? I::gt(x, y) : I::lt(x, y), x, y);
+    return I::pick(I::nan(x), x, r);
+  }
 }
 
 // out = op(a, b) where each operand is a row or (Operands) one float number.
@@ -107,10 +133,10 @@ __attribute__((always_inline)) inline V arith(V x, V y) {
     for (; i + I::kLanes <= n; i += I::kLanes) {                                                 \
       const V p = F == Operands::ValueRow ? wa : I::load(x + i);                                 \
       const V q = F == Operands::RowValue ? wb : I::load(y + i);                                 \
-      I::store(o + i, arith<Op>(p, q));                                                          \
+      I::store(o + i, arith<Op, I>(p, q));                                                          \
     }                                                                                            \
     for (; i < n; ++i)                                                                           \
-      o[i] = T(arith<Op>(F == Operands::ValueRow ? va : float(x[i]), F == Operands::RowValue ? vb : float(y[i]))); \
+      o[i] = T(arith<Op, Scalar>(F == Operands::ValueRow ? va : float(x[i]), F == Operands::RowValue ? vb : float(y[i]))); \
   }
 LUCID_HALF_ARITH(LUCID_TARGET_AVX512, Avx512)
 LUCID_HALF_ARITH(LUCID_TARGET_AVX2, Avx2)
@@ -138,6 +164,8 @@ VecBinaryFn pick(ops::BinaryOp op, Operands form, Isa isa) {
     case B::Sub: return pick<B::Sub, T>(form, isa);
     case B::Mul: return pick<B::Mul, T>(form, isa);
     case B::Div: return pick<B::Div, T>(form, isa);
+    case B::Maximum: return pick<B::Maximum, T>(form, isa);
+    case B::Minimum: return pick<B::Minimum, T>(form, isa);
     default: return nullptr;
   }
 }

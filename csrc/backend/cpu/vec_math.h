@@ -30,8 +30,9 @@ using VecBinaryFn = void (*)(void* out, const void* a, const void* b, int64_t n)
 // the other arithmetic vectorises as plain loops.
 VecBinaryFn vec_binary(ops::BinaryOp op, Dtype dtype);
 
-// float16 / bfloat16 +, -, * and / converted in registers (vec_half.cpp, Note [16-bit
-// arithmetic in registers]), or nullptr (other ops or dtypes, a CPU without AVX2). The
+// float16 / bfloat16 +, -, *, /, maximum and minimum converted in registers (vec_half.cpp,
+// Note [16-bit arithmetic in registers]), or nullptr (other ops or dtypes, a CPU without
+// AVX2). The
 // operands are two rows, or a row and one number (a float, the op's opmath type), passed
 // as RowKernels' row_value / value_row pass them.
 enum class Operands { Rows, RowValue, ValueRow };
