@@ -72,11 +72,16 @@ TensorPtr norm_last_dims(const TensorPtr& x, int64_t k, const TensorPtr& weight,
     if (*p)
       LUCID_CHECK((*p)->numel() == n, RuntimeError, name, "(): weight/bias must have ", n,
                   " elements (the normalized shape), got shape ", shape_str((*p)->shape()));
+  // Computed in float32 (float64 for float64). A 16-bit x on the CPU is read and y written
+  // in 16 bits, a row at a time through float buffers (layer_norm_half_rows); elsewhere
+  // x and y are float32 copies. Weight, bias and the row statistics are in ct.
   const Dtype ct = x->dtype() == Dtype::F64 ? Dtype::F64 : Dtype::F32;
+  const bool half_rows = (x->dtype() == Dtype::F16 || x->dtype() == Dtype::BF16) && device.is_cpu();
+  const Dtype xt = half_rows ? x->dtype() : ct;
   const int64_t rows = n == 0 ? 0 : x->numel() / n;
-  TensorPtr xc = contiguous_as(x, ct);
+  TensorPtr xc = contiguous_as(x, xt);
   TensorPtr wc = weight ? contiguous_as(weight, ct) : nullptr, bc = bias ? contiguous_as(bias, ct) : nullptr;
-  TensorPtr y = TensorImpl::empty(x->shape(), ct, device);
+  TensorPtr y = TensorImpl::empty(x->shape(), xt, device);
   TensorPtr mean_t = rms ? nullptr : TensorImpl::empty({rows}, ct, device);
   TensorPtr rstd_t = TensorImpl::empty({rows}, ct, device);
   NormRows p;
@@ -92,7 +97,7 @@ TensorPtr norm_last_dims(const TensorPtr& x, int64_t k, const TensorPtr& weight,
   for (const TensorPtr& t : {wc, bc})
     if (t) ins.push_back(t.get());
   launch(p, outs, ins);
-  TensorPtr out = ct == x->dtype() ? y : y->clone(x->dtype());
+  TensorPtr out = xt == x->dtype() ? y : y->clone(x->dtype());
   if (autograd::needs_grad({&x, &weight, &bias})) {
     const bool has_w = weight != nullptr, has_b = bias != nullptr;
     const Shape bshape = has_b ? bias->shape() : Shape{};

@@ -260,3 +260,33 @@ def test_transposes_of_narrow_elements(shape, dtype):
     assert torch.equal(to_torch(lt.t().contiguous()), t.t().contiguous())
     if dtype != "bool":
         assert torch.equal(to_torch(lucid.maximum(lt.t(), lu)), torch.maximum(t.t(), u))
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+@pytest.mark.parametrize("affine", [False, True])
+@pytest.mark.parametrize("rms", [False, True])
+def test_layer_norm_reads_16_bits_as_the_float32_rows(rms, affine, dtype):
+    # A 16-bit layer_norm / rms_norm on the CPU normalises each row in a float buffer
+    # (layer_norm_half_rows): the float32 computation's bits, rounded once; gradients
+    # as before (float32 copies), within 16-bit rounding of torch's. (rms_norm's default
+    # eps is the dtype's: one eps for both.)
+    t = _data(dtype, 37 * 1000 + 37 * 3, seed=8).reshape(37, 1003)
+    w = (1 + _data(dtype, 1003, seed=9).float() / 10).to(t.dtype) if affine else None
+    b = (_data(dtype, 1003, seed=10).float() / 10).to(t.dtype) if affine else None
+    lt = to_lucid(t).requires_grad_()
+    lw = to_lucid(w).requires_grad_() if affine else None
+    lb = to_lucid(b) if affine else None
+    F = lucid.nn.functional
+    norm = (lambda x, w, b: F.rms_norm(x, (1003,), w, eps=1e-6)) if rms else (lambda x, w, b: F.layer_norm(x, (1003,), w, b))
+    y = norm(lt, lw, lb)
+    want = norm(lt.detach().float(), lw.detach().float() if affine else None, lb.float() if affine else None)
+    _same_bits(y, to_torch(want).to(t.dtype))
+    tnorm = (lambda x, w, b: torch.nn.functional.rms_norm(x, (1003,), w, eps=1e-6)) if rms else \
+        (lambda x, w, b: torch.nn.functional.layer_norm(x, (1003,), w, b))
+    want_t = tnorm(t.float(), w.float() if affine else None, b.float() if affine else None)
+    torch.testing.assert_close(to_torch(y).float(), want_t, rtol=2e-2, atol=2e-2)
+    g = _data(dtype, 37 * 1003, seed=11).reshape(37, 1003)
+    y.backward(to_lucid(g))
+    tt = t.float().requires_grad_()
+    tnorm(tt, w.float() if affine else None, b.float() if affine else None).backward(g.float())
+    torch.testing.assert_close(to_torch(lt.grad).float(), tt.grad, rtol=2e-2, atol=2e-2 * float(tt.grad.abs().max()))

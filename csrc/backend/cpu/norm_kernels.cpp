@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
+#include <vector>
 
-#include "core/parallel.h"
 #include "backend/cpu/reduce_simd.h"
+#include "core/half_rows.h"
+#include "core/parallel.h"
 
 namespace lucid::cpu {
 
@@ -347,6 +349,23 @@ void layer_norm_rows(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd,
       layer_rows_f64(x + lo * n, w, b, y + lo * n, mean ? mean + lo : nullptr, rstd + lo, hi - lo, n, eps, rms);
   });
 }
+
+template <typename T>
+void layer_norm_half_rows(const T* x, const float* w, const float* b, T* y, float* mean, float* rstd, int64_t rows,
+                          int64_t n, double eps, bool rms) {
+  parallel_for(rows, row_grain(n), [&](int64_t lo, int64_t hi) {
+    std::vector<float> row(static_cast<size_t>(n));  // normalised in place, a row at a time
+    for (int64_t r = lo; r < hi; ++r) {
+      widen_rows(row.data(), x + r * n, n);
+      layer_rows_f32(row.data(), w, b, row.data(), mean ? mean + r : nullptr, rstd + r, 1, n, eps, rms);
+      narrow_rows(y + r * n, row.data(), n);
+    }
+  });
+}
+template void layer_norm_half_rows<Half>(const Half*, const float*, const float*, Half*, float*, float*, int64_t,
+                                         int64_t, double, bool);
+template void layer_norm_half_rows<BFloat16>(const BFloat16*, const float*, const float*, BFloat16*, float*, float*,
+                                             int64_t, int64_t, double, bool);
 
 template <typename T>
 void layer_norm_rows_backward(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* dw, T* db,

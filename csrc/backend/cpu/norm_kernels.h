@@ -53,5 +53,12 @@ void layer_norm_rows(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd,
 template <typename T>
 void layer_norm_rows_backward(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* dw, T* db,
                               int64_t rows, int64_t n, bool rms);
+// The forward of float16 / bfloat16 rows (T = Half or BFloat16): each row widened into a
+// float buffer, normalised there as a float32 row, and narrowed once into y (Note [16-bit
+// rows]); w, b, mean and rstd are float32. The bits of float32 copies in and out, at a
+// third of their memory traffic (the backward works on float32 copies).
+template <typename T>
+void layer_norm_half_rows(const T* x, const float* w, const float* b, T* y, float* mean, float* rstd, int64_t rows,
+                          int64_t n, double eps, bool rms);
 
 }  // namespace lucid::cpu

@@ -25,6 +25,12 @@ T* data(const TensorImpl* t) {
 void norm_rows_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = prim_cast<ops::NormRows>(prim);
   const auto t = p.tensors(outs, ins);
+  auto half = [&]<typename T>() {  // 16-bit x and y, float32 the rest (ops/seq_norm.cpp)
+    layer_norm_half_rows<T>(data<T>(t.x), data<float>(t.weight), data<float>(t.bias), data<T>(t.y),
+                            data<float>(t.mean), data<float>(t.rstd), p.rows(ins), p.n, p.eps, p.rms);
+  };
+  if (t.x->dtype() == Dtype::F16) return half.template operator()<Half>();
+  if (t.x->dtype() == Dtype::BF16) return half.template operator()<BFloat16>();
   visit_float32_or_64(t.x->dtype(), [&](auto z) {
     using T = decltype(z);
     layer_norm_rows<T>(data<T>(t.x), data<T>(t.weight), data<T>(t.bias), data<T>(t.y), data<T>(t.mean),
