@@ -128,7 +128,7 @@ def test_vector_math_is_the_float32_kernel_rounded_once(op, dtype):
 
 @pytest.mark.parametrize("dtype", HALVES)
 @pytest.mark.parametrize("shape,dim", [((N,), None), ((257, 301), 1), ((257, 301), 0), ((3, 4099, 33), 1),
-                                       ((5, 40000), -1), ((64, 3, 7), (0, 2))])
+                                       ((5, 40000), -1), ((64, 3, 7), (0, 2)), ((300, 1300), 0)])
 def test_sums_are_the_float64_sum_rounded(shape, dim, dtype):
     # MomentBlock reads 16-bit rows through float windows (exact) and accumulates in
     # double: the float64 sum of the same values, rounded (to float, then to 16 bits),

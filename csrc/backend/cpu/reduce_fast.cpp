@@ -224,16 +224,20 @@ LUCID_CLONES void col_tile(Moment m, double* acc, const double* x, int64_t rows,
   col_tile_any(m, acc, x, rows, stride, len, mean);
 }
 
-// float16 / bfloat16 columns (Note [16-bit rows]): four rows of a tile at a time widened
-// into a float buffer (exact), then the float32 loop. The buffer is the thread's, four
-// tile rows of up to kColChunk floats.
+// float16 / bfloat16 columns (Note [16-bit rows]): kWindow / 4 columns of four rows of a
+// tile at a time widened into a stack buffer in L1 (exact), then the float32 loop: each
+// column's additions in the order of the whole tile's.
 template <typename T>
 void col_tile(Moment m, double* acc, const T* x, int64_t rows, int64_t stride, int64_t len, const double* mean) {
-  float* f = thread_buffer<float>(4 * len);
-  for (int64_t k = 0; k < rows; k += 4) {
-    const int64_t r = std::min<int64_t>(4, rows - k);
-    for (int64_t j = 0; j < r; ++j) widen_rows(f + j * len, x + (k + j) * stride, len);
-    col_tile(m, acc, static_cast<const float*>(f), r, len, len, mean);
+  constexpr int64_t kCols = kWindow / 4;
+  alignas(64) float f[kWindow];
+  for (int64_t c0 = 0; c0 < len; c0 += kCols) {
+    const int64_t w = std::min(kCols, len - c0);
+    for (int64_t k = 0; k < rows; k += 4) {
+      const int64_t r = std::min<int64_t>(4, rows - k);
+      for (int64_t j = 0; j < r; ++j) widen_rows(f + j * w, x + (k + j) * stride + c0, w);
+      col_tile(m, acc + c0, static_cast<const float*>(f), r, w, w, mean ? mean + c0 : nullptr);
+    }
   }
 }
 

@@ -273,18 +273,26 @@ bool better_rt(bool is_max, T v, int64_t i, T rv, int64_t ri) {
   return is_max ? better<true>(v, i, rv, ri) : better<false>(v, i, rv, ri);
 }
 
-// float16 / bfloat16 (Note [16-bit rows]): a row block, or kHalfGroup rows of a column
-// tile at a time, widened into a float buffer (exact, and so is the order of the values)
-// and walked by the float kernels; the groups' results merge in row order, the earlier
-// row winning a tie, as one walk would.
+// float16 / bfloat16 (Note [16-bit rows]): a row block kHalfWindow elements at a time
+// (a stack buffer that stays in L1), or kHalfGroup rows of a column tile at a time,
+// widened into a float buffer (exact, and so is the order of the values) and walked by
+// the float kernels; the pieces' results merge in order, the earlier winning a tie, as
+// one walk would.
 constexpr int64_t kHalfGroup = 16;
+constexpr int64_t kHalfWindow = 2048;
 template <typename T>
   requires kIsHalfFloat<T>
 Best<T> row_block(bool is_max, const T* x, int64_t len, bool need_index = true) {
-  float* f = thread_buffer<float>(len);
-  widen_rows(f, x, len);
-  const Best<float> r = row_block(is_max, static_cast<const float*>(f), len, need_index);
-  return {T(r.v), r.i};
+  alignas(64) float f[kHalfWindow];
+  Best<float> best{0.f, 0};
+  for (int64_t k = 0; k < len; k += kHalfWindow) {
+    const int64_t m = std::min(kHalfWindow, len - k);
+    widen_rows(f, x + k, m);
+    Best<float> r = row_block(is_max, static_cast<const float*>(f), m, need_index);
+    r.i += k;
+    if (k == 0 || better_rt(is_max, r.v, r.i, best.v, best.i)) best = r;
+  }
+  return {T(best.v), best.i};
 }
 // The tile's best of each column (indices: bi) into bv, through float groups; a null bi
 // walks the values alone.
