@@ -349,6 +349,8 @@ def test_post_accumulate_grad_hook_steps_an_optimizer_inside_backward(device):
                 opts[t].zero_grad()
             p.register_post_accumulate_grad_hook(step)
         x = m.arange(12, dtype=m.float64).reshape(4, 3) / 10
+        if m is lucid:
+            x = x.to(device)
         for _ in range(3):
             model(x).pow(2).sum().backward()
         return [p.detach() for p in model.parameters()]

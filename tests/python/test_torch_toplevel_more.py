@@ -57,7 +57,9 @@ def test_copies_keep_the_graph(device):
             continue
         tx = BASE.detach().clone().requires_grad_(True)
         lx = to_lucid(BASE, device).requires_grad_(True)
-        grads_agree(getattr(lucid, name)(lx, *args), getattr(torch, name)(tx, *args), lx, tx)
+        # (torch 2.11, the GPU machine's, has no derivative for narrow_copy: its view's is the same)
+        ref = torch.narrow if name == "narrow_copy" else getattr(torch, name)
+        grads_agree(getattr(lucid, name)(lx, *args), ref(tx, *args), lx, tx)
     assert not lucid.detach_copy(lucid.randn(2, requires_grad=True)).requires_grad
 
 
