@@ -732,6 +732,26 @@ BINARY = {
 }
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_atan2_dense_rows_of_special_values(dtype):
+    # Dense rows run the vector kernel (SLEEF's, as torch's CPU kernel), the broadcast
+    # pairs above the scalar loop: every pair again, flattened into dense rows (a full
+    # vector and a padded tail).
+    v = torch.tensor(VALUES, dtype=getattr(torch, dtype))
+    ta, tb = v.repeat_interleave(len(VALUES)), v.repeat(len(VALUES))
+    same(lucid.atan2(to_lucid(ta), to_lucid(tb)), torch.atan2(ta, tb))
+
+
+def test_logsumexp_float32_rows_of_special_values():
+    # float32 on the CPU is torch's formula from the vector ops: a max of +-inf is taken
+    # as 0, so an all -inf row gives -inf, a +inf gives inf, a NaN NaN
+    rows = [[-INF, -INF, -INF], [1.0, INF, 2.0], [1.0, NAN, 2.0], [-INF, 0.5, -1.0], [1e30, 1e30, -1e30],
+            [-1e-30, 0.0, -0.0]]
+    lt, tt = _pair(rows, "float32")
+    for dims, keepdim in (((1,), False), ((0,), True), ((0, 1), False)):
+        same(lucid.logsumexp(lt, dims, keepdim), torch.logsumexp(tt, dims, keepdim))
+
+
 def _except(lt, tt, skip):
     """lt and tt with the positions `skip` (a torch bool tensor) zeroed in both: the
     documented differences from torch (docs/RELIABILITY.md, "Known differences")."""
