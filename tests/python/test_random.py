@@ -388,3 +388,21 @@ def test_poisson_gpu_matches_cpu():
     lucid.manual_seed(11)
     gpu = lucid.poisson(rates.to("gpu")).cpu()
     assert float((cpu != gpu).sum()) <= 2
+
+
+def test_values_do_not_depend_on_the_thread_count():
+    # The CPU's draws split their Philox blocks over the pool: element i is a function of
+    # (seed, offset, i) alone, whatever the pool's size.
+    before = lucid.get_num_threads()
+    draws = []
+    try:
+        for threads in (1, 2, 3):
+            lucid.set_num_threads(threads)
+            lucid.manual_seed(11)
+            draws.append([lucid.randn(300001), lucid.rand(200001, dtype=lucid.float64), lucid.randint(0, 7, (100003,)),
+                          lucid.bernoulli(lucid.full((100003,), 0.25)), lucid.randn(5, dtype=lucid.float16)])
+    finally:
+        lucid.set_num_threads(before)
+    for other in draws[1:]:
+        for a, b in zip(draws[0], other):
+            assert a.tolist() == b.tolist()

@@ -31,15 +31,18 @@ std::byte* host_data(const TensorImpl& t, const char* op) {
 // Calls fn(block, first element, elements in this block) for n elements at kPerBlock
 // elements per Philox block of the draw. Block b always serves elements
 // [b*kPerBlock, (b+1)*kPerBlock), which is what makes element i a function of
-// (seed, offset, i); a parallel version only has to split the range of b.
+// (seed, offset, i): the pool splits the range of b, and the values never depend on
+// the thread count. (fn writes its own elements only.)
 template <int kPerBlock, typename Fn>
 void for_each_block(int64_t n, const PhiloxDraw& draw, Fn&& fn) {
   if (n <= 0) return;
-  const uint64_t blocks = (uint64_t(n) + kPerBlock - 1) / kPerBlock;
-  for (uint64_t b = 0; b < blocks; ++b) {
-    const int64_t first = int64_t(b) * kPerBlock;
-    fn(draw.block(b), first, int(std::min<int64_t>(kPerBlock, n - first)));
-  }
+  const int64_t blocks = (n + kPerBlock - 1) / kPerBlock;
+  parallel_for(blocks, kParallelGrain / (4 * kPerBlock), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t first = b * kPerBlock;
+      fn(draw.block(uint64_t(b)), first, int(std::min<int64_t>(kPerBlock, n - first)));
+    }
+  });
 }
 
 // ---- uniform ----------------------------------------------------------------------
