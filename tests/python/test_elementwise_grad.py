@@ -202,3 +202,17 @@ def test_node_names_match_torch(case):
     tins = [t.requires_grad_() for t in _inputs(specs, torch.float64, 1)]
     lins = [to_lucid(t.detach()).requires_grad_() for t in tins]
     assert fn(lucid, *lins).grad_fn.name() == type(fn(torch, *tins).grad_fn).__name__
+
+
+@pytest.mark.parametrize("act", ["gelu", "silu"])
+def test_activation_gradient_of_a_sum_is_the_dense_gradient(act):
+    # sum()'s gradient reaches the activation's derivative as an expanded 0-d tensor; the
+    # CPU runs the derivative's vector kernel over it as over a dense gradient (the same
+    # bits), rather than its scalar functor.
+    x = lucid.randn(3000, 7, dtype=lucid.float32, requires_grad=True)
+    f = getattr(lucid.nn.functional, act)
+    f(x).sum().backward()
+    broadcast = x.grad.clone()
+    x.grad = None
+    f(x).backward(lucid.ones(3000, 7))
+    assert broadcast.tolist() == x.grad.tolist()

@@ -240,6 +240,22 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
   // A tensor combined with a broadcast value (t + 1.5): the value is loaded once.
   const bool sb = N == 2 && out_dense && s1 == int64_t(sizeof(TIn)) && s2 == 0;
   const bool sa = N == 2 && out_dense && s1 == 0 && s2 == int64_t(sizeof(TIn));
+  // ... and when the op has a vector kernel, the value repeated in a stack buffer and the
+  // kernel run over it: the gradient of `gelu(x).sum()` reaches GeluBackward as an
+  // expanded 0-d tensor, and the scalar functor (erf and exp an element) took 10x the
+  // kernel's time.
+  auto value_rows = [&](TOut* o, const TIn* a, const TIn* b, bool value_is_b, int64_t len) {
+    if constexpr (N == 2) {
+      constexpr int64_t kRep = 256;
+      TIn rep[kRep];
+      std::fill_n(rep, std::min(kRep, len), value_is_b ? *b : *a);
+      for (int64_t i = 0; i < len; i += kRep) {
+        const int64_t m = std::min(kRep, len - i);
+        if (value_is_b) vec2(o + i, a + i, rep, m);
+        else vec2(o + i, rep, b + i, m);
+      }
+    }
+  };
 
   // One row segment [col, col + len) of the row whose start pointers are o, p.
   // Not inlined: the row walk and the tiled walk share one copy.
@@ -253,6 +269,7 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
       const TIn* a = reinterpret_cast<const TIn*>(p[0]);
       const TIn* b = reinterpret_cast<const TIn*>(p[1]);
       if (dense) return rows2(od, a, b, len);
+      if ((sb || sa) && vec2) return value_rows(od, a, b, sb, len);
       if (sb) return scalar_b(od, a, load<TIn>(p[1]), len, f);
       if (sa) return scalar_a(od, load<TIn>(p[0]), b, len, f);
       for (int64_t i = 0; i < len; ++i)
