@@ -171,8 +171,9 @@ def _reduce(loss, reduction):
 
 @_autocast_policy("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    d = input - target
-    return _reduce(d * d, reduction)
+    # square(): the same bits as d * d, and a gradient of two passes where the product's
+    # two branches and their sum took three
+    return _reduce((input - target).square(), reduction)
 
 
 @_autocast_policy("l1_loss")
