@@ -29,6 +29,9 @@ namespace lucid::cpu {
 
 // Elements per block: three float buffers of it stay in L1.
 inline constexpr int64_t kHalfBlock = 512;
+// Elements per window of the reductions and scans that read 16-bit rows through one
+// float stack buffer (8 KiB, in L1), as their float loops would read the row.
+inline constexpr int64_t kHalfWindow = 2048;
 
 // float <-> bfloat16 without branches, so the compiler vectorises the loops.
 inline float bf16_to_float(uint16_t b) { return bits_float(uint32_t(b) << 16); }

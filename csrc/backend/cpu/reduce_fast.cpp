@@ -55,11 +55,10 @@ LUCID_INLINE double apply1(double v, double m) {
 }
 
 // Where the row loops read a block's elements: the row itself, or, for a 16-bit row (Note
-// [16-bit rows]), a window of kWindow elements widened (exactly) into a stack buffer that
-// stays in L1. (Widening a whole 16K-element block first and reading it back from L2 ran
+// [16-bit rows]), a window of kHalfWindow elements widened (exactly) into a stack buffer
+// that stays in L1. (Widening a whole 16K-element block first and reading it back from L2 ran
 // sums at half torch's speed.) The loops ask for runs that start at a multiple of their
-// step, a divisor of kWindow, and stop before the next: a run never crosses a window.
-constexpr int64_t kWindow = 2048;
+// step, a divisor of kHalfWindow, and stop before the next: a run never crosses a window.
 template <typename T>
 struct RowSource {
   const T* x;
@@ -70,13 +69,13 @@ template <typename T>
   requires kIsHalfFloat<T>
 struct RowSource<T> {
   const T* x;
-  int64_t len, base = -kWindow;
-  alignas(64) float buf[kWindow];
+  int64_t len, base = -kHalfWindow;
+  alignas(64) float buf[kHalfWindow];
   RowSource(const T* row, int64_t n) : x(row), len(n) {}
   LUCID_INLINE const float* at(int64_t k) {  // k only grows
-    if (k - base >= kWindow) {
-      base = k / kWindow * kWindow;
-      widen_rows(buf, x + base, std::min(kWindow, len - base));
+    if (k - base >= kHalfWindow) {
+      base = k / kHalfWindow * kHalfWindow;
+      widen_rows(buf, x + base, std::min(kHalfWindow, len - base));
     }
     return buf + (k - base);
   }
@@ -224,13 +223,13 @@ LUCID_CLONES void col_tile(Moment m, double* acc, const double* x, int64_t rows,
   col_tile_any(m, acc, x, rows, stride, len, mean);
 }
 
-// float16 / bfloat16 columns (Note [16-bit rows]): kWindow / 4 columns of four rows of a
-// tile at a time widened into a stack buffer in L1 (exact), then the float32 loop: each
+// float16 / bfloat16 columns (Note [16-bit rows]): kHalfWindow / 4 columns of four rows
+// of a tile at a time widened into a stack buffer in L1 (exact), then the float32 loop: each
 // column's additions in the order of the whole tile's.
 template <typename T>
 void col_tile(Moment m, double* acc, const T* x, int64_t rows, int64_t stride, int64_t len, const double* mean) {
-  constexpr int64_t kCols = kWindow / 4;
-  alignas(64) float f[kWindow];
+  constexpr int64_t kCols = kHalfWindow / 4;
+  alignas(64) float f[kHalfWindow];
   for (int64_t c0 = 0; c0 < len; c0 += kCols) {
     const int64_t w = std::min(kCols, len - c0);
     for (int64_t k = 0; k < rows; k += 4) {

@@ -279,7 +279,6 @@ bool better_rt(bool is_max, T v, int64_t i, T rv, int64_t ri) {
 // the float kernels; the pieces' results merge in order, the earlier winning a tie, as
 // one walk would.
 constexpr int64_t kHalfGroup = 16;
-constexpr int64_t kHalfWindow = 2048;
 template <typename T>
   requires kIsHalfFloat<T>
 Best<T> row_block(bool is_max, const T* x, int64_t len, bool need_index = true) {

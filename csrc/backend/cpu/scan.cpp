@@ -78,14 +78,12 @@ LUCID_CLONES double cumsum_f32(const float* x, float* y, int64_t n, double acc) 
 // float16 / bfloat16 (Note [16-bit rows]) go through float windows: widened, scanned as
 // float32, each total rounded to float and then to 16 bits (the float32 cast's
 // cumsum, rounded), as 16-bit sums are.
-constexpr int64_t kWindow = 2048;
-
 template <typename T, bool kProd>
 double scan_run(const T* x, T* y, int64_t n, double acc) {
   if constexpr (kIsHalfFloat<T>) {
-    alignas(64) float in[kWindow], out[kWindow];
-    for (int64_t k = 0; k < n; k += kWindow) {
-      const int64_t m = std::min(kWindow, n - k);
+    alignas(64) float in[kHalfWindow], out[kHalfWindow];
+    for (int64_t k = 0; k < n; k += kHalfWindow) {
+      const int64_t m = std::min(kHalfWindow, n - k);
       widen_rows(in, x + k, m);
       acc = scan_run<float, kProd>(in, y ? out : nullptr, m, acc);
       if (y) narrow_rows(y + k, out, m);
