@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/random.h"
 #include "core/generator.h"
 #include "core/philox.h"
 #include "core/tensor_impl.h"
@@ -84,6 +85,19 @@ TEST(Philox, KnownAnswers) {  // Random123 kat_vectors, philox4x32_10
   EXPECT_EQ(r.x[1], 0x94fdccebu);
   EXPECT_EQ(r.x[2], 0x5001e420u);
   EXPECT_EQ(r.x[3], 0x24126ea1u);
+}
+
+TEST(Philox, LanesGiveEachBlocksBits) {  // Note [Philox in lanes], the ISA this CPU runs
+  const PhiloxDraw draw{0x9E3779B97F4A7C15ull, (uint64_t(1) << 32) - 20};  // blocks cross 2^32
+  for (int64_t count : {1, 15, 16, 17, 40, 256}) {
+    std::vector<uint32_t> words(size_t(4 * count) + 4, 0xDEADBEEFu);
+    cpu::philox_blocks(draw, 3, count, words.data());
+    for (int64_t k = 0; k < count; ++k) {
+      const Philox4 want = draw.block(uint64_t(3 + k));
+      for (int w = 0; w < 4; ++w) ASSERT_EQ(words[size_t(4 * k + w)], want.x[w]) << count << " " << k << " " << w;
+    }
+    for (int w = 0; w < 4; ++w) EXPECT_EQ(words[size_t(4 * count + w)], 0xDEADBEEFu);  // nothing past count
+  }
 }
 
 TEST(Generator, SeedOffsetAndState) {

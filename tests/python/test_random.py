@@ -406,3 +406,46 @@ def test_values_do_not_depend_on_the_thread_count():
     for other in draws[1:]:
         for a, b in zip(draws[0], other):
             assert a.tolist() == b.tolist()
+
+
+@pytest.mark.parametrize("n", [1, 7, 1024, 300001])
+def test_randn_is_box_muller_of_the_uniforms_rand_draws(n):
+    # The same seed gives rand and randn the same Philox words (Note [Philox in lanes]):
+    # randn's pair j is Box-Muller of rand's uniforms 2j and 2j + 1, in order, odd ends too.
+    lucid.manual_seed(21)
+    u = np.array(lucid.rand(n + n % 2).tolist(), dtype=np.float64)
+    lucid.manual_seed(21)
+    z = np.array(lucid.randn(n).tolist(), dtype=np.float64)
+    r = np.sqrt(-2 * np.log1p(-u[0::2]))
+    theta = np.float64(np.float32(2 * math.pi)) * u[1::2]
+    want = np.stack([r * np.cos(theta), r * np.sin(theta)], axis=1).ravel()[:n]
+    np.testing.assert_allclose(z, want, rtol=2e-5, atol=2e-6)
+    lucid.manual_seed(21)
+    u64 = np.array(lucid.rand(2 * ((n + 1) // 2), dtype=lucid.float64).tolist())
+    lucid.manual_seed(21)
+    z64 = np.array(lucid.randn(n, dtype=lucid.float64).tolist())
+    r, theta = np.sqrt(-2 * np.log1p(-u64[0::2])), 2 * math.pi * u64[1::2]
+    np.testing.assert_allclose(z64, np.stack([r * np.cos(theta), r * np.sin(theta)], axis=1).ravel()[:n],
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("isa", ["baseline", "avx2"])
+def test_each_instruction_set_draws_the_same_values(isa):
+    # Philox runs in vector lanes compiled per instruction set: the uniform and integer
+    # draws are the same bits under each; the normals' vector math may differ in the last bit.
+    import os
+    import subprocess
+    import sys
+    code = ("import lucid; lucid.manual_seed(5); "
+            "print([lucid.rand(1001).tolist(), lucid.rand(77, dtype=lucid.float64).tolist(), "
+            "lucid.randint(0, 1000, (513,)).tolist(), lucid.randn(999).tolist()])")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(lucid.__file__)))
+    env = dict(os.environ, LUCID_CPU_ISA=isa, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    theirs = eval(r.stdout)
+    lucid.manual_seed(5)
+    ours = [lucid.rand(1001).tolist(), lucid.rand(77, dtype=lucid.float64).tolist(),
+            lucid.randint(0, 1000, (513,)).tolist(), lucid.randn(999).tolist()]
+    assert theirs[:3] == ours[:3]
+    np.testing.assert_allclose(theirs[3], ours[3], rtol=1e-6, atol=1e-6)

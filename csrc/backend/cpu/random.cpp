@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "backend/cpu/elementwise.h"
+#include "core/isa.h"
 #include "core/parallel.h"
 
 namespace lucid::cpu {
@@ -28,19 +30,97 @@ std::byte* host_data(const TensorImpl& t, const char* op) {
   return t.host_ptr();
 }
 
-// Calls fn(block, first element, elements in this block) for n elements at kPerBlock
-// elements per Philox block of the draw. Block b always serves elements
-// [b*kPerBlock, (b+1)*kPerBlock), which is what makes element i a function of
-// (seed, offset, i): the pool splits the range of b, and the values never depend on
-// the thread count. (fn writes its own elements only.)
+// Note [Philox in lanes]
+// Philox4x32 is most of a fill's time (rand of 4M floats: 12 ms a block at a time). Its
+// blocks are independent, so kLanes of them run side by side, a lane each, in arrays the
+// compiler vectorises (the 32x32->64 products become vpmuludq); the loops are compiled for
+// AVX2 and AVX-512 (core/isa.h) besides the baseline. Integer arithmetic only, so every
+// version gives philox_block's bits (tests/cpp: PhiloxLanes).
+constexpr int kLanes = 16;
+
+// words[4 k + w] = word w of block first + k, for k < count.
+[[gnu::always_inline]] inline void philox_lanes_body(uint64_t seed, uint64_t first, int64_t count, uint32_t* words) {
+  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u, kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;  // philox.h's
+  for (int64_t s = 0; s < count; s += kLanes) {
+    uint32_t c0[kLanes], c1[kLanes], c2[kLanes] = {}, c3[kLanes] = {};
+    for (int l = 0; l < kLanes; ++l) {
+      const uint64_t b = first + uint64_t(s + l);
+      c0[l] = uint32_t(b), c1[l] = uint32_t(b >> 32);
+    }
+    uint32_t k0 = uint32_t(seed), k1 = uint32_t(seed >> 32);
+    for (int round = 0; round < 10; ++round) {
+      if (round > 0) k0 += kW0, k1 += kW1;
+      for (int l = 0; l < kLanes; ++l) {
+        const uint64_t p0 = uint64_t(kM0) * c0[l], p1 = uint64_t(kM1) * c2[l];
+        const uint32_t n0 = uint32_t(p1 >> 32) ^ c1[l] ^ k0, n2 = uint32_t(p0 >> 32) ^ c3[l] ^ k1;
+        c0[l] = n0, c1[l] = uint32_t(p1), c2[l] = n2, c3[l] = uint32_t(p0);
+      }
+    }
+    const int m = int(std::min<int64_t>(kLanes, count - s));
+    for (int l = 0; l < m; ++l) {
+      uint32_t* w = words + 4 * (s + l);
+      w[0] = c0[l], w[1] = c1[l], w[2] = c2[l], w[3] = c3[l];
+    }
+  }
+}
+
+void philox_lanes_base(uint64_t seed, uint64_t first, int64_t count, uint32_t* words) {
+  philox_lanes_body(seed, first, count, words);
+}
+#if LUCID_X86_DISPATCH
+LUCID_TARGET_AVX2 void philox_lanes_avx2(uint64_t seed, uint64_t first, int64_t count, uint32_t* words) {
+  philox_lanes_body(seed, first, count, words);
+}
+LUCID_TARGET_AVX512 void philox_lanes_avx512(uint64_t seed, uint64_t first, int64_t count, uint32_t* words) {
+  philox_lanes_body(seed, first, count, words);
+}
+#endif
+
+}  // namespace
+
+void philox_blocks(const PhiloxDraw& draw, uint64_t first, int64_t count, uint32_t* words) {
+#if LUCID_X86_DISPATCH
+  static const Isa isa = cpu_isa();
+  if (isa == Isa::Avx512) return philox_lanes_avx512(draw.seed, draw.offset + first, count, words);
+  if (isa == Isa::Avx2) return philox_lanes_avx2(draw.seed, draw.offset + first, count, words);
+#endif
+  philox_lanes_base(draw.seed, draw.offset + first, count, words);
+}
+
+namespace {
+
+// Blocks a chunk: its words (4 a block) are drawn together, then handed out.
+constexpr int64_t kChunkBlocks = 256;
+
+// Calls fn(words, first element, elements) for n elements at kPerBlock elements per
+// Philox block of the draw, a chunk of blocks at a time: words[4 k + w] is word w of the
+// chunk's block k. Block b always serves elements [b*kPerBlock, (b+1)*kPerBlock), which
+// is what makes element i a function of (seed, offset, i): the pool splits the range of
+// b, and the values never depend on the thread count. (fn writes its own elements only.)
 template <int kPerBlock, typename Fn>
-void for_each_block(int64_t n, const PhiloxDraw& draw, Fn&& fn) {
+void for_each_chunk(int64_t n, const PhiloxDraw& draw, Fn&& fn) {
   if (n <= 0) return;
   const int64_t blocks = (n + kPerBlock - 1) / kPerBlock;
-  parallel_for(blocks, kParallelGrain / (4 * kPerBlock), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t first = b * kPerBlock;
-      fn(draw.block(uint64_t(b)), first, int(std::min<int64_t>(kPerBlock, n - first)));
+  const int64_t chunks = (blocks + kChunkBlocks - 1) / kChunkBlocks;
+  parallel_for(chunks, std::max<int64_t>(1, kParallelGrain / (4 * kPerBlock * kChunkBlocks)), [&](int64_t c0, int64_t c1) {
+    alignas(64) uint32_t words[4 * kChunkBlocks];
+    for (int64_t c = c0; c < c1; ++c) {
+      const int64_t b0 = c * kChunkBlocks, count = std::min(kChunkBlocks, blocks - b0);
+      philox_blocks(draw, uint64_t(b0), count, words);
+      const int64_t first = b0 * kPerBlock;
+      fn(static_cast<const uint32_t*>(words), first, std::min(count * kPerBlock, n - first));
+    }
+  });
+}
+
+// for_each_chunk a block at a time: fn(block, first element, elements in this block).
+template <int kPerBlock, typename Fn>
+void for_each_block(int64_t n, const PhiloxDraw& draw, Fn&& fn) {
+  for_each_chunk<kPerBlock>(n, draw, [&](const uint32_t* words, int64_t first, int64_t count) {
+    for (int64_t k = 0; k * kPerBlock < count; ++k) {
+      const uint32_t* w = words + 4 * k;
+      const Philox4 block{{w[0], w[1], w[2], w[3]}};
+      fn(block, first + k * kPerBlock, int(std::min<int64_t>(kPerBlock, count - k * kPerBlock)));
     }
   });
 }
@@ -65,25 +145,45 @@ void fill_uniform(T* p, int64_t n, double from_d, double to_d, const PhiloxDraw&
 
 // ---- normal -----------------------------------------------------------------------
 
-// Box-Muller: two uniforms give two independent normals, r*cos(theta), r*sin(theta).
+// Box-Muller (backend::normal_pair's formula): two uniforms give two independent
+// normals, r cos(theta) and r sin(theta), r = sqrt(-2 log(1 - u1)) std. A chunk's pairs
+// go through the eager ops' row kernels (log, sqrt, cos, sin: the vector math of
+// lucid.log and the rest), not the scalar libm calls of the GPU's kernel, so the last
+// bits may differ from the GPU's, as its CUDA math library's do. (One libm call after
+// another: randn of 4M floats took 42 ms, 3.4x torch's vectorised Box-Muller.)
 template <typename T, typename Acc>
 void fill_normal(T* p, int64_t n, Acc mean, Acc stdv, const PhiloxDraw& draw) {
-  auto pair = [&](int64_t i, int left, Acc u1, Acc u2) {
-    Acc z0, z1;
-    backend::normal_pair(u1, u2, mean, stdv, z0, z1);
-    p[i] = cast_to<T>(z0);
-    if (left > 1) p[i + 1] = cast_to<T>(z1);
-  };
-  if constexpr (std::is_same_v<Acc, float>) {  // two pairs per block
-    for_each_block<4>(n, draw, [&](const Philox4& r, int64_t first, int count) {
-      pair(first, count, uniform_f32(r.x[0]), uniform_f32(r.x[1]));
-      if (count > 2) pair(first + 2, count - 2, uniform_f32(r.x[2]), uniform_f32(r.x[3]));
-    });
-  } else {  // one pair of 53-bit uniforms per block
-    for_each_block<2>(n, draw, [&](const Philox4& r, int64_t first, int count) {
-      pair(first, count, uniform_f64(r.x[0], r.x[1]), uniform_f64(r.x[2], r.x[3]));
-    });
-  }
+  constexpr Dtype kAcc = std::is_same_v<Acc, float> ? Dtype::F32 : Dtype::F64;
+  static const RowKernels log_rows = unary_rows(ops::UnaryOp::Log, kAcc), sqrt_rows = unary_rows(ops::UnaryOp::Sqrt, kAcc),
+                          cos_rows = unary_rows(ops::UnaryOp::Cos, kAcc), sin_rows = unary_rows(ops::UnaryOp::Sin, kAcc);
+  // float: two pairs a block (a 24-bit uniform a word); double: one (53 bits of two words)
+  constexpr int kPerBlock = std::is_same_v<Acc, float> ? 4 : 2;
+  for_each_chunk<kPerBlock>(n, draw, [&](const uint32_t* words, int64_t first, int64_t count) {
+    constexpr int64_t kPairs = kChunkBlocks * kPerBlock / 2;
+    alignas(64) Acc r[kPairs], theta[kPairs], c[kPairs], s[kPairs];
+    const int64_t pairs = (count + 1) / 2;
+    for (int64_t j = 0; j < pairs; ++j) {
+      if constexpr (std::is_same_v<Acc, float>) {
+        r[j] = Acc(1) - uniform_f32(words[2 * j]);
+        theta[j] = Acc(6.283185307179586476925) * uniform_f32(words[2 * j + 1]);
+      } else {
+        r[j] = Acc(1) - uniform_f64(words[4 * j], words[4 * j + 1]);
+        theta[j] = Acc(6.283185307179586476925) * uniform_f64(words[4 * j + 2], words[4 * j + 3]);
+      }
+    }
+    log_rows.unary(r, r, pairs);
+    for (int64_t j = 0; j < pairs; ++j) r[j] *= Acc(-2);
+    sqrt_rows.unary(r, r, pairs);
+    cos_rows.unary(theta, c, pairs);
+    sin_rows.unary(theta, s, pairs);
+    T* out = p + first;
+    for (int64_t j = 0; j < count / 2; ++j) {
+      const Acc radius = r[j] * stdv;
+      out[2 * j] = cast_to<T>(radius * c[j] + mean);
+      out[2 * j + 1] = cast_to<T>(radius * s[j] + mean);
+    }
+    if (count % 2) out[count - 1] = cast_to<T>(r[pairs - 1] * stdv * c[pairs - 1] + mean);
+  });
 }
 
 // ---- random (integers) --------------------------------------------------------------

@@ -17,6 +17,10 @@
 
 namespace lucid::cpu {
 
+// words[4 k + w] = word w of the draw's block first + k (draw.block(first + k)), for k
+// < count: Note [Philox in lanes] (random.cpp).
+void philox_blocks(const PhiloxDraw& draw, uint64_t first, int64_t count, uint32_t* words);
+
 // [from, to) for floating dtypes; complex64 fills real and imaginary parts alike.
 // A value that rounds up to `to` in the output dtype is replaced by `from` (as
 // PyTorch's CUDA kernel does).
