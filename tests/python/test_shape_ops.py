@@ -131,6 +131,11 @@ SAMPLES = [
     ("index_select_empty", lambda m, a, i: m.index_select(a, 0, i), lambda d: [mk(d, 3, 2), idx(3, 0)], True),
     ("index_add", lambda m, a, i, s: m.index_add(a, 0, i, s),
      lambda d: [mk(d, 3, 2), torch.tensor([0, 2, 0, 1]), mk(d, 4, 2)], True),
+    # slices of 16 elements and more: added a slice at a time (cpu::index_add_slices)
+    ("index_add_slices", lambda m, a, i, s: m.index_add(a, 1, i, s),
+     lambda d: [mk(d, 3, 5, 40), torch.tensor([4, 0, 4, 2, 4, 1]), mk(d, 3, 6, 40)], True),
+    ("index_add_rows_alpha", lambda m, a, i, s: a.index_add(0, i, s, alpha=2),
+     lambda d: [mk(d, 6, 20), torch.tensor([5, 5, 0, 3, 5]), mk(d, 5, 20)], True),
     ("masked_fill", lambda m, a, k: m.masked_fill(a, k, 7), lambda d: [mk(d, 3, 4), mask(3, 4)], True),
     ("masked_fill_bcast_mask", lambda m, a, k: a.masked_fill(k, 0), lambda d: [mk(d, 3, 4), mask(4)], True),
     ("masked_fill_bcast_self", lambda m, a, k: m.masked_fill(a, k, 1), lambda d: [mk(d, 4), mask(2, 4)], True),
@@ -513,3 +518,26 @@ def test_atleast_nd_match_torch(shape):
         lt = getattr(lucid, name)(lucid.tensor(t.tolist(), dtype=lucid.float64).reshape(shape))
         tt = getattr(torch, name)(t)
         assert tuple(lt.shape) == tuple(tt.shape) and lt.tolist() == tt.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int32"])
+def test_index_add_by_slices_gives_the_element_loop_bits(dtype):
+    # Slices of a contiguous source are added a slice at a time; a transposed source takes
+    # the element loop (scatter). Both add each index's slices in order: the same bits,
+    # whatever the thread count.
+    d = getattr(lucid, dtype)
+    lucid.manual_seed(4)
+    base = (lucid.randn(7, 300) * 50).to(d)
+    src = (lucid.randn(40, 300) * 50).to(d)
+    index = lucid.randint(0, 7, (40,))
+    strided = src.t().contiguous().t()  # src's values, not contiguous
+    before = lucid.get_num_threads()
+    try:
+        got = []
+        for threads in (1, 2):
+            lucid.set_num_threads(threads)
+            got.append(base.index_add(0, index, src).tolist())
+        want = base.index_add(0, index, strided).tolist()
+    finally:
+        lucid.set_num_threads(before)
+    assert got[0] == want and got[1] == want

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "backend/cpu/bytes.h"
+#include "backend/cpu/elementwise.h"
 #include "backend/cpu/row_walk.h"
 #include "core/copy.h"
 #include "core/error.h"
@@ -149,6 +150,35 @@ void index_select_slices(TensorImpl& out, const TensorImpl& src, const int64_t* 
     }
     if (stream) store_fence();
   });
+}
+
+bool index_add_slices(TensorImpl& out, const TensorImpl& src, const int64_t* index, int64_t dim) {
+  constexpr int64_t kSliceMin = 16;  // below, the add's call per slice costs more than scatter's loop
+  const RowKernels add = binary_rows(ops::BinaryOp::Add, out.dtype());
+  if (!add.rows || src.dtype() != out.dtype() || !out.is_contiguous() || !src.is_contiguous()) return false;
+  int64_t inner = 1, outer = 1;
+  for (int64_t d = dim + 1; d < out.ndim(); ++d) inner *= out.shape()[d];
+  for (int64_t d = 0; d < dim; ++d) outer *= out.shape()[d];
+  if (inner < kSliceMin) return false;
+  const int64_t size = out.shape()[dim], k = src.shape()[dim], item = out.itemsize();
+  // The tasks are (outer position, a stretch of the slice): disjoint in out, each adding
+  // every j in order, so an element's sum never depends on the pool. A stretch is long
+  // enough for the add's loop to pay (512 elements), or a thread's share of one slice.
+  const int64_t threads = pool_threads();
+  const int64_t stretch = std::min(inner, std::max<int64_t>(512, (inner + threads - 1) / threads));
+  const int64_t stretches = (inner + stretch - 1) / stretch;
+  parallel_for(outer * stretches, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o = t / stretches, at = (t % stretches) * stretch, m = std::min(stretch, inner - at);
+      std::byte* dst = out.host_ptr() + ((o * size) * inner + at) * item;
+      const std::byte* from = src.host_ptr() + ((o * k) * inner + at) * item;
+      for (int64_t j = 0; j < k; ++j) {
+        std::byte* row = dst + index[j] * inner * item;
+        add.rows(row, row, from + j * inner * item, m);
+      }
+    }
+  });
+  return true;
 }
 
 void masked_fill(TensorImpl& out, const TensorImpl& mask, const TensorImpl& value) {

@@ -23,6 +23,13 @@ void gather(TensorImpl& out, const TensorImpl& src, const TensorImpl& index, int
 // per-element index loads. `index` holds out.size(dim) checked indices.
 void index_select_slices(TensorImpl& out, const TensorImpl& src, const int64_t* index, int64_t dim);
 
+// index_add by whole slices, for a contiguous out and src whose slices (the elements
+// after `dim`) hold at least kIndexAddSliceMin elements: out.select(dim, index[j]) +=
+// src.select(dim, j), j ascending, by the add op's row kernel (scatter's bits, in its
+// order). False, having done nothing, where that does not apply (dtype, layout, size).
+// `index` holds src.size(dim) checked indices.
+bool index_add_slices(TensorImpl& out, const TensorImpl& src, const int64_t* index, int64_t dim);
+
 // out[index[i][j][k]][j][k] (op)= src[i][j][k] (dim = 0), over index's shape. src
 // has out's dtype and may be a broadcast value (stride 0 everywhere).
 void scatter(TensorImpl& out, int64_t dim, const TensorImpl& index, const TensorImpl& src, ScatterReduce mode);

@@ -65,6 +65,8 @@ void index_add_kernel(const ops::Primitive& p, Outputs outs, Inputs ins) {
   const TensorImpl &index = *ins[0], &source = *ins[1];
   check_slice_indices(index, out.shape()[dim]);
   if (source.numel() == 0) return;
+  // (index: a contiguous int64 vector, vector_index in ops/gather_ops.cpp)
+  if (index_add_slices(out, source, reinterpret_cast<const int64_t*>(index.host_ptr()), dim)) return;
   scatter(out, dim, *index_along(index, dim, source.shape()), source, ScatterReduce::Add);
 }
 
