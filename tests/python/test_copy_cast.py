@@ -191,6 +191,26 @@ def test_copy_non_contiguous_both_sides(device):
         _same(ld3, td, device)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "float64"])
+@pytest.mark.parametrize("shift", [1, 3, 7, 16, 40])
+def test_copy_rows_a_few_bytes_along(dtype, shift, device):
+    # Rows copied a few bytes past where they are read modulo 4096 take another route on
+    # the CPU (Note [4K aliasing], core/copy.cpp): rows of 4 KiB and of 10 KiB, both
+    # directions, and roll, whose halves are such copies.
+    for cols in (1024, 2560):
+        t = (torch.randn(6, cols, generator=torch.Generator().manual_seed(shift)) * 100).to(getattr(torch, dtype))
+        lt = to_lucid(t, device)
+        for ahead in (True, False):  # the destination `shift` elements after its source, or before
+            dst, src = (slice(shift, None), slice(None, cols - shift)) if ahead else \
+                (slice(None, cols - shift), slice(shift, None))
+            lo_out, to_out = lucid.zeros(6, cols, dtype=lt.dtype, device=device), torch.zeros(6, cols, dtype=t.dtype)
+            lo_out[:, dst].copy_(lt[:, src])
+            to_out[:, dst].copy_(t[:, src])
+            _same(lo_out, to_out, device)
+        _same(lt.roll(shift, -1), t.roll(shift, -1), device)
+        _same(lt.flip(-1), t.flip(-1), device)
+
+
 def test_copy_into_view_writes_base(device):
     lb, tb = lucid.zeros(3, 4, device=device), torch.zeros(3, 4)
     lb[:, 1].copy_(lucid.tensor([1.0, 2.0, 3.0], device=device))
