@@ -230,6 +230,26 @@ void elementwise_loop(std::byte* out, const std::byte* const (&in)[N], std::vect
   const bool out_dense = os == int64_t(sizeof(TOut));
   bool dense = out_dense;
   for (size_t k = 1; k <= N; ++k) dense = dense && step(k) == int64_t(sizeof(TIn));
+  // Every input one value (an expanded 0-d gradient times a number: the backward of a
+  // mean's loss) into a dense output: the op once, then a fill. (The element loop took
+  // 5.4 ms for 4M elements; smooth_l1_loss's backward made five such calls.) One element
+  // through the vector kernel has the bits of any element of a dense run of it.
+  if (nd == 1 && out_dense) {
+    bool constant = true;
+    for (size_t k = 1; k <= N; ++k) constant = constant && step(k) == 0;
+    if (constant) {
+      TOut v;
+      if constexpr (N == 1) {
+        if (vec) vec(in[0], &v, 1);
+        else v = static_cast<TOut>(f(load<TIn>(in[0])));
+      } else {
+        if (vec2) vec2(&v, in[0], in[1], 1);
+        else v = static_cast<TOut>(f(load<TIn>(in[0]), load<TIn>(in[1])));
+      }
+      TOut* o = reinterpret_cast<TOut*>(out);
+      return maybe_parallel(inner, grain, [&](int64_t b, int64_t e) { std::fill(o + b, o + e, v); });
+    }
+  }
   // Dense rows of a binary op: its vector kernel, or f.
   auto rows2 = [&](TOut* o, const TIn* a, const TIn* b, int64_t len) {
     if constexpr (N == 2) {

@@ -186,7 +186,20 @@ void masked_fill(TensorImpl& out, const TensorImpl& mask, const TensorImpl& valu
     const U v = load<U>(value.host_ptr());
     walk_rows_parallel(out.shape(), {out.host_ptr(), mask.host_ptr()}, {&out.stride(), &mask.stride()},
                  [&](std::byte* const* p, int64_t n, const int64_t* st) {
-                   for (int64_t j = 0; j < n; ++j) {  // branch-free: a random mask mispredicts
+                   if (std::is_integral_v<U> && st[0] == int64_t(sizeof(U)) && st[1] == 1) {
+                     // Dense rows: a select of bits under a mask made from the bool,
+                     // which vectorises. (The `?:` below compiled to a branch, and a
+                     // random mask mispredicted it every other element: 19 ms for 4M.)
+                     U* __restrict o = reinterpret_cast<U*>(p[0]);
+                     const uint8_t* __restrict m = reinterpret_cast<const uint8_t*>(p[1]);
+                     if constexpr (std::is_integral_v<U>)
+                       for (int64_t j = 0; j < n; ++j) {
+                         const U keep = U(U(m[j]) - U(1));  // all ones where the mask is false (a bool is 0 or 1)
+                         o[j] = U((o[j] & keep) | (v & ~keep));
+                       }
+                     return;
+                   }
+                   for (int64_t j = 0; j < n; ++j) {
                      std::byte* o = p[0] + j * st[0];
                      store<U>(o, load<bool>(p[1] + j * st[1]) ? v : load<U>(o));
                    }
