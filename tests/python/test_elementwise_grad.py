@@ -216,3 +216,25 @@ def test_activation_gradient_of_a_sum_is_the_dense_gradient(act):
     x.grad = None
     f(x).backward(lucid.ones(3000, 7))
     assert broadcast.tolist() == x.grad.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+def test_ops_of_one_broadcast_value_give_the_dense_bits(dtype):
+    # Every input one value (an expanded 0-d tensor, a number): the CPU computes the op once
+    # and fills the result; each element must be what a dense input gives.
+    d = getattr(lucid, dtype)
+    v = lucid.tensor(0.7303, dtype=d)
+    wide, dense = v.expand(50, 41), lucid.full((50, 41), 0.7303, dtype=d)
+    for op in (lambda t: t.exp(), lambda t: t.tanh(), lambda t: t * 0.37, lambda t: 1.5 - t, lambda t: t > 0.5,
+               lambda t: lucid.nn.functional.gelu(t), lambda t: lucid.atan2(t, lucid.tensor(0.25, dtype=d).expand(50, 41))):
+        got, want = op(wide), op(dense)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        assert got.tolist() == want.tolist()
+    # gelu's derivative (a vector kernel) of one value, with sum()'s expanded gradient
+    x0 = lucid.tensor(-0.4, dtype=d, requires_grad=True)
+    e = x0.expand(50, 41)
+    e.retain_grad()
+    lucid.nn.functional.gelu(e).sum().backward()
+    xd = lucid.full((50, 41), -0.4, dtype=d, requires_grad=True)
+    lucid.nn.functional.gelu(xd).backward(lucid.ones(50, 41, dtype=d))
+    assert e.grad.tolist() == xd.grad.tolist()
