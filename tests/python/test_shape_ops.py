@@ -287,7 +287,8 @@ def test_gradcheck(sid, device):
 
 
 @pytest.mark.parametrize("sid", ["gather", "scatter_add", "index_select", "flip", "roll_dims", "repeat", "tril",
-                                 "diagonal", "cat_three_nc", "masked_fill", "pad_reflect_2d", "index_add"])
+                                 "diagonal", "cat_three_nc", "masked_fill", "pad_reflect_2d", "index_add",
+                                 "pad_constant_neg"])
 def test_double_backward(sid, device):
     """The VJPs are written with ops: gradients of gradients match torch's."""
     _, fn, make, _ = BY_ID[sid]
