@@ -521,8 +521,9 @@ def test_atleast_nd_match_torch(shape):
         assert tuple(lt.shape) == tuple(tt.shape) and lt.tolist() == tt.tolist()
 
 
+@pytest.mark.parametrize("dim", [0, 1])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int32"])
-def test_index_add_by_slices_gives_the_element_loop_bits(dtype):
+def test_index_add_by_slices_gives_the_element_loop_bits(dtype, dim):
     # Slices of a contiguous source are added a slice at a time; a transposed source takes
     # the element loop (scatter). Both add each index's slices in order: the same bits,
     # whatever the thread count.
@@ -531,14 +532,16 @@ def test_index_add_by_slices_gives_the_element_loop_bits(dtype):
     base = (lucid.randn(7, 300) * 50).to(d)
     src = (lucid.randn(40, 300) * 50).to(d)
     index = lucid.randint(0, 7, (40,))
+    if dim == 1:  # slices of one element (the element loop of the same function)
+        base, src = base.t().contiguous(), src.t().contiguous()
     strided = src.t().contiguous().t()  # src's values, not contiguous
     before = lucid.get_num_threads()
     try:
         got = []
         for threads in (1, 2):
             lucid.set_num_threads(threads)
-            got.append(base.index_add(0, index, src).tolist())
-        want = base.index_add(0, index, strided).tolist()
+            got.append(base.index_add(dim, index, src).tolist())
+        want = base.index_add(dim, index, strided).tolist()
     finally:
         lucid.set_num_threads(before)
     assert got[0] == want and got[1] == want

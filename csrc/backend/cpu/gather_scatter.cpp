@@ -159,8 +159,32 @@ bool index_add_slices(TensorImpl& out, const TensorImpl& src, const int64_t* ind
   int64_t inner = 1, outer = 1;
   for (int64_t d = dim + 1; d < out.ndim(); ++d) inner *= out.shape()[d];
   for (int64_t d = 0; d < dim; ++d) outer *= out.shape()[d];
-  if (inner < kSliceMin) return false;
   const int64_t size = out.shape()[dim], k = src.shape()[dim], item = out.itemsize();
+  if (inner < kSliceMin) {
+    // Short slices (the last dim: a pad's gradient): scatter's element arithmetic, without
+    // its walker's per-element strides and checks, outer positions split over the pool.
+    bool done = false;
+    visit_dtype(out.dtype(), [&]<typename T>() {
+      if constexpr (!std::is_same_v<T, bool>) {
+        using M = opmath_t<T>;
+        T* o = reinterpret_cast<T*>(out.host_ptr());
+        const T* from = reinterpret_cast<const T*>(src.host_ptr());
+        parallel_for(outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(k * inner, 1)), [&](int64_t o0, int64_t o1) {
+          for (int64_t r = o0; r < o1; ++r) {
+            T* dst = o + r * size * inner;
+            const T* row = from + r * k * inner;
+            for (int64_t j = 0; j < k; ++j)
+              for (int64_t c = 0; c < inner; ++c) {
+                T& e = dst[index[j] * inner + c];
+                e = T(M(e) + M(row[j * inner + c]));
+              }
+          }
+        });
+        done = true;
+      }
+    });
+    return done;
+  }
   // The tasks are (outer position, a stretch of the slice): disjoint in out, each adding
   // every j in order, so an element's sum never depends on the pool. A stretch is long
   // enough for the add's loop to pay (512 elements), or a thread's share of one slice.

@@ -23,10 +23,10 @@ void gather(TensorImpl& out, const TensorImpl& src, const TensorImpl& index, int
 // per-element index loads. `index` holds out.size(dim) checked indices.
 void index_select_slices(TensorImpl& out, const TensorImpl& src, const int64_t* index, int64_t dim);
 
-// index_add by whole slices, for a contiguous out and src whose slices (the elements
-// after `dim`) hold at least kIndexAddSliceMin elements: out.select(dim, index[j]) +=
-// src.select(dim, j), j ascending, by the add op's row kernel (scatter's bits, in its
-// order). False, having done nothing, where that does not apply (dtype, layout, size).
+// index_add by whole slices, for a contiguous out and src: out.select(dim, index[j]) +=
+// src.select(dim, j), j ascending (scatter's bits, in its order), by the add op's row
+// kernel for slices (the elements after `dim`) of 16 elements and more, else element by
+// element. False, having done nothing, where that does not apply (dtype, layout).
 // `index` holds src.size(dim) checked indices.
 bool index_add_slices(TensorImpl& out, const TensorImpl& src, const int64_t* index, int64_t dim);
 
