@@ -109,8 +109,9 @@ def _exp_linear(input, alpha, input_scale=1.0, scale=1.0):
     if input.dtype.is_floating_point and input.dtype.itemsize == 2:
         return _exp_linear(input.float(), alpha, input_scale, scale).to(input.dtype)
     coefficient = alpha * scale if input.dtype.itemsize == 8 else _float32(_float32(alpha) * _float32(scale))
-    negative = coefficient * (_where(input <= 0, input, 0.0) * input_scale).expm1()
-    return _where(input <= 0, negative, input if scale == 1 else input * scale)
+    negative_side = input <= 0
+    negative = coefficient * (_where(negative_side, input, 0.0) * input_scale).expm1()
+    return _where(negative_side, negative, input if scale == 1 else input * scale)
 
 
 def elu(input, alpha=1.0, inplace=False):
