@@ -470,3 +470,26 @@ def test_bce_gradcheck_inside_the_interval(reduction, device):
     fn = lambda a, b: lucid.nn.functional.binary_cross_entropy(a, b, w, reduction=reduction)  # noqa: E731
     assert lucid.autograd.gradcheck(fn, (p, t))
     assert lucid.autograd.gradgradcheck(fn, (p, t))
+
+
+@pytest.mark.parametrize("kind", ["smooth_l1_loss", "huber_loss"])
+@pytest.mark.parametrize("reduction", ["mean", "none", "sum"])
+def test_piecewise_quadratic_losses_first_and_second_derivatives(kind, reduction):
+    # smooth_l1_loss / huber_loss take torch's backward formulas (a clamp of x - t times
+    # the output's gradient); their gradients, and the gradients of those, are torch's.
+    import numpy as np
+    gen = torch.Generator().manual_seed(7)
+    xt = torch.randn(50, generator=gen, dtype=torch.float64) * 2
+    tt = torch.randn(50, generator=gen, dtype=torch.float64)
+    xt[:3] = tt[:3] + torch.tensor([0.7, -0.7, 0.0], dtype=torch.float64)  # on the band's edges
+    kw = dict(beta=0.7) if kind == "smooth_l1_loss" else dict(delta=0.7)
+    res = []
+    for m, x, t in ((torch, xt.clone(), tt.clone()), (lucid, lucid.tensor(xt.numpy()), lucid.tensor(tt.numpy()))):
+        x.requires_grad_()
+        t.requires_grad_()
+        y = getattr(m.nn.functional, kind)(x, t, reduction=reduction, **kw)
+        gx, gt = m.autograd.grad(y, (x, t), m.ones_like(y) * 1.3, create_graph=True)
+        h = m.autograd.grad((gx * gx).sum() + gt.sum(), x)[0]
+        res.append([np.array(v.tolist()) for v in (y, gx, gt, h)])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)

@@ -62,9 +62,45 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 
 @_autocast_policy("huber_loss")
-def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+def _huber(input, target, delta):
     d = (input - target).abs()
-    loss = _where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    return _where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+
+
+def _smooth_l1(input, target, beta):
+    d = (input - target).abs()
+    return _where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+
+
+class _PiecewiseQuadraticLoss(Function):
+    """smooth_l1_loss and huber_loss (input and target of one shape, no weight) with
+    torch's backward formulas: the gradient is clamp((x - t) / beta, -1, 1) (smooth L1)
+    or clamp(x - t, -delta, delta) (Huber), torch's three cases, times the output's
+    gradient, over numel for mean. Three passes where differentiating the forward's
+    composite took twelve (smooth L1 forward + backward of 4M: 5.6x torch's time)."""
+
+    @staticmethod
+    def forward(ctx, input, target, kind, width, reduction):
+        ctx.save_for_backward(input, target)
+        ctx.kind, ctx.width, ctx.reduction = kind, width, reduction
+        loss = _smooth_l1(input, target, width) if kind == "smooth_l1" else _huber(input, target, width)
+        return _reduce(loss, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        g = grad / x.numel() if ctx.reduction == "mean" else grad
+        if ctx.kind == "smooth_l1":
+            dx = ((x - t) / ctx.width).clamp(-1, 1) * g
+        else:
+            dx = (x - t).clamp(-ctx.width, ctx.width) * g
+        return (dx if ctx.needs_input_grad[0] else None, -dx if ctx.needs_input_grad[1] else None, None, None, None)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    if weight is None and reduction in ("none", "sum", "mean") and tuple(input.shape) == tuple(target.shape):
+        return _PiecewiseQuadraticLoss.apply(input, target, "huber", delta, reduction)
+    loss = _huber(input, target, delta)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -72,10 +108,11 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 @_autocast_policy("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
-    d = (input - target).abs()
     if beta == 0:
-        return _reduce(d, reduction)
-    return _reduce(_where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+        return _reduce((input - target).abs(), reduction)
+    if reduction in ("none", "sum", "mean") and tuple(input.shape) == tuple(target.shape):
+        return _PiecewiseQuadraticLoss.apply(input, target, "smooth_l1", beta, reduction)
+    return _reduce(_smooth_l1(input, target, beta), reduction)
 
 
 @_autocast_policy("soft_margin_loss")
