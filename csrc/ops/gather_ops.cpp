@@ -80,14 +80,17 @@ Scalar checked_number(const Scalar& value, Dtype dtype) {
 
 // scatter's forward: a contiguous copy of self with src (a tensor of self's dtype,
 // or the number `value` already of self's dtype) written at the indexed places.
+// (scratch: t is the caller's own new tensor (a gradient's zeros), written in place
+// instead of copied first)
 TensorPtr scatter_into_copy(const char* op, const TensorPtr& t, int64_t& dim, TensorPtr& index,
-                            const TensorPtr& src, const std::optional<Scalar>& value, ScatterReduce mode) {
+                            const TensorPtr& src, const std::optional<Scalar>& value, ScatterReduce mode,
+                            bool scratch = false) {
   index = index64(index, op);
   dim = wrap_dim(dim, t->ndim());
   if (src)
     LUCID_CHECK(src->dtype() == t->dtype(), RuntimeError, op, "(): Expected self.dtype to be equal to src.dtype");
   check_shapes(op, t, dim, index, src ? &src : nullptr);
-  TensorPtr out = t->clone();
+  TensorPtr out = scratch ? t : t->clone();
   if (index->numel() == 0) return out;
   Scatter p;
   p.dim = dim;
@@ -98,6 +101,10 @@ TensorPtr scatter_into_copy(const char* op, const TensorPtr& t, int64_t& dim, Te
   else launch(p, {out1.get()}, {i1.get()});
   return out;
 }
+
+TensorPtr scatter_add_impl(const TensorPtr& t, int64_t dim, const TensorPtr& index, const TensorPtr& src, bool scratch);
+TensorPtr index_add_impl(const TensorPtr& t, int64_t dim, const TensorPtr& index, const TensorPtr& source,
+                         const Scalar& alpha, bool scratch);
 
 TensorPtr zeros_of(const TensorSpec& s, Dtype dtype) {
   return TensorImpl::full(s.shape, Scalar(int64_t(0)), dtype, s.device);
@@ -118,7 +125,8 @@ TensorPtr gather(const TensorPtr& t, int64_t dim, const TensorPtr& index_in) {
   if (autograd::needs_grad({&t})) {
     TensorSpec spec = TensorSpec::of(*t);
     auto node = autograd::record("GatherBackward0", {t}, {out}, [spec, dim](const Node& n, const Grads& g) {
-      return Grads{scatter_add(zeros_of(spec, g[0]->dtype()), dim, n.saved(0), g[0])};
+      // (the zeros are this gradient's own: added into in place, not copied first)
+      return Grads{scatter_add_impl(zeros_of(spec, g[0]->dtype()), dim, n.saved(0), g[0], true)};
     });
     node->save(index);
   }
@@ -162,9 +170,12 @@ TensorPtr scatter(const TensorPtr& t, int64_t dim, const TensorPtr& index_in, co
   return out;
 }
 
-TensorPtr scatter_add(const TensorPtr& t, int64_t dim, const TensorPtr& index_in, const TensorPtr& src) {
+namespace {
+
+TensorPtr scatter_add_impl(const TensorPtr& t, int64_t dim, const TensorPtr& index_in, const TensorPtr& src,
+                           bool scratch) {
   TensorPtr index = index_in;
-  TensorPtr out = scatter_into_copy("scatter_add", t, dim, index, src, std::nullopt, ScatterReduce::Add);
+  TensorPtr out = scatter_into_copy("scatter_add", t, dim, index, src, std::nullopt, ScatterReduce::Add, scratch);
   if (autograd::needs_grad({&t, &src})) {
     TensorSpec sspec = TensorSpec::of(*src);
     auto node = autograd::record("ScatterAddBackward0", {t, src}, {out}, [dim, sspec](const Node& n, const Grads& g) {
@@ -173,6 +184,12 @@ TensorPtr scatter_add(const TensorPtr& t, int64_t dim, const TensorPtr& index_in
     node->save(index);
   }
   return out;
+}
+
+}  // namespace
+
+TensorPtr scatter_add(const TensorPtr& t, int64_t dim, const TensorPtr& index, const TensorPtr& src) {
+  return scatter_add_impl(t, dim, index, src, false);
 }
 
 namespace {
@@ -205,15 +222,18 @@ TensorPtr index_select(const TensorPtr& t, int64_t dim, const TensorPtr& index) 
   if (autograd::needs_grad({&t})) {
     TensorSpec spec = TensorSpec::of(*t);
     auto node = autograd::record("IndexSelectBackward0", {t}, {out}, [spec, dim](const Node& n, const Grads& g) {
-      return Grads{index_add(zeros_of(spec, g[0]->dtype()), dim, n.saved(0), g[0], Scalar(int64_t(1)))};
+      // (the zeros are this gradient's own: added into in place, not copied first)
+      return Grads{index_add_impl(zeros_of(spec, g[0]->dtype()), dim, n.saved(0), g[0], Scalar(int64_t(1)), true)};
     });
     node->save(idx);
   }
   return out;
 }
 
-TensorPtr index_add(const TensorPtr& t, int64_t dim, const TensorPtr& index, const TensorPtr& source,
-                    const Scalar& alpha) {
+namespace {
+
+TensorPtr index_add_impl(const TensorPtr& t, int64_t dim, const TensorPtr& index, const TensorPtr& source,
+                         const Scalar& alpha, bool scratch) {
   dim = wrap_dim(dim, t->ndim());
   TensorPtr t1 = at_least_1d(t), s1 = at_least_1d(source);
   TensorPtr idx = vector_index("index_add", index);
@@ -227,7 +247,7 @@ TensorPtr index_add(const TensorPtr& t, int64_t dim, const TensorPtr& index, con
     LUCID_CHECK(d == dim || s1->shape()[d] == t1->shape()[d], RuntimeError, "index_add_(): source ",
                 shape_str(source->shape()), " and self ", shape_str(t->shape()), " must match apart from dimension ", dim);
   bool unit = std::visit([](auto a) { return a == decltype(a)(1); }, alpha);
-  TensorPtr out = t->clone();
+  TensorPtr out = scratch ? t : t->clone();
   TensorPtr scaled = s1;
   if (!unit && s1->numel() > 0) {
     autograd::GradModeGuard no_grad(false);
@@ -245,6 +265,13 @@ TensorPtr index_add(const TensorPtr& t, int64_t dim, const TensorPtr& index, con
     node->save(idx);
   }
   return out;
+}
+
+}  // namespace
+
+TensorPtr index_add(const TensorPtr& t, int64_t dim, const TensorPtr& index, const TensorPtr& source,
+                    const Scalar& alpha) {
+  return index_add_impl(t, dim, index, source, alpha, false);
 }
 
 TensorPtr masked_fill(const TensorPtr& t, const TensorPtr& mask, const TensorPtr& value) {
