@@ -220,13 +220,15 @@ def test_activation_gradient_of_a_sum_is_the_dense_gradient(act):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
 def test_ops_of_one_broadcast_value_give_the_dense_bits(dtype):
-    # Every input one value (an expanded 0-d tensor, a number): the CPU computes the op once
-    # and fills the result; each element must be what a dense input gives.
+    # Every input one value (an expanded 0-d tensor, a number), or one value a row: the CPU
+    # computes the op once a row and fills it; each element must be what a dense input gives.
     d = getattr(lucid, dtype)
     v = lucid.tensor(0.7303, dtype=d)
-    wide, dense = v.expand(50, 41), lucid.full((50, 41), 0.7303, dtype=d)
-    for op in (lambda t: t.exp(), lambda t: t.tanh(), lambda t: t * 0.37, lambda t: 1.5 - t, lambda t: t > 0.5,
-               lambda t: lucid.nn.functional.gelu(t), lambda t: lucid.atan2(t, lucid.tensor(0.25, dtype=d).expand(50, 41))):
+    column = (lucid.randn(50, 1) * 2).to(d)  # one value a row (a reduction's expanded result)
+    cases = [(v.expand(50, 41), lucid.full((50, 41), 0.7303, dtype=d)), (column.expand(50, 41), column.repeat(1, 41))]
+    for (wide, dense), op in ((c, op) for c in cases for op in (lambda t: t.exp(), lambda t: t.tanh(), lambda t: t * 0.37, lambda t: 1.5 - t, lambda t: t > 0.5,
+               lambda t: lucid.nn.functional.gelu(t), lambda t: lucid.atan2(t, lucid.tensor(0.25, dtype=d).expand(50, 41)),
+               lambda t: t != 0)):
         got, want = op(wide), op(dense)
         assert got.shape == want.shape and got.dtype == want.dtype
         assert got.tolist() == want.tolist()
