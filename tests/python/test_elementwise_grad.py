@@ -240,3 +240,22 @@ def test_ops_of_one_broadcast_value_give_the_dense_bits(dtype):
     xd = lucid.full((50, 41), -0.4, dtype=d, requires_grad=True)
     lucid.nn.functional.gelu(xd).backward(lucid.ones(50, 41, dtype=d))
     assert e.grad.tolist() == xd.grad.tolist()
+
+
+@pytest.mark.parametrize("name,kw", [("elu", dict(alpha=0.7)), ("selu", {}), ("elu", {})])
+def test_exp_linear_units_first_and_second_derivatives_are_torchs(name, kw):
+    # elu / selu take torch's backward formula (elu_backward); its derivative is 0 at x = 0,
+    # as torch's elu_double_backward's (which tests x < 0), and the first derivative there
+    # takes the negative side's value (x <= 0).
+    import numpy as np
+    xt = torch.randn(40, generator=torch.Generator().manual_seed(2), dtype=torch.float64) * 2
+    xt[0], xt[1] = 0.0, -0.0
+    res = []
+    for m, x in ((torch, xt.clone()), (lucid, lucid.tensor(xt.numpy()))):
+        x.requires_grad_()
+        y = getattr(m.nn.functional, name)(x, **kw)
+        gx, = m.autograd.grad(y, (x,), m.ones_like(y) * 1.3, create_graph=True)
+        h = m.autograd.grad((gx * gx).sum(), x)[0]
+        res.append([np.array(v.tolist()) for v in (y, gx, h)])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)

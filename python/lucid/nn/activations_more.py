@@ -11,6 +11,7 @@ finite there (elu's exp on x clamped to <= 0)."""
 import struct as _struct
 
 from .. import _C
+from ..autograd.function import Function as _Function
 from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
 
 __all__ = ["relu6", "elu", "selu", "celu", "mish", "softplus", "softsign", "softshrink", "hardshrink", "hardtanh",
@@ -101,17 +102,54 @@ def _float32(x):
     return _struct.unpack("f", _struct.pack("f", x))[0]
 
 
-def _exp_linear(input, alpha, input_scale=1.0, scale=1.0):
+def _exp_linear_coefficient(x, alpha, scale):
+    return alpha * scale if x.dtype.itemsize == 8 else _float32(_float32(alpha) * _float32(scale))
+
+
+def _exp_linear_values(input, alpha, input_scale=1.0, scale=1.0):
     """scale x for x > 0 (and NaN), scale alpha (exp(x input_scale) - 1) for x <= 0: torch's
     elu kernel, whose negative side multiplies by one coefficient, alpha * scale in float32.
     A float16 / bfloat16 input is computed in float32 and rounded once, as torch's kernels
     do (each step rounded to 16 bits differed from torch in most elements)."""
     if input.dtype.is_floating_point and input.dtype.itemsize == 2:
-        return _exp_linear(input.float(), alpha, input_scale, scale).to(input.dtype)
-    coefficient = alpha * scale if input.dtype.itemsize == 8 else _float32(_float32(alpha) * _float32(scale))
+        return _exp_linear_values(input.float(), alpha, input_scale, scale).to(input.dtype)
+    coefficient = _exp_linear_coefficient(input, alpha, scale)
     negative_side = input <= 0
     negative = coefficient * (_where(negative_side, input, 0.0) * input_scale).expm1()
     return _where(negative_side, negative, input if scale == 1 else input * scale)
+
+
+class _ExpLinear(_Function):
+    """elu / selu / celu with torch's backward formula (elu_backward): g scale above 0, g
+    input_scale (alpha scale) e^(x input_scale) at and below 0, in that order; 16-bit
+    computed in float32 and rounded once, as the forward. (Differentiating the forward's
+    composite made forward + backward 2.3x torch's time.)"""
+
+    @staticmethod
+    def forward(ctx, input, alpha, input_scale, scale):
+        ctx.save_for_backward(input)
+        ctx.params = (alpha, input_scale, scale)
+        return _exp_linear_values(input, alpha, input_scale, scale)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        alpha, input_scale, scale = ctx.params
+        half = x.dtype.itemsize == 2
+        xs, g = (x.float(), grad.float()) if half else (x, grad)
+        # (e^x of x below 0 only: at 0 the value is the same, and the derivative of this
+        # gradient is 0 there, as torch's elu_double_backward's, which tests x < 0)
+        below = _where(xs < 0, xs, 0.0)
+        e = (below * input_scale if input_scale != 1 else below).exp()
+        negative = g * input_scale * _exp_linear_coefficient(xs, alpha, scale) * e
+        d = _where(xs <= 0, negative, g * scale if scale != 1 else g)
+        return (d.to(x.dtype) if half else d), None, None, None
+
+
+def _exp_linear(input, alpha, input_scale=1.0, scale=1.0):
+    if _C.is_grad_enabled() and input.requires_grad and input.dtype.is_floating_point:
+        return _ExpLinear.apply(input, alpha, input_scale, scale)
+    return _exp_linear_values(input, alpha, input_scale, scale)
 
 
 def elu(input, alpha=1.0, inplace=False):
