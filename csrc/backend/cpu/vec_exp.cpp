@@ -1,4 +1,4 @@
-// float32 exp, expm1, tanh, sigmoid and erf, the fused activations gelu, silu, softplus,
+// float32 exp, tanh, sigmoid and erf, the fused activations gelu, silu, softplus,
 // logsigmoid and mish and their derivatives (and, for builds without SLEEF, sin and cos)
 // in lucid's own vector code (GCC vector extensions, compiled for AVX2 and AVX-512). Activations are made of these,
 // and SLEEF's 1-ULP versions are slow where it matters (tanhf u10 costs ~6x PyTorch's),
@@ -49,28 +49,6 @@ LUCID_VINLINE V exp_core(V x) {
   V y = p * (r * r) + r + 1.f;
   I e = (__builtin_convertvector(n, I) + 127) << 23;
   return y * (V)e;
-}
-
-// e^x - 1 for |x| <= 87: x = n ln2 + r as in exp_core, e^r - 1 = r + r^2 P(r) with exp's
-// polynomial, then 2^n (e^r - 1) + (2^n - 1). Below ln2/2 (n = 0) that is the polynomial
-// alone, which keeps expm1's relative accuracy near 0 (e^x - 1 loses it). Within 1.41
-// ULP of float64's expm1 over [-90, 90] (the most just above ln2/2, where n = 1 doubles
-// e^r - 1's rounding; SLEEF's and torch's are within 1). (SLEEF's expm1f_u10 is double-float arithmetic:
-// 4.8 ms for 4M floats, and elu's forward twice torch's time.)
-template <typename V, typename I>
-LUCID_VINLINE V expm1_core(V x) {
-  V t = x * 1.44269504088896341f;
-  V n = (t + 12582912.f) - 12582912.f;  // round to nearest (|t| < 2^22)
-  V r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  V p = r * 1.9875691500E-4f + 1.3981999507E-3f;
-  p = p * r + 8.3334519073E-3f;
-  p = p * r + 4.1665795894E-2f;
-  p = p * r + 1.6666665459E-1f;
-  p = p * r + 5.0000001201E-1f;
-  const V em = p * (r * r) + r;
-  const V s = (V)((__builtin_convertvector(n, I) + 127) << 23);  // 2^n
-  return x == 0.f ? x : s * em + (s - 1.f);  // (-0 stays -0: r's reduction gives +0)
 }
 
 // tanh as x P(x^2) / Q(x^2), x clamped to +-7.9053 (where the form reaches its top), with
@@ -249,7 +227,6 @@ template <typename V, typename I>
 LUCID_VINLINE V core(ops::UnaryOp op, V x) {
   switch (op) {
     case ops::UnaryOp::Exp: return exp_core<V, I>(x);
-    case ops::UnaryOp::Expm1: return expm1_core<V, I>(x);
     case ops::UnaryOp::Sigmoid: return 1.f / (1.f + exp_core<V, I>(-x));
     case ops::UnaryOp::Sin: return sincos_core<V, I>(x, false);
     case ops::UnaryOp::Cos: return sincos_core<V, I>(x, true);
@@ -272,7 +249,6 @@ template <int W, typename V, typename I>
 LUCID_VINLINE V apply(ops::UnaryOp op, V x) {
   switch (op) {
     case ops::UnaryOp::Exp: return fix_lanes<W>(x, core<V, I>(op, x), 87.f, [](float v) { return std::exp(v); });
-    case ops::UnaryOp::Expm1: return fix_lanes<W>(x, core<V, I>(op, x), 87.f, [](float v) { return std::expm1(v); });
     case ops::UnaryOp::Sigmoid:
       return fix_lanes<W>(x, core<V, I>(op, x), 87.f, [](float v) { return 1.f / (1.f + std::exp(-v)); });
     case ops::UnaryOp::Sin: return fix_lanes<W>(x, core<V, I>(op, x), 8192.f, [](float v) { return std::sin(v); });
@@ -295,7 +271,7 @@ LUCID_VINLINE void run(const void* in, void* out, int64_t n) {
   float* y = static_cast<float*>(out);
   int64_t i = 0;
   // (tanh's and erf's clamps are their own check, and gelu's)
-  constexpr bool kRangeCheck = kOp == ops::UnaryOp::Exp || kOp == ops::UnaryOp::Expm1 || kOp == ops::UnaryOp::Sigmoid || kOp == ops::UnaryOp::Silu ||
+  constexpr bool kRangeCheck = kOp == ops::UnaryOp::Exp || kOp == ops::UnaryOp::Sigmoid || kOp == ops::UnaryOp::Silu ||
                                kOp == ops::UnaryOp::GeluTanh || kOp == ops::UnaryOp::Softplus ||
                                kOp == ops::UnaryOp::LogSigmoid || kOp == ops::UnaryOp::Mish ||
                                kOp == ops::UnaryOp::Sin || kOp == ops::UnaryOp::Cos;
@@ -464,7 +440,6 @@ VecUnaryFn vec_f32_activation(ops::UnaryOp op, Isa isa) {
   if (isa == Isa::Baseline) return nullptr;
   switch (op) {
     case ops::UnaryOp::Exp: return pick<ops::UnaryOp::Exp>(isa);
-    case ops::UnaryOp::Expm1: return pick<ops::UnaryOp::Expm1>(isa);
     case ops::UnaryOp::Tanh: return pick<ops::UnaryOp::Tanh>(isa);
     case ops::UnaryOp::Sigmoid: return pick<ops::UnaryOp::Sigmoid>(isa);
     case ops::UnaryOp::Erf: return pick<ops::UnaryOp::Erf>(isa);
