@@ -179,6 +179,11 @@ NONCONST_PADS = [
     ("pad_circular_2d", lambda m, a: F(m).pad(a, (1, 2, 3, 0), mode="circular"), lambda d: [mk(d, 1, 1, 3, 4)],
      True),
     ("pad_circular_1d", lambda m, a: F(m).pad(a, (2, 2), mode="circular"), lambda d: [mk(d, 2, 3)], True),
+    # negative pads: reflect and replicate read through the uncropped input, circular wraps
+    # around what the crop leaves (torch's rules)
+    ("pad_circular_crop", lambda m, a: F(m).pad(a, (-2, 3, 1, -1), mode="circular"), lambda d: [mk(d, 1, 1, 4, 7)], True),
+    ("pad_reflect_crop", lambda m, a: F(m).pad(a, (3, -1), mode="reflect"), lambda d: [mk(d, 2, 7)], True),
+    ("pad_replicate_crop", lambda m, a: F(m).pad(a, (-2, 3), mode="replicate"), lambda d: [mk(d, 2, 7)], True),
 ]
 SAMPLES += NONCONST_PADS
 # torch's non-constant padding has kernels for floating dtypes only.

@@ -62,6 +62,9 @@ def pad(input, pad, mode="constant", value=None):
                                f"but got: padding ({lo}, {hi}) at dimension {d} of input {list(input.shape)}")
         if mode == "circular" and (lo > n or hi > n):
             raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "circular" and (lo < 0 or hi < 0):  # torch crops first, then wraps around what is left
+            out = out.narrow(d, _builtins.max(-lo, 0), n - _builtins.max(-lo, 0) - _builtins.max(-hi, 0))
+            lo, hi = _builtins.max(lo, 0), _builtins.max(hi, 0)
         out = _IndexPad.apply(out, d, lo, hi, mode)
     return out
 
