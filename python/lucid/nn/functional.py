@@ -32,13 +32,11 @@ def pad(input, pad, mode="constant", value=None):
     pairs = [(nd - 1 - i, pads[2 * i], pads[2 * i + 1]) for i in range(len(pads) // 2)]
     if mode == "constant":
         fill = 0 if value is None else value
-        kept = input
         for d, lo, hi in pairs:
-            n = kept.shape[d]
+            n = input.shape[d]
             if n + lo + hi < 0:
                 raise RuntimeError(f"The input size {n}, plus negative padding {lo} and {hi} resulted in a negative "
                                    f"output size, which is invalid. Check dimension {d} of your input.")
-            kept = kept.narrow(d, -_builtins.min(lo, 0), n + _builtins.min(lo, 0) + _builtins.min(hi, 0))
         return _ConstantPad.apply(input, tuple(pads), fill)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
@@ -135,7 +133,7 @@ def _constant_pad_forward(input, pads, fill):
     """The output made once, filled, with the input's kept part copied into it: one pass
     each (a cat per padded dim took twice torch's time)."""
     nd = input.ndim
-    out_shape, kept, inner = list(input.shape), input, None
+    out_shape, kept = list(input.shape), input
     for i in range(len(pads) // 2):
         d, lo, hi = nd - 1 - i, pads[2 * i], pads[2 * i + 1]
         out_shape[d] += lo + hi
