@@ -59,16 +59,14 @@ inline void copy_one(std::byte* dp, const std::byte* sp) {
 // source modulo 4096 therefore stalls each load on the store just issued: 6x slower
 // (roll(3, -1) of [4096, 1024] float32, a row copied 3 elements along: 5.0 ms against 0.8).
 // Large blocks all start at the same address modulo 4096 (storage.cpp), so copies
-// between views of them meet this. Such rows are copied back to front instead, where each
-// load's match is a store still to come.
+// between views of them meet this. Such rows go through a buffer in L1 placed half a page
+// from the source, so that neither of the two copies has its destination just past its source.
 void copy_bytes(std::byte* __restrict d, const std::byte* __restrict s, size_t n) {
   const size_t ahead = (reinterpret_cast<uintptr_t>(d) - reinterpret_cast<uintptr_t>(s)) & 4095;
   if (ahead == 0 || ahead >= 32 || n < 256) {
     std::memcpy(d, s, n);
     return;
   }
-  // Through a buffer held in L1, placed half a page from the source: neither copy then
-  // has its destination just past its source.
   alignas(64) static thread_local std::byte buffer[8192];
   const size_t at = (reinterpret_cast<uintptr_t>(s) + 2048 - reinterpret_cast<uintptr_t>(buffer)) & 4095;
   for (size_t i = 0; i < n; i += 4096) {

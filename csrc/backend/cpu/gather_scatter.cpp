@@ -153,7 +153,7 @@ void index_select_slices(TensorImpl& out, const TensorImpl& src, const int64_t* 
 }
 
 bool index_add_slices(TensorImpl& out, const TensorImpl& src, const int64_t* index, int64_t dim) {
-  constexpr int64_t kSliceMin = 16;  // below, the add's call per slice costs more than scatter's loop
+  constexpr int64_t kSliceMin = 16;  // below, the add's call per slice costs more than an element loop
   const RowKernels add = binary_rows(ops::BinaryOp::Add, out.dtype());
   if (!add.rows || src.dtype() != out.dtype() || !out.is_contiguous() || !src.is_contiguous()) return false;
   int64_t inner = 1, outer = 1;
