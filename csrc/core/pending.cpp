@@ -105,7 +105,8 @@ bool graphs_enabled() { return g_graphs.load(std::memory_order_relaxed); }
 void set_graphs_enabled(bool enabled) { g_graphs.store(enabled, std::memory_order_relaxed); }
 
 bool recording(int device) {
-  return g_lazy.load(std::memory_order_relaxed) && !t_in_flush && device >= 0 && device < kMaxDevices;
+  const bool lazy = g_lazy.load(std::memory_order_relaxed) || t_region_depth;  // (a region records regardless)
+  return lazy && !t_in_flush && device >= 0 && device < kMaxDevices;
 }
 
 bool recording_cpu() { return t_region_depth && !t_in_flush && fusion_enabled(); }

@@ -21,7 +21,9 @@
 // Errors about shapes, dtypes and devices are raised by the op when it is called; an
 // error a kernel raises while the list runs is raised by the flush, naming the op, once
 // the rest of the list has run (the calls after it may not depend on it).
-// LUCID_LAZY=0, or lucid.gpu.set_lazy(False), runs every op when it is called.
+// LUCID_LAZY=0, or lucid.gpu.set_lazy(False), runs every op when it is called, outside
+// compiled regions: lucid.compile asked for its call's list (fused, replayed as a graph),
+// so a region records with laziness off too, as the CPU's regions do.
 //
 // A compiled call (lucid.compile, python/lucid/compile) runs inside a region: the
 // natural flush points (the end of backward() and of optimizer.step()) do not flush

@@ -244,6 +244,30 @@ def test_fused_step_matches_eager_over_50_steps(device, model_name):
     assert step.stats["replays"] == (47 if device == "gpu" and lucid.gpu.is_lazy() else 0)
 
 
+@needs_gpu
+def test_compiled_steps_replay_with_laziness_off():
+    # LUCID_LAZY=0 / set_lazy(False) makes eager GPU code run op by op; a compiled step
+    # still records its call, fuses it and replays it (csrc/core/pending.h).
+    eager_model, compiled_model = twin(mlp, "gpu")
+    eager_opt = lucid.optim.Adam(eager_model.parameters(), lr=1e-2)
+    compiled_opt = lucid.optim.Adam(compiled_model.parameters(), lr=1e-2)
+    step = lucid.compile.fused_step(compiled_model, F.cross_entropy, compiled_opt)
+    x, y = lucid.randn(16, 20, device="gpu"), lucid.randint(0, 5, (16,), device="gpu")
+    was = lucid.gpu.is_lazy()
+    lucid.gpu.set_lazy(False)
+    try:
+        for _ in range(6):
+            eager_opt.zero_grad()
+            loss = F.cross_entropy(eager_model(x), y)
+            loss.backward()
+            eager_opt.step()
+            assert step(x, y).item() == loss.item()
+    finally:
+        lucid.gpu.set_lazy(was)
+    assert_same_params(eager_model, compiled_model)
+    assert step.stats["replays"] == 3
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_make_step_compiled_step_and_compile_optimizer(device):
     eager_model, compiled_model = twin(mlp, device)
