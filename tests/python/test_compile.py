@@ -238,10 +238,9 @@ def test_fused_step_matches_eager_over_50_steps(device, model_name):
         assert got.item() == loss.item()
     assert_same_params(eager_model, compiled_model)
     assert step.stats["traces"] == 1 and step.stats["calls"] == 50
-    # on the lazy GPU, calls 4 to 50 replay the third call's kernels (Note [Replayed
-    # steps]); with laziness off (LUCID_LAZY=0) nothing is recorded to capture, and every
-    # call runs as a compiled call
-    assert step.stats["replays"] == (47 if device == "gpu" and lucid.gpu.is_lazy() else 0)
+    # on the GPU, calls 4 to 50 replay the third call's kernels (Note [Replayed steps]),
+    # with laziness on or off: a compiled region records its call either way
+    assert step.stats["replays"] == (47 if device == "gpu" else 0)
 
 
 @needs_gpu
