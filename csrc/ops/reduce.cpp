@@ -35,7 +35,7 @@ TensorPtr reduce_sum(const TensorPtr& a, const std::vector<int64_t>& dims, bool 
   TensorPtr out = TensorImpl::empty(kept_shape, out_dtype, a->device());
   double scale = average ? (count ? 1.0 / double(count) : std::numeric_limits<double>::quiet_NaN()) : 1.0;
   std::optional<DimPlan> block;
-  if (a->dtype() == out_dtype && block_sum_dtype(*a)) block = contiguous_block(*a, plan_reduction(*a, dims));
+  if (a->dtype() == out_dtype && block_float_dtype(*a)) block = contiguous_block(*a, plan_reduction(*a, dims));
   if (block) {  // over a's own memory, vectorised and threaded
     MomentBlock p;
     p.moment = average ? BlockMoment::Mean : BlockMoment::Sum;

@@ -76,8 +76,8 @@ void sum_last_dims_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) 
   });
 }
 
-// Sum, |x|, x^2 or (x - mean)^2 of a block of a float dtype (ops::block_float_dtype;
-// float16 / bfloat16 for sums and means: ops::block_sum_dtype), in double.
+// Sum, |x|, x^2 or (x - mean)^2 of a block of a float dtype (ops::block_float_dtype),
+// in double.
 enum class Term : uint8_t { Value, Abs, Square, SqDev };
 
 template <typename T, Term kTerm>

@@ -25,20 +25,14 @@ inline bool block_scan_dtype(Dtype d, const Device& device) {
 
 // The dtypes MomentBlock and ExtremumBlock read as they are: float32 and float64, and
 // float16 and bfloat16 (widened as they are read: in double on the GPU, through float
-// blocks on the CPU, Note [16-bit rows]), so that a 16-bit sum or max runs vectorised
-// and threaded. On the GPU the 16-bit blocks are read in place for sums and means only
-// (block_sum_dtype), which is what the bias gradient of a 16-bit [batch, features]
-// activation needs: read where it lies rather than transposed into rows first (a copy of
-// the whole activation, 4 a Transformer layer); its var, std, norms and extrema go
-// through rows, as before this rule reached the CPU. Other dtypes go through rows in an
-// accumulate dtype.
+// blocks on the CPU, Note [16-bit rows]), so that a 16-bit sum, var, norm or max runs in
+// one pass over its own memory (on the GPU, the bias gradient of a 16-bit [batch,
+// features] activation is read where it lies rather than transposed into rows first, a
+// copy of the whole activation, 4 a Transformer layer). Other dtypes go through rows in
+// an accumulate dtype.
 inline bool block_float_dtype(const TensorImpl& x) {
   const Dtype d = x.dtype();
-  return d == Dtype::F32 || d == Dtype::F64 || ((d == Dtype::F16 || d == Dtype::BF16) && x.device().is_cpu());
-}
-inline bool block_sum_dtype(const TensorImpl& x) {
-  const Dtype d = x.dtype();
-  return block_float_dtype(x) || d == Dtype::F16 || d == Dtype::BF16;
+  return d == Dtype::F32 || d == Dtype::F64 || d == Dtype::F16 || d == Dtype::BF16;
 }
 
 // out = the sum of x over its last `reduced` dims (divided by their element count for
@@ -56,8 +50,8 @@ struct SumLastDims : PrimitiveOf<Prim::SumLastDims, SumLastDims> {
 // Norm2 (sqrt(sum x^2)).
 enum class BlockMoment : uint8_t { Sum, Mean, Var, Std, Norm1, Norm2 };
 
-// A moment of each [o, :, i] of a block of a float dtype (block_float_dtype; a sum or
-// mean: block_sum_dtype); out has x's dtype. ins: {x}.
+// A moment of each [o, :, i] of a block of a float dtype (block_float_dtype); out has
+// x's dtype. ins: {x}.
 struct MomentBlock : PrimitiveOf<Prim::MomentBlock, MomentBlock> {
   BlockMoment moment = BlockMoment::Sum;
   int64_t outer = 1, n = 1, inner = 1;
