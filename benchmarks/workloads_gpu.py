@@ -188,6 +188,19 @@ workload("GPU matmul bfloat16 8192", "gpu matmul",
 workload("GPU bmm float32 [64, 128, 128]", "gpu matmul", inputs((64, 128, 128), (64, 128, 128), device="gpu"),
          lambda m, a, b: a @ b, flops=64 * 2 * 128 ** 3, device="gpu", ceiling="none")
 
+
+# issue 22's activation epilogue (docs/GPU_LAZY.md, Note [Product epilogues]): a float32 linear layer and its relu,
+# one cuBLASLt product with the RELU_BIAS epilogue at lucid's flush; torch eager runs two kernels
+def _linear_relu(m, x, w, b):
+    return m.nn.functional.relu(m.nn.functional.linear(x, w, b))
+
+
+LR_IN = inputs((8192, 1024), (1024, 1024), (1024,), device="gpu")
+workload("GPU linear + relu float32 [8192, 1024] -> 1024", "gpu matmul", LR_IN, _linear_relu,
+         flops=2 * 8192 * 1024 ** 2, device="gpu", ceiling="none")
+workload("GPU linear + relu float32 [8192, 1024] -> 1024 against torch.compile", "gpu matmul", LR_IN, _linear_relu,
+         flops=2 * 8192 * 1024 ** 2, device="gpu", ceiling="none", torch_fn=_compiled(_linear_relu))
+
 # -- indexing (issue 19's targets): rows of a [1M, 64] float32 table by 256K int64 indices --
 T, D, K = 1 << 20, 64, 1 << 18
 rows = K * D * F32

@@ -25,6 +25,13 @@ using TensorPtr = std::shared_ptr<TensorImpl>;
 // A single element read out of a tensor. Half/bfloat16/float32 widen to double,
 // complex64 to complex<double>, every integer to int64.
 using Scalar = std::variant<bool, int64_t, double, std::complex<double>>;
+// Whether a number is 0 (1) in its own type: a coefficient that drops a term (a multiply).
+inline bool is_zero(const Scalar& s) {
+  return std::visit([](auto v) { return v == decltype(v)(0); }, s);
+}
+inline bool is_one(const Scalar& s) {
+  return std::visit([](auto v) { return v == decltype(v)(1); }, s);
+}
 
 // The most dimensions a tensor may have (NumPy's limit).
 inline constexpr size_t kMaxDims = 64;

@@ -88,14 +88,6 @@ TensorPtr pointwise(PointwiseOp op, Dtype dtype, const TensorPtr& x, const Tenso
 // Reduced on the tensor's device; only the one answer is read by the host.
 bool all_true(const TensorPtr& t) { return std::get<bool>(all(t, {}, false)->item()); }
 
-bool is_zero_scalar(const Scalar& s) {
-  return std::visit([](auto v) { return v == decltype(v)(0); }, s);
-}
-
-bool is_one(const Scalar& s) {
-  return std::visit([](auto v) { return v == decltype(v)(1); }, s);
-}
-
 // Note [Clamp in one pass]: clamp with two number bounds is maximum, then minimum. A
 // GPU flush fuses the two calls (ops/fusion.h), and so does a compiled CPU region; an
 // eager CPU call makes them one program here, run by the same kernel (the ops' own row
@@ -329,7 +321,7 @@ Operand alpha_operand(BinaryOp op, const Operand& a, const Operand& b, const Sca
   if (op == BinaryOp::Sub && (is_bool(a) || is_bool(b))) binary(op, a, b);  // raises, as torch does first
   check_alpha(a, b, alpha);
   Scalar s = alpha;
-  if (result_type({&a, &b}) == Dtype::Bool) s = Scalar(!is_zero_scalar(alpha));  // a || (alpha && b)
+  if (result_type({&a, &b}) == Dtype::Bool) s = Scalar(!is_zero(alpha));  // a || (alpha && b)
   if (is_one(s)) return b;
   return b.tensor ? ten(mul(b.tensor, s)) : num(scalar_mul(b.number, s));
 }

@@ -312,9 +312,19 @@ struct Square {  // bool arrives as int64 (the ops layer promotes it, as torch's
   template <typename T> static constexpr bool supports = !kIsBool<T>;
   template <typename T> LUCID_HD T operator()(T a) const { return T(a * a); }
 };
-struct Relu {  // NaN stays NaN
+// NaN stays NaN. -0 stays -0 on the CPU and becomes +0 on the GPU, as in torch (its CPU
+// kernel keeps x unless x < 0; its CUDA kernel is max(x, 0)); cuBLASLt's RELU epilogue,
+// which a flush may fuse into the product before a relu (Note [Product epilogues]),
+// gives +0 too, so fused and unfused results keep the same bits.
+struct Relu {
   template <typename T> static constexpr bool supports = kIsFloat<T> || kIsInt<T>;
-  template <typename T> LUCID_HD T operator()(T a) const { return a < T(0) ? T(0) : a; }
+  template <typename T> LUCID_HD T operator()(T a) const {
+#ifdef __CUDA_ARCH__
+    return a > T(0) || a != a ? a : T(0);
+#else
+    return a < T(0) ? T(0) : a;
+#endif
+  }
 };
 struct BitwiseNot {
   template <typename T> static constexpr bool supports = std::is_integral_v<T>;

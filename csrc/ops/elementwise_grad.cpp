@@ -71,9 +71,6 @@ Scalar minus_one(const Scalar& s) {
     else return Scalar(v - decltype(v)(1));
   }, s);
 }
-bool is_zero(const Scalar& s) {
-  return std::visit([](auto v) { return v == decltype(v)(0); }, s);
-}
 
 // d pow(x, y): y * x^(y-1) (0 where y == 0) and pow(x, y) * log(x) (0 where
 // x == 0 and y >= 0), as torch's pow_backward / pow_backward_exponent.

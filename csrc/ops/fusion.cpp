@@ -57,6 +57,11 @@ long storage_copies(const TensorImpl& t) {
 
 const std::byte* bytes_of(const TensorImpl& t) { return storage_base(t.storage()).data.get(); }
 
+bool same_place(const TensorImpl& a, const TensorImpl& b) {
+  return bytes_of(a) == bytes_of(b) && a.storage_offset() == b.storage_offset() && a.dtype() == b.dtype() &&
+         a.numel() == b.numel() && a.is_contiguous() && b.is_contiguous();
+}
+
 namespace {
 
 // How a program reads `t`, a view of a call's shape that is neither contiguous nor one
@@ -493,9 +498,11 @@ size_t fuse_elementwise(int device, std::vector<std::unique_ptr<pending::Work>>&
   }
 }
 
-// The pending lists' rewriter: the elementwise pass, then on a GPU the norm pass.
+// The pending lists' rewriter: on a GPU the products' epilogues, then the elementwise
+// pass, then on a GPU the norm pass.
 size_t fuse(int device, std::vector<std::unique_ptr<pending::Work>>& list) {
-  size_t replaced = fuse_elementwise(device, list);
+  size_t replaced = device != pending::kCpu ? fuse_product_epilogues(list) : 0;
+  replaced += fuse_elementwise(device, list);
   if (device != pending::kCpu) replaced += fuse_norm_rows(device, list);
   return replaced;
 }

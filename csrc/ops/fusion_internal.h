@@ -45,6 +45,8 @@ std::optional<Built> build(const std::vector<Call>& calls, size_t count, size_t&
 
 // The start of a storage's bytes: operands with equal ones share a storage.
 const std::byte* bytes_of(const TensorImpl& t);
+// Whether a and b are the same contiguous elements of one storage, of one dtype.
+bool same_place(const TensorImpl& a, const TensorImpl& b);
 // How many Storage copies hold a storage's bytes (TensorImpl::storage_is_shared's count).
 long storage_copies(const TensorImpl& t);
 // How many of the tensors (snapshots) a recorded call holds share the storage at `bytes`.
@@ -58,6 +60,10 @@ struct Replacement {
 // Applies replacements made in list order (non-overlapping). Made before the list is
 // touched, so that running out of memory while making them leaves the list as recorded.
 void splice(std::vector<std::unique_ptr<pending::Work>>& list, std::vector<Replacement>& replacements);
+
+// The products' epilogue pass (ops/fusion_products.cpp, Note [Product epilogues]), run on
+// a GPU's list first: the calls it replaced.
+size_t fuse_product_epilogues(std::vector<std::unique_ptr<pending::Work>>& list);
 
 // The norm pass (ops/fusion_rows.cpp), run on a GPU's list after the elementwise pass:
 // the calls it replaced.

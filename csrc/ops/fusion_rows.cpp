@@ -64,11 +64,6 @@ bool norm_fusion_at_start() {
 std::atomic<bool> g_norm_fusion{norm_fusion_at_start()};
 std::atomic<const FusedRowsVariants*> g_variants{nullptr};
 
-bool same_place(const TensorImpl& a, const TensorImpl& b) {
-  return bytes_of(a) == bytes_of(b) && a.storage_offset() == b.storage_offset() && a.dtype() == b.dtype() &&
-         a.numel() == b.numel() && a.is_contiguous() && b.is_contiguous();
-}
-
 // The program a recorded call is, when it is one: a fused program's own, or a single
 // fusable call's (its outputs those something besides it holds).
 std::optional<Built> program_of(pending::Work& w) {

@@ -46,12 +46,6 @@ std::string dims_str(const Shape& s, size_t from) {
   return r;
 }
 
-bool is_zero(const Scalar& s) {
-  return std::visit([](auto v) { return v == decltype(v)(0); }, s);
-}
-bool is_one(const Scalar& s) {
-  return std::visit([](auto v) { return v == decltype(v)(1); }, s);
-}
 Scalar conj_scalar(const Scalar& s) {
   if (auto* c = std::get_if<std::complex<double>>(&s)) return std::conj(*c);
   return s;

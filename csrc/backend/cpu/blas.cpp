@@ -74,10 +74,6 @@ T scalar_as(const Scalar& s) {
   }, s);
 }
 
-bool scalar_is_zero(const Scalar& s) {
-  return std::visit([](auto v) { return v == decltype(v)(0); }, s);
-}
-
 // One matrix of a batch: element (r, c) is at p + r*rs + c*cs (element strides).
 template <typename T>
 struct Mat {
@@ -239,7 +235,7 @@ void gemm_typed(TensorImpl& out, const TensorImpl& a_in, const TensorImpl& b_in,
   const int64_t nd = out.ndim();
   const int64_t m = out.shape()[nd - 2], n = out.shape()[nd - 1], k = a_in.shape()[nd - 1];
   const T alpha = scalar_as<T>(alpha_s), beta = scalar_as<T>(beta_s);
-  const bool beta_zero = scalar_is_zero(beta_s);
+  const bool beta_zero = is_zero(beta_s);
   T* c_base = reinterpret_cast<T*>(out.host_ptr());
   if (out.numel() == 0) return;
   if (k == 0) {  // an empty sum: beta * out
@@ -338,7 +334,7 @@ void gemm(TensorImpl& out, const TensorImpl& a, const TensorImpl& b, const Scala
       // Exact widening to float32, one sgemm, one rounding back (as PyTorch's CPU
       // kernels accumulate half-precision products in float).
       TensorPtr a32 = a.clone(Dtype::F32), b32 = b.clone(Dtype::F32);
-      TensorPtr c32 = scalar_is_zero(beta) ? TensorImpl::empty(out.shape(), Dtype::F32, Device::cpu())
+      TensorPtr c32 = is_zero(beta) ? TensorImpl::empty(out.shape(), Dtype::F32, Device::cpu())
                                            : out.clone(Dtype::F32);
       gemm_typed<float>(*c32, *a32, *b32, alpha, beta);
       out.copy_from(*c32);
@@ -423,7 +419,7 @@ void RepeatedRhs::gemm(TensorImpl& out, const TensorImpl& a, const Scalar& beta)
     const Operand la = operand_layout<false>(a, m, packed_->k());
     if (la.ok && a.shape()[1] == packed_->k() && out.shape()[0] == m && out.shape()[1] == packed_->n()) {
       own_sgemm_packed(m, 1.0f, MatrixRef{reinterpret_cast<const float*>(a.host_ptr()), la.rs, la.cs}, *packed_,
-                       scalar_is_zero(beta) ? 0.0f : scalar_as<float>(beta), reinterpret_cast<float*>(out.host_ptr()),
+                       is_zero(beta) ? 0.0f : scalar_as<float>(beta), reinterpret_cast<float*>(out.host_ptr()),
                        packed_->n());
       return;
     }

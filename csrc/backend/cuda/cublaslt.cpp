@@ -34,6 +34,7 @@ const CublasLtApi& cublaslt() {
     bind(lib, a.pref_destroy, "cublasLtMatmulPreferenceDestroy");
     bind(lib, a.pref_set, "cublasLtMatmulPreferenceSetAttribute");
     bind(lib, a.heuristic, "cublasLtMatmulAlgoGetHeuristic");
+    bind(lib, a.algo_check, "cublasLtMatmulAlgoCheck");
     bind(lib, a.matmul, "cublasLtMatmul");
     return a;
   }();

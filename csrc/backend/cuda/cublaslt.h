@@ -17,6 +17,7 @@ struct CublasLtApi {
   decltype(&cublasLtMatmulPreferenceDestroy) pref_destroy;
   decltype(&cublasLtMatmulPreferenceSetAttribute) pref_set;
   decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic;
+  decltype(&cublasLtMatmulAlgoCheck) algo_check;
   decltype(&cublasLtMatmul) matmul;
 };
 

@@ -123,7 +123,7 @@ const char* body_of(UnaryOp op) {
     case UnaryOp::Trunc: return "trunc(a)";
     case UnaryOp::Frac: return "a - trunc(a)";
     case UnaryOp::Square: return "a * a";
-    case UnaryOp::Relu: return "a < C(0) ? C(0) : a";
+    case UnaryOp::Relu: return "a > C(0) || a != a ? a : C(0)";  // the device functor's (+0 for -0)
     case UnaryOp::Gelu: return "a * C(0.5) * erfc(-a * C(0.70710678118654752440))";
     case UnaryOp::GeluTanh:
       return "C(0.5) * a * (C(1) + tanh(C(0.79788456080286535588) * (a + C(0.044715) * (a * a * a))))";

@@ -17,7 +17,10 @@
 // is CUBLASLT_EPILOGUE_BIAS (one value a row of D), and the sums of a's rows, of
 // cuBLASLt's B over k, are CUBLASLT_EPILOGUE_BGRADB (one a column of D). Where the
 // heuristic has no algorithm with the epilogue, the kernel does without: the bias
-// spread into C, the row sums as a second product with a column of ones.
+// spread into C, the row sums as a second product with a column of ones. Gemm's relu
+// (Note [Product epilogues], ops/fusion_products.cpp) is CUBLASLT_EPILOGUE_RELU or
+// RELU_BIAS by the algorithm the product without relu runs, and otherwise the relu
+// kernel run on out in place.
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -33,6 +36,7 @@
 #include "backend/cuda/register.h"
 #include "backend/cuda/stream.h"
 #include "core/copy.h"
+#include "ops/prims/elementwise.h"
 #include "ops/prims/linalg.h"
 
 namespace lucid::cuda {
@@ -113,9 +117,12 @@ void set_batch(const CublasLtApi& lt, cublasLtMatrixLayout_t layout, int64_t cou
                "layout batch stride");
 }
 
+// The plan of a product: its descriptors, and the heuristic's candidates for them, or,
+// given `only`, that one algorithm if it can run them (none otherwise).
 Plan& plan_for(const PlanKey& key, int device, const Types& t, const MatrixView& xa, const MatrixView& aa,
                      int64_t n, int64_t m, int64_t k, int64_t batch, int64_t sx, int64_t sa, int64_t sc,
-                     int align_x, int align_a, int align_c, cublasLtEpilogue_t epilogue) {
+                     int align_x, int align_a, int align_c, cublasLtEpilogue_t epilogue,
+                     const cublasLtMatmulAlgo_t* only = nullptr) {
   static std::mutex mu;
   static std::map<PlanKey, Plan> plans;  // descriptors live for the process
   std::lock_guard<std::mutex> lock(mu);
@@ -136,6 +143,13 @@ Plan& plan_for(const PlanKey& key, int device, const Types& t, const MatrixView&
     set_batch(lt, p.a, batch, sx);
     set_batch(lt, p.b, batch, sa);
     set_batch(lt, p.c, batch, sc);
+  }
+  if (only) {
+    cublasLtMatmulHeuristicResult_t r{};
+    if (lt.algo_check(cublaslt_handle(device), p.desc, p.a, p.b, p.c, p.c, only, &r) == CUBLAS_STATUS_SUCCESS &&
+        r.workspaceSize <= kWorkspaceBytes)
+      p.algos.push_back(*only);
+    return plans.emplace(key, std::move(p)).first->second;
   }
   cublasLtMatmulPreference_t pref;
   check_cublas(lt.pref_create(&pref), "cublasLtMatmulPreferenceCreate");
@@ -185,6 +199,15 @@ ScaleValue scale_value(const Scalar& s, cudaDataType_t type) {
   return v;
 }
 
+// out = relu(out) by the unary kernel: Gemm's relu where no epilogue did it.
+void relu_in_place(TensorImpl& out) {
+  ops::Unary relu;
+  relu.op = ops::UnaryOp::Relu;
+  TensorImpl* const o[] = {&out};
+  const TensorImpl* const i[] = {&out};
+  ops::kernel_of(ops::Prim::Unary, DeviceType::GPU)(relu, Outputs(o, 1), Inputs(i, 1));
+}
+
 void gemm_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   const auto& p = ops::prim_cast<ops::Gemm>(prim);
   TensorImpl& out = *outs[0];
@@ -219,7 +242,9 @@ void gemm_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
       g.b_batch[d] = sx[d] / item;
       g.c_batch[d] = sc[d] / item;
     }
-    return naive_gemm(g, out, *a, *x, p.alpha, p.beta);
+    naive_gemm(g, out, *a, *x, p.alpha, p.beta);
+    if (p.relu) relu_in_place(out);
+    return;
   }
   std::optional<MatrixView> xa = matrix(*x, k, n), aa = matrix(*a, m, k);
   if (!xa) {  // neither rows nor columns contiguous: a contiguous copy
@@ -243,13 +268,29 @@ void gemm_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
   DeviceGuard guard(device);
   const ScaleValue alpha = scale_value(p.alpha, t.scale);
   // out = alpha * a @ x + beta * c, with the epilogue writing or reading `vector`;
-  // false when cuBLASLt has no algorithm for the epilogue (nothing is run).
-  auto product = [&](cublasLtEpilogue_t epilogue, void* vector, const void* c, const Scalar& beta) {
+  // false when cuBLASLt has no algorithm for the epilogue (nothing is run). With `relu`,
+  // the epilogue's relu form (RELU, RELU_BIAS) by the algorithm the plain epilogue runs:
+  // the same sums in the same order, so the bits of the product and then relu's kernel
+  // (Note [Product epilogues]); false when that algorithm cannot take it, or when tuning
+  // may still change it.
+  auto product = [&](cublasLtEpilogue_t epilogue, void* vector, const void* c, const Scalar& beta,
+                     bool relu = false) {
     if (vector && alignment(vector) < 16) return false;
-    const PlanKey key{int(dtype), device, p.allow_tf32, xa->transposed, aa->transposed, m, n, k, xa->ld, aa->ld,
-                      count, bx, ba, bc, al_x, al_a, al_c, int(epilogue)};
-    Plan& plan = plan_for(key, device, t, *xa, *aa, n, m, k, count, bx, ba, bc, al_x, al_a, al_c, epilogue);
-    if (plan.algos.empty()) return false;
+    auto plan_of = [&](cublasLtEpilogue_t e, const cublasLtMatmulAlgo_t* only) -> Plan& {
+      const PlanKey key{int(dtype), device, p.allow_tf32, xa->transposed, aa->transposed, m, n, k, xa->ld, aa->ld,
+                        count, bx, ba, bc, al_x, al_a, al_c, int(e)};
+      return plan_for(key, device, t, *xa, *aa, n, m, k, count, bx, ba, bc, al_x, al_a, al_c, e, only);
+    };
+    Plan* chosen_plan = &plan_of(epilogue, nullptr);
+    if (chosen_plan->algos.empty()) return false;
+    if (relu) {
+      if (gemm_tuning_enabled()) return false;
+      const Plan& plain = *chosen_plan;
+      chosen_plan = &plan_of(epilogue == CUBLASLT_EPILOGUE_BIAS ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU,
+                             &plain.algos[plain.chosen]);
+      if (chosen_plan->algos.empty()) return false;
+    }
+    Plan& plan = *chosen_plan;
     const ScaleValue b = scale_value(beta, t.scale);
     const CublasLtApi& lt = cublaslt();
     const cudaStream_t s = stream(device);
@@ -281,9 +322,13 @@ void gemm_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
     return true;
   };
   if (p.bias) {
-    if (product(CUBLASLT_EPILOGUE_BIAS, ins[2]->data_ptr(), out.data_ptr(), Scalar(int64_t(0)))) return;
-    const TensorPtr spread = TensorImpl::view_of(*ins[2], {m, n}, {0, item}, ins[2]->storage_offset())->clone();
-    product(CUBLASLT_EPILOGUE_DEFAULT, nullptr, spread->data_ptr(), Scalar(int64_t(1)));
+    void* bias = ins[2]->data_ptr();
+    if (p.relu && product(CUBLASLT_EPILOGUE_BIAS, bias, out.data_ptr(), Scalar(int64_t(0)), true)) return;
+    if (!product(CUBLASLT_EPILOGUE_BIAS, bias, out.data_ptr(), Scalar(int64_t(0)))) {
+      const TensorPtr spread = TensorImpl::view_of(*ins[2], {m, n}, {0, item}, ins[2]->storage_offset())->clone();
+      product(CUBLASLT_EPILOGUE_DEFAULT, nullptr, spread->data_ptr(), Scalar(int64_t(1)));
+    }
+    if (p.relu) relu_in_place(out);
     return;
   }
   if (p.row_sums) {
@@ -300,7 +345,9 @@ void gemm_kernel(const ops::Primitive& prim, Outputs outs, Inputs ins) {
     gemm_kernel(plain, sums_out, sums_in);
     return;
   }
+  if (p.relu && product(CUBLASLT_EPILOGUE_DEFAULT, nullptr, out.data_ptr(), p.beta, true)) return;
   product(CUBLASLT_EPILOGUE_DEFAULT, nullptr, out.data_ptr(), p.beta);
+  if (p.relu) relu_in_place(out);
 }
 
 }  // namespace

@@ -19,6 +19,8 @@ namespace lucid::ops {
 //    row of out gets bias (beta is unused; out's old values are not read);
 //  - row_sums: outs {out, sums}, sums a contiguous [m]: sums[i] = the sum over k of
 //    a[i, k] (a linear layer's bias gradient, with a = g^T).
+// And one a flush's fusion pass sets (GPU only; Note [Product epilogues], ops/fusion_products.cpp):
+//  - relu: out = relu(the result above), with torch's CUDA relu's bits (never with row_sums).
 struct Gemm : PrimitiveOf<Prim::Gemm, Gemm> {
   Scalar alpha = Scalar(int64_t(1));
   Scalar beta = Scalar(int64_t(0));
@@ -27,7 +29,10 @@ struct Gemm : PrimitiveOf<Prim::Gemm, Gemm> {
   bool allow_tf32 = false;
   bool bias = false;
   bool row_sums = false;
+  bool relu = false;
   const char* name() const override { return "matmul"; }
+  // (each flag picks other kernels: another cuBLASLt epilogue, TF32 tensor cores)
+  uint64_t signature() const override { return uint64_t(allow_tf32) | uint64_t(bias) << 1 | uint64_t(row_sums) << 2 | uint64_t(relu) << 3; }
 };
 
 // out = conj(x) for complex64 x. ins: {x}; x and out contiguous, of one shape; out may
