@@ -9,7 +9,6 @@ the pass leaves each pair alone).
 """
 
 import argparse
-import time
 
 import numpy as np
 import torch
@@ -17,20 +16,7 @@ import torch
 import lucid
 import lucid.nn as lnn
 import lucid.nn.functional as F
-
-
-def per_call(fn, sync, calls=50, repeats=5):
-    for _ in range(3):
-        fn()
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        best = min(best, (time.perf_counter() - start) / calls)
-    return best
+from fused_norm import per_call
 
 
 def products(rows, n, dtype):

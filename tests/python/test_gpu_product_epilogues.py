@@ -11,13 +11,7 @@ import pytest
 import lucid
 import lucid.nn as nn
 import lucid.nn.functional as F
-
-GPU = lucid.gpu.is_available()
-needs_gpu = pytest.mark.skipif(not GPU, reason="lucid has no GPU here")
-
-
-def fused_calls():
-    return lucid.gpu.pending_stats()["fused_calls"]
+from test_gpu_fusion import assert_bitwise, fused_calls, needs_gpu
 
 
 def as_arrays(got):
@@ -44,12 +38,6 @@ def unfused_and_fused(fn):
     finally:
         lucid.gpu.set_fusion(was)
         lucid.gpu.set_lazy(lazy)
-
-
-def assert_bitwise(a, b):
-    for x, y in zip(a, b):
-        assert x.dtype == y.dtype and x.shape == y.shape
-        np.testing.assert_array_equal(np.ascontiguousarray(x).view(np.uint8), np.ascontiguousarray(y).view(np.uint8))
 
 
 def gpu_tensor(shape, dtype, seed, special=False):
