@@ -36,7 +36,11 @@ nb::object scalar_to_python(const Scalar& s);
 // IndexError, lucid.OutOfMemoryError, ...); rethrows what it does not know. The one
 // translation of errors: the module's translator and the operator slots use it.
 void set_python_error(const std::exception_ptr& p);
-Scalar scalar_from_python(nb::handle h);  // bool, int, float or complex; TypeError otherwise
+// bool, int, float or complex (or a NumPy scalar of one: numpy_number); TypeError otherwise
+Scalar scalar_from_python(nb::handle h);
+// A NumPy scalar of a number type (np.float32(2), np.int64(3), np.bool_(True)) as the
+// Python number its item() gives, as torch takes them; an invalid object for anything else.
+nb::object numpy_number(nb::handle h);
 
 using TensorClass = nb::class_<TensorImpl>;
 

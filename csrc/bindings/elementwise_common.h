@@ -11,7 +11,7 @@ namespace lucid::bindings {
 
 inline bool is_number(nb::handle h) {
   PyObject* o = h.ptr();
-  return PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o);
+  return PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o) || numpy_number(h).is_valid();
 }
 
 inline ops::Operand operand(nb::handle h, const char* op, const char* arg) {

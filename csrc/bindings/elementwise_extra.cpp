@@ -90,6 +90,11 @@ void init_elementwise_extra(nb::module_& m, TensorClass& cls) {
     return with_out("where", ops::where(tensor_arg(cond, "where", "condition"), operand(a, "where", "input"),
                                         operand(b, "where", "other")), out, true);
   }, nb::arg("condition"), nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
+  // where(condition) alone is torch's nonzero(condition, as_tuple=True)
+  m.def("where", [](nb::handle cond) {
+    tensor_arg(cond, "where", "condition");  // (raises for anything else)
+    return cond.attr("nonzero")(nb::arg("as_tuple") = true);
+  }, nb::arg("condition"));
   cls.def("where", [](TensorPtr self, nb::handle cond, nb::handle b) {
     return ops::where(tensor_arg(cond, "where", "condition"), {self, {}}, operand(b, "where", "other"));
   }, nb::arg("condition"), nb::arg("other"));

@@ -1,5 +1,7 @@
 // TensorImpl as `_C.TensorImpl`: metadata, views, copies and reading out. The
 // Python class lucid.Tensor (python/lucid/_tensor.py) wraps one of these.
+#include <cstring>
+
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -46,6 +48,19 @@ nb::object scalar_to_python(const Scalar& s) {
       s);
 }
 
+nb::object numpy_number(nb::handle h) {
+  PyTypeObject* type = Py_TYPE(h.ptr());
+  if (std::strncmp(type->tp_name, "numpy.", 6) != 0 || !type->tp_mro) return {};
+  bool scalar = false;  // (numpy.generic: the scalars' base class, whose item() takes no index)
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(type->tp_mro) && !scalar; ++i)
+    scalar = std::strcmp(reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(type->tp_mro, i))->tp_name,
+                         "numpy.generic") == 0;
+  if (!scalar) return {};
+  nb::object v = h.attr("item")();
+  PyObject* o = v.ptr();
+  return PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o) ? v : nb::object();
+}
+
 Scalar scalar_from_python(nb::handle h) {
   PyObject* o = h.ptr();
   if (PyBool_Check(o)) return Scalar(o == Py_True);
@@ -58,6 +73,7 @@ Scalar scalar_from_python(nb::handle h) {
   }
   if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
   if (PyComplex_Check(o)) return Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
+  if (nb::object v = numpy_number(h); v.is_valid()) return scalar_from_python(v);
   fail<TypeError>("expected a number (bool, int, float or complex), but got ",
                   type_name_of(h));
 }
@@ -154,7 +170,19 @@ TensorClass init_tensor(nb::module_& m) {
       .def("_as_strided", [](std::shared_ptr<T> t, std::vector<int64_t> size, std::vector<int64_t> stride,
                             std::optional<int64_t> off) { return ops::as_strided(t, size, stride, off); })
       .def("_contiguous", [](std::shared_ptr<T> t) { return ops::contiguous(t); })
-      .def("_set_data", [](T& t, const T& other) { t.set_data(other); })
+      // Tensor.data = other. The gradient is kept as plain storage read with the tensor's
+      // metadata (grad_to_tensor), so it follows a new dtype or device (converted, as
+      // torch's Module._apply converts it) and is dropped for a new shape: it is never
+      // read with metadata it was not written with.
+      .def("_set_data", [](T& t, const T& other) {
+        const bool plain_grad = t.has_autograd_meta() && t.autograd_meta()->grad && !t.autograd_meta()->grad_impl;
+        const TensorPtr grad = plain_grad ? t.grad_to_tensor() : nullptr;
+        t.set_data(other);
+        if (!grad || (grad->dtype() == t.dtype() && grad->device() == t.device() && grad->shape() == t.shape()))
+          return;
+        if (grad->shape() != t.shape()) return t.zero_grad();
+        t.set_grad_storage(ops::copy_to(grad, t.dtype(), t.device())->storage());
+      })
       .def("_become_view", [](std::shared_ptr<T> t, std::shared_ptr<T> view) { ops::become_view(t, view); })
       // copies
       // Python's clone()/to() keep the memory order (preserve_format); the engine's

@@ -206,7 +206,7 @@ def _scalar_dtype(value):
 
 def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     _dense_layout(layout, "full")
-    if isinstance(fill_value, Tensor):
+    if isinstance(fill_value, Tensor) or type(fill_value).__module__ == "numpy":  # (a NumPy scalar: its number)
         fill_value = fill_value.item()
     if dtype is None:
         dtype = _scalar_dtype(fill_value)

@@ -48,6 +48,22 @@ def _list_to_index(seq):
     return t._clone(_INT64, None, False)  # floats truncate, as PyTorch's indexing_tensor_from_data
 
 
+def _is_ndarray(k):
+    return type(k).__name__ == "ndarray" and type(k).__module__ == "numpy" and k.ndim > 0
+
+
+def _ndarray_index(a):
+    """A NumPy array used as an index, as torch takes one: a bool (or uint8) mask, or integers as int64."""
+    import numpy
+
+    from ._creation import from_numpy
+
+    if a.dtype.kind not in "biu":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    keep = a.dtype == numpy.bool_ or a.dtype == numpy.uint8
+    return from_numpy(numpy.array(a, dtype=a.dtype if keep else numpy.int64))
+
+
 def _bool_index(value):
     """The index a Python bool (or 0-d mask) stands for, after a new size-1 dimension
     is inserted: that dimension kept (True) or emptied (False)."""
@@ -58,7 +74,8 @@ def _apply(impl, key):
     """Applies the basic parts of `key`; returns (view, indices) where indices is
     None for a purely basic key, else one entry (None or a tensor) per leading
     dimension of the view."""
-    key = tuple(_list_to_index(k) if isinstance(k, (list, tuple, range)) else k for k in _as_tuple(key))
+    key = tuple(_list_to_index(k) if isinstance(k, (list, tuple, range)) else _ndarray_index(k) if _is_ndarray(k)
+                else k for k in _as_tuple(key))
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     specified = 0

@@ -29,6 +29,14 @@ _FLOAT_KINDS = ("float16", "bfloat16", "float32", "float64", "complex64", "compl
 class _TensorAPI:
     """Holder of the methods installed onto _C.Tensor (see _install)."""
 
+    # NumPy defers to a tensor's reflected operators (np.float64(0.5) * t, np.ones(3) + t give tensors that
+    # keep their gradients, not arrays), as it does for torch's tensors, which set the same priority
+    __array_priority__ = 1000
+
+    def __pos__(self):
+        from ._aliases import positive
+        return positive(self)
+
     # ---- metadata -----------------------------------------------------------------
     @property
     def shape(self):
@@ -200,6 +208,12 @@ class _TensorAPI:
         elif copy:
             arr = arr.copy()
         return arr
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """A NumPy function's result on tensors (np.exp(t), t * np.ones(3)) as a tensor sharing its memory, as
+        torch's (no gradient flows through NumPy)."""
+        from ._creation import from_numpy
+        return from_numpy(array)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         if self.requires_grad:

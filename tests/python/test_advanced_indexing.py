@@ -551,3 +551,12 @@ def test_write_bumps_version_for_saved_tensors():
     x[[0]] = 0.0
     with pytest.raises(RuntimeError, match="version"):
         y.sum().backward()
+
+
+def test_where_with_only_a_condition_is_nonzero_as_a_tuple():
+    for values in ([0, 3, 0, 4], [[1, 0], [0, 1]], 5):
+        want = torch.where(torch.tensor(values) > 0)
+        got = lucid.where(lucid.tensor(values) > 0)
+        assert isinstance(got, tuple) and [g.tolist() for g in got] == [w.tolist() for w in want]
+    with pytest.raises(TypeError, match="condition"):
+        lucid.where([1, 0])

@@ -298,3 +298,40 @@ def test_the_extension_exports_only_its_entry_point():
     assert lib.PyInit__C
     with pytest.raises(AttributeError):
         lib._ZN5lucid10dtype_nameENS_5DtypeE  # lucid::dtype_name(lucid::Dtype), defined inside
+
+
+def test_numpy_numbers_and_functions_on_tensors_give_tensors_as_torch():
+    # NumPy defers to the tensor (__array_priority__): a NumPy number on either side is a number, and the
+    # gradient flows (it was an ndarray that dropped it: a KL weight from np.linspace left out of the loss)
+    w, tw = lucid.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    beta = np.linspace(0, 1, 11)[5]
+    for m, v in ((lucid, w), (torch, tw)):
+        ((v ** 2).sum() + beta * v.sum() + np.float32(0.25) * v.sum()).backward()
+    assert w.grad.tolist() == tw.grad.tolist() == [2.75, 2.75, 2.75]
+    t, tt = lucid.ones(2), torch.ones(2)
+    cases = ["np.float32(2) * {}", "np.int64(3) + {}", "{} + np.float32(1)", "np.bool_(True) * {}",
+             "{} < np.float32(3)", "{} * np.ones(2)", "np.exp({})", "{}.add(np.float32(2))",
+             "{}.long() * np.int32(2)"]
+    for case in cases:
+        got, want = eval(case.format("t")), eval(case.format("tt"))
+        assert isinstance(got, lucid.Tensor), case
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1], case
+        assert got.tolist() == want.tolist(), case
+    for case in ["np.ones(2) * {}", "np.array(2.0) * {}"]:  # (an array on the left: torch's TypeError too)
+        with pytest.raises(TypeError):
+            eval(case.format("t"))
+    assert lucid.full((2,), np.int64(3)).dtype == lucid.int64
+    assert (+t) is t
+
+
+def test_numpy_arrays_index_tensors_as_torch():
+    x, tx = lucid.arange(20.).reshape(10, 2), torch.arange(20.).reshape(10, 2)
+    perm = np.random.default_rng(0).permutation(10)[:3]
+    mask = np.arange(10) % 3 == 0
+    for key in (perm, mask, (slice(None), np.array([1, 0])), (np.array([1, 2], dtype=np.int32), 1)):
+        assert x[key].tolist() == tx[key].tolist()
+    x[perm] = 0
+    tx[perm] = 0
+    assert x.tolist() == tx.tolist()
+    with pytest.raises(IndexError, match="must be long, int, byte or bool"):
+        x[np.array([0.5])]

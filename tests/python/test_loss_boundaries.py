@@ -493,3 +493,44 @@ def test_piecewise_quadratic_losses_first_and_second_derivatives(kind, reduction
         res.append([np.array(v.tolist()) for v in (y, gx, gt, h)])
     for a, b in zip(*res):
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+
+
+LEGACY = [(None, False), (False, None), (True, True), (False, True), (True, None)]
+
+
+@pytest.mark.parametrize("size_average, reduce", LEGACY)
+def test_legacy_size_average_and_reduce_pick_the_reduction_as_torch(size_average, reduce):
+    x, y = torch.tensor([[1.0, -2.0], [0.5, 3.0]]), torch.tensor([[0.0, 2.0], [1.0, 1.0]])
+    p = torch.sigmoid(x)
+    for name, args in [("mse_loss", (x, y)), ("l1_loss", (x, y)), ("smooth_l1_loss", (x, y)),
+                       ("binary_cross_entropy", (p, y / 3)), ("binary_cross_entropy_with_logits", (x, y / 3)),
+                       ("soft_margin_loss", (x, y.sign())), ("kl_div", (x, p))]:
+        with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
+            got = getattr(lucid.nn.functional, name)(*map(to_lucid, args), size_average=size_average,
+                                                     reduce=reduce)
+        want = getattr(torch.nn.functional, name)(*args, size_average=size_average, reduce=reduce)
+        assert torch.allclose(to_torch(got), want), name
+    target = torch.tensor([1, 0])
+    # positional, as older code passes them, and through the modules' constructors
+    assert torch.allclose(to_torch(lucid.nn.functional.cross_entropy(to_lucid(x), to_lucid(target), None,
+                                                                     size_average, -100, reduce)),
+                          torch.nn.functional.cross_entropy(x, target, None, size_average, -100, reduce))
+    for module, args in [("MSELoss", (x, y)), ("CrossEntropyLoss", (x, target)), ("BCELoss", (p, y / 3)),
+                         ("SmoothL1Loss", (x, y)), ("MarginRankingLoss", (x[0], x[1], y[0].sign()))]:
+        got = getattr(lucid.nn, module)(size_average=size_average, reduce=reduce)(*map(to_lucid, args))
+        want = getattr(torch.nn, module)(size_average=size_average, reduce=reduce)(*args)
+        assert torch.allclose(to_torch(got), want), module
+    assert lucid.nn.BCELoss(None, False).reduction == torch.nn.BCELoss(None, False).reduction == "sum"
+
+
+def test_mse_and_l1_weights_and_loss_modules_called_by_keyword():
+    x, y, w = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([0.0, 2.0, 2.0]), torch.tensor([1.0, 0.0, 2.0])
+    for name in ("mse_loss", "l1_loss"):
+        for reduction in ("mean", "sum", "none"):
+            got = getattr(lucid.nn.functional, name)(to_lucid(x), to_lucid(y), reduction=reduction, weight=to_lucid(w))
+            want = getattr(torch.nn.functional, name)(x, y, reduction=reduction, weight=w)
+            assert torch.allclose(to_torch(got), want), (name, reduction)
+        with pytest.raises(ValueError, match="Weights and input must have the same size"):
+            getattr(lucid.nn.functional, name)(to_lucid(x), to_lucid(y), weight=lucid.ones(2))
+    got = lucid.nn.BCEWithLogitsLoss()(input=to_lucid(x), target=to_lucid(y / 3))
+    assert torch.allclose(to_torch(got), torch.nn.BCEWithLogitsLoss()(input=x, target=y / 3))

@@ -302,3 +302,30 @@ def test_load_state_dict_result_prints_as_torch():
         repr(tm.load_state_dict({"weight": tm.weight}, strict=False))
     missing, unexpected = lm.load_state_dict(lm.state_dict())
     assert missing == [] and unexpected == []
+
+
+@pytest.mark.parametrize("convert", ["double", "half", "float"])
+def test_conversions_keep_the_parameter_objects_an_optimizer_holds(convert):
+    # torch's _apply sets param.data: an optimizer made before .double() / .half() / .to() still trains the model
+    m = lnn.Linear(2, 1)
+    weight, bias = m.weight, m.bias
+    opt = lucid.optim.SGD(m.parameters(), lr=0.5)
+    m(lucid.ones(3, 2)).sum().backward()
+    getattr(m, convert)()
+    assert m.weight is weight and m.bias is bias and m.weight.requires_grad
+    assert m.weight.dtype == m.weight.grad.dtype == getattr(lucid, {"double": "float64", "half": "float16",
+                                                                    "float": "float32"}[convert])
+    before = m.weight.detach().clone()
+    opt.step()
+    assert (m.weight.detach() != before).all()
+    assert [id(p) for p in m.parameters()] == [id(weight), id(bias)]
+
+
+def test_data_of_another_dtype_converts_the_gradient_and_of_another_shape_drops_it():
+    # the gradient is read with the tensor's metadata: it must never meet a dtype or shape it was not written with
+    p = lnn.Parameter(lucid.zeros(2))
+    p.grad = lucid.tensor([3.0, 3.0])
+    p.data = p.data.double()
+    assert p.grad.dtype == lucid.float64 and p.grad.tolist() == [3.0, 3.0]
+    p.data = lucid.zeros(3)
+    assert p.grad is None

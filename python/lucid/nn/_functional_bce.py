@@ -12,6 +12,7 @@ that create_graph works; binary_cross_entropy's backward is itself a Function wi
 torch's double-backward formulas (which put the epsilon elsewhere), so second
 derivatives match torch's at the boundary too."""
 
+from ._reduction import legacy_reduction as _legacy_reduction
 from ..autograd.function import Function
 from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
 
@@ -112,6 +113,7 @@ class _BinaryCrossEntropy(Function):
         return d_input, d_target, None, None
 
 
+@_legacy_reduction
 @_autocast_policy("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """torch.nn.functional.binary_cross_entropy (see Note [BCE gradient at 0 and 1])."""
@@ -165,6 +167,7 @@ class _BinaryCrossEntropyWithLogits(Function):
         return d_input, d_target, None, None, None
 
 
+@_legacy_reduction
 @_autocast_policy("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):

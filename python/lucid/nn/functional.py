@@ -2,6 +2,7 @@
 
 import builtins as _builtins
 
+from ._reduction import legacy_reduction as _legacy_reduction
 from .. import _C, _dtype, _limits
 from ..autograd.function import Function as _Function
 from ..amp._autocast import policy as _autocast_policy  # Note [Autocast]
@@ -253,16 +254,30 @@ def _reduce(loss, reduction):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+@_legacy_reduction
 @_autocast_policy("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     # square(): the same bits as d * d, and a gradient of two passes where the product's
     # two branches and their sum took three
-    return _reduce((input - target).square(), reduction)
+    return _weighted_reduce((input - target).square(), reduction, weight, input)
 
 
+@_legacy_reduction
 @_autocast_policy("l1_loss")
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    return _reduce((input - target).abs(), reduction)
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    return _weighted_reduce((input - target).abs(), reduction, weight, input)
+
+
+def _weighted_reduce(loss, reduction, weight, input):
+    """mse_loss's and l1_loss's reduction; with a weight of input's size, torch's weighted mean sum(w l) / sum(w)."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "mean":
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction)
 
 
 def _class_index_operands(input, target):
@@ -284,6 +299,7 @@ def _class_index_operands(input, target):
     return scores, tgt
 
 
+@_legacy_reduction
 @_autocast_policy("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """input: [N, C, ...] log-probabilities; target: [N, ...] class indices (int64). One
@@ -293,6 +309,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return loss.squeeze(0) if reduction == "none" and input.dim() == 1 else loss
 
 
+@_legacy_reduction
 @_autocast_policy("cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):

@@ -3,6 +3,7 @@ Each takes reduction='mean' | 'sum' | 'none' as torch does."""
 
 import math
 
+from ._reduction import legacy_reduction as _legacy_reduction
 from .. import _C
 from ..autograd.function import Function
 from ._functional_bce import binary_cross_entropy, binary_cross_entropy_with_logits
@@ -50,6 +51,7 @@ def _softplus(x):
     return _Softplus.apply(x)
 
 
+@_legacy_reduction
 @_autocast_policy("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     if log_target:
@@ -106,6 +108,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _reduce(loss, reduction)
 
 
+@_legacy_reduction
 @_autocast_policy("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     if beta == 0:
@@ -115,11 +118,13 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(_smooth_l1(input, target, beta), reduction)
 
 
+@_legacy_reduction
 @_autocast_policy("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return _reduce(_softplus(-target * input), reduction)
 
 
+@_legacy_reduction
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     loss = -(target * (-_softplus(-input)) + (1 - target) * (-_softplus(input)))
     if weight is not None:
@@ -128,6 +133,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(loss, reduction)
 
 
+@_legacy_reduction
 @_autocast_policy("multilabel_margin_loss")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """target holds class indices; a -1 ends the list of each row. Per row:
@@ -153,6 +159,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return _reduce(loss, reduction)
 
 
+@_legacy_reduction
 @_autocast_policy("multi_margin_loss")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
@@ -176,6 +183,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+@_legacy_reduction
 @_autocast_policy("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     # ATen's form: eps inside each squared norm, so a zero vector gives cos = 0 and a
@@ -188,11 +196,13 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(loss, reduction)
 
 
+@_legacy_reduction
 @_autocast_policy("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
 
 
+@_legacy_reduction
 @_autocast_policy("hinge_embedding_loss")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     # ATen's form: the margin term wherever target != 1 and the input wherever target != -1
@@ -201,6 +211,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(loss, reduction)
 
 
+@_legacy_reduction
 @_autocast_policy("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
@@ -230,6 +241,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return loss.sum() if reduction == "sum" else loss.mean() if reduction == "mean" else loss
 
 
+@_legacy_reduction
 @_autocast_policy("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):

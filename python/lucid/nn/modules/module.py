@@ -361,23 +361,23 @@ class Module:
         return self
 
     def _apply(self, fn, recurse=True):
-        """Replaces every parameter and buffer t by fn(t), keeping Parameters Parameters
-        (and their gradients converted the same way); the children's too when `recurse`."""
+        """Sets every parameter to fn(it) in place (`param.data = fn(param)`, its gradient
+        to fn(gradient)), so the Parameter objects stay the ones an optimizer holds, as
+        torch's `_apply` does; replaces every buffer t by fn(t); the children's too when
+        `recurse`."""
         if recurse:
             for m in self.children():
                 m._apply(fn)
-        for key, param in self._parameters.items():
+        for param in self._parameters.values():
             if param is None:
                 continue
             with no_grad():
                 new = fn(param)
-            if new is param:
-                continue
-            p = Parameter(new, param.requires_grad)
-            if param.grad is not None:
-                with no_grad():
-                    p.grad = fn(param.grad)
-            self._parameters[key] = p
+                grad = None if param.grad is None else fn(param.grad)
+                if new is not param:
+                    param.data = new
+                if grad is not None:
+                    param.grad = grad
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
