@@ -69,9 +69,11 @@ NB_MODULE(_C, m) {
   lucid::cuda::register_kernels();
   m.attr("_built_with_cuda") = true;
   m.def("_cudnn_version", &lucid::cuda::cudnn_version);
+  m.attr("_cuda_version") = lucid::cuda::cuda_runtime_version();
 #else
   m.attr("_built_with_cuda") = false;
   m.def("_cudnn_version", [] { return 0; });
+  m.attr("_cuda_version") = 0;
 #endif
   // The (primitive, device) pairs of the kernel table, as [("Unary", "cpu"), ...];
   // _primitives lists every primitive (tests check each has its kernels).

@@ -98,7 +98,6 @@ double parse_p(nb::handle p, const char* op) {
   if (PyUnicode_Check(p.ptr())) {
     std::string s = nb::cast<std::string>(p);
     if (s == "fro") return 2.0;
-    LUCID_CHECK(s != "nuc", NotImplementedError, op, "(): the nuclear norm (p='nuc') is not implemented yet");
     fail<RuntimeError>(op, "(): p must be 'fro', 'nuc' or a number, got '", s, "'");
   }
   LUCID_CHECK(PyLong_Check(p.ptr()) || PyFloat_Check(p.ptr()), TypeError, op,
@@ -200,7 +199,18 @@ void init_reduce(nb::module_& m, TensorClass& cls) {
   }, nb::arg("dim") = none(), nb::arg("keepdim") = false);
   def_both(m, cls, "norm", [](TensorPtr a, nb::handle p, nb::handle dim, bool keepdim, nb::handle dtype) {
     autocast_args("norm", a);
-    return ops::norm(a, parse_p(p, "norm"), parse_dims(dim, "norm"), keepdim, parse_dtype(dtype));
+    if (PyUnicode_Check(p.ptr()) && nb::cast<std::string>(p) == "nuc") {
+      // torch's: linalg.matrix_norm over the two dims (all of a 2-D input's when dim is None)
+      nb::object dims = nb::borrow(dim);
+      if (dim.is_none()) {
+        LUCID_CHECK(a->ndim() == 2, RuntimeError, "linalg.matrix_norm: dim must be a 2-tuple. Got a ", a->ndim(),
+                    "-D input and no dim");
+        dims = nb::make_tuple(0, 1);
+      }
+      return nb::module_::import_("lucid.linalg").attr("matrix_norm")(a, "nuc", dims, keepdim,
+                                                                      nb::arg("dtype") = dtype);
+    }
+    return nb::cast(ops::norm(a, parse_p(p, "norm"), parse_dims(dim, "norm"), keepdim, parse_dtype(dtype)));
   }, nb::arg("p") = "fro", nb::arg("dim") = none(), nb::arg("keepdim") = false, nb::arg("dtype") = none());
   // linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None)
   m.def("vector_norm", [](TensorPtr a, nb::handle ord, nb::handle dim, bool keepdim, nb::handle dtype) {

@@ -52,7 +52,7 @@ from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocas
 from . import nn  # noqa: F401
 from . import distributions  # noqa: F401
 from . import optim  # noqa: F401
-from . import accelerator, backends  # noqa: F401
+from . import accelerator, backends, distributed  # noqa: F401
 from .backends._global import *  # noqa: F401,F403  (use_deterministic_algorithms, ...)
 from .serialization import load, load_safetensors, load_sharded, save, save_safetensors, save_sharded  # noqa: F401
 
@@ -62,7 +62,8 @@ _sys.modules[__name__ + ".cuda"] = gpu
 from .amp import _legacy as _amp_legacy  # noqa: E402
 cpu = _amp_legacy.install(_sys.modules[__name__])
 
-__version__ = "0.1.0"
+from . import version  # noqa: E402  (torch.version: lucid.version.cuda, ...)
+from .version import __version__  # noqa: E402
 
 
 def is_tensor(obj):

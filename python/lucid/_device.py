@@ -96,10 +96,10 @@ _DEFAULT = [None]  # set_default_device's device; None: the CPU
 _ENTERED = []      # the defaults that enclosing `with device(...)` blocks replaced
 
 
-def set_default_device(d):
+def set_default_device(device):
     """The device of tensors that factory functions (zeros, randn, tensor of data, ...)
     make without a device argument; None restores the CPU. Per process, as torch's."""
-    _DEFAULT[0] = None if d is None else _resolve(d)
+    _DEFAULT[0] = None if device is None else _resolve(device)
 
 
 def get_default_device():

@@ -13,7 +13,7 @@ import builtins
 
 from . import _C
 from . import _dtype as D
-from ._tensor import Tensor, _wrap_dim
+from ._tensor import Tensor, _sizes_or_keyword, _wrap_dim
 
 __all__ = [
     "cat", "concat", "concatenate", "stack", "hstack", "vstack", "atleast_1d", "atleast_2d", "split",
@@ -320,13 +320,18 @@ def _inplace(fn):
 
 
 def _methods():
-    def flip_m(self, *dims):
+    def flip_m(self, *dims, **keyword):
+        dims = _sizes_or_keyword(dims, keyword, "dims", "flip")
         return flip(self, _varargs(dims, "dims", "flip"))
 
-    def repeat_m(self, *sizes):
+    def repeat_m(self, *sizes, **keyword):
+        sizes = _sizes_or_keyword(sizes, keyword, "repeats", "repeat")
         if not sizes:
             raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
         return _C._repeat(self, _varargs(sizes, "sizes", "repeat"))
+
+    def split_m(self, split_size, dim=0):  # (the method's parameter is torch's split_size)
+        return split(self, split_size, dim)
 
     def tile_m(self, *dims):
         return tile(self, _varargs(dims, "dims", "tile"))
@@ -341,7 +346,7 @@ def _methods():
 
     m = {
         "flip": flip_m, "fliplr": fliplr, "flipud": flipud, "roll": roll_m, "repeat": repeat_m,
-        "tile": tile_m, "split": split, "chunk": chunk, "tensor_split": tensor_split, "movedim": movedim,
+        "tile": tile_m, "split": split_m, "chunk": chunk, "tensor_split": tensor_split, "movedim": movedim,
         "moveaxis": movedim, "tril": tril, "triu": triu, "diag": diag, "diagonal": diagonal, "trace": trace,
         "gather": gather, "scatter": scatter_m, "scatter_add": scatter_add, "index_select": index_select,
         "index_add": index_add, "masked_fill": masked_fill, "take_along_dim": take_along_dim,

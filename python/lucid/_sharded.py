@@ -111,9 +111,9 @@ def save_sharded(obj, path, *, shard_size_mb=1024, pickle_protocol=2):
     os.makedirs(staging)
     try:
         for name, keys in zip(names, shards):
-            serialization.save({k: by_key[k] for k in keys}, os.path.join(staging, name), pickle_protocol)
+            serialization.save({k: by_key[k] for k in keys}, os.path.join(staging, name), pickle_protocol=pickle_protocol)
         index = {"format": _FORMAT, "version": 1, "shards": names, "skeleton": skeleton}
-        serialization.save(index, os.path.join(staging, _INDEX), pickle_protocol)
+        serialization.save(index, os.path.join(staging, _INDEX), pickle_protocol=pickle_protocol)
         old = None
         if os.path.isdir(path):
             old = os.path.join(parent, f".{os.path.basename(path)}.replaced-{os.getpid()}")

@@ -26,6 +26,16 @@ __all__ = ["Tensor"]
 _FLOAT_KINDS = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
 
 
+def _sizes_or_keyword(args, keyword, name, method):
+    """A method's sizes given as arguments, or as torch's one keyword (x.view(size=...), x.permute(dims=...))."""
+    if not keyword:
+        return args
+    if args or set(keyword) != {name}:
+        raise TypeError(f"{method}() got an unexpected keyword argument '{next(k for k in keyword if k != name)}'"
+                        if set(keyword) - {name} else f"{method}() got multiple values for argument '{name}'")
+    return (keyword[name],)
+
+
 class _TensorAPI:
     """Holder of the methods installed onto _C.Tensor (see _install)."""
 
@@ -309,7 +319,8 @@ class _TensorAPI:
         return self._nonzero()
 
     # ---- views -------------------------------------------------------------------------
-    def view(self, *shape):
+    def view(self, *shape, **size):
+        shape = _sizes_or_keyword(shape, size, "size", "view")
         if len(shape) == 1 and isinstance(shape[0], D.dtype):
             return self._view_dtype(shape[0]._code)  # the bytes as another dtype (not differentiable)
         return self._view(_parse_size(shape, "view", allow_negative=True))
@@ -317,13 +328,15 @@ class _TensorAPI:
     def view_as(self, other):
         return self.view(other.shape)
 
-    def reshape(self, *shape):
+    def reshape(self, *shape, **keyword):
+        shape = _sizes_or_keyword(shape, keyword, "shape", "reshape")
         return self._reshape(_parse_size(shape, "reshape", allow_negative=True))
 
     def reshape_as(self, other):
         return self.reshape(other.shape)
 
-    def permute(self, *dims):
+    def permute(self, *dims, **keyword):
+        dims = _sizes_or_keyword(dims, keyword, "dims", "permute")
         return self._permute(_parse_size(dims, "permute", allow_negative=True))
 
     def transpose(self, dim0, dim1):
@@ -347,7 +360,8 @@ class _TensorAPI:
                                f"Got {self.ndim}-D tensor.")
         return self.transpose(-2, -1)
 
-    def expand(self, *sizes):
+    def expand(self, *sizes, **keyword):
+        sizes = _sizes_or_keyword(sizes, keyword, "size", "expand")
         return self._expand(_parse_size(sizes, "expand", allow_negative=True))
 
     def expand_as(self, other):

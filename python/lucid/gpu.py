@@ -252,19 +252,24 @@ def set_graph_replay(enabled):
     _C.gpu_set_graph_replay(bool(enabled))
 
 
+def _memory_counter(device, name):
+    # 0 without a GPU, as torch's counters report before CUDA is initialised (a CPU run's logging)
+    return _C.gpu_memory_stats(_index(device))[name] if is_available() else 0
+
+
 def memory_allocated(device=None):
-    """Bytes held by live tensors on the GPU."""
-    return _C.gpu_memory_stats(_index(device))["allocated"]
+    """Bytes held by live tensors on the GPU (0 on a machine without one)."""
+    return _memory_counter(device, "allocated")
 
 
 def max_memory_allocated(device=None):
     """Peak of memory_allocated() since the start or the last reset_peak_memory_stats()."""
-    return _C.gpu_memory_stats(_index(device))["max_allocated"]
+    return _memory_counter(device, "max_allocated")
 
 
 def memory_reserved(device=None):
     """Bytes the caching allocator holds from the driver, cached blocks included."""
-    return _C.gpu_memory_stats(_index(device))["reserved"]
+    return _memory_counter(device, "reserved")
 
 
 def memory_stats(device=None):

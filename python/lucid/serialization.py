@@ -69,11 +69,18 @@ __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_g
 
 # ---- lucid.save ----------------------------------------------------------------------------
 
-def save(obj, f, pickle_protocol=2):
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
     """Saves `obj` (tensors, state dicts, nested containers of tensors and plain values,
     any picklable object) to `f`: a path (written atomically) or a binary file object
     open for writing, in PyTorch's checkpoint layout (described at the top of this
-    module). torch.load's weights-only unpickler reads pickle protocol 2 only."""
+    module). torch.load's weights-only unpickler reads pickle protocol 2 only.
+
+    torch.save's other arguments are taken: pickle_module (None or the standard pickle
+    module: lucid pickles with its own subclass of pickle.Pickler), and the layout flags,
+    which change nothing (the file is always the zip layout, which every torch since 1.6
+    and lucid load, with the byte order recorded)."""
+    _standard_pickle("save", pickle_module)
     if (isinstance(pickle_protocol, bool) or not isinstance(pickle_protocol, int)
             or not 2 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL):
         raise ValueError(f"lucid.save: pickle_protocol must be an int from 2 to {pickle.HIGHEST_PROTOCOL} "
@@ -94,7 +101,13 @@ def save(obj, f, pickle_protocol=2):
 
 # ---- lucid.load ----------------------------------------------------------------------------
 
-def load(f, map_location=None, weights_only=True, mmap=None):
+def _standard_pickle(name, pickle_module):
+    if pickle_module is not None and pickle_module is not pickle:
+        raise ValueError(f"lucid.{name}: pickle_module must be None or the standard pickle module (lucid pickles "
+                         f"with its own pickle.Pickler / Unpickler), but got {pickle_module!r}")
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
     """Loads an object saved by lucid.save or torch.save from `f`, a path or a binary
     file object. Tensors load as lucid tensors.
 
@@ -116,7 +129,15 @@ def load(f, map_location=None, weights_only=True, mmap=None):
     mmap=True maps a file at a path into memory (copy-on-write: changing a tensor never
     changes the file) and uses the stored tensor bytes in place, loading pages as they
     are touched. The tensor bytes' CRC is then not checked (that would read them all).
+
+    pickle_module (None or the standard pickle module) and pickle_load_args are torch's;
+    of the latter only `encoding` is taken (Python 2 strings do not occur in lucid's or
+    torch's zip files, so it changes nothing).
     """
+    _standard_pickle("load", pickle_module)
+    unknown = sorted(set(pickle_load_args) - {"encoding"})
+    if unknown:
+        raise TypeError(f"lucid.load() got an unexpected keyword argument '{unknown[0]}'")
     place = _placement(map_location)
     if weights_only is None:
         weights_only = True

@@ -329,3 +329,34 @@ def test_data_of_another_dtype_converts_the_gradient_and_of_another_shape_drops_
     assert p.grad.dtype == lucid.float64 and p.grad.tolist() == [3.0, 3.0]
     p.data = lucid.zeros(3)
     assert p.grad is None
+
+
+def test_full_backward_hooks_get_a_slot_per_positional_argument_as_torch():
+    # grad_input has one entry per positional argument: None for numbers and for inputs without a gradient (a
+    # first layer's data), every tensor's gradient once one of them needs it
+    def run(m):
+        nn = m.nn
+        seen = []
+
+        def record(tag):
+            return lambda mod, gi, go: seen.append((tag, [None if g is None else tuple(g.shape) for g in gi]))
+
+        net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+        net[0].register_full_backward_hook(record("first"))
+        net(m.ones(5, 3)).sum().backward()
+
+        class Product(nn.Module):
+            def forward(self, a, b, k):
+                return a * b * k
+
+        product = Product()
+        product.register_full_backward_hook(record("product"))
+        b = m.ones(2, requires_grad=True)
+        product(m.ones(2), b, 3.0).sum().backward()
+        doubled = Product()
+        doubled.register_full_backward_hook(lambda mod, gi, go: (gi[0], gi[1] * 2, None))
+        b2 = m.ones(2, requires_grad=True)
+        doubled(m.ones(2), b2, 3.0).sum().backward()
+        return seen, b2.grad.tolist()
+
+    assert run(lucid) == run(torch)

@@ -2,6 +2,7 @@
 the parameters and every state tensor compared; state_dicts in torch's layout."""
 
 import copy
+import importlib
 import math
 
 import numpy as np
@@ -477,3 +478,28 @@ def test_training_reduces_the_loss():
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0]
     assert math.isfinite(losses[-1])
+
+
+def test_step_and_state_dict_hooks_run_as_torchs():
+    def run(m):
+        calls = []
+        p = m.nn.Parameter(m.ones(2))
+        opt = m.optim.SGD([p], lr=0.5)
+        h_pre = opt.register_step_pre_hook(lambda o, a, k: calls.append(("pre", a[0] is o, len(a), sorted(k))))
+        opt.register_step_post_hook(lambda o, a, k: calls.append(("post", a[0] is o, len(a), sorted(k))))
+        optimizer_module = importlib.import_module(m.optim.Optimizer.__module__)  # (torch.optim.optimizer)
+        g = optimizer_module.register_optimizer_step_pre_hook(lambda o, a, k: calls.append("global pre"))
+        opt.register_state_dict_pre_hook(lambda o: calls.append("sd pre"))
+        opt.register_state_dict_post_hook(lambda o, sd: {**sd, "extra": 1})
+        opt.register_load_state_dict_pre_hook(lambda o, sd: {k: v for k, v in sd.items() if k != "extra"})
+        opt.register_load_state_dict_post_hook(lambda o: calls.append("load post"))
+        p.grad = m.ones(2)
+        opt.step()
+        h_pre.remove()
+        g.remove()
+        opt.step()
+        sd = opt.state_dict()
+        opt.load_state_dict(sd)
+        return calls, sorted(sd), p.tolist()
+
+    assert run(lucid) == run(torch)

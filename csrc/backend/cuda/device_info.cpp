@@ -13,6 +13,7 @@
 #include "backend/cuda/caching_allocator.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_guard.h"
+#include "backend/cuda/register.h"
 #include "backend/cuda/runtime.h"
 #include "core/error.h"
 
@@ -100,5 +101,7 @@ int CudaRuntime::nvtx_range_pop() { return nvtxRangePop(); }
 uint64_t CudaRuntime::nvtx_range_start(const std::string& message) { return nvtxRangeStartA(message.c_str()); }
 void CudaRuntime::nvtx_range_end(uint64_t id) { nvtxRangeEnd(id); }
 void CudaRuntime::nvtx_mark(const std::string& message) { nvtxMarkA(message.c_str()); }
+
+int cuda_runtime_version() { return CUDART_VERSION; }
 
 }  // namespace lucid::cuda

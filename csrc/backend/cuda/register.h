@@ -20,6 +20,8 @@ void register_kernels();
 // The version of the cuDNN that GPU convolutions use (e.g. 90100), loading it if it is
 // not yet; 0 when libcudnn.so.9 cannot be loaded (lucid.backends.cudnn.version()).
 int cudnn_version();
+// The CUDA runtime lucid was built with (CUDART_VERSION, e.g. 13000): lucid.version.cuda.
+int cuda_runtime_version();
 
 // One per family, each in register_<family>.cpp beside the kernels it adapts.
 void register_elementwise_kernels();

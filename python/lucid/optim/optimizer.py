@@ -12,14 +12,34 @@ from __future__ import annotations
 import copy
 import functools
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from itertools import chain
 
 from .. import _C
 from .. import _dtype as D
 from .._tensor import Tensor
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+
+# Hooks every optimizer's step runs (torch.optim.optimizer's globals): before its own pre-hooks, after its
+# own post-hooks.
+_global_step_pre_hooks = OrderedDict()
+_global_step_post_hooks = OrderedDict()
+
+
+def _handle(hooks, hook, prepend=False):
+    from ..nn.modules.module import Module
+    return Module._add_hook(hooks, hook, prepend)
+
+
+def register_optimizer_step_pre_hook(hook):
+    """hook(optimizer, args, kwargs) before every optimizer's step; it may return new (args, kwargs)."""
+    return _handle(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """hook(optimizer, args, kwargs) after every optimizer's step."""
+    return _handle(_global_step_post_hooks, hook)
 
 
 class _RequiredParameter:
@@ -140,7 +160,17 @@ class Optimizer:
         if step is not None and not getattr(step, "_flushes", False):
             @functools.wraps(step)
             def flushing_step(self, *args, **kwargs):
-                out = step(self, *args, **kwargs)
+                args = (self, *args)  # (the hooks' args start with the optimizer, as torch's)
+                for hook in [*_global_step_pre_hooks.values(), *self._hooks("_optimizer_step_pre_hooks").values()]:
+                    result = hook(self, args, kwargs)
+                    if result is not None:
+                        if not (isinstance(result, tuple) and len(result) == 2):
+                            raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), but "
+                                               f"got {result}.")
+                        args, kwargs = result
+                out = step(*args, **kwargs)
+                for hook in [*self._hooks("_optimizer_step_post_hooks").values(), *_global_step_post_hooks.values()]:
+                    hook(self, args, kwargs)
                 if self.AUTO_EVAL_AFTER_STEP:
                     from .._upstream import eval as wait_for
                     wait_for([p for g in self.param_groups for p in g["params"]])
@@ -150,10 +180,49 @@ class Optimizer:
             flushing_step._flushes = True
             cls.step = flushing_step
 
+    # ---- hooks (torch's): step, state_dict and load_state_dict --------------------------------
+    def _hooks(self, name):
+        """The ordered dict of hooks `name` (made on first use: an unpickled optimizer has none yet)."""
+        return self.__dict__.setdefault(name, OrderedDict())
+
+    def register_step_pre_hook(self, hook):
+        """hook(optimizer, args, kwargs) before step; it may return new (args, kwargs)."""
+        return _handle(self._hooks("_optimizer_step_pre_hooks"), hook)
+
+    def register_step_post_hook(self, hook):
+        """hook(optimizer, args, kwargs) after step."""
+        return _handle(self._hooks("_optimizer_step_post_hooks"), hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer) before state_dict."""
+        return _handle(self._hooks("_optimizer_state_dict_pre_hooks"), hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) after state_dict; it may return the state dict to give instead."""
+        return _handle(self._hooks("_optimizer_state_dict_post_hooks"), hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) before load_state_dict; it may return the state dict to load instead."""
+        return _handle(self._hooks("_optimizer_load_state_dict_pre_hooks"), hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer) after load_state_dict."""
+        return _handle(self._hooks("_optimizer_load_state_dict_post_hooks"), hook, prepend)
+
     # ---- state_dict -------------------------------------------------------------------
     def state_dict(self):
         """{"state": {index: {name: value}}, "param_groups": [{..., "params": [index]}]}, as
         torch: parameters are numbered in group order. Values are the live state (not copies)."""
+        for hook in self._hooks("_optimizer_state_dict_pre_hooks").values():
+            hook(self)
+        out = self._state_dict()
+        for hook in self._hooks("_optimizer_state_dict_post_hooks").values():
+            result = hook(self, out)
+            if result is not None:
+                out = result
+        return out
+
+    def _state_dict(self):
         index = {}
         groups = []
         for group in self.param_groups:
@@ -166,6 +235,15 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict):
+        for hook in self._hooks("_optimizer_load_state_dict_pre_hooks").values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        self._load_state_dict(state_dict)
+        for hook in self._hooks("_optimizer_load_state_dict_post_hooks").values():
+            hook(self)
+
+    def _load_state_dict(self, state_dict):
         if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
             raise ValueError("an optimizer state_dict is a dict with 'state' and 'param_groups'")
         groups = self.param_groups

@@ -12,10 +12,11 @@ from . import module as _module  # (the hooks every module runs)
 
 
 class _State:
-    def __init__(self, module, n_inputs):
+    def __init__(self, module, n_args, positions):
         self.module = module
         self.grad_output = None
-        self.n_inputs = n_inputs
+        self.n_args = n_args  # grad_input has a slot per positional argument, as torch's
+        self.positions = positions  # the tensor arguments given gradients (the other slots are None)
 
 
 class _Identity(Function):
@@ -31,14 +32,18 @@ class _Identity(Function):
     def backward(ctx, *grads):
         state = ctx.state
         if not ctx.outputs_side:
-            return (None, None) + tuple(_run_hooks(state, grads))
+            slots = [None] * state.n_args
+            for i, g in zip(state.positions, grads):
+                slots[i] = g
+            slots = _run_hooks(state, tuple(slots))
+            return (None, None) + tuple(slots[i] for i in state.positions)
         for hook in [*_module._global_backward_pre_hooks.values(), *state.module._backward_pre_hooks.values()]:
             result = hook(state.module, grads)
             if result is not None:
                 grads = tuple(result)
         state.grad_output = grads
-        if state.n_inputs == 0:  # no input needs a gradient: hooks run with no grad_input
-            _run_hooks(state, ())
+        if not state.positions:  # no input needs a gradient: hooks run with grad_input all None
+            _run_hooks(state, (None,) * state.n_args)
         return (None, None) + tuple(grads)
 
 
@@ -54,8 +59,12 @@ def _run_hooks(state, grad_input):
 
 
 def call_with_backward_hooks(module, forward, args, kwargs):
-    positions = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
-    state = _State(module, len(positions))
+    # every tensor argument passes through the identity when one needs a gradient (so each gets its gradient,
+    # as in torch, whose identity's outputs all require one then)
+    positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    if not any(args[i].requires_grad for i in positions):
+        positions = []
+    state = _State(module, len(args), positions)
     if positions:
         wrapped = _Identity.apply(state, False, *[args[i] for i in positions])
         args = list(args)

@@ -67,6 +67,12 @@ class Sequential(Module):
             delattr(self, list(self._modules)[_index(idx, len(self), "Sequential")])
         _renumber(self._modules, list(self._modules.values()))
 
+    def pop(self, key):
+        """Removes and returns the module at `key` (an index, or a slice: a Sequential), as torch's."""
+        v = self[key]
+        del self[key]
+        return v
+
     def __len__(self):
         return len(self._modules)
 

@@ -109,6 +109,7 @@ class Module:
         object.__setattr__(self, "_backward_hooks", OrderedDict())
         object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_state_dict_hooks", OrderedDict())
+        object.__setattr__(self, "_state_dict_pre_hooks", OrderedDict())
         object.__setattr__(self, "_load_state_dict_pre_hooks", OrderedDict())
         object.__setattr__(self, "_load_state_dict_post_hooks", OrderedDict())
 
@@ -245,6 +246,21 @@ class Module:
             if not isinstance(mod, Module):
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return mod
+
+    def set_submodule(self, target, module, strict=False):
+        """Puts `module` at the dotted path `target` (its parent must exist); with `strict`, only in place of an
+        existing attribute. As torch's."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
 
     def get_parameter(self, target):
         module_path, _, name = target.rpartition(".")
@@ -484,6 +500,8 @@ class Module:
                 keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
+        for hook in self.__dict__.get("_state_dict_pre_hooks", {}).values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
@@ -586,10 +604,21 @@ class Module:
         return handle
 
     register_state_dict_hook = register_state_dict_post_hook
+    _register_state_dict_hook = register_state_dict_post_hook  # (torch's private name, which libraries use)
+
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) before state_dict saves this module."""
+        return self._add_hook(self.__dict__.setdefault("_state_dict_pre_hooks", OrderedDict()), hook, False)
 
     def register_load_state_dict_pre_hook(self, hook):
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """hook([module,] state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        before this module loads its part of a state dict (torch's private form, which libraries use)."""
         handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = lambda sd, prefix, *rest: hook(self, sd, prefix, *rest)
+        self._load_state_dict_pre_hooks[handle.id] = (
+            (lambda sd, prefix, *rest: hook(self, sd, prefix, *rest)) if with_module else hook)
         return handle
 
     def register_load_state_dict_post_hook(self, hook):

@@ -59,7 +59,9 @@ class DataLoader:
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
-                 prefetch_factor=None, persistent_workers=False):
+                 prefetch_factor=None, persistent_workers=False, pin_memory_device="", in_order=True):
+        # (pin_memory_device: pinned memory serves every device here; in_order=False allows batches out of order,
+        # which lucid's workers never need: they are always delivered in order)
         _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers,
                               worker_init_fn, collate_fn)
         if num_workers > 0 and prefetch_factor is None:
@@ -69,6 +71,7 @@ class DataLoader:
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
         self.pin_memory = pin_memory
+        self.pin_memory_device, self.in_order = pin_memory_device, in_order
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = multiprocessing_context

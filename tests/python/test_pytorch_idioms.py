@@ -1,0 +1,90 @@
+"""Idioms of real PyTorch programs that lucid once refused (found by running ordinary training and utility scripts
+with `import lucid as torch`): torch's keyword names for sizes, the nuclear norm through torch.norm, the module and
+state-dict hook APIs libraries use, torch.save / torch.load / DataLoader keywords, torch.version and
+torch.distributed's checks. Each against torch on the same program."""
+
+import io
+import pickle
+
+import pytest
+import torch
+
+import lucid
+import lucid.nn as lnn
+from lucid.utils.data import DataLoader, TensorDataset
+
+pytestmark = pytest.mark.usefixtures("cpu_default")
+
+
+def test_sizes_by_torchs_keywords():
+    def run(m):
+        t = m.arange(6.0).reshape(2, 3)
+        return [t.flip(dims=[0]).tolist(), list(t.permute(dims=(1, 0)).shape), list(m.permute(t, dims=(1, 0)).shape),
+                list(t.reshape(shape=(3, 2)).shape), list(m.reshape(t, shape=(6,)).shape),
+                list(t.view(size=(3, 2)).shape), list(t[0:1].expand(size=(4, 3)).shape),
+                list(t.repeat(repeats=(2, 1)).shape), [list(x.shape) for x in t.split(split_size=1)]]
+
+    assert run(lucid) == run(torch)
+    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+        lucid.ones(2).view(2, size=(2,))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'shape'"):
+        lucid.ones(2).view(shape=(2,))
+
+
+def test_norm_with_p_nuc_is_the_matrix_nuclear_norm():
+    x = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    lx = lucid.tensor(x.numpy())
+    assert lucid.norm(lx[0], p="nuc").item() == pytest.approx(torch.norm(x[0], p="nuc").item(), rel=1e-12)
+    got = lx.norm(p="nuc", dim=(1, 2), keepdim=True)
+    want = x.norm(p="nuc", dim=(1, 2), keepdim=True)
+    assert list(got.shape) == list(want.shape)
+    assert got.flatten().tolist() == pytest.approx(want.flatten().tolist(), rel=1e-12)
+    with pytest.raises(RuntimeError, match="dim must be a 2-tuple"):
+        lucid.norm(lx, p="nuc")
+
+
+def test_module_and_state_dict_hooks_libraries_use():
+    def run(m):
+        calls = []
+        seq = m.nn.Sequential(m.nn.Linear(1, 2), m.nn.ReLU(), m.nn.Linear(2, 3))
+        popped = type(seq.pop(1)).__name__
+        seq.set_submodule("0", m.nn.Linear(1, 2, bias=False))
+        seq.register_state_dict_pre_hook(lambda mod, prefix, keep_vars: calls.append(("pre", prefix, keep_vars)))
+        seq._register_state_dict_hook(lambda mod, sd, prefix, meta: calls.append(("post", sorted(sd))))
+        sd = seq.state_dict()
+        seq[1]._register_load_state_dict_pre_hook(lambda sd, prefix, *rest: calls.append(("load", prefix)))
+        seq.load_state_dict(sd)
+        with pytest.raises(AttributeError):
+            seq.set_submodule("5", m.nn.ReLU(), strict=True)
+        return popped, [type(x).__name__ for x in seq], calls
+
+    assert run(lucid) == run(torch)
+
+
+def test_save_load_and_dataloader_take_torchs_keywords(tmp_path):
+    buffer = io.BytesIO()
+    lucid.save({"w": lucid.ones(2)}, buffer, pickle, _use_new_zipfile_serialization=False)
+    buffer.seek(0)
+    assert torch.load(buffer)["w"].tolist() == [1.0, 1.0]  # still a file torch reads
+    buffer.seek(0)
+    assert lucid.load(buffer, None, pickle, encoding="latin1")["w"].tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match="pickle_module must be None or the standard pickle module"):
+        lucid.save({}, io.BytesIO(), pickle_module=io)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'fix_imports'"):
+        lucid.load(io.BytesIO(), fix_imports=True)
+    loader = DataLoader(TensorDataset(lucid.arange(4.0)), batch_size=2, pin_memory_device="cpu", in_order=False)
+    assert [b[0].tolist() for b in loader] == [[0.0, 1.0], [2.0, 3.0]]
+    lucid.set_default_device(device="cpu")
+    assert lucid.get_default_device().type == "cpu"
+
+
+def test_version_distributed_and_memory_counters_as_scripts_read_them():
+    assert lucid.version.__version__ == lucid.__version__
+    assert (lucid.version.cuda is None) == (not lucid._C._built_with_cuda)
+    if lucid.version.cuda is not None:
+        major, minor = lucid.version.cuda.split(".")
+        assert int(major) >= 11 and minor.isdigit()
+    assert lucid.distributed.is_available() is False and lucid.distributed.is_initialized() is False
+    for counter in (lucid.gpu.memory_allocated, lucid.gpu.max_memory_allocated, lucid.gpu.memory_reserved):
+        value = counter()
+        assert isinstance(value, int) and (value == 0 or lucid.gpu.is_available())
