@@ -42,7 +42,7 @@ class device:
             if kind == "cpu" and index != 0:
                 raise RuntimeError(f"CPU device index must be 0, got {index}")
         self.type = kind
-        self.index = index if kind == "gpu" else None
+        self.index = index  # (device("cpu", 0).index is 0, as torch's)
 
     @property
     def _code(self):

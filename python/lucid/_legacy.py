@@ -25,8 +25,9 @@ from ._device import _resolve as _resolve_device
 from ._size import Size, _parse_size
 from ._tensor import Tensor
 
-__all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
-           "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]
+_CLASSES = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+            "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]
+__all__ = _CLASSES + ["set_default_tensor_type", "typename"]
 
 _NAMES = {name: torch_name + "Tensor" for name, torch_name in D._TORCH_NAMES.items()}  # torch's classes
 _DTYPES = {name: getattr(D, dt) for dt, name in _NAMES.items()}  # legacy class name -> dtype
@@ -104,8 +105,8 @@ def _legacy_class(name, on_gpu):
                                   "__doc__": f"{name}(...): lucid.Tensor's forms, as {_DTYPES[name]}."})
 
 
-globals().update({name: _legacy_class(name, False) for name in __all__})
-for _name in __all__:  # lucid.cuda.FloatTensor, ... (lucid.cuda is lucid.gpu)
+globals().update({name: _legacy_class(name, False) for name in _CLASSES})
+for _name in _CLASSES:  # lucid.cuda.FloatTensor, ... (lucid.cuda is lucid.gpu)
     setattr(_gpu, _name, _legacy_class(_name, True))
 del _name
 
@@ -127,6 +128,40 @@ def _parse_type(spec):
         raise ValueError(f"invalid type: {spec!r} (expected e.g. 'lucid.FloatTensor', "
                          "'torch.cuda.LongTensor', a legacy class or a dtype)")
     raise TypeError(f"dtype must be a type, str, or dtype object (got {type(spec).__name__})")
+
+
+def set_default_tensor_type(t):
+    """torch's deprecated set_default_tensor_type: t, a floating legacy class or its name ('torch.FloatTensor',
+    'torch.cuda.DoubleTensor'), sets the default dtype, and the default device to the GPU for a cuda type and
+    to the CPU otherwise."""
+    import warnings
+
+    from ._device import set_default_device
+
+    if isinstance(t, D.dtype):
+        raise TypeError("set_default_tensor_type() takes a tensor type such as lucid.FloatTensor or its name; "
+                        "use set_default_dtype for a dtype")
+    dtype, on_gpu = _parse_type(t)
+    if not dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    warnings.warn("set_default_tensor_type() is deprecated as of PyTorch 2.1, please use set_default_dtype() and "
+                  "set_default_device() as alternatives.", UserWarning, stacklevel=2)
+    D.set_default_dtype(dtype)
+    set_default_device("gpu" if on_gpu else None)
+
+
+def typename(obj):
+    """A tensor's legacy type string (t.type(): 'lucid.FloatTensor'), else the object's qualified name ('int')."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 class _LegacyAPI:

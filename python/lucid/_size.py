@@ -23,6 +23,18 @@ class Size(tuple):
         r = super().__getitem__(key)
         return Size(r) if isinstance(key, slice) else r
 
+    # Size + tuple, tuple + Size and Size * n stay Sizes, as torch's
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other)) if isinstance(other, tuple) else NotImplemented
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self)) if isinstance(other, tuple) else NotImplemented
+
+    def __mul__(self, n):
+        return Size(tuple(self) * n) if hasattr(n, "__index__") else NotImplemented
+
+    __rmul__ = __mul__
+
 
 def _as_index(v, what):
     if isinstance(v, bool) or not hasattr(v, "__index__"):

@@ -252,7 +252,7 @@ class _TensorAPI:
     def __format__(self, spec):
         if self.ndim == 0:
             return format(self.item(), spec)
-        return format(repr(self), spec)
+        return object.__format__(self, spec)  # (str(t); a format spec is a TypeError, as torch's)
 
     # ---- Python protocols --------------------------------------------------------------
     def __len__(self):
@@ -772,7 +772,7 @@ def _parse_to_args(self, args, kwargs):
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for a in args:
-        if isinstance(a, D.dtype):
+        if isinstance(a, D.dtype) or (isinstance(a, type) and a in D._PY_TYPES):  # (t.to(float), as in torch)
             dtype = a
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
@@ -784,7 +784,7 @@ def _parse_to_args(self, args, kwargs):
             raise TypeError(f"to() received an invalid argument {a!r}: expected a dtype, a device "
                             "or a Tensor")
     if dtype is not None:
-        D._check(dtype)
+        dtype = D._check(dtype)
     return dtype, None if device is None else _resolve_device(device), copy
 
 

@@ -472,7 +472,7 @@ def test_random_split_rejects_bad_lengths():
 
 
 def test_tensor_concat_chain_subset_and_stack_datasets():
-    with pytest.raises(ValueError, match=r"Size mismatch between tensors.*\[3, 2\]"):
+    with pytest.raises(AssertionError, match=r"Size mismatch between tensors.*\[3, 2\]"):
         TensorDataset(lucid.ones(3), lucid.ones(2))
     cat = Range(3) + Range(2)
     assert isinstance(cat, ConcatDataset) and len(cat) == 5

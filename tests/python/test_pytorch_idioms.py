@@ -88,3 +88,37 @@ def test_version_distributed_and_memory_counters_as_scripts_read_them():
     for counter in (lucid.gpu.memory_allocated, lucid.gpu.max_memory_allocated, lucid.gpu.memory_reserved):
         value = counter()
         assert isinstance(value, int) and (value == 0 or lucid.gpu.is_available())
+
+
+def test_small_torch_behaviours_scripts_rely_on():
+    def run(m):
+        s = m.Size([1, 2])
+        t = m.ones(2)
+        out = [type(v).__name__ for v in (s + (3,), (3,) + s, s * 2, 2 * s)]
+        out += [list(s + (3,)), [str(t.to(ty).dtype).split(".")[-1] for ty in (int, float, bool, complex)]]
+        out += [m.device("cpu", 0).index, m.device("cpu").index, str(m.device("cpu", 0))]
+        out += [f"{m.tensor(1.5):.2f}", m.typename(1), m.typename(m.ones(2)).split(".")[-1]]
+        out += [m.nn.functional.cross_entropy(m.zeros(2, 3), m.tensor([0, 2], dtype=m.uint8)).item()]
+        with pytest.raises(TypeError, match="unsupported format string"):
+            f"{t:.2f}"
+        with pytest.raises(AssertionError, match="Size mismatch between tensors"):
+            m.utils.data.TensorDataset(m.ones(2), m.ones(3))
+        return out
+
+    assert run(lucid) == run(torch)
+
+
+def test_set_default_tensor_type_sets_the_dtype():
+    try:
+        with pytest.warns(UserWarning, match="deprecated"):
+            lucid.set_default_tensor_type("torch.DoubleTensor")
+        assert lucid.ones(1).dtype == lucid.float64 and lucid.get_default_dtype() == lucid.float64
+        with pytest.warns(UserWarning):
+            lucid.set_default_tensor_type(lucid.FloatTensor)
+        assert lucid.ones(1).dtype == lucid.float32 and lucid.get_default_device().type == "cpu"
+        with pytest.raises(TypeError, match="only floating-point types"):
+            lucid.set_default_tensor_type(lucid.LongTensor)
+        with pytest.raises(TypeError, match="use set_default_dtype"):
+            lucid.set_default_tensor_type(lucid.float64)
+    finally:
+        lucid.set_default_dtype(lucid.float32)

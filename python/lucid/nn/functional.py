@@ -287,6 +287,8 @@ def _class_index_operands(input, target):
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     if target.dtype.is_floating_point:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
+    if target.dtype == _dtype.uint8:  # torch takes Byte class indices too
+        target = target.long()
     batched = input.dim() > 1
     scores = input if batched else input.unsqueeze(0)
     tgt = target if batched else target.unsqueeze(0)

@@ -64,9 +64,9 @@ class TensorDataset(Dataset):
                 raise ValueError(f"TensorDataset expects tensors with a first dimension to "
                                  f"index, but tensor {i} is 0-dimensional")
         sizes = [t.shape[0] for t in tensors]
-        if any(s != sizes[0] for s in sizes):
-            raise ValueError(f"Size mismatch between tensors: TensorDataset expects the same "
-                             f"first size in every tensor, got {sizes}")
+        if any(s != sizes[0] for s in sizes):  # (an AssertionError: torch's assert)
+            raise AssertionError(f"Size mismatch between tensors: TensorDataset expects the same "
+                                 f"first size in every tensor, got {sizes}")
         self.tensors = tensors
 
     def __getitem__(self, index):
