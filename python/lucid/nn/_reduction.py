@@ -14,8 +14,13 @@ def legacy_get_string(size_average, reduce, emit_warning=True):
     ret = "mean" if size_average and reduce else "sum" if reduce else "none"
     if emit_warning:
         warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                      stacklevel=3)
+                      stacklevel=4)  # (the caller of the loss or of its constructor)
     return ret
+
+
+def reduction_of(size_average, reduce, reduction):
+    """The reduction torch's legacy flags stand for when either is given; `reduction` otherwise."""
+    return reduction if size_average is None and reduce is None else legacy_get_string(size_average, reduce)
 
 
 def legacy_reduction(fn):
@@ -32,6 +37,6 @@ def legacy_reduction(fn):
         if average is None and reduce is None:
             return fn(*args, **kwargs)
         bound = signature.bind(*args, **kwargs)
-        bound.arguments.update(size_average=None, reduce=None, reduction=legacy_get_string(average, reduce))
+        bound.arguments.update(size_average=None, reduce=None, reduction=reduction_of(average, reduce, None))
         return fn(*bound.args, **bound.kwargs)
     return run

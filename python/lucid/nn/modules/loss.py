@@ -2,7 +2,7 @@
 torch's constructor arguments and passes them on."""
 
 from .. import functional as F
-from .._reduction import legacy_get_string
+from .._reduction import reduction_of as _reduction_of
 from .._functional_seq import ctc_loss
 from .module import Module
 
@@ -16,11 +16,6 @@ class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
         self.reduction = _reduction_of(size_average, reduce, reduction)
-
-
-def _reduction_of(size_average, reduce, reduction):
-    """The reduction torch's legacy flags stand for when either is given; `reduction` otherwise."""
-    return reduction if size_average is None and reduce is None else legacy_get_string(size_average, reduce)
 
 
 class MSELoss(_Loss):

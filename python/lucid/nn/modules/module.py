@@ -390,6 +390,8 @@ class Module:
             with no_grad():
                 new = fn(param)
                 grad = None if param.grad is None else fn(param.grad)
+                if grad is not None:
+                    param.grad = None  # (else param.data's setter would convert the old gradient a second time)
                 if new is not param:
                     param.data = new
                 if grad is not None:
