@@ -7,6 +7,7 @@
 #include <nanobind/stl/string.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "bindings/common.h"
 #include "ops/elementwise.h"
@@ -114,10 +115,34 @@ TensorPtr truth(const TensorPtr& a) {
   return a->dtype() == Dtype::U8 ? t->clone(Dtype::U8) : t;
 }
 
+// NumPy's names for an argument, which torch accepts wherever it takes dim / keepdim
+// (its argument parser's numpy_compatibility_arg_names): x.sum(axis=0, keepdims=True).
+template <typename Extra>
+Extra numpy_named(Extra e) {
+  if constexpr (requires { e.name_; }) {
+    if (e.name_ && std::strcmp(e.name_, "dim") == 0) e.name_ = "axis";
+    if (e.name_ && std::strcmp(e.name_, "keepdim") == 0) e.name_ = "keepdims";
+  }
+  return e;
+}
+
+template <typename Extra>
+bool names_dim(const Extra& e) {
+  if constexpr (requires { e.name_; }) return e.name_ && std::strcmp(e.name_, "dim") == 0;
+  return false;
+}
+
+// lucid.<name>(input, ...) and Tensor.<name>(...). A second overload spells dim and
+// keepdim as NumPy does; nanobind tries it only after the first refused the call's
+// keywords, so a call in torch's spelling costs nothing more.
 template <typename Fn, typename... Extra>
 void def_both(nb::module_& m, TensorClass& cls, const char* name, Fn fn, const Extra&... extra) {
   m.def(name, fn, nb::arg("input"), extra...);
   cls.def(name, fn, extra...);
+  if ((names_dim(extra) || ...)) {
+    m.def(name, fn, nb::arg("input"), numpy_named(extra)...);
+    cls.def(name, fn, numpy_named(extra)...);
+  }
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ from ._dtype import (  # noqa: F401  (names re-exported as lucid.*)
 from ._device import device, get_default_device, set_default_device  # noqa: F401
 from ._size import Size
 from ._tensor import Tensor
+from ._storage import TypedStorage, UntypedStorage  # noqa: F401
 from ._memory_format import (channels_last, channels_last_3d, contiguous_format, memory_format,  # noqa: F401
                              preserve_format)
 from ._legacy import *  # noqa: F401,F403  (FloatTensor, LongTensor, ...; Tensor(...), type, type_as)
@@ -117,7 +118,7 @@ _out.install(globals())
 
 # numpy's spellings of the ops, torch's constants and predicates (python/lucid/_aliases.py).
 from . import _aliases  # noqa: E402
-from ._aliases import e, inf, nan, newaxis, pi  # noqa: E402,F401
+from ._aliases import e, inf, nan, newaxis, pi  # noqa: F401
 _aliases.install(globals())
 from . import _math_more  # noqa: E402  (heaviside, copysign, index_fill, Tensor.unfold, ...)
 _math_more.install(globals())
@@ -125,18 +126,20 @@ from . import _ops_more  # noqa: E402  (deg2rad, cross, dist, renorm, trapezoid,
 _ops_more.install(globals())
 from . import _gamma  # noqa: E402  (polygamma, mvlgamma)
 _gamma.install(globals())
-from ._gamma_samplers import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,  # noqa: E402,F401
+from ._gamma_samplers import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,  # noqa: F401
                               _standard_gamma_grad)
-from . import special  # noqa: E402,F401
+from . import special  # noqa: F401
 from ._complex import *  # noqa: E402,F401,F403
-from . import linalg  # noqa: E402,F401
+from . import linalg  # noqa: F401
 for _name, _fn, _method in linalg._TOP_LEVEL:  # torch.det, Tensor.inverse, ...
     globals()[_name] = _fn
     if _method:
         setattr(Tensor, _name, _fn)
 del _name, _fn, _method
-from . import signal  # noqa: E402,F401
-from . import fft  # noqa: E402,F401
+from ._decompositions import lu, lu_solve, lu_unpack, pca_lowrank, svd_lowrank  # noqa: E402,F401
+Tensor.lu, Tensor.lu_solve = lu, lu_solve
+from . import signal  # noqa: F401
+from . import fft  # noqa: F401
 from . import fast  # noqa: E402,F401  (MLX's mx.fast: rms_norm, layer_norm, rope, sdpa)
 from . import compile  # noqa: E402,F401  (torch.compile; a callable module, as upstream's lucid.compile)
 from . import onnx  # noqa: E402,F401  (torch.onnx.export; writing files needs the onnx package)
@@ -145,9 +148,9 @@ from . import func  # noqa: E402  (torch.func / upstream's lucid.func: grad, vjp
 vmap = func.vmap  # (torch.vmap)
 from . import _sparse  # noqa: E402  (sparse tensors: sparse_coo_tensor, Tensor.to_sparse, layouts)
 _sparse.install(globals())
-from . import sparse  # noqa: E402,F401
+from . import sparse  # noqa: F401
 spmm = sparse.spmm
-from ._stft import istft, stft  # noqa: E402,F401
+from ._stft import istft, stft  # noqa: F401
 Tensor.stft, Tensor.istft = stft, istft
 from . import _upstream  # noqa: E402  (isreal, Tensor.mH / H, histogram2d, pad, expand_dims, ...)
 _upstream.install(globals())
@@ -155,7 +158,7 @@ from . import _typing  # noqa: E402  (upstream's typing names: TensorLike, DType
 _typing.install(globals())
 from . import dtypes  # noqa: E402,F401  (upstream's module of the dtype objects)
 from . import einops  # noqa: E402,F401  (upstream's lucid.einops: rearrange, reduce, repeat, einsum)
-from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: E402,F401
+from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: F401
 del _out
 # torch's other top-level names (conv2d, batch_norm, ..., the *_copy functions, sin_, ...,
 # gradient, range, cond) and Tensor methods (new, apply_, dim_order, ...). lucid.range
@@ -167,7 +170,7 @@ del _m
 
 # Data loading and datasets (python/lucid/utils/); `lucid.data` is lucid.utils.data.
 from . import utils  # noqa: E402
-from .utils import data  # noqa: E402,F401
+from .utils import data  # noqa: F401
 
 
 def __getattr__(name):

@@ -20,6 +20,7 @@ from ._device import _from_code as _device_from_code, _resolve as _resolve_devic
 from ._indexing import getitem, setitem
 from . import _memory_format
 from ._size import Size, _parse_size
+from ._storage import TypedStorage, UntypedStorage, set_ as _set_storage
 
 __all__ = ["Tensor"]
 
@@ -108,6 +109,11 @@ class _TensorAPI:
 
     def untyped_storage(self):
         return UntypedStorage(self)
+
+    def storage(self):
+        return TypedStorage(self)
+
+    set_ = _set_storage
 
     def __reduce_ex__(self, protocol):
         from ._pickle import reduce_tensor
@@ -727,28 +733,6 @@ class _TensorAPI:
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         from ._multinomial import multinomial
         return multinomial(self, num_samples, replacement, generator=generator)
-
-
-class UntypedStorage:
-    """The bytes behind a tensor, as torch.UntypedStorage presents them (read side):
-    tensors that share storage report the same data_ptr()."""
-
-    __slots__ = ("_tensor",)
-
-    def __init__(self, tensor):
-        self._tensor = tensor
-
-    def data_ptr(self):
-        return self._tensor._storage_data_ptr
-
-    def nbytes(self):
-        return self._tensor._storage_nbytes
-
-    size = nbytes
-
-    @property
-    def device(self):
-        return self._tensor.device
 
 
 def _wrap_dim(dim, ndim):

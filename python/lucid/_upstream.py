@@ -5,7 +5,8 @@ Tensor.squeeze_all, Tensor.cube_ (upstream's in-place cube), lucid.bool_, lucid.
 either device with their gradients."""
 
 from . import _dtype as D
-from ._tensor import Tensor, UntypedStorage
+from ._storage import TypedStorage, UntypedStorage
+from ._tensor import Tensor
 
 bool_ = D.bool  # upstream Lucid's (numpy's) spelling
 
@@ -44,7 +45,7 @@ def to_dlpack(tensor):
 
 def is_storage(obj):
     """Whether obj is a storage (what Tensor.untyped_storage returns)."""
-    return isinstance(obj, UntypedStorage)
+    return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
 def pad(input, pad, mode="constant", value=None):

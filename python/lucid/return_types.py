@@ -4,7 +4,7 @@ and `.values` / `.indices` name the parts."""
 __all__ = ["max", "min", "aminmax", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "histogram",
            "frexp", "histogramdd", "linalg_cholesky_ex", "linalg_eig", "linalg_eigh", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_inv_ex", "linalg_lstsq", "linalg_lu",
            "linalg_lu_factor", "linalg_polar", "linalg_lu_factor_ex", "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd",
-           "slogdet", "svd", "qr", "triangular_solve"]
+           "slogdet", "svd", "qr", "triangular_solve", "lu_unpack", "_lu_with_info"]
 
 
 def _structseq(name, fields):
@@ -65,3 +65,5 @@ slogdet = _structseq("slogdet", ("sign", "logabsdet"))
 svd = _structseq("svd", ("U", "S", "V"))
 qr = _structseq("qr", ("Q", "R"))
 triangular_solve = _structseq("triangular_solve", ("solution", "cloned_coefficient"))
+lu_unpack = _structseq("lu_unpack", ("P", "L", "U"))
+_lu_with_info = _structseq("_lu_with_info", ("LU", "pivots", "info"))

@@ -49,6 +49,7 @@ def test_sdpa_kernel_rejects_what_is_not_a_backend():
             pass
 
 
+@pytest.mark.usefixtures("cpu_default")
 def test_the_cpu_runs_its_one_form_whatever_is_allowed():
     q = torch.randn(2, 3, 5, 8, dtype=torch.float64)
     want = torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)

@@ -373,7 +373,8 @@ def test_sync_batch_norm_without_process_groups_is_the_batch_norm_of_its_input()
     m, tm = lnn.SyncBatchNorm(3), torch.nn.SyncBatchNorm(3)
     np.testing.assert_allclose(m(x).detach().numpy(), tm(tx).detach().numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(m.running_var.numpy(), tm.running_var.numpy(), rtol=1e-6)
-    assert repr(m) == repr(tm)
+    # (torch 2.15's norms show a bias flag in their repr; 2.11's had none)
+    assert repr(m) == repr(tm) or ("bias=" not in repr(tm) and repr(m).replace(" bias=True,", "") == repr(tm))
     with pytest.raises(ValueError, match="expected at least 2D input \\(got 1D input\\)"):
         m(lucid.randn(3))
     with pytest.raises(ValueError, match="number of input channels should be non-zero"):

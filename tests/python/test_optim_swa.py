@@ -323,7 +323,7 @@ def test_update_bn_through_an_averaged_model_and_without_batchnorm():
     tavg.update_parameters(tmodel)
     batches = [torch.randn(3, 2, 4, 4, dtype=torch.float64) for _ in range(2)]
     tswa.update_bn(batches, tavg)
-    lswa.update_bn([to_lucid(b) for b in batches], lavg, device="cpu")
+    lswa.update_bn([to_lucid(b) for b in batches], lavg, device=next(lavg.parameters()).device)
     assert_same_state_dict(lavg, tavg)
 
     class Counting(lucid.nn.Module):
@@ -439,7 +439,8 @@ def test_swalr_errors_match_torch(kwargs):
         tswa.SWALR(topt, **kwargs)
     with pytest.raises(type(terr.value)) as lerr:
         lswa.SWALR(lopt, **kwargs)
-    assert str(lerr.value) == str(terr.value)
+    # (torch 2.11 spelled one message "must by one of"; 2.15 has it right)
+    assert str(lerr.value) == str(terr.value).replace("must by one of", "must be one of")
 
 
 def test_module_is_reachable_both_ways():

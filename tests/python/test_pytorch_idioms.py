@@ -5,6 +5,7 @@ torch.distributed's checks. Each against torch on the same program."""
 
 import io
 import pickle
+import warnings
 
 import pytest
 import torch
@@ -122,3 +123,78 @@ def test_set_default_tensor_type_sets_the_dtype():
             lucid.set_default_tensor_type(lucid.float64)
     finally:
         lucid.set_default_dtype(lucid.float32)
+
+
+def test_numpy_spellings_of_dim_and_keepdim_in_reductions():
+    def run(m):
+        t = m.arange(12.0).reshape(3, 4)
+        out = [t.sum(axis=0).tolist(), m.sum(t, axis=1, keepdims=True).tolist(), t.mean(axis=1).tolist(),
+               t.max(axis=0).values.tolist(), m.argmax(t, axis=1).tolist(), t.std(axis=0).tolist(),
+               m.amax(t, axis=1, keepdims=True).shape, t.any(axis=0).tolist(), t.cumsum(axis=1).tolist(),
+               m.softmax(t, axis=1).sum(axis=1).round(decimals=5).tolist(), t.logsumexp(axis=0).shape, t.norm(dim=1).round(decimals=5).tolist()]
+        return [list(v) if isinstance(v, m.Size) else v for v in out]
+
+    assert run(lucid) == run(torch)
+    with pytest.raises(TypeError):
+        lucid.ones(2, 2).sum(axis="0")
+    with pytest.raises(TypeError):
+        lucid.ones(2, 2).sum(axes=0)
+
+
+def test_module_list_repr_folds_runs_of_equal_children():
+    def run(nn):
+        blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)] + [nn.ReLU(), nn.Linear(4, 2), nn.Linear(4, 2)])
+        model = nn.Sequential(nn.Linear(2, 4), nn.ModuleList([nn.Tanh()]))
+        return [repr(blocks), repr(nn.ModuleList()), repr(model)]
+
+    assert run(lnn) == run(torch.nn)
+    assert "(0-2): 3 x Linear(in_features=4, out_features=4, bias=True)" in run(lnn)[0]
+
+
+def test_typed_storage_reads_and_writes_the_tensors_memory():
+    def run(m):
+        t = m.arange(6.0).reshape(2, 3)
+        v = t[1]
+        s = v.storage()
+        out = [len(s), s.size(), s.element_size(), s.nbytes(), s.data_ptr() == t.storage().data_ptr(),
+               str(s.dtype).split(".")[-1], s.tolist(), s[4], s[-1]]
+        s[0] = 10.0
+        s[1:3] = 7.0
+        out += [t.tolist(), m.is_storage(s), m.is_storage(t.untyped_storage()), m.is_storage(t)]
+        out += [s.clone().data_ptr() != s.data_ptr(), s.untyped().nbytes()]
+        with pytest.raises(IndexError, match="out of range"):
+            s[6]
+        with pytest.raises(RuntimeError, match="slices are only supported in UntypedStorage"):
+            s[1:3]
+        return out
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # both warn once a process that TypedStorage is deprecated
+        assert run(lucid) == run(torch)
+    assert "TypedStorage(dtype=" in repr(lucid.ones(2).storage())
+
+
+def test_set_points_a_tensor_at_other_memory():
+    def run(m):
+        a, b = m.zeros(4), m.arange(6.0)
+        a.set_(b)
+        b[0] = 5.0
+        out = [a.tolist(), a.data_ptr() == b.data_ptr()]
+        c = m.zeros(1)
+        c.set_(b.untyped_storage(), 2, (2, 2), (1, 2))
+        out += [c.tolist(), list(c.stride()), c.storage_offset()]
+        c.set_(b.storage(), 1, (3,))
+        out += [c.tolist()]
+        d = m.ones(3)
+        d.set_()
+        out += [list(d.shape), str(d.dtype).split(".")[-1]]
+        with pytest.raises(RuntimeError):
+            m.zeros(2).set_(m.zeros(2, dtype=m.int64))
+        with pytest.raises(RuntimeError, match="leaf"):
+            m.zeros(2, requires_grad=True).set_(m.zeros(2))
+        return out
+
+    assert run(lucid) == run(torch)
+    with pytest.raises(TypeError, match="expected a Tensor or a storage"):
+        lucid.zeros(2).set_([1.0, 2.0])
+

@@ -296,6 +296,7 @@ def test_range_errors():
 
 
 # ---- predicates and flags ----------------------------------------------------------------------
+@pytest.mark.usefixtures("cpu_default")  # get_device of a CPU tensor is -1
 def test_get_device_and_is_inference():
     x = lucid.randn(2)
     assert lucid.get_device(x) == torch.get_device(torch.randn(2)) == -1

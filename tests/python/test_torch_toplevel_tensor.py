@@ -100,6 +100,7 @@ def test_nonzero_static_errors_and_out():
     assert out.tolist() == [[0], [2], [-1]]
 
 
+@pytest.mark.usefixtures("cpu_default")  # the CPU's behaviour, against torch's CPU tensors
 def test_record_stream():
     with pytest.raises(RuntimeError, match="lucid.cuda.Stream"):
         lucid.randn(2).record_stream(3)
@@ -117,6 +118,7 @@ def test_record_stream_gpu_is_a_no_op():
 
 
 # ---- apply_ / map_ / map2_ ----------------------------------------------------------------------
+@pytest.mark.usefixtures("cpu_default")  # the CPU's behaviour, against torch's CPU tensors
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8", "bool", "complex64"])
 def test_apply_(dtype):
     t = torch.tensor([1, 0, 2, 3]).to(getattr(torch, dtype))
@@ -126,6 +128,7 @@ def test_apply_(dtype):
     assert_same(lt, t.clone().apply_(fn))
 
 
+@pytest.mark.usefixtures("cpu_default")  # the CPU's behaviour, against torch's CPU tensors
 @pytest.mark.parametrize("dtype", ["int32", "float32", "bool", "complex64", "uint8"])
 @pytest.mark.parametrize("result", ["a", 2.9, True, 1 + 2j, None, 300, -1.5, float("nan")])
 def test_apply_result_conversion(dtype, result):
@@ -139,6 +142,7 @@ def test_apply_result_conversion(dtype, result):
     assert str(run(lucid)) == str(run(torch))
 
 
+@pytest.mark.usefixtures("cpu_default")  # the CPU's behaviour, against torch's CPU tensors
 def test_apply_on_views_and_order():
     base = lucid.arange(6.0).view(2, 3)
     view = base.t()
@@ -151,6 +155,7 @@ def test_apply_on_views_and_order():
     assert base.tolist() == [[10.0, 11.0, 12.0], [13.0, 14.0, 15.0]]
 
 
+@pytest.mark.usefixtures("cpu_default")  # the CPU's behaviour, against torch's CPU tensors
 def test_map_and_map2():
     a, b = torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([10.0, 20.0])
     c = torch.tensor([[1.0], [2.0]])
@@ -162,6 +167,7 @@ def test_map_and_map2():
     assert_same(la, a.clone().map2_(b, c, lambda x, y, z: x + y * z))
 
 
+@pytest.mark.usefixtures("cpu_default")  # the CPU's behaviour, against torch's CPU tensors
 def test_callable_fill_errors():
     x = lucid.tensor([1.0, 2.0])
     g = lucid.tensor([1.0, 2.0], requires_grad=True)
@@ -210,6 +216,7 @@ NEW_FORMS = [((), {}), ((2, 3), {}), (((2, 3),), {}), (([1, 2],), {}), ((torch.S
              (([1, 2],), {"device": "cpu"})]
 
 
+@pytest.mark.usefixtures("cpu_default")  # the CPU's behaviour, against torch's CPU tensors
 @pytest.mark.parametrize("args,kwargs", NEW_FORMS)
 @pytest.mark.parametrize("dtype", ["float64", "int32"])
 def test_new(args, kwargs, dtype):

@@ -378,7 +378,7 @@ def test_latent_policy_carries_the_belief():
     a2 = policy(lucid.tensor([[3.0]]))                                # state 1 + 3 + (0.5 - 0.5) = 4 -> clipped
     assert seen_shapes == [(1, 1, 1, 1), (1, 1, 1, 1)]
     assert a1.tolist() == [0.5, -0.5] and a2.tolist() == [1.0, -1.0]
-    assert rssm.calls[0] == ("initial", 1, "cpu")
+    assert rssm.calls[0] == ("initial", 1, lucid.get_default_device().type)  # the observation's device
     assert rssm.calls[1] == ("step", [[0.0, 0.0]], [[1.0]], False)
     assert rssm.calls[2] == ("step", [[0.5, -0.5]], [[3.0]], False)   # the previous action is fed back
     policy.reset()

@@ -49,8 +49,10 @@ def calculate_qparams(min_val, max_val, qscheme, qdtype, eps=1e-8):
                          f"got {tuple(lo.shape)} and {tuple(hi.shape)}")
     if hi.device != lo.device:
         hi = hi.to(lo.device)
-    # Checked on the CPU only: on the GPU it would stall every QAT step on a device sync.
-    if lo.device.type == "cpu" and bool((lo > hi).any().item()):
+    # Checked where it costs no device sync: numbers, and tensors on the CPU (on the GPU it
+    # would stall every QAT step).
+    numbers = not isinstance(min_val, Tensor) and not isinstance(max_val, Tensor)
+    if (numbers and min_val > max_val) or (lo.device.type == "cpu" and bool((lo > hi).any().item())):
         raise ValueError("calculate_qparams: min_val must be <= max_val everywhere (has the "
                          "observer seen any data yet?)")
     qmin, qmax = qdtype.quant_min, qdtype.quant_max

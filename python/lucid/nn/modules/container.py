@@ -7,7 +7,7 @@ from collections import OrderedDict
 from itertools import islice
 
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, _addindent
 
 __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -170,6 +170,23 @@ class ModuleList(Module):
         m = self[key]
         del self[key]
         return m
+
+    def __repr__(self):
+        # torch's form: a run of children with the same repr prints once, as
+        # "(first-last): n x <repr>", so a stack of 24 identical blocks stays readable.
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = []  # [first index, last index, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = [
+            _addindent(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}", 2) for a, b, r in runs
+        ]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):
