@@ -53,6 +53,8 @@ struct AutogradMeta {
   std::shared_ptr<Node> grad_fn;
   std::shared_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad, made on first use
   TensorPtr view_base;  // for a view made in grad mode: the tensor it is a view of
+  // for such a base: the views made of it in grad mode (Note [Views learn of writes])
+  std::vector<std::weak_ptr<TensorImpl>> views;
   bool is_param = false;  // made by nn.Parameter (isinstance(t, nn.Parameter))
   uint32_t output_nr = 0;
 };

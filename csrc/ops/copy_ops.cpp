@@ -99,9 +99,46 @@ void copy_slices(const TensorPtr& view, const TensorPtr& base, const TensorPtr& 
   autograd::set_history(base, node, 0);
   TensorPtr fresh = as_strided(base, size, strides, base->storage_offset() / item + rel);
   autograd::set_history(view, fresh->grad_fn(), 0);
+  refresh_views(base, view.get());
 }
 
 }  // namespace
+
+// Note [Views learn of writes]
+// A recorded write into a base B, directly (a.mul_(3)) or through one of its views
+// (which makes B's history a CopySlices node, above), leaves B's other views with
+// history from before the write, so their gradients missed it: b = a[:2]; a.mul_(3);
+// b.sum().backward() gave a the gradient of b as it was. torch regenerates a view's
+// grad_fn when it finds its base's version moved; lucid does it at the write instead:
+// a base keeps weak references to the views made of it in grad mode, and after a
+// recorded write each live one becomes a fresh view of the new B (as_strided with its
+// own geometry, as the written view above). A view of a base that did not require grad
+// (o = zeros(2, 3).t(); o[0] = w) joins the graph the same way.
+void set_view_base(const TensorPtr& view, const TensorPtr& t) {
+  if (!autograd::grad_enabled()) return;
+  const TensorPtr& base = t->view_base() ? t->view_base() : t;
+  view->autograd_meta()->view_base = base;
+  std::vector<std::weak_ptr<TensorImpl>>& views = base->autograd_meta()->views;
+  // The dead ones go when the list reaches a power of two, so a long-lived base (a
+  // parameter sliced every step) holds about as many entries as it has live views.
+  if (views.size() >= 8 && (views.size() & (views.size() - 1)) == 0)
+    std::erase_if(views, [](const std::weak_ptr<TensorImpl>& w) { return w.expired(); });
+  views.push_back(view);
+}
+
+void refresh_views(const TensorPtr& base, const TensorImpl* written) {
+  if (!base->has_autograd_meta() || !base->requires_grad() || !autograd::grad_enabled()) return;
+  std::vector<TensorPtr> live;  // (as_strided below registers views too: not while iterating the list)
+  for (const std::weak_ptr<TensorImpl>& w : base->autograd_meta()->views)
+    if (TensorPtr v = w.lock(); v && v.get() != written && v->dtype() == base->dtype()) live.push_back(v);
+  const int64_t item = int64_t(base->itemsize());
+  for (const TensorPtr& v : live) {
+    Shape strides(v->stride().size());
+    for (size_t i = 0; i < strides.size(); ++i) strides[i] = v->stride()[i] / item;
+    TensorPtr fresh = as_strided(base, v->shape(), strides, v->storage_offset() / item);
+    autograd::set_history(v, fresh->grad_fn(), 0);
+  }
+}
 
 bool writes_through_view(const TensorPtr& self, const TensorPtr& source) {
   const TensorPtr& base = self->view_base();
@@ -111,7 +148,9 @@ bool writes_through_view(const TensorPtr& self, const TensorPtr& source) {
 void write_inplace_result(const TensorPtr& self, const TensorPtr& result) {
   if (writes_through_view(self, result)) return copy_slices(self, self->view_base(), result);
   self->copy_from(*result);  // casts; bumps the version
-  if (result->grad_fn()) autograd::set_history(self, result->grad_fn(), result->output_nr());
+  if (!result->grad_fn()) return;
+  autograd::set_history(self, result->grad_fn(), result->output_nr());
+  refresh_views(self);
 }
 
 void copy_(const TensorPtr& self, const TensorPtr& src) {
@@ -130,6 +169,7 @@ void copy_(const TensorPtr& self, const TensorPtr& src) {
   if (record) {
     node->outputs.push_back(TensorSpec::of(*self));
     autograd::set_history(self, node, 0);
+    refresh_views(self);
   }
 }
 
@@ -147,6 +187,7 @@ void fill_(const TensorPtr& self, const Scalar& value) {
   if (record) {
     node->outputs.push_back(TensorSpec::of(*self));
     autograd::set_history(self, node, 0);
+    refresh_views(self);
   }
 }
 

@@ -32,6 +32,12 @@ bool writes_through_view(const TensorPtr& self, const TensorPtr& source);
 // memory shared with a tensor lucid cannot update.
 void check_inplace_target(const char* name, const TensorPtr& self, const TensorPtr& source);
 
+// Marks `view` (just made from t in grad mode) as a view of t's base and registers it
+// with that base; refresh_views gives every live view of `base` but `written` fresh
+// history after a recorded write into base's memory (Note [Views learn of writes]).
+void set_view_base(const TensorPtr& view, const TensorPtr& t);
+void refresh_views(const TensorPtr& base, const TensorImpl* written = nullptr);
+
 // The in-place view ops (Tensor.unsqueeze_, t_, transpose_, ...): self takes the
 // metadata of `view`, a view of self made by the out-of-place op, and, in a graph, its
 // history (its node leads to self's old history); the version is bumped. The checks

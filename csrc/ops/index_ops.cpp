@@ -261,6 +261,7 @@ TensorPtr index_put_(const TensorPtr& self, const IndexList& indices, const Tens
   if (record) {
     node->outputs.push_back(TensorSpec::of(*self));
     autograd::set_history(self, node, 0);
+    refresh_views(self);  // (Note [Views learn of writes])
   }
   return self;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "autograd/record.h"
+#include "ops/copy_ops.h"
 #include "ops/prims/shape.h"
 #include "ops/reduce.h"
 #include "ops/views.h"
@@ -101,18 +102,11 @@ TensorPtr cat(const std::vector<TensorPtr>& tensors, int64_t dim) {
 
 namespace {
 
-// A view made in grad mode remembers the tensor it shows, so that an in-place
-// write through it rewrites that tensor's history (Note [In-place on views] in
-// copy_ops.cpp). Views made by the helpers below under no_grad get it here.
-void mark_view(const TensorPtr& t, const TensorPtr& view) {
-  if (autograd::grad_enabled()) view->autograd_meta()->view_base = t->view_base() ? t->view_base() : t;
-}
-
 // Makes `pieces` (views of t) the outputs of one view node whose VJP joins their
 // gradients with `join` (missing ones arrive as zeros from the engine).
 void record_pieces(const char* name, const TensorPtr& t, const std::vector<TensorPtr>& pieces,
                    std::function<TensorPtr(const std::vector<TensorPtr>&)> join) {
-  for (const TensorPtr& p : pieces) mark_view(t, p);
+  for (const TensorPtr& p : pieces) set_view_base(p, t);  // (Note [Views learn of writes])
   if (pieces.empty() || !autograd::needs_grad({&t})) return;
   autograd::record(name, {t}, pieces, [join](const Node&, const Grads& g) { return Grads{join(g)}; })->is_view = true;
 }
@@ -305,7 +299,7 @@ TensorPtr diagonal(const TensorPtr& t, int64_t offset, int64_t dim1, int64_t dim
     });
     node->is_view = true;
   }
-  mark_view(t, out);
+  set_view_base(out, t);
   return out;
 }
 

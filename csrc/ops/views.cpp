@@ -4,6 +4,7 @@
 #include <string>
 
 #include "autograd/record.h"
+#include "ops/copy_ops.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/gather_ops.h"
@@ -23,7 +24,7 @@ TensorPtr restride(const TensorPtr& t, Shape shape, Stride stride, int64_t offse
 // history (Note [In-place on views] in copy_ops.cpp).
 TensorPtr recorded(const char* name, const TensorPtr& t, TensorPtr out, Vjp vjp, bool is_view = true) {
   if (autograd::needs_grad({&t})) autograd::record(name, {t}, {out}, std::move(vjp))->is_view = is_view;
-  if (is_view && autograd::grad_enabled()) out->autograd_meta()->view_base = t->view_base() ? t->view_base() : t;
+  if (is_view) set_view_base(out, t);
   return out;
 }
 

@@ -137,6 +137,8 @@ for _name, _fn, _method in linalg._TOP_LEVEL:  # torch.det, Tensor.inverse, ...
         setattr(Tensor, _name, _fn)
 del _name, _fn, _method
 from ._decompositions import lu, lu_solve, lu_unpack, pca_lowrank, svd_lowrank  # noqa: E402,F401
+from . import _foreach  # noqa: E402  (torch._foreach_<op> and torch.foreach: list ops)
+_foreach.install(globals())
 Tensor.lu, Tensor.lu_solve = lu, lu_solve
 from . import signal  # noqa: F401
 from . import fft  # noqa: F401

@@ -290,7 +290,14 @@ def while_loop(cond_fn, body_fn, carried_inputs):
             return carried
 
 
-_ALL = (gradient, frobenius_norm, nuclear_norm, range, get_device, is_inference, set_flush_denormal, set_warn_always,
+def _assert(condition, message):
+    """torch._assert: Python's assert as a function (models call it where a tracer must see
+    the check), which also holds under python -O."""
+    if not condition:
+        raise AssertionError(message)
+
+
+_ALL = (_assert, gradient, frobenius_norm, nuclear_norm, range, get_device, is_inference, set_flush_denormal, set_warn_always,
         is_warn_always_enabled, cond, while_loop)
 
 

@@ -343,6 +343,42 @@ def test_inplace_through_views_rewrites_base_history_like_torch(device):
         close(l, t)
 
 
+def test_other_views_of_a_written_base_see_the_write_like_torch(device):
+    """Note [Views learn of writes]: after a recorded write into a base (directly or
+    through one view), its other views' gradients include the write."""
+    def run(m, dev):
+        w = m.tensor([1.0, 2.0, 3.0, 4.0], dtype=m.float64, requires_grad=True, device=dev)
+        x = (w * 1).view(2, 2)
+        x[0, 1] = 0.0                 # through a view of x's base: x itself must learn of it
+        a = w * 2
+        v = a[:2]
+        a.mul_(3)                     # the base written: its view v must learn of it
+        b = w * 1.5
+        t = b.view(2, 2).t()
+        b[1:3] = w[:2] * w[:2]        # advanced write through another view of t's base
+        o = m.zeros(2, 2, dtype=m.float64, device=dev).t()
+        o[0] = w[2:] * 2              # into a view of a base that did not require grad
+        parts = (w * 1).chunk(2)
+        out = (x * x).sum() + (v * v).sum() + (t * t.exp()).sum() + (o * o).sum() + parts[1].sum()
+        out.backward()
+        return w.grad, x, v, t, o, m.tensor(float(o.requires_grad), device=dev)
+
+    for l, t in zip(run(lucid, device), run(torch, "cpu")):
+        close(l, t)
+
+
+def test_many_views_of_a_long_lived_base_do_not_pile_up(device):
+    w = lucid.ones(4, requires_grad=True, device=device)
+    y = w * 1
+    for _ in range(1000):
+        y[:2].sum()                   # views that die at once
+    keep = [y[i:i + 1] for i in range(3)]
+    y.mul_(2)
+    assert all(k.grad_fn is not None for k in keep)
+    (keep[0] + keep[1] + keep[2]).sum().backward()
+    assert w.grad.tolist() == [2.0, 2.0, 2.0, 0.0]
+
+
 def test_view_of_leaf_cannot_be_written_in_place(device):
     x = lucid.ones(3, requires_grad=True, device=device)
     with pytest.raises(RuntimeError, match="view of a leaf Variable"):

@@ -4,6 +4,7 @@ state-dict hook APIs libraries use, torch.save / torch.load / DataLoader keyword
 torch.distributed's checks. Each against torch on the same program."""
 
 import io
+import math
 import pickle
 import warnings
 
@@ -151,6 +152,16 @@ def test_module_list_repr_folds_runs_of_equal_children():
     assert "(0-2): 3 x Linear(in_features=4, out_features=4, bias=True)" in run(lnn)[0]
 
 
+def test_parameter_list_and_dict_reprs_match_torchs():
+    def run(m):
+        pl = m.nn.ParameterList([m.nn.Parameter(m.ones(3)), m.nn.Parameter(m.ones(2, 2)), m.ones(2), "x"])
+        pd = m.nn.ParameterDict({"a": m.nn.Parameter(m.ones(3)), "b": m.nn.Parameter(m.ones(2, 2, dtype=m.float64)),
+                                 "c": 3})
+        return (repr(pl) + repr(pd)).replace(m.__name__ + ".", "")
+
+    assert run(lucid) == run(torch)
+
+
 def test_typed_storage_reads_and_writes_the_tensors_memory():
     def run(m):
         t = m.arange(6.0).reshape(2, 3)
@@ -198,3 +209,59 @@ def test_set_points_a_tensor_at_other_memory():
     with pytest.raises(TypeError, match="expected a Tensor or a storage"):
         lucid.zeros(2).set_([1.0, 2.0])
 
+
+
+def test_foreach_list_ops_as_emas_and_optimizers_write_them():
+    def run(m):
+        ps = [m.ones(2) * 2, m.ones(3) * 3]
+        ema = [m.zeros(2), m.zeros(3)]
+        out = [[t.tolist() for t in m._foreach_mul_(ema, 0.9)]]
+        m._foreach_add_(ema, ps, alpha=0.1)
+        m._foreach_addcmul_(ema, ps, ps, value=0.5)
+        m._foreach_addcdiv_(ema, ps, ps, [0.5, 2.0])
+        m._foreach_addcmul_(ema, ps, ps, m.tensor([1.0, -1.0]))
+        m._foreach_lerp_(ema, ps, 0.25)
+        m._foreach_clamp_min_(ema, 2.6)
+        out.append([e.tolist() for e in ema])
+        out.append([t.tolist() for t in m._foreach_add(ps, [1.0, 2.0])])
+        out.append([t.tolist() for t in m._foreach_sub(ps, ema)])
+        out.append([t.tolist() for t in m._foreach_pow(2.0, ps)] + [t.tolist() for t in m._foreach_pow(ps, 2)])
+        out.append([t.tolist() for t in m._foreach_sqrt(ps)] + [t.tolist() for t in m._foreach_neg(ps)])
+        out.append([t.item() for t in m._foreach_norm(ps)] + [t.item() for t in m._foreach_norm(ps, ord=1)])
+        out.append([t.item() for t in m._foreach_max(ps)])
+        m._foreach_zero_(ema)
+        m._foreach_copy_(ema, ps)
+        out.append([e.tolist() for e in ema])
+        out += [m.foreach.mul_(ps, 2) is ps, type(m.foreach.exp(ps)).__name__, type(m.foreach.norm(ps)).__name__]
+        for bad in ([1.0], [m.ones(2)]):
+            with pytest.raises(RuntimeError) as err:
+                m._foreach_add(ps, bad)
+            out.append(str(err.value))
+        return out
+
+    assert run(lucid) == run(torch)
+
+
+def test_softmax_without_dim_takes_torchs_implicit_choice():
+    def run(m):
+        F = m.nn.functional
+        out = []
+        for shape in [(4,), (2, 3), (2, 3, 4), (2, 3, 4, 5)]:
+            x = m.arange(float(math.prod(shape))).reshape(shape) / 7
+            with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+                out.append(F.softmax(x).sum(dim=0).round(decimals=5).tolist())
+            with pytest.warns(UserWarning, match="Implicit dimension choice for log_softmax"):
+                out.append(m.nn.LogSoftmax()(x).exp().sum(dim=0).round(decimals=5).tolist())
+            with pytest.warns(UserWarning, match="Implicit dimension choice for softmin"):
+                out.append(F.softmin(x).round(decimals=5).tolist())
+        return out
+
+    assert run(lucid) == run(torch)
+
+
+def test_assert_and_autocast_mode():
+    lucid._assert(lucid.tensor(True), "unused")
+    with pytest.raises(AssertionError, match="shape mismatch"):
+        lucid._assert(lucid.ones(2).shape[0] == 3, "shape mismatch")
+    assert lucid.amp.autocast_mode.is_autocast_available("cpu") is torch.amp.autocast_mode.is_autocast_available("cpu")
+    assert lucid.amp.autocast_mode.autocast is lucid.autocast or lucid.amp.autocast_mode.autocast is lucid.amp.autocast

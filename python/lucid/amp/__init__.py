@@ -12,6 +12,7 @@ losses in float32; everything else in its inputs' dtypes.
 """
 
 from ._autocast import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled
+from . import _autocast as autocast_mode  # (torch.amp.autocast_mode: autocast, is_autocast_available)
 from ._custom import custom_bwd, custom_fwd
 from ._grad_scaler import GradScaler
 

@@ -245,7 +245,8 @@ def logsigmoid(input):
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        raise TypeError("softmin(): argument 'dim' must be given")
+        from .functional import _implicit_softmax_dim
+        dim = _implicit_softmax_dim("softmin", input, _stacklevel)
     return _C.softmax(-input, dim, dtype=dtype)
 
 

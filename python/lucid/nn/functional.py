@@ -219,15 +219,24 @@ def tanh(input):
     return _C.tanh(input)
 
 
+def _implicit_softmax_dim(name, input, stacklevel):
+    """torch's deprecated choice when softmax & co. get no dim (old code relies on it): 0
+    for 0-, 1- and 3-d inputs, else 1, with torch's warning."""
+    import warnings
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
+                  "an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if input.dim() in (0, 1, 3) else 1
+
+
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        raise TypeError("softmax(): argument 'dim' must be given (lucid does not guess it)")
+        dim = _implicit_softmax_dim("softmax", input, _stacklevel)
     return _C.softmax(input, dim, dtype=dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        raise TypeError("log_softmax(): argument 'dim' must be given (lucid does not guess it)")
+        dim = _implicit_softmax_dim("log_softmax", input, _stacklevel)
     return _C.log_softmax(input, dim, dtype=dtype)
 
 

@@ -6,6 +6,7 @@ import warnings
 from collections import OrderedDict
 from itertools import islice
 
+from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
 
@@ -278,11 +279,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        lines = []
-        for i, p in enumerate(self):
-            size = "x".join(str(s) for s in p.size())
-            lines.append(f"({i}): Parameter containing: [{p.dtype} of size {size}]")
-        return "\n".join(lines)
+        return "\n".join(_entry_repr(i, p, lambda t: t.dtype) for i, p in enumerate(self))
 
 
 class ParameterDict(Module):
@@ -336,8 +333,16 @@ class ParameterDict(Module):
             self[k] = v
 
     def extra_repr(self):
-        lines = []
-        for k, p in self.items():
-            size = "x".join(str(s) for s in p.size())
-            lines.append(f"({k}): Parameter containing: [{p.dtype} of size {size}]")
-        return "\n".join(lines)
+        from ..._legacy import typename
+        return "\n".join(_entry_repr(k, p, typename) for k, p in self.items())
+
+
+def _entry_repr(key, p, type_text):
+    """A ParameterList / ParameterDict line, as torch's (which indents them once more; the
+    list names the dtype, the dict the tensor type)."""
+    if not isinstance(p, Tensor):
+        return f"  ({key}): Object of type: {type(p).__name__}"
+    size = "x".join(str(s) for s in p.size())
+    device = f" ({p.device})" if p.device.type != "cpu" else ""
+    kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+    return f"  ({key}): {kind} containing: [{type_text(p)} of size {size}{device}]"

@@ -1,15 +1,9 @@
 """nn.utils.parametrizations.orthogonal: module.<name> kept orthogonal (Q^T Q = I for a tall
 matrix, Q Q^T = I for a wide one) as a function of an unconstrained tensor, through the
-matrix exponential of a skew-symmetric matrix or a product of Householder reflections
-(torch's _Orthogonal, use_trivialization included: the registered weight is the base Q).
-
-lucid has no linalg.matrix_exp / householder_product / qr yet, so the three are built here
-from matmuls: matrix_exp by scaling and squaring of a Taylor polynomial (differentiable),
-householder_product as a product of reflections (differentiable), and the QR that
-orthogonalises the initial weight by twice-applied Gram-Schmidt with R's diagonal made
-positive, the same Q as torch's geqrf + householder_product + sign fix."""
-
-import math
+matrix exponential or the Cayley map of a skew-symmetric matrix, or a product of
+Householder reflections (torch's _Orthogonal, use_trivialization included: the registered
+weight is the base Q). The initial weight is orthogonalised by a QR with R's diagonal
+made positive, the same Q as torch's geqrf + householder_product + sign fix."""
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -23,51 +17,12 @@ def _eye_like(x, n):
     return eye(n, dtype=x.dtype, device=x.device)
 
 
-def _matrix_exp(a):
-    """exp(a) for square (batches of) matrices: exp(a / 2^s)^(2^s), the inner exponential a
-    degree-18 Taylor polynomial (Horner), s chosen so that ||a / 2^s||_1 <= 1/2."""
-    n = a.shape[-1]
-    with no_grad():
-        norm = float(a.abs().sum(-2).amax()) if a.numel() else 0.0
-    s = max(0, int(math.ceil(math.log2(norm))) + 1) if norm > 0 else 0
-    x = a / (2.0 ** s)
-    eye = _eye_like(a, n)
-    out = eye
-    for k in range(18, 0, -1):
-        out = eye + x.matmul(out) / k
-    for _ in range(s):
-        out = out.matmul(out)
-    return out
-
-
-def _householder_product(a, tau):
-    """torch.linalg.householder_product: the first k columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T
-    with v_i = (0, ..., 0, 1, a[i+1:, i])."""
-    from ... import arange
-    n, k = a.shape[-2], a.shape[-1]
-    rows = arange(n, device=a.device)
-    q = _eye_like(a, n).expand(list(a.shape[:-2]) + [n, n])
-    for i in range(k):
-        below = (rows > i).to(a.dtype)
-        unit = (rows == i).to(a.dtype)
-        v = (a[..., :, i] * below + unit).unsqueeze(-1)           # [..., n, 1]
-        t = tau[..., i].unsqueeze(-1).unsqueeze(-1)
-        q = q - (q.matmul(v) * t).matmul(v.mT)
-    return q[..., :k]
-
-
 def _make_orthogonal(a):
     """The Q of a's QR decomposition with R's diagonal positive (a tall, full rank)."""
-    from ... import stack
+    from ... import linalg
     with no_grad():
-        cols = []
-        for j in range(a.shape[-1]):
-            v = a[..., :, j]
-            for _ in range(2):  # Gram-Schmidt twice keeps Q orthogonal to rounding
-                for q in cols:
-                    v = v - (q * v).sum(-1, keepdim=True) * q
-            cols.append(v / v.norm(dim=-1, keepdim=True))
-        return stack(cols, -1)
+        q, r = linalg.qr(a)
+        return q * r.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
 
 def _is_orthogonal(q, eps=None):
@@ -91,18 +46,23 @@ class _Orthogonal(Module):
         if transposed:
             x = x.mT
             n, k = k, n
-        if self.orthogonal_map == "matrix_exp":
+        from ... import linalg
+        if self.orthogonal_map in ("matrix_exp", "cayley"):
             x = x.tril()
             if n != k:  # embed the tall matrix in a square one
                 x = _pad_cols(x, n - k)
-            a = x - x.mT
-            q = _matrix_exp(a)
+            a = x - x.mT  # skew-symmetric
+            if self.orthogonal_map == "matrix_exp":
+                q = linalg.matrix_exp(a)
+            else:  # the Cayley retraction (I + A/2)(I - A/2)^-1
+                eye = _eye_like(a, n)
+                q = linalg.solve(eye - 0.5 * a, eye + 0.5 * a)
             if n != k:
                 q = q[..., :k]
         else:
             a = x.tril(-1)
             tau = 2.0 / (1.0 + (a * a).sum(-2))
-            q = _householder_product(a, tau)
+            q = linalg.householder_product(a, tau)
             q = q * x.diagonal(dim1=-2, dim2=-1).int().to(q.dtype).unsqueeze(-2)
         if "base" in self._buffers:
             q = self.base.matmul(q)
@@ -140,8 +100,9 @@ def _pad_cols(x, extra):
 
 
 def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
-    """Makes module.<name> orthogonal (orthogonal_map "matrix_exp" or "householder"; torch's
-    "cayley" needs linalg.solve, which lucid lacks yet)."""
+    """Makes module.<name> orthogonal (orthogonal_map "matrix_exp", "cayley" or "householder").
+    use_trivialization=False (assigning through the map itself) needs geqrf, which lucid
+    does not have yet."""
     from . import parametrize
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
@@ -153,10 +114,9 @@ def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization
     if orthogonal_map not in ("matrix_exp", "cayley", "householder"):
         raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
                          f"Got: {orthogonal_map}")
-    if orthogonal_map == "cayley":
-        raise NotImplementedError("orthogonal(): the 'cayley' map needs linalg.solve, which lucid does not have yet")
     if not use_trivialization:
-        raise NotImplementedError("orthogonal(use_trivialization=False) is not supported by lucid yet")
+        raise NotImplementedError("orthogonal(use_trivialization=False) is not supported by lucid yet: its "
+                                  "householder inverse needs geqrf; use_trivialization=True (the default) works")
     orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
     parametrize.register_parametrization(module, name, orth, unsafe=True)
     return module
