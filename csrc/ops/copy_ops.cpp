@@ -127,7 +127,10 @@ void set_view_base(const TensorPtr& view, const TensorPtr& t) {
 }
 
 void refresh_views(const TensorPtr& base, const TensorImpl* written) {
-  if (!base->has_autograd_meta() || !base->requires_grad() || !autograd::grad_enabled()) return;
+  // (A non-contiguous base keeps its views' old history: as_strided's gradient, which
+  // the fresh views take, needs a contiguous input, as copy_slices does.)
+  if (!base->has_autograd_meta() || !base->requires_grad() || !autograd::grad_enabled() || !base->is_contiguous())
+    return;
   std::vector<TensorPtr> live;  // (as_strided below registers views too: not while iterating the list)
   for (const std::weak_ptr<TensorImpl>& w : base->autograd_meta()->views)
     if (TensorPtr v = w.lock(); v && v.get() != written && v->dtype() == base->dtype()) live.push_back(v);

@@ -367,6 +367,15 @@ def test_other_views_of_a_written_base_see_the_write_like_torch(device):
         close(l, t)
 
 
+def test_a_write_into_a_non_contiguous_base_with_live_views_still_runs(device):
+    w = lucid.ones(2, 3, requires_grad=True, device=device)
+    y = (w * 1).t().clone()  # a non-contiguous tensor that is no view
+    keep = y[0]
+    y.mul_(2)                 # (its views keep their history: as_strided's gradient needs a contiguous base)
+    (y.sum() + keep.sum()).backward()
+    assert w.grad is not None
+
+
 def test_many_views_of_a_long_lived_base_do_not_pile_up(device):
     w = lucid.ones(4, requires_grad=True, device=device)
     y = w * 1
