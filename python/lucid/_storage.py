@@ -176,10 +176,8 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
         size = (flat.numel() - storage_offset,)
     size = tuple(size)
     if stride is None:
-        stride, step = [], 1
-        for n in reversed(size):
-            stride.insert(0, step)
-            step *= max(n, 1)
+        from ._ops_more import _contiguous_strides
+        stride = _contiguous_strides(size)
     self._set_data(flat.as_strided(size, tuple(stride), flat.storage_offset() + storage_offset))
     return self
 
