@@ -76,7 +76,7 @@ def test_tuples_keywords_and_non_tensor_arguments(device):
 
 def test_autocast_is_replayed_in_the_recomputation():
     model = net("cpu")
-    x = lucid.randn(5, 6, requires_grad=True)
+    x = lucid.randn(5, 6, requires_grad=True, device="cpu")
     with lucid.autocast("cpu", dtype=lucid.bfloat16):
         plain = model(x)
         ckpt = checkpoint(model, x, use_reentrant=False)

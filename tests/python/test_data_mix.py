@@ -320,6 +320,7 @@ def test_inside_a_dataloader(make):
         np.testing.assert_array_equal(ta.numpy(), tb.numpy())
 
 
+@pytest.mark.usefixtures("cpu_default")  # forked workers cannot touch a GPU (torch's rule too)
 def test_inside_a_dataloader_with_workers():
     x, ds = loader_dataset(12)
     loader = DataLoader(ds, batch_size=4, num_workers=2, collate_fn=MixupCollator(1.0, num_classes=12))

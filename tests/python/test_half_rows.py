@@ -16,6 +16,9 @@ import torch
 import lucid
 from conftest import to_lucid, to_torch
 
+# The CPU's kernels, bit for bit (the GPU's 16-bit rows are tested in test_gpu_*).
+pytestmark = pytest.mark.usefixtures("cpu_default")
+
 HALVES = ["float16", "bfloat16"]
 N = 65536 + 13  # a partial vector and a partial block at the end, and two thread pieces
 

@@ -18,7 +18,7 @@ def test_upstream_names_exist():
 
 
 def test_cpu_tensors_are_not_metal_or_shared():
-    t = lucid.ones(3)
+    t = lucid.ones(3, device="cpu")
     assert t.is_metal is False and lucid.metal.is_shared(t) is False
 
 
@@ -54,7 +54,7 @@ def test_gpu_shared_memory_moves_without_a_copy():
     assert s.tolist() == [[0.0] * 3] * 2
     g = s.detach().to("metal")
     assert lucid.metal.is_shared(g) and g.data_ptr() == s.data_ptr()
-    x = lucid.randn(5)
+    x = lucid.randn(5, device="cpu")
     xs = lucid.metal.to_shared(x)
     assert lucid.metal.is_shared(xs) and lucid.equal(xs, x) and lucid.metal.to_shared(xs) is xs
     xg = lucid.metal.to_shared(x.metal())

@@ -528,6 +528,7 @@ def test_atleast_nd_match_torch(shape):
 
 @pytest.mark.parametrize("dim", [0, 1])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int32"])
+@pytest.mark.usefixtures("cpu_default")  # the CPU's order (the GPU's, like torch's, adds by atomics)
 def test_index_add_by_slices_gives_the_element_loop_bits(dtype, dim):
     # Slices of a contiguous source are added a slice at a time; a transposed source takes
     # the element loop (scatter). Both add each index's slices in order: the same bits,

@@ -152,6 +152,8 @@ def test_dataclasses_compare_field_by_field():
         a: object
         b: object
 
+    if outcome(lambda: torch.testing.assert_close(Box(torch.ones(1), 3), Box(torch.ones(1), 3))):
+        pytest.skip("this torch's assert_close takes no dataclasses (older than lucid's reference)")
     def build(m, delta):
         return Box(m.tensor([1.0, 2.0]), 3), Box(m.tensor([1.0, 2.0 + delta]), 3)
     assert same_outcome(lambda m: build(m, 0.0)) is None
@@ -176,7 +178,7 @@ def test_default_tolerance_table():
 
 @pytest.mark.skipif(not lucid.gpu.is_available(), reason="needs a GPU")
 def test_check_device():
-    x = lucid.tensor([1.0, 2.0])
+    x = lucid.tensor([1.0, 2.0], device="cpu")
     with pytest.raises(AssertionError, match="'device' do not match"):
         lucid.testing.assert_close(x, x.to("gpu"))
     lucid.testing.assert_close(x, x.to("gpu"), check_device=False)

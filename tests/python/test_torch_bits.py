@@ -111,7 +111,7 @@ def test_number_stays_float32_through_views(dtype, device):
 def test_zero_dim_cpu_tensor_is_a_number(dtype, device):
     lx, tx = _pair(dtype, (1024,), 2, device, scale=100.0)
     for wide in ("float32", "float64"):
-        ls, ts = lucid.tensor(0.998, dtype=getattr(lucid, wide)), torch.tensor(0.998, dtype=getattr(torch, wide))
+        ls, ts = lucid.tensor(0.998, dtype=getattr(lucid, wide), device="cpu"), torch.tensor(0.998, dtype=getattr(torch, wide))
         _same_bits(lx * ls, tx * ts)
         # On either side: torch's CUDA kernel takes both sides so, its CPU kernel only the
         # right one (a float32 0-d tensor on the left is rounded to the tensor's dtype there).

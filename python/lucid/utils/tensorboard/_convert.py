@@ -22,11 +22,11 @@ def to_tensor(value):
         return value.detach().cpu()
     np = _numpy()
     if np is not None and isinstance(value, np.ndarray):
-        return lucid.as_tensor(np.ascontiguousarray(value))
+        return lucid.as_tensor(np.ascontiguousarray(value), device="cpu")
     if np is not None and isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, numbers.Number) and not isinstance(value, complex):
-        return lucid.tensor([value])
+        return lucid.tensor([value], device="cpu")
     raise NotImplementedError(
         f"Got {type(value)}, but a lucid tensor, NumPy array or Python number is expected.")
 
@@ -86,7 +86,7 @@ def _grid_chw(batch, ncols=8):
     count, _, height, width = batch.shape
     ncols = min(count, ncols)
     nrows = -(-count // ncols)
-    canvas = lucid.zeros(3, height * nrows, width * ncols, dtype=batch.dtype)
+    canvas = lucid.zeros(3, height * nrows, width * ncols, dtype=batch.dtype, device=batch.device)
     for i in range(count):
         y, x = divmod(i, ncols)
         canvas[:, y * height:(y + 1) * height, x * width:(x + 1) * width] = batch[i]

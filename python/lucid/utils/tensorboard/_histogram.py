@@ -90,7 +90,7 @@ def histogram_stats(values, bins, max_bins=None):
     ordered = lucid.sort(flat).values
     lo, hi = ordered[0].item(), ordered[-1].item()
     limits = _bin_edges(bins, lo, hi, count)
-    edges = lucid.tensor(limits, dtype=lucid.float64)
+    edges = lucid.tensor(limits, dtype=lucid.float64, device=flat.device)
     # np.histogram: bin i holds edges[i] <= v < edges[i+1], the last bin also v == edge.
     below = lucid.searchsorted(ordered, edges[:-1]).tolist()
     below.append(lucid.searchsorted(ordered, edges[-1:], right=True).item())
