@@ -118,7 +118,7 @@ for label, fn in (("sum", lambda m, x: x.sum()), ("sum dim=0", lambda m, x: x.su
     workload(f"GPU {label} [{R}, {R}]", "gpu reduce", inputs((R, R), device="gpu"), fn, nbytes=RB, device="gpu",
              ceiling="gpu_copy")
 
-for shape in ((4096, 4096), (64, 1000)):
+for shape in ((4096, 4096), (16384, 1024), (64, 1000)):
     nb = 2 * shape[0] * shape[1] * F32
     workload(f"GPU softmax {list(shape)}", "gpu softmax", inputs(shape, device="gpu"),
              lambda m, x: m.softmax(x, 1), nbytes=nb, device="gpu", ceiling="gpu_copy")

@@ -132,8 +132,9 @@ TensorPtr class_index_loss(const TensorPtr& x, const TensorPtr& target, const Te
   TensorPtr out = rd == x->dtype() ? loss : copy_to(loss, x->dtype(), std::nullopt);
 
   if (autograd::needs_grad({&x})) {
-    const char* node_name = log_probs ? "NllLossBackward0" : "CrossEntropyLossBackward0";
-    auto node = autograd::record(node_name, {x}, {out}, [params, rd](const Node& n, const autograd::Grads& g) {
+    // (torch's name for both: its cross_entropy is nll_loss of log_softmax, so the loss's
+    // grad_fn is NllLossBackward0 there too)
+    auto node = autograd::record("NllLossBackward0", {x}, {out}, [params, rd](const Node& n, const autograd::Grads& g) {
       TensorPtr xs = n.saved(0), ts = n.saved(1), ws = params.has_weight ? n.saved(4) : nullptr;
       if (autograd::grad_enabled()) return autograd::Grads{composite_grad(xs, ts, ws, g[0], params)};
       TensorPtr xr = contiguous_as(xs, rd), gr = contiguous_as(g[0], rd), lse = n.saved(2), stats = n.saved(3);

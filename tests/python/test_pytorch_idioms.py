@@ -14,6 +14,7 @@ import torch
 import lucid
 import lucid.nn as lnn
 from lucid.utils.data import DataLoader, TensorDataset
+from conftest import to_lucid, to_torch
 
 pytestmark = pytest.mark.usefixtures("cpu_default")
 
@@ -266,3 +267,37 @@ def test_assert_and_autocast_mode():
         lucid._assert(lucid.ones(2).shape[0] == 3, "shape mismatch")
     assert lucid.amp.autocast_mode.is_autocast_available("cpu") is torch.amp.autocast_mode.is_autocast_available("cpu")
     assert lucid.amp.autocast_mode.autocast is lucid.autocast or lucid.amp.autocast_mode.autocast is lucid.amp.autocast
+
+
+def test_loss_grad_fn_names_are_torchs(device):
+    # reprs print them: `tensor(0.31, grad_fn=<MseLossBackward0>)`
+    def names(m):
+        F = m.nn.functional
+        g = torch.Generator().manual_seed(3)
+        x0, t0 = torch.randn(3, 4, generator=g), torch.randn(3, 4, generator=g)
+        x = (to_lucid(x0, device) if m is lucid else x0).requires_grad_()
+        t = to_lucid(t0, device) if m is lucid else t0
+        labels = m.tensor([0, 1, 3], device=device if m is lucid else "cpu")
+        losses = [F.mse_loss(x, t), F.mse_loss(x, t, reduction="none"), F.mse_loss(x, t, reduction="sum"),
+                  F.l1_loss(x, t), F.cross_entropy(x, labels), F.nll_loss(F.log_softmax(x, 1), labels),
+                  F.binary_cross_entropy(x.sigmoid(), t.sigmoid()), F.binary_cross_entropy_with_logits(x, t),
+                  F.smooth_l1_loss(x, t), F.huber_loss(x, t), F.kl_div(x, t, reduction="batchmean")]
+        return [y.grad_fn.name() for y in losses]
+    assert names(lucid) == names(torch)
+
+
+def test_mse_loss_gradients_are_torchs_bits(device):
+    g = torch.Generator().manual_seed(5)
+    x0, t0 = torch.randn(64, 33, generator=g), torch.randn(64, 33, generator=g)
+    for reduction in ("mean", "sum", "none"):
+        x, t = to_lucid(x0, device).requires_grad_(), to_lucid(t0, device).requires_grad_()
+        tx, tt = x0.clone().requires_grad_(), t0.clone().requires_grad_()
+        y, ty = lucid.nn.functional.mse_loss(x, t, reduction=reduction), torch.nn.functional.mse_loss(tx, tt, reduction=reduction)
+        y.sum().backward()
+        ty.sum().backward()
+        assert to_torch(y.detach().cpu()).equal(ty.detach())
+        assert to_torch(x.grad.cpu()).equal(tx.grad) and to_torch(t.grad.cpu()).equal(tt.grad)
+    # differentiable again (its backward is made of differentiable ops)
+    x = to_lucid(x0[:3, :4].double(), device).requires_grad_()
+    t = to_lucid(t0[:3, :4].double(), device)
+    assert lucid.autograd.gradgradcheck(lambda a: lucid.nn.functional.mse_loss(a, t), (x,))

@@ -52,9 +52,10 @@ inline unsigned norm_forward_grid(int64_t rows, NormForwardLayout layout) {
   const int64_t per_block = norm_forward_block(layout.threads) / layout.threads;
   return unsigned(std::min<int64_t>((rows + per_block - 1) / per_block, int64_t(1) << 20));
 }
-// softmax's (Note [Softmax rows]): the norm's up to 2048 elements, then the row staged
-// where it fits.
+// softmax's (Note [Softmax rows]): the norm's up to 2048 elements, but for rows of 513
+// to 1024 a block of 256 threads each keeping 4; then the row staged where it fits.
 inline NormForwardLayout softmax_forward_layout(int64_t n, int64_t itemsize) {
+  if (n > 512 && n <= 1024) return {kNormRowBlock, 4};
   if (n <= 2048) return norm_forward_layout(n, itemsize);
   return {kNormRowBlock, n * itemsize <= (48 << 10) ? kNormStaged : kNormReread};
 }

@@ -45,6 +45,7 @@ void softmax_rows_of(const TensorImpl& x, TensorImpl& y, int64_t rows, int64_t n
   const NormForwardLayout layout = softmax_forward_layout(n, sizeof(T));
   if (layout.threads == 32) launch<S, T, 32, 8>(io, rows, log, s);
   else if (layout.threads == 128) launch<S, T, 128, 8>(io, rows, log, s);
+  else if (layout.kept == 4) launch<S, T, kNormRowBlock, 4>(io, rows, log, s);
   else if (layout.kept == 8) launch<S, T, kNormRowBlock, 8>(io, rows, log, s);
   else if (layout.kept == kNormStaged) launch<S, T, kNormRowBlock, kNormStaged>(io, rows, log, s);
   else launch<S, T, kNormRowBlock, kNormReread>(io, rows, log, s);

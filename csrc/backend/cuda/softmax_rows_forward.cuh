@@ -21,10 +21,15 @@
 // staged (softmax_forward_layout, norm.h); the maximum is taken in T (exact), and the
 // second pass keeps exp(x - m) where x was, so the third multiplies instead of
 // computing exp again: 57 us against torch's 61 (0.93x).
-// Rows of 1024 are still slower than torch's (70 us against 50 over [16384, 1024]),
-// whose kernel gives a warp a row and sums in float. A warp a row here, 32 floats kept
-// a lane, took 100 registers and 144 us; 128 threads staged, 66 us (before the changes
-// above). Not solved.
+// Rows of 1024 took 62-70 us against torch's 50 over [16384, 1024] float32 (H100) in
+// the norm's layout, 128 threads a row keeping 8 floats each. Other layouts of the same
+// template, timed alone (benchmarks/profiles/rows_layouts.cu, H100, one run; torch
+// 49.5 us): 256 threads keeping 4, 52.0 us (32 registers, 8 blocks an SM); 128 x 8,
+// 62.3; 64 x 16, 76.4; a warp a row keeping 32 floats a lane (torch's layout, whose sums
+// are float), 142 us with 112 registers (2 blocks of 8 rows an SM) and 103 us when held
+// to 64 registers (spilling 104 bytes). So rows of 513 to 1024 take 256 x 4
+// (softmax_forward_layout). The norms keep 128 x 8 there: layer_norm's extra passes and
+// affine loads took 50 registers in 256 x 4 (4 blocks an SM, 75.8 us against 58.7).
 #pragma once
 
 #include "backend/cuda/norm_group_sum.cuh"

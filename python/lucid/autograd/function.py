@@ -63,6 +63,11 @@ class Function:
     call .apply(*args). forward may instead take only the inputs when setup_context(ctx,
     inputs, output) is defined, as in PyTorch 2."""
 
+    # The grad_fn's name (default: the class's name + "Backward", as torch names custom
+    # Functions). lucid's own Functions that stand for one of torch's built-in ops take
+    # that op's node name, which reprs print (`grad_fn=<MseLossBackward0>`).
+    _node_name = None
+
     @staticmethod
     def forward(ctx, *args, **kwargs):
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
@@ -131,7 +136,7 @@ class Function:
             finally:
                 ctx._node = None
 
-        _C._function_node(cls.__name__ + "Backward", run_backward,
+        _C._function_node(cls._node_name or cls.__name__ + "Backward", run_backward,
                           [a if isinstance(a, Tensor) else None for a in args],
                           [o if isinstance(o, Tensor) else None for o in outputs], differentiable,
                           list(ctx._to_save or ()))

@@ -66,6 +66,8 @@ def _expand_weight(weight, target):
 class _BinaryCrossEntropyBackward(Function):
     """ATen's binary_cross_entropy_backward; its backward is torch's double backward."""
 
+    _node_name = "BinaryCrossEntropyBackwardBackward0"
+
     @staticmethod
     def forward(ctx, grad, input, target, weight, reduction):
         ctx.save_for_backward(grad, input, target, weight)
@@ -91,6 +93,8 @@ class _BinaryCrossEntropyBackward(Function):
 
 
 class _BinaryCrossEntropy(Function):
+    _node_name = "BinaryCrossEntropyBackward0"
+
     @staticmethod
     def forward(ctx, input, target, weight, reduction):
         ctx.save_for_backward(input, target, weight)
@@ -134,6 +138,8 @@ class _BinaryCrossEntropyWithLogits(Function):
     """ATen's forward, (1 - t) x - (1 + (pos_weight - 1) t) log_sigmoid(x), and its
     backward formulas, composed of differentiable ops (as torch's are), so double
     backward is the derivative of those formulas, as in torch."""
+
+    _node_name = "BinaryCrossEntropyWithLogitsBackward0"
 
     @staticmethod
     def forward(ctx, input, target, weight, pos_weight, reduction):

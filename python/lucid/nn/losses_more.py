@@ -99,9 +99,17 @@ class _PiecewiseQuadraticLoss(Function):
         return (dx if ctx.needs_input_grad[0] else None, -dx if ctx.needs_input_grad[1] else None, None, None, None)
 
 
+class _HuberLoss(_PiecewiseQuadraticLoss):
+    _node_name = "HuberLossBackward0"
+
+
+class _SmoothL1Loss(_PiecewiseQuadraticLoss):
+    _node_name = "SmoothL1LossBackward0"
+
+
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if weight is None and reduction in ("none", "sum", "mean") and tuple(input.shape) == tuple(target.shape):
-        return _PiecewiseQuadraticLoss.apply(input, target, "huber", delta, reduction)
+        return _HuberLoss.apply(input, target, "huber", delta, reduction)
     loss = _huber(input, target, delta)
     if weight is not None:
         loss = loss * weight
@@ -114,7 +122,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta == 0:
         return _reduce((input - target).abs(), reduction)
     if reduction in ("none", "sum", "mean") and tuple(input.shape) == tuple(target.shape):
-        return _PiecewiseQuadraticLoss.apply(input, target, "smooth_l1", beta, reduction)
+        return _SmoothL1Loss.apply(input, target, "smooth_l1", beta, reduction)
     return _reduce(_smooth_l1(input, target, beta), reduction)
 
 
