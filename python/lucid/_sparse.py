@@ -619,6 +619,56 @@ class SparseTensor:
         both_csr = self._layout is sparse_csr and other._layout is sparse_csr
         return out.to_sparse_csr() if both_csr else out
 
+    def mv(self, vec):
+        if not isinstance(vec, Tensor) or vec.dim() != 1 or self.dim() != 2:
+            got = vec.dim() if isinstance(vec, Tensor) else type(vec).__name__
+            raise RuntimeError(f"mv: two tensor dim should be 2 and 1, but got SparseTensor Dim: {self.dim()}"
+                               f"Tensor Dim: {got}")
+        if vec.shape[0] != self._size[1]:
+            raise RuntimeError("mv: expected self.size(-1) == vec.size(-1)")
+        return self._mm(vec, "mv")
+
+    def index_select(self, dim, index):
+        """torch's index_select of a COO tensor: for each position j of `index`, the
+        entries whose index along `dim` is index[j] (in their order), now at j; not
+        coalesced (unless at most one). A dense dim selects from the values."""
+        L = _lucid()
+        if self._layout is not sparse_coo:
+            raise NotImplementedError(f"index_select is not supported for the {self._layout} layout (torch's is "
+                                      "COO only); .to_sparse_coo() gives a COO tensor")
+        if not isinstance(index, Tensor) or index.dim() != 1 or index.dtype not in (L.int64, L.int32):
+            raise IndexError("index_select() argument index must be 1-D strided (non-sparse) long-tensor.")
+        dim = _wrap(dim, self.dim())
+        size = self._size[dim]
+        index = index.to(device=self.device, dtype=L.int64)
+        if index.numel() and bool(((index < -size) | (index >= size)).any()):
+            bad = index[(index < -size) | (index >= size)][0].item()
+            raise IndexError(f"index_select(): index contains {bad} that is out of range for tensor of size "
+                             f"{list(self._size)} at dimension {dim}")
+        index = L.where(index < 0, index + size, index)
+        shape = list(self._size)
+        shape[dim] = index.numel()
+        sparse_dims = self.sparse_dim()
+        if dim >= sparse_dims:  # a dense dim: the values' own
+            values = self._val.index_select(dim - sparse_dims + 1, index)
+            return SparseTensor(sparse_coo, shape, values, self._ind, coalesced=self._coalesced, checked=True)
+        # the entries of each wanted index, found in the entries sorted by their index
+        # along dim (stable, so each index's entries keep their order)
+        key = self._ind[dim]
+        order = L.argsort(key, stable=True)
+        ordered = key.index_select(0, order)
+        low = L.searchsorted(ordered, index)
+        counts = L.searchsorted(ordered, index, right=True) - low
+        total = int(counts.sum()) if counts.numel() else 0
+        position = L.repeat_interleave(L.arange(index.numel(), device=self.device), counts, output_size=total)
+        first = counts.cumsum(0) - counts
+        entry = order.index_select(0, low.index_select(0, position) + L.arange(total, device=self.device)
+                                   - first.index_select(0, position))
+        indices = self._ind.index_select(1, entry).clone()
+        indices[dim] = position
+        return SparseTensor(sparse_coo, shape, self._val.index_select(0, entry), indices, coalesced=total <= 1,
+                            checked=True)  # (one entry or none is coalesced, as torch marks it)
+
     def __matmul__(self, other):
         return self._mm(other, "matmul")
 

@@ -438,3 +438,37 @@ def test_spdiags_legacy_types_and_invariant_checks(device):
         make()
     with lucid.sparse.check_sparse_tensor_invariants():
         assert lucid.sparse.check_sparse_tensor_invariants.is_enabled()
+
+
+def test_coo_index_select_and_mv_as_torch(device):
+    ti = torch.tensor([[0, 2, 1, 2, 0], [1, 0, 2, 2, 0]])
+    tv = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0])
+    ts = torch.sparse_coo_tensor(ti, tv, (3, 3))
+    s = lucid.sparse_coo_tensor(to_lucid(ti, device), to_lucid(tv, device), (3, 3))
+    for sparse, tsparse in ((s, ts), (s.coalesce(), ts.coalesce())):
+        for dim, index in ((0, [2, 0, 2]), (1, [2, 0]), (-1, [1]), (0, [-1, 0]), (0, [])):
+            got = sparse.index_select(dim, lucid.tensor(index, dtype=lucid.int64, device=device))
+            want = tsparse.index_select(dim, torch.tensor(index, dtype=torch.int64))
+            # the same entries in the same order, not coalesced
+            assert got.is_coalesced() == want.is_coalesced() and got.shape == tuple(want.shape)
+            assert got._indices().tolist() == want._indices().tolist()
+            assert got._values().tolist() == want._values().tolist()
+        assert s.mv(lucid.ones(3, device=device)).tolist() == ts.mv(torch.ones(3)).tolist()
+    # a dense dim selects from the values
+    hybrid = lucid.sparse_coo_tensor(lucid.tensor([[0, 1]], device=device), lucid.ones(2, 3, device=device), (2, 3))
+    assert hybrid.index_select(1, lucid.tensor([2, 2], device=device))._values().shape == (2, 2)
+    # differentiable through the values
+    v = to_lucid(tv, device).requires_grad_()
+    lucid.sparse_coo_tensor(to_lucid(ti, device), v, (3, 3)).index_select(0, lucid.tensor([2, 2], device=device)) \
+        .to_dense().sum().backward()
+    assert v.grad.tolist() == [0.0, 2.0, 0.0, 2.0, 0.0]
+    with pytest.raises(IndexError, match="index contains 3 that is out of range"):
+        s.index_select(0, lucid.tensor([3], device=device))
+    with pytest.raises(IndexError, match="must be 1-D"):
+        s.index_select(0, lucid.tensor([[0]], device=device))
+    with pytest.raises(NotImplementedError, match="COO only"):
+        s.to_sparse_csr().index_select(0, lucid.tensor([0], device=device))
+    with pytest.raises(RuntimeError, match=r"mv: expected self.size\(-1\) == vec.size\(-1\)"):
+        s.mv(lucid.ones(2, device=device))
+    with pytest.raises(RuntimeError, match="mv: two tensor dim should be 2 and 1"):
+        s.mv(lucid.ones(3, 1, device=device))
