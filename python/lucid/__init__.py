@@ -177,11 +177,12 @@ from .utils import data  # noqa: F401
 
 def __getattr__(name):
     # upstream's lucid.diffeq (ODE solvers), lucid.profiler, lucid.quantization and
-    # lucid.metal, and torch's jit, multiprocessing, random and testing, load on first
+    # lucid.metal, and torch's jit, multiprocessing, random, testing and hub, load on first
     # use: most programs use none of them, and they would add to every `import lucid`
     # (random and testing, loaded, would also let `from lucid import *` replace the
     # standard library's random in a script).
-    if name in ("diffeq", "profiler", "jit", "multiprocessing", "quantization", "metal", "random", "testing"):
+    if name in ("diffeq", "profiler", "jit", "multiprocessing", "quantization", "metal", "random", "testing",
+                "hub"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
