@@ -19,8 +19,14 @@ thread_local int t_enabled = 0;  // how many device types have autocast on
 // absent from both lists of a device type runs in its inputs' dtypes there.
 constexpr std::string_view kLowerBoth[] = {
     "matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "einsum", "conv1d", "conv2d", "conv3d",
-    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu", "scaled_dot_product_attention"};
-constexpr std::string_view kLowerGpuOnly[] = {"mv", "addmv"};
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu", "scaled_dot_product_attention",
+    // the recurrent modules (nn.LSTM / RNN, consulted by name in nn/modules/rnn.py): torch
+    // lowers their cells on CUDA and the whole LSTM (mkldnn_rnn_layer) on the CPU, whose
+    // RNN comes out in the lower dtype too
+    "lstm", "rnn_tanh", "rnn_relu", "rnn_tanh_cell", "rnn_relu_cell"};
+// (torch's CPU GRU, LSTMCell and GRUCell are listed nowhere: their float32 state promotes
+// the lowered products back, so they run, and come out, in float32)
+constexpr std::string_view kLowerGpuOnly[] = {"mv", "addmv", "gru", "lstm_cell", "gru_cell"};
 // (tensordot is a product of mm inside torch, which its CPU autocast lowers, while
 // on CUDA torch measures float32 out of it; outer is a broadcast multiply, listed nowhere)
 constexpr std::string_view kLowerCpuOnly[] = {"tensordot"};
@@ -35,7 +41,7 @@ constexpr std::string_view kFloat32GpuOnly[] = {
     "asin", "cosh", "sinh", "tan", "erfinv", "softplus", "cosine_similarity", "pdist"};
 // (Policy::None is 0: a name listed for one device type only has None for the other)
 constexpr std::string_view kFloat32CpuOnly[] = {"binary_cross_entropy", "grid_sample", "avg_pool3d",
-                                                "max_pool3d", "adaptive_avg_pool3d"};
+                                                "max_pool3d", "adaptive_avg_pool3d", "gru", "lstm_cell", "gru_cell"};
 
 // name -> (CPU policy, GPU policy), built once from the lists: one lookup an op
 // (every elementwise op asks while autocast is on).

@@ -16,6 +16,7 @@ import math
 import warnings
 
 from ... import _C
+from ...amp._autocast import policy as _autocast_policy  # Note [Autocast]
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence, _padded_from_packed
@@ -24,6 +25,7 @@ from .module import Module
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+_POLICY_NAMES = {"LSTM": "lstm", "GRU": "gru", "RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu"}
 
 
 def _L():
@@ -176,9 +178,35 @@ class RNNBase(Module):
         if lengths is not None and min(lengths) < T:
             ln = L.tensor(lengths, dtype=L.int64, device=x.device)
             masks = [(ln > t).unsqueeze(1) for t in range(T)]
+        # Under autocast the layers run by the module's policy (torch's: lowered, or float32
+        # for the CPU's GRU), all their tensors cast alike, with autocast off inside.
+        run = _autocast_policy(_POLICY_NAMES[self.mode])(self._run_layers)
+        output, h_n, c_n = run(x, h0, c0, masks, *self._flat_weights)
+        if packed:
+            from ..utils.rnn import _pack_index
+            bs = [int(v) for v in batch_sizes.tolist()]
+            data_out = output.reshape(T * B, output.shape[2]).index_select(
+                0, L.tensor(_pack_index(bs, B), dtype=L.int64, device=output.device))
+            output = PackedSequence(data_out, batch_sizes, sorted_indices, unsorted_indices)
+            if unsorted_indices is not None:
+                h_n = h_n.index_select(1, unsorted_indices)
+                c_n = c_n.index_select(1, unsorted_indices) if c_n is not None else None
+        else:
+            if not batched:
+                output = output.squeeze(1)
+                h_n = h_n.squeeze(1)
+                c_n = c_n.squeeze(1) if c_n is not None else None
+            elif self.batch_first:
+                output = output.transpose(0, 1)
+        return output, ((h_n, c_n) if is_lstm else h_n)
+
+    def _run_layers(self, x, h0, c0, masks, *weights):
+        """Every layer and direction over x (T, B, F): (output, h_n, c_n)."""
+        L = _L()
+        is_lstm = self.mode == "LSTM"
+        dirs = 2 if self.bidirectional else 1
         h_n, c_n = [], []
         layer_in = x
-        weights = self._flat_weights
         per = len(weights) // (self.num_layers * dirs)
         for layer in range(self.num_layers):
             outs = []
@@ -198,23 +226,7 @@ class RNNBase(Module):
         output = layer_in
         h_n = L.stack(h_n)
         c_n = L.stack(c_n) if is_lstm else None
-        if packed:
-            from ..utils.rnn import _pack_index
-            bs = [int(v) for v in batch_sizes.tolist()]
-            data_out = output.reshape(T * B, output.shape[2]).index_select(
-                0, L.tensor(_pack_index(bs, B), dtype=L.int64, device=output.device))
-            output = PackedSequence(data_out, batch_sizes, sorted_indices, unsorted_indices)
-            if unsorted_indices is not None:
-                h_n = h_n.index_select(1, unsorted_indices)
-                c_n = c_n.index_select(1, unsorted_indices) if c_n is not None else None
-        else:
-            if not batched:
-                output = output.squeeze(1)
-                h_n = h_n.squeeze(1)
-                c_n = c_n.squeeze(1) if c_n is not None else None
-            elif self.batch_first:
-                output = output.transpose(0, 1)
-        return output, ((h_n, c_n) if is_lstm else h_n)
+        return output, h_n, c_n
 
     def _run_direction(self, x, w, h, c, reverse, masks):
         """One layer, one direction over x (T, B, F): (outputs (T, B, H), h_T, c_T)."""
@@ -356,12 +368,17 @@ class RNNCellBase(Module):
                                        f"batch: got {list(t.shape)}, expected [{x.shape[0]}, {self.hidden_size}]")
         return x, hx, batched
 
-    def _proj(self, x, h):
+    def _run(self, policy, *tensors):
+        """self._step(*tensors, weights and biases), under autocast by op `policy`'s rule
+        (torch's: lowered on the GPU; on the CPU lowered for the plain RNN cells and float32
+        for LSTMCell / GRUCell, whose float32 state promotes the lowered products back)."""
+        weights = (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return _autocast_policy(policy)(self._step)(*tensors, *weights)
+
+    @staticmethod
+    def _projections(x, h, w_ih, w_hh, b_ih, b_hh):
         from .. import functional as F
-        b_ih = self.bias_ih
-        gx = F.linear(x, self.weight_ih, b_ih)
-        gh = F.linear(h, self.weight_hh, self.bias_hh)
-        return gx, gh
+        return F.linear(x, w_ih, b_ih), F.linear(h, w_hh, b_hh)
 
 
 class RNNCell(RNNCellBase):
@@ -373,9 +390,12 @@ class RNNCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         x, (h,), batched = self._prepare(input, hx, 1)
-        gx, gh = self._proj(x, h)
-        out = (gx + gh).tanh() if self.nonlinearity == "tanh" else (gx + gh).relu()
+        out = self._run(f"rnn_{self.nonlinearity}_cell", x, h)
         return out if batched else out.squeeze(0)
+
+    def _step(self, x, h, *weights):
+        gx, gh = self._projections(x, h, *weights)
+        return (gx + gh).tanh() if self.nonlinearity == "tanh" else (gx + gh).relu()
 
 
 class LSTMCell(RNNCellBase):
@@ -384,9 +404,12 @@ class LSTMCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         x, (h, c), batched = self._prepare(input, hx, 2)
-        gx, gh = self._proj(x, h)
-        h, c = _C._lstm_cell_fused(gx + gh, c)
+        h, c = self._run("lstm_cell", x, h, c)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+    def _step(self, x, h, c, *weights):
+        gx, gh = self._projections(x, h, *weights)
+        return _C._lstm_cell_fused(gx + gh, c)
 
 
 class GRUCell(RNNCellBase):
@@ -395,6 +418,9 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         x, (h,), batched = self._prepare(input, hx, 1)
-        gx, gh = self._proj(x, h)
-        out = _C._gru_cell_fused(gx, gh, h)
+        out = self._run("gru_cell", x, h)
         return out if batched else out.squeeze(0)
+
+    def _step(self, x, h, *weights):
+        gx, gh = self._projections(x, h, *weights)
+        return _C._gru_cell_fused(gx, gh, h)
