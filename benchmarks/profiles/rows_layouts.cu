@@ -72,44 +72,36 @@ double max_diff(const Rows& r, const std::vector<float>& got) {
   return d;
 }
 
-template <int kThreads, int kKept, int kMinBlocks>
-void softmax_layout(Rows& r, const char* what) {
-  using K = decltype(&softmax_dev<kThreads, kKept, kMinBlocks>);
-  K k = &softmax_dev<kThreads, kKept, kMinBlocks>;
+// Times kernel k (launched with args...) in kThreads' layout and prints its resources, its
+// time and its largest difference from the first layout timed since r.first was cleared.
+template <int kThreads, typename Kernel, typename... Args>
+void report(Rows& r, const char* op, const char* what, Kernel k, Args... args) {
   cudaFuncAttributes attr;
   CHECK(cudaFuncGetAttributes(&attr, k));
   int per_sm = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, block_of(kThreads), 0));
-  const PlainRows<float, float> io{r.x, r.y, r.n};
   const long long per_block = block_of(kThreads) / kThreads;
   const unsigned grid = unsigned((r.rows + per_block - 1) / per_block);
-  const float us = time_us([&] { k<<<grid, block_of(kThreads)>>>(io, r.rows); });
+  const float us = time_us([&] { k<<<grid, block_of(kThreads)>>>(args...); });
   std::vector<float> got(size_t(r.rows * r.n));
   CHECK(cudaMemcpy(got.data(), r.y, got.size() * 4, cudaMemcpyDeviceToHost));
   if (r.first.empty()) r.first = got;
-  std::printf("softmax %-34s %3d regs %4d B local, %2d blocks an SM (%3lld rows): %7.1f us, %5.0f GB/s, max diff %.2g\n",
-              what, attr.numRegs, (int)attr.localSizeBytes, per_sm, per_sm * per_block, us,
+  std::printf("%-10s %-32s %3d regs %4d B local, %2d blocks an SM (%3lld rows): %7.1f us, %5.0f GB/s, max diff %.2g\n",
+              op, what, attr.numRegs, (int)attr.localSizeBytes, per_sm, per_sm * per_block, us,
               2.0 * r.rows * r.n * 4 / us / 1e3, max_diff(r, got));
 }
 
 template <int kThreads, int kKept, int kMinBlocks>
+void softmax_layout(Rows& r, const char* what) {
+  report<kThreads>(r, "softmax", what, &softmax_dev<kThreads, kKept, kMinBlocks>, PlainRows<float, float>{r.x, r.y, r.n},
+                   r.rows);
+}
+
+template <int kThreads, int kKept, int kMinBlocks>
 void norm_layout(Rows& r, const char* what) {
-  auto k = &norm_dev<kThreads, kKept, kMinBlocks>;
-  cudaFuncAttributes attr;
-  CHECK(cudaFuncGetAttributes(&attr, k));
-  int per_sm = 0;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, block_of(kThreads), 0));
-  const PlainRows<float, float> io{r.x, r.y, r.n};
-  const NormRowsArgs<float> a{r.w, r.b, r.mean, r.rstd, r.rows, r.n, 1e-5, false};
-  const long long per_block = block_of(kThreads) / kThreads;
-  const unsigned grid = unsigned((r.rows + per_block - 1) / per_block);
-  const float us = time_us([&] { k<<<grid, block_of(kThreads)>>>(io, a); });
-  std::vector<float> got(size_t(r.rows * r.n));
-  CHECK(cudaMemcpy(got.data(), r.y, got.size() * 4, cudaMemcpyDeviceToHost));
-  if (r.first.empty()) r.first = got;
-  std::printf("layer_norm %-31s %3d regs %4d B local, %2d blocks an SM (%3lld rows): %7.1f us, %5.0f GB/s, max diff %.2g\n",
-              what, attr.numRegs, (int)attr.localSizeBytes, per_sm, per_sm * per_block, us,
-              2.0 * r.rows * r.n * 4 / us / 1e3, max_diff(r, got));
+  report<kThreads>(r, "layer_norm", what, &norm_dev<kThreads, kKept, kMinBlocks>,
+                   PlainRows<float, float>{r.x, r.y, r.n},
+                   NormRowsArgs<float>{r.w, r.b, r.mean, r.rstd, r.rows, r.n, 1e-5, false});
 }
 
 int main(int argc, char** argv) {
