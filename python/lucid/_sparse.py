@@ -641,8 +641,9 @@ class SparseTensor:
         dim = _wrap(dim, self.dim())
         size = self._size[dim]
         index = index.to(device=self.device, dtype=L.int64)
-        if index.numel() and bool(((index < -size) | (index >= size)).any()):
-            bad = index[(index < -size) | (index >= size)][0].item()
+        outside = (index < -size) | (index >= size)
+        if index.numel() and bool(outside.any()):
+            bad = index[outside][0].item()
             raise IndexError(f"index_select(): index contains {bad} that is out of range for tensor of size "
                              f"{list(self._size)} at dimension {dim}")
         index = L.where(index < 0, index + size, index)

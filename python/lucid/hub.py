@@ -59,7 +59,7 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
     fd, partial = tempfile.mkstemp(prefix=os.path.basename(dst) + ".", suffix=".partial", dir=folder)
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(request) as response:
-            total = response.headers.get("Content-Length") if hasattr(response, "headers") else None
+            total = response.headers.get("Content-Length")
             done = 0
             while True:
                 chunk = response.read(_CHUNK)
@@ -111,7 +111,7 @@ def _is_legacy_zip(path):
     # torch.save zip holds a folder with data.pkl instead)
     with zipfile.ZipFile(path) as z:
         names = z.namelist()
-    return len(names) == 1 and not names[0].endswith("/") and "/" not in names[0].rstrip("/")
+    return len(names) == 1 and "/" not in names[0]
 
 
 def _extract_legacy_zip(path, model_dir):
@@ -141,16 +141,16 @@ def _github_folder(github, force_reload, verbose):
         return folder
     archive = os.path.join(get_dir(), f"{ref.replace('/', '_')}.zip")
     download_url_to_file(f"https://github.com/{owner}/{name}/zipball/{ref}", archive, progress=verbose)
+    staging = tempfile.mkdtemp(dir=get_dir())
     try:
         with zipfile.ZipFile(archive) as z:
             top = z.namelist()[0].split("/")[0]
-            staging = tempfile.mkdtemp(dir=get_dir())
             z.extractall(staging)
         if os.path.isdir(folder):
             shutil.rmtree(folder)
         os.replace(os.path.join(staging, top), folder)
-        shutil.rmtree(staging, ignore_errors=True)
     finally:
+        shutil.rmtree(staging, ignore_errors=True)
         os.remove(archive)
     return folder
 

@@ -88,19 +88,25 @@ def policy(name):
     def wrap(fn):
         @functools.wraps(fn)
         def run(*args, **kwargs):
-            if not _C._autocast_any():
-                return fn(*args, **kwargs)
-            args, kwargs = _cast_arguments(name, args, kwargs)
-            modes = _C._autocast_get(False), _C._autocast_get(True)
-            _C._autocast_set(False, False, modes[0][1])
-            _C._autocast_set(True, False, modes[1][1])
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                _C._autocast_set(False, *modes[0])
-                _C._autocast_set(True, *modes[1])
+            return run_by_policy(name, fn, *args, **kwargs)
         return run
     return wrap
+
+
+def run_by_policy(name, fn, *args, **kwargs):
+    """fn(*args, **kwargs) as `policy(name)` runs it, for callers whose op name is known
+    only at the call (nn.LSTM / GRU / RNN and their cells)."""
+    if not _C._autocast_any():
+        return fn(*args, **kwargs)
+    args, kwargs = _cast_arguments(name, args, kwargs)
+    modes = _C._autocast_get(False), _C._autocast_get(True)
+    _C._autocast_set(False, False, modes[0][1])
+    _C._autocast_set(True, False, modes[1][1])
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _C._autocast_set(False, *modes[0])
+        _C._autocast_set(True, *modes[1])
 
 
 def _cast_arguments(name, args, kwargs):

@@ -16,7 +16,7 @@ import math
 import warnings
 
 from ... import _C
-from ...amp._autocast import policy as _autocast_policy  # Note [Autocast]
+from ...amp._autocast import run_by_policy as _run_by_policy  # Note [Autocast]
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence, _padded_from_packed
@@ -180,8 +180,8 @@ class RNNBase(Module):
             masks = [(ln > t).unsqueeze(1) for t in range(T)]
         # Under autocast the layers run by the module's policy (torch's: lowered, or float32
         # for the CPU's GRU), all their tensors cast alike, with autocast off inside.
-        run = _autocast_policy(_POLICY_NAMES[self.mode])(self._run_layers)
-        output, h_n, c_n = run(x, h0, c0, masks, *self._flat_weights)
+        output, h_n, c_n = _run_by_policy(_POLICY_NAMES[self.mode], self._run_layers, x, h0, c0, masks,
+                                          *self._flat_weights)
         if packed:
             from ..utils.rnn import _pack_index
             bs = [int(v) for v in batch_sizes.tolist()]
@@ -373,7 +373,7 @@ class RNNCellBase(Module):
         (torch's: lowered on the GPU; on the CPU lowered for the plain RNN cells and float32
         for LSTMCell / GRUCell, whose float32 state promotes the lowered products back)."""
         weights = (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
-        return _autocast_policy(policy)(self._step)(*tensors, *weights)
+        return _run_by_policy(policy, self._step, *tensors, *weights)
 
     @staticmethod
     def _projections(x, h, w_ih, w_hh, b_ih, b_hh):
