@@ -125,6 +125,8 @@ TensorClass init_tensor(nb::module_& m) {
       })
       .def_prop_ro("_storage_data_ptr", [](const T& t) { return uintptr_t(storage_base(t.storage()).ptr()); })
       .def("_is_contiguous", &T::is_contiguous)
+      .def_prop_ro("_base", [](const T& t) { return t.base(); })  // (None for a tensor that is no view)
+      .def("_is_view", [](const T& t) { return bool(t.base()); })
       .def("_bump_version", &T::bump_version)
       // autograd flags (the engine itself arrives with the autograd issue)
       .def_prop_rw("_requires_grad", &T::requires_grad, &T::set_requires_grad)

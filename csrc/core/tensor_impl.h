@@ -83,6 +83,13 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
     meta_ = other.meta_;
   }
 
+  // The tensor this one is a view of, made by any view op in any grad mode, or null:
+  // PyTorch's Tensor._base, the first tensor of a chain of views (a view of a view
+  // has the chain's root). Autograd's own view base (AutogradMeta::view_base) is the
+  // base of views made in grad mode only, which the in-place rules read.
+  const TensorPtr& base() const { return base_; }
+  void set_base(TensorPtr base) { base_ = std::move(base); }
+
   // ---- metadata -------------------------------------------------------------
   const TensorMeta& meta() const { return meta_; }
   const Shape& shape() const { return meta_.shape; }
@@ -181,6 +188,7 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   Storage storage_;
   TensorMeta meta_;
   std::optional<AutogradMeta> autograd_;
+  TensorPtr base_;  // (base())
 };
 
 // Scalars: the dtype a Scalar holds natively (bool, int64, float64, complex128), a

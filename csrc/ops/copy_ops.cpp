@@ -114,7 +114,10 @@ void copy_slices(const TensorPtr& view, const TensorPtr& base, const TensorPtr& 
 // recorded write each live one becomes a fresh view of the new B (as_strided with its
 // own geometry, as the written view above). A view of a base that did not require grad
 // (o = zeros(2, 3).t(); o[0] = w) joins the graph the same way.
+void set_root_base(const TensorPtr& view, const TensorPtr& t) { view->set_base(t->base() ? t->base() : t); }
+
 void set_view_base(const TensorPtr& view, const TensorPtr& t) {
+  set_root_base(view, t);
   if (!autograd::grad_enabled()) return;
   const TensorPtr& base = t->view_base() ? t->view_base() : t;
   view->autograd_meta()->view_base = base;

@@ -32,8 +32,10 @@ bool writes_through_view(const TensorPtr& self, const TensorPtr& source);
 // memory shared with a tensor lucid cannot update.
 void check_inplace_target(const char* name, const TensorPtr& self, const TensorPtr& source);
 
-// Marks `view` (just made from t in grad mode) as a view of t's base and registers it
-// with that base; refresh_views gives every live view of `base` but `written` fresh
+// Marks `view` (just made from t) as a view of t's root: TensorImpl::base, torch's _base.
+void set_root_base(const TensorPtr& view, const TensorPtr& t);
+// set_root_base, and in grad mode marks `view` as a view of t's autograd base,
+// registering it with that base; refresh_views gives every live view of `base` but `written` fresh
 // history after a recorded write into base's memory (Note [Views learn of writes]).
 void set_view_base(const TensorPtr& view, const TensorPtr& t);
 void refresh_views(const TensorPtr& base, const TensorImpl* written = nullptr);

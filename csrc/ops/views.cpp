@@ -363,7 +363,10 @@ TensorPtr as_strided(const TensorPtr& t, const Shape& size, const Shape& stride,
                 "as_strided: storage offset ", *storage_offset, " overflows when counted in bytes");
   LUCID_CHECK(offset >= 0, RuntimeError, "Tensor: invalid storage offset ", offset / item);
   TensorPtr out = restride(t, size, std::move(bytes), offset);
-  if (!autograd::needs_grad({&t})) return out;
+  if (!autograd::needs_grad({&t})) {
+    set_root_base(out, t);
+    return out;
+  }
   // The gradient lands in a zero buffer laid out like t's storage, then is read
   // back through t's own geometry; where the view's elements overlap, each adds its
   // gradient at its position instead.
@@ -427,6 +430,7 @@ TensorPtr view_as_complex(const TensorPtr& t) {
 
 TensorPtr view_dtype(const TensorPtr& t, Dtype dtype) {
   const int64_t from = int64_t(t->itemsize()), to = int64_t(dtype_size(dtype));
+  // (no base, no autograd base: torch's x.view(dtype)._base is None)
   if (from == to) return TensorImpl::view_of(*t, t->shape(), t->stride(), t->storage_offset(), dtype);
   const std::string what = str_cat(" to view ", dtype_name(t->dtype()), " as ", dtype_name(dtype),
                                    " (different element sizes)");

@@ -353,7 +353,7 @@ class _TensorAPI:
     def t(self):
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-        return self.transpose(0, -1) if self.ndim == 2 else self.detach()
+        return self.transpose(0, -1 if self.ndim == 2 else 0)  # (below 2-d: a view of the same shape)
 
     @property
     def T(self):

@@ -25,6 +25,20 @@ def _torch_shares(a, b):
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
+def _root(t):
+    return t if t._base is None else t._base
+
+
+def check_base(lv, lb, tv, tb):
+    """lv is a view (_is_view(), _base) exactly when torch's tv is, and its _base is
+    the root of lb's views exactly when tv's is tb's root (a view of a view has the
+    first tensor of the chain as its _base, as torch's)."""
+    assert lv._is_view() == tv._is_view()
+    assert (lv._base is None) == (tv._base is None)
+    if tv._base is not None:
+        assert (lv._base is _root(lb)) == (tv._base is _root(tb))
+
+
 def check(op, *, dtype="int64", write_view=True, device=None):
     """op(lucid base) matches op(torch base), shares storage exactly when torch's does,
     and aliasing works both ways when it does; the results stay on the base's device."""
@@ -36,9 +50,11 @@ def check(op, *, dtype="int64", write_view=True, device=None):
         for a, b in zip(lv, tv):
             assert a.device.type == device
             assert_same(a, b, offset=True)
+            check_base(a, lb, b, tb)
         return
     assert lv.device.type == device
     assert_same(lv, tv, offset=True)
+    check_base(lv, lb, tv, tb)
     sharing = _torch_shares(tv, tb)
     assert shares_storage(lv, lb) == sharing
     lb.copy_(lucid.arange(100, 124, device=device).reshape(*SHAPE))
@@ -285,3 +301,61 @@ def test_unfold_is_a_view_with_summed_gradients(device):
     tv.backward(g)
     lv.backward(to_lucid(g, device))
     torch.testing.assert_close(to_torch(lt.grad.cpu()), t.grad, rtol=1e-14, atol=1e-14)
+
+
+# views torch makes outside VIEWS' base: of other dtypes, complex parts, indexing, splits
+MORE_VIEWS = {
+    "getitem_int": lambda m, t: t[1],
+    "getitem_slices": lambda m, t: t[:, 1:, ::2],
+    "getitem_none_ellipsis": lambda m, t: t[None, ..., 0],
+    "getitem_bool_mask": lambda m, t: t[t > 0],  # (a copy)
+    "getitem_index_list": lambda m, t: t[[0, 1]],  # (a copy)
+    "split": lambda m, t: t.split(1, 0)[1],
+    "chunk": lambda m, t: t.chunk(3, 1)[2],
+    "tensor_split": lambda m, t: t.tensor_split(2, 2)[0],
+    "movedim": lambda m, t: t.movedim(0, 2),
+    "diagonal": lambda m, t: t.diagonal(0, 1, 2),
+    "unfold": lambda m, t: t.unfold(2, 2, 1),
+    "view_dtype_same_size": lambda m, t: t.view(m.int32),  # (torch's: no _base)
+    "view_dtype_smaller": lambda m, t: t.view(m.int16),
+    "view_as_real": lambda m, t: m.view_as_real(t.to(m.complex64)),
+    "real": lambda m, t: t.to(m.complex64).real,
+    "imag": lambda m, t: t.to(m.complex64).imag,
+    "float_plus_one": lambda m, t: t.float() + 1,  # (a new tensor)
+}
+
+
+@pytest.mark.parametrize("name", list(MORE_VIEWS))
+def test_base_of_views(name, device):
+    """Tensor._base / _is_view() as torch's: set by every view op (whatever the grad
+    mode), None for copies and new tensors."""
+    t = torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(0))
+    lt = to_lucid(t, device)
+    tv, lv = MORE_VIEWS[name](torch, t), MORE_VIEWS[name](lucid, lt)
+    check_base(lv, lt, tv, t)
+    for m, base in ((lucid, lt), (torch, t)):  # and the same under no_grad
+        with m.no_grad():
+            v = MORE_VIEWS[name](m, base)
+        assert v._is_view() == tv._is_view()
+
+
+def test_base_is_the_root_of_a_chain_of_views(device):
+    x = lucid.randn(4, 6, device=device)
+    with lucid.no_grad():
+        a = x[1:]  # (made without grad: _base all the same)
+    b = a.t()
+    c = b.reshape(-1, 1, 3)  # (a view of a non-contiguous view)
+    assert a._base is x and b._base is x and c._base is x
+    assert x._base is None and not x._is_view()
+    d = b.contiguous()  # (a copy)
+    assert d._base is None
+    e = x.detach()  # torch's detach is no view: no _base
+    assert e._base is None and not e._is_view()
+    v = lucid.ones(3, device=device)[:2]
+    v.requires_grad_()  # (a view made a leaf keeps its _base, as in torch)
+    assert v._is_view() and v._base.shape == (3,)
+    y = x[0]
+    del x
+    assert y._base.shape == (4, 6)  # _base keeps the base alive
+    y._base.fill_(2)
+    assert y.tolist() == [2.0] * 6
