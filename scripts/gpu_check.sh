@@ -21,8 +21,14 @@ set -u
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 export CMAKE_BUILD_PARALLEL_LEVEL=16 PYTHONDONTWRITEBYTECODE=1
 start=$(date +%s)
+# The device keeps build/gpu between calls, and a copied file may carry an mtime older
+# than the objects built from its last version (a file restored with cp), which ninja
+# would not rebuild: every file whose contents changed since the last build is touched.
+sums=build/gpu/.source_sums
+[ -f "$sums" ] && md5sum --quiet -c "$sums" 2>/dev/null | sed -n 's/: FAILED$//p' | xargs -r touch
 python3 -m pip install -q --no-build-isolation --no-deps . -Cbuild-dir=build/gpu >"$OUT/build.log" 2>&1 ||
   { tail -50 "$OUT/build.log"; exit 1; }
+find csrc -type f -print0 | xargs -0 md5sum >"$sums"
 echo "build: $(($(date +%s) - start)) s"
 
 if [ -n "${SHARD:-}" ] && [ -z "${TESTS:-}" ]; then
