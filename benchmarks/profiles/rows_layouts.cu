@@ -16,17 +16,9 @@
 
 #include "backend/cuda/norm_rows_forward.cuh"
 #include "backend/cuda/softmax_rows_forward.cuh"
+#include "kernel_timing.cuh"
 
 using namespace lucid::cuda;
-
-#define CHECK(x)                                                                         \
-  do {                                                                                   \
-    cudaError_t e = (x);                                                                 \
-    if (e != cudaSuccess) {                                                              \
-      std::printf("%s: %s (line %d)\n", #x, cudaGetErrorString(e), __LINE__);            \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
 
 constexpr int block_of(int threads) { return threads == 32 ? kNormRowBlock : threads; }
 
@@ -38,26 +30,6 @@ __global__ void __launch_bounds__(block_of(kThreads), kMinBlocks) softmax_dev(Pl
 template <int kThreads, int kKept, int kMinBlocks>
 __global__ void __launch_bounds__(block_of(kThreads), kMinBlocks) norm_dev(PlainRows<float, float> io, NormRowsArgs<float> a) {
   norm_rows_forward<float, kThreads, kKept>(io, a);
-}
-
-template <typename Launch>
-float time_us(Launch launch) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 5; ++i) launch();
-  float best = 1e30f;
-  for (int rep = 0; rep < 5; ++rep) {
-    CHECK(cudaEventRecord(a));
-    for (int i = 0; i < 50; ++i) launch();
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    best = std::min(best, ms * 1000.f / 50.f);
-  }
-  CHECK(cudaGetLastError());
-  return best;
 }
 
 struct Rows {

@@ -17,17 +17,9 @@
 #include <vector>
 
 #include "backend/cuda/softmax_rows_forward.cuh"
+#include "kernel_timing.cuh"
 
 using namespace lucid::cuda;
-
-#define CHECK(x)                                                                         \
-  do {                                                                                   \
-    cudaError_t e = (x);                                                                 \
-    if (e != cudaSuccess) {                                                              \
-      std::printf("%s: %s (line %d)\n", #x, cudaGetErrorString(e), __LINE__);            \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
 
 template <typename S> __device__ __forceinline__ float to_f(S v) { return float(v); }
 template <> __device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -171,26 +163,6 @@ struct ScaledRows {
 template <typename S, int kThreads, int kKept>
 __global__ void __launch_bounds__(block_of(kThreads)) lucids(ScaledRows<S> io, long long rows) {
   softmax_rows_forward<float, kThreads, kKept>(io, rows, io.n, false);
-}
-
-template <typename Launch>
-float time_us(Launch launch) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 5; ++i) launch();
-  float best = 1e30f;
-  for (int rep = 0; rep < 5; ++rep) {
-    CHECK(cudaEventRecord(a));
-    for (int i = 0; i < 50; ++i) launch();
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    best = std::min(best, ms * 1000.f / 50.f);
-  }
-  CHECK(cudaGetLastError());
-  return best;
 }
 
 template <typename S>
