@@ -104,6 +104,8 @@ void copy_slices(const TensorPtr& view, const TensorPtr& base, const TensorPtr& 
 
 }  // namespace
 
+void set_root_base(const TensorPtr& view, const TensorPtr& t) { view->set_base(t->base() ? t->base() : t); }
+
 // Note [Views learn of writes]
 // A recorded write into a base B, directly (a.mul_(3)) or through one of its views
 // (which makes B's history a CopySlices node, above), leaves B's other views with
@@ -114,8 +116,6 @@ void copy_slices(const TensorPtr& view, const TensorPtr& base, const TensorPtr& 
 // recorded write each live one becomes a fresh view of the new B (as_strided with its
 // own geometry, as the written view above). A view of a base that did not require grad
 // (o = zeros(2, 3).t(); o[0] = w) joins the graph the same way.
-void set_root_base(const TensorPtr& view, const TensorPtr& t) { view->set_base(t->base() ? t->base() : t); }
-
 void set_view_base(const TensorPtr& view, const TensorPtr& t) {
   set_root_base(view, t);
   if (!autograd::grad_enabled()) return;
